@@ -1,0 +1,225 @@
+/**
+ * The one configuration module. The environment is parsed once, here, by a zod schema; every other
+ * module receives the typed, frozen object. Nothing else reads `process.env`.
+ *
+ * Plans, limits and thresholds are data in this object, so an operator changes them without code.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((value) => (value === '' ? undefined : value))
+  .optional();
+
+const booleanFlag = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+  .transform((value) => value === '1' || value === 'true' || value === 'yes');
+
+/** A database or topic-prefix fragment that is safe to use as a ClickHouse identifier. */
+const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier ([A-Za-z_][A-Za-z0-9_]*)');
+
+const environmentSchema = z.object({
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().default('./data'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+
+  CLICKHOUSE_URL: optionalString,
+  CLICKHOUSE_USER: optionalString,
+  CLICKHOUSE_PASSWORD: optionalString,
+  CLICKHOUSE_DATABASE: identifier.default('trader_analytics'),
+  /** Guard on every read: seconds before a heavy query is cancelled. */
+  CLICKHOUSE_QUERY_TIMEOUT_S: z.coerce.number().positive().default(10),
+
+  KAFKA_BROKERS: optionalString,
+  KAFKA_CLIENT_ID: z.string().default('trader-analytics'),
+  KAFKA_GROUP_ID: z.string().default('trader-analytics-ingest'),
+  /** Prepended to every topic name; lets several deployments (or tests) share one cluster. */
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/).default(''),
+
+  REDIS_URL: optionalString,
+
+  /** Upper bound of one partition's fetch; the worker's memory is bounded by these, not by the backlog. */
+  INGEST_MAX_BYTES_PER_PARTITION: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+  INGEST_MAX_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
+  INGEST_PARTITIONS_CONCURRENTLY: z.coerce.number().int().min(1).max(64).default(2),
+  /** Bounded retries of a failing ClickHouse write before the worker gives up the batch (and restarts it). */
+  INGEST_WRITE_RETRIES: z.coerce.number().int().min(0).max(20).default(5),
+  INGEST_RETRY_BASE_MS: z.coerce.number().int().positive().default(200),
+  /** Card statistics cover the V2 exchange era until a v1 backfill is declared done. */
+  CARD_INCLUDE_V1: booleanFlag.default(false),
+
+  SIM_SEED: z.coerce.number().int().default(20261121),
+  SIM_BACKFILL_DAYS: z.coerce.number().min(0).max(60).default(2),
+  SIM_LIVE: booleanFlag.default(true),
+  /** Scale of the simulated world: number of named traders. */
+  SIM_TRADERS: z.coerce.number().int().min(10).max(5000).default(120),
+});
+
+export type Environment = z.input<typeof environmentSchema>;
+
+export const PLAN_IDS = ['basic', 'pro', 'max'] as const;
+export type PlanId = (typeof PLAN_IDS)[number];
+
+export interface PlanLimits {
+  /** The plan's display name, as `/me` states it. */
+  name: 'Basic Intelligence' | 'Pro Intelligence' | 'Max Intelligence';
+  rps: number;
+  burst: number;
+  rpm: number;
+  /** 0 when the daily window does not govern. */
+  dailyRequests: number;
+  /** 0 when the monthly window does not govern. */
+  monthlyRequests: number;
+  maxKeys: number;
+  liveSlots: number;
+  /** Most-recent markets visible per trader; -1 means unlimited. */
+  historyDepth: number;
+  /** Distinct wallets per UTC day; -1 means unlimited. */
+  distinctWalletsPerDay: number;
+  heavyReadsInFlight: number;
+  libraryBytes: number;
+}
+
+const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
+  basic: {
+    name: 'Basic Intelligence',
+    rps: 0.5,
+    burst: 10,
+    rpm: 30,
+    dailyRequests: 50,
+    monthlyRequests: 0,
+    maxKeys: 1,
+    liveSlots: 1,
+    historyDepth: 5,
+    distinctWalletsPerDay: 3,
+    heavyReadsInFlight: 2,
+    libraryBytes: 200 * 1024 * 1024,
+  },
+  pro: {
+    name: 'Pro Intelligence',
+    rps: 5,
+    burst: 60,
+    rpm: 300,
+    dailyRequests: 0,
+    monthlyRequests: 50_000,
+    maxKeys: 3,
+    liveSlots: 3,
+    historyDepth: -1,
+    distinctWalletsPerDay: -1,
+    heavyReadsInFlight: 4,
+    libraryBytes: 2 * 1024 * 1024 * 1024,
+  },
+  max: {
+    name: 'Max Intelligence',
+    rps: 20,
+    burst: 200,
+    rpm: 1200,
+    dailyRequests: 0,
+    monthlyRequests: 300_000,
+    maxKeys: 6,
+    liveSlots: 5,
+    historyDepth: -1,
+    distinctWalletsPerDay: -1,
+    heavyReadsInFlight: 8,
+    libraryBytes: 10 * 1024 * 1024 * 1024,
+  },
+};
+
+export interface Config {
+  logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
+  dataDir: string;
+  http: { host: string; port: number };
+  clickhouse: {
+    /** Absent: embedded chDB under `dataDir/clickhouse`. */
+    url: string | undefined;
+    user: string | undefined;
+    password: string | undefined;
+    database: string;
+    embeddedPath: string;
+    queryTimeoutSeconds: number;
+  };
+  kafka: {
+    /** Absent: the in-process bus (embedded mode). */
+    brokers: string[] | undefined;
+    clientId: string;
+    groupId: string;
+    topicPrefix: string;
+  };
+  redis: { url: string | undefined };
+  ingest: {
+    maxBytesPerPartition: number;
+    maxBytes: number;
+    partitionsConsumedConcurrently: number;
+    writeRetries: number;
+    retryBaseMs: number;
+  };
+  card: { includeV1: boolean };
+  simulator: { seed: number; backfillDays: number; live: boolean; traders: number };
+  plans: Readonly<Record<PlanId, PlanLimits>>;
+}
+
+/** Parses an environment into the typed configuration; throws a readable error on invalid input. */
+export function parseConfig(environment: Record<string, string | undefined>): Config {
+  const parsed = environmentSchema.safeParse(environment);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  const env = parsed.data;
+  const dataDir = path.resolve(env.DATA_DIR);
+  const config: Config = {
+    logLevel: env.LOG_LEVEL,
+    dataDir,
+    http: { host: env.HOST, port: env.PORT },
+    clickhouse: {
+      url: env.CLICKHOUSE_URL,
+      user: env.CLICKHOUSE_USER,
+      password: env.CLICKHOUSE_PASSWORD,
+      database: env.CLICKHOUSE_DATABASE,
+      embeddedPath: path.join(dataDir, 'clickhouse'),
+      queryTimeoutSeconds: env.CLICKHOUSE_QUERY_TIMEOUT_S,
+    },
+    kafka: {
+      brokers: env.KAFKA_BROKERS?.split(',').map((broker) => broker.trim()).filter(Boolean),
+      clientId: env.KAFKA_CLIENT_ID,
+      groupId: env.KAFKA_GROUP_ID,
+      topicPrefix: env.KAFKA_TOPIC_PREFIX,
+    },
+    redis: { url: env.REDIS_URL },
+    ingest: {
+      maxBytesPerPartition: env.INGEST_MAX_BYTES_PER_PARTITION,
+      maxBytes: env.INGEST_MAX_BYTES,
+      partitionsConsumedConcurrently: env.INGEST_PARTITIONS_CONCURRENTLY,
+      writeRetries: env.INGEST_WRITE_RETRIES,
+      retryBaseMs: env.INGEST_RETRY_BASE_MS,
+    },
+    card: { includeV1: env.CARD_INCLUDE_V1 },
+    simulator: {
+      seed: env.SIM_SEED,
+      backfillDays: env.SIM_BACKFILL_DAYS,
+      live: env.SIM_LIVE,
+      traders: env.SIM_TRADERS,
+    },
+    plans: PLANS,
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value as Record<string, unknown>)) deepFreeze(inner);
+  }
+  return value;
+}
+
+let loaded: Config | undefined;
+
+/** The process configuration, parsed from `process.env` on first use. */
+export function loadConfig(): Config {
+  loaded ??= parseConfig(process.env);
+  return loaded;
+}

@@ -1,0 +1,194 @@
+/**
+ * The event contract: one zod schema per topic. Each schema is the single source of the event's type,
+ * its validation, and (through `topics.ts`) its key, its stable id and the row it becomes.
+ *
+ * Unknown fields are stripped, not rejected, so that producers can add fields without breaking ingest.
+ */
+import { z } from 'zod';
+import {
+  conditionIdSchema,
+  epochSecondsSchema,
+  exchangeEraSchema,
+  logIndexSchema,
+  nonNegativeAmountSchema,
+  positiveAmountSchema,
+  priceSchema,
+  tokenSideSchema,
+  tradeSideSchema,
+  txHashSchema,
+  walletSchema,
+} from './primitives.ts';
+
+const outcomeNameSchema = z.string().trim().min(1).max(200);
+const nameSchema = z.string().trim().max(200);
+const urlOrEmptySchema = z.string().max(2000);
+
+export const MARKET_CATEGORIES = ['crypto', 'politics', 'sports', 'other'] as const;
+
+/** Market metadata; a later `version` of the same market replaces an earlier one. */
+export const marketMetadataSchema = z.object({
+  type: z.literal('metadata'),
+  condition_id: conditionIdSchema,
+  title: z.string().trim().min(1).max(500),
+  slug: z.string().max(300).default(''),
+  /** Name of token 1 (the UP side), e.g. "Up" or "Yes". */
+  outcome1: outcomeNameSchema,
+  /** Name of token 2, e.g. "Down" or "No". */
+  outcome2: outcomeNameSchema,
+  category: z.enum(MARKET_CATEGORIES).default('other'),
+  /** The start time named in the title ("... 3:15PM-3:30PM ET" → 15:15 ET), epoch seconds; null when the title names none. */
+  title_start_ts: epochSecondsSchema.nullable(),
+  /** The scheduled end of trading, when known. */
+  end_ts: epochSecondsSchema.nullable().default(null),
+  /** Monotone version of this metadata (usually the time it was observed); the highest wins. */
+  version: z.number().int().min(0),
+  icon: urlOrEmptySchema.default(''),
+});
+
+/** Resolution: one-way, `open` → `resolved`, with the winning token. */
+export const marketResolutionSchema = z.object({
+  type: z.literal('resolution'),
+  condition_id: conditionIdSchema,
+  winner_token_side: tokenSideSchema,
+  ts: epochSecondsSchema,
+});
+
+export const marketEventSchema = z.discriminatedUnion('type', [marketMetadataSchema, marketResolutionSchema]);
+export type MarketMetadataEvent = z.infer<typeof marketMetadataSchema>;
+export type MarketResolutionEvent = z.infer<typeof marketResolutionSchema>;
+export type MarketEvent = z.infer<typeof marketEventSchema>;
+
+/**
+ * A trader's fill. The archive indexer and the upstream poller publish the same shape to their own
+ * topics; the fill id (transaction hash + log index, per wallet) makes the two one fill.
+ */
+export const fillSchema = z.object({
+  tx_hash: txHashSchema,
+  log_index: logIndexSchema,
+  wallet: walletSchema,
+  condition_id: conditionIdSchema,
+  side: tradeSideSchema,
+  token_side: tokenSideSchema,
+  /** Price paid in the token's own frame (a token-2 buy at 0.30 is 0.30 here, 0.70 in UP space). */
+  price: priceSchema,
+  size_tokens: positiveAmountSchema,
+  usd: nonNegativeAmountSchema,
+  role: z.enum(['maker', 'taker']),
+  era: exchangeEraSchema,
+  ts: epochSecondsSchema,
+  /** Display name when the source knows it (the upstream does; the chain does not). */
+  name: nameSchema.optional(),
+});
+export type FillEvent = z.infer<typeof fillSchema>;
+
+/** Position legs that never appear as fills: they move tokens and USD outside the order book. */
+export const positionLegSchema = z.object({
+  tx_hash: txHashSchema,
+  log_index: logIndexSchema,
+  wallet: walletSchema,
+  condition_id: conditionIdSchema,
+  /** SPLIT: pay `usd`, receive `tokens` of both sides. MERGE: give `tokens` of both sides, receive `usd`.
+   *  REDEEM: give `tokens` of the winning side, receive `usd`. */
+  kind: z.enum(['SPLIT', 'MERGE', 'REDEEM']),
+  tokens: nonNegativeAmountSchema,
+  usd: nonNegativeAmountSchema,
+  era: exchangeEraSchema.default('v2'),
+  ts: epochSecondsSchema,
+});
+export type PositionLegEvent = z.infer<typeof positionLegSchema>;
+
+/** A market-wide trade print (anyone's), the raw material of price tapes. */
+export const tradeSchema = z.object({
+  tx_hash: txHashSchema,
+  log_index: logIndexSchema,
+  condition_id: conditionIdSchema,
+  token_side: tokenSideSchema,
+  /** In the token's own frame. */
+  price: priceSchema,
+  size_tokens: positiveAmountSchema,
+  usd: nonNegativeAmountSchema,
+  taker_side: tradeSideSchema.optional(),
+  ts: epochSecondsSchema,
+  /** Orders prints within a market beyond the second (block number and log position). */
+  seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+export type TradeEvent = z.infer<typeof tradeSchema>;
+
+/** Top of book, in UP space. */
+export const bookTickSchema = z.object({
+  condition_id: conditionIdSchema,
+  ts: epochSecondsSchema,
+  seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  bid: priceSchema.nullable(),
+  ask: priceSchema.nullable(),
+});
+export type BookTickEvent = z.infer<typeof bookTickSchema>;
+
+/** The upstream provider's own statistics of a trader. */
+export const upstreamProfileSchema = z.object({
+  wallet: walletSchema,
+  name: nameSchema,
+  profile_image: urlOrEmptySchema.default(''),
+  pnl: z.number().finite(),
+  pnl_realized: z.number().finite(),
+  pnl_unrealized: z.number().finite(),
+  portfolio_value: z.number().finite(),
+  as_of: epochSecondsSchema,
+});
+export type UpstreamProfileEvent = z.infer<typeof upstreamProfileSchema>;
+
+/** One point of the upstream provider's equity (profit) curve of a trader. */
+export const upstreamEquityPointSchema = z.object({
+  wallet: walletSchema,
+  ts: epochSecondsSchema,
+  pnl_usd: z.number().finite(),
+});
+export type UpstreamEquityPointEvent = z.infer<typeof upstreamEquityPointSchema>;
+
+/** Heartbeat of the upstream poller: is the provider reachable? */
+export const upstreamStatusSchema = z.object({
+  ts: epochSecondsSchema,
+  state: z.enum(['online', 'offline']),
+  detail: z.string().max(1000).default(''),
+});
+export type UpstreamStatusEvent = z.infer<typeof upstreamStatusSchema>;
+
+/** Live watcher count of a trader (people watching the trader's live stream). */
+export const watcherCountSchema = z.object({
+  wallet: walletSchema,
+  watching: z.number().int().min(0),
+  ts: epochSecondsSchema,
+});
+export type WatcherCountEvent = z.infer<typeof watcherCountSchema>;
+
+export const planIdSchema = z.enum(['basic', 'pro', 'max']);
+
+const accountIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'account_id must be 1-64 characters of [A-Za-z0-9_-]');
+
+/** An account and its plan, published by the dashboard (or the admin CLI). The highest version wins. */
+export const accountSchema = z.object({
+  account_id: accountIdSchema,
+  plan: planIdSchema,
+  /** Early-access founder seat: resolves to Pro limits whatever the plan says. */
+  founder: z.boolean().default(false),
+  display_name: nameSchema.default(''),
+  version: z.number().int().min(0),
+  deleted: z.boolean().default(false),
+});
+export type AccountEvent = z.infer<typeof accountSchema>;
+
+/** An API key of an account. Only the SHA-256 of the key ever travels; the plaintext is shown once, elsewhere. */
+export const apiKeySchema = z.object({
+  key_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  account_id: accountIdSchema,
+  key_sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'key_sha256 must be 64 hex digits')
+    .transform((hash) => hash.toLowerCase()),
+  label: nameSchema.default(''),
+  last4: z.string().length(4),
+  created_at: epochSecondsSchema,
+  revoked_at: epochSecondsSchema.nullable().default(null),
+  version: z.number().int().min(0),
+});
+export type ApiKeyEvent = z.infer<typeof apiKeySchema>;

@@ -1,0 +1,66 @@
+/**
+ * Field-level building blocks of the event contract, and the one price-normalization rule.
+ */
+import { z } from 'zod';
+
+/** Earliest and latest instants the contract accepts (2017-01-01 .. 2100-01-01), epoch seconds. */
+export const EPOCH_MIN = 1_483_228_800;
+export const EPOCH_MAX = 4_102_444_800;
+
+/** A 0x wallet, any case on the wire; always lower case once parsed. */
+export const walletSchema = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'wallet must be 0x followed by 40 hex digits')
+  .transform((wallet) => wallet.toLowerCase());
+
+/** A market id: 0x plus 64 hex digits, lower case once parsed. */
+export const conditionIdSchema = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'condition_id must be 0x followed by 64 hex digits')
+  .transform((id) => id.toLowerCase());
+
+export const txHashSchema = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'tx_hash must be 0x followed by 64 hex digits')
+  .transform((hash) => hash.toLowerCase());
+
+export const logIndexSchema = z.number().int().min(0).max(2 ** 31 - 1);
+
+/** Epoch seconds, integer, within a plausible range. */
+export const epochSecondsSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX);
+
+/** A probability-like price in [0, 1]. */
+export const priceSchema = z.number().min(0).max(1);
+
+export const nonNegativeAmountSchema = z.number().finite().min(0);
+export const positiveAmountSchema = z.number().finite().positive();
+
+export const tradeSideSchema = z.enum(['BUY', 'SELL']);
+export type TradeSide = z.infer<typeof tradeSideSchema>;
+
+/** Token 1 is the first outcome (the one whose probability the UP space measures); token 2 the other. */
+export const tokenSideSchema = z.union([z.literal(1), z.literal(2)]);
+export type TokenSide = z.infer<typeof tokenSideSchema>;
+
+export const exchangeEraSchema = z.enum(['v1', 'v2']);
+export type ExchangeEra = z.infer<typeof exchangeEraSchema>;
+
+/**
+ * Float noise such as `1 - 0.99 = 0.010000000000000009` would turn a real traded level into a value
+ * nobody traded; ten decimals are far finer than any venue's tick and remove that noise.
+ */
+const PRICE_DECIMALS = 1e10;
+
+/**
+ * The UP-space price of a trade: the probability of token 1. A token-1 print at `p` is `p`; a token-2
+ * print at `p` is `1 - p`.
+ */
+export function upNormalizedPrice(tokenSide: TokenSide, tokenPrice: number): number {
+  const up = tokenSide === 1 ? tokenPrice : 1 - tokenPrice;
+  return Math.round(up * PRICE_DECIMALS) / PRICE_DECIMALS;
+}
+
+/** The id of an on-chain log: transaction hash and log index. */
+export function logId(txHash: string, logIndex: number): string {
+  return `${txHash}:${logIndex}`;
+}

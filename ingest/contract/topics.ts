@@ -1,0 +1,258 @@
+/**
+ * The topic registry: for each logical topic, its schema, its partition key, the stable id of each
+ * event, and the projection row it lands as. The ingest pipeline, the sources, replay and the README's
+ * topic table all read this one list.
+ */
+import type { z } from 'zod';
+import {
+  accountSchema,
+  apiKeySchema,
+  bookTickSchema,
+  fillSchema,
+  marketEventSchema,
+  positionLegSchema,
+  tradeSchema,
+  upstreamEquityPointSchema,
+  upstreamProfileSchema,
+  upstreamStatusSchema,
+  watcherCountSchema,
+} from './events.ts';
+import { logId, upNormalizedPrice } from './primitives.ts';
+
+/** Tables that events land in (the raw projections; derived ones are fed from these). */
+export type LandingTable =
+  | 'markets_meta'
+  | 'market_resolutions'
+  | 'fills'
+  | 'position_legs'
+  | 'trades'
+  | 'book_ticks'
+  | 'upstream_profiles'
+  | 'upstream_equity'
+  | 'upstream_status'
+  | 'watchers'
+  | 'accounts'
+  | 'api_keys';
+
+export interface Landing {
+  table: LandingTable;
+  row: Record<string, unknown>;
+}
+
+export interface TopicSpec<S extends z.ZodType = z.ZodType> {
+  /** Logical name; the Kafka topic is the configured prefix plus this. */
+  name: string;
+  description: string;
+  schema: S;
+  /** Kafka message key: events with the same key stay in order on one partition. */
+  key: (event: z.output<S>) => string;
+  /** Stable id: the same real-world event always has the same id, whichever source sent it. */
+  id: (event: z.output<S>) => string;
+  land: (event: z.output<S>) => Landing;
+}
+
+function topic<S extends z.ZodType>(spec: TopicSpec<S>): TopicSpec<S> {
+  return spec;
+}
+
+/** Archive fills win over upstream copies of the same fill when both exist (ReplacingMergeTree version). */
+const FILL_SOURCE_RANK = { 'fills.archive': 2, 'fills.upstream': 1 } as const;
+
+function fillTopic(name: keyof typeof FILL_SOURCE_RANK, description: string) {
+  return topic({
+    name,
+    description,
+    schema: fillSchema,
+    key: (fill) => fill.wallet,
+    id: (fill) => `${fill.wallet}:${logId(fill.tx_hash, fill.log_index)}`,
+    land: (fill) => ({
+      table: 'fills',
+      row: {
+        fill_id: logId(fill.tx_hash, fill.log_index),
+        wallet: fill.wallet,
+        condition_id: fill.condition_id,
+        side: fill.side,
+        token_side: fill.token_side,
+        price: fill.price,
+        up_price: upNormalizedPrice(fill.token_side, fill.price),
+        size_tokens: fill.size_tokens,
+        usd: fill.usd,
+        role: fill.role,
+        era: fill.era,
+        ts: fill.ts,
+        name: fill.name ?? '',
+        source_rank: FILL_SOURCE_RANK[name],
+      },
+    }),
+  });
+}
+
+export const TOPICS = {
+  markets: topic({
+    name: 'markets',
+    description: 'Market metadata (both outcome names, the start time named in the title) and resolutions (winning side).',
+    schema: marketEventSchema,
+    key: (event) => event.condition_id,
+    id: (event) =>
+      event.type === 'metadata' ? `${event.condition_id}:metadata:${event.version}` : `${event.condition_id}:resolution`,
+    land: (event) =>
+      event.type === 'metadata'
+        ? {
+            table: 'markets_meta',
+            row: {
+              condition_id: event.condition_id,
+              title: event.title,
+              slug: event.slug,
+              outcome1: event.outcome1,
+              outcome2: event.outcome2,
+              category: event.category,
+              title_start_ts: event.title_start_ts,
+              end_ts: event.end_ts,
+              icon: event.icon,
+              version: event.version,
+            },
+          }
+        : {
+            table: 'market_resolutions',
+            row: { condition_id: event.condition_id, winner_token_side: event.winner_token_side, ts: event.ts },
+          },
+  }),
+  fillsArchive: fillTopic('fills.archive', 'Fills read from the on-chain archive (indexer).'),
+  fillsUpstream: fillTopic('fills.upstream', "Fills polled from the upstream provider's data API."),
+  positions: topic({
+    name: 'positions',
+    description: 'Position legs that never appear as fills: SPLIT, MERGE, REDEEM.',
+    schema: positionLegSchema,
+    key: (leg) => leg.wallet,
+    id: (leg) => `${leg.wallet}:${logId(leg.tx_hash, leg.log_index)}`,
+    land: (leg) => ({
+      table: 'position_legs',
+      row: {
+        leg_id: logId(leg.tx_hash, leg.log_index),
+        wallet: leg.wallet,
+        condition_id: leg.condition_id,
+        kind: leg.kind,
+        tokens: leg.tokens,
+        usd: leg.usd,
+        era: leg.era,
+        ts: leg.ts,
+      },
+    }),
+  }),
+  trades: topic({
+    name: 'trades',
+    description: 'Market-wide trade prints (anyone’s), for price tapes and marks.',
+    schema: tradeSchema,
+    key: (trade) => trade.condition_id,
+    id: (trade) => logId(trade.tx_hash, trade.log_index),
+    land: (trade) => ({
+      table: 'trades',
+      row: {
+        trade_id: logId(trade.tx_hash, trade.log_index),
+        condition_id: trade.condition_id,
+        token_side: trade.token_side,
+        price: trade.price,
+        up_price: upNormalizedPrice(trade.token_side, trade.price),
+        size_tokens: trade.size_tokens,
+        usd: trade.usd,
+        taker_side: trade.taker_side ?? '',
+        ts: trade.ts,
+        seq: trade.seq,
+      },
+    }),
+  }),
+  book: topic({
+    name: 'book',
+    description: 'Top-of-book ticks (best bid and ask, UP space).',
+    schema: bookTickSchema,
+    key: (tick) => tick.condition_id,
+    id: (tick) => `${tick.condition_id}:${tick.seq}`,
+    land: (tick) => ({ table: 'book_ticks', row: { ...tick } }),
+  }),
+  upstreamProfiles: topic({
+    name: 'upstream.profiles',
+    description: "The upstream provider's profile statistics of a trader (name, image, pnl, portfolio value).",
+    schema: upstreamProfileSchema,
+    key: (profile) => profile.wallet,
+    id: (profile) => `${profile.wallet}:${profile.as_of}`,
+    land: (profile) => ({ table: 'upstream_profiles', row: { ...profile } }),
+  }),
+  upstreamEquity: topic({
+    name: 'upstream.equity',
+    description: "Points of the upstream provider's equity (cumulative pnl) curve of a trader.",
+    schema: upstreamEquityPointSchema,
+    key: (point) => point.wallet,
+    id: (point) => `${point.wallet}:${point.ts}`,
+    land: (point) => ({ table: 'upstream_equity', row: { ...point } }),
+  }),
+  upstreamStatus: topic({
+    name: 'upstream.status',
+    description: 'Heartbeats of the upstream poller: online or offline.',
+    schema: upstreamStatusSchema,
+    key: () => 'upstream',
+    id: (status) => `upstream:${status.ts}`,
+    land: (status) => ({ table: 'upstream_status', row: { ...status } }),
+  }),
+  watchers: topic({
+    name: 'watchers',
+    description: "Live watcher counts of a trader's stream.",
+    schema: watcherCountSchema,
+    key: (count) => count.wallet,
+    id: (count) => `${count.wallet}:${count.ts}`,
+    land: (count) => ({ table: 'watchers', row: { ...count } }),
+  }),
+  accounts: topic({
+    name: 'accounts',
+    description: 'Accounts and their plans, from the dashboard or the admin CLI.',
+    schema: accountSchema,
+    key: (account) => account.account_id,
+    id: (account) => `${account.account_id}:${account.version}`,
+    land: (account) => ({ table: 'accounts', row: { ...account } }),
+  }),
+  keys: topic({
+    name: 'keys',
+    description: 'API keys of accounts, as SHA-256 only, with label and last four characters.',
+    schema: apiKeySchema,
+    key: (apiKey) => apiKey.account_id,
+    id: (apiKey) => `${apiKey.key_id}:${apiKey.version}`,
+    land: (apiKey) => ({ table: 'api_keys', row: { ...apiKey } }),
+  }),
+} as const;
+
+export type TopicId = keyof typeof TOPICS;
+export type EventOf<T extends TopicId> = z.output<(typeof TOPICS)[T]['schema']>;
+/** What a producer hands over: the schema's input shape (defaults may be omitted). */
+export type EventInputOf<T extends TopicId> = z.input<(typeof TOPICS)[T]['schema']>;
+
+export const TOPIC_IDS = Object.keys(TOPICS) as TopicId[];
+
+/** Dead letters keep the original bytes as the value; reason and origin travel as headers. */
+export const DEAD_LETTER_TOPIC = 'dead-letter';
+
+/** Resolves logical names to the physical (prefixed) topic names of a deployment. */
+export class TopicNames {
+  constructor(readonly prefix: string) {}
+
+  physical(logicalName: string): string {
+    return `${this.prefix}${logicalName}`;
+  }
+
+  of(topicId: TopicId): string {
+    return this.physical(TOPICS[topicId].name);
+  }
+
+  deadLetter(): string {
+    return this.physical(DEAD_LETTER_TOPIC);
+  }
+
+  /** The topic id of a physical topic name, if it is one of ours. */
+  idOf(physicalName: string): TopicId | undefined {
+    if (!physicalName.startsWith(this.prefix)) return undefined;
+    const logical = physicalName.slice(this.prefix.length);
+    return TOPIC_IDS.find((topicId) => TOPICS[topicId].name === logical);
+  }
+
+  all(): string[] {
+    return TOPIC_IDS.map((topicId) => this.of(topicId));
+  }
+}

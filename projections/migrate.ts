@@ -1,0 +1,89 @@
+/**
+ * Applies the numbered SQL migrations in `projections/migrations/` in order and records each in
+ * `schema_migrations`. Every statement is idempotent (`IF NOT EXISTS`), so a half-applied migration is
+ * simply applied again.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../log.ts';
+import type { Store } from './store.ts';
+
+const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+  checksum: string;
+}
+
+/** Splits a migration file into statements: each ends with a `;` at the end of a line. Comment lines are dropped. */
+export function splitStatements(sqlText: string): string[] {
+  const withoutComments = sqlText
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('--'))
+    .join('\n');
+  return withoutComments
+    .split(/;\s*$/m)
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.length > 0);
+}
+
+export async function loadMigrations(directory = MIGRATIONS_DIR): Promise<Migration[]> {
+  const files = (await readdir(directory)).filter((file) => MIGRATION_FILE.test(file)).sort();
+  const migrations: Migration[] = [];
+  for (const file of files) {
+    const match = MIGRATION_FILE.exec(file);
+    if (!match) continue;
+    const text = await readFile(path.join(directory, file), 'utf8');
+    migrations.push({
+      version: Number(match[1]),
+      name: match[2] ?? file,
+      statements: splitStatements(text),
+      checksum: createHash('sha256').update(text).digest('hex'),
+    });
+  }
+  return migrations;
+}
+
+const CREATE_LEDGER = `
+CREATE TABLE IF NOT EXISTS {db:Identifier}.schema_migrations
+(
+    version    UInt32,
+    name       String,
+    checksum   String,
+    applied_at DateTime('UTC') DEFAULT now()
+)
+ENGINE = ReplacingMergeTree
+ORDER BY version`;
+
+const SELECT_APPLIED = `SELECT version, checksum FROM {db:Identifier}.schema_migrations FINAL`;
+
+/** Applies every migration not yet recorded; returns the versions applied by this call. */
+export async function migrate(store: Store, log: Logger): Promise<number[]> {
+  await store.ensureDatabase();
+  await store.command(CREATE_LEDGER);
+  const applied = new Map(
+    (await store.query<{ version: number; checksum: string }>(SELECT_APPLIED)).map((row) => [row.version, row.checksum]),
+  );
+  const done: number[] = [];
+  for (const migration of await loadMigrations()) {
+    const recorded = applied.get(migration.version);
+    if (recorded !== undefined) {
+      if (recorded !== migration.checksum) {
+        log.warn({ version: migration.version, name: migration.name }, 'applied migration file has changed since it was applied; add a new migration instead of editing');
+      }
+      continue;
+    }
+    for (const statement of migration.statements) {
+      await store.command(statement);
+    }
+    await store.insert('schema_migrations', [{ version: migration.version, name: migration.name, checksum: migration.checksum }]);
+    log.info({ version: migration.version, name: migration.name, database: store.database }, 'migration applied');
+    done.push(migration.version);
+  }
+  return done;
+}

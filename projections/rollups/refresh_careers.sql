@@ -1,0 +1,26 @@
+-- Recomputes careers for the given wallets from trader_markets.
+-- Parameters: wallets Array(String), include_v1 UInt8 (card statistics cover the V2 era until a v1
+-- backfill is declared done).
+INSERT INTO {db:Identifier}.careers
+SELECT
+    wallet,
+    toUInt32(count()) AS markets_total,
+    toUInt32(countIf(resolved)) AS resolved_total,
+    toUInt32(countIf(resolved AND pnl_usd > 0)) AS wins,
+    if(resolved_total = 0, NULL, wins / resolved_total) AS winrate,
+    sum(buy_usd + sell_usd) AS volume_usd,
+    min(first_ts) AS first_seen,
+    max(last_ts) AS last_seen,
+    sum(fills_count) AS fills_total,
+    sum(buy_usd) AS buy_usd_total,
+    sum(buy_tokens) AS buy_tokens_total,
+    if(buy_tokens_total > 0, buy_usd_total / buy_tokens_total, NULL) AS avg_entry_price,
+    if(wins = 0, NULL, avgIf(pnl_usd, resolved AND pnl_usd > 0)) AS avg_win_usd,
+    if(countIf(resolved AND pnl_usd < 0) = 0, NULL, avgIf(pnl_usd, resolved AND pnl_usd < 0)) AS avg_loss_usd,
+    sumIf(pnl_usd, resolved) AS career_pnl_usd,
+    toUInt32(countIf(NOT resolved)) AS open_markets,
+    sum(version) + count() AS career_version
+FROM {db:Identifier}.trader_markets FINAL
+WHERE wallet IN {wallets:Array(String)}
+  AND ({include_v1:UInt8} = 1 OR era = 'v2')
+GROUP BY wallet

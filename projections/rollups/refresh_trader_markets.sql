@@ -1,0 +1,87 @@
+-- Recomputes trader_markets for the given (wallet, market) pairs from the deduplicated fills and legs.
+-- Parameters: wallets Array(String) (narrows the primary-key range), pair_keys Array(String) as
+-- 'wallet|condition_id', condition_ids Array(String).
+INSERT INTO {db:Identifier}.trader_markets
+SELECT
+    m.wallet AS wallet,
+    m.condition_id AS condition_id,
+    m.fills_count, m.buy_count, m.sell_count, m.buy_usd, m.sell_usd, m.buy_tokens, m.buy_up_price_tokens,
+    m.side1_buy_count, m.side1_sell_count, m.side1_buy_usd, m.side1_sell_usd, m.side1_buy_tokens, m.side1_sell_tokens,
+    m.side2_buy_count, m.side2_sell_count, m.side2_buy_usd, m.side2_sell_usd, m.side2_buy_tokens, m.side2_sell_tokens,
+    m.legs_count, m.split_usd, m.split_tokens, m.merge_usd, m.merge_tokens, m.redeem_usd, m.redeem_tokens,
+    m.first_fill_ts, m.last_fill_ts, m.first_ts, m.last_ts,
+    m.last_action, m.last_price, m.last_token_side,
+    -- a redemption burns winning tokens; before the resolution is known it cannot be attributed
+    m.side1_buy_tokens - m.side1_sell_tokens + m.split_tokens - m.merge_tokens
+        - if(r.winner_token_side = 1, m.redeem_tokens, 0) AS net_tokens1,
+    m.side2_buy_tokens - m.side2_sell_tokens + m.split_tokens - m.merge_tokens
+        - if(r.winner_token_side = 2, m.redeem_tokens, 0) AS net_tokens2,
+    m.sell_usd + m.merge_usd + m.redeem_usd - m.buy_usd - m.split_usd AS cash_flow_usd,
+    r.winner_token_side != 0 AS resolved,
+    r.winner_token_side AS winner_token_side,
+    multiIf(r.winner_token_side = 1, cash_flow_usd + net_tokens1,
+            r.winner_token_side = 2, cash_flow_usd + net_tokens2,
+            cash_flow_usd) AS pnl_usd,
+    m.market_era AS era,
+    (toUInt64(m.fills_count) + m.legs_count) * 2 + (r.winner_token_side != 0) AS version
+FROM
+(
+    SELECT
+        wallet,
+        condition_id,
+        toUInt32(countIf(kind = 'FILL')) AS fills_count,
+        toUInt32(countIf(kind = 'FILL' AND side = 'BUY')) AS buy_count,
+        toUInt32(countIf(kind = 'FILL' AND side = 'SELL')) AS sell_count,
+        sumIf(usd, kind = 'FILL' AND side = 'BUY') AS buy_usd,
+        sumIf(usd, kind = 'FILL' AND side = 'SELL') AS sell_usd,
+        sumIf(tokens, kind = 'FILL' AND side = 'BUY') AS buy_tokens,
+        sumIf(up_price * tokens, kind = 'FILL' AND side = 'BUY') AS buy_up_price_tokens,
+        toUInt32(countIf(kind = 'FILL' AND side = 'BUY' AND token_side = 1)) AS side1_buy_count,
+        toUInt32(countIf(kind = 'FILL' AND side = 'SELL' AND token_side = 1)) AS side1_sell_count,
+        sumIf(usd, kind = 'FILL' AND side = 'BUY' AND token_side = 1) AS side1_buy_usd,
+        sumIf(usd, kind = 'FILL' AND side = 'SELL' AND token_side = 1) AS side1_sell_usd,
+        sumIf(tokens, kind = 'FILL' AND side = 'BUY' AND token_side = 1) AS side1_buy_tokens,
+        sumIf(tokens, kind = 'FILL' AND side = 'SELL' AND token_side = 1) AS side1_sell_tokens,
+        toUInt32(countIf(kind = 'FILL' AND side = 'BUY' AND token_side = 2)) AS side2_buy_count,
+        toUInt32(countIf(kind = 'FILL' AND side = 'SELL' AND token_side = 2)) AS side2_sell_count,
+        sumIf(usd, kind = 'FILL' AND side = 'BUY' AND token_side = 2) AS side2_buy_usd,
+        sumIf(usd, kind = 'FILL' AND side = 'SELL' AND token_side = 2) AS side2_sell_usd,
+        sumIf(tokens, kind = 'FILL' AND side = 'BUY' AND token_side = 2) AS side2_buy_tokens,
+        sumIf(tokens, kind = 'FILL' AND side = 'SELL' AND token_side = 2) AS side2_sell_tokens,
+        toUInt32(countIf(kind != 'FILL')) AS legs_count,
+        sumIf(usd, kind = 'SPLIT') AS split_usd,
+        sumIf(tokens, kind = 'SPLIT') AS split_tokens,
+        sumIf(usd, kind = 'MERGE') AS merge_usd,
+        sumIf(tokens, kind = 'MERGE') AS merge_tokens,
+        sumIf(usd, kind = 'REDEEM') AS redeem_usd,
+        sumIf(tokens, kind = 'REDEEM') AS redeem_tokens,
+        if(fills_count = 0, NULL, minIf(ts, kind = 'FILL')) AS first_fill_ts,
+        if(fills_count = 0, NULL, maxIf(ts, kind = 'FILL')) AS last_fill_ts,
+        min(ts) AS first_ts,
+        max(ts) AS last_ts,
+        argMaxIf(side, (ts, id), kind = 'FILL') AS last_action,
+        if(fills_count = 0, NULL, argMaxIf(up_price, (ts, id), kind = 'FILL')) AS last_price,
+        argMaxIf(token_side, (ts, id), kind = 'FILL') AS last_token_side,
+        if(countIf(era = 'v2') > 0, 'v2', 'v1') AS market_era
+    FROM
+    (
+        SELECT wallet, condition_id, 'FILL' AS kind, side, token_side, up_price, size_tokens AS tokens, usd, ts,
+               fill_id AS id, era
+        FROM {db:Identifier}.fills FINAL
+        WHERE wallet IN {wallets:Array(String)}
+          AND concat(wallet, '|', condition_id) IN {pair_keys:Array(String)}
+        UNION ALL
+        SELECT wallet, condition_id, kind, '' AS side, toUInt8(0) AS token_side, toFloat64(0) AS up_price, tokens, usd, ts,
+               leg_id AS id, era
+        FROM {db:Identifier}.position_legs FINAL
+        WHERE wallet IN {wallets:Array(String)}
+          AND concat(wallet, '|', condition_id) IN {pair_keys:Array(String)}
+    )
+    GROUP BY wallet, condition_id
+) AS m
+LEFT JOIN
+(
+    SELECT condition_id, winner_token_side
+    FROM {db:Identifier}.market_resolutions FINAL
+    WHERE condition_id IN {condition_ids:Array(String)}
+) AS r ON r.condition_id = m.condition_id

@@ -1,0 +1,147 @@
+/**
+ * The ClickHouse store: embedded chDB by default, a ClickHouse server when a URL is configured. Both
+ * speak the same SQL through `@clickhouse/client`; chDB plugs in as the client's connection.
+ *
+ * Every statement names its tables as `{db:Identifier}.table`; the store binds `db` to its database, so
+ * one embedded engine can hold many databases (tests give each test its own).
+ */
+import { Readable } from 'node:stream';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+
+export interface StoreOptions {
+  /** ClickHouse server URL; absent means embedded chDB at `embeddedPath`. */
+  url?: string | undefined;
+  user?: string | undefined;
+  password?: string | undefined;
+  database: string;
+  embeddedPath: string;
+  queryTimeoutSeconds: number;
+}
+
+export type QueryParams = Record<string, unknown>;
+
+export interface Store {
+  readonly database: string;
+  readonly kind: 'embedded' | 'server';
+  /** Runs a SELECT and returns its rows (JSONEachRow). */
+  query<Row>(sql: string, params?: QueryParams): Promise<Row[]>;
+  /** Runs a statement that returns no rows (DDL, INSERT … SELECT). */
+  command(sql: string, params?: QueryParams): Promise<void>;
+  /**
+   * Inserts rows into one table of this database as one block. With a deduplication token, a repeat of
+   * the same token within the table's deduplication window is a no-op (and so are the views fed by it).
+   */
+  insert(table: string, rows: readonly Record<string, unknown>[], deduplicationToken?: string): Promise<void>;
+  /** Creates the database if it is missing. */
+  ensureDatabase(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Tokens are built from topic names and offsets; anything else is refused rather than quoted. */
+const DEDUPLICATION_TOKEN = /^[A-Za-z0-9._:,|-]{1,512}$/;
+
+/** Settings every connection carries: counts come back as JSON numbers, not quoted strings. */
+const SESSION_SETTINGS = { output_format_json_quote_64bit_integers: 0 } as const;
+
+interface SharedEngine {
+  client: ClickHouseClient;
+  users: number;
+}
+
+/** chDB binds one data directory per process; all stores on that path share one engine. */
+const embeddedEngines = new Map<string, SharedEngine>();
+let embeddedPathInUse: string | undefined;
+
+function acquireEmbedded(path: string): ClickHouseClient {
+  const existing = embeddedEngines.get(path);
+  if (existing) {
+    existing.users += 1;
+    return existing.client;
+  }
+  if (embeddedPathInUse !== undefined && embeddedPathInUse !== path) {
+    throw new Error(
+      `embedded ClickHouse is already open at ${embeddedPathInUse}; one process can open one chDB data directory (asked for ${path})`,
+    );
+  }
+  // chdb types its connection against its own copy of @clickhouse/client-common; the runtime
+  // interface is the client's own (chdb re-exports it verbatim), only the declaration files differ.
+  const connection = createChdbConnection({ path }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
+  const client = createClient({
+    connection,
+    clickhouse_settings: SESSION_SETTINGS,
+  });
+  embeddedEngines.set(path, { client, users: 1 });
+  embeddedPathInUse = path;
+  return client;
+}
+
+async function releaseEmbedded(path: string): Promise<void> {
+  const engine = embeddedEngines.get(path);
+  if (!engine) return;
+  engine.users -= 1;
+  if (engine.users > 0) return;
+  embeddedEngines.delete(path);
+  await engine.client.close();
+  // The native engine cannot be reopened on another path in the same process; keep the binding.
+}
+
+export function openStore(options: StoreOptions): Store {
+  if (!IDENTIFIER.test(options.database)) {
+    throw new Error(`database name ${JSON.stringify(options.database)} is not a plain identifier`);
+  }
+  const kind = options.url ? 'server' : 'embedded';
+  const client = options.url
+    ? createClient({
+        url: options.url,
+        username: options.user ?? 'default',
+        password: options.password ?? '',
+        clickhouse_settings: SESSION_SETTINGS,
+        request_timeout: Math.max(30_000, options.queryTimeoutSeconds * 2000),
+      })
+    : acquireEmbedded(options.embeddedPath);
+  const database = options.database;
+  const bind = (params: QueryParams | undefined): QueryParams => ({ ...params, db: database });
+  let closed = false;
+
+  return {
+    database,
+    kind,
+    async query<Row>(sql: string, params?: QueryParams): Promise<Row[]> {
+      const result = await client.query({ query: sql, query_params: bind(params), format: 'JSONEachRow' });
+      return result.json<Row>();
+    },
+    async command(sql: string, params?: QueryParams): Promise<void> {
+      await client.command({ query: sql, query_params: bind(params) });
+    },
+    async insert(table, rows, deduplicationToken): Promise<void> {
+      if (rows.length === 0) return;
+      if (!IDENTIFIER.test(table)) throw new Error(`table name ${JSON.stringify(table)} is not a plain identifier`);
+      let settings = '';
+      if (deduplicationToken !== undefined) {
+        if (!DEDUPLICATION_TOKEN.test(deduplicationToken)) {
+          throw new Error(`deduplication token ${JSON.stringify(deduplicationToken)} has characters outside [A-Za-z0-9._:,|-]`);
+        }
+        // Settings go into the statement itself: chDB applies per-query settings as session-wide SETs,
+        // which would leak a token into the next insert.
+        settings = ` SETTINGS insert_deduplication_token = '${deduplicationToken}', deduplicate_blocks_in_dependent_materialized_views = 1`;
+      }
+      const body = rows.map((row) => JSON.stringify(row)).join('\n');
+      const result = await client.exec({
+        query: `INSERT INTO \`${database}\`.\`${table}\`${settings} FORMAT JSONEachRow`,
+        values: Readable.from([body]),
+      });
+      result.stream.destroy();
+    },
+    async ensureDatabase(): Promise<void> {
+      await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      if (kind === 'embedded') await releaseEmbedded(options.embeddedPath);
+      else await client.close();
+    },
+  };
+}
