@@ -28,7 +28,12 @@ export function encodeEvent<T extends TopicId>(topicId: T, event: EventInputOf<T
   return { key, value: JSON.stringify(normalized) };
 }
 
-export class EventPublisher {
+/** What a source needs: somewhere to put validated events of a topic. EventPublisher is the real one. */
+export interface EventSink {
+  publish<T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]): Promise<void>;
+}
+
+export class EventPublisher implements EventSink {
   private published = 0;
 
   constructor(
