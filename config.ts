@@ -44,6 +44,9 @@ const environmentSchema = z.object({
   /** Upper bound of one partition's fetch; the worker's memory is bounded by these, not by the backlog. */
   INGEST_MAX_BYTES_PER_PARTITION: z.coerce.number().int().positive().default(4 * 1024 * 1024),
   INGEST_MAX_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
+  /** Consumer-group liveness: a member silent this long is removed and its partitions reassigned. */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
+  KAFKA_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
   INGEST_PARTITIONS_CONCURRENTLY: z.coerce.number().int().min(1).max(64).default(2),
   /** Bounded retries of a failing ClickHouse write before the worker gives up the batch (and restarts it). */
   INGEST_WRITE_RETRIES: z.coerce.number().int().min(0).max(20).default(5),
@@ -147,6 +150,8 @@ export interface Config {
     clientId: string;
     groupId: string;
     topicPrefix: string;
+    sessionTimeoutMs: number;
+    heartbeatIntervalMs: number;
   };
   redis: { url: string | undefined };
   ingest: {
@@ -187,6 +192,8 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       clientId: env.KAFKA_CLIENT_ID,
       groupId: env.KAFKA_GROUP_ID,
       topicPrefix: env.KAFKA_TOPIC_PREFIX,
+      sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
+      heartbeatIntervalMs: env.KAFKA_HEARTBEAT_INTERVAL_MS,
     },
     redis: { url: env.REDIS_URL },
     ingest: {

@@ -7,6 +7,7 @@
  * and only then returns, so that the consumer commits offsets after ClickHouse acknowledged everything.
  * A replayed batch repeats the same tokens and recomputations: it changes nothing.
  */
+import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
@@ -33,8 +34,19 @@ export interface PipelineStats {
   rowsIsolated: number;
 }
 
+export interface BatchIngested {
+  topic: string;
+  partition: number;
+  firstOffset: string;
+  lastOffset: string;
+  valid: number;
+  deadLetters: number;
+}
+
 export class IngestPipeline {
   readonly stats: PipelineStats = { batches: 0, events: 0, deadLetters: 0, rowsIsolated: 0 };
+  /** Emits 'batch' (BatchIngested) after each batch is durable, just before its offsets are committed. */
+  readonly events = new EventEmitter<{ batch: [BatchIngested] }>();
   private readonly log: Logger;
 
   constructor(private readonly options: PipelineOptions) {
@@ -78,7 +90,16 @@ export class IngestPipeline {
 
     this.stats.batches += 1;
     this.stats.events += decoded.validCount;
-    this.log.debug({ topic: batch.topic, partition: batch.partition, first, last, valid: decoded.validCount, deadLetters: decoded.deadLetters.length }, 'batch ingested');
+    const ingested: BatchIngested = {
+      topic: batch.topic,
+      partition: batch.partition,
+      firstOffset: first,
+      lastOffset: last,
+      valid: decoded.validCount,
+      deadLetters: decoded.deadLetters.length,
+    };
+    this.log.debug(ingested, 'batch ingested');
+    this.events.emit('batch', ingested);
   };
 
   private async withRetries<T>(what: string, work: () => Promise<T>): Promise<T> {

@@ -17,8 +17,10 @@ function kafkaLogCreator(log: Logger) {
   return () =>
     ({ level, log: entry }: LogEntry) => {
       const { message, ...context } = entry;
-      if (level === kafkaLogLevel.ERROR) child.error(context, message);
-      else if (level === kafkaLogLevel.WARN) child.warn(context, message);
+      // kafkajs reports recoverable protocol conditions (rebalances, retried requests) at ERROR; the
+      // client retries them itself, so they are warnings for us. Failures that matter surface as
+      // rejected calls and are logged where they are handled.
+      if (level === kafkaLogLevel.ERROR || level === kafkaLogLevel.WARN) child.warn(context, message);
       else if (level === kafkaLogLevel.INFO) child.debug(context, message);
     };
 }
@@ -70,10 +72,19 @@ class KafkaConsumer implements LogConsumer {
       maxBytesPerPartition: this.options.maxBytesPerPartition,
       maxBytes: this.options.maxBytes,
       allowAutoTopicCreation: true,
+      ...(this.options.sessionTimeoutMs ? { sessionTimeout: this.options.sessionTimeoutMs, rebalanceTimeout: this.options.sessionTimeoutMs } : {}),
+      ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
       // A crashed handler restarts the consumer from the last committed offset.
       retry: { retries: 8, initialRetryTime: 300, restartOnFailure: async () => true },
     });
     this.consumer = consumer;
+    // start() resolves once this member has joined the group and holds its assignment.
+    const joined = new Promise<void>((resolve) => {
+      const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
+        remove();
+        resolve();
+      });
+    });
     await consumer.connect();
     await consumer.subscribe({ topics: [...topics], fromBeginning: this.options.fromBeginning });
     await consumer.run({
@@ -91,13 +102,14 @@ class KafkaConsumer implements LogConsumer {
         await handler({ topic: batch.topic, partition: batch.partition, messages });
         const lastOffset = messages[messages.length - 1]!.offset;
         resolveOffset(lastOffset);
-        await consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: (BigInt(lastOffset) + 1n).toString() },
-        ]);
+        const next = (BigInt(lastOffset) + 1n).toString();
+        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
+        this.log.debug({ topic: batch.topic, partition: batch.partition, offset: next }, 'offsets committed');
         await heartbeat();
       },
     });
-    this.log.info({ groupId: this.options.groupId, topics }, 'consumer running');
+    await joined;
+    this.log.info({ groupId: this.options.groupId, topics: topics.length }, 'consumer joined its group');
   }
 
   async stop(): Promise<void> {

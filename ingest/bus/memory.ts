@@ -62,6 +62,8 @@ export class MemoryLog implements EventLog {
   readonly appended = new Signal();
   /** Woken on every trim (producers wait for room). */
   private readonly trimmed = new Signal();
+  /** Woken on every commit (waiting for a group to drain). */
+  private readonly committedSignal = new Signal();
 
   constructor(private readonly options: MemoryLogOptions) {}
 
@@ -130,6 +132,21 @@ export class MemoryLog implements EventLog {
     if (!topic) group.set(topicName, (topic = new Map()));
     topic.set(partitionIndex, nextOffset);
     this.trim(topicName, partitionIndex);
+    this.committedSignal.notify();
+  }
+
+  /** Resolves once the group has committed everything appended to these topics so far. */
+  async drained(groupId: string, topics: readonly string[]): Promise<void> {
+    for (;;) {
+      const next = this.committedSignal.wait();
+      const behind = topics.some((name) =>
+        this.topic(name).partitions.some(
+          (partition, index) => this.committed(groupId, name, index) < partition.base + BigInt(partition.messages.length),
+        ),
+      );
+      if (!behind) return;
+      await next;
+    }
   }
 
   /** Drops messages every group has committed. */
@@ -182,6 +199,7 @@ export class MemoryLog implements EventLog {
   async close(): Promise<void> {
     this.appended.notify();
     this.trimmed.notify();
+    this.committedSignal.notify();
   }
 }
 

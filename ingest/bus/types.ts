@@ -51,6 +51,8 @@ export interface LogConsumerOptions {
   maxBytesPerPartition: number;
   maxBytes: number;
   partitionsConsumedConcurrently: number;
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
 }
 
 export interface EventLog {

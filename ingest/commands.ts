@@ -1,0 +1,175 @@
+/**
+ * The ingest-side roles of the program: ingest, simulate, replay, export, import, migrate.
+ * Each returns the process exit code.
+ */
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { TopicNames } from './contract/topics.ts';
+import { openMigratedStore, withPublisher } from './runtime.ts';
+import { exportTopics, replayFiles } from './sources/replay.ts';
+import { importPolymarketExports } from './sources/polymarket/index.ts';
+import { createSimulator, runSimulator } from './sources/simulator/index.ts';
+import { openEventLog, startIngestWorker } from './worker.ts';
+
+/** Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly. */
+export function shutdownSignal(log: Logger): AbortSignal {
+  const controller = new AbortController();
+  const stop = (signal: string) => {
+    if (controller.signal.aborted) {
+      log.warn({ signal }, 'second signal: exiting at once');
+      process.exit(130);
+    }
+    log.info({ signal }, 'shutting down: draining the batch in flight');
+    controller.abort();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return controller.signal;
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** Logs at most every `intervalMs`, so that long runs show progress without flooding the log. */
+export function throttled(intervalMs: number, report: () => void): () => void {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last >= intervalMs) {
+      last = now;
+      report();
+    }
+  };
+}
+
+export async function runMigrate(config: Config, log: Logger): Promise<number> {
+  const store = await openMigratedStore(config, log);
+  await store.close();
+  log.info({ database: config.clickhouse.database, store: store.kind }, 'migrations applied');
+  return 0;
+}
+
+export async function runIngest(config: Config, log: Logger): Promise<number> {
+  if (!config.kafka.brokers) {
+    log.error('the ingest role consumes Kafka: set KAFKA_BROKERS (or run `all`, which ingests in process)');
+    return 2;
+  }
+  const signal = shutdownSignal(log);
+  const store = await openMigratedStore(config, log);
+  const eventLog = openEventLog(config, log);
+  const worker = await startIngestWorker({ config, eventLog, store, log });
+  await untilAborted(signal);
+  await worker.stop();
+  await eventLog.close();
+  await store.close();
+  return 0;
+}
+
+export async function runSimulate(config: Config, log: Logger, options: { backfillDays: number; live: boolean }): Promise<number> {
+  const signal = shutdownSignal(log);
+  const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders });
+  await withPublisher(config, log, async ({ publisher }) => {
+    let latest: { phase: string; doneTs: number } = { phase: 'backfill', doneTs: 0 };
+    const report = throttled(2000, () => log.info({ ...latest, published: publisher.count }, 'simulating'));
+    const counts = await runSimulator(simulator, publisher, {
+      backfillDays: options.backfillDays,
+      live: options.live,
+      signal,
+      onProgress: (info) => {
+        latest = { phase: info.phase, doneTs: info.doneTs };
+        report();
+      },
+    });
+    log.info({ counts, published: publisher.count }, 'simulation finished');
+  });
+  return 0;
+}
+
+export async function runReplay(config: Config, log: Logger, paths: string[]): Promise<number> {
+  if (paths.length === 0) {
+    log.error('replay needs at least one .jsonl / .jsonl.gz file or directory');
+    return 2;
+  }
+  const counts = await withPublisher(config, log, async ({ publisher }) => {
+    let latest = { file: '', lines: 0, percent: 0 };
+    const report = throttled(2000, () => log.info(latest, 'replaying'));
+    return replayFiles(paths, publisher, (progress) => {
+      latest = {
+        file: progress.file,
+        lines: progress.lines,
+        percent: progress.bytesTotal === 0 ? 100 : Math.round((100 * progress.bytesRead) / progress.bytesTotal),
+      };
+      report();
+    });
+  });
+  log.info({ counts }, 'replay finished');
+  if (counts.unattributed > 0) log.warn({ unattributed: counts.unattributed }, "lines whose topic could not be told were skipped");
+  return 0;
+}
+
+export async function runExport(config: Config, log: Logger, directory: string | undefined, options: { gzip: boolean }): Promise<number> {
+  if (!directory) {
+    log.error('export needs a target directory');
+    return 2;
+  }
+  if (!config.kafka.brokers) {
+    log.error('export reads Kafka topics: set KAFKA_BROKERS');
+    return 2;
+  }
+  const eventLog = openEventLog(config, log);
+  const report = throttled(2000, () => log.info({ events: exported }, 'exporting'));
+  let exported = 0;
+  const counts = await exportTopics(eventLog, new TopicNames(config.kafka.topicPrefix), directory, {
+    gzip: options.gzip,
+    onProgress: (events) => {
+      exported = events;
+      report();
+    },
+  });
+  await eventLog.close();
+  log.info({ counts, directory }, 'export finished');
+  return 0;
+}
+
+export async function runImport(
+  config: Config,
+  log: Logger,
+  paths: string[],
+  options: { era: string | undefined; emitTrades: boolean },
+): Promise<number> {
+  if (paths.length === 0) {
+    log.error('import needs at least one file or directory');
+    return 2;
+  }
+  if (options.era !== undefined && options.era !== 'v1' && options.era !== 'v2') {
+    log.error({ era: options.era }, '--era must be v1 or v2');
+    return 2;
+  }
+  const era = options.era;
+  const counts = await withPublisher(config, log, async ({ publisher }) => {
+    let latest = { file: '', rowsRead: 0, percent: 0 };
+    const report = throttled(2000, () => log.info(latest, 'importing'));
+    return importPolymarketExports(paths, publisher, {
+      ...(era ? { era } : {}),
+      emitTrades: options.emitTrades,
+      onRejected: (row) => log.warn(row, 'row rejected'),
+      onProgress: (progress) => {
+        latest = {
+          file: progress.file,
+          rowsRead: progress.rowsRead,
+          percent: progress.bytesTotal === 0 ? 100 : Math.round((100 * progress.bytesRead) / progress.bytesTotal),
+        };
+        report();
+      },
+    });
+  });
+  log.info({ counts }, 'import finished');
+  process.stdout.write(
+    `read ${counts.read}, imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}, skipped ${counts.skipped} (${counts.files} files)\n`,
+  );
+  return 0;
+}

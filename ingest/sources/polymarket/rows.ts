@@ -1,0 +1,306 @@
+/**
+ * One row of a Polymarket data-API export → the events it becomes. Pure: no I/O, never throws; a row
+ * is a fill (TRADE), a position leg (MERGE / SPLIT / REDEEM), skipped (a valid activity that moves no
+ * position: REWARD, MAKER_REBATE, …) or rejected with the contract schema's reason.
+ *
+ * Rows come from CSV (every value a string) and from JSON (numbers as numbers); both are read through
+ * the same lenient accessors so that the same trade gets the same identity whatever file it came from.
+ */
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import { TOPICS, type EventOf, type TopicId } from '../../contract/topics.ts';
+import type { ExchangeEra, TokenSide } from '../../contract/primitives.ts';
+import type { FillEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
+import { describeZodError } from '../../decode.ts';
+import { InvalidEventError } from '../../publisher.ts';
+
+/** What a row says about its market; the catalog (markets.ts) folds these into one metadata event. */
+export interface MarketSighting {
+  conditionId: string;
+  title: string;
+  slug: string;
+  icon: string;
+  ts: number;
+  /** The outcome this row traded (TRADE rows only; legs name no outcome). */
+  outcome?: { tokenSide: TokenSide; name: string };
+}
+
+export type ParsedRow =
+  | { kind: 'fill'; fill: FillEvent; trade: TradeEvent; market: MarketSighting; key: string }
+  | { kind: 'leg'; leg: PositionLegEvent; market: MarketSighting; key: string }
+  | { kind: 'skipped'; reason: string }
+  | { kind: 'rejected'; reason: string };
+
+const LEG_KINDS = ['SPLIT', 'MERGE', 'REDEEM'] as const;
+type LegKind = (typeof LEG_KINDS)[number];
+
+/** The contract caps display names at 200 characters; a long name is cosmetic, not a reason to drop a fill. */
+const MAX_NAME_LENGTH = 200;
+
+/** USDC has 6 decimals: a computed `size × price` is rounded there so float noise does not leak into usd. */
+const USD_DECIMALS = 1e6;
+
+/** seq = ts · 2^21 + (log index >> 10): 2^21 is the largest power of two for which EPOCH_MAX · 2^21 stays a safe integer. */
+const SEQ_SECOND_SPAN = 2 ** 21;
+const LOG_INDEX_BITS = 31;
+const SEQ_LOW_BITS = 21;
+
+// ---------------------------------------------------------------------------------------------------
+// Lenient accessors: CSV gives strings, JSON gives numbers; anything else reads as missing.
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function textOf(value: unknown): string {
+  if (typeof value === 'string') return value.trim();
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return '';
+}
+
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A number, or NaN when the value is not a plain decimal. `Number('')` is 0 and `Number('0x1f')` is 31:
+ * both would turn a broken cell into a plausible value, so strings must look like decimals. NaN then
+ * fails the schema with its own reason.
+ */
+export function numberOf(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    return DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
+  }
+  return Number.NaN;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Identity: the data API has the transaction hash but no log index.
+
+export interface RowDigest {
+  /** Synthetic log index: deterministic, 0 .. 2^31 − 1. */
+  logIndex: number;
+  /** Compact key of the row's identity (120 bits), for deduplication across the files of an import. */
+  key: string;
+}
+
+/** Hashes a row identity into its synthetic log index and its deduplication key. */
+export function digestIdentity(identity: string): RowDigest {
+  const digest = createHash('sha256').update(identity).digest();
+  return {
+    logIndex: digest.readUInt32BE(0) >>> (32 - LOG_INDEX_BITS),
+    key: digest.toString('base64', 4, 19),
+  };
+}
+
+export function syntheticLogIndex(identity: string): number {
+  return digestIdentity(identity).logIndex;
+}
+
+/**
+ * The identity of a fill: who, which transaction, which token, which way, how much, at what price,
+ * when. usd is left out on purpose: the `/trades` export has none (we compute size × price) while
+ * `/activity` has usdcSize, and the same fill read from both must get the same id. Two fills of one
+ * wallet in one transaction that agree on all of these cannot be told apart by any export, and are
+ * one fill here. Two different fills of a wallet and transaction collide on the 31-bit index with
+ * probability 2^-31 per pair.
+ */
+export function fillIdentity(fill: {
+  wallet: string;
+  txHash: string;
+  conditionId: string;
+  tokenSide: number;
+  side: string;
+  size: number;
+  price: number;
+  ts: number;
+}): string {
+  return [
+    'fill',
+    fill.wallet.toLowerCase(),
+    fill.txHash.toLowerCase(),
+    fill.conditionId.toLowerCase(),
+    fill.tokenSide,
+    fill.side,
+    fill.size,
+    fill.price,
+    fill.ts,
+  ].join('|');
+}
+
+export function legIdentity(leg: {
+  kind: string;
+  wallet: string;
+  txHash: string;
+  conditionId: string;
+  tokens: number;
+  usd: number;
+  ts: number;
+}): string {
+  return [
+    'leg',
+    leg.kind,
+    leg.wallet.toLowerCase(),
+    leg.txHash.toLowerCase(),
+    leg.conditionId.toLowerCase(),
+    leg.tokens,
+    leg.usd,
+    leg.ts,
+  ].join('|');
+}
+
+/**
+ * Orders prints within a market. The trades table sorts by (ts, seq), so seq only has to be monotone in
+ * ts and deterministic; within one second the order it gives is arbitrary (exports carry no log
+ * position). ts · 2^31 + log index would overflow Number.MAX_SAFE_INTEGER (≈ 9.0e15; 1.8e9 · 2^31 ≈
+ * 3.8e18), so the top 21 bits of the log index are kept: EPOCH_MAX · 2^21 + 2^21 − 1 ≈ 8.6e15.
+ */
+export function tradeSeq(ts: number, logIndex: number): number {
+  return ts * SEQ_SECOND_SPAN + (logIndex >>> (LOG_INDEX_BITS - SEQ_LOW_BITS));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Validation through the topic schema, so that reasons are the contract's own.
+
+type Validation<T extends TopicId> = { ok: true; event: EventOf<T> } | { ok: false; reason: string };
+
+export function validateEvent<T extends TopicId>(topicId: T, candidate: unknown): Validation<T> {
+  // The registry maps each id to its own schema; indexing by a generic id loses that link, hence the cast.
+  const schema = TOPICS[topicId].schema as unknown as z.ZodType<EventOf<T>>;
+  const parsed = schema.safeParse(candidate);
+  if (parsed.success) return { ok: true, event: parsed.data };
+  return { ok: false, reason: new InvalidEventError(topicId, describeZodError(parsed.error)).message };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** Rows of `/activity` and `/trades` exports carry a transaction hash; positions, leaderboards and Gamma objects do not. */
+export function looksLikeExportRow(row: unknown): boolean {
+  return isRecord(row) && 'transactionHash' in row;
+}
+
+/** Why an object that is not an export row was not imported, with a guess at what it is. */
+export function describeNonExportRow(row: unknown): string {
+  if (!isRecord(row)) return 'not a JSON object';
+  const keys = Object.keys(row);
+  const guess =
+    'avgPrice' in row || 'curPrice' in row
+      ? 'they look like /positions or /closed-positions rows'
+      : 'rank' in row || 'amount' in row || ('pnl' in row && 'vol' in row)
+        ? 'they look like leaderboard rows'
+        : 'question' in row
+          ? 'they look like Gamma markets'
+          : 'event_type' in row
+            ? 'they look like CLOB websocket messages'
+            : `keys: ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', …' : ''}`;
+  return `rows have no transactionHash, so they are not /activity or /trades rows (${guess})`;
+}
+
+function tokenSideOf(outcomeIndex: unknown): TokenSide | undefined {
+  const index = numberOf(outcomeIndex);
+  if (index === 0) return 1;
+  if (index === 1) return 2;
+  return undefined;
+}
+
+function sightingOf(row: Record<string, unknown>, conditionId: string, ts: number): MarketSighting {
+  return { conditionId, title: textOf(row.title), slug: textOf(row.slug), icon: textOf(row.icon), ts };
+}
+
+/** The trader's display name: `name`, else `pseudonym`; the data API fills `name` with the wallet when unset. */
+function displayNameOf(row: Record<string, unknown>): string | undefined {
+  const name = textOf(row.name) || textOf(row.pseudonym);
+  return name === '' ? undefined : name.slice(0, MAX_NAME_LENGTH);
+}
+
+function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSize: boolean): ParsedRow {
+  const tokenSide = tokenSideOf(row.outcomeIndex);
+  if (tokenSide === undefined) {
+    return { kind: 'rejected', reason: `outcomeIndex must be 0 or 1 on a trade (got ${JSON.stringify(row.outcomeIndex ?? null)})` };
+  }
+  const wallet = textOf(row.proxyWallet);
+  const txHash = textOf(row.transactionHash);
+  const conditionId = textOf(row.conditionId);
+  const side = textOf(row.side).toUpperCase();
+  const size = numberOf(row.size);
+  const price = numberOf(row.price);
+  const ts = numberOf(row.timestamp);
+  // `/trades` rows have no usdcSize: what changed hands is the tokens times the price paid.
+  const usd = usdFromSize ? Math.round(size * price * USD_DECIMALS) / USD_DECIMALS : numberOf(row.usdcSize);
+  const { logIndex, key } = digestIdentity(fillIdentity({ wallet, txHash, conditionId, tokenSide, side, size, price, ts }));
+
+  const fill = validateEvent('fillsUpstream', {
+    tx_hash: txHash,
+    log_index: logIndex,
+    wallet,
+    condition_id: conditionId,
+    side,
+    token_side: tokenSide,
+    price,
+    size_tokens: size,
+    usd,
+    // Exports do not say whether the wallet made or took the liquidity; taker is the conservative default.
+    role: 'taker',
+    era,
+    ts,
+    name: displayNameOf(row),
+  });
+  if (!fill.ok) return { kind: 'rejected', reason: fill.reason };
+
+  const trade = validateEvent('trades', {
+    tx_hash: fill.event.tx_hash,
+    log_index: logIndex,
+    condition_id: fill.event.condition_id,
+    token_side: tokenSide,
+    price: fill.event.price,
+    size_tokens: fill.event.size_tokens,
+    usd: fill.event.usd,
+    // The row's side is the wallet's, and the wallet may have been the maker: the taker's side is unknown.
+    ts: fill.event.ts,
+    seq: tradeSeq(fill.event.ts, logIndex),
+  });
+  if (!trade.ok) return { kind: 'rejected', reason: trade.reason };
+
+  const market = sightingOf(row, fill.event.condition_id, fill.event.ts);
+  const outcomeName = textOf(row.outcome);
+  if (outcomeName !== '') market.outcome = { tokenSide, name: outcomeName };
+  return { kind: 'fill', fill: fill.event, trade: trade.event, market, key };
+}
+
+function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: ExchangeEra): ParsedRow {
+  const wallet = textOf(row.proxyWallet);
+  const txHash = textOf(row.transactionHash);
+  const conditionId = textOf(row.conditionId);
+  const tokens = numberOf(row.size);
+  const usd = numberOf(row.usdcSize);
+  const ts = numberOf(row.timestamp);
+  const { logIndex, key } = digestIdentity(legIdentity({ kind, wallet, txHash, conditionId, tokens, usd, ts }));
+  const leg = validateEvent('positions', {
+    tx_hash: txHash,
+    log_index: logIndex,
+    wallet,
+    condition_id: conditionId,
+    kind,
+    tokens,
+    usd,
+    era,
+    ts,
+  });
+  if (!leg.ok) return { kind: 'rejected', reason: leg.reason };
+  return { kind: 'leg', leg: leg.event, market: sightingOf(row, leg.event.condition_id, leg.event.ts), key };
+}
+
+/**
+ * Maps one export row. `/activity` rows carry a `type`; `/trades` rows have no `type` (and no
+ * usdcSize) and are all trades.
+ */
+export function parseExportRow(row: unknown, era: ExchangeEra): ParsedRow {
+  if (!isRecord(row)) return { kind: 'rejected', reason: 'row is not an object' };
+  if (row.type === undefined) return parseTradeRow(row, era, true);
+  const type = textOf(row.type).toUpperCase();
+  if (type === '') return { kind: 'rejected', reason: 'type is empty (expected TRADE, MERGE, SPLIT, REDEEM, …)' };
+  if (type === 'TRADE') return parseTradeRow(row, era, false);
+  const legKind = LEG_KINDS.find((kind) => kind === type);
+  if (legKind !== undefined) return parseLegRow(row, legKind, era);
+  return { kind: 'skipped', reason: `activity type ${type.slice(0, 40)} is neither a fill nor a position leg` };
+}

@@ -1,0 +1,55 @@
+/**
+ * On-chain-looking identifiers: condition ids, wallets, transaction hashes. All are pure functions of
+ * the seed and of what they name, so that the same print always carries the same id.
+ */
+import { createHash } from 'node:crypto';
+import { fmix32 } from './random.ts';
+
+const BYTE_HEX: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
+export function hexWord(word: number): string {
+  const w = word >>> 0;
+  return BYTE_HEX[w >>> 24]! + BYTE_HEX[(w >>> 16) & 255]! + BYTE_HEX[(w >>> 8) & 255]! + BYTE_HEX[w & 255]!;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A market id: 0x plus the SHA-256 of the seed and the market's slug. */
+export function conditionIdOf(seed: number, slug: string): string {
+  return `0x${sha256Hex(`${seed}:market:${slug}`)}`;
+}
+
+/** A wallet: 0x plus 40 lower-case hex digits. */
+export function walletOf(seed: number, traderIndex: number): string {
+  return `0x${sha256Hex(`${seed}:wallet:${traderIndex}`).slice(0, 40)}`;
+}
+
+/** The eight 32-bit words of a 0x + 64 hex id. */
+export function idWords(id: string): Uint32Array {
+  const words = new Uint32Array(8);
+  for (let index = 0; index < 8; index++) words[index] = Number.parseInt(id.slice(2 + index * 8, 10 + index * 8), 16);
+  return words;
+}
+
+const WORD_SALTS = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39, 0x9e3779b9] as const;
+
+export interface LogPosition {
+  txHash: string;
+  logIndex: number;
+}
+
+/**
+ * The transaction hash and log index of the `counter`-th on-chain log of a market. Within a market,
+ * distinct counters give distinct hashes (each word is a bijection of the counter for a fixed market);
+ * across markets the words differ with the market's id.
+ */
+export function logPositionOf(marketWords: Uint32Array, counter: number): LogPosition {
+  const mixedCounter = fmix32(Math.imul(counter >>> 0, 0x2c1b3c6d) ^ 0x297a2d39);
+  let txHash = '0x';
+  for (let index = 0; index < 8; index++) {
+    txHash += hexWord(fmix32(marketWords[index]! ^ fmix32(mixedCounter ^ WORD_SALTS[index]!)));
+  }
+  return { txHash, logIndex: fmix32(mixedCounter ^ 0x85ebca6b) % 512 };
+}

@@ -1,0 +1,98 @@
+/**
+ * The one program. Its first argument is the role:
+ *
+ *   all       (default) embedded ClickHouse, in-process log, simulator, ingest and HTTP in one process
+ *   ingest    a consumer-group member: Kafka topics → ClickHouse projections
+ *   simulate  publish the simulator's events (backfill, then live unless --no-live)
+ *   replay    publish .jsonl / .jsonl.gz files (exported topics) again
+ *   export    write every topic to .jsonl.gz files
+ *   import    import Polymarket data-API exports (CSV / JSON)
+ *   migrate   apply the ClickHouse migrations and exit
+ *
+ * Configuration comes from the environment (config.ts); see the README for every variable.
+ */
+import { mkdir } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+import { runAll } from './ingest/embedded.ts';
+import { runExport, runImport, runIngest, runMigrate, runReplay, runSimulate } from './ingest/commands.ts';
+
+const ROLES = ['all', 'ingest', 'simulate', 'replay', 'export', 'import', 'migrate'] as const;
+type Role = (typeof ROLES)[number];
+
+const USAGE = `usage: main.ts <role> [options]
+roles:
+  all                                   everything in one process (default; what \`npm start\` runs)
+  ingest                                consume Kafka into ClickHouse (needs KAFKA_BROKERS)
+  simulate [--days N] [--no-live]       publish simulated events (backfill N days, then live)
+  replay <file|dir>...                  publish .jsonl/.jsonl.gz files (as written by export)
+  export <dir> [--no-gzip]              write every topic to <dir>/<topic>.jsonl.gz
+  import <file|dir>... [--era v1|v2] [--no-trades]
+                                        import Polymarket data-API exports (CSV, JSON, JSONL, .gz)
+  migrate                               apply ClickHouse migrations and exit`;
+
+async function main(argv: string[]): Promise<number> {
+  const [roleArgument, ...rest] = argv;
+  if (roleArgument === '--help' || roleArgument === '-h' || roleArgument === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const role = (roleArgument ?? 'all') as Role;
+  if (!ROLES.includes(role)) {
+    process.stderr.write(`unknown role ${JSON.stringify(roleArgument)}\n${USAGE}\n`);
+    return 2;
+  }
+
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    return 2;
+  }
+  const log: Logger = createLogger(config.logLevel).child({ role });
+  await mkdir(config.dataDir, { recursive: true });
+
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      days: { type: 'string' },
+      'no-live': { type: 'boolean', default: false },
+      'no-gzip': { type: 'boolean', default: false },
+      'no-trades': { type: 'boolean', default: false },
+      era: { type: 'string' },
+    },
+  });
+
+  switch (role) {
+    case 'all':
+      return runAll(config, log);
+    case 'ingest':
+      return runIngest(config, log);
+    case 'simulate':
+      return runSimulate(config, log, {
+        backfillDays: values.days === undefined ? config.simulator.backfillDays : Number(values.days),
+        live: !values['no-live'] && config.simulator.live,
+      });
+    case 'replay':
+      return runReplay(config, log, positionals);
+    case 'export':
+      return runExport(config, log, positionals[0], { gzip: !values['no-gzip'] });
+    case 'import':
+      return runImport(config, log, positionals, { era: values.era, emitTrades: !values['no-trades'] });
+    case 'migrate':
+      return runMigrate(config, log);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

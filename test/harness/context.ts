@@ -1,0 +1,84 @@
+/**
+ * Per-test isolation on shared services: each test context has its own ClickHouse database (inside the
+ * one embedded store of its process), its own topic prefix and consumer group on the shared Kafka
+ * cluster, and cleans up after itself.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { parseConfig, type Config } from '../../config.ts';
+import { createLogger, type Logger } from '../../log.ts';
+import { KafkaLog } from '../../ingest/bus/kafka.ts';
+import { TopicNames } from '../../ingest/contract/topics.ts';
+import { openMigratedStore } from '../../ingest/runtime.ts';
+import type { Store } from '../../projections/store.ts';
+
+/** One embedded-store directory per test process (chDB binds one per process). */
+export const PROCESS_DATA_DIR = path.join(os.tmpdir(), 'trader-analytics-tests', String(process.pid));
+
+export function uniqueId(label: string): string {
+  return `${label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 20)}_${randomBytes(4).toString('hex')}`;
+}
+
+export interface TestContext {
+  id: string;
+  config: Config;
+  log: Logger;
+  topics: TopicNames;
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+export interface TestContextOptions {
+  /** Extra environment for the config (e.g. smaller fetch sizes). */
+  environment?: Record<string, string>;
+  /** Use this data directory instead of the process one (child-process tests). */
+  dataDir?: string;
+  /** Do not open the store (a child process owns it for now). */
+  withoutStore?: boolean;
+}
+
+export function testEnvironment(id: string, dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    LOG_LEVEL: 'error',
+    DATA_DIR: dataDir,
+    CLICKHOUSE_DATABASE: `t_${id}`,
+    KAFKA_BROKERS: inject('kafkaBrokers').join(','),
+    KAFKA_TOPIC_PREFIX: `t-${id}.`,
+    KAFKA_GROUP_ID: `g-${id}`,
+    KAFKA_CLIENT_ID: `c-${id}`,
+    INGEST_RETRY_BASE_MS: '50',
+    // Short group timers: membership changes (a second worker, a killed worker) settle in seconds.
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+    KAFKA_HEARTBEAT_INTERVAL_MS: '500',
+    ...extra,
+  };
+}
+
+export async function createTestContext(label: string, options: TestContextOptions = {}): Promise<TestContext> {
+  const id = uniqueId(label);
+  const config = parseConfig(testEnvironment(id, options.dataDir ?? PROCESS_DATA_DIR, options.environment));
+  const log = createLogger(config.logLevel);
+  const store = options.withoutStore ? undefined : await openMigratedStore(config, log);
+  return {
+    id,
+    config,
+    log,
+    topics: new TopicNames(config.kafka.topicPrefix),
+    get store(): Store {
+      if (!store) throw new Error('this test context was created without a store');
+      return store;
+    },
+    async cleanup() {
+      if (store) {
+        await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
+        await store.close();
+      }
+    },
+  };
+}
+
+export function kafkaLogFor(context: TestContext): KafkaLog {
+  return new KafkaLog({ brokers: context.config.kafka.brokers!, clientId: context.config.kafka.clientId, log: context.log });
+}
