@@ -15,8 +15,6 @@ import { mkdir } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
-import { runAll } from './ingest/embedded.ts';
-import { runExport, runImport, runIngest, runMigrate, runReplay, runSimulate } from './ingest/commands.ts';
 
 const ROLES = ['all', 'ingest', 'simulate', 'replay', 'export', 'import', 'migrate'] as const;
 type Role = (typeof ROLES)[number];
@@ -66,9 +64,12 @@ async function main(argv: string[]): Promise<number> {
     },
   });
 
+  const { runExport, runImport, runIngest, runMigrate, runReplay, runSimulate } = await import('./ingest/commands.ts');
   switch (role) {
-    case 'all':
+    case 'all': {
+      const { runAll } = await import('./ingest/embedded.ts');
       return runAll(config, log);
+    }
     case 'ingest':
       return runIngest(config, log);
     case 'simulate':

@@ -7,8 +7,6 @@ import type { Logger } from '../log.ts';
 import { TopicNames } from './contract/topics.ts';
 import { openMigratedStore, withPublisher } from './runtime.ts';
 import { exportTopics, replayFiles } from './sources/replay.ts';
-import { importPolymarketExports } from './sources/polymarket/index.ts';
-import { createSimulator, runSimulator } from './sources/simulator/index.ts';
 import { openEventLog, startIngestWorker } from './worker.ts';
 
 /** Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly. */
@@ -71,6 +69,8 @@ export async function runIngest(config: Config, log: Logger): Promise<number> {
 
 export async function runSimulate(config: Config, log: Logger, options: { backfillDays: number; live: boolean }): Promise<number> {
   const signal = shutdownSignal(log);
+  // Loaded on demand: the other roles should not pay for the simulator's module graph.
+  const { createSimulator, runSimulator } = await import('./sources/simulator/index.ts');
   const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders });
   await withPublisher(config, log, async ({ publisher }) => {
     let latest: { phase: string; doneTs: number } = { phase: 'backfill', doneTs: 0 };
@@ -150,6 +150,7 @@ export async function runImport(
     return 2;
   }
   const era = options.era;
+  const { importPolymarketExports } = await import('./sources/polymarket/index.ts');
   const counts = await withPublisher(config, log, async ({ publisher }) => {
     let latest = { file: '', rowsRead: 0, percent: 0 };
     const report = throttled(2000, () => log.info(latest, 'importing'));

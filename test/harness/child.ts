@@ -1,0 +1,71 @@
+/**
+ * Runs a role of the program in a child process (the way operators run it) and follows its JSON log.
+ * Used where a test must kill a worker for real, or start the whole program.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface LogLine {
+  msg?: string;
+  [field: string]: unknown;
+}
+
+export interface RoleProcess {
+  child: ChildProcess;
+  /** Every log line so far (JSON lines of stdout; other stdout lines as `{ text }`). */
+  lines: LogLine[];
+  /** Resolves with the first line (past or future) that satisfies the predicate. */
+  waitFor(predicate: (line: LogLine) => boolean): Promise<LogLine>;
+  /** Resolves with the exit code (or the signal's name). */
+  exited: Promise<number | string>;
+  stderr(): string;
+}
+
+export function startRole(role: string, args: string[], environment: Record<string, string>): RoleProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', role, ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: LogLine[] = [];
+  const waiters: { predicate: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
+  let stderrText = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderrText = (stderrText + chunk.toString()).slice(-20_000);
+  });
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let line: LogLine;
+    try {
+      line = JSON.parse(text) as LogLine;
+    } catch {
+      line = { text };
+    }
+    lines.push(line);
+    for (let index = waiters.length - 1; index >= 0; index--) {
+      const waiter = waiters[index]!;
+      if (waiter.predicate(line)) {
+        waiters.splice(index, 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return {
+    child,
+    lines,
+    exited,
+    stderr: () => stderrText,
+    waitFor(predicate) {
+      const seen = lines.find(predicate);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        waiters.push({ predicate, resolve });
+        void exited.then((code) => reject(new Error(`process exited (${code}) before the awaited log line; stderr: ${stderrText.slice(-2000)}`)));
+      });
+    },
+  };
+}
