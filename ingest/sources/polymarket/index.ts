@@ -14,7 +14,7 @@ import type { ExchangeEra } from '../../contract/primitives.ts';
 import type { EventSink } from '../../publisher.ts';
 import { MarketCatalog, marketMetadata } from './markets.ts';
 import { discoverExportFiles, readExportFile, type ExportFile, type ReadProgress } from './readers.ts';
-import { describeNonExportRow, looksLikeExportRow, parseExportRow, validateEvent, type MarketSighting } from './rows.ts';
+import { describeNonExportRow, looksLikeExportRow, marketSightingOf, parseExportRow, validateEvent, type MarketSighting } from './rows.ts';
 
 export { MarketCatalog, counterpartOutcome, inferOutcomeNames, marketCategory, marketMetadata, marketWindow, versusSides } from './markets.ts';
 export { discoverExportFiles, exportFormatOf, parseJsonLine, readExportFile } from './readers.ts';
@@ -23,6 +23,7 @@ export {
   digestIdentity,
   fillIdentity,
   legIdentity,
+  marketSightingOf,
   numberOf,
   parseExportRow,
   syntheticLogIndex,
@@ -159,10 +160,14 @@ export async function importPolymarketExports(
       rowsScanned += 1;
       if (rowsScanned % chunkSize === 0) report('scan', file, rowsScanned, fileProgress);
       if (record.kind !== 'row') continue;
-      if (looksLikeExportRow(record.row)) exportRows += 1;
-      else if (typeof record.row === 'object' && record.row !== null && !Array.isArray(record.row)) firstOtherObject ??= record.row;
-      const parsed = parseExportRow(record.row, era);
-      if (parsed.kind === 'fill' || parsed.kind === 'leg') catalog.observe(parsed.market);
+      if (looksLikeExportRow(record.row)) {
+        exportRows += 1;
+        const sighting = marketSightingOf(record.row);
+        if (sighting !== undefined) catalog.observe(sighting);
+      } else if (typeof record.row === 'object' && record.row !== null && !Array.isArray(record.row)) {
+        // Positions name markets too (with other timestamps): they must not shape the metadata.
+        firstOtherObject ??= record.row;
+      }
     }
     // A JSON file of objects none of which is an export row (positions, a leaderboard, …) is skipped whole.
     if (exportRows === 0 && firstOtherObject !== undefined && !notExports.has(file.path)) {

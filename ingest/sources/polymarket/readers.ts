@@ -161,18 +161,6 @@ function describeCsvError(error: CsvError): string {
   }
 }
 
-/** csv-parse counts a line break inside a quoted field as a line too: the record starts that many lines up. */
-function lineBreaksIn(fields: readonly string[]): number {
-  let count = 0;
-  for (const field of fields) {
-    for (let index = 0; index < field.length; index += 1) {
-      const code = field.charCodeAt(index);
-      if (code === 0x0a || code === 0x0d) count += 1;
-    }
-  }
-  return count;
-}
-
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((field) => typeof field === 'string');
 }
@@ -180,11 +168,30 @@ function isStringArray(value: unknown): value is string[] {
 /** A CSV with these columns is an /activity or /trades export. */
 const REQUIRED_CSV_COLUMNS = ['proxyWallet', 'transactionHash'] as const;
 
+/** Why reading a CSV segment stopped early. */
+type CsvStop =
+  | { kind: 'not-export'; reason: string }
+  /** A broken record: report it, then (when lines may follow) parse again from the next line. */
+  | { kind: 'broken'; line: number; reason: string; linesFollow: boolean };
+
+function brokenRecordOf(error: CsvError, lastEndLine: number, emptyLinesAtLastRecord: number, lineOffset: number): CsvStop {
+  // csv-parse copies its counters onto the error (typed `unknown`).
+  const { empty_lines: emptyLines, lines } = error as CsvError & { empty_lines?: unknown; lines?: unknown };
+  const emptyLinesSkipped = typeof emptyLines === 'number' ? Math.max(0, emptyLines - emptyLinesAtLastRecord) : 0;
+  const line = lastEndLine + 1 + emptyLinesSkipped;
+  // A truncated last row needs no second read of the file.
+  const linesFollow = typeof lines !== 'number' || lineOffset + lines > line;
+  return { kind: 'broken', line, reason: describeCsvError(error), linesFollow };
+}
+
 /**
  * CSV, streamed through csv-parse. Records are collected by `on_record`, as csv-parse produces them,
- * so that a fatal parse error (an unclosed quote swallows the rest of the file; csv-parse cannot
- * resynchronise) loses nothing before it: the broken record is reported and parsing resumes on the
- * next line with a fresh parser.
+ * so that a fatal parse error loses nothing before it. An unclosed quote swallows the lines after it
+ * (csv-parse cannot resynchronise): the broken record is reported and parsing starts again on the
+ * next line with a fresh parser. That re-reads the file up to there, which is fine for what is a rare
+ * accident (a well-formed export has none; a truncated one has it on its last line, and is not re-read).
+ * Line numbers are csv-parse's, which are physical lines except that a CRLF inside a quoted field
+ * counts twice.
  */
 async function* readCsv(file: ExportFile, progress: ReadProgress): AsyncGenerator<SourceRecord> {
   let header: string[] | undefined;
@@ -195,21 +202,27 @@ async function* readCsv(file: ExportFile, progress: ReadProgress): AsyncGenerato
     const queue: SourceRecord[] = [];
     let lastEndLine = lineOffset;
     let emptyLinesAtLastRecord = 0;
-    let notExport: string | undefined;
+    let stop: CsvStop | undefined;
 
-    const acceptRecord = (fields: string[], endLine: number) => {
-      if (notExport !== undefined) return;
-      const line = endLine - lineBreaksIn(fields);
+    /** `line`: where the record starts; it ends on `endLine` (a quoted field may hold line breaks). */
+    const acceptRecord = (fields: string[], line: number, endLine: number) => {
+      const lineBreaks = endLine - line;
       if (header === undefined) {
         header = fields.map((name) => name.trim());
         const missing = REQUIRED_CSV_COLUMNS.filter((column) => !header?.includes(column));
-        if (missing.length > 0) notExport = `CSV has no ${missing.join(' or ')} column, so it is not an /activity or /trades export`;
+        if (missing.length > 0) {
+          stop = { kind: 'not-export', reason: `CSV has no ${missing.join(' or ')} column, so it is not an /activity or /trades export` };
+        }
         return;
       }
       // Concatenated exports repeat the header: it is not a row.
       if (fields.length === header.length && fields.every((field, index) => field.trim() === header?.[index])) return;
       if (fields.length !== header.length) {
-        queue.push({ kind: 'malformed', line, reason: `expected ${header.length} fields, found ${fields.length}` });
+        const reason = `expected ${header.length} fields, found ${fields.length}`;
+        // Spanning lines with the wrong shape: most likely a stray quote that joined the next lines to
+        // this one. Those lines are read again on their own.
+        if (lineBreaks > 0) stop = { kind: 'broken', line, reason: `${reason} over ${lineBreaks + 1} lines (an unclosed quote?)`, linesFollow: true };
+        else queue.push({ kind: 'malformed', line, reason });
         return;
       }
       const row: Record<string, string> = {};
@@ -226,38 +239,35 @@ async function* readCsv(file: ExportFile, progress: ReadProgress): AsyncGenerato
       skip_empty_lines: true,
       max_record_size: MAX_CSV_RECORD_BYTES,
       on_record: (record: unknown, context) => {
+        if (stop !== undefined) return null;
+        // The record starts after the previous one and the empty lines skipped since (csv-parse's own
+        // line count, which counts a CRLF inside a quoted field as two lines).
+        const line = lastEndLine + 1 + (context.empty_lines - emptyLinesAtLastRecord);
         const endLine = lineOffset + context.lines;
         lastEndLine = endLine;
         emptyLinesAtLastRecord = context.empty_lines;
-        if (isStringArray(record)) acceptRecord(record, endLine);
+        if (isStringArray(record)) acceptRecord(record, line, endLine);
         return null; // collected above; nothing flows out of the parser
       },
     });
-    parser.on('error', () => {}); // read from `parser.errored` below
+    parser.on('error', () => {}); // seen through `parser.errored` and `finished` below
     const source = openDecoded(file, progress, fromLine);
+    const stopOnParseError = (error: unknown) => {
+      if (!(error instanceof CsvError)) throw error;
+      stop ??= brokenRecordOf(error, lastEndLine, emptyLinesAtLastRecord, lineOffset);
+    };
 
-    let failure: unknown;
     try {
       for await (const chunk of source) {
         parser.write(chunk);
-        failure = parser.errored;
+        if (parser.errored !== null) stopOnParseError(parser.errored);
         yield* queue.splice(0);
-        if (notExport !== undefined) {
-          yield { kind: 'not-export', reason: notExport };
-          return;
-        }
-        if (failure !== null && failure !== undefined) break;
+        if (stop !== undefined) break;
       }
-      if (failure === null || failure === undefined) {
+      if (stop === undefined) {
         parser.end();
-        await finished(parser, { readable: false }).catch((error: unknown) => {
-          failure = error;
-        });
+        await finished(parser, { readable: false }).catch(stopOnParseError);
         yield* queue.splice(0);
-        if (notExport !== undefined) {
-          yield { kind: 'not-export', reason: notExport };
-          return;
-        }
       }
     } catch (error) {
       if (!isDecodingError(error)) throw error;
@@ -269,16 +279,14 @@ async function* readCsv(file: ExportFile, progress: ReadProgress): AsyncGenerato
       parser.destroy();
     }
 
-    if (failure === null || failure === undefined) return;
-    if (!(failure instanceof CsvError)) throw failure;
-    // csv-parse copies its counters onto the error (typed `unknown`).
-    const { empty_lines: emptyLines, lines } = failure as CsvError & { empty_lines?: unknown; lines?: unknown };
-    const emptyLinesSkipped = typeof emptyLines === 'number' ? Math.max(0, emptyLines - emptyLinesAtLastRecord) : 0;
-    const brokenLine = lastEndLine + 1 + emptyLinesSkipped;
-    yield { kind: 'malformed', line: brokenLine, reason: describeCsvError(failure) };
-    // Lines after the broken one are only worth a second read if there are any.
-    if (typeof lines === 'number' && lineOffset + lines <= brokenLine) return;
-    fromLine = brokenLine + 1;
+    if (stop === undefined) return;
+    if (stop.kind === 'not-export') {
+      yield stop;
+      return;
+    }
+    yield { kind: 'malformed', line: stop.line, reason: stop.reason };
+    if (!stop.linesFollow) return;
+    fromLine = stop.line + 1;
   }
 }
 

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { TOPICS, type EventOf, type TopicId } from '../../contract/topics.ts';
-import type { ExchangeEra, TokenSide } from '../../contract/primitives.ts';
+import { EPOCH_MAX, EPOCH_MIN, type ExchangeEra, type TokenSide } from '../../contract/primitives.ts';
 import type { FillEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
 import { describeZodError } from '../../decode.ts';
 import { InvalidEventError } from '../../publisher.ts';
@@ -290,6 +290,31 @@ function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: ExchangeE
   return { kind: 'leg', leg: leg.event, market: sightingOf(row, leg.event.condition_id, leg.event.ts), key };
 }
 
+const CONDITION_ID = /^0x[0-9a-fA-F]{64}$/;
+
+function isLegKind(type: string): type is LegKind {
+  return (LEG_KINDS as readonly string[]).includes(type);
+}
+
+/**
+ * What a fill or leg row says about its market, read without validating the rest of the row (no hash,
+ * no schema): the importer's first pass only gathers market facts, and only markets that end up with an
+ * imported row get metadata. A row rejected later for, say, its price still names its market truly.
+ */
+export function marketSightingOf(row: unknown): MarketSighting | undefined {
+  if (!isRecord(row)) return undefined;
+  const type = row.type === undefined ? 'TRADE' : textOf(row.type).toUpperCase();
+  if (type !== 'TRADE' && !isLegKind(type)) return undefined;
+  const conditionId = textOf(row.conditionId);
+  const ts = numberOf(row.timestamp);
+  if (!CONDITION_ID.test(conditionId) || !Number.isInteger(ts) || ts < EPOCH_MIN || ts > EPOCH_MAX) return undefined;
+  const sighting = sightingOf(row, conditionId.toLowerCase(), ts);
+  const tokenSide = type === 'TRADE' ? tokenSideOf(row.outcomeIndex) : undefined;
+  const outcomeName = textOf(row.outcome);
+  if (tokenSide !== undefined && outcomeName !== '') sighting.outcome = { tokenSide, name: outcomeName };
+  return sighting;
+}
+
 /**
  * Maps one export row. `/activity` rows carry a `type`; `/trades` rows have no `type` (and no
  * usdcSize) and are all trades.
@@ -300,7 +325,6 @@ export function parseExportRow(row: unknown, era: ExchangeEra): ParsedRow {
   const type = textOf(row.type).toUpperCase();
   if (type === '') return { kind: 'rejected', reason: 'type is empty (expected TRADE, MERGE, SPLIT, REDEEM, …)' };
   if (type === 'TRADE') return parseTradeRow(row, era, false);
-  const legKind = LEG_KINDS.find((kind) => kind === type);
-  if (legKind !== undefined) return parseLegRow(row, legKind, era);
+  if (isLegKind(type)) return parseLegRow(row, type, era);
   return { kind: 'skipped', reason: `activity type ${type.slice(0, 40)} is neither a fill nor a position leg` };
 }

@@ -1,0 +1,512 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { parse as parseCsvSync } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FillEvent, MarketMetadataEvent, TradeEvent } from '../../contract/events.ts';
+import { importPolymarketExports, type ImportCounts, type ImportProgress, type RejectedRow, type SkippedRow } from './index.ts';
+import { RecordingSink, collectmarketsDir, csvLine, polymarketData } from './test-support.ts';
+
+type CsvRow = Record<string, string>;
+
+async function csvFilesUnder(directory: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(directory, { withFileTypes: true })) {
+    const entryPath = path.join(directory, entry.name);
+    if (entry.isDirectory()) files.push(...(await csvFilesUnder(entryPath)));
+    else if (entry.name.endsWith('.csv')) files.push(entryPath);
+  }
+  return files;
+}
+
+/** The CSV rows, parsed here independently of the importer. */
+async function readCsvRows(file: string): Promise<CsvRow[]> {
+  return parseCsvSync(await readFile(file), { columns: true, bom: true, skip_empty_lines: true }) as CsvRow[];
+}
+
+function expectInvariant(counts: ImportCounts) {
+  expect(counts.read).toBe(counts.imported + counts.duplicate + counts.rejected + counts.skipped);
+}
+
+interface Run {
+  counts: ImportCounts;
+  sink: RecordingSink;
+  rejected: RejectedRow[];
+  skipped: SkippedRow[];
+  progress: ImportProgress[];
+}
+
+async function run(paths: string[], options: Parameters<typeof importPolymarketExports>[2] = {}): Promise<Run> {
+  const sink = new RecordingSink();
+  const rejected: RejectedRow[] = [];
+  const skipped: SkippedRow[] = [];
+  const progress: ImportProgress[] = [];
+  const counts = await importPolymarketExports(paths, sink, {
+    onRejected: (row) => rejected.push(row),
+    onSkipped: (row) => skipped.push(row),
+    onProgress: (update) => progress.push(update),
+    ...options,
+  });
+  expectInvariant(counts);
+  return { counts, sink, rejected, skipped, progress };
+}
+
+let temp: string;
+beforeAll(async () => {
+  temp = await mkdtemp(path.join(tmpdir(), 'polymarket-import-'));
+});
+afterAll(async () => {
+  await rm(temp, { recursive: true, force: true });
+});
+
+describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 markets)', () => {
+  let result: Run;
+  let rows: CsvRow[];
+  let elapsedMs: number;
+
+  beforeAll(async () => {
+    const started = performance.now();
+    result = await run([collectmarketsDir]);
+    elapsedMs = performance.now() - started;
+    rows = (await Promise.all((await csvFilesUnder(collectmarketsDir)).map(readCsvRows))).flat();
+  });
+
+  it('reads every row and imports 4,533 fills and 3 legs, nothing rejected', () => {
+    expect(rows).toHaveLength(4536);
+    expect(result.counts).toMatchObject({ files: 29, read: 4536, imported: 4536, duplicate: 0, rejected: 0, skipped: 0, skippedFiles: 0 });
+    expect(result.counts.events).toEqual({ markets: 23, fills: 4533, legs: 3, trades: 4533 });
+    expect(result.sink.events('fillsUpstream')).toHaveLength(4533);
+    expect(result.sink.events('positions')).toHaveLength(3);
+    expect(result.rejected).toEqual([]);
+    // Not a benchmark; a guard against an accidental quadratic step.
+    expect(elapsedMs).toBeLessThan(20_000);
+  });
+
+  it('publishes, per wallet, market and token, the buy and sell USD and tokens the CSV rows add up to', () => {
+    type Sums = { buyUsd: number; sellUsd: number; bought: number; sold: number; fills: number };
+    const empty = (): Sums => ({ buyUsd: 0, sellUsd: 0, bought: 0, sold: 0, fills: 0 });
+    const add = (sums: Map<string, Sums>, key: string, side: string, usd: number, tokens: number) => {
+      const entry = sums.get(key) ?? empty();
+      if (side === 'BUY') {
+        entry.buyUsd += usd;
+        entry.bought += tokens;
+      } else {
+        entry.sellUsd += usd;
+        entry.sold += tokens;
+      }
+      entry.fills += 1;
+      sums.set(key, entry);
+    };
+
+    const expected = new Map<string, Sums>();
+    for (const row of rows.filter((candidate) => candidate.type === 'TRADE')) {
+      const key = `${row.proxyWallet!.toLowerCase()}|${row.conditionId!.toLowerCase()}|${Number(row.outcomeIndex) + 1}`;
+      add(expected, key, row.side!, Number(row.usdcSize), Number(row.size));
+    }
+    const published = new Map<string, Sums>();
+    for (const fill of result.sink.events('fillsUpstream')) {
+      add(published, `${fill.wallet}|${fill.condition_id}|${fill.token_side}`, fill.side, fill.usd, fill.size_tokens);
+    }
+
+    expect([...published.keys()].sort()).toEqual([...expected.keys()].sort());
+    const close = (actual: number, wanted: number) => expect(Math.abs(actual - wanted)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(wanted)));
+    for (const [key, want] of expected) {
+      const got = published.get(key)!;
+      expect(got.fills, key).toBe(want.fills);
+      close(got.buyUsd, want.buyUsd);
+      close(got.sellUsd, want.sellUsd);
+      close(got.bought, want.bought);
+      close(got.sold, want.sold);
+    }
+  });
+
+  it('publishes the MERGE and REDEEM rows as legs with tokens = size and usd = usdcSize', () => {
+    const legRows = rows.filter((row) => row.type !== 'TRADE');
+    const legs = result.sink.events('positions');
+    expect(legs.map((leg) => [leg.kind, leg.wallet, leg.condition_id, leg.tokens, leg.usd, leg.ts]).sort()).toEqual(
+      legRows
+        .map((row) => [row.type, row.proxyWallet!.toLowerCase(), row.conditionId!.toLowerCase(), Number(row.size), Number(row.usdcSize), Number(row.timestamp)])
+        .sort(),
+    );
+  });
+
+  it('gives every fill a distinct id and the wallet name of its row', () => {
+    const fills = result.sink.events('fillsUpstream');
+    expect(new Set(fills.map((fill) => `${fill.wallet}:${fill.tx_hash}:${fill.log_index}`)).size).toBe(fills.length);
+    const names = new Set(fills.map((fill) => fill.name));
+    expect(names).toEqual(new Set(['gabagool22', 'CRYINGLITTLEBABY']));
+    expect(new Set(fills.map((fill) => fill.role))).toEqual(new Set(['taker']));
+    expect(new Set(fills.map((fill) => fill.era))).toEqual(new Set(['v2']));
+  });
+
+  it('publishes one metadata event per market, before any fill, leg or trade of that market', () => {
+    const firstIndexOf = new Map<string, number>();
+    const metadataIndexOf = new Map<string, number>();
+    result.sink.log.forEach((entry, index) => {
+      const event = entry.event as { condition_id: string };
+      if (entry.topicId === 'markets') {
+        expect(metadataIndexOf.has(event.condition_id)).toBe(false);
+        metadataIndexOf.set(event.condition_id, index);
+      } else if (!firstIndexOf.has(event.condition_id)) {
+        firstIndexOf.set(event.condition_id, index);
+      }
+    });
+    expect(metadataIndexOf.size).toBe(23);
+    expect(new Set(rows.map((row) => row.conditionId!.toLowerCase()))).toEqual(new Set(metadataIndexOf.keys()));
+    for (const [conditionId, firstIndex] of firstIndexOf) {
+      expect(metadataIndexOf.get(conditionId), conditionId).toBeLessThan(firstIndex);
+    }
+  });
+
+  it('names outcome1 after outcomeIndex 0 and outcome2 after outcomeIndex 1, with the title window and latest row as version', () => {
+    const metadata = new Map(result.sink.events('markets').map((event) => [event.condition_id, event as MarketMetadataEvent]));
+    for (const row of rows) {
+      const market = metadata.get(row.conditionId!.toLowerCase())!;
+      expect(market.title).toBe(row.title);
+      expect(market.slug).toBe(row.slug);
+      expect(market.category).toBe('crypto');
+      expect(market.version).toBeGreaterThanOrEqual(Number(row.timestamp));
+      if (row.outcomeIndex === '0') expect(market.outcome1).toBe(row.outcome);
+      if (row.outcomeIndex === '1') expect(market.outcome2).toBe(row.outcome);
+    }
+    for (const market of metadata.values()) {
+      expect(market.version).toBe(Math.max(...rows.filter((row) => row.conditionId!.toLowerCase() === market.condition_id).map((row) => Number(row.timestamp))));
+    }
+  });
+
+  it('sets title_start_ts to the epoch in the updown-15m slugs', () => {
+    const windows = result.sink.events('markets').filter((event) => /-updown-15m-\d+$/.test((event as MarketMetadataEvent).slug));
+    expect(windows.length).toBeGreaterThanOrEqual(10);
+    for (const event of windows) {
+      const metadata = event as MarketMetadataEvent;
+      const epoch = Number(/-(\d+)$/.exec(metadata.slug)![1]);
+      expect(metadata.title_start_ts, metadata.slug).toBe(epoch);
+      expect(metadata.end_ts, metadata.slug).toBe(epoch + 900);
+    }
+    const hourly = result.sink.events('markets').find((event) => (event as MarketMetadataEvent).slug === 'bitcoin-up-or-down-january-4-10pm-et') as MarketMetadataEvent;
+    // January 4, 10PM ET = 2026-01-05 03:00 UTC.
+    expect(hourly.title_start_ts).toBe(Date.UTC(2026, 0, 5, 3) / 1000);
+  });
+
+  it('publishes a trade print per fill with the same id, the token-frame price and a seq ordered by time', () => {
+    const fills = result.sink.events('fillsUpstream');
+    const trades = new Map(result.sink.events('trades').map((trade) => [`${trade.tx_hash}:${trade.log_index}`, trade]));
+    expect(trades.size).toBe(fills.length);
+    for (const fill of fills) {
+      const trade = trades.get(`${fill.tx_hash}:${fill.log_index}`) as TradeEvent;
+      expect(trade).toMatchObject({ condition_id: fill.condition_id, token_side: fill.token_side, price: fill.price, size_tokens: fill.size_tokens, usd: fill.usd, ts: fill.ts });
+    }
+    const sorted = [...trades.values()].sort((a, b) => a.seq - b.seq);
+    for (let index = 1; index < sorted.length; index += 1) expect(sorted[index]!.ts).toBeGreaterThanOrEqual(sorted[index - 1]!.ts);
+  });
+
+  it('publishes in chunks and reports progress up to the total', async () => {
+    const chunked = await run([path.join(collectmarketsDir, 'gabagool22')], { chunkSize: 500 });
+    expect(Math.max(...chunked.sink.calls.map((call) => call.count))).toBeLessThanOrEqual(500);
+    expect(chunked.sink.calls.length).toBeGreaterThan(4);
+    const imports = chunked.progress.filter((update) => update.phase === 'import');
+    expect(imports.length).toBeGreaterThan(4);
+    const bytes = chunked.progress.map((update) => update.bytesRead);
+    expect(bytes).toEqual([...bytes].sort((a, b) => a - b));
+    const last = chunked.progress.at(-1)!;
+    expect(last.bytesRead).toBe(last.bytesTotal);
+    expect(last.rowsRead).toBe(chunked.counts.read);
+  });
+
+  it('imports the same events again on a second run (deterministic ids, seq and metadata)', async () => {
+    const again = await run([collectmarketsDir]);
+    expect(again.sink.log).toEqual(result.sink.log);
+  });
+});
+
+describe('duplicates', () => {
+  it('publishes a repeated row once and counts the repeats, within a file and across files', async () => {
+    const source = path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv');
+    const lines = (await readFile(source, 'utf8')).split(/\r?\n/).filter((line) => line !== '');
+    const [header, ...data] = lines;
+    const directory = path.join(temp, 'duplicates');
+    await rm(directory, { recursive: true, force: true });
+    await import('node:fs/promises').then((fs) => fs.mkdir(directory, { recursive: true }));
+    // Page 1 holds rows 0..9; page 2 (the API past its offset cap) repeats rows 7..9 and adds 10..11.
+    await writeFile(path.join(directory, 'a.csv'), [header, ...data.slice(0, 10), ...data.slice(7, 10)].join('\n') + '\n');
+    await writeFile(path.join(directory, 'b.csv'), [header, data[2], ...data.slice(10, 12)].join('\n') + '\n');
+
+    const { counts, sink } = await run([directory]);
+    expect(counts).toMatchObject({ files: 2, read: 16, imported: 12, duplicate: 4, rejected: 0, skipped: 0 });
+    expect(sink.events('fillsUpstream').length + sink.events('positions').length).toBe(12);
+    expect(sink.events('markets')).toHaveLength(1);
+  });
+
+  it('recognises the same trade in an /activity CSV and a /trades JSON export', async () => {
+    const source = path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv');
+    const rows = (await readCsvRows(source)).filter((row) => row.type === 'TRADE').slice(0, 5);
+    const tradesExport = rows.map((row) => ({
+      proxyWallet: row.proxyWallet,
+      side: row.side,
+      asset: row.asset,
+      conditionId: row.conditionId,
+      size: Number(row.size),
+      price: Number(row.price),
+      timestamp: Number(row.timestamp),
+      title: row.title,
+      slug: row.slug,
+      outcome: row.outcome,
+      outcomeIndex: Number(row.outcomeIndex),
+      name: row.name,
+      transactionHash: row.transactionHash,
+    }));
+    const file = path.join(temp, 'trades-copy.json');
+    await writeFile(file, JSON.stringify(tradesExport));
+    const { counts } = await run([source, file]);
+    expect(counts.duplicate).toBe(5);
+  });
+});
+
+describe('malformed rows', () => {
+  let header: string[];
+  let good: CsvRow[];
+
+  beforeAll(async () => {
+    good = (await readCsvRows(path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv'))).filter((row) => row.type === 'TRADE');
+    header = Object.keys(good[0]!);
+  });
+
+  const line = (row: CsvRow, overrides: Partial<CsvRow> = {}) => csvLine(header.map((column) => ({ ...row, ...overrides })[column] ?? ''));
+
+  it('rejects broken CSV rows with their file and physical line, and imports the rest', async () => {
+    const file = path.join(temp, 'broken.csv');
+    const text = [
+      csvLine(header), //                                                          line 1
+      line(good[0]!), //                                                           line 2
+      line(good[1]!, { proxyWallet: '0xnot-a-wallet' }), //                        line 3
+      line(good[2]!, { conditionId: '' }), //                                      line 4
+      '', //                                                                       line 5 (empty: not a row)
+      line(good[3]!, { price: 'abc' }), //                                         line 6
+      line(good[4]!, { price: '1.7' }), //                                         line 7
+      line(good[5]!).split(',').slice(0, 10).join(','), //                         line 8: wrong field count
+      line(good[6]!, { bio: 'two\nlines' }), //                                   lines 9-10: a valid multi-line row
+      line(good[7]!), //                                                           line 11
+      line(good[8]!, { side: '' }), //                                             line 12
+      csvLine(header), //                                                          line 13: a repeated header
+      line(good[9]!), //                                                           line 14
+    ].join('\r\n');
+    await writeFile(file, `${text}\r\n`);
+
+    const { counts, rejected, sink } = await run([file]);
+    expect(counts).toMatchObject({ read: 10, imported: 4, rejected: 6, duplicate: 0, skipped: 0 });
+    expect(rejected.map((row) => [row.file, row.line])).toEqual([
+      [file, 3],
+      [file, 4],
+      [file, 6],
+      [file, 7],
+      [file, 8],
+      [file, 12],
+    ]);
+    expect(rejected[0]!.reason).toMatch(/wallet must be 0x followed by 40 hex digits/);
+    expect(rejected[1]!.reason).toMatch(/condition_id/);
+    expect(rejected[2]!.reason).toMatch(/price/);
+    expect(rejected[3]!.reason).toMatch(/price/);
+    expect(rejected[4]!.reason).toMatch(/expected 22 fields, found 10/);
+    expect(rejected[5]!.reason).toMatch(/side/);
+    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual([good[0], good[6], good[7], good[9]].map((row) => row!.transactionHash!.toLowerCase()));
+  });
+
+  it('survives an unclosed quote: reports its line and imports the rows after it', async () => {
+    const file = path.join(temp, 'unclosed.csv');
+    const unclosed = line(good[1]!).replace(`"${good[1]!.title}"`, `"${good[1]!.title}`);
+    expect(unclosed).not.toBe(line(good[1]!));
+    await writeFile(file, [csvLine(header), line(good[0]!), unclosed, line(good[2]!), line(good[3]!)].join('\n') + '\n');
+    const { counts, rejected, sink } = await run([file]);
+    expect(rejected.map((row) => row.line)).toEqual([3]);
+    expect(counts).toMatchObject({ read: 4, imported: 3, rejected: 1 });
+    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual([good[0], good[2], good[3]].map((row) => row!.transactionHash!.toLowerCase()));
+  });
+
+  it('survives an unclosed quote that never closes, and a truncated last row', async () => {
+    const file = path.join(temp, 'truncated.csv');
+    const lastGood = line(good[2]!);
+    const unquoted = line(good[3]!, { title: 'Bitcoin Up or Down' });
+    expect(unquoted).not.toContain('"');
+    await writeFile(
+      file,
+      [
+        csvLine(header), //                                              line 1
+        line(good[0]!), //                                               line 2
+        `${line(good[1]!).slice(0, 40)},"never closed`, //               line 3: the quote runs into line 5
+        unquoted, //                                                     line 4
+        lastGood.slice(0, lastGood.indexOf('"') + 5), //                 line 5: cut off inside a quote, no newline
+      ].join('\n'),
+    );
+    const { counts, rejected, sink } = await run([file]);
+    expect(rejected.map((row) => row.line)).toEqual([3, 5]);
+    expect(rejected[0]!.reason).toMatch(/quote/);
+    expect(rejected[1]!.reason).toMatch(/quote/);
+    expect(counts).toMatchObject({ read: 4, imported: 2, rejected: 2 });
+    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual([good[0], good[3]].map((row) => row!.transactionHash!.toLowerCase()));
+  });
+
+  it('stops an unclosed quote from swallowing a large file (record size cap), and imports the lines after it', async () => {
+    const file = path.join(temp, 'runaway.csv');
+    // 4,000 unquoted rows (≈ 1.7 MB) after an unclosed quote: more than one record may hold.
+    const rows = Array.from({ length: 4000 }, (_, index) => line(good[0]!, { title: 'Bitcoin Up or Down', size: String(index + 1) }));
+    await writeFile(file, [csvLine(header), line(good[1]!), `${line(good[2]!).slice(0, 40)},"never closed`, ...rows].join('\n') + '\n');
+    const { counts, rejected } = await run([file]);
+    expect(rejected).toEqual([{ file, line: 3, reason: expect.stringMatching(/unclosed quote/) }]);
+    expect(counts).toMatchObject({ read: 4002, imported: 4001, rejected: 1 });
+  });
+
+  it('rejects broken JSONL lines with their line numbers, and imports the rest', async () => {
+    const file = path.join(temp, 'broken.jsonl');
+    const json = (row: CsvRow, overrides: Record<string, unknown> = {}) =>
+      JSON.stringify({ ...row, timestamp: Number(row.timestamp), size: Number(row.size), usdcSize: Number(row.usdcSize), price: Number(row.price), outcomeIndex: Number(row.outcomeIndex), ...overrides });
+    await writeFile(
+      file,
+      [
+        json(good[0]!), //                                   line 1
+        '{"proxyWallet": "0x', //                            line 2: bad JSON
+        json(good[1]!, { price: 1.5 }), //                   line 3
+        '', //                                               line 4: blank, not a row
+        json(good[2]!, { type: 'REWARD', conditionId: '' }), // line 5: skipped
+        '[1, 2]', //                                         line 6: not an object
+        json(good[3]!), //                                   line 7
+      ].join('\n'),
+    );
+    const { counts, rejected, skipped } = await run([file]);
+    expect(counts).toMatchObject({ read: 6, imported: 2, rejected: 3, skipped: 1 });
+    expect(rejected.map((row) => [row.file, row.line])).toEqual([
+      [file, 2],
+      [file, 3],
+      [file, 6],
+    ]);
+    expect(rejected[0]!.reason).toMatch(/invalid JSON/);
+    expect(rejected[1]!.reason).toMatch(/price/);
+    expect(skipped).toEqual([{ file, line: 5, reason: expect.stringMatching(/REWARD/) }]);
+  });
+
+  it('reports an unreadable JSON file as one rejected unit instead of crashing', async () => {
+    const file = path.join(temp, 'truncated.json');
+    await writeFile(file, '[\n {"proxyWallet": "0x1",\n');
+    const { counts, rejected } = await run([file]);
+    expect(counts).toMatchObject({ read: 1, rejected: 1 });
+    expect(rejected[0]!.reason).toMatch(/invalid JSON/);
+  });
+});
+
+describe('the JSON fixtures', () => {
+  it('imports /activity and /trades JSON, skips REWARD and rebate rows and the files that are not activity', async () => {
+    const { counts, skipped, rejected, sink } = await run([path.join(polymarketData, 'pscanner-fixtures'), path.join(polymarketData, 'polymarket-smart-money-fixtures')]);
+    expect(rejected).toEqual([]);
+    // pscanner: activity.json (10 TRADE). smart money: activity.json (15 REDEEM), activity_all.json (42 TRADE, 2 REDEEM
+    // that activity.json also holds, 6 REWARD / rebates), trades.json (5).
+    expect(counts).toMatchObject({ read: 80, imported: 72, duplicate: 2, skipped: 6, rejected: 0, skippedFiles: 8 });
+    expect(counts.events).toMatchObject({ fills: 57, legs: 15, trades: 57 });
+    const skippedRowTypes = skipped.filter((skip) => skip.line !== null).map((skip) => /type (\w+)/.exec(skip.reason)![1]);
+    expect(skippedRowTypes.sort()).toEqual(['MAKER_REBATE', 'REWARD', 'REWARD', 'REWARD', 'REWARD', 'TAKER_REBATE']);
+    const skippedFiles = new Map(skipped.filter((skip) => skip.line === null).map((skip) => [path.relative(polymarketData, skip.file), skip.reason]));
+    expect([...skippedFiles.keys()].sort()).toEqual([
+      'polymarket-smart-money-fixtures/leaderboard.json',
+      'polymarket-smart-money-fixtures/positions.json',
+      'pscanner-fixtures/closed_positions.json',
+      'pscanner-fixtures/event.json',
+      'pscanner-fixtures/leaderboard.json',
+      'pscanner-fixtures/market.json',
+      'pscanner-fixtures/positions.json',
+      'pscanner-fixtures/ws_trade.json',
+    ]);
+    expect(skippedFiles.get('pscanner-fixtures/positions.json')).toMatch(/positions/);
+    expect(skippedFiles.get('pscanner-fixtures/leaderboard.json')).toMatch(/leaderboard/);
+    expect(skippedFiles.get('pscanner-fixtures/market.json')).toMatch(/Gamma market/);
+
+    const markets = new Map(sink.events('markets').map((event) => [event.condition_id, event as MarketMetadataEvent]));
+    const oilers = [...markets.values()].find((market) => market.title === 'Oilers vs. Ducks')!;
+    expect(oilers).toMatchObject({ outcome1: 'Oilers', outcome2: 'Ducks', category: 'sports', title_start_ts: null });
+    const aliens = [...markets.values()].find((market) => market.title.startsWith('Will the US confirm that aliens'))!;
+    expect(aliens).toMatchObject({ outcome1: 'Yes', outcome2: 'No', category: 'other' });
+  });
+
+  it('does not let a skipped positions file shape the metadata of a market it shares with the activity', async () => {
+    const directory = path.join(temp, 'positions-and-activity');
+    await import('node:fs/promises').then((fs) => fs.mkdir(directory, { recursive: true }));
+    const activity = JSON.parse(await readFile(path.join(polymarketData, 'pscanner-fixtures', 'activity.json'), 'utf8')) as Record<string, unknown>[];
+    const trade = activity[0]!;
+    const position = { proxyWallet: trade.proxyWallet, conditionId: trade.conditionId, avgPrice: 0.5, curPrice: 1, title: 'Other title', outcome: 'Other', outcomeIndex: 0, timestamp: Number(trade.timestamp) + 1000 };
+    await writeFile(path.join(directory, 'a-positions.json'), JSON.stringify([position]));
+    await writeFile(path.join(directory, 'b-activity.json'), JSON.stringify([trade]));
+    const { counts, sink } = await run([directory]);
+    expect(counts).toMatchObject({ imported: 1, skippedFiles: 1 });
+    expect(sink.events('markets')).toEqual([
+      expect.objectContaining({ title: trade.title, version: trade.timestamp, outcome1: 'Oilers', outcome2: 'Ducks' }),
+    ]);
+  });
+
+  it('computes usd = size × price for /trades rows', async () => {
+    const file = path.join(polymarketData, 'polymarket-smart-money-fixtures', 'trades.json');
+    const raw = JSON.parse(await readFile(file, 'utf8')) as { size: number; price: number; transactionHash: string }[];
+    const { sink } = await run([file]);
+    const fills = sink.events('fillsUpstream') as FillEvent[];
+    expect(fills).toHaveLength(raw.length);
+    for (const row of raw) {
+      const fill = fills.find((candidate) => candidate.tx_hash === row.transactionHash.toLowerCase())!;
+      expect(fill.usd).toBeCloseTo(row.size * row.price, 5);
+    }
+  });
+
+  it('reports a file named explicitly that is not an export as skipped', async () => {
+    const { counts, skipped } = await run([path.join(collectmarketsDir, 'wallets.txt')]);
+    expect(counts).toMatchObject({ files: 1, skippedFiles: 1, read: 0 });
+    expect(skipped[0]!.line).toBeNull();
+  });
+
+  it('refuses a path that does not exist before importing anything', async () => {
+    const sink = new RecordingSink();
+    await expect(importPolymarketExports([collectmarketsDir, path.join(temp, 'missing')], sink)).rejects.toThrow(/ENOENT/);
+    expect(sink.log).toEqual([]);
+  });
+});
+
+describe('gzip', () => {
+  it('reads .csv.gz, .jsonl.gz and .json.gz like their plain versions', async () => {
+    const directory = path.join(temp, 'gz');
+    await import('node:fs/promises').then((fs) => fs.mkdir(directory, { recursive: true }));
+    const csvSource = path.join(collectmarketsDir, 'CRYINGLITTLEBABY', 'btc-updown-15m-1767583800.csv');
+    const jsonSource = path.join(polymarketData, 'pscanner-fixtures', 'activity.json');
+    await writeFile(path.join(directory, 'activity.csv.gz'), gzipSync(await readFile(csvSource)));
+    await writeFile(path.join(directory, 'activity.json.gz'), gzipSync(await readFile(jsonSource)));
+    const jsonl = (JSON.parse(await readFile(jsonSource, 'utf8')) as unknown[]).map((row) => JSON.stringify(row)).join('\n');
+    await writeFile(path.join(directory, 'activity.jsonl.gz'), gzipSync(jsonl));
+
+    const plain = await run([csvSource, jsonSource]);
+    const zipped = await run([directory]);
+    expect(zipped.rejected).toEqual([]);
+    expect(zipped.counts).toMatchObject({ files: 3, imported: plain.counts.imported, duplicate: 10 });
+    const ids = (run: Run) => new Set(run.sink.events('fillsUpstream').map((fill) => `${fill.wallet}:${fill.tx_hash}:${fill.log_index}`));
+    expect(ids(zipped)).toEqual(ids(plain));
+  });
+
+  it('reports a truncated .gz as a rejected line and keeps what came before', async () => {
+    const csvSource = path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv');
+    const zipped = gzipSync(await readFile(csvSource));
+    const file = path.join(temp, 'truncated.csv.gz');
+    await writeFile(file, zipped.subarray(0, Math.floor(zipped.length / 2)));
+    const { counts, rejected } = await run([file]);
+    expect(counts.imported).toBeGreaterThan(0);
+    expect(rejected.at(-1)!.reason).toMatch(/decompress/);
+  });
+});
+
+describe('options', () => {
+  const file = path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv');
+
+  it('publishes no trade prints when emitTrades is false', async () => {
+    const { sink, counts } = await run([file], { emitTrades: false });
+    expect(sink.events('trades')).toEqual([]);
+    expect(counts.events.trades).toBe(0);
+    expect(sink.events('fillsUpstream').length).toBeGreaterThan(0);
+  });
+
+  it('stamps the era on fills and legs', async () => {
+    const { sink } = await run([file], { era: 'v1' });
+    expect(new Set([...sink.events('fillsUpstream'), ...sink.events('positions')].map((event) => event.era))).toEqual(new Set(['v1']));
+  });
+});
