@@ -33,6 +33,10 @@ export function idWords(id: string): Uint32Array {
   return words;
 }
 
+/** Scratch space for one hash: hex-encoding a buffer beats concatenating 32 byte strings. */
+const HASH_BYTES = Buffer.alloc(32);
+const HASH_VIEW = new DataView(HASH_BYTES.buffer, HASH_BYTES.byteOffset, 32);
+
 const WORD_SALTS = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39, 0x9e3779b9] as const;
 
 export interface LogPosition {
@@ -47,9 +51,8 @@ export interface LogPosition {
  */
 export function logPositionOf(marketWords: Uint32Array, counter: number): LogPosition {
   const mixedCounter = fmix32(Math.imul(counter >>> 0, 0x2c1b3c6d) ^ 0x297a2d39);
-  let txHash = '0x';
   for (let index = 0; index < 8; index++) {
-    txHash += hexWord(fmix32(marketWords[index]! ^ fmix32(mixedCounter ^ WORD_SALTS[index]!)));
+    HASH_VIEW.setUint32(index * 4, fmix32(marketWords[index]! ^ fmix32(mixedCounter ^ WORD_SALTS[index]!)));
   }
-  return { txHash, logIndex: fmix32(mixedCounter ^ 0x85ebca6b) % 512 };
+  return { txHash: `0x${HASH_BYTES.toString('hex')}`, logIndex: fmix32(mixedCounter ^ 0x85ebca6b) % 512 };
 }

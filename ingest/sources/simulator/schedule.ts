@@ -72,6 +72,7 @@ const MAX_LEAD = Math.max(CRYPTO_MAX_LEAD, POLITICS_MAX_LEAD, SPORTS_MAX_LEAD);
 
 /** A scheduled market before its ids and titles are worked out (which costs a hash). */
 interface MarketSlot {
+  orderKey: number;
   openTs: number;
   publishTs: number;
   resolveTs: number;
@@ -114,6 +115,7 @@ function cryptoSlots(seed: number, fromOpen: number, toOpen: number, out: Market
         const publishTs = start - (MINUTE + (slotKey % (CRYPTO_MAX_LEAD - MINUTE + 1)));
         const resolveTs = end + 20 + ((slotKey >>> 12) % 100);
         out.push({
+          orderKey: start * ORDER_CODES + code,
           openTs: start,
           publishTs,
           resolveTs,
@@ -157,6 +159,7 @@ function politicsSlots(seed: number, fromOpen: number, toOpen: number, out: Mark
     const publishTs = openTs - MINUTE * (1 + ((slotKey >>> 3) % 60));
     const resolveTs = endTs + 600 + ((slotKey >>> 11) % (POLITICS_MAX_RESOLVE_DELAY - 600));
     out.push({
+      orderKey: openTs * ORDER_CODES + POLITICS_CODE,
       openTs,
       publishTs,
       resolveTs,
@@ -197,6 +200,7 @@ function sportsSlots(seed: number, fromOpen: number, toOpen: number, out: Market
     const publishTs = openTs - MINUTE * (1 + ((slotKey >>> 3) % 60));
     const resolveTs = endTs + (5 + ((slotKey >>> 9) % 16)) * MINUTE;
     out.push({
+      orderKey: openTs * ORDER_CODES + SPORTS_CODE,
       openTs,
       publishTs,
       resolveTs,
@@ -236,23 +240,41 @@ function slotsOpeningBetween(seed: number, fromOpen: number, toOpen: number): Ma
   return slots;
 }
 
-function built(slots: readonly MarketSlot[]): MarketSpec[] {
-  return slots.map((slot) => slot.build()).sort((left, right) => left.orderKey - right.orderKey);
+/**
+ * Built specs by order key. Working out a spec costs a SHA-256 and an Intl date format, and a market is
+ * asked for twice (listed, then opened), so the engine keeps what it built until the market opens.
+ */
+export type SpecMemo = Map<number, MarketSpec>;
+
+function built(slots: readonly MarketSlot[], memo: SpecMemo | undefined): MarketSpec[] {
+  return slots
+    .map((slot) => {
+      const known = memo?.get(slot.orderKey);
+      if (known) return known;
+      const spec = slot.build();
+      memo?.set(slot.orderKey, spec);
+      return spec;
+    })
+    .sort((left, right) => left.orderKey - right.orderKey);
 }
 
 /** Markets whose trading opens in [from, to), in market order. */
-export function marketsOpeningBetween(seed: number, from: number, to: number): MarketSpec[] {
-  return built(slotsOpeningBetween(seed, from, to));
+export function marketsOpeningBetween(seed: number, from: number, to: number, memo?: SpecMemo): MarketSpec[] {
+  return built(slotsOpeningBetween(seed, from, to), memo);
 }
 
 /** Markets whose metadata is published in [from, to), in market order. */
-export function marketsPublishedBetween(seed: number, from: number, to: number): MarketSpec[] {
-  return built(slotsOpeningBetween(seed, from, to + MAX_LEAD).filter((slot) => slot.publishTs >= from && slot.publishTs < to));
+export function marketsPublishedBetween(seed: number, from: number, to: number, memo?: SpecMemo): MarketSpec[] {
+  return built(
+    slotsOpeningBetween(seed, from, to + MAX_LEAD).filter((slot) => slot.publishTs >= from && slot.publishTs < to),
+    memo,
+  );
 }
 
 /** Markets already listed before `ts` and not yet resolved by then: the world as it stands at `ts`. */
-export function marketsStandingAt(seed: number, ts: number): MarketSpec[] {
+export function marketsStandingAt(seed: number, ts: number, memo?: SpecMemo): MarketSpec[] {
   return built(
     slotsOpeningBetween(seed, ts - MAX_MARKET_LIFETIME, ts + MAX_LEAD).filter((slot) => slot.publishTs < ts && slot.resolveTs >= ts),
+    memo,
   );
 }
