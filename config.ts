@@ -47,7 +47,12 @@ const environmentSchema = z.object({
   /** Consumer-group liveness: a member silent this long is removed and its partitions reassigned. */
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
   KAFKA_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
-  INGEST_PARTITIONS_CONCURRENTLY: z.coerce.number().int().min(1).max(64).default(2),
+  INGEST_PARTITIONS_CONCURRENTLY: z.coerce.number().int().min(1).max(64).default(4),
+  /** A write (one insert per table, one rollup refresh) gathers up to this many events from all partitions… */
+  INGEST_MAX_BATCH_MESSAGES: z.coerce.number().int().positive().default(20_000),
+  INGEST_MAX_BATCH_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
+  /** …or waits at most this long after the first one (the freshness cost of batching). */
+  INGEST_LINGER_MS: z.coerce.number().int().min(0).default(200),
   /** Bounded retries of a failing ClickHouse write before the worker gives up the batch (and restarts it). */
   INGEST_WRITE_RETRIES: z.coerce.number().int().min(0).max(20).default(5),
   INGEST_RETRY_BASE_MS: z.coerce.number().int().positive().default(200),
@@ -158,6 +163,9 @@ export interface Config {
     maxBytesPerPartition: number;
     maxBytes: number;
     partitionsConsumedConcurrently: number;
+    maxBatchMessages: number;
+    maxBatchBytes: number;
+    lingerMs: number;
     writeRetries: number;
     retryBaseMs: number;
   };
@@ -200,6 +208,9 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       maxBytesPerPartition: env.INGEST_MAX_BYTES_PER_PARTITION,
       maxBytes: env.INGEST_MAX_BYTES,
       partitionsConsumedConcurrently: env.INGEST_PARTITIONS_CONCURRENTLY,
+      maxBatchMessages: env.INGEST_MAX_BATCH_MESSAGES,
+      maxBatchBytes: env.INGEST_MAX_BATCH_BYTES,
+      lingerMs: env.INGEST_LINGER_MS,
       writeRetries: env.INGEST_WRITE_RETRIES,
       retryBaseMs: env.INGEST_RETRY_BASE_MS,
     },

@@ -7,19 +7,24 @@ import { TOPICS, type LandingTable, type TopicId } from './contract/topics.ts';
 import type { LogMessage } from './bus/types.ts';
 import type { TraderMarketKey } from '../projections/rollups.ts';
 
-export interface DeadLetter {
+/** Where a message came from, with its original bytes. */
+export interface MessageOrigin {
   topic: string;
   partition: number;
   offset: string;
-  reason: string;
   key: Buffer | null;
   original: Buffer | null;
 }
 
+export interface DeadLetter extends MessageOrigin {
+  reason: string;
+}
+
 export interface TableRows {
-  rows: Record<string, unknown>[];
+  /** Rows serialized as JSON lines, ready for a JSONEachRow insert. */
+  lines: string[];
   /** The message each row came from (same index), to dead-letter a row ClickHouse refuses. */
-  sources: LogMessage[];
+  sources: MessageOrigin[];
 }
 
 export interface DecodedBatch {
@@ -78,9 +83,9 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     // The registry's functions are typed per topic; here the topic is only known at run time.
     const landing = (spec.land as (event: unknown) => ReturnType<typeof spec.land>)(parsed.data);
     let tableRows = decoded.rowsByTable.get(landing.table);
-    if (!tableRows) decoded.rowsByTable.set(landing.table, (tableRows = { rows: [], sources: [] }));
-    tableRows.rows.push(landing.row);
-    tableRows.sources.push(message);
+    if (!tableRows) decoded.rowsByTable.set(landing.table, (tableRows = { lines: [], sources: [] }));
+    tableRows.lines.push(JSON.stringify(landing.row));
+    tableRows.sources.push({ topic, partition, offset: message.offset, key: message.key, original: message.value });
     decoded.validCount += 1;
 
     if (landing.table === 'fills' || landing.table === 'position_legs') {

@@ -24,6 +24,8 @@ const STATE_SAVE_INTERVAL_MS = 30_000;
 
 interface SimulatorState {
   seed: number;
+  /** Start of the simulated period: a resumed world continues its traders' books from here. */
+  genesisTs: number;
   /** Everything before this instant has been published. */
   emittedUntil: number;
 }
@@ -31,7 +33,9 @@ interface SimulatorState {
 async function readSimulatorState(file: string, seed: number): Promise<SimulatorState | undefined> {
   try {
     const state = JSON.parse(await readFile(file, 'utf8')) as Partial<SimulatorState>;
-    if (state.seed === seed && typeof state.emittedUntil === 'number') return { seed, emittedUntil: state.emittedUntil };
+    if (state.seed === seed && Number.isInteger(state.emittedUntil) && Number.isInteger(state.genesisTs)) {
+      return { seed, genesisTs: state.genesisTs!, emittedUntil: state.emittedUntil! };
+    }
   } catch {
     // First start.
   }
@@ -53,11 +57,9 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
 
   const stateFile = path.join(config.dataDir, 'simulator-state.json');
   const previous = await readSimulatorState(stateFile, config.simulator.seed);
-  const backfillDays = previous
-    ? Math.max(0, (nowSeconds() - previous.emittedUntil) / SECONDS_PER_DAY)
-    : config.simulator.backfillDays;
+  const backfillDays = previous ? (nowSeconds() - previous.emittedUntil) / SECONDS_PER_DAY : config.simulator.backfillDays;
 
-  let readiness: Readiness = { ready: false, detail: { phase: 'backfill', backfill_days: backfillDays } };
+  let readiness: Readiness = { ready: false, detail: { phase: 'backfill', backfill_days: Math.round(backfillDays * 100) / 100 } };
   const app = await buildApp({
     log,
     storeAlive: async () => {
@@ -88,10 +90,19 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     ].join('\n'),
   );
 
-  const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders });
+  // A restart resumes the same world: same genesis, from where it stopped publishing.
+  const simulator = createSimulator({
+    seed: config.simulator.seed,
+    traders: config.simulator.traders,
+    ...(previous ? { genesisTs: previous.genesisTs } : {}),
+  });
+  if (previous) log.info({ genesisTs: previous.genesisTs, fromTs: previous.emittedUntil }, 'resuming the simulated world');
   let emittedUntil = previous?.emittedUntil ?? 0;
   const saveState = async () => {
-    if (emittedUntil > 0) await writeFile(stateFile, JSON.stringify({ seed: config.simulator.seed, emittedUntil } satisfies SimulatorState));
+    const genesisTs = simulator.genesisTs;
+    if (emittedUntil > 0 && genesisTs !== undefined) {
+      await writeFile(stateFile, JSON.stringify({ seed: config.simulator.seed, genesisTs, emittedUntil } satisfies SimulatorState));
+    }
   };
   const saveThrottled = throttled(STATE_SAVE_INTERVAL_MS, () => void saveState());
   const reportBackfill = throttled(2000, () => log.info({ doneTs: emittedUntil, published: publisher.count, ingested: worker.pipeline.stats.events }, 'backfilling demo data'));
@@ -99,9 +110,11 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
 
   const simulation = runSimulator(simulator, publisher, {
     backfillDays,
+    ...(previous ? { fromTs: previous.emittedUntil } : {}),
     live: config.simulator.live,
     signal,
     onProgress: (info) => {
+      if (emittedUntil === 0) log.info({ genesisTs: simulator.genesisTs, backfillDays }, 'starting a new simulated world');
       emittedUntil = info.doneTs;
       if (info.phase === 'live' && !backfillDone) {
         backfillDone = true;

@@ -11,10 +11,12 @@ import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
-import { distinctKeys, refreshCareers, refreshTraderMarkets, traderMarketsOfMarkets } from '../projections/rollups.ts';
-import type { LogProducer, MessageBatch } from './bus/types.ts';
-import { type TopicNames } from './contract/topics.ts';
-import { decodeBatch, type DeadLetter } from './decode.ts';
+import { refreshRollups } from '../projections/rollups.ts';
+import { createHash } from 'node:crypto';
+import type { BatchProcessor, LogProducer, PartitionSlice, SliceRange } from './bus/types.ts';
+import type { LandingTable, TopicNames } from './contract/topics.ts';
+import { decodeBatch, type DecodedBatch, type DeadLetter, type TableRows } from './decode.ts';
+import type { TraderMarketKey } from '../projections/rollups.ts';
 
 export interface PipelineOptions {
   store: Store;
@@ -34,6 +36,7 @@ export interface PipelineStats {
   rowsIsolated: number;
 }
 
+/** Reported once per slice of the log, after the write that covered it is durable and committed. */
 export interface BatchIngested {
   topic: string;
   partition: number;
@@ -43,9 +46,9 @@ export interface BatchIngested {
   deadLetters: number;
 }
 
-export class IngestPipeline {
+export class IngestPipeline implements BatchProcessor<DecodedBatch> {
   readonly stats: PipelineStats = { batches: 0, events: 0, deadLetters: 0, rowsIsolated: 0 };
-  /** Emits 'batch' (BatchIngested) after each batch is durable, just before its offsets are committed. */
+  /** Emits 'batch' (BatchIngested) for each slice once it is durable and its offsets are committed. */
   readonly events = new EventEmitter<{ batch: [BatchIngested] }>();
   private readonly log: Logger;
 
@@ -53,54 +56,79 @@ export class IngestPipeline {
     this.log = options.log.child({ name: 'pipeline' });
   }
 
-  /** The consumer's batch handler. */
-  readonly handle = async (batch: MessageBatch): Promise<void> => {
-    const { store, topics } = this.options;
-    const first = batch.messages[0]!.offset;
-    const last = batch.messages[batch.messages.length - 1]!.offset;
-    const range = `${batch.topic}|${batch.partition}|${first}-${last}`;
-    const decoded = decodeBatch(topics.idOf(batch.topic), batch.topic, batch.partition, batch.messages);
+  /** CPU work as a slice arrives: decode and validate (overlaps with the previous write). */
+  prepare(slice: PartitionSlice): DecodedBatch {
+    return decodeBatch(this.options.topics.idOf(slice.topic), slice.topic, slice.partition, slice.messages);
+  }
 
-    for (const [table, { rows, sources }] of decoded.rowsByTable) {
-      const rejected = await this.insertIsolatingBadRows(table, rows, `${range}|${table}`);
+  /** Makes prepared slices durable; the consumer commits their offsets after this resolves. */
+  async write(slices: DecodedBatch[], ranges: SliceRange[]): Promise<void> {
+    const { store } = this.options;
+    // One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op.
+    const token = createHash('sha256')
+      .update(ranges.map((range) => `${range.topic}|${range.partition}|${range.firstOffset}-${range.lastOffset}`).join(','))
+      .digest('hex')
+      .slice(0, 40);
+
+    const rowsByTable = new Map<LandingTable, TableRows>();
+    const deadLetters: DeadLetter[] = [];
+    const touchedTraderMarkets: TraderMarketKey[] = [];
+    const resolvedMarkets: string[] = [];
+    for (const slice of slices) {
+      for (const [table, tableRows] of slice.rowsByTable) {
+        const merged = rowsByTable.get(table);
+        if (merged) {
+          for (const line of tableRows.lines) merged.lines.push(line);
+          for (const source of tableRows.sources) merged.sources.push(source);
+        } else {
+          rowsByTable.set(table, { lines: [...tableRows.lines], sources: [...tableRows.sources] });
+        }
+      }
+      deadLetters.push(...slice.deadLetters);
+      touchedTraderMarkets.push(...slice.touchedTraderMarkets);
+      resolvedMarkets.push(...slice.resolvedMarkets);
+    }
+
+    const started = performance.now();
+    for (const [table, { lines, sources }] of rowsByTable) {
+      const rejected = await this.insertIsolatingBadRows(table, lines, `${token}|${table}`);
       for (const { index, reason } of rejected) {
         const source = sources[index]!;
-        decoded.deadLetters.push({
-          topic: batch.topic,
-          partition: batch.partition,
-          offset: source.offset,
-          reason,
-          key: source.key,
-          original: source.value,
-        });
+        deadLetters.push({ ...source, reason });
       }
     }
 
-    if (decoded.deadLetters.length > 0) await this.deadLetter(decoded.deadLetters, range);
+    if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 
-    let keys = decoded.touchedTraderMarkets;
-    if (decoded.resolvedMarkets.length > 0) {
-      keys = keys.concat(await this.withRetries('find wallets of resolved markets', () => traderMarketsOfMarkets(store, decoded.resolvedMarkets)));
-    }
-    if (keys.length > 0) {
-      const unique = distinctKeys(keys);
-      const wallets = await this.withRetries('refresh trader_markets', () => refreshTraderMarkets(store, unique));
-      await this.withRetries('refresh careers', () => refreshCareers(store, wallets, this.options.includeV1InCards));
-    }
+    const landed = performance.now();
+    await this.withRetries('refresh rollups', () =>
+      refreshRollups(store, { traderMarkets: touchedTraderMarkets, resolvedMarkets }, this.options.includeV1InCards),
+    );
 
     this.stats.batches += 1;
-    this.stats.events += decoded.validCount;
-    const ingested: BatchIngested = {
-      topic: batch.topic,
-      partition: batch.partition,
-      firstOffset: first,
-      lastOffset: last,
-      valid: decoded.validCount,
-      deadLetters: decoded.deadLetters.length,
-    };
-    this.log.debug(ingested, 'batch ingested');
-    this.events.emit('batch', ingested);
-  };
+    this.log.debug(
+      { slices: ranges.length, events: slices.reduce((sum, slice) => sum + slice.validCount, 0), insertMs: Math.round(landed - started), rollupMs: Math.round(performance.now() - landed) },
+      'write done',
+    );
+  }
+
+  /** After the commit: report each slice as ingested (tests and operators wait on these). */
+  committed(slices: DecodedBatch[], ranges: SliceRange[]): void {
+    for (const [index, range] of ranges.entries()) {
+      const slice = slices[index]!;
+      const ingested: BatchIngested = {
+        topic: range.topic,
+        partition: range.partition,
+        firstOffset: range.firstOffset,
+        lastOffset: range.lastOffset,
+        valid: slice.validCount,
+        deadLetters: slice.deadLetters.length,
+      };
+      this.stats.events += slice.validCount;
+      this.log.debug(ingested, 'batch ingested');
+      this.events.emit('batch', ingested);
+    }
+  }
 
   private async withRetries<T>(what: string, work: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -122,24 +150,24 @@ export class IngestPipeline {
    */
   private async insertIsolatingBadRows(
     table: string,
-    rows: Record<string, unknown>[],
+    lines: string[],
     token: string,
   ): Promise<{ index: number; reason: string }[]> {
     const store = this.options.store;
     try {
-      await this.withRetries(`insert ${table}`, () => store.insert(table, rows, token));
+      await this.withRetries(`insert ${table}`, () => store.insertJsonLines(table, lines, token));
       return [];
     } catch (error) {
-      if (rows.length === 1 || !(await this.storeIsReachable())) {
-        if (rows.length === 1 && (await this.storeIsReachable())) {
+      if (lines.length === 1 || !(await this.storeIsReachable())) {
+        if (lines.length === 1 && (await this.storeIsReachable())) {
           return [{ index: 0, reason: `ClickHouse refused the row: ${(error as Error).message.slice(0, 500)}` }];
         }
         throw error;
       }
     }
-    const middle = Math.floor(rows.length / 2);
-    const left = await this.insertIsolatingBadRows(table, rows.slice(0, middle), `${token}|a`);
-    const right = await this.insertIsolatingBadRows(table, rows.slice(middle), `${token}|b`);
+    const middle = Math.floor(lines.length / 2);
+    const left = await this.insertIsolatingBadRows(table, lines.slice(0, middle), `${token}|a`);
+    const right = await this.insertIsolatingBadRows(table, lines.slice(middle), `${token}|b`);
     this.stats.rowsIsolated += left.length + right.length;
     return [...left, ...right.map((rejected) => ({ ...rejected, index: rejected.index + middle }))];
   }

@@ -55,10 +55,13 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     maxBytesPerPartition: config.ingest.maxBytesPerPartition,
     maxBytes: config.ingest.maxBytes,
     partitionsConsumedConcurrently: config.ingest.partitionsConsumedConcurrently,
+    maxBatchMessages: config.ingest.maxBatchMessages,
+    maxBatchBytes: config.ingest.maxBatchBytes,
+    lingerMs: config.ingest.lingerMs,
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     heartbeatIntervalMs: config.kafka.heartbeatIntervalMs,
   });
-  await consumer.start(topics.all(), pipeline.handle);
+  await consumer.start(topics.all(), pipeline);
   log.info({ topics: topics.all().length, groupId: options.groupId ?? config.kafka.groupId, log: eventLog.kind }, 'ingest worker started');
   return {
     pipeline,

@@ -4,7 +4,12 @@
  * or from both the archive and the upstream) change nothing: a sum view would count it twice, a
  * recomputation from `FINAL` cannot. The recomputation is idempotent, so a crashed batch that is
  * consumed again recomputes the same rows.
+ *
+ * The touched keys are staged in `rollup_keys` under a batch id (one JSONEachRow insert) and the
+ * recomputation reads them by subquery: its SQL stays small whatever the batch size, where a bound
+ * array of thousands of keys would be parsed as a literal by the embedded engine.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +19,11 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const REFRESH_TRADER_MARKETS = readFileSync(path.join(here, 'rollups', 'refresh_trader_markets.sql'), 'utf8');
 const REFRESH_CAREERS = readFileSync(path.join(here, 'rollups', 'refresh_careers.sql'), 'utf8');
 
-const WALLETS_OF_MARKETS = `
-SELECT DISTINCT condition_id, wallet
-FROM {db:Identifier}.market_wallets
+/** Every wallet with a position in a market that just resolved: their results changed. */
+const STAGE_WALLETS_OF_MARKETS = `
+INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id)
+SELECT {batch:String}, wallet, condition_id
+FROM {db:Identifier}.market_wallets FINAL
 WHERE condition_id IN {condition_ids:Array(String)}`;
 
 export interface TraderMarketKey {
@@ -24,13 +31,11 @@ export interface TraderMarketKey {
   condition_id: string;
 }
 
-/** Bound on keys per statement: keeps each recomputation's parameter list and memory small. */
-const KEYS_PER_STATEMENT = 5_000;
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
-  return out;
+export interface RollupChanges {
+  /** (wallet, market) pairs whose fills or legs changed. */
+  traderMarkets: readonly TraderMarketKey[];
+  /** Markets that received a resolution. */
+  resolvedMarkets: readonly string[];
 }
 
 export function distinctKeys(keys: Iterable<TraderMarketKey>): TraderMarketKey[] {
@@ -39,30 +44,18 @@ export function distinctKeys(keys: Iterable<TraderMarketKey>): TraderMarketKey[]
   return [...seen.values()];
 }
 
-/** The (wallet, market) pairs of every wallet that holds a position in one of these markets. */
-export async function traderMarketsOfMarkets(store: Store, conditionIds: readonly string[]): Promise<TraderMarketKey[]> {
-  const found: TraderMarketKey[] = [];
-  for (const batch of chunks([...new Set(conditionIds)], KEYS_PER_STATEMENT)) {
-    found.push(...(await store.query<TraderMarketKey>(WALLETS_OF_MARKETS, { condition_ids: batch })));
+/** Recomputes trader_markets, then careers, for everything these changes touched. */
+export async function refreshRollups(store: Store, changes: RollupChanges, includeV1: boolean): Promise<void> {
+  if (changes.traderMarkets.length === 0 && changes.resolvedMarkets.length === 0) return;
+  const batch = randomUUID();
+  const keys = distinctKeys(changes.traderMarkets);
+  await store.insert(
+    'rollup_keys',
+    keys.map((key) => ({ batch, wallet: key.wallet, condition_id: key.condition_id })),
+  );
+  if (changes.resolvedMarkets.length > 0) {
+    await store.command(STAGE_WALLETS_OF_MARKETS, { batch, condition_ids: [...new Set(changes.resolvedMarkets)] });
   }
-  return found;
-}
-
-/** Recomputes trader_markets rows for these pairs; returns the wallets whose careers need recomputing. */
-export async function refreshTraderMarkets(store: Store, keys: readonly TraderMarketKey[]): Promise<string[]> {
-  const unique = distinctKeys(keys);
-  for (const batch of chunks(unique, KEYS_PER_STATEMENT)) {
-    await store.command(REFRESH_TRADER_MARKETS, {
-      wallets: [...new Set(batch.map((key) => key.wallet))],
-      pair_keys: batch.map((key) => `${key.wallet}|${key.condition_id}`),
-      condition_ids: [...new Set(batch.map((key) => key.condition_id))],
-    });
-  }
-  return [...new Set(unique.map((key) => key.wallet))];
-}
-
-export async function refreshCareers(store: Store, wallets: readonly string[], includeV1: boolean): Promise<void> {
-  for (const batch of chunks([...new Set(wallets)], KEYS_PER_STATEMENT)) {
-    await store.command(REFRESH_CAREERS, { wallets: batch, include_v1: includeV1 ? 1 : 0 });
-  }
+  await store.command(REFRESH_TRADER_MARKETS, { batch });
+  await store.command(REFRESH_CAREERS, { batch, include_v1: includeV1 ? 1 : 0 });
 }

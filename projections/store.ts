@@ -33,6 +33,8 @@ export interface Store {
    * the same token within the table's deduplication window is a no-op (and so are the views fed by it).
    */
   insert(table: string, rows: readonly Record<string, unknown>[], deduplicationToken?: string): Promise<void>;
+  /** The same, for rows already serialized as JSON lines (the ingest worker serializes while it decodes). */
+  insertJsonLines(table: string, lines: readonly string[], deduplicationToken?: string): Promise<void>;
   /** Creates the database if it is missing. */
   ensureDatabase(): Promise<void>;
   close(): Promise<void>;
@@ -115,8 +117,15 @@ export function openStore(options: StoreOptions): Store {
     async command(sql: string, params?: QueryParams): Promise<void> {
       await client.command({ query: sql, query_params: bind(params) });
     },
-    async insert(table, rows, deduplicationToken): Promise<void> {
-      if (rows.length === 0) return;
+    insert(table, rows, deduplicationToken): Promise<void> {
+      return this.insertJsonLines(
+        table,
+        rows.map((row) => JSON.stringify(row)),
+        deduplicationToken,
+      );
+    },
+    async insertJsonLines(table, lines, deduplicationToken): Promise<void> {
+      if (lines.length === 0) return;
       if (!IDENTIFIER.test(table)) throw new Error(`table name ${JSON.stringify(table)} is not a plain identifier`);
       let settings = '';
       if (deduplicationToken !== undefined) {
@@ -127,7 +136,7 @@ export function openStore(options: StoreOptions): Store {
         // which would leak a token into the next insert.
         settings = ` SETTINGS insert_deduplication_token = '${deduplicationToken}', deduplicate_blocks_in_dependent_materialized_views = 1`;
       }
-      const body = rows.map((row) => JSON.stringify(row)).join('\n');
+      const body = lines.join('\n');
       const result = await client.exec({
         query: `INSERT INTO \`${database}\`.\`${table}\`${settings} FORMAT JSONEachRow`,
         values: Readable.from([body]),

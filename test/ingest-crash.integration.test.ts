@@ -68,8 +68,13 @@ describe('ingest worker crashes and restarts', () => {
 
   it('loses nothing and counts nothing twice across SIGKILL and SIGTERM', async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-crash-'));
-    // Small fetches make many batches, so the kill lands mid-stream.
-    const environment = testEnvironment(id, dataDir, { LOG_LEVEL: 'debug', INGEST_MAX_BYTES_PER_PARTITION: '32768' });
+    // Small fetches and writes make many batches, so the kill and the stop land mid-stream.
+    const environment = testEnvironment(id, dataDir, {
+      LOG_LEVEL: 'debug',
+      INGEST_MAX_BYTES_PER_PARTITION: '32768',
+      INGEST_MAX_BATCH_MESSAGES: '400',
+      INGEST_LINGER_MS: '20',
+    });
     const config = parseConfig(environment);
     const log = createLogger('error');
     const topics = new TopicNames(config.kafka.topicPrefix);
@@ -117,8 +122,8 @@ describe('ingest worker crashes and restarts', () => {
     const checkStore = async (expectedFills: number, expectedSet: Fill[]) => {
       const store = await openMigratedStore(config, log);
       try {
-        const [{ n }] = await store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.fills FINAL');
-        expect(n).toBe(expectedFills);
+        const [count] = await store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.fills FINAL');
+        expect(count?.n).toBe(expectedFills);
         const rollups = await store.query<{ wallet: string; condition_id: string; fills_count: number; buy_usd: number; sell_usd: number }>(
           'SELECT wallet, condition_id, fills_count, buy_usd, sell_usd FROM {db:Identifier}.trader_markets FINAL',
         );

@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KafkaLog } from '../ingest/bus/kafka.ts';
-import type { LogMessage } from '../ingest/bus/types.ts';
+import { consumerLag, type LogMessage, type PartitionSlice } from '../ingest/bus/types.ts';
+import type { Store } from '../projections/store.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
@@ -208,7 +209,16 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     const deadLetters: LogMessage[] = [];
     let deadLettersSeen: () => void = () => {};
     const allDeadLetters = new Promise<void>((resolve) => (deadLettersSeen = resolve));
-    const deadLetterConsumer = kafka.consumer({ groupId: `${context.id}-dlq`, fromBeginning: true, maxBytes: 1 << 20, maxBytesPerPartition: 1 << 20, partitionsConsumedConcurrently: 1 });
+    const deadLetterConsumer = kafka.consumer({
+      groupId: `${context.id}-dlq`,
+      fromBeginning: true,
+      maxBytes: 1 << 20,
+      maxBytesPerPartition: 1 << 20,
+      partitionsConsumedConcurrently: 1,
+      maxBatchMessages: 100,
+      maxBatchBytes: 1 << 20,
+      lingerMs: 10,
+    });
 
     const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
     workers.push(worker);
@@ -223,9 +233,12 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     await publisher.publish('fillsArchive', later); // the stream goes on after the corrupt ones
     await ingested;
 
-    await deadLetterConsumer.start([context.topics.deadLetter()], async (batch) => {
-      deadLetters.push(...batch.messages);
-      if (deadLetters.length >= corrupt.length) deadLettersSeen();
+    await deadLetterConsumer.start([context.topics.deadLetter()], {
+      prepare: (slice: PartitionSlice) => slice.messages,
+      write: async (slices: LogMessage[][]) => {
+        deadLetters.push(...slices.flat());
+        if (deadLetters.length >= corrupt.length) deadLettersSeen();
+      },
     });
     await allDeadLetters;
     await deadLetterConsumer.stop();
@@ -246,11 +259,41 @@ describe('ingest from Kafka into ClickHouse projections', () => {
 
     const everyFill = [...fills, ...later];
     expectRollupsToMatch(await traderMarkets(context), expectedByTraderMarket(everyFill));
-    const [{ n }] = await context.store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.fills FINAL');
-    expect(n).toBe(everyFill.length);
+    const [count] = await context.store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.fills FINAL');
+    expect(count?.n).toBe(everyFill.length);
     // The archive's copy wins over the upstream's (it ranks higher); names still reach trader_names.
     const names = await context.store.query<{ name: string }>('SELECT name FROM {db:Identifier}.trader_names FINAL');
     expect(names.map((row) => row.name)).toContain('copy');
+  });
+
+  it('recovers from failed ClickHouse writes by reading again from the committed offsets', async () => {
+    const { context, kafka, publisher } = await setUp('recover', { INGEST_WRITE_RETRIES: '0' });
+    const wallets = Array.from({ length: 10 }, (_, index) => makeWallet(`recover-w${index}`));
+    const markets = [makeConditionId('recover-m')];
+    const fills = randomFills(5, 1500, wallets, markets);
+
+    // A store whose first two fills inserts fail, as if ClickHouse were briefly unreachable.
+    let failuresLeft = 2;
+    const flaky: Store = {
+      ...context.store,
+      insertJsonLines: async (table, lines, token) => {
+        if (table === 'fills' && failuresLeft > 0) {
+          failuresLeft -= 1;
+          throw new Error('connect ECONNREFUSED (simulated)');
+        }
+        return context.store.insertJsonLines(table, lines, token);
+      },
+    };
+    const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: flaky, log: context.log });
+    workers.push(worker);
+    const ingested = waitForIngested([worker.pipeline], fills.length);
+    await publisher.publish('fillsArchive', fills);
+    await ingested;
+
+    expect(failuresLeft).toBe(0);
+    expectRollupsToMatch(await traderMarkets(context), expectedByTraderMarket(fills));
+    const lag = await consumerLag(kafka, context.config.kafka.groupId, [context.topics.of('fillsArchive')]);
+    expect(lag).toBe(0n);
   });
 
   it('shares partitions between two workers of one group and ingests every event exactly once', async () => {
@@ -264,16 +307,16 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     const second = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
     workers.push(second);
     const perWorker = [0, 0];
-    first.pipeline.events.on('batch', (batch) => (perWorker[0] += batch.valid));
-    second.pipeline.events.on('batch', (batch) => (perWorker[1] += batch.valid));
+    first.pipeline.events.on('batch', (batch) => (perWorker[0] = (perWorker[0] ?? 0) + batch.valid));
+    second.pipeline.events.on('batch', (batch) => (perWorker[1] = (perWorker[1] ?? 0) + batch.valid));
     const ingested = waitForIngested([first.pipeline, second.pipeline], fills.length);
     await publisher.publish('fillsArchive', fills);
     await ingested;
 
-    expect(perWorker[0]).toBeGreaterThan(0);
-    expect(perWorker[1]).toBeGreaterThan(0);
+    expect(perWorker[0] ?? 0).toBeGreaterThan(0);
+    expect(perWorker[1] ?? 0).toBeGreaterThan(0);
     expectRollupsToMatch(await traderMarkets(context), expectedByTraderMarket(fills));
-    const [{ n }] = await context.store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.fills FINAL');
-    expect(n).toBe(fills.length);
+    const [count] = await context.store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.fills FINAL');
+    expect(count?.n).toBe(fills.length);
   });
 });

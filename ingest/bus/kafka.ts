@@ -2,9 +2,11 @@
  * The event log on Kafka, through kafkajs. Offsets are resolved and committed only after the handler
  * (the ClickHouse write) resolved: `eachBatchAutoResolve: false`, `autoCommit: false`.
  */
-import { Kafka, logLevel as kafkaLogLevel, Partitioners, type Consumer, type Producer, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel as kafkaLogLevel, Partitioners, type Consumer, type ConsumerRunConfig, type Producer, type LogEntry } from 'kafkajs';
 import type { Logger } from '../../log.ts';
-import type { BatchHandler, EventLog, LogConsumer, LogConsumerOptions, LogMessage, LogProducer, OutgoingMessage } from './types.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
+import { nextOffset, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogProducer, type OutgoingMessage, type PartitionSlice } from './types.ts';
 
 export interface KafkaLogOptions {
   brokers: string[];
@@ -59,6 +61,12 @@ class KafkaProducer implements LogProducer {
 
 class KafkaConsumer implements LogConsumer {
   private consumer: Consumer | undefined;
+  private accumulator: SliceAccumulator<unknown> | undefined;
+  private runConfig: ConsumerRunConfig | undefined;
+  private stopping = false;
+  private recovering: Promise<void> | undefined;
+  /** Failed writes since the last successful one: the pause before reading again grows with it. */
+  private consecutiveFailures = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -66,7 +74,7 @@ class KafkaConsumer implements LogConsumer {
     private readonly log: Logger,
   ) {}
 
-  async start(topics: readonly string[], handler: BatchHandler): Promise<void> {
+  async start<Prepared>(topics: readonly string[], processor: BatchProcessor<Prepared>): Promise<void> {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       maxBytesPerPartition: this.options.maxBytesPerPartition,
@@ -74,49 +82,93 @@ class KafkaConsumer implements LogConsumer {
       allowAutoTopicCreation: true,
       ...(this.options.sessionTimeoutMs ? { sessionTimeout: this.options.sessionTimeoutMs, rebalanceTimeout: this.options.sessionTimeoutMs } : {}),
       ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
-      // A crashed handler restarts the consumer from the last committed offset.
+      // Should kafkajs itself crash (a broker error), it restarts from the committed offsets.
       retry: { retries: 8, initialRetryTime: 300, restartOnFailure: async () => true },
     });
     this.consumer = consumer;
-    // start() resolves once this member has joined the group and holds its assignment.
-    const joined = new Promise<void>((resolve) => {
-      const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
-        remove();
-        resolve();
-      });
+    const accumulator = new SliceAccumulator<Prepared>(
+      processor,
+      async (ranges) => {
+        const offsets = ranges.map((range) => ({ topic: range.topic, partition: range.partition, offset: nextOffset(range) }));
+        await consumer.commitOffsets(offsets);
+        this.consecutiveFailures = 0;
+        for (const offset of offsets) this.log.debug(offset, 'offsets committed');
+      },
+      this.options,
+      this.log,
+      () => void this.recover(),
+    );
+    this.accumulator = accumulator as SliceAccumulator<unknown>;
+
+    // Every (re)join starts a new generation: what was prepared but not written is dropped and read
+    // again from the committed offsets, which is where kafkajs resumes fetching after a join.
+    let joinedOnce: () => void = () => {};
+    const joined = new Promise<void>((resolve) => (joinedOnce = resolve));
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      void accumulator.reset().then(() => joinedOnce());
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [...topics], fromBeginning: this.options.fromBeginning });
-    await consumer.run({
+    this.runConfig = {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        if (!isRunning() || isStale() || batch.messages.length === 0) return;
-        const messages: LogMessage[] = batch.messages.map((message) => ({
-          offset: message.offset,
-          key: message.key,
-          value: message.value,
-          headers: toHeaders(message.headers),
-        }));
-        await handler({ topic: batch.topic, partition: batch.partition, messages });
-        const lastOffset = messages[messages.length - 1]!.offset;
-        resolveOffset(lastOffset);
-        const next = (BigInt(lastOffset) + 1n).toString();
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
-        this.log.debug({ topic: batch.topic, partition: batch.partition, offset: next }, 'offsets committed');
+        if (this.stopping || !isRunning() || isStale() || batch.messages.length === 0) return;
+        const slice: PartitionSlice = {
+          topic: batch.topic,
+          partition: batch.partition,
+          messages: batch.messages.map((message) => ({
+            offset: message.offset,
+            key: message.key,
+            value: message.value,
+            headers: toHeaders(message.headers),
+          })),
+        };
+        // Waits while the batch is full. A refused slice (a write failed) is not resolved: the
+        // consumer is about to restart from the committed offsets.
+        if (!(await accumulator.add(slice))) return;
+        // Resolving moves the fetch position only: with autoCommit off, kafkajs commits nothing itself.
+        resolveOffset(batch.lastOffset());
         await heartbeat();
       },
-    });
+    };
+    await consumer.run(this.runConfig);
     await joined;
     this.log.info({ groupId: this.options.groupId, topics: topics.length }, 'consumer joined its group');
   }
 
+  /**
+   * After a failed write: pause, then stop and run the consumer again, so that it rejoins and reads
+   * from the committed offsets. (A rejoin resets the accumulator.)
+   */
+  private recover(): Promise<void> {
+    this.recovering ??= (async () => {
+      this.consecutiveFailures += 1;
+      const delayMs = retryDelayMs(this.consecutiveFailures);
+      this.log.warn({ failures: this.consecutiveFailures, retryInMs: delayMs }, 'restarting the consumer from the committed offsets');
+      await sleep(delayMs);
+      const consumer = this.consumer;
+      if (!consumer || this.stopping || !this.runConfig) return;
+      await consumer.stop();
+      await this.accumulator?.reset();
+      await consumer.run(this.runConfig);
+    })()
+      .catch((error: unknown) => this.log.error({ err: error }, 'consumer restart failed'))
+      .finally(() => {
+        this.recovering = undefined;
+      });
+    return this.recovering;
+  }
+
   async stop(): Promise<void> {
     const consumer = this.consumer;
-    this.consumer = undefined;
     if (!consumer) return;
-    // disconnect() stops the fetch loop and waits for the batch in flight to finish and commit.
+    this.stopping = true;
+    await this.recovering;
+    this.consumer = undefined;
+    // Write and commit what is held, then leave (disconnect waits for a batch handler in flight).
+    await this.accumulator?.flush().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
     await consumer.disconnect();
   }
 }

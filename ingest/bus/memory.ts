@@ -8,7 +8,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
-import type { BatchHandler, EventLog, LogConsumer, LogConsumerOptions, LogMessage, LogProducer, OutgoingMessage } from './types.ts';
+import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
+import { nextOffset, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogMessage, type LogProducer, type OutgoingMessage } from './types.ts';
 
 interface Partition {
   /** Offset of messages[0]. */
@@ -100,12 +101,11 @@ export class MemoryLog implements EventLog {
     this.appended.notify();
   }
 
-  /** Next uncommitted messages of one partition for a group, up to `maxBytes`. */
-  fetch(groupId: string, topicName: string, partitionIndex: number, maxBytes: number): LogMessage[] {
+  /** Messages of one partition from an offset on, up to `maxBytes`. */
+  fetchFrom(topicName: string, partitionIndex: number, from: bigint, maxBytes: number): LogMessage[] {
     const partition = this.topic(topicName).partitions[partitionIndex];
     if (!partition) return [];
-    const next = this.committed(groupId, topicName, partitionIndex);
-    let start = Number(next - partition.base);
+    let start = Number(from - partition.base);
     if (start < 0) start = 0;
     const out: LogMessage[] = [];
     let bytes = 0;
@@ -206,6 +206,9 @@ export class MemoryLog implements EventLog {
 class MemoryConsumer implements LogConsumer {
   private running = false;
   private loop: Promise<void> | undefined;
+  private accumulator: SliceAccumulator<unknown> | undefined;
+  /** Failed writes since the last successful one: the pause before reading again grows with it. */
+  private consecutiveFailures = 0;
 
   constructor(
     private readonly memoryLog: MemoryLog,
@@ -213,50 +216,59 @@ class MemoryConsumer implements LogConsumer {
     private readonly log: Logger,
   ) {}
 
-  async start(topics: readonly string[], handler: BatchHandler): Promise<void> {
+  async start<Prepared>(topics: readonly string[], processor: BatchProcessor<Prepared>): Promise<void> {
     this.running = true;
+    const groupId = this.options.groupId;
     // Register the group at once, so that producers see a consumer and apply backpressure.
     for (const topic of topics) {
       for (let partition = 0; partition < this.memoryLog.partitionCount(topic); partition++) {
-        this.memoryLog.commit(this.options.groupId, topic, partition, this.memoryLog.committed(this.options.groupId, topic, partition));
+        this.memoryLog.commit(groupId, topic, partition, this.memoryLog.committed(groupId, topic, partition));
       }
     }
-    this.loop = this.consume(topics, handler);
+    const accumulator = new SliceAccumulator<Prepared>(
+      processor,
+      async (ranges) => {
+        for (const range of ranges) this.memoryLog.commit(groupId, range.topic, range.partition, BigInt(nextOffset(range)));
+        this.consecutiveFailures = 0;
+      },
+      this.options,
+      this.log,
+      // Wake the loop, which then rewinds to the committed offsets.
+      () => this.memoryLog.appended.notify(),
+    );
+    this.accumulator = accumulator as SliceAccumulator<unknown>;
+    this.loop = this.consume(topics, accumulator);
   }
 
-  private async consume(topics: readonly string[], handler: BatchHandler): Promise<void> {
-    let failures = 0;
+  private async consume<Prepared>(topics: readonly string[], accumulator: SliceAccumulator<Prepared>): Promise<void> {
+    const groupId = this.options.groupId;
+    /** Next offset to fetch per topic-partition: ahead of the committed one while a write is pending. */
+    const position = new Map<string, bigint>();
     while (this.running) {
-      const woken = this.memoryLog.appended.wait();
-      const work: { topic: string; partition: number; messages: LogMessage[] }[] = [];
-      for (const topic of topics) {
-        for (let partition = 0; partition < this.memoryLog.partitionCount(topic); partition++) {
-          const messages = this.memoryLog.fetch(this.options.groupId, topic, partition, this.options.maxBytesPerPartition);
-          if (messages.length > 0) work.push({ topic, partition, messages });
-        }
-      }
-      if (work.length === 0) {
-        await woken;
+      if (accumulator.failed) {
+        // Start again from the committed offsets, after a pause that grows with repeated failures.
+        this.consecutiveFailures += 1;
+        const delayMs = retryDelayMs(this.consecutiveFailures);
+        this.log.warn({ failures: this.consecutiveFailures, retryInMs: delayMs }, 'reading again from the committed offsets');
+        await sleep(delayMs);
+        await accumulator.reset();
+        position.clear();
         continue;
       }
-      try {
-        // Partitions are processed concurrently up to the configured bound, like kafkajs does.
-        for (let start = 0; start < work.length && this.running; start += this.options.partitionsConsumedConcurrently) {
-          await Promise.all(
-            work.slice(start, start + this.options.partitionsConsumedConcurrently).map(async (batch) => {
-              await handler(batch);
-              const last = BigInt(batch.messages[batch.messages.length - 1]!.offset);
-              this.memoryLog.commit(this.options.groupId, batch.topic, batch.partition, last + 1n);
-            }),
-          );
+      const woken = this.memoryLog.appended.wait();
+      let fetched = 0;
+      for (const topic of topics) {
+        for (let partition = 0; partition < this.memoryLog.partitionCount(topic) && this.running; partition++) {
+          const key = `${topic}|${partition}`;
+          const from = position.get(key) ?? this.memoryLog.committed(groupId, topic, partition);
+          const messages = this.memoryLog.fetchFrom(topic, partition, from, this.options.maxBytesPerPartition);
+          if (messages.length === 0) continue;
+          if (!(await accumulator.add({ topic, partition, messages }))) break;
+          fetched += messages.length;
+          position.set(key, BigInt(messages[messages.length - 1]!.offset) + 1n);
         }
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        const delayMs = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
-        this.log.error({ err: error, failures, retryInMs: delayMs }, 'batch failed; it will be delivered again');
-        await sleep(delayMs);
       }
+      if (fetched === 0 && this.running && !accumulator.failed) await woken;
     }
   }
 
@@ -264,5 +276,6 @@ class MemoryConsumer implements LogConsumer {
     this.running = false;
     this.memoryLog.appended.notify();
     await this.loop;
+    await this.accumulator?.flush().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
   }
 }

@@ -12,18 +12,34 @@ export interface LogMessage {
   headers: Record<string, string>;
 }
 
-export interface MessageBatch {
+/** Consecutive messages of one partition, in offset order; never empty. */
+export interface PartitionSlice {
   topic: string;
   partition: number;
-  /** In offset order; never empty. */
   messages: LogMessage[];
 }
 
+/** Where a slice sits in the log: what a write covers and what its commit advances. */
+export interface SliceRange {
+  topic: string;
+  partition: number;
+  firstOffset: string;
+  lastOffset: string;
+  messageCount: number;
+}
+
 /**
- * Processes one batch durably. When it resolves, the batch's offsets are committed; when it rejects,
- * nothing is committed and the batch is delivered again.
+ * How a consumer hands messages over. `prepare` runs as each slice arrives (CPU work: decoding and
+ * validating), so it overlaps with the previous write; `write` makes everything prepared since the last
+ * write durable. Offsets are committed only after `write` resolved; when it rejects, nothing is
+ * committed and the messages are delivered again.
  */
-export type BatchHandler = (batch: MessageBatch) => Promise<void>;
+export interface BatchProcessor<Prepared> {
+  prepare(slice: PartitionSlice): Prepared;
+  write(prepared: Prepared[], ranges: SliceRange[]): Promise<void>;
+  /** Called after the offsets of a write were committed. */
+  committed?(prepared: Prepared[], ranges: SliceRange[]): void;
+}
 
 export interface OutgoingMessage {
   key: string | null;
@@ -38,9 +54,9 @@ export interface LogProducer {
 }
 
 export interface LogConsumer {
-  /** Starts consuming; resolves once the consumer has joined and is running. */
-  start(topics: readonly string[], handler: BatchHandler): Promise<void>;
-  /** Stops fetching, lets the in-flight batch finish (and commit), then leaves the group. */
+  /** Starts consuming; resolves once the consumer has joined its group and holds its assignment. */
+  start<Prepared>(topics: readonly string[], processor: BatchProcessor<Prepared>): Promise<void>;
+  /** Stops fetching, writes and commits what it holds, then leaves the group. */
   stop(): Promise<void>;
 }
 
@@ -48,9 +64,14 @@ export interface LogConsumerOptions {
   groupId: string;
   /** Read topics from their beginning when the group has no committed offset. */
   fromBeginning: boolean;
+  /** Upper bound of one fetch per partition, and of all partitions together. */
   maxBytesPerPartition: number;
   maxBytes: number;
   partitionsConsumedConcurrently: number;
+  /** A write happens when this many messages (or bytes) are prepared, or `lingerMs` after the first. */
+  maxBatchMessages: number;
+  maxBatchBytes: number;
+  lingerMs: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
 }
@@ -77,4 +98,19 @@ export async function consumerLag(log: EventLog, groupId: string, topics: readon
     }
   }
   return lag;
+}
+
+export function rangeOf(slice: PartitionSlice): SliceRange {
+  return {
+    topic: slice.topic,
+    partition: slice.partition,
+    firstOffset: slice.messages[0]!.offset,
+    lastOffset: slice.messages[slice.messages.length - 1]!.offset,
+    messageCount: slice.messages.length,
+  };
+}
+
+/** The offset to commit after a range: the next one to read. */
+export function nextOffset(range: SliceRange): string {
+  return (BigInt(range.lastOffset) + 1n).toString();
 }

@@ -16,7 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import type { EventLog, OutgoingMessage } from '../bus/types.ts';
+import type { EventLog, OutgoingMessage, PartitionSlice } from '../bus/types.ts';
 import { TOPICS, TOPIC_IDS, type TopicId, type TopicNames } from '../contract/topics.ts';
 import type { EventPublisher } from '../publisher.ts';
 
@@ -179,24 +179,32 @@ export async function exportTopics(
     maxBytesPerPartition: 4 * 1024 * 1024,
     maxBytes: 16 * 1024 * 1024,
     partitionsConsumedConcurrently: 1,
+    maxBatchMessages: 10_000,
+    maxBatchBytes: 8 * 1024 * 1024,
+    lingerMs: 50,
   });
-  await consumer.start(physical, async (batch) => {
-    const key = `${batch.topic}|${batch.partition}`;
-    const end = remaining.get(key);
-    if (end === undefined) return;
-    const stream = writerFor(batch.topic).stream;
-    for (const message of batch.messages) {
-      if (BigInt(message.offset) >= end) break;
-      if (message.value === null) continue;
-      // Respect the file's pace: wait for the gzip stream to drain instead of buffering the topic.
-      if (!stream.write(`${normalizeLine(message.value.toString('utf8'))}\n`)) await once(stream, 'drain');
-      events += 1;
-    }
-    if (BigInt(batch.messages[batch.messages.length - 1]!.offset) + 1n >= end) {
-      remaining.delete(key);
-      if (remaining.size === 0) finished();
-    }
-    options.onProgress?.(events);
+  await consumer.start(physical, {
+    prepare: (slice: PartitionSlice) => slice,
+    write: async (slices: PartitionSlice[]) => {
+      for (const slice of slices) {
+        const key = `${slice.topic}|${slice.partition}`;
+        const end = remaining.get(key);
+        if (end === undefined) continue;
+        const stream = writerFor(slice.topic).stream;
+        for (const message of slice.messages) {
+          if (BigInt(message.offset) >= end) break;
+          if (message.value === null) continue;
+          // Respect the file's pace: wait for the gzip stream to drain instead of buffering the topic.
+          if (!stream.write(`${normalizeLine(message.value.toString('utf8'))}\n`)) await once(stream, 'drain');
+          events += 1;
+        }
+        if (BigInt(slice.messages[slice.messages.length - 1]!.offset) + 1n >= end) {
+          remaining.delete(key);
+          if (remaining.size === 0) finished();
+        }
+      }
+      options.onProgress?.(events);
+    },
   });
   await allRead;
   await consumer.stop();

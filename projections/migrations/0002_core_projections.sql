@@ -78,6 +78,22 @@ AS SELECT condition_id,
    FROM {db:Identifier}.trades
    GROUP BY condition_id;
 
+-- Keys a batch touched, staged for the recomputation of trader_markets and careers. The recomputation
+-- reads them with a subquery on `batch`, so that its SQL stays small however many keys a batch has.
+-- Staging rows are dropped an hour later, a whole partition at a time.
+CREATE TABLE IF NOT EXISTS {db:Identifier}.rollup_keys
+(
+    batch        String,
+    wallet       String,
+    condition_id String,
+    staged_at    DateTime('UTC') DEFAULT now()
+)
+ENGINE = MergeTree
+PARTITION BY toStartOfHour(staged_at)
+ORDER BY (batch, wallet, condition_id)
+TTL staged_at + INTERVAL 1 HOUR
+SETTINGS ttl_only_drop_parts = 1;
+
 -- Per trader and market: everything a market row, a summary and the card are built from.
 -- Recomputed by the ingest worker (projections/rollups.ts). `version` grows with the inputs seen
 -- (fills + legs, and resolution), so a recomputation from a later snapshot always replaces an earlier one.

@@ -1,6 +1,5 @@
--- Recomputes trader_markets for the given (wallet, market) pairs from the deduplicated fills and legs.
--- Parameters: wallets Array(String) (narrows the primary-key range), pair_keys Array(String) as
--- 'wallet|condition_id', condition_ids Array(String).
+-- Recomputes trader_markets for the (wallet, market) pairs staged in rollup_keys under `batch`, from the
+-- deduplicated fills and legs. The `wallet IN (…)` condition narrows the primary-key range.
 INSERT INTO {db:Identifier}.trader_markets
 SELECT
     m.wallet AS wallet,
@@ -68,14 +67,14 @@ FROM
         SELECT wallet, condition_id, 'FILL' AS kind, side, token_side, up_price, size_tokens AS tokens, usd, ts,
                fill_id AS id, era
         FROM {db:Identifier}.fills FINAL
-        WHERE wallet IN {wallets:Array(String)}
-          AND concat(wallet, '|', condition_id) IN {pair_keys:Array(String)}
+        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
+          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
         UNION ALL
         SELECT wallet, condition_id, kind, '' AS side, toUInt8(0) AS token_side, toFloat64(0) AS up_price, tokens, usd, ts,
                leg_id AS id, era
         FROM {db:Identifier}.position_legs FINAL
-        WHERE wallet IN {wallets:Array(String)}
-          AND concat(wallet, '|', condition_id) IN {pair_keys:Array(String)}
+        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
+          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
     )
     GROUP BY wallet, condition_id
 ) AS m
@@ -83,5 +82,5 @@ LEFT JOIN
 (
     SELECT condition_id, winner_token_side
     FROM {db:Identifier}.market_resolutions FINAL
-    WHERE condition_id IN {condition_ids:Array(String)}
+    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
 ) AS r ON r.condition_id = m.condition_id

@@ -41,7 +41,7 @@ export interface TestContextOptions {
 
 export function testEnvironment(id: string, dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    LOG_LEVEL: 'error',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
     DATA_DIR: dataDir,
     CLICKHOUSE_DATABASE: `t_${id}`,
     KAFKA_BROKERS: inject('kafkaBrokers').join(','),

@@ -1,0 +1,131 @@
+/**
+ * Gathers prepared slices from any number of partitions into one write, so that the size of a write
+ * (and of a ClickHouse insert) does not depend on how the log happens to cut its fetches. A write
+ * happens when the batch is full or `lingerMs` after its first slice. Writes are serialized; while one
+ * runs, the next batch fills, and an add() that finds it full waits: at most two batches are held
+ * (backpressure, not buffering).
+ *
+ * When a write fails, nothing of it is committed, the accumulator refuses new slices, and `onFailure`
+ * tells the consumer to start again from the committed offsets (then `reset()` reopens it).
+ */
+import type { Logger } from '../../log.ts';
+import { rangeOf, type BatchProcessor, type PartitionSlice, type SliceRange } from './types.ts';
+
+export interface AccumulatorLimits {
+  maxBatchMessages: number;
+  maxBatchBytes: number;
+  lingerMs: number;
+}
+
+interface Pending<Prepared> {
+  prepared: Prepared[];
+  ranges: SliceRange[];
+  messages: number;
+  bytes: number;
+}
+
+function sliceBytes(slice: PartitionSlice): number {
+  let bytes = 0;
+  for (const message of slice.messages) bytes += (message.value?.length ?? 0) + (message.key?.length ?? 0);
+  return bytes;
+}
+
+/** Pause before reading again after the n-th consecutive failed write: 0.5 s doubling, at most 30 s. */
+export function retryDelayMs(consecutiveFailures: number): number {
+  return Math.min(30_000, 250 * 2 ** Math.min(Math.max(consecutiveFailures, 1), 7));
+}
+
+const empty = <Prepared>(): Pending<Prepared> => ({ prepared: [], ranges: [], messages: 0, bytes: 0 });
+
+export class SliceAccumulator<Prepared> {
+  private pending: Pending<Prepared> = empty();
+  private writing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private failure: unknown;
+  /** Bumped by reset(): a write that started before a reset must not commit into the new generation. */
+  private generation = 0;
+
+  constructor(
+    private readonly processor: BatchProcessor<Prepared>,
+    private readonly commit: (ranges: SliceRange[]) => Promise<void>,
+    private readonly limits: AccumulatorLimits,
+    private readonly log: Logger,
+    /** Called once per failed write; the consumer rewinds to its committed offsets and calls reset(). */
+    private readonly onFailure: (error: unknown) => void = () => {},
+  ) {}
+
+  /** True from a failed write until reset(): slices offered meanwhile are refused. */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /**
+   * Prepares a slice and adds it to the next write; waits while the batch is full. Returns false when
+   * the slice was refused (after a failed write): the caller must not advance past it.
+   */
+  async add(slice: PartitionSlice): Promise<boolean> {
+    if (this.failure !== undefined) return false;
+    this.pending.prepared.push(this.processor.prepare(slice));
+    this.pending.ranges.push(rangeOf(slice));
+    this.pending.messages += slice.messages.length;
+    this.pending.bytes += sliceBytes(slice);
+    if (this.pending.messages >= this.limits.maxBatchMessages || this.pending.bytes >= this.limits.maxBatchBytes) {
+      await this.flush().catch(() => {
+        // The failure is handled once, in flush (onFailure); this caller only needs to stop.
+      });
+      return this.failure === undefined;
+    }
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch(() => {});
+    }, this.limits.lingerMs);
+    return true;
+  }
+
+  /** Writes and commits everything added so far; resolves when that is durable, rejects if it failed. */
+  flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const batch = this.pending;
+    this.pending = empty();
+    const generation = this.generation;
+    const run = this.writing.then(async () => {
+      if (batch.ranges.length === 0 || generation !== this.generation || this.failure !== undefined) return;
+      try {
+        await this.processor.write(batch.prepared, batch.ranges);
+        if (generation === this.generation) {
+          await this.commit(batch.ranges);
+          this.processor.committed?.(batch.prepared, batch.ranges);
+        }
+      } catch (error) {
+        if (this.failure === undefined && generation === this.generation) {
+          this.failure = error;
+          // Whatever else is held follows the failed batch in its partitions: drop it too.
+          this.pending = empty();
+          this.log.error({ err: error, ranges: batch.ranges.length, messages: batch.messages }, 'write failed; nothing of it was committed');
+          this.onFailure(error);
+        }
+        throw error;
+      }
+    });
+    this.writing = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Forgets what is held but not yet written (after a rebalance, or to recover from a failure): those
+   * messages are uncommitted and will be read again from the committed offsets.
+   */
+  async reset(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.generation += 1;
+    this.pending = empty();
+    await this.writing;
+    this.failure = undefined;
+  }
+}

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../log.ts';
+import { SliceAccumulator } from './accumulator.ts';
+import { MemoryLog } from './memory.ts';
+import type { BatchProcessor, PartitionSlice, SliceRange } from './types.ts';
+
+const log = createLogger('silent');
+
+function slice(topic: string, partition: number, from: number, count: number): PartitionSlice {
+  return {
+    topic,
+    partition,
+    messages: Array.from({ length: count }, (_, index) => ({ offset: String(from + index), key: null, value: Buffer.from('x'), headers: {} })),
+  };
+}
+
+/** A processor that records writes and can be told to fail the next one. */
+function recorder() {
+  const writes: SliceRange[][] = [];
+  let failNext = false;
+  const processor: BatchProcessor<number> = {
+    prepare: (s) => s.messages.length,
+    write: async (_prepared, ranges) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('ClickHouse is down');
+      }
+      writes.push(ranges);
+    },
+  };
+  return { processor, writes, failNextWrite: () => (failNext = true) };
+}
+
+describe('SliceAccumulator', () => {
+  it('gathers slices of several partitions into one write and commits their ranges after it', async () => {
+    const { processor, writes } = recorder();
+    const commits: SliceRange[][] = [];
+    const accumulator = new SliceAccumulator(processor, async (ranges) => void commits.push(ranges), { maxBatchMessages: 10, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log);
+    await accumulator.add(slice('t', 0, 0, 4));
+    await accumulator.add(slice('t', 1, 0, 4));
+    expect(writes).toHaveLength(0);
+    await accumulator.add(slice('t', 0, 4, 4)); // 12 ≥ 10: written now
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.map((range) => `${range.partition}:${range.firstOffset}-${range.lastOffset}`)).toEqual(['0:0-3', '1:0-3', '0:4-7']);
+    expect(commits).toEqual(writes);
+  });
+
+  it('writes a partial batch after the linger time', async () => {
+    const { processor, writes } = recorder();
+    let committed: () => void = () => {};
+    const done = new Promise<void>((resolve) => (committed = resolve));
+    const accumulator = new SliceAccumulator(processor, async () => committed(), { maxBatchMessages: 1000, maxBatchBytes: 1 << 20, lingerMs: 5 }, log);
+    await accumulator.add(slice('t', 0, 0, 3));
+    await done;
+    expect(writes).toHaveLength(1);
+  });
+
+  it('commits nothing of a failed write, reports it once, and refuses slices until reset', async () => {
+    const { processor, writes, failNextWrite } = recorder();
+    const commits: SliceRange[][] = [];
+    const failures: unknown[] = [];
+    const accumulator = new SliceAccumulator(processor, async (ranges) => void commits.push(ranges), { maxBatchMessages: 2, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log, (error) => failures.push(error));
+    failNextWrite();
+    expect(await accumulator.add(slice('t', 0, 0, 2))).toBe(false);
+    expect(await accumulator.add(slice('t', 0, 2, 2))).toBe(false);
+    expect(commits).toHaveLength(0);
+    expect(failures).toHaveLength(1);
+    expect(accumulator.failed).toBe(true);
+    await accumulator.reset();
+    expect(await accumulator.add(slice('t', 0, 0, 2))).toBe(true);
+    expect(writes).toHaveLength(1);
+    expect(commits).toHaveLength(1);
+  });
+
+  it('drops what it holds on reset: those messages are read again from the committed offsets', async () => {
+    const { processor, writes } = recorder();
+    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log);
+    await accumulator.add(slice('t', 0, 0, 5));
+    await accumulator.reset();
+    await accumulator.flush();
+    expect(writes).toHaveLength(0);
+  });
+});
+
+describe('MemoryLog', () => {
+  const options = { maxBatchMessages: 50, maxBatchBytes: 1 << 20, lingerMs: 1, maxBytes: 1 << 20, maxBytesPerPartition: 1 << 20, partitionsConsumedConcurrently: 2, fromBeginning: true };
+
+  it('keeps one key on one partition, in order, and delivers everything once to a group', async () => {
+    const memory = new MemoryLog({ partitions: 4, maxRetainedBytes: 1 << 20, log });
+    const producer = await memory.producer();
+    const seen = new Map<string, number[]>();
+    const consumer = memory.consumer({ ...options, groupId: 'g' });
+    await consumer.start(['t'], {
+      prepare: (s) => s,
+      write: async (slices) => {
+        for (const s of slices) {
+          for (const m of s.messages) {
+            const [key, index] = m.value!.toString().split(':');
+            const list = seen.get(`${key}@${s.partition}`) ?? [];
+            list.push(Number(index));
+            seen.set(`${key}@${s.partition}`, list);
+          }
+        }
+      },
+    });
+    for (let index = 0; index < 300; index++) await producer.send('t', [{ key: `k${index % 7}`, value: `k${index % 7}:${index}` }]);
+    await memory.drained('g', ['t']);
+    await consumer.stop();
+    const keys = [...seen.keys()].map((entry) => entry.split('@')[0]);
+    expect(new Set(keys).size).toBe(keys.length); // each key on exactly one partition
+    const all = [...seen.values()].flat();
+    expect(all.sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, index) => index));
+    for (const list of seen.values()) expect(list).toEqual([...list].sort((a, b) => a - b));
+  });
+
+  it('delivers a failed write again, from the committed offset', async () => {
+    const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: 1 << 20, log });
+    const producer = await memory.producer();
+    let attempts = 0;
+    const written: string[] = [];
+    const consumer = memory.consumer({ ...options, groupId: 'g' });
+    await consumer.start(['t'], {
+      prepare: (s) => s.messages.map((m) => m.value!.toString()),
+      write: async (prepared) => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('transient');
+        written.push(...prepared.flat());
+      },
+    });
+    await producer.send('t', [{ key: 'a', value: '1' }, { key: 'a', value: '2' }]);
+    await memory.drained('g', ['t']);
+    await consumer.stop();
+    expect(attempts).toBeGreaterThanOrEqual(2);
+    expect(written).toEqual(['1', '2']);
+  });
+});

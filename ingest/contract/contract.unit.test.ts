@@ -1,0 +1,105 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { TOPICS, TOPIC_IDS, TopicNames } from './topics.ts';
+import { upNormalizedPrice } from './primitives.ts';
+import { formatTitleWindow, parseTitleWindow } from './title-time.ts';
+
+describe('UP-space price normalization', () => {
+  it('keeps token-1 prices and complements token-2 prices, always inside [0, 1]', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000 }), (basisPoints) => {
+        const price = basisPoints / 10_000;
+        expect(upNormalizedPrice(1, price)).toBe(price);
+        const up = upNormalizedPrice(2, price);
+        expect(up).toBeGreaterThanOrEqual(0);
+        expect(up).toBeLessThanOrEqual(1);
+        expect(up).toBeCloseTo(1 - price, 12);
+        // Normalizing twice gives back the traded level: no float drift on a 0.0001 grid.
+        expect(upNormalizedPrice(2, up)).toBe(price);
+      }),
+    );
+  });
+
+  it('turns a token-2 print at 0.99 into exactly 0.01, not 0.010000000000000009', () => {
+    expect(upNormalizedPrice(2, 0.99)).toBe(0.01);
+    expect(upNormalizedPrice(2, 0.3)).toBe(0.7);
+  });
+});
+
+describe('title windows (US Eastern, no year)', () => {
+  it('reads the windows of real Polymarket titles', () => {
+    // Slug btc-updown-15m-1767555900 of the real exports in ../shared.
+    expect(parseTitleWindow('Bitcoin Up or Down - January 4, 2:45PM-3:00PM ET', 1_767_556_817)).toEqual({ startTs: 1_767_555_900, endTs: 1_767_556_800 });
+    // Hourly titles name the hour only: 10PM ET on January 4 is 03:00 UTC on January 5.
+    expect(parseTitleWindow('Bitcoin Up or Down - January 4, 10PM ET', 1_767_585_267)).toEqual({ startTs: 1_767_582_000, endTs: 1_767_585_600 });
+    expect(parseTitleWindow('Oilers vs. Ducks', 1_767_585_267)).toBeNull();
+    expect(parseTitleWindow('Will the US confirm that aliens exist by September 30?', 1_767_585_267)).toBeNull();
+  });
+
+  it('measures windows across daylight-saving changes by the wall clock', () => {
+    // 2026-03-08: clocks jump from 2:00 to 3:00; the window 1:45-3:00 lasts fifteen minutes.
+    const window = parseTitleWindow('Bitcoin Up or Down - March 8, 1:45AM-3:00AM ET', Date.UTC(2026, 2, 8) / 1000);
+    expect(window).not.toBeNull();
+    expect(window!.endTs - window!.startTs).toBe(900);
+    expect(new Date(window!.startTs * 1000).toISOString()).toBe('2026-03-08T06:45:00.000Z');
+  });
+
+  it('parses back what it formats, for any quarter-hour or hour in a four-year span', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 4 * 365 * 96 }), fc.constantFrom(300, 900, 3600), (slot, length) => {
+        const startTs = 1_735_689_600 + slot * 900; // quarter hours from 2025-01-01
+        const endTs = startTs + length;
+        const title = `Bitcoin Up or Down - ${formatTitleWindow(startTs, endTs)}`;
+        const parsed = parseTitleWindow(title, startTs + 120);
+        expect(parsed?.startTs).toBe(startTs);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never throws on arbitrary titles', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.integer({ min: 1_500_000_000, max: 4_000_000_000 }), (title, reference) => {
+        const parsed = parseTitleWindow(title, reference);
+        if (parsed) expect(parsed.endTs).toBeGreaterThan(parsed.startTs);
+      }),
+    );
+  });
+});
+
+describe('topic registry', () => {
+  it('gives every topic a distinct name, and maps prefixed physical names back', () => {
+    const names = TOPIC_IDS.map((topicId) => TOPICS[topicId].name);
+    expect(new Set(names).size).toBe(names.length);
+    const topics = new TopicNames('prod.');
+    for (const topicId of TOPIC_IDS) expect(topics.idOf(topics.of(topicId))).toBe(topicId);
+    expect(topics.idOf('other.fills.archive')).toBeUndefined();
+    expect(topics.deadLetter()).toBe('prod.dead-letter');
+  });
+
+  it('gives a fill the same id from the archive and from the upstream, per wallet', () => {
+    const fill = {
+      tx_hash: `0x${'ab'.repeat(32)}`,
+      log_index: 7,
+      wallet: `0x${'CD'.repeat(20)}`,
+      condition_id: `0x${'ef'.repeat(32)}`,
+      side: 'BUY',
+      token_side: 2,
+      price: 0.3,
+      size_tokens: 10,
+      usd: 3,
+      role: 'maker',
+      era: 'v2',
+      ts: 1_767_556_800,
+    };
+    const archive = TOPICS.fillsArchive.schema.parse(fill);
+    const upstream = TOPICS.fillsUpstream.schema.parse({ ...fill, name: 'someone' });
+    expect(TOPICS.fillsArchive.id(archive)).toBe(TOPICS.fillsUpstream.id(upstream));
+    expect(archive.wallet).toBe(`0x${'cd'.repeat(20)}`);
+    const landed = TOPICS.fillsArchive.land(archive);
+    expect(landed.table).toBe('fills');
+    expect(landed.row.up_price).toBe(0.7);
+    expect(landed.row.fill_id).toBe(`0x${'ab'.repeat(32)}:7`);
+    expect(TOPICS.fillsArchive.land(archive).row.source_rank).toBeGreaterThan(TOPICS.fillsUpstream.land(upstream).row.source_rank as number);
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { decodeBatch } from './decode.ts';
+import type { LogMessage } from './bus/types.ts';
+
+const wallet = `0x${'a1'.repeat(20)}`;
+const market = `0x${'b2'.repeat(32)}`;
+const fill = {
+  tx_hash: `0x${'c3'.repeat(32)}`,
+  log_index: 1,
+  wallet,
+  condition_id: market,
+  side: 'SELL',
+  token_side: 1,
+  price: 0.55,
+  size_tokens: 20,
+  usd: 11,
+  role: 'taker',
+  era: 'v2',
+  ts: 1_767_556_800,
+};
+
+function message(offset: number, value: string | null): LogMessage {
+  return { offset: String(offset), key: null, value: value === null ? null : Buffer.from(value), headers: {} };
+}
+
+describe('decodeBatch', () => {
+  it('lands valid events, dead-letters the rest with a reason and the original bytes', () => {
+    const messages = [
+      message(10, JSON.stringify(fill)),
+      message(11, 'not json'),
+      message(12, JSON.stringify({ ...fill, price: 1.5 })),
+      message(13, null),
+      message(14, JSON.stringify({ ...fill, log_index: 2, wallet: wallet.toUpperCase().replace('0X', '0x') })),
+    ];
+    const decoded = decodeBatch('fillsArchive', 'fills.archive', 3, messages);
+    expect(decoded.validCount).toBe(2);
+    expect(decoded.rowsByTable.get('fills')?.lines).toHaveLength(2);
+    expect(JSON.parse(decoded.rowsByTable.get('fills')!.lines[1]!).wallet).toBe(wallet);
+    expect(decoded.deadLetters.map((letter) => [letter.offset, letter.reason.split(':')[0]])).toEqual([
+      ['11', 'invalid JSON'],
+      ['12', 'schema fills.archive'],
+      ['13', 'empty message value'],
+    ]);
+    expect(decoded.deadLetters[1]!.reason).toContain('price');
+    expect(decoded.deadLetters[0]!.original?.toString()).toBe('not json');
+    expect(decoded.deadLetters.every((letter) => letter.topic === 'fills.archive' && letter.partition === 3)).toBe(true);
+    expect(decoded.touchedTraderMarkets).toEqual([
+      { wallet, condition_id: market },
+      { wallet, condition_id: market },
+    ]);
+  });
+
+  it('dead-letters everything of a topic it does not know', () => {
+    const decoded = decodeBatch(undefined, 'stranger', 0, [message(0, JSON.stringify(fill))]);
+    expect(decoded.validCount).toBe(0);
+    expect(decoded.deadLetters[0]?.reason).toBe('unknown topic stranger');
+  });
+
+  it('reports markets that resolved', () => {
+    const decoded = decodeBatch('markets', 'markets', 0, [message(0, JSON.stringify({ type: 'resolution', condition_id: market, winner_token_side: 2, ts: 1_767_557_000 }))]);
+    expect(decoded.resolvedMarkets).toEqual([market]);
+    expect(decoded.rowsByTable.get('market_resolutions')?.lines).toHaveLength(1);
+  });
+
+  it('never throws, and accounts for every message, whatever the bytes', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string(), fc.json(), fc.constant(JSON.stringify(fill)))), (values) => {
+        const decoded = decodeBatch('fillsArchive', 'fills.archive', 0, values.map((value, index) => message(index, value)));
+        expect(decoded.validCount + decoded.deadLetters.length).toBe(values.length);
+      }),
+    );
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * `npm start` on a fresh data directory: the embedded default (no KAFKA_BROKERS, no CLICKHOUSE_URL)
+ * serves with demo data within two minutes, and writes three demo keys. A restart keeps the keys and
+ * resumes the simulated world instead of backfilling it again.
+ */
+import { mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { API_KEY_PATTERN, sha256Hex } from '../ingest/sources/accounts.ts';
+import { openMigratedStore } from '../ingest/runtime.ts';
+import { startRole, type RoleProcess } from './harness/child.ts';
+
+const TWO_MINUTES_MS = 120_000;
+
+async function startAll(dataDir: string): Promise<{ process: RoleProcess; address: string; readyAfterMs: number }> {
+  const started = Date.now();
+  // Only what a newcomer has: a data directory and a free port.
+  const process = startRole('all', [], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' });
+  const listening = await process.waitFor((line) => line.msg === 'listening');
+  await process.waitFor((line) => line.msg === 'demo data ready');
+  return { process, address: String(listening.address), readyAfterMs: Date.now() - started };
+}
+
+describe('npm start (role all, embedded)', () => {
+  it('serves demo data within two minutes and writes three demo keys; a restart resumes', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-start-'));
+    const first = await startAll(dataDir);
+    try {
+      expect(first.readyAfterMs).toBeLessThan(TWO_MINUTES_MS);
+      const ready = await fetch(`${first.address}/readyz`);
+      expect(ready.status).toBe(200);
+      const readiness = (await ready.json()) as { status: string; events_ingested: number };
+      expect(readiness.status).toBe('ready');
+      expect(readiness.events_ingested).toBeGreaterThan(100_000);
+      expect((await fetch(`${first.address}/healthz`)).status).toBe(200);
+    } finally {
+      first.process.child.kill('SIGTERM');
+    }
+    expect(await first.process.exited).toBe(0);
+
+    const keys = JSON.parse(await readFile(path.join(dataDir, 'demo-keys.json'), 'utf8')) as Record<string, string>;
+    expect(Object.keys(keys).sort()).toEqual(['basic', 'max', 'pro']);
+    for (const key of Object.values(keys)) expect(key).toMatch(API_KEY_PATTERN);
+    expect(new Set(Object.values(keys)).size).toBe(3);
+
+    // The second start keeps the keys and resumes the world where it stopped (no second backfill).
+    const second = await startAll(dataDir);
+    second.process.child.kill('SIGTERM');
+    expect(await second.process.exited).toBe(0);
+    expect(JSON.parse(await readFile(path.join(dataDir, 'demo-keys.json'), 'utf8'))).toEqual(keys);
+    const created = first.process.lines.find((line) => line.msg === 'starting a new simulated world');
+    const resumed = second.process.lines.find((line) => line.msg === 'resuming the simulated world');
+    expect(created?.genesisTs).toEqual(expect.any(Number));
+    expect(resumed?.genesisTs).toBe(created?.genesisTs);
+    expect(Number(resumed?.fromTs)).toBeGreaterThan(Number(created?.genesisTs));
+
+    // What the service holds: the demo accounts and keys (hashes only), and a realistic data set.
+    const config = parseConfig({ DATA_DIR: dataDir });
+    const store = await openMigratedStore(config, createLogger('error'));
+    try {
+      const storedKeys = await store.query<{ key_sha256: string; account_id: string; last4: string }>(
+        'SELECT key_sha256, account_id, last4 FROM {db:Identifier}.api_keys FINAL ORDER BY account_id',
+      );
+      expect(storedKeys.map((row) => row.account_id)).toEqual(['demo-basic', 'demo-max', 'demo-pro']);
+      for (const row of storedKeys) {
+        const plan = row.account_id.replace('demo-', '');
+        expect(row.key_sha256).toBe(sha256Hex(keys[plan]!));
+        expect(row.last4).toBe(keys[plan]!.slice(-4));
+      }
+      const plans = await store.query<{ account_id: string; plan: string }>('SELECT account_id, plan FROM {db:Identifier}.accounts FINAL ORDER BY account_id');
+      expect(plans).toEqual([
+        { account_id: 'demo-basic', plan: 'basic' },
+        { account_id: 'demo-max', plan: 'max' },
+        { account_id: 'demo-pro', plan: 'pro' },
+      ]);
+      const [counts] = await store.query<{ careers: number; resolved: number; trades: number; profiles: number }>(
+        `SELECT
+           (SELECT count() FROM {db:Identifier}.careers FINAL) AS careers,
+           (SELECT count() FROM {db:Identifier}.market_resolutions FINAL) AS resolved,
+           (SELECT count() FROM {db:Identifier}.trades) AS trades,
+           (SELECT count() FROM {db:Identifier}.upstream_profiles FINAL) AS profiles`,
+      );
+      expect(counts?.careers).toBeGreaterThanOrEqual(100);
+      expect(counts?.resolved).toBeGreaterThan(1000);
+      expect(counts?.trades).toBeGreaterThan(100_000);
+      expect(counts?.profiles).toBeGreaterThanOrEqual(100);
+    } finally {
+      await store.close();
+    }
+  });
+});
