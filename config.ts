@@ -48,11 +48,17 @@ const environmentSchema = z.object({
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30_000),
   KAFKA_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(100).default(3_000),
   INGEST_PARTITIONS_CONCURRENTLY: z.coerce.number().int().min(1).max(64).default(4),
+  /** How long a fetch waits at the broker for new data (also bounds how soon new data is seen). */
+  INGEST_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
   /** A write (one insert per table, one rollup refresh) gathers up to this many events from all partitions… */
   INGEST_MAX_BATCH_MESSAGES: z.coerce.number().int().positive().default(20_000),
   INGEST_MAX_BATCH_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
   /** …or waits at most this long after the first one (the freshness cost of batching). */
   INGEST_LINGER_MS: z.coerce.number().int().min(0).default(200),
+  /** Rollups (trader_markets, careers) are recomputed for many writes at once, at most this often. */
+  INGEST_ROLLUP_INTERVAL_MS: z.coerce.number().int().min(0).default(1_000),
+  /** A staged rollup batch not done after this long belonged to a stopped worker; any worker redoes it. */
+  INGEST_ROLLUP_ORPHAN_AFTER_S: z.coerce.number().int().min(1).default(60),
   /** Bounded retries of a failing ClickHouse write before the worker gives up the batch (and restarts it). */
   INGEST_WRITE_RETRIES: z.coerce.number().int().min(0).max(20).default(5),
   INGEST_RETRY_BASE_MS: z.coerce.number().int().positive().default(200),
@@ -163,9 +169,12 @@ export interface Config {
     maxBytesPerPartition: number;
     maxBytes: number;
     partitionsConsumedConcurrently: number;
+    fetchMaxWaitMs: number;
     maxBatchMessages: number;
     maxBatchBytes: number;
     lingerMs: number;
+    rollupIntervalMs: number;
+    rollupOrphanAfterSeconds: number;
     writeRetries: number;
     retryBaseMs: number;
   };
@@ -208,9 +217,12 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       maxBytesPerPartition: env.INGEST_MAX_BYTES_PER_PARTITION,
       maxBytes: env.INGEST_MAX_BYTES,
       partitionsConsumedConcurrently: env.INGEST_PARTITIONS_CONCURRENTLY,
+      fetchMaxWaitMs: env.INGEST_FETCH_MAX_WAIT_MS,
       maxBatchMessages: env.INGEST_MAX_BATCH_MESSAGES,
       maxBatchBytes: env.INGEST_MAX_BATCH_BYTES,
       lingerMs: env.INGEST_LINGER_MS,
+      rollupIntervalMs: env.INGEST_ROLLUP_INTERVAL_MS,
+      rollupOrphanAfterSeconds: env.INGEST_ROLLUP_ORPHAN_AFTER_S,
       writeRetries: env.INGEST_WRITE_RETRIES,
       retryBaseMs: env.INGEST_RETRY_BASE_MS,
     },

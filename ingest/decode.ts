@@ -5,7 +5,6 @@
 import type { z } from 'zod';
 import { TOPICS, type LandingTable, type TopicId } from './contract/topics.ts';
 import type { LogMessage } from './bus/types.ts';
-import type { TraderMarketKey } from '../projections/rollups.ts';
 
 /** Where a message came from, with its original bytes. */
 export interface MessageOrigin {
@@ -30,8 +29,6 @@ export interface TableRows {
 export interface DecodedBatch {
   rowsByTable: Map<LandingTable, TableRows>;
   deadLetters: DeadLetter[];
-  /** (wallet, market) pairs whose fills or legs changed. */
-  touchedTraderMarkets: TraderMarketKey[];
   /** Markets that received a resolution. */
   resolvedMarkets: string[];
   validCount: number;
@@ -51,7 +48,6 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
   const decoded: DecodedBatch = {
     rowsByTable: new Map(),
     deadLetters: [],
-    touchedTraderMarkets: [],
     resolvedMarkets: [],
     validCount: 0,
   };
@@ -87,13 +83,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     tableRows.lines.push(JSON.stringify(landing.row));
     tableRows.sources.push({ topic, partition, offset: message.offset, key: message.key, original: message.value });
     decoded.validCount += 1;
-
-    if (landing.table === 'fills' || landing.table === 'position_legs') {
-      decoded.touchedTraderMarkets.push({
-        wallet: landing.row.wallet as string,
-        condition_id: landing.row.condition_id as string,
-      });
-    } else if (landing.table === 'market_resolutions') {
+    if (landing.table === 'market_resolutions') {
       decoded.resolvedMarkets.push(landing.row.condition_id as string);
     }
   }

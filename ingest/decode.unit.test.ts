@@ -45,10 +45,6 @@ describe('decodeBatch', () => {
     expect(decoded.deadLetters[1]!.reason).toContain('price');
     expect(decoded.deadLetters[0]!.original?.toString()).toBe('not json');
     expect(decoded.deadLetters.every((letter) => letter.topic === 'fills.archive' && letter.partition === 3)).toBe(true);
-    expect(decoded.touchedTraderMarkets).toEqual([
-      { wallet, condition_id: market },
-      { wallet, condition_id: market },
-    ]);
   });
 
   it('dead-letters everything of a topic it does not know', () => {

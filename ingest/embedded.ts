@@ -127,6 +127,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
 
   async function markReadyWhenIngested(): Promise<void> {
     if (eventLog instanceof MemoryLog) await eventLog.drained(config.kafka.groupId, topics.all());
+    await worker.rollups.settled();
     await saveState();
     readiness = { ready: true, detail: { phase: 'live', events_ingested: worker.pipeline.stats.events } };
     log.info({ seconds: Math.round((Date.now() - startedAt) / 1000), ingested: worker.pipeline.stats.events }, 'demo data ready');

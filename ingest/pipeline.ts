@@ -3,20 +3,20 @@
  *   1. decodes and validates every message (bad ones become dead letters, the rest landing rows),
  *   2. inserts the rows per table with a deduplication token built from topic, partition and offset range,
  *   3. publishes the dead letters (topic + table) with their reason and original bytes,
- *   4. recomputes the rollups the batch touched,
+ *   4. queues the keys whose rollups it touched for the refresher (views stage them with the insert),
  * and only then returns, so that the consumer commits offsets after ClickHouse acknowledged everything.
- * A replayed batch repeats the same tokens and recomputations: it changes nothing.
+ * A replayed batch repeats the same tokens and stagings: it changes nothing.
  */
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
-import { refreshRollups } from '../projections/rollups.ts';
+import { stageResolvedMarkets } from '../projections/rollups.ts';
+import type { RollupRefresher } from './rollup-refresher.ts';
 import { createHash } from 'node:crypto';
 import type { BatchProcessor, LogProducer, PartitionSlice, SliceRange } from './bus/types.ts';
 import type { LandingTable, TopicNames } from './contract/topics.ts';
 import { decodeBatch, type DecodedBatch, type DeadLetter, type TableRows } from './decode.ts';
-import type { TraderMarketKey } from '../projections/rollups.ts';
 
 export interface PipelineOptions {
   store: Store;
@@ -26,7 +26,22 @@ export interface PipelineOptions {
   log: Logger;
   writeRetries: number;
   retryBaseMs: number;
-  includeV1InCards: boolean;
+  /** Recomputes the rollups of staged batches. */
+  rollups: Pick<RollupRefresher, 'enqueue'>;
+}
+
+/** One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op. */
+export function writeToken(ranges: readonly SliceRange[]): string {
+  return createHash('sha256')
+    .update(ranges.map((range) => `${range.topic}|${range.partition}|${range.firstOffset}-${range.lastOffset}`).join(','))
+    .digest('hex')
+    .slice(0, 40);
+}
+
+/** Rows ClickHouse refused (by index) and the tokens of the inserts that went in. */
+interface IsolatedInsert {
+  rejected: { index: number; reason: string }[];
+  tokens: string[];
 }
 
 export interface PipelineStats {
@@ -63,16 +78,11 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
 
   /** Makes prepared slices durable; the consumer commits their offsets after this resolves. */
   async write(slices: DecodedBatch[], ranges: SliceRange[]): Promise<void> {
-    const { store } = this.options;
-    // One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op.
-    const token = createHash('sha256')
-      .update(ranges.map((range) => `${range.topic}|${range.partition}|${range.firstOffset}-${range.lastOffset}`).join(','))
-      .digest('hex')
-      .slice(0, 40);
+    const { store, rollups } = this.options;
+    const token = writeToken(ranges);
 
     const rowsByTable = new Map<LandingTable, TableRows>();
     const deadLetters: DeadLetter[] = [];
-    const touchedTraderMarkets: TraderMarketKey[] = [];
     const resolvedMarkets: string[] = [];
     for (const slice of slices) {
       for (const [table, tableRows] of slice.rowsByTable) {
@@ -85,29 +95,26 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
         }
       }
       deadLetters.push(...slice.deadLetters);
-      touchedTraderMarkets.push(...slice.touchedTraderMarkets);
       resolvedMarkets.push(...slice.resolvedMarkets);
     }
 
     const started = performance.now();
     for (const [table, { lines, sources }] of rowsByTable) {
-      const rejected = await this.insertIsolatingBadRows(table, lines, `${token}|${table}`);
-      for (const { index, reason } of rejected) {
-        const source = sources[index]!;
-        deadLetters.push({ ...source, reason });
-      }
+      const { rejected, tokens } = await this.insertIsolatingBadRows(table, lines, `${token}|${table}`);
+      for (const { index, reason } of rejected) deadLetters.push({ ...sources[index]!, reason });
+      // Views on fills and position_legs staged the touched keys under each insert's token.
+      if (table === 'fills' || table === 'position_legs') for (const batch of tokens) rollups.enqueue(batch);
     }
-
+    if (resolvedMarkets.length > 0) {
+      const batch = `${token}|resolutions`;
+      await this.withRetries('stage resolved markets', () => stageResolvedMarkets(store, batch, resolvedMarkets));
+      rollups.enqueue(batch);
+    }
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
-
-    const landed = performance.now();
-    await this.withRetries('refresh rollups', () =>
-      refreshRollups(store, { traderMarkets: touchedTraderMarkets, resolvedMarkets }, this.options.includeV1InCards),
-    );
 
     this.stats.batches += 1;
     this.log.debug(
-      { slices: ranges.length, events: slices.reduce((sum, slice) => sum + slice.validCount, 0), insertMs: Math.round(landed - started), rollupMs: Math.round(performance.now() - landed) },
+      { slices: ranges.length, events: slices.reduce((sum, slice) => sum + slice.validCount, 0), writeMs: Math.round(performance.now() - started) },
       'write done',
     );
   }
@@ -148,19 +155,15 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
    * row must not stop the stream) and returns those. Each part has its own deterministic token, so a
    * redelivered batch splits the same way and deduplicates.
    */
-  private async insertIsolatingBadRows(
-    table: string,
-    lines: string[],
-    token: string,
-  ): Promise<{ index: number; reason: string }[]> {
+  private async insertIsolatingBadRows(table: string, lines: string[], token: string): Promise<IsolatedInsert> {
     const store = this.options.store;
     try {
       await this.withRetries(`insert ${table}`, () => store.insertJsonLines(table, lines, token));
-      return [];
+      return { rejected: [], tokens: [token] };
     } catch (error) {
       if (lines.length === 1 || !(await this.storeIsReachable())) {
         if (lines.length === 1 && (await this.storeIsReachable())) {
-          return [{ index: 0, reason: `ClickHouse refused the row: ${(error as Error).message.slice(0, 500)}` }];
+          return { rejected: [{ index: 0, reason: `ClickHouse refused the row: ${(error as Error).message.slice(0, 500)}` }], tokens: [] };
         }
         throw error;
       }
@@ -168,8 +171,11 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     const middle = Math.floor(lines.length / 2);
     const left = await this.insertIsolatingBadRows(table, lines.slice(0, middle), `${token}|a`);
     const right = await this.insertIsolatingBadRows(table, lines.slice(middle), `${token}|b`);
-    this.stats.rowsIsolated += left.length + right.length;
-    return [...left, ...right.map((rejected) => ({ ...rejected, index: rejected.index + middle }))];
+    this.stats.rowsIsolated += left.rejected.length + right.rejected.length;
+    return {
+      rejected: [...left.rejected, ...right.rejected.map((rejected) => ({ ...rejected, index: rejected.index + middle }))],
+      tokens: [...left.tokens, ...right.tokens],
+    };
   }
 
   private async storeIsReachable(): Promise<boolean> {

@@ -50,6 +50,7 @@ export async function withPublisher<T>(config: Config, log: Logger, work: (conte
   try {
     const result = await work({ publisher, eventLog, topics });
     await eventLog.drained(groupId, topics.all());
+    await worker.rollups.settled();
     return result;
   } finally {
     await worker.stop();

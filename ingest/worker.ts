@@ -11,6 +11,7 @@ import { MemoryLog } from './bus/memory.ts';
 import type { EventLog, LogConsumer, LogProducer } from './bus/types.ts';
 import { TopicNames } from './contract/topics.ts';
 import { IngestPipeline } from './pipeline.ts';
+import { RollupRefresher } from './rollup-refresher.ts';
 
 /** The configured log: Kafka when brokers are set, otherwise the in-process log. */
 export function openEventLog(config: Config, log: Logger): EventLog {
@@ -22,6 +23,8 @@ export function openEventLog(config: Config, log: Logger): EventLog {
 
 export interface IngestWorker {
   readonly pipeline: IngestPipeline;
+  /** Recomputes rollups behind the pipeline; `settled()` resolves when it has caught up. */
+  readonly rollups: RollupRefresher;
   /** Drains the batch in flight, commits it, and leaves the group. */
   stop(): Promise<void>;
 }
@@ -40,6 +43,14 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
   const log = options.log.child({ name: 'ingest' });
   const topics = new TopicNames(config.kafka.topicPrefix);
   const deadLetterProducer: LogProducer = await eventLog.producer();
+  const rollups = new RollupRefresher({
+    store,
+    log: log.child({ name: 'rollups' }),
+    intervalMs: config.ingest.rollupIntervalMs,
+    orphanAfterSeconds: config.ingest.rollupOrphanAfterSeconds,
+    includeV1InCards: config.card.includeV1,
+  });
+  rollups.start();
   const pipeline = new IngestPipeline({
     store,
     topics,
@@ -47,7 +58,7 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     log,
     writeRetries: config.ingest.writeRetries,
     retryBaseMs: config.ingest.retryBaseMs,
-    includeV1InCards: config.card.includeV1,
+    rollups,
   });
   const consumer: LogConsumer = eventLog.consumer({
     groupId: options.groupId ?? config.kafka.groupId,
@@ -55,6 +66,7 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     maxBytesPerPartition: config.ingest.maxBytesPerPartition,
     maxBytes: config.ingest.maxBytes,
     partitionsConsumedConcurrently: config.ingest.partitionsConsumedConcurrently,
+    fetchMaxWaitMs: config.ingest.fetchMaxWaitMs,
     maxBatchMessages: config.ingest.maxBatchMessages,
     maxBatchBytes: config.ingest.maxBatchBytes,
     lingerMs: config.ingest.lingerMs,
@@ -65,8 +77,10 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
   log.info({ topics: topics.all().length, groupId: options.groupId ?? config.kafka.groupId, log: eventLog.kind }, 'ingest worker started');
   return {
     pipeline,
+    rollups,
     async stop() {
       await consumer.stop();
+      await rollups.stop();
       await deadLetterProducer.close();
       log.info({ stats: pipeline.stats }, 'ingest worker stopped');
     },

@@ -74,6 +74,7 @@ describe('ingest worker crashes and restarts', () => {
       INGEST_MAX_BYTES_PER_PARTITION: '32768',
       INGEST_MAX_BATCH_MESSAGES: '400',
       INGEST_LINGER_MS: '20',
+      INGEST_ROLLUP_INTERVAL_MS: '50',
     });
     const config = parseConfig(environment);
     const log = createLogger('error');

@@ -152,7 +152,7 @@ describe('ingest from Kafka into ClickHouse projections', () => {
 
     const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
     workers.push(worker);
-    const ingested = waitForIngested([worker.pipeline], fills.length + legs.length + marketEvents.length);
+    const ingested = waitForIngested([worker], fills.length + legs.length + marketEvents.length);
     // Markets after the fills: the rollups must not depend on arrival order.
     await publisher.publish('fillsArchive', fills);
     await publisher.publish('positions', legs);
@@ -223,7 +223,7 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
     workers.push(worker);
     const total = fills.length * 2 + upstreamCopies.length + corrupt.length + later.length;
-    const ingested = waitForIngested([worker.pipeline], total);
+    const ingested = waitForIngested([worker], total);
 
     await publisher.publish('fillsArchive', fills);
     await publisher.publish('fillsUpstream', upstreamCopies);
@@ -286,7 +286,7 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     };
     const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: flaky, log: context.log });
     workers.push(worker);
-    const ingested = waitForIngested([worker.pipeline], fills.length);
+    const ingested = waitForIngested([worker], fills.length);
     await publisher.publish('fillsArchive', fills);
     await ingested;
 
@@ -309,7 +309,7 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     const perWorker = [0, 0];
     first.pipeline.events.on('batch', (batch) => (perWorker[0] = (perWorker[0] ?? 0) + batch.valid));
     second.pipeline.events.on('batch', (batch) => (perWorker[1] = (perWorker[1] ?? 0) + batch.valid));
-    const ingested = waitForIngested([first.pipeline, second.pipeline], fills.length);
+    const ingested = waitForIngested([first, second], fills.length);
     await publisher.publish('fillsArchive', fills);
     await ingested;
 

@@ -87,7 +87,7 @@ describe('replay of exported topics', () => {
     const total = Object.values(events).reduce((sum, list) => sum + list.length, 0) + 1;
 
     const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
-    const ingested = waitForIngested([worker.pipeline], total);
+    const ingested = waitForIngested([worker], total);
     for (const [topicId, list] of Object.entries(events)) {
       await publisher.publish(topicId as keyof typeof events, list as never);
     }

@@ -82,17 +82,22 @@ export class SliceAccumulator<Prepared> {
     return true;
   }
 
-  /** Writes and commits everything added so far; resolves when that is durable, rejects if it failed. */
+  /**
+   * Writes and commits everything added so far; resolves when that is durable, rejects if it failed.
+   * The batch is taken when its write starts, not when flush() is called: while a write runs, the
+   * next batch keeps growing (up to the limits), so a busy store gets fewer, larger writes.
+   */
   flush(): Promise<void> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    const batch = this.pending;
-    this.pending = empty();
     const generation = this.generation;
     const run = this.writing.then(async () => {
-      if (batch.ranges.length === 0 || generation !== this.generation || this.failure !== undefined) return;
+      if (generation !== this.generation || this.failure !== undefined) return;
+      const batch = this.pending;
+      this.pending = empty();
+      if (batch.ranges.length === 0) return;
       try {
         await this.processor.write(batch.prepared, batch.ranges);
         if (generation === this.generation) {

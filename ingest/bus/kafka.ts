@@ -79,6 +79,7 @@ class KafkaConsumer implements LogConsumer {
       groupId: this.options.groupId,
       maxBytesPerPartition: this.options.maxBytesPerPartition,
       maxBytes: this.options.maxBytes,
+      ...(this.options.fetchMaxWaitMs ? { maxWaitTimeInMs: this.options.fetchMaxWaitMs } : {}),
       allowAutoTopicCreation: true,
       ...(this.options.sessionTimeoutMs ? { sessionTimeout: this.options.sessionTimeoutMs, rebalanceTimeout: this.options.sessionTimeoutMs } : {}),
       ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),

@@ -68,6 +68,8 @@ export interface LogConsumerOptions {
   maxBytesPerPartition: number;
   maxBytes: number;
   partitionsConsumedConcurrently: number;
+  /** How long a fetch waits at the broker for data (Kafka's fetch.max.wait.ms). */
+  fetchMaxWaitMs?: number;
   /** A write happens when this many messages (or bytes) are prepared, or `lingerMs` after the first. */
   maxBatchMessages: number;
   maxBatchBytes: number;

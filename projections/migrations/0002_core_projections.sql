@@ -78,9 +78,13 @@ AS SELECT condition_id,
    FROM {db:Identifier}.trades
    GROUP BY condition_id;
 
--- Keys a batch touched, staged for the recomputation of trader_markets and careers. The recomputation
--- reads them with a subquery on `batch`, so that its SQL stays small however many keys a batch has.
--- Staging rows are dropped an hour later, a whole partition at a time.
+-- Keys a write touched, staged for the recomputation of trader_markets and careers. The views below
+-- stage them as part of the very insert that lands the fills and legs (before offsets are committed),
+-- under the insert's deduplication token as the batch id; the worker's rollup refresher recomputes the
+-- staged keys of many writes at once, reading them with a subquery on `batch` so the SQL stays small
+-- however many keys there are. A batch is done once it is in rollup_batches_done; a batch staged but
+-- never marked done (its worker died) is picked up by any worker's sweep. Staging rows are dropped a
+-- day later, a whole partition at a time.
 CREATE TABLE IF NOT EXISTS {db:Identifier}.rollup_keys
 (
     batch        String,
@@ -91,7 +95,28 @@ CREATE TABLE IF NOT EXISTS {db:Identifier}.rollup_keys
 ENGINE = MergeTree
 PARTITION BY toStartOfHour(staged_at)
 ORDER BY (batch, wallet, condition_id)
-TTL staged_at + INTERVAL 1 HOUR
+TTL staged_at + INTERVAL 1 DAY
+SETTINGS ttl_only_drop_parts = 1;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db:Identifier}.rollup_keys_from_fills
+TO {db:Identifier}.rollup_keys
+AS SELECT DISTINCT getSetting('insert_deduplication_token') AS batch, wallet, condition_id
+   FROM {db:Identifier}.fills;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db:Identifier}.rollup_keys_from_legs
+TO {db:Identifier}.rollup_keys
+AS SELECT DISTINCT getSetting('insert_deduplication_token') AS batch, wallet, condition_id
+   FROM {db:Identifier}.position_legs;
+
+CREATE TABLE IF NOT EXISTS {db:Identifier}.rollup_batches_done
+(
+    batch   String,
+    done_at DateTime('UTC') DEFAULT now()
+)
+ENGINE = ReplacingMergeTree
+PARTITION BY toStartOfHour(done_at)
+ORDER BY batch
+TTL done_at + INTERVAL 2 DAY
 SETTINGS ttl_only_drop_parts = 1;
 
 -- Per trader and market: everything a market row, a summary and the card are built from.

@@ -1,5 +1,5 @@
--- Recomputes careers for the wallets staged in rollup_keys under `batch`, from trader_markets.
--- Parameters: batch String, include_v1 UInt8 (card statistics cover the V2 era until a v1
+-- Recomputes careers for the wallets staged in rollup_keys under the given batches, from trader_markets.
+-- Parameters: batches Array(String), include_v1 UInt8 (card statistics cover the V2 era until a v1
 -- backfill is declared done).
 INSERT INTO {db:Identifier}.careers
 SELECT
@@ -21,6 +21,6 @@ SELECT
     toUInt32(countIf(NOT resolved)) AS open_markets,
     sum(version) + count() AS career_version
 FROM {db:Identifier}.trader_markets FINAL
-WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
+WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
   AND ({include_v1:UInt8} = 1 OR era = 'v2')
 GROUP BY wallet

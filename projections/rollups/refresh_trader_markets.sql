@@ -1,4 +1,4 @@
--- Recomputes trader_markets for the (wallet, market) pairs staged in rollup_keys under `batch`, from the
+-- Recomputes trader_markets for the (wallet, market) pairs staged in rollup_keys under the given batches, from the
 -- deduplicated fills and legs. The `wallet IN (…)` condition narrows the primary-key range.
 INSERT INTO {db:Identifier}.trader_markets
 SELECT
@@ -67,14 +67,14 @@ FROM
         SELECT wallet, condition_id, 'FILL' AS kind, side, token_side, up_price, size_tokens AS tokens, usd, ts,
                fill_id AS id, era
         FROM {db:Identifier}.fills FINAL
-        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
-          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
+        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
         UNION ALL
         SELECT wallet, condition_id, kind, '' AS side, toUInt8(0) AS token_side, toFloat64(0) AS up_price, tokens, usd, ts,
                leg_id AS id, era
         FROM {db:Identifier}.position_legs FINAL
-        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
-          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
+        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
     )
     GROUP BY wallet, condition_id
 ) AS m
@@ -82,5 +82,5 @@ LEFT JOIN
 (
     SELECT condition_id, winner_token_side
     FROM {db:Identifier}.market_resolutions FINAL
-    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch = {batch:String})
+    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
 ) AS r ON r.condition_id = m.condition_id

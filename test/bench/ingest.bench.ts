@@ -1,41 +1,54 @@
 /**
- * `npm run bench:ingest` — ingest throughput, end to end, against a bare insert measured in the same run.
+ * `npm run bench:ingest` — ingest throughput end to end, against a bare insert measured in the same run.
  *
- * Each round produces ROUND_FILLS fills to a fresh topic (the librdkafka mock keeps only ~5 MB per
- * partition, so rounds stay small), starts one worker, and times from the moment it has joined its
- * group to the moment every fill is visible in the projections (fills landed and trader_markets and
- * careers recomputed). The baseline inserts the same rows into the same `fills` table with plain
- * batched inserts. The figure is the ratio of medians. It also prints the process's peak resident
- * memory after each round (it must plateau, not grow with the backlog) and, unless --skip-all, the peak
- * memory of the `all` role serving the demo data set.
+ * The worker is the real program (`main.ts ingest`) in its own process, so its memory and CPU are its
+ * own. This process plays the producer: each round streams ROUND_FILLS archive fills of the demo world
+ * (the simulator at its default scale, in time order: market makers, whales and the rest) to Kafka,
+ * never more than MAX_BACKLOG ahead of the worker (the librdkafka mock keeps only ~5 MB per partition).
+ * A round is timed from its first produce to the moment the worker has committed every fill and its
+ * rollup refresher has recomputed trader_markets and careers: the projections are visible.
  *
- * Options: --rounds N (default 5), --fills N per round (default 40000), --skip-all.
+ * Then, in this process, the baseline: the same rows inserted into the same `fills` table (same DDL,
+ * views included) by plain batched inserts of BARE_BATCH rows. The figure is the ratio of medians.
+ * The worker's peak resident memory is read after every round: it must plateau, not grow.
+ * Unless --skip-all, it also starts the `all` role on a fresh data directory and reports the time to
+ * demo data and that process's peak memory.
+ *
+ * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
 import { parseConfig } from '../../config.ts';
 import { createLogger } from '../../log.ts';
 import { KafkaLog } from '../../ingest/bus/kafka.ts';
 import { TOPICS, TopicNames, type EventInputOf } from '../../ingest/contract/topics.ts';
-import { EventPublisher } from '../../ingest/publisher.ts';
+import { encodeEvent, EventPublisher, type EventSink } from '../../ingest/publisher.ts';
 import { openMigratedStore } from '../../ingest/runtime.ts';
-import { startIngestWorker } from '../../ingest/worker.ts';
+import { createSimulator } from '../../ingest/sources/simulator/index.ts';
+import { startRole, type LogLine, type RoleProcess } from '../harness/child.ts';
 import { startMockKafka } from '../harness/kafka-mock.ts';
-import { waitForIngested } from '../harness/wait.ts';
-import { startRole } from '../harness/child.ts';
 
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
-    fills: { type: 'string', default: '40000' },
+    fills: { type: 'string', default: '100000' },
     'skip-all': { type: 'boolean', default: false },
   },
 });
 const ROUNDS = Number(values.rounds);
 const ROUND_FILLS = Number(values.fills);
+/** Fills per produce request, and how far the producer may run ahead of the worker. */
+const PRODUCE_CHUNK = 5_000;
+const MAX_BACKLOG = 25_000;
+/** Rows per bare insert: the size of a worker's write under load. */
+const BARE_BATCH = 20_000;
+const SIMULATION_START = 1_767_225_600; // 2026-01-01T00:00:00Z
+const SIMULATION_STEP = 3_600;
+
+type Fill = EventInputOf<'fillsArchive'>;
 
 function median(numbers: number[]): number {
   const sorted = [...numbers].sort((a, b) => a - b);
@@ -43,106 +56,149 @@ function median(numbers: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-function hex(value: number, length: number): string {
-  return value.toString(16).padStart(length, '0').slice(-length);
-}
-
-/** A realistic spread: 2,000 wallets over 500 markets, both sides, both tokens. */
-function makeRoundFills(round: number, count: number): EventInputOf<'fillsArchive'>[] {
-  return Array.from({ length: count }, (_, index) => {
-    const serial = round * count + index;
-    const price = ((serial * 7919) % 98) / 100 + 0.01;
-    const size = ((serial * 104729) % 500) + 1;
-    return {
-      tx_hash: `0x${hex(serial, 64)}`,
-      log_index: serial % 1000,
-      wallet: `0x${hex((serial * 31) % 2000, 40)}`,
-      condition_id: `0x${hex((serial * 17) % 500, 64)}`,
-      side: serial % 3 === 0 ? 'SELL' : 'BUY',
-      token_side: serial % 2 === 0 ? 1 : 2,
-      price: Math.round(price * 100) / 100,
-      size_tokens: size,
-      usd: Math.round(price * size * 100) / 100,
-      role: serial % 2 === 0 ? 'maker' : 'taker',
-      era: 'v2',
-      ts: 1_767_556_800 + (serial % 86_400),
-    };
-  });
-}
-
-function peakRssMb(pid: number | 'self' = 'self'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** The demo world's archive fills, round by round, deterministically (the baseline regenerates them). */
+async function* simulatedRounds(): AsyncGenerator<Fill[]> {
+  const simulator = createSimulator({ seed: 20261121, traders: 120 });
+  let carry: Fill[] = [];
+  const sink: EventSink = {
+    async publish(topicId, events) {
+      // The topic id narrows the events at run time; TypeScript cannot follow it through the generic.
+      if (topicId === 'fillsArchive') carry.push(...(events as unknown as readonly Fill[]));
+    },
+  };
+  for (let hour = 0, round = 0; round < ROUNDS; hour++) {
+    await simulator.emit(SIMULATION_START + hour * SIMULATION_STEP, SIMULATION_START + (hour + 1) * SIMULATION_STEP, sink);
+    while (carry.length >= ROUND_FILLS && round < ROUNDS) {
+      yield carry.slice(0, ROUND_FILLS);
+      carry = carry.slice(ROUND_FILLS);
+      round += 1;
+    }
+  }
+}
+
+/** Ingested counts and the rollup refresher's activity, from the worker's debug log. */
+function follow(worker: RoleProcess) {
+  let ingested = 0;
+  let read = 0;
+  const take = () => {
+    for (; read < worker.lines.length; read++) {
+      const line: LogLine = worker.lines[read]!;
+      if (line.msg === 'batch ingested') ingested += Number(line.valid);
+    }
+    return ingested;
+  };
+  return {
+    ingested: take,
+    /** Waits until the worker reported at least `count` fills ingested. */
+    async until(count: number) {
+      if (take() >= count) return;
+      await worker.waitFor(() => take() >= count);
+    },
+    /**
+     * Waits until the rollups cover every write so far: a refresh that left nothing pending, logged
+     * after the last 'write done' (a write queues its batch just before it logs that line, so no
+     * refresh covering it can have started earlier).
+     */
+    async rollupsCaughtUp() {
+      let lastWrite = -1;
+      worker.lines.forEach((line, index) => {
+        if (line.msg === 'write done') lastWrite = index;
+      });
+      await worker.waitFor((line) => line.msg === 'rollups refreshed' && line.pending === 0 && worker.lines.indexOf(line) > lastWrite);
+    },
+  };
 }
 
 async function main(): Promise<void> {
   const log = createLogger('error');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-'));
-  const mock = parseConfig(process.env).kafka.brokers ? undefined : await startMockKafka();
-  const brokers = parseConfig(process.env).kafka.brokers ?? mock!.brokers;
-  const baseEnvironment = { DATA_DIR: dataDir, KAFKA_BROKERS: brokers.join(','), LOG_LEVEL: 'error', KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '500' };
+  const environment = parseConfig(process.env);
+  const mock = environment.kafka.brokers ? undefined : await startMockKafka();
+  const brokers = environment.kafka.brokers ?? mock!.brokers;
+  const workerEnvironment = {
+    DATA_DIR: dataDir,
+    KAFKA_BROKERS: brokers.join(','),
+    KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
+    KAFKA_GROUP_ID: `bench-${Date.now()}`,
+    CLICKHOUSE_DATABASE: 'bench_worker',
+    LOG_LEVEL: 'debug',
+    // Tuning knobs (INGEST_*) pass through, to compare settings on the same data.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith('INGEST_') && value !== undefined)),
+  };
+  const config = parseConfig(workerEnvironment);
+  const topics = new TopicNames(config.kafka.topicPrefix);
+  const kafka = new KafkaLog({ brokers, clientId: 'bench-producer', log });
+  const publisher = new EventPublisher(await kafka.producer(), topics);
+  console.log(`ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills of the demo world, one worker process, embedded ClickHouse, Kafka at ${brokers.join(',')}`);
+
+  const worker = startRole('ingest', [], workerEnvironment);
+  await worker.waitFor((line) => line.msg === 'ingest worker started');
+  const progress = follow(worker);
 
   const endToEnd: number[] = [];
-  const bare: number[] = [];
-  const rssAfterRound: number[] = [];
-  console.log(`ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills, one worker, embedded ClickHouse, Kafka at ${brokers.join(',')}`);
-
-  for (let round = 0; round < ROUNDS; round++) {
-    const config = parseConfig({ ...baseEnvironment, CLICKHOUSE_DATABASE: `bench_${round}`, KAFKA_TOPIC_PREFIX: `bench${Date.now()}-${round}.`, KAFKA_GROUP_ID: `bench-${round}-${Date.now()}` });
-    const store = await openMigratedStore(config, log);
-    const kafka = new KafkaLog({ brokers, clientId: 'bench', log });
-    const topics = new TopicNames(config.kafka.topicPrefix);
-    const publisher = new EventPublisher(await kafka.producer(), topics);
-    const fills = makeRoundFills(round, ROUND_FILLS);
-    await publisher.publish('fillsArchive', fills);
-
-    const worker = await startIngestWorker({ config, eventLog: kafka, store, log });
+  const rss: number[] = [];
+  let produced = 0;
+  for await (const fills of simulatedRounds()) {
+    // Encoded before the clock starts: the figure is about the log and the worker, not the producer's validation.
+    const encoded = fills.map((fill) => encodeEvent('fillsArchive', fill));
     const started = performance.now();
-    await waitForIngested([worker.pipeline], fills.length);
-    const seconds = (performance.now() - started) / 1000;
-    endToEnd.push(fills.length / seconds);
-    console.log("batches", worker.pipeline.stats.batches);
-    await worker.stop();
-    await kafka.close();
-
-    // Baseline: the same rows, plain batched inserts into the same table (a fresh database, same DDL).
-    const baselineConfig = parseConfig({ ...baseEnvironment, CLICKHOUSE_DATABASE: `bench_bare_${round}` });
-    const baselineStore = await openMigratedStore(baselineConfig, log);
-    const rows = fills.map((fill) => TOPICS.fillsArchive.land(TOPICS.fillsArchive.schema.parse(fill)).row);
-    const batchSize = Math.ceil(rows.length / 4);
-    const bareStarted = performance.now();
-    for (let start = 0; start < rows.length; start += batchSize) {
-      await baselineStore.insert('fills', rows.slice(start, start + batchSize), `bare-${round}-${start}`);
+    for (let start = 0; start < encoded.length; start += PRODUCE_CHUNK) {
+      const ahead = produced + start - MAX_BACKLOG;
+      if (ahead > 0) await progress.until(ahead);
+      await publisher.publishEncoded('fillsArchive', encoded.slice(start, start + PRODUCE_CHUNK));
     }
-    bare.push(rows.length / ((performance.now() - bareStarted) / 1000));
-    await baselineStore.command('DROP DATABASE IF EXISTS {db:Identifier}');
+    produced += encoded.length;
+    await progress.until(produced);
+    await progress.rollupsCaughtUp();
+    endToEnd.push(fills.length / ((performance.now() - started) / 1000));
+    rss.push(peakRssMb(worker.child.pid!));
+    console.log(`  round ${endToEnd.length}: end to end ${Math.round(endToEnd.at(-1)!)} fills/s, worker peak RSS ${Math.round(rss.at(-1)!)} MB`);
+  }
+  worker.child.kill('SIGTERM');
+  await worker.exited;
+  if (process.env.BENCH_WORKER_LOG) writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
+  await kafka.close();
+
+  // Baseline, same rows, same table definition, plain batched inserts.
+  const bare: number[] = [];
+  let round = 0;
+  for await (const fills of simulatedRounds()) {
+    const store = await openMigratedStore(parseConfig({ ...workerEnvironment, CLICKHOUSE_DATABASE: `bench_bare_${round}` }), log);
+    const rows = fills.map((fill) => TOPICS.fillsArchive.land(TOPICS.fillsArchive.schema.parse(fill)).row);
+    const lines = rows.map((row) => JSON.stringify(row));
+    const started = performance.now();
+    for (let start = 0; start < lines.length; start += BARE_BATCH) {
+      await store.insertJsonLines('fills', lines.slice(start, start + BARE_BATCH), `bare-${round}-${start}`);
+    }
+    bare.push(rows.length / ((performance.now() - started) / 1000));
     await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
-    await baselineStore.close();
     await store.close();
-    rssAfterRound.push(peakRssMb());
-    console.log(
-      `  round ${round + 1}: end to end ${Math.round(endToEnd[round]!)} fills/s, bare insert ${Math.round(bare[round]!)} rows/s, peak RSS ${Math.round(rssAfterRound[round]!)} MB`,
-    );
+    console.log(`  round ${round + 1}: bare insert ${Math.round(bare.at(-1)!)} rows/s`);
+    round += 1;
   }
 
   const endToEndMedian = median(endToEnd);
   const bareMedian = median(bare);
   console.log(`median end to end: ${Math.round(endToEndMedian)} fills/s (one worker)`);
-  console.log(`median bare insert: ${Math.round(bareMedian)} rows/s`);
+  console.log(`median bare insert: ${Math.round(bareMedian)} rows/s (batches of ${BARE_BATCH})`);
   console.log(`ratio end-to-end / bare insert: ${(endToEndMedian / bareMedian).toFixed(2)}`);
-  console.log(`worker process peak RSS: ${Math.round(Math.max(...rssAfterRound))} MB (after each round: ${rssAfterRound.map(Math.round).join(', ')} MB)`);
+  console.log(`worker peak RSS: ${Math.round(Math.max(...rss))} MB (after each round: ${rss.map(Math.round).join(', ')} MB)`);
 
   if (!values['skip-all']) {
     const allDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-all-'));
     const started = performance.now();
     const all = startRole('all', [], { DATA_DIR: allDir, PORT: '0', LOG_LEVEL: 'info', SIM_LIVE: 'false' });
-    await all.waitFor((line) => line.msg === 'demo data ready');
+    const ready = await all.waitFor((line) => line.msg === 'demo data ready');
     const readySeconds = (performance.now() - started) / 1000;
-    const rss = peakRssMb(all.child.pid!);
+    const allRss = peakRssMb(all.child.pid!);
     all.child.kill('SIGTERM');
     await all.exited;
-    console.log(`all role: demo data ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(rss)} MB`);
+    console.log(`all role: demo data (${ready.ingested} events) ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(allRss)} MB`);
     await rm(allDir, { recursive: true, force: true });
   }
 

@@ -1,33 +1,35 @@
 /**
- * Waiting on events, never on time: helpers resolve when the pipeline reports the batches a test
- * expects.
+ * Waiting on events, never on time: helpers resolve when the workers report the batches a test
+ * expects, and their rollup refreshers have caught up.
  */
-import type { BatchIngested, IngestPipeline } from '../../ingest/pipeline.ts';
+import type { BatchIngested } from '../../ingest/pipeline.ts';
+import type { IngestWorker } from '../../ingest/worker.ts';
 
 /**
- * Resolves once the pipelines together have reported `expected` events (valid or dead-lettered) on
- * topics accepted by `topicFilter`. Attach it before producing.
+ * Resolves once the workers together have reported `expected` events (valid or dead-lettered) on
+ * topics accepted by `topicFilter`, committed, and recomputed the rollups they touched. Attach it
+ * before producing.
  */
 export function waitForIngested(
-  pipelines: readonly IngestPipeline[],
+  workers: readonly IngestWorker[],
   expected: number,
   topicFilter: (topic: string) => boolean = () => true,
 ): Promise<number> {
   return new Promise((resolve) => {
     let seen = 0;
-    const listeners: [IngestPipeline, (batch: BatchIngested) => void][] = [];
+    const listeners: [IngestWorker, (batch: BatchIngested) => void][] = [];
     const done = () => {
-      for (const [pipeline, listener] of listeners) pipeline.events.off('batch', listener);
-      resolve(seen);
+      for (const [worker, listener] of listeners) worker.pipeline.events.off('batch', listener);
+      void Promise.all(workers.map((worker) => worker.rollups.settled())).then(() => resolve(seen));
     };
-    for (const pipeline of pipelines) {
+    for (const worker of workers) {
       const listener = (batch: BatchIngested) => {
         if (!topicFilter(batch.topic)) return;
         seen += batch.valid + batch.deadLetters;
         if (seen >= expected) done();
       };
-      listeners.push([pipeline, listener]);
-      pipeline.events.on('batch', listener);
+      listeners.push([worker, listener]);
+      worker.pipeline.events.on('batch', listener);
     }
     if (expected <= 0) done();
   });

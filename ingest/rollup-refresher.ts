@@ -1,0 +1,130 @@
+/**
+ * Recomputes the rollups (trader_markets, careers) of the batches this worker staged, many at a time,
+ * at most every `intervalMs`. Coalescing is the point: a market maker's (wallet, market) pair touched
+ * by ten consecutive writes is recomputed once, and a career once per interval instead of once per
+ * write. The cost is freshness: rollups trail the landing tables by about one interval.
+ *
+ * Durability does not depend on this loop: keys are staged in ClickHouse with the events, before the
+ * offsets are committed. Batches whose worker died before refreshing them are found by a periodic sweep
+ * (staged long ago, never marked done) and refreshed by whichever worker sweeps first.
+ */
+import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../log.ts';
+import { orphanRollupBatches, refreshRollups } from '../projections/rollups.ts';
+import type { Store } from '../projections/store.ts';
+
+export interface RollupRefresherOptions {
+  store: Store;
+  log: Logger;
+  intervalMs: number;
+  /** A staged batch not marked done after this long is an orphan. */
+  orphanAfterSeconds: number;
+  includeV1InCards: boolean;
+}
+
+export class RollupRefresher {
+  /** Emits 'refreshed' (batch count) after each successful recomputation. */
+  readonly events = new EventEmitter<{ refreshed: [number] }>();
+  private readonly pending = new Set<string>();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: () => void = () => {};
+  private idleWaiters: (() => void)[] = [];
+  private busy = false;
+  /** The first sweep (at start) takes every batch not done, whatever its age. */
+  private lastSweep: number | undefined;
+
+  constructor(private readonly options: RollupRefresherOptions) {}
+
+  start(): void {
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Queues a batch the worker staged (after its write is durable). */
+  enqueue(batch: string): void {
+    this.pending.add(batch);
+    this.wake();
+  }
+
+  /** Resolves once nothing is queued and no recomputation runs. */
+  settled(): Promise<void> {
+    if (this.pending.size === 0 && !this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async run(): Promise<void> {
+    const log = this.options.log;
+    let failures = 0;
+    while (this.running || this.pending.size > 0) {
+      if (this.pending.size === 0) {
+        this.notifyIdle();
+        if (!this.running) break;
+        await this.waitForWork(this.options.orphanAfterSeconds * 1000);
+      }
+      await this.sweepOrphans();
+      if (this.pending.size === 0) continue;
+      const started = Date.now();
+      const batches = [...this.pending];
+      this.busy = true;
+      try {
+        const timings = await refreshRollups(this.options.store, batches, this.options.includeV1InCards);
+        for (const batch of batches) this.pending.delete(batch);
+        failures = 0;
+        log.debug({ batches: batches.length, ms: Date.now() - started, ...timings, pending: this.pending.size }, 'rollups refreshed');
+        this.events.emit('refreshed', batches.length);
+      } catch (error) {
+        failures += 1;
+        log.warn({ err: error, batches: batches.length, failures }, 'rollup refresh failed; retrying');
+        await sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
+      } finally {
+        this.busy = false;
+      }
+      // Coalesce: let the next writes stage their keys before recomputing again.
+      if (this.running) await sleep(Math.max(0, this.options.intervalMs - (Date.now() - started)));
+    }
+    this.notifyIdle();
+  }
+
+  /** Until enqueue() or stop() wakes the loop, or the sweep is due. */
+  private waitForWork(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = () => {};
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  private async sweepOrphans(): Promise<void> {
+    const now = Date.now();
+    if (this.lastSweep !== undefined && now - this.lastSweep < this.options.orphanAfterSeconds * 1000) return;
+    const olderThanSeconds = this.lastSweep === undefined ? 0 : this.options.orphanAfterSeconds;
+    this.lastSweep = now;
+    try {
+      const orphans = await orphanRollupBatches(this.options.store, olderThanSeconds);
+      for (const batch of orphans) this.pending.add(batch);
+      if (orphans.length > 0) this.options.log.info({ batches: orphans.length }, 'recomputing rollups of batches staged by a stopped worker');
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'orphan sweep failed');
+    }
+  }
+
+  private notifyIdle(): void {
+    if (this.pending.size > 0 || this.busy) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Finishes what is queued, then stops. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+  }
+}
