@@ -15,7 +15,7 @@ import { EventPublisher } from './publisher.ts';
 import { openEventLog, startIngestWorker } from './worker.ts';
 
 export async function openMigratedStore(config: Config, log: Logger): Promise<Store> {
-  const store = openStore(config.clickhouse);
+  const store = await openStore(config.clickhouse);
   await migrate(store, log.child({ name: 'migrate' }));
   return store;
 }

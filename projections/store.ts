@@ -7,7 +7,6 @@
  */
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
 
 export interface StoreOptions {
   /** ClickHouse server URL; absent means embedded chDB at `embeddedPath`. */
@@ -56,7 +55,7 @@ interface SharedEngine {
 const embeddedEngines = new Map<string, SharedEngine>();
 let embeddedPathInUse: string | undefined;
 
-function acquireEmbedded(path: string): ClickHouseClient {
+async function acquireEmbedded(path: string): Promise<ClickHouseClient> {
   const existing = embeddedEngines.get(path);
   if (existing) {
     existing.users += 1;
@@ -67,6 +66,8 @@ function acquireEmbedded(path: string): ClickHouseClient {
       `embedded ClickHouse is already open at ${embeddedPathInUse}; one process can open one chDB data directory (asked for ${path})`,
     );
   }
+  // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
+  const { createChdbConnection } = await import('chdb/connection');
   // chdb types its connection against its own copy of @clickhouse/client-common; the runtime
   // interface is the client's own (chdb re-exports it verbatim), only the declaration files differ.
   const connection = createChdbConnection({ path }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
@@ -89,7 +90,7 @@ async function releaseEmbedded(path: string): Promise<void> {
   // The native engine cannot be reopened on another path in the same process; keep the binding.
 }
 
-export function openStore(options: StoreOptions): Store {
+export async function openStore(options: StoreOptions): Promise<Store> {
   if (!IDENTIFIER.test(options.database)) {
     throw new Error(`database name ${JSON.stringify(options.database)} is not a plain identifier`);
   }
@@ -102,10 +103,30 @@ export function openStore(options: StoreOptions): Store {
         clickhouse_settings: SESSION_SETTINGS,
         request_timeout: Math.max(30_000, options.queryTimeoutSeconds * 2000),
       })
-    : acquireEmbedded(options.embeddedPath);
+    : await acquireEmbedded(options.embeddedPath);
   const database = options.database;
   const bind = (params: QueryParams | undefined): QueryParams => ({ ...params, db: database });
   let closed = false;
+
+  async function insertJsonLines(table: string, lines: readonly string[], deduplicationToken?: string): Promise<void> {
+    if (lines.length === 0) return;
+    if (!IDENTIFIER.test(table)) throw new Error(`table name ${JSON.stringify(table)} is not a plain identifier`);
+    let settings = '';
+    if (deduplicationToken !== undefined) {
+      if (!DEDUPLICATION_TOKEN.test(deduplicationToken)) {
+        throw new Error(`deduplication token ${JSON.stringify(deduplicationToken)} has characters outside [A-Za-z0-9._:,|-]`);
+      }
+      // Settings go into the statement itself: chDB applies per-query settings as session-wide SETs,
+      // which would leak a token into the next insert.
+      settings = ` SETTINGS insert_deduplication_token = '${deduplicationToken}', deduplicate_blocks_in_dependent_materialized_views = 1`;
+    }
+    const body = lines.join('\n');
+    const result = await client.exec({
+      query: `INSERT INTO \`${database}\`.\`${table}\`${settings} FORMAT JSONEachRow`,
+      values: Readable.from([body]),
+    });
+    result.stream.destroy();
+  }
 
   return {
     database,
@@ -117,31 +138,13 @@ export function openStore(options: StoreOptions): Store {
     async command(sql: string, params?: QueryParams): Promise<void> {
       await client.command({ query: sql, query_params: bind(params) });
     },
+    insertJsonLines,
     insert(table, rows, deduplicationToken): Promise<void> {
-      return this.insertJsonLines(
+      return insertJsonLines(
         table,
         rows.map((row) => JSON.stringify(row)),
         deduplicationToken,
       );
-    },
-    async insertJsonLines(table, lines, deduplicationToken): Promise<void> {
-      if (lines.length === 0) return;
-      if (!IDENTIFIER.test(table)) throw new Error(`table name ${JSON.stringify(table)} is not a plain identifier`);
-      let settings = '';
-      if (deduplicationToken !== undefined) {
-        if (!DEDUPLICATION_TOKEN.test(deduplicationToken)) {
-          throw new Error(`deduplication token ${JSON.stringify(deduplicationToken)} has characters outside [A-Za-z0-9._:,|-]`);
-        }
-        // Settings go into the statement itself: chDB applies per-query settings as session-wide SETs,
-        // which would leak a token into the next insert.
-        settings = ` SETTINGS insert_deduplication_token = '${deduplicationToken}', deduplicate_blocks_in_dependent_materialized_views = 1`;
-      }
-      const body = lines.join('\n');
-      const result = await client.exec({
-        query: `INSERT INTO \`${database}\`.\`${table}\`${settings} FORMAT JSONEachRow`,
-        values: Readable.from([body]),
-      });
-      result.stream.destroy();
     },
     async ensureDatabase(): Promise<void> {
       await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });

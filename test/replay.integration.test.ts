@@ -111,7 +111,7 @@ describe('replay of exported topics', () => {
     const counts = await withPublisher(replayConfig, context.log, ({ publisher: replayPublisher }) => replayFiles([directory], replayPublisher));
     expect(counts).toMatchObject({ lines: total, published: total, unattributed: 0 });
 
-    replayStore = openStore(replayConfig.clickhouse);
+    replayStore = await openStore(replayConfig.clickhouse);
     const replayed = await snapshot(replayStore);
     for (const name of Object.keys(PROJECTIONS)) {
       expect(replayed[name], name).toEqual(live[name]);

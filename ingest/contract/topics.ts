@@ -46,6 +46,8 @@ export interface TopicSpec<S extends z.ZodType = z.ZodType> {
   schema: S;
   /** Kafka message key: events with the same key stay in order on one partition. */
   key: (event: z.output<S>) => string;
+  /** What the key is, for the documentation. */
+  keyName: string;
   /** Stable id: the same real-world event always has the same id, whichever source sent it. */
   id: (event: z.output<S>) => string;
   land: (event: z.output<S>) => Landing;
@@ -64,6 +66,7 @@ function fillTopic(name: keyof typeof FILL_SOURCE_RANK, description: string) {
     description,
     schema: fillSchema,
     key: (fill) => fill.wallet,
+    keyName: 'wallet',
     id: (fill) => `${fill.wallet}:${logId(fill.tx_hash, fill.log_index)}`,
     land: (fill) => ({
       table: 'fills',
@@ -93,6 +96,7 @@ export const TOPICS = {
     description: 'Market metadata (both outcome names, the start time named in the title) and resolutions (winning side).',
     schema: marketEventSchema,
     key: (event) => event.condition_id,
+    keyName: 'condition_id',
     id: (event) =>
       event.type === 'metadata' ? `${event.condition_id}:metadata:${event.version}` : `${event.condition_id}:resolution`,
     land: (event) =>
@@ -124,6 +128,7 @@ export const TOPICS = {
     description: 'Position legs that never appear as fills: SPLIT, MERGE, REDEEM.',
     schema: positionLegSchema,
     key: (leg) => leg.wallet,
+    keyName: 'wallet',
     id: (leg) => `${leg.wallet}:${logId(leg.tx_hash, leg.log_index)}`,
     land: (leg) => ({
       table: 'position_legs',
@@ -144,6 +149,7 @@ export const TOPICS = {
     description: 'Market-wide trade prints (anyone’s), for price tapes and marks.',
     schema: tradeSchema,
     key: (trade) => trade.condition_id,
+    keyName: 'condition_id',
     id: (trade) => logId(trade.tx_hash, trade.log_index),
     land: (trade) => ({
       table: 'trades',
@@ -166,6 +172,7 @@ export const TOPICS = {
     description: 'Top-of-book ticks (best bid and ask, UP space).',
     schema: bookTickSchema,
     key: (tick) => tick.condition_id,
+    keyName: 'condition_id',
     id: (tick) => `${tick.condition_id}:${tick.seq}`,
     land: (tick) => ({ table: 'book_ticks', row: { ...tick } }),
   }),
@@ -174,6 +181,7 @@ export const TOPICS = {
     description: "The upstream provider's profile statistics of a trader (name, image, pnl, portfolio value).",
     schema: upstreamProfileSchema,
     key: (profile) => profile.wallet,
+    keyName: 'wallet',
     id: (profile) => `${profile.wallet}:${profile.as_of}`,
     land: (profile) => ({ table: 'upstream_profiles', row: { ...profile } }),
   }),
@@ -182,6 +190,7 @@ export const TOPICS = {
     description: "Points of the upstream provider's equity (cumulative pnl) curve of a trader.",
     schema: upstreamEquityPointSchema,
     key: (point) => point.wallet,
+    keyName: 'wallet',
     id: (point) => `${point.wallet}:${point.ts}`,
     land: (point) => ({ table: 'upstream_equity', row: { ...point } }),
   }),
@@ -190,6 +199,7 @@ export const TOPICS = {
     description: 'Heartbeats of the upstream poller: online or offline.',
     schema: upstreamStatusSchema,
     key: () => 'upstream',
+    keyName: '"upstream" (one partition: heartbeats stay in order)',
     id: (status) => `upstream:${status.ts}`,
     land: (status) => ({ table: 'upstream_status', row: { ...status } }),
   }),
@@ -198,6 +208,7 @@ export const TOPICS = {
     description: "Live watcher counts of a trader's stream.",
     schema: watcherCountSchema,
     key: (count) => count.wallet,
+    keyName: 'wallet',
     id: (count) => `${count.wallet}:${count.ts}`,
     land: (count) => ({ table: 'watchers', row: { ...count } }),
   }),
@@ -206,6 +217,7 @@ export const TOPICS = {
     description: 'Accounts and their plans, from the dashboard or the admin CLI.',
     schema: accountSchema,
     key: (account) => account.account_id,
+    keyName: 'account_id',
     id: (account) => `${account.account_id}:${account.version}`,
     land: (account) => ({ table: 'accounts', row: { ...account } }),
   }),
@@ -214,6 +226,7 @@ export const TOPICS = {
     description: 'API keys of accounts, as SHA-256 only, with label and last four characters.',
     schema: apiKeySchema,
     key: (apiKey) => apiKey.account_id,
+    keyName: 'account_id',
     id: (apiKey) => `${apiKey.key_id}:${apiKey.version}`,
     land: (apiKey) => ({ table: 'api_keys', row: { ...apiKey } }),
   }),

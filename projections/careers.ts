@@ -1,0 +1,118 @@
+/**
+ * The career statistics of a trader: every figure of the card's `card` block, plus the archive's own
+ * profit figures (`career_pnl_usd`, `pnl_marked_usd`) that the card falls back to when the upstream is
+ * offline. Static figures come from the `careers` rollup; figures that move with the market (open value,
+ * marks) are computed here from the trader's open rows and each market's last trade.
+ */
+import type { Store } from './store.ts';
+
+export interface CareerStatistics {
+  markets_total: number;
+  resolved_total: number;
+  /** Share of resolved markets with a positive result; null when nothing has resolved. */
+  winrate: number | null;
+  volume_usd: number;
+  first_seen: number;
+  last_seen: number;
+  /** Average cost per token over all buys (both sides, token-weighted): the break-even winrate. Null until populated. */
+  avg_entry_price: number | null;
+  avg_win_usd: number | null;
+  /** Served negative. */
+  avg_loss_usd: number | null;
+  open_value_usd: number;
+  open_markets: number;
+  unmarked_markets: number;
+  marked_at: number | null;
+  /** Realized result over resolved markets. */
+  career_pnl_usd: number;
+  /** Realized result plus open markets at their marks (cash flow plus holdings at the last trade). */
+  pnl_marked_usd: number;
+  fills_count: number;
+}
+
+/** A wallet the archive has never seen: a zeroed card, not an error. Averages are unavailable, not zero. */
+export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
+  markets_total: 0,
+  resolved_total: 0,
+  winrate: null,
+  volume_usd: 0,
+  first_seen: 0,
+  last_seen: 0,
+  avg_entry_price: null,
+  avg_win_usd: null,
+  avg_loss_usd: null,
+  open_value_usd: 0,
+  open_markets: 0,
+  unmarked_markets: 0,
+  marked_at: null,
+  career_pnl_usd: 0,
+  pnl_marked_usd: 0,
+  fills_count: 0,
+});
+
+/**
+ * One indexed read: the careers row of the wallet, and its open trader_markets rows joined with their
+ * markets' marks (argMax of the last trade, UP space). Holdings at the mark: token 1 at `mark`, token 2
+ * at `1 − mark`.
+ */
+const READ_CAREER = `
+WITH open_rows AS
+(
+    SELECT
+        tm.condition_id AS condition_id,
+        tm.net_tokens1 AS net1,
+        tm.net_tokens2 AS net2,
+        tm.cash_flow_usd AS cash_flow,
+        marks.mark AS mark,
+        marks.marked_at AS marked_at
+    FROM {db:Identifier}.trader_markets AS tm FINAL
+    LEFT JOIN
+    (
+        SELECT condition_id, argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at
+        FROM {db:Identifier}.market_marks
+        WHERE condition_id IN (
+            SELECT condition_id FROM {db:Identifier}.trader_markets FINAL
+            WHERE wallet = {wallet:String} AND NOT resolved
+        )
+        GROUP BY condition_id
+    ) AS marks ON marks.condition_id = tm.condition_id
+    WHERE tm.wallet = {wallet:String} AND NOT tm.resolved AND ({include_v1:UInt8} = 1 OR tm.era = 'v2')
+    SETTINGS join_use_nulls = 1
+)
+SELECT
+    c.markets_total AS markets_total,
+    c.resolved_total AS resolved_total,
+    c.winrate AS winrate,
+    c.volume_usd AS volume_usd,
+    c.first_seen AS first_seen,
+    c.last_seen AS last_seen,
+    c.avg_entry_price AS avg_entry_price,
+    c.avg_win_usd AS avg_win_usd,
+    c.avg_loss_usd AS avg_loss_usd,
+    c.open_markets AS open_markets,
+    c.career_pnl_usd AS career_pnl_usd,
+    c.fills_count AS fills_count,
+    (SELECT sumIf(net1 * mark + net2 * (1 - mark), mark IS NOT NULL) FROM open_rows) AS open_value_usd,
+    (SELECT sum(cash_flow) FROM open_rows) AS open_cash_flow_usd,
+    (SELECT countIf(mark IS NULL) FROM open_rows) AS unmarked_markets,
+    (SELECT maxOrNull(marked_at) FROM open_rows) AS marked_at
+FROM {db:Identifier}.careers AS c FINAL
+WHERE c.wallet = {wallet:String}`;
+
+interface CareerRow extends Omit<CareerStatistics, 'pnl_marked_usd' | 'open_value_usd'> {
+  open_value_usd: number | null;
+  open_cash_flow_usd: number | null;
+}
+
+export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
+  const [row] = await store.query<CareerRow>(READ_CAREER, { wallet, include_v1: includeV1 ? 1 : 0 });
+  if (!row) return { ...ZERO_CAREER };
+  const openValue = row.open_value_usd ?? 0;
+  const { open_cash_flow_usd: openCashFlow, ...career } = row;
+  return {
+    ...career,
+    open_value_usd: openValue,
+    // An unmarked open market counts with its cash flow only: its holdings have no price yet.
+    pnl_marked_usd: row.career_pnl_usd + (openCashFlow ?? 0) + openValue,
+  };
+}
