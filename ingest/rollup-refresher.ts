@@ -1,8 +1,10 @@
 /**
- * Recomputes the rollups (trader_markets, careers) of the batches this worker staged, many at a time,
- * at most every `intervalMs`. Coalescing is the point: a market maker's (wallet, market) pair touched
- * by ten consecutive writes is recomputed once, and a career once per interval instead of once per
- * write. The cost is freshness: rollups trail the landing tables by about one interval.
+ * Recomputes the rollups (trader_markets, careers) of the batches this worker staged, many at a time.
+ * Coalescing is the point: a market maker's (wallet, market) pair touched by ten consecutive writes is
+ * recomputed once, and a career once per refresh instead of once per write. The pause between
+ * refreshes adapts to their cost: at least `intervalMs`, and long enough that refreshing takes at most
+ * 1/REFRESH_SHARE_DIVISOR of the store's time, so a backfill is not slowed by its own rollups while
+ * live traffic (cheap refreshes) stays fresh within about `intervalMs`.
  *
  * Durability does not depend on this loop: keys are staged in ClickHouse with the events, before the
  * offsets are committed. Batches whose worker died before refreshing them are found by a periodic sweep
@@ -13,6 +15,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { orphanRollupBatches, refreshRollups } from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
+
+/** Refreshing may take one part in this many of the store's time while writes keep coming. */
+const REFRESH_SHARE_DIVISOR = 5;
+/** However expensive the refreshes, rollups trail the landing tables by at most this (plus one refresh). */
+const MAX_PAUSE_MS = 5_000;
 
 export interface RollupRefresherOptions {
   store: Store;
@@ -82,7 +89,9 @@ export class RollupRefresher {
         this.busy = false;
       }
       // Coalesce: let the next writes stage their keys before recomputing again.
-      if (this.running) await sleep(Math.max(0, this.options.intervalMs - (Date.now() - started)));
+      const took = Date.now() - started;
+      const pause = Math.min(MAX_PAUSE_MS, Math.max(this.options.intervalMs, took * (REFRESH_SHARE_DIVISOR - 1)));
+      if (this.running) await sleep(Math.max(0, pause - took));
     }
     this.notifyIdle();
   }

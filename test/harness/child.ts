@@ -25,8 +25,8 @@ export interface RoleProcess {
   stderr(): string;
 }
 
-export function startRole(role: string, args: string[], environment: Record<string, string>): RoleProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', role, ...args], {
+export function startRole(role: string, args: string[], environment: Record<string, string>, nodeArgs: string[] = []): RoleProcess {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'main.ts', role, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
