@@ -44,6 +44,10 @@ export function throttled(intervalMs: number, report: () => void): () => void {
   };
 }
 
+function percentOf(done: number, total: number): number {
+  return total === 0 ? 100 : Math.round((100 * done) / total);
+}
+
 export async function runMigrate(config: Config, log: Logger): Promise<number> {
   const store = await openMigratedStore(config, log);
   await store.close();
@@ -101,13 +105,13 @@ export async function runReplay(config: Config, log: Logger, paths: string[]): P
       latest = {
         file: progress.file,
         lines: progress.lines,
-        percent: progress.bytesTotal === 0 ? 100 : Math.round((100 * progress.bytesRead) / progress.bytesTotal),
+        percent: percentOf(progress.bytesRead, progress.bytesTotal),
       };
       report();
     });
   });
   log.info({ counts }, 'replay finished');
-  if (counts.unattributed > 0) log.warn({ unattributed: counts.unattributed }, "lines whose topic could not be told were skipped");
+  if (counts.unattributed > 0) log.warn({ unattributed: counts.unattributed }, 'lines whose topic could not be told were skipped');
   return 0;
 }
 
@@ -158,11 +162,12 @@ export async function runImport(
       ...(era ? { era } : {}),
       emitTrades: options.emitTrades,
       onRejected: (row) => log.warn(row, 'row rejected'),
+      onSkipped: (skipped) => log.debug(skipped, 'skipped'),
       onProgress: (progress) => {
         latest = {
           file: progress.file,
           rowsRead: progress.rowsRead,
-          percent: progress.bytesTotal === 0 ? 100 : Math.round((100 * progress.bytesRead) / progress.bytesTotal),
+          percent: percentOf(progress.bytesRead, progress.bytesTotal),
         };
         report();
       },

@@ -38,6 +38,17 @@ export function writeToken(ranges: readonly SliceRange[]): string {
     .slice(0, 40);
 }
 
+/**
+ * ClickHouse error codes that blame the inserted data (parsing, types, values), as opposed to the
+ * server's state: only these make the pipeline split an insert to dead-letter the offending rows.
+ */
+const BAD_DATA_ERROR_CODES = new Set(['6', '26', '27', '32', '38', '41', '53', '69', '70', '72', '117', '131', '135']);
+
+function isBadDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && BAD_DATA_ERROR_CODES.has(code);
+}
+
 /** Rows ClickHouse refused (by index) and the tokens of the inserts that went in. */
 interface IsolatedInsert {
   rejected: { index: number; reason: string }[];
@@ -151,9 +162,10 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
   }
 
   /**
-   * Inserts one block; if ClickHouse keeps refusing it, splits it to find the rows it refuses (a bad
-   * row must not stop the stream) and returns those. Each part has its own deterministic token, so a
-   * redelivered batch splits the same way and deduplicates.
+   * Inserts one block. If ClickHouse refuses it for its data (not for being unreachable or busy), splits
+   * it to find the rows it refuses (a bad row must not stop the stream) and returns those. Each part has
+   * its own deterministic token, so a redelivered batch splits the same way and deduplicates. Any other
+   * failure is thrown after the retries: nothing is committed and the consumer reads the batch again.
    */
   private async insertIsolatingBadRows(table: string, lines: string[], token: string): Promise<IsolatedInsert> {
     const store = this.options.store;
@@ -161,11 +173,9 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
       await this.withRetries(`insert ${table}`, () => store.insertJsonLines(table, lines, token));
       return { rejected: [], tokens: [token] };
     } catch (error) {
-      if (lines.length === 1 || !(await this.storeIsReachable())) {
-        if (lines.length === 1 && (await this.storeIsReachable())) {
-          return { rejected: [{ index: 0, reason: `ClickHouse refused the row: ${(error as Error).message.slice(0, 500)}` }], tokens: [] };
-        }
-        throw error;
+      if (!isBadDataError(error)) throw error;
+      if (lines.length === 1) {
+        return { rejected: [{ index: 0, reason: `ClickHouse refused the row: ${(error as Error).message.slice(0, 500)}` }], tokens: [] };
       }
     }
     const middle = Math.floor(lines.length / 2);
@@ -176,15 +186,6 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
       rejected: [...left.rejected, ...right.rejected.map((rejected) => ({ ...rejected, index: rejected.index + middle }))],
       tokens: [...left.tokens, ...right.tokens],
     };
-  }
-
-  private async storeIsReachable(): Promise<boolean> {
-    try {
-      await this.options.store.query('SELECT 1');
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   private async deadLetter(letters: DeadLetter[], range: string): Promise<void> {

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../log.ts';
+import type { Store } from '../projections/store.ts';
+import { rangeOf, type LogProducer, type OutgoingMessage, type PartitionSlice } from './bus/types.ts';
+import { TopicNames } from './contract/topics.ts';
+import { IngestPipeline } from './pipeline.ts';
+
+const topics = new TopicNames('');
+
+function fill(logIndex: number, overrides: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    tx_hash: `0x${'ab'.repeat(32)}`,
+    log_index: logIndex,
+    wallet: `0x${'12'.repeat(20)}`,
+    condition_id: `0x${'34'.repeat(32)}`,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 2,
+    usd: 1,
+    role: 'taker',
+    era: 'v2',
+    ts: 1_767_556_800,
+    ...overrides,
+  });
+}
+
+function slice(values: string[]): PartitionSlice {
+  return {
+    topic: topics.of('fillsArchive'),
+    partition: 0,
+    messages: values.map((value, index) => ({ offset: String(100 + index), key: null, value: Buffer.from(value), headers: {} })),
+  };
+}
+
+/** A store that refuses, for its data, any insert holding a row with log index 13 (as ClickHouse would with code 117). */
+function fakeStore(failure: 'bad data' | 'unreachable') {
+  const inserted: { table: string; lines: readonly string[]; token: string | undefined }[] = [];
+  const store = {
+    database: 'fake',
+    kind: 'embedded',
+    query: async () => [],
+    command: async () => {},
+    ensureDatabase: async () => {},
+    close: async () => {},
+    insert: async (table: string, rows: readonly Record<string, unknown>[], token?: string) => void inserted.push({ table, lines: rows.map((row) => JSON.stringify(row)), token }),
+    insertJsonLines: async (table: string, lines: readonly string[], token?: string) => {
+      if (table === 'fills' && lines.some((line) => line.includes('"fill_id":"0xabababababababababababababababababababababababababababababababab:13"'))) {
+        throw Object.assign(new Error(failure === 'bad data' ? 'Cannot parse input (simulated)' : 'connect ECONNREFUSED (simulated)'), {
+          code: failure === 'bad data' ? '117' : undefined,
+        });
+      }
+      inserted.push({ table, lines, token });
+    },
+  } satisfies Store;
+  return { store, inserted };
+}
+
+function recordingProducer() {
+  const sent: { topic: string; messages: readonly OutgoingMessage[] }[] = [];
+  const producer: LogProducer = { send: async (topic, messages) => void sent.push({ topic, messages }), close: async () => {} };
+  return { producer, sent };
+}
+
+function pipelineWith(store: Store, producer: LogProducer, enqueued: string[]) {
+  return new IngestPipeline({
+    store,
+    topics,
+    deadLetterProducer: producer,
+    log: createLogger('silent'),
+    writeRetries: 1,
+    retryBaseMs: 1,
+    rollups: { enqueue: (batch) => void enqueued.push(batch) },
+  });
+}
+
+describe('IngestPipeline.write', () => {
+  it('isolates a row ClickHouse refuses for its data, dead-letters it, and lands every other row', async () => {
+    const { store, inserted } = fakeStore('bad data');
+    const { producer, sent } = recordingProducer();
+    const enqueued: string[] = [];
+    const pipeline = pipelineWith(store, producer, enqueued);
+    const values = Array.from({ length: 20 }, (_, index) => fill(index));
+    const prepared = pipeline.prepare(slice(values));
+    await pipeline.write([prepared], [rangeOf(slice(values))]);
+
+    const landed = inserted.filter((insert) => insert.table === 'fills').flatMap((insert) => insert.lines);
+    expect(landed).toHaveLength(19);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.topic).toBe('dead-letter');
+    expect(sent[0]!.messages).toHaveLength(1);
+    expect(String(sent[0]!.messages[0]!.value)).toBe(values[13]);
+    expect(sent[0]!.messages[0]!.headers?.['dlq.reason']).toMatch(/ClickHouse refused the row/);
+    expect(sent[0]!.messages[0]!.headers?.['dlq.offset']).toBe('113');
+    // The rollups of every part that went in are queued (their keys were staged by the insert).
+    const fillTokens = inserted.filter((insert) => insert.table === 'fills').map((insert) => insert.token);
+    expect(enqueued.sort()).toEqual([...fillTokens].sort());
+  });
+
+  it('throws (so nothing is committed) when ClickHouse fails for any other reason: no row is given up', async () => {
+    const { store, inserted } = fakeStore('unreachable');
+    const { producer, sent } = recordingProducer();
+    const pipeline = pipelineWith(store, producer, []);
+    const values = Array.from({ length: 20 }, (_, index) => fill(index));
+    await expect(pipeline.write([pipeline.prepare(slice(values))], [rangeOf(slice(values))])).rejects.toThrow('ECONNREFUSED');
+    expect(inserted.filter((insert) => insert.table === 'fills')).toHaveLength(0);
+    expect(sent).toHaveLength(0);
+  });
+
+  it('gives the same ranges the same insert token, and different ranges different ones', async () => {
+    const tokens: (string | undefined)[] = [];
+    const { store } = fakeStore('bad data');
+    const recording: Store = { ...store, insertJsonLines: async (_table, _lines, token) => void tokens.push(token) };
+    const pipeline = pipelineWith(recording, recordingProducer().producer, []);
+    const first = slice([fill(1), fill(2)]);
+    await pipeline.write([pipeline.prepare(first)], [rangeOf(first)]);
+    await pipeline.write([pipeline.prepare(first)], [rangeOf(first)]);
+    const later = { ...first, messages: first.messages.map((message, index) => ({ ...message, offset: String(200 + index) })) };
+    await pipeline.write([pipeline.prepare(later)], [rangeOf(later)]);
+    expect(tokens[0]).toBe(tokens[1]);
+    expect(tokens[2]).not.toBe(tokens[0]);
+  });
+});
