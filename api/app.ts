@@ -2,7 +2,7 @@
  * The HTTP application, built apart from the listening server so tests drive it with `app.inject`.
  * This issue serves liveness and readiness; the read API under /api/agent/v1 registers here as a plugin.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '../log.ts';
 
 export interface Readiness {
@@ -20,7 +20,8 @@ export interface AppOptions {
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const loggerInstance: FastifyBaseLogger = options.log.child({ name: 'http' });
-  const app = Fastify({ loggerInstance, disableRequestLogging: true });
+  // Probes (health, readiness) would flood the log; requests of the API are logged by their routes.
+  const app = Fastify({ loggerInstance, logController: new LogController({ disableRequestLogging: true }) });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
