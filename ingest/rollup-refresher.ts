@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { orphanRollupBatches, refreshRollups } from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
+import { retryDelayMs } from './bus/accumulator.ts';
 
 /** Refreshing may take one part in this many of the store's time while writes keep coming. */
 const REFRESH_SHARE_DIVISOR = 5;
@@ -84,7 +85,7 @@ export class RollupRefresher {
       } catch (error) {
         failures += 1;
         log.warn({ err: error, batches: batches.length, failures }, 'rollup refresh failed; retrying');
-        await sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)));
+        await sleep(retryDelayMs(failures));
       } finally {
         this.busy = false;
       }
