@@ -65,6 +65,13 @@ const environmentSchema = z.object({
   /** Card statistics cover the V2 exchange era until a v1 backfill is declared done. */
   CARD_INCLUDE_V1: booleanFlag.default(false),
 
+  /** Whale flow: a pause this long ends an accumulation's burst. */
+  WHALE_BURST_GAP_S: z.coerce.number().int().positive().default(900),
+  /** Whale flow: accumulations are tracked exactly above this many USD; `min_usd` is clamped up to it. */
+  WHALE_EXACT_ABOVE_USD: z.coerce.number().positive().default(1000),
+  /** The upstream counts as offline when its last heartbeat is older than this. */
+  UPSTREAM_STALE_AFTER_S: z.coerce.number().int().positive().default(300),
+
   SIM_SEED: z.coerce.number().int().default(20261121),
   SIM_BACKFILL_DAYS: z.coerce.number().min(0).max(60).default(2),
   SIM_LIVE: booleanFlag.default(true),
@@ -179,6 +186,23 @@ export interface Config {
     retryBaseMs: number;
   };
   card: { includeV1: boolean };
+  whales: {
+    burstGapSeconds: number;
+    exactAboveUsd: number;
+    defaultMinUsd: number;
+    defaultWindowHours: number;
+    maxWindowHours: number;
+    defaultLimit: number;
+    maxLimit: number;
+  };
+  charts: {
+    defaultPoints: number;
+    minPoints: number;
+    maxPoints: number;
+    rawTicksDefaultLimit: number;
+    rawTicksMaxLimit: number;
+  };
+  upstream: { staleAfterSeconds: number };
   simulator: { seed: number; backfillDays: number; live: boolean; traders: number };
   plans: Readonly<Record<PlanId, PlanLimits>>;
 }
@@ -227,6 +251,17 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       retryBaseMs: env.INGEST_RETRY_BASE_MS,
     },
     card: { includeV1: env.CARD_INCLUDE_V1 },
+    whales: {
+      burstGapSeconds: env.WHALE_BURST_GAP_S,
+      exactAboveUsd: env.WHALE_EXACT_ABOVE_USD,
+      defaultMinUsd: 10_000,
+      defaultWindowHours: 24,
+      maxWindowHours: 24,
+      defaultLimit: 50,
+      maxLimit: 500,
+    },
+    charts: { defaultPoints: 300, minPoints: 20, maxPoints: 600, rawTicksDefaultLimit: 1000, rawTicksMaxLimit: 10_000 },
+    upstream: { staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S },
     simulator: {
       seed: env.SIM_SEED,
       backfillDays: env.SIM_BACKFILL_DAYS,

@@ -13,7 +13,7 @@
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
-import { orphanRollupBatches, refreshRollups } from '../projections/rollups.ts';
+import { orphanRollupBatches, refreshRollups, type RollupSettings } from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
 import { retryDelayMs } from './bus/accumulator.ts';
 
@@ -28,7 +28,7 @@ export interface RollupRefresherOptions {
   intervalMs: number;
   /** A staged batch not marked done after this long is an orphan. */
   orphanAfterSeconds: number;
-  includeV1InCards: boolean;
+  settings: RollupSettings;
 }
 
 export class RollupRefresher {
@@ -77,7 +77,7 @@ export class RollupRefresher {
       const batches = [...this.pending];
       this.busy = true;
       try {
-        const timings = await refreshRollups(this.options.store, batches, this.options.includeV1InCards);
+        const timings = await refreshRollups(this.options.store, batches, this.options.settings);
         for (const batch of batches) this.pending.delete(batch);
         failures = 0;
         log.debug({ batches: batches.length, ms: Date.now() - started, ...timings, pending: this.pending.size }, 'rollups refreshed');

@@ -48,7 +48,11 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     log: log.child({ name: 'rollups' }),
     intervalMs: config.ingest.rollupIntervalMs,
     orphanAfterSeconds: config.ingest.rollupOrphanAfterSeconds,
-    includeV1InCards: config.card.includeV1,
+    settings: {
+      includeV1InCards: config.card.includeV1,
+      burstGapSeconds: config.whales.burstGapSeconds,
+      exactAboveUsd: config.whales.exactAboveUsd,
+    },
   });
   rollups.start();
   const pipeline = new IngestPipeline({

@@ -1,5 +1,5 @@
 /**
- * Rollups that hold sums (per trader-market, per career) are recomputed for the keys that ingested
+ * Rollups that hold sums (per trader-market, per career, per whale accumulation) are recomputed for the keys that ingested
  * events touched, from the deduplicated landing tables. This is what makes a fill that arrives twice
  * (replayed, or from both the archive and the upstream) change nothing: a sum view would count it
  * twice, a recomputation from `FINAL` cannot. Recomputation is idempotent.
@@ -20,6 +20,7 @@ import type { Store } from './store.ts';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REFRESH_TRADER_MARKETS = readFileSync(path.join(here, 'rollups', 'refresh_trader_markets.sql'), 'utf8');
 const REFRESH_CAREERS = readFileSync(path.join(here, 'rollups', 'refresh_careers.sql'), 'utf8');
+const REFRESH_WHALE_ACCUMULATIONS = readFileSync(path.join(here, 'rollups', 'refresh_whale_accumulations.sql'), 'utf8');
 
 /** Every wallet with a position in a market that just resolved: their results changed. */
 const STAGE_WALLETS_OF_MARKETS = `
@@ -41,23 +42,47 @@ export async function stageResolvedMarkets(store: Store, batch: string, conditio
   await store.command(STAGE_WALLETS_OF_MARKETS, { batch, condition_ids: [...new Set(conditionIds)] });
 }
 
-/** Recomputes trader_markets, then careers, for every key staged under these batches; marks them done. */
-export async function refreshRollups(
-  store: Store,
-  batches: readonly string[],
-  includeV1: boolean,
-): Promise<{ traderMarketsMs: number; careersMs: number }> {
-  if (batches.length === 0) return { traderMarketsMs: 0, careersMs: 0 };
+export interface RollupSettings {
+  /** Card statistics cover the V2 era unless this is set. */
+  includeV1InCards: boolean;
+  /** Whale flow: a pause this long ends a burst. */
+  burstGapSeconds: number;
+  /** Whale flow: accumulations are tracked above this many USD. */
+  exactAboveUsd: number;
+}
+
+export interface RefreshTimings {
+  traderMarketsMs: number;
+  careersMs: number;
+  whalesMs: number;
+}
+
+/**
+ * Recomputes trader_markets, then careers, then whale accumulations, for every key staged under these
+ * batches; marks them done.
+ */
+export async function refreshRollups(store: Store, batches: readonly string[], settings: RollupSettings): Promise<RefreshTimings> {
+  if (batches.length === 0) return { traderMarketsMs: 0, careersMs: 0, whalesMs: 0 };
   const started = performance.now();
   await store.command(REFRESH_TRADER_MARKETS, { batches });
   const traderMarketsDone = performance.now();
-  await store.command(REFRESH_CAREERS, { batches, include_v1: includeV1 ? 1 : 0 });
+  await store.command(REFRESH_CAREERS, { batches, include_v1: settings.includeV1InCards ? 1 : 0 });
   const careersDone = performance.now();
+  await store.command(REFRESH_WHALE_ACCUMULATIONS, {
+    batches,
+    burst_gap_s: settings.burstGapSeconds,
+    exact_above_usd: settings.exactAboveUsd,
+  });
+  const whalesDone = performance.now();
   await store.insert(
     'rollup_batches_done',
     batches.map((batch) => ({ batch })),
   );
-  return { traderMarketsMs: Math.round(traderMarketsDone - started), careersMs: Math.round(careersDone - traderMarketsDone) };
+  return {
+    traderMarketsMs: Math.round(traderMarketsDone - started),
+    careersMs: Math.round(careersDone - traderMarketsDone),
+    whalesMs: Math.round(whalesDone - careersDone),
+  };
 }
 
 export async function orphanRollupBatches(store: Store, olderThanSeconds: number): Promise<string[]> {

@@ -1,0 +1,100 @@
+/**
+ * The equity (profit) curve of a trader, as the upstream provider reports it: points `[ts, pnl_usd]`
+ * over a window, with peak, low and the worst drawdown. The upstream's own state (online, or offline
+ * since when) comes with it, so the reader can say the curve is unavailable rather than stale.
+ */
+import type { Store } from './store.ts';
+
+export const EQUITY_WINDOWS = ['24h', '7d', '30d', 'ytd', '1y', 'all'] as const;
+export type EquityWindow = (typeof EQUITY_WINDOWS)[number];
+
+export type EquityPoint = [ts: number, pnl_usd: number];
+
+const DAY = 86_400;
+const ROLLING: Record<Exclude<EquityWindow, 'ytd' | 'all'>, number> = { '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '1y': 365 * DAY };
+
+/** The first instant inside a window ending now: a rolling span back, 1 January (UTC) for ytd, 0 for all. */
+export function windowStart(window: EquityWindow, nowSeconds: number): number {
+  if (window === 'all') return 0;
+  if (window === 'ytd') return Date.UTC(new Date(nowSeconds * 1000).getUTCFullYear(), 0, 1) / 1000;
+  return nowSeconds - ROLLING[window];
+}
+
+export interface DrawdownStats {
+  peak: number | null;
+  low: number | null;
+  /** The worst `running_max − p[i]`, as a positive magnitude (0 when the curve never falls). */
+  max_drawdown: number;
+}
+
+/** Peak, low and the worst drawdown of a series in time order (dd[i] = p[i] − running max). */
+export function drawdownStats(points: readonly EquityPoint[]): DrawdownStats {
+  let peak: number | null = null;
+  let low: number | null = null;
+  let runningMax = Number.NEGATIVE_INFINITY;
+  let maxDrawdown = 0;
+  for (const [, pnl] of points) {
+    if (peak === null || pnl > peak) peak = pnl;
+    if (low === null || pnl < low) low = pnl;
+    if (pnl > runningMax) runningMax = pnl;
+    maxDrawdown = Math.max(maxDrawdown, runningMax - pnl);
+  }
+  return { peak, low, max_drawdown: maxDrawdown };
+}
+
+export interface UpstreamState {
+  state: 'online' | 'offline';
+  /** The last heartbeat (epoch seconds), null when none was ever received. */
+  heartbeat_at: number | null;
+}
+
+const READ_UPSTREAM_STATE = `
+SELECT state, ts
+FROM {db:Identifier}.upstream_status FINAL
+ORDER BY ts DESC
+LIMIT 1`;
+
+/** Offline when the poller said so, or when its heartbeats stopped coming. */
+export async function readUpstreamState(store: Store, nowSeconds: number, staleAfterSeconds: number): Promise<UpstreamState> {
+  const [row] = await store.query<{ state: string; ts: number }>(READ_UPSTREAM_STATE);
+  if (!row) return { state: 'offline', heartbeat_at: null };
+  const fresh = nowSeconds - row.ts <= staleAfterSeconds;
+  return { state: row.state === 'online' && fresh ? 'online' : 'offline', heartbeat_at: row.ts };
+}
+
+export interface EquitySeries extends DrawdownStats {
+  window: EquityWindow;
+  model: 'upstream_profile';
+  series: EquityPoint[];
+  /** When the upstream's figures were taken: its latest profile, else its latest point; null if none. */
+  as_of: number | null;
+  upstream: UpstreamState;
+}
+
+const READ_POINTS = `
+SELECT ts, pnl_usd
+FROM {db:Identifier}.upstream_equity FINAL
+WHERE wallet = {wallet:String} AND ts >= {from_ts:UInt32} AND ts <= {to_ts:UInt32}
+ORDER BY ts`;
+
+const READ_AS_OF = `
+SELECT greatest(
+    (SELECT max(as_of) FROM {db:Identifier}.upstream_profiles FINAL WHERE wallet = {wallet:String}),
+    (SELECT max(ts) FROM {db:Identifier}.upstream_equity WHERE wallet = {wallet:String})
+) AS as_of`;
+
+export async function readEquitySeries(
+  store: Store,
+  wallet: string,
+  window: EquityWindow,
+  options: { nowSeconds: number; upstreamStaleAfterSeconds: number },
+): Promise<EquitySeries> {
+  const [rows, asOfRows, upstream] = await Promise.all([
+    store.query<{ ts: number; pnl_usd: number }>(READ_POINTS, { wallet, from_ts: windowStart(window, options.nowSeconds), to_ts: options.nowSeconds }),
+    store.query<{ as_of: number }>(READ_AS_OF, { wallet }),
+    readUpstreamState(store, options.nowSeconds, options.upstreamStaleAfterSeconds),
+  ]);
+  const series: EquityPoint[] = rows.map((row) => [row.ts, row.pnl_usd]);
+  const asOf = asOfRows[0]?.as_of ?? 0;
+  return { window, model: 'upstream_profile', series, ...drawdownStats(series), as_of: asOf > 0 ? asOf : null, upstream };
+}

@@ -1,0 +1,65 @@
+-- Price projections: the per-second tape and its fidelity ladder, and whale accumulations.
+
+-- One table holds every rung of the fidelity ladder (1 s … 30 d), fed by one view over the trades:
+-- each trade lands in its bucket of every rung (ARRAY JOIN over the ladder). A bucket keeps
+--   last_trade = max((ts, seq, up_price)): the final trade of the bucket (ties broken by price),
+--   lo / hi    = the extreme prices printed in it,
+-- all in UP space and all real traded levels. max/min are insensitive to a replayed trade, so the
+-- ladder needs no recomputation; readers merge unmerged parts with GROUP BY. The ladder's rungs are
+-- listed once more in projections/prices.ts (FIDELITY_LADDER); a test keeps the two equal.
+CREATE TABLE IF NOT EXISTS {db:Identifier}.price_ladder
+(
+    condition_id String,
+    fidelity     UInt32,
+    ts           UInt32,
+    last_trade   SimpleAggregateFunction(max, Tuple(UInt32, UInt64, Float64)),
+    lo           SimpleAggregateFunction(min, Float64),
+    hi           SimpleAggregateFunction(max, Float64)
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (condition_id, fidelity, ts);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db:Identifier}.price_ladder_from_trades
+TO {db:Identifier}.price_ladder
+AS SELECT
+       condition_id,
+       fidelity,
+       bucket_ts AS ts,
+       max(trade_key) AS last_trade,
+       min(up_price) AS lo,
+       max(up_price) AS hi
+   FROM
+   (
+       SELECT condition_id, fidelity, intDiv(ts, fidelity) * fidelity AS bucket_ts, (ts, seq, up_price) AS trade_key, up_price
+       FROM {db:Identifier}.trades
+       ARRAY JOIN [1, 5, 15, 60, 300, 900, 3600, 14400, 86400, 604800, 2592000] AS fidelity
+   )
+   GROUP BY condition_id, fidelity, bucket_ts;
+
+-- Whale accumulations: one wallet, one market, one token side. Recomputed by the rollup refresher for
+-- the (wallet, market) pairs a write touched, from the deduplicated fills, like trader_markets. The
+-- current burst (fills since the last pause of at least the burst gap) is precomputed; the fills of
+-- the 24 hours up to the last fill are kept as arrays, so that any window (≤ 24 h before now, hence
+-- within them) is summed exactly at read time. `tracked` is false below the coverage threshold.
+CREATE TABLE IF NOT EXISTS {db:Identifier}.whale_accumulations
+(
+    wallet            String,
+    condition_id      String,
+    token_side        UInt8,
+    tracked           Bool,
+    last_fill_at      UInt32,
+    last_price        Float64,
+    burst_usd         Float64,
+    burst_buy_usd     Float64,
+    burst_started_at  UInt32,
+    burst_fills       UInt32,
+    -- the fills of [last_fill_at − 24 h, last_fill_at], in time order
+    recent_ts         Array(UInt32),
+    recent_net_usd    Array(Float64),
+    recent_buy_tokens Array(Float64),
+    recent_up_price   Array(Float64),
+    version           UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY (wallet, condition_id, token_side)
+TTL toDateTime(last_fill_at, 'UTC') + INTERVAL 3 DAY;

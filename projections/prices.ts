@@ -1,0 +1,287 @@
+/**
+ * Price reads of one market: the sampled chart (a rung of the fidelity ladder chosen for the window),
+ * the full per-second tape, and raw ticks. Every value is a real traded level in UP space; a series
+ * point is `[ts, last, lo, hi]`. The only other level that ever appears is the winner level (1.00 or
+ * 0.00) that ends the full tape of a resolved market: the market is pinned there.
+ */
+import type { Store } from './store.ts';
+
+/** The rungs of the fidelity ladder, in seconds. The same list is in migration 0003 (price_ladder view). */
+export const FIDELITY_LADDER = [1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400, 604_800, 2_592_000] as const;
+export type Fidelity = (typeof FIDELITY_LADDER)[number];
+
+export type SeriesPoint = [ts: number, last: number, lo: number, hi: number];
+
+/** Buckets of width `fidelity` that a window [fromTs, toTs] touches (buckets are aligned to the epoch). */
+export function bucketCount(fromTs: number, toTs: number, fidelity: number): number {
+  return Math.floor(toTs / fidelity) - Math.floor(fromTs / fidelity) + 1;
+}
+
+/** The finest rung whose bucket count over the window fits in `points` (the coarsest if none does). */
+export function finestFittingFidelity(fromTs: number, toTs: number, points: number): Fidelity {
+  for (const fidelity of FIDELITY_LADDER) {
+    if (bucketCount(fromTs, toTs, fidelity) <= points) return fidelity;
+  }
+  return FIDELITY_LADDER[FIDELITY_LADDER.length - 1]!;
+}
+
+/** A requested bucket size snapped to the ladder: the smallest rung at least as wide (the widest rung at most). */
+export function snapToLadder(seconds: number): Fidelity {
+  for (const fidelity of FIDELITY_LADDER) if (fidelity >= seconds) return fidelity;
+  return FIDELITY_LADDER[FIDELITY_LADDER.length - 1]!;
+}
+
+/**
+ * Rows of the full tape, change-only: a row is kept only when (last, lo, hi) differs from the row kept
+ * before it. (Equal to comparing with the previous second: a dropped row equals the one kept before it.)
+ */
+export function changeOnly(rows: readonly SeriesPoint[]): SeriesPoint[] {
+  const kept: SeriesPoint[] = [];
+  let previous: SeriesPoint | undefined;
+  for (const row of rows) {
+    if (!previous || row[1] !== previous[1] || row[2] !== previous[2] || row[3] !== previous[3]) kept.push(row);
+    previous = row;
+  }
+  return kept;
+}
+
+export interface Resolution {
+  winnerTokenSide: 1 | 2;
+  ts: number;
+}
+
+/** The level a resolved market is pinned at: 1.00 when token 1 won, else 0.00. */
+export function winnerLevel(resolution: Resolution): number {
+  return resolution.winnerTokenSide === 1 ? 1 : 0;
+}
+
+/**
+ * A resolved market's tape ends pinned at the winner level: a last row at the resolution (or the second
+ * after the last trade, if trading ran past it), unless the tape already ends there.
+ */
+export function pinToWinner(rows: readonly SeriesPoint[], resolution: Resolution | null): SeriesPoint[] {
+  if (!resolution) return [...rows];
+  const level = winnerLevel(resolution);
+  const last = rows[rows.length - 1];
+  if (last && last[1] === level && last[2] === level && last[3] === level) return [...rows];
+  const ts = last ? Math.max(resolution.ts, last[0] + 1) : resolution.ts;
+  return [...rows, [ts, level, level, level]];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reads
+
+interface LadderRow {
+  ts: number;
+  last: number;
+  lo: number;
+  hi: number;
+}
+
+/** One rung of one market over a window: unmerged parts are merged by the GROUP BY. */
+const READ_RUNG = `
+SELECT ts, max(last_trade).3 AS last, min(lo) AS lo, max(hi) AS hi
+FROM {db:Identifier}.price_ladder
+WHERE condition_id = {condition_id:String} AND fidelity = {fidelity:UInt32}
+  AND ts >= {from_bucket:UInt32} AND ts <= {to_ts:UInt32}
+GROUP BY ts
+ORDER BY ts`;
+
+function toPoints(rows: readonly LadderRow[]): SeriesPoint[] {
+  return rows.map((row) => [row.ts, row.last, row.lo, row.hi]);
+}
+
+export async function readRung(store: Store, conditionId: string, fidelity: Fidelity, fromTs: number, toTs: number): Promise<SeriesPoint[]> {
+  const rows = await store.query<LadderRow>(READ_RUNG, {
+    condition_id: conditionId,
+    fidelity,
+    from_bucket: Math.floor(fromTs / fidelity) * fidelity,
+    to_ts: toTs,
+  });
+  return toPoints(rows);
+}
+
+/** What places a market in time: the start its title names, its trades, its resolution. */
+export interface MarketTimes {
+  conditionId: string;
+  titleStartTs: number | null;
+  outcome1: string;
+  outcome2: string;
+  firstTradeTs: number | null;
+  lastTradeTs: number | null;
+  resolution: Resolution | null;
+}
+
+const READ_MARKET_TIMES = `
+SELECT
+    (SELECT title_start_ts FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS title_start_ts,
+    (SELECT outcome1 FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS outcome1,
+    (SELECT outcome2 FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS outcome2,
+    (SELECT count() FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS known,
+    (SELECT minOrNull(first_ts) FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}) AS first_trade_ts,
+    (SELECT maxOrNull(last_ts) FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}) AS last_trade_ts,
+    (SELECT any(winner_token_side) FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}) AS winner_token_side,
+    (SELECT any(ts) FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}) AS resolved_at`;
+
+/** The market's times, or null when the market is unknown (no metadata and no trades). */
+export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
+  const [row] = await store.query<{
+    title_start_ts: number | null;
+    outcome1: string;
+    outcome2: string;
+    known: number;
+    first_trade_ts: number | null;
+    last_trade_ts: number | null;
+    winner_token_side: number;
+    resolved_at: number;
+  }>(READ_MARKET_TIMES, { condition_id: conditionId });
+  if (!row || (row.known === 0 && row.first_trade_ts === null)) return null;
+  return {
+    conditionId,
+    titleStartTs: row.title_start_ts,
+    outcome1: row.outcome1,
+    outcome2: row.outcome2,
+    firstTradeTs: row.first_trade_ts,
+    lastTradeTs: row.last_trade_ts,
+    resolution: row.winner_token_side === 1 || row.winner_token_side === 2 ? { winnerTokenSide: row.winner_token_side, ts: row.resolved_at } : null,
+  };
+}
+
+/**
+ * The default window of a chart: from the start time named in the title (else the first trade), to
+ * the last trade or the resolution, whichever is later.
+ */
+export function defaultWindow(times: MarketTimes, nowSeconds: number): { fromTs: number; toTs: number } {
+  const fromTs = times.titleStartTs ?? times.firstTradeTs ?? nowSeconds;
+  const toTs = Math.max(fromTs, times.lastTradeTs ?? fromTs, times.resolution?.ts ?? 0);
+  return { fromTs, toTs };
+}
+
+export interface ChartLimits {
+  defaultPoints: number;
+  minPoints: number;
+  maxPoints: number;
+}
+
+export interface ChartRequest {
+  points?: number | undefined;
+  fromTs?: number | undefined;
+  toTs?: number | undefined;
+  /** A forced bucket size in seconds, snapped to the ladder. */
+  resolution?: number | undefined;
+}
+
+export interface SampledSeries {
+  from_ts: number;
+  to_ts: number;
+  fidelity: Fidelity;
+  points: SeriesPoint[];
+}
+
+/**
+ * Resolves a chart request against a market: the window (defaulting as above; a lone bound keeps the
+ * other default), the point budget (default, clamped), and the rung: the forced one when its buckets
+ * fit in the budget, else the finest rung that fits.
+ */
+export function planChart(
+  times: MarketTimes,
+  request: ChartRequest,
+  limits: ChartLimits,
+  nowSeconds: number,
+): { fromTs: number; toTs: number; points: number; fidelity: Fidelity } {
+  const defaults = defaultWindow(times, nowSeconds);
+  let fromTs = request.fromTs ?? defaults.fromTs;
+  const toTs = Math.max(fromTs, request.toTs ?? Math.max(defaults.toTs, fromTs));
+  const points = Math.min(limits.maxPoints, Math.max(limits.minPoints, Math.trunc(request.points ?? limits.defaultPoints)));
+  const fitting = finestFittingFidelity(fromTs, toTs, points);
+  const forced = request.resolution === undefined ? undefined : snapToLadder(request.resolution);
+  const fidelity = forced !== undefined && forced >= fitting ? forced : fitting;
+  // A window too long for even the coarsest rung keeps its end (the end view) and loses its start.
+  if (bucketCount(fromTs, toTs, fidelity) > points) fromTs = (Math.floor(toTs / fidelity) - points + 1) * fidelity;
+  return { fromTs, toTs, points, fidelity };
+}
+
+/** The sampled series of a chart request; empty buckets are absent (a gap), never filled. */
+export async function readSampledSeries(store: Store, times: MarketTimes, request: ChartRequest, limits: ChartLimits, nowSeconds: number): Promise<SampledSeries> {
+  const plan = planChart(times, request, limits, nowSeconds);
+  const points = await readRung(store, times.conditionId, plan.fidelity, plan.fromTs, plan.toTs);
+  return { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points };
+}
+
+/** The full per-second tape: change-only rows, pinned at the winner level when resolved. Uncapped. */
+export async function readFullTape(store: Store, times: MarketTimes): Promise<SeriesPoint[]> {
+  const rows = await store.query<LadderRow>(READ_RUNG, { condition_id: times.conditionId, fidelity: 1, from_bucket: 0, to_ts: 4_294_967_295 });
+  return pinToWinner(changeOnly(toPoints(rows)), times.resolution);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Raw ticks: the trades themselves, keyset-paged forward.
+
+export interface Tick {
+  ts: number;
+  price: number;
+}
+
+/** A position in a market's trades: everything up to and including it has been returned. */
+export interface TickPosition {
+  ts: number;
+  seq: number;
+  tradeId: string;
+}
+
+const READ_TICKS = `
+SELECT ts, up_price AS price, seq, trade_id
+FROM {db:Identifier}.trades FINAL
+WHERE condition_id = {condition_id:String}
+  AND ts >= {from_ts:UInt32}
+  AND (ts, seq, trade_id) > ({after_ts:UInt32}, {after_seq:UInt64}, {after_id:String})
+ORDER BY ts, seq, trade_id
+LIMIT {limit:UInt32}`;
+
+export async function readRawTicks(
+  store: Store,
+  conditionId: string,
+  page: { windowStartTs?: number | undefined; after?: TickPosition | undefined; limit: number },
+): Promise<{ ticks: Tick[]; next: TickPosition | null }> {
+  const after = page.after ?? { ts: 0, seq: 0, tradeId: '' };
+  // One row more than asked tells whether a next page exists.
+  const rows = await store.query<{ ts: number; price: number; seq: number; trade_id: string }>(READ_TICKS, {
+    condition_id: conditionId,
+    from_ts: Math.max(page.windowStartTs ?? 0, after.ts),
+    after_ts: after.ts,
+    after_seq: after.seq,
+    after_id: after.tradeId,
+    limit: page.limit + 1,
+  });
+  const pageRows = rows.slice(0, page.limit);
+  const lastRow = pageRows[pageRows.length - 1];
+  return {
+    ticks: pageRows.map((row) => ({ ts: row.ts, price: row.price })),
+    next: rows.length > page.limit && lastRow ? { ts: lastRow.ts, seq: lastRow.seq, tradeId: lastRow.trade_id } : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The trader's fills in a market: always complete.
+
+export interface MarketFill {
+  ts: number;
+  side: 'BUY' | 'SELL';
+  /** UP space. */
+  price: number;
+  token_side: 1 | 2;
+  outcome: string;
+  size_tokens: number;
+  usd: number;
+}
+
+const READ_FILLS = `
+SELECT ts, side, up_price AS price, token_side, size_tokens, usd
+FROM {db:Identifier}.fills FINAL
+WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+ORDER BY ts, fill_id`;
+
+export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
+  const rows = await store.query<Omit<MarketFill, 'outcome'>>(READ_FILLS, { wallet, condition_id: times.conditionId });
+  return rows.map((row) => ({ ...row, outcome: row.token_side === 1 ? times.outcome1 : times.outcome2 }));
+}
