@@ -49,6 +49,9 @@ function isBadDataError(error: unknown): boolean {
   return typeof code === 'string' && BAD_DATA_ERROR_CODES.has(code);
 }
 
+/** Landing tables whose inserts stage keys for the rollup refresher (migrations 0002 and 0003). */
+const STAGING_TABLES: ReadonlySet<LandingTable> = new Set(['fills', 'position_legs', 'trades']);
+
 /** Rows ClickHouse refused (by index) and the tokens of the inserts that went in. */
 interface IsolatedInsert {
   rejected: { index: number; reason: string }[];
@@ -113,8 +116,8 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     for (const [table, { lines, sources }] of rowsByTable) {
       const { rejected, tokens } = await this.insertIsolatingBadRows(table, lines, `${token}|${table}`);
       for (const { index, reason } of rejected) deadLetters.push({ ...sources[index]!, reason });
-      // Views on fills and position_legs staged the touched keys under each insert's token.
-      if (table === 'fills' || table === 'position_legs') for (const batch of tokens) rollups.enqueue(batch);
+      // Views on fills, position_legs and trades staged the touched keys under each insert's token.
+      if (STAGING_TABLES.has(table)) for (const batch of tokens) rollups.enqueue(batch);
     }
     if (resolvedMarkets.length > 0) {
       const batch = `${token}|resolutions`;

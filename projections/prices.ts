@@ -31,20 +31,6 @@ export function snapToLadder(seconds: number): Fidelity {
   return FIDELITY_LADDER[FIDELITY_LADDER.length - 1]!;
 }
 
-/**
- * Rows of the full tape, change-only: a row is kept only when (last, lo, hi) differs from the row kept
- * before it. (Equal to comparing with the previous second: a dropped row equals the one kept before it.)
- */
-export function changeOnly(rows: readonly SeriesPoint[]): SeriesPoint[] {
-  const kept: SeriesPoint[] = [];
-  let previous: SeriesPoint | undefined;
-  for (const row of rows) {
-    if (!previous || row[1] !== previous[1] || row[2] !== previous[2] || row[3] !== previous[3]) kept.push(row);
-    previous = row;
-  }
-  return kept;
-}
-
 export interface Resolution {
   winnerTokenSide: 1 | 2;
   ts: number;
@@ -112,38 +98,36 @@ export interface MarketTimes {
   resolution: Resolution | null;
 }
 
+/** Three point lookups in one statement: metadata, trade span (marks), resolution; absent parts yield no row. */
 const READ_MARKET_TIMES = `
-SELECT
-    (SELECT title_start_ts FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS title_start_ts,
-    (SELECT outcome1 FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS outcome1,
-    (SELECT outcome2 FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS outcome2,
-    (SELECT count() FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}) AS known,
-    (SELECT minOrNull(first_ts) FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}) AS first_trade_ts,
-    (SELECT maxOrNull(last_ts) FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}) AS last_trade_ts,
-    (SELECT any(winner_token_side) FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}) AS winner_token_side,
-    (SELECT any(ts) FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}) AS resolved_at`;
+SELECT 'meta' AS part, title_start_ts AS first, toNullable(toUInt32(0)) AS second, outcome1 AS name1, outcome2 AS name2
+FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}
+UNION ALL
+SELECT 'trades', toNullable(min(first_ts)), toNullable(max(last_ts)), '', ''
+FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}
+HAVING count() > 0
+UNION ALL
+SELECT 'resolution', toNullable(toUInt32(winner_token_side)), toNullable(ts), '', ''
+FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}`;
 
 /** The market's times, or null when the market is unknown (no metadata and no trades). */
 export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
-  const [row] = await store.query<{
-    title_start_ts: number | null;
-    outcome1: string;
-    outcome2: string;
-    known: number;
-    first_trade_ts: number | null;
-    last_trade_ts: number | null;
-    winner_token_side: number;
-    resolved_at: number;
-  }>(READ_MARKET_TIMES, { condition_id: conditionId });
-  if (!row || (row.known === 0 && row.first_trade_ts === null)) return null;
+  const parts = await store.query<{ part: string; first: number | null; second: number | null; name1: string; name2: string }>(READ_MARKET_TIMES, {
+    condition_id: conditionId,
+  });
+  const meta = parts.find((part) => part.part === 'meta');
+  const trades = parts.find((part) => part.part === 'trades');
+  const resolution = parts.find((part) => part.part === 'resolution');
+  if (!meta && !trades) return null;
+  const winner = resolution?.first;
   return {
     conditionId,
-    titleStartTs: row.title_start_ts,
-    outcome1: row.outcome1,
-    outcome2: row.outcome2,
-    firstTradeTs: row.first_trade_ts,
-    lastTradeTs: row.last_trade_ts,
-    resolution: row.winner_token_side === 1 || row.winner_token_side === 2 ? { winnerTokenSide: row.winner_token_side, ts: row.resolved_at } : null,
+    titleStartTs: meta?.first ?? null,
+    outcome1: meta?.name1 ?? '',
+    outcome2: meta?.name2 ?? '',
+    firstTradeTs: trades?.first ?? null,
+    lastTradeTs: trades?.second ?? null,
+    resolution: (winner === 1 || winner === 2) && resolution?.second != null ? { winnerTokenSide: winner, ts: resolution.second } : null,
   };
 }
 
@@ -208,10 +192,22 @@ export async function readSampledSeries(store: Store, times: MarketTimes, reques
   return { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points };
 }
 
+/** The change-only tape the rollup refresher keeps (deleted rows are seconds that stopped being changes). */
+const READ_TAPE = `
+SELECT ts, last, lo, hi
+FROM
+(
+    SELECT ts, last, lo, hi, is_deleted
+    FROM {db:Identifier}.tape_changes FINAL
+    WHERE condition_id = {condition_id:String}
+)
+WHERE NOT is_deleted
+ORDER BY ts`;
+
 /** The full per-second tape: change-only rows, pinned at the winner level when resolved. Uncapped. */
 export async function readFullTape(store: Store, times: MarketTimes): Promise<SeriesPoint[]> {
-  const rows = await store.query<LadderRow>(READ_RUNG, { condition_id: times.conditionId, fidelity: 1, from_bucket: 0, to_ts: 4_294_967_295 });
-  return pinToWinner(changeOnly(toPoints(rows)), times.resolution);
+  const rows = await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId });
+  return pinToWinner(toPoints(rows), times.resolution);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucketCount, changeOnly, FIDELITY_LADDER, finestFittingFidelity, pinToWinner, planChart, snapToLadder, type MarketTimes, type SeriesPoint } from './prices.ts';
+import { bucketCount, FIDELITY_LADDER, finestFittingFidelity, pinToWinner, planChart, snapToLadder, type MarketTimes, type SeriesPoint } from './prices.ts';
 
 const limits = { defaultPoints: 300, minPoints: 20, maxPoints: 600 };
 const market = (overrides: Partial<MarketTimes> = {}): MarketTimes => ({
@@ -65,24 +65,6 @@ describe('fidelity ladder choice', () => {
 });
 
 describe('full tape shaping', () => {
-  const point = fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }));
-
-  it('keeps a row only when (last, lo, hi) differs from the row kept before it', () => {
-    fc.assert(
-      fc.property(fc.array(point, { maxLength: 60 }), (levels) => {
-        const rows: SeriesPoint[] = levels.map(([a, b, c], index) => [index, a / 4, b / 4, c / 4]);
-        const kept = changeOnly(rows);
-        // Plain reference: walk the rows, remember the last kept one.
-        const expected: SeriesPoint[] = [];
-        for (const row of rows) {
-          const last = expected[expected.length - 1];
-          if (!last || last[1] !== row[1] || last[2] !== row[2] || last[3] !== row[3]) expected.push(row);
-        }
-        expect(kept).toEqual(expected);
-      }),
-    );
-  });
-
   it('ends a resolved market pinned at the winner level, after its last trade', () => {
     const rows: SeriesPoint[] = [
       [100, 0.4, 0.4, 0.5],

@@ -1,5 +1,6 @@
 /**
- * Rollups that hold sums (per trader-market, per career, per whale accumulation) are recomputed for the keys that ingested
+ * Rollups that hold sums (per trader-market, per career, per whale accumulation), and the change-only
+ * tapes, are recomputed for the keys that ingested
  * events touched, from the deduplicated landing tables. This is what makes a fill that arrives twice
  * (replayed, or from both the archive and the upstream) change nothing: a sum view would count it
  * twice, a recomputation from `FINAL` cannot. Recomputation is idempotent.
@@ -21,6 +22,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const REFRESH_TRADER_MARKETS = readFileSync(path.join(here, 'rollups', 'refresh_trader_markets.sql'), 'utf8');
 const REFRESH_CAREERS = readFileSync(path.join(here, 'rollups', 'refresh_careers.sql'), 'utf8');
 const REFRESH_WHALE_ACCUMULATIONS = readFileSync(path.join(here, 'rollups', 'refresh_whale_accumulations.sql'), 'utf8');
+const REFRESH_TAPE_CHANGES = readFileSync(path.join(here, 'rollups', 'refresh_tape_changes.sql'), 'utf8');
 
 /** Every wallet with a position in a market that just resolved: their results changed. */
 const STAGE_WALLETS_OF_MARKETS = `
@@ -32,7 +34,12 @@ WHERE condition_id IN {condition_ids:Array(String)}`;
 /** Batches staged a while ago and never marked done: their worker stopped before refreshing them. */
 const ORPHAN_BATCHES = `
 SELECT DISTINCT batch
-FROM {db:Identifier}.rollup_keys
+FROM
+(
+    SELECT batch, staged_at FROM {db:Identifier}.rollup_keys
+    UNION ALL
+    SELECT batch, staged_at FROM {db:Identifier}.tape_keys
+)
 WHERE staged_at < now() - {older_than_s:UInt32}
   AND batch NOT IN (SELECT batch FROM {db:Identifier}.rollup_batches_done)
 LIMIT 10000`;
@@ -40,6 +47,12 @@ LIMIT 10000`;
 /** Stages every wallet holding a position in these markets (their results changed) under `batch`. */
 export async function stageResolvedMarkets(store: Store, batch: string, conditionIds: readonly string[]): Promise<void> {
   await store.command(STAGE_WALLETS_OF_MARKETS, { batch, condition_ids: [...new Set(conditionIds)] });
+}
+
+let lastTapeVersion = 0;
+function nextTapeVersion(): number {
+  lastTapeVersion = Math.max(lastTapeVersion + 1, Date.now() * 1000);
+  return lastTapeVersion;
 }
 
 export interface RollupSettings {
@@ -55,14 +68,15 @@ export interface RefreshTimings {
   traderMarketsMs: number;
   careersMs: number;
   whalesMs: number;
+  tapeMs: number;
 }
 
 /**
- * Recomputes trader_markets, then careers, then whale accumulations, for every key staged under these
- * batches; marks them done.
+ * Recomputes trader_markets, then careers, then whale accumulations, then the change-only tapes, for
+ * every key staged under these batches; marks them done.
  */
 export async function refreshRollups(store: Store, batches: readonly string[], settings: RollupSettings): Promise<RefreshTimings> {
-  if (batches.length === 0) return { traderMarketsMs: 0, careersMs: 0, whalesMs: 0 };
+  if (batches.length === 0) return { traderMarketsMs: 0, careersMs: 0, whalesMs: 0, tapeMs: 0 };
   const started = performance.now();
   await store.command(REFRESH_TRADER_MARKETS, { batches });
   const traderMarketsDone = performance.now();
@@ -74,6 +88,9 @@ export async function refreshRollups(store: Store, batches: readonly string[], s
     exact_above_usd: settings.exactAboveUsd,
   });
   const whalesDone = performance.now();
+  // The newest recomputation of a second wins: microseconds of the wall clock, increasing per refresh.
+  await store.command(REFRESH_TAPE_CHANGES, { batches, version: nextTapeVersion() });
+  const tapeDone = performance.now();
   await store.insert(
     'rollup_batches_done',
     batches.map((batch) => ({ batch })),
@@ -82,6 +99,7 @@ export async function refreshRollups(store: Store, batches: readonly string[], s
     traderMarketsMs: Math.round(traderMarketsDone - started),
     careersMs: Math.round(careersDone - traderMarketsDone),
     whalesMs: Math.round(whalesDone - careersDone),
+    tapeMs: Math.round(tapeDone - whalesDone),
   };
 }
 

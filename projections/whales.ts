@@ -89,8 +89,8 @@ FROM
     ORDER BY ranking_usd DESC, last_fill_at DESC, wallet, condition_id, token_side
     LIMIT {limit:UInt32}
 ) AS r
-LEFT JOIN (SELECT wallet, name FROM {db:Identifier}.trader_names FINAL WHERE wallet IN (SELECT wallet FROM ranked WHERE ranking_usd >= {min_usd:Float64})) AS n ON n.wallet = r.wallet
-LEFT JOIN (SELECT condition_id, title, outcome1, outcome2 FROM {db:Identifier}.markets_meta FINAL WHERE condition_id IN (SELECT condition_id FROM ranked WHERE ranking_usd >= {min_usd:Float64})) AS m ON m.condition_id = r.condition_id
+LEFT JOIN (SELECT wallet, name FROM {db:Identifier}.trader_names FINAL) AS n ON n.wallet = r.wallet
+LEFT JOIN (SELECT condition_id, title, outcome1, outcome2 FROM {db:Identifier}.markets_meta FINAL) AS m ON m.condition_id = r.condition_id
 ORDER BY if({by:String} = 'window', r.window_usd, r.burst_usd) DESC, r.last_fill_at DESC, r.wallet, r.condition_id, r.token_side`;
 
 const READ_COVERAGE_AS_OF = `SELECT max(last_fill_at) AS as_of FROM {db:Identifier}.whale_accumulations`;

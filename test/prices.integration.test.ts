@@ -7,10 +7,12 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOPICS, type EventInputOf } from '../ingest/contract/topics.ts';
+import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { FIDELITY_LADDER, readFullTape, readMarketTimes, readRawTicks, readRung, readSampledSeries, readTraderMarketFills, type SeriesPoint } from '../projections/prices.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
+import { refreshRollups } from '../projections/rollups.ts';
 import { createTestContext, type TestContext } from './harness/context.ts';
+import { landEvents } from './harness/land.ts';
 
 type Trade = EventInputOf<'trades'>;
 
@@ -22,17 +24,11 @@ afterAll(async () => {
   await context.cleanup();
 });
 
-/** Lands events the way the pipeline does (same row mapping), in the given blocks. */
+const SETTINGS = { includeV1InCards: false, burstGapSeconds: 900, exactAboveUsd: 1000 };
+
+/** Lands each block as one insert, and recomputes what it staged, the way a worker would write after write. */
 async function land<T extends 'trades' | 'fillsArchive' | 'markets'>(topicId: T, blocks: readonly (readonly EventInputOf<T>[])[]): Promise<void> {
-  for (const [index, block] of blocks.entries()) {
-    const byTable = new Map<string, string[]>();
-    for (const event of block) {
-      const spec = TOPICS[topicId];
-      const landing = (spec.land as (value: unknown) => { table: string; row: Record<string, unknown> })(spec.schema.parse(event));
-      byTable.set(landing.table, [...(byTable.get(landing.table) ?? []), JSON.stringify(landing.row)]);
-    }
-    for (const [table, lines] of byTable) await context.store.insertJsonLines(table, lines, `test-${topicId}-${Date.now()}-${index}-${Math.random().toString(36).slice(2)}`);
-  }
+  for (const block of blocks) await refreshRollups(context.store, await landEvents(context.store, topicId, block), SETTINGS);
 }
 
 /** UP space, computed plainly. */

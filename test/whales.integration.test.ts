@@ -6,13 +6,14 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOPICS, type EventInputOf } from '../ingest/contract/topics.ts';
+import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { upNormalizedPrice } from '../ingest/contract/primitives.ts';
 import { readEquitySeries } from '../projections/equity.ts';
 import { refreshRollups } from '../projections/rollups.ts';
 import { readWhaleFlow, type WhaleRow } from '../projections/whales.ts';
 import { makeConditionId, makeFill, makeMarket, makeWallet } from './factories.ts';
 import { createTestContext, type TestContext } from './harness/context.ts';
+import { landEvents } from './harness/land.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 
@@ -31,21 +32,8 @@ afterAll(async () => {
 });
 
 /** Lands events as the pipeline does; returns the insert tokens (the rollup batches they staged). */
-async function land<T extends 'fillsArchive' | 'markets' | 'upstreamEquity' | 'upstreamStatus' | 'upstreamProfiles'>(topicId: T, events: readonly EventInputOf<T>[]): Promise<string[]> {
-  const byTable = new Map<string, string[]>();
-  for (const event of events) {
-    const spec = TOPICS[topicId];
-    const landing = (spec.land as (value: unknown) => { table: string; row: Record<string, unknown> })(spec.schema.parse(event));
-    byTable.set(landing.table, [...(byTable.get(landing.table) ?? []), JSON.stringify(landing.row)]);
-  }
-  const tokens: string[] = [];
-  for (const [table, lines] of byTable) {
-    const token = `test-${table}-${Math.random().toString(36).slice(2)}`;
-    await context.store.insertJsonLines(table, lines, token);
-    tokens.push(token);
-  }
-  return tokens;
-}
+const land = <T extends 'fillsArchive' | 'markets' | 'upstreamEquity' | 'upstreamStatus' | 'upstreamProfiles'>(topicId: T, events: readonly EventInputOf<T>[]) =>
+  landEvents(context.store, topicId, events);
 
 interface Expected extends Omit<WhaleRow, 'name' | 'title' | 'outcome'> {
   ranking: number;

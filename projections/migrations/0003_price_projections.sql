@@ -36,6 +36,44 @@ AS SELECT
    )
    GROUP BY condition_id, fidelity, bucket_ts;
 
+-- The full tape, change-only: a second's (last, lo, hi) is kept only when it differs from the second
+-- before it. Whether a second is a change depends on its neighbour, so this cannot be a view: the trades
+-- insert stages (market, earliest second) under its deduplication token, and the rollup refresher
+-- recomputes each touched market from that second on (a late trade re-decides the seconds after it).
+-- Rows that stop being changes are deleted (ReplacingMergeTree's is_deleted); the newest recomputation
+-- wins.
+CREATE TABLE IF NOT EXISTS {db:Identifier}.tape_keys
+(
+    batch        String,
+    condition_id String,
+    from_ts      UInt32,
+    staged_at    DateTime('UTC') DEFAULT now()
+)
+ENGINE = MergeTree
+PARTITION BY toStartOfHour(staged_at)
+ORDER BY (batch, condition_id)
+TTL staged_at + INTERVAL 1 DAY
+SETTINGS ttl_only_drop_parts = 1;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db:Identifier}.tape_keys_from_trades
+TO {db:Identifier}.tape_keys
+AS SELECT getSetting('insert_deduplication_token') AS batch, condition_id, min(ts) AS from_ts
+   FROM {db:Identifier}.trades
+   GROUP BY condition_id;
+
+CREATE TABLE IF NOT EXISTS {db:Identifier}.tape_changes
+(
+    condition_id String,
+    ts           UInt32,
+    last         Float64,
+    lo           Float64,
+    hi           Float64,
+    is_deleted   UInt8,
+    version      UInt64
+)
+ENGINE = ReplacingMergeTree(version, is_deleted)
+ORDER BY (condition_id, ts);
+
 -- Whale accumulations: one wallet, one market, one token side. Recomputed by the rollup refresher for
 -- the (wallet, market) pairs a write touched, from the deduplicated fills, like trader_markets. The
 -- current burst (fills since the last pause of at least the burst gap) is precomputed; the fills of

@@ -1,0 +1,68 @@
+-- Recomputes tape_changes for the markets staged in tape_keys under the given batches, from each
+-- market's earliest touched second on. Parameters: batches Array(String), version UInt64 (newer wins).
+INSERT INTO {db:Identifier}.tape_changes (condition_id, ts, last, lo, hi, is_deleted, version)
+WITH
+    touched AS
+    (
+        SELECT condition_id, min(from_ts) AS from_ts
+        FROM {db:Identifier}.tape_keys
+        WHERE batch IN {batches:Array(String)}
+        GROUP BY condition_id
+    ),
+    -- The row kept last before the recomputed range: it equals the second just before it.
+    before AS
+    (
+        SELECT c.condition_id AS condition_id, argMax((c.last, c.lo, c.hi), c.ts) AS row
+        FROM
+        (
+            SELECT condition_id, ts, last, lo, hi, is_deleted
+            FROM {db:Identifier}.tape_changes FINAL
+            WHERE condition_id IN (SELECT condition_id FROM touched)
+        ) AS c
+        INNER JOIN touched AS t ON t.condition_id = c.condition_id
+        WHERE c.ts < t.from_ts AND NOT c.is_deleted
+        GROUP BY c.condition_id
+    ),
+    seconds AS
+    (
+        SELECT l.condition_id AS condition_id, l.ts AS ts, max(l.last_trade).3 AS last, min(l.lo) AS lo, max(l.hi) AS hi
+        FROM {db:Identifier}.price_ladder AS l
+        INNER JOIN touched AS t ON t.condition_id = l.condition_id
+        WHERE l.condition_id IN (SELECT condition_id FROM touched) AND l.fidelity = 1 AND l.ts >= t.from_ts
+        GROUP BY l.condition_id, l.ts
+    ),
+    changes AS
+    (
+        SELECT condition_id, ts, last, lo, hi
+        FROM
+        (
+            SELECT
+                s.condition_id AS condition_id, s.ts AS ts, s.last AS last, s.lo AS lo, s.hi AS hi,
+                lagInFrame((s.last, s.lo, s.hi)) OVER (PARTITION BY s.condition_id ORDER BY s.ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS previous_second,
+                row_number() OVER (PARTITION BY s.condition_id ORDER BY s.ts) AS position,
+                b.condition_id != '' AS has_before,
+                b.row AS before_row
+            FROM seconds AS s
+            LEFT JOIN before AS b ON b.condition_id = s.condition_id
+        )
+        WHERE position = 1 AND NOT has_before
+           OR position = 1 AND (last, lo, hi) != before_row
+           OR position > 1 AND (last, lo, hi) != previous_second
+    ),
+    existing AS
+    (
+        SELECT e.condition_id AS condition_id, e.ts AS ts, e.last AS last, e.lo AS lo, e.hi AS hi
+        FROM
+        (
+            SELECT condition_id, ts, last, lo, hi, is_deleted
+            FROM {db:Identifier}.tape_changes FINAL
+            WHERE condition_id IN (SELECT condition_id FROM touched)
+        ) AS e
+        INNER JOIN touched AS t ON t.condition_id = e.condition_id
+        WHERE e.ts >= t.from_ts AND NOT e.is_deleted
+    )
+SELECT condition_id, ts, last, lo, hi, 0 AS is_deleted, {version:UInt64} AS version FROM changes
+UNION ALL
+SELECT x.condition_id, x.ts, x.last, x.lo, x.hi, 1 AS is_deleted, {version:UInt64} AS version
+FROM existing AS x
+LEFT ANTI JOIN changes AS c ON c.condition_id = x.condition_id AND c.ts = x.ts
