@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../../config.ts';
+import { median, runBenchmark } from './support.ts';
 import { createLogger } from '../../log.ts';
 import { KafkaLog } from '../../ingest/bus/kafka.ts';
 import type { OutgoingMessage } from '../../ingest/bus/types.ts';
@@ -50,12 +51,6 @@ const SIMULATION_START = 1_767_225_600; // 2026-01-01T00:00:00Z
 const SIMULATION_STEP = 3_600;
 
 type Fill = EventInputOf<'fillsArchive'>;
-
-function median(numbers: number[]): number {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -223,10 +218,4 @@ async function main(): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../../config.ts';
+import { median, runBenchmark } from './support.ts';
 import { createLogger } from '../../log.ts';
 import type { EventInputOf } from '../../ingest/contract/topics.ts';
 import { openMigratedStore } from '../../ingest/runtime.ts';
@@ -41,12 +42,6 @@ const INSERT_CHUNK = 100_000;
 
 function hex(value: number, length: number): string {
   return value.toString(16).padStart(length, '0').slice(-length);
-}
-
-function median(numbers: number[]): number {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 async function timeMedian(work: () => Promise<unknown>): Promise<number> {
@@ -153,10 +148,4 @@ async function main(): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBenchmark(main);
