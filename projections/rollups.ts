@@ -31,6 +31,11 @@ SELECT {batch:String}, wallet, condition_id
 FROM {db:Identifier}.market_wallets FINAL
 WHERE condition_id IN {condition_ids:Array(String)}`;
 
+const COUNT_STAGED = `
+SELECT
+    (SELECT count() FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)}) AS trader_keys,
+    (SELECT count() FROM {db:Identifier}.tape_keys WHERE batch IN {batches:Array(String)}) AS tape_keys`;
+
 /** Batches staged a while ago and never marked done: their worker stopped before refreshing them. */
 const ORPHAN_BATCHES = `
 SELECT DISTINCT batch
@@ -77,19 +82,29 @@ export interface RefreshTimings {
  */
 export async function refreshRollups(store: Store, batches: readonly string[], settings: RollupSettings): Promise<RefreshTimings> {
   if (batches.length === 0) return { traderMarketsMs: 0, careersMs: 0, whalesMs: 0, tapeMs: 0 };
+  // A batch stages trader keys (fills, legs, resolutions) or tape keys (trades): skip what has none.
+  const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(COUNT_STAGED, { batches });
   const started = performance.now();
-  await store.command(REFRESH_TRADER_MARKETS, { batches });
+  if (staged?.trader_keys) {
+    await store.command(REFRESH_TRADER_MARKETS, { batches });
+  }
   const traderMarketsDone = performance.now();
-  await store.command(REFRESH_CAREERS, { batches, include_v1: settings.includeV1InCards ? 1 : 0 });
+  if (staged?.trader_keys) {
+    await store.command(REFRESH_CAREERS, { batches, include_v1: settings.includeV1InCards ? 1 : 0 });
+  }
   const careersDone = performance.now();
-  await store.command(REFRESH_WHALE_ACCUMULATIONS, {
-    batches,
-    burst_gap_s: settings.burstGapSeconds,
-    exact_above_usd: settings.exactAboveUsd,
-  });
+  if (staged?.trader_keys) {
+    await store.command(REFRESH_WHALE_ACCUMULATIONS, {
+      batches,
+      burst_gap_s: settings.burstGapSeconds,
+      exact_above_usd: settings.exactAboveUsd,
+    });
+  }
   const whalesDone = performance.now();
-  // The newest recomputation of a second wins: microseconds of the wall clock, increasing per refresh.
-  await store.command(REFRESH_TAPE_CHANGES, { batches, version: nextTapeVersion() });
+  if (staged?.tape_keys) {
+    // The newest recomputation of a second wins: microseconds of the wall clock, increasing per refresh.
+    await store.command(REFRESH_TAPE_CHANGES, { batches, version: nextTapeVersion() });
+  }
   const tapeDone = performance.now();
   await store.insert(
     'rollup_batches_done',
