@@ -41,6 +41,13 @@ const environmentSchema = z.object({
 
   REDIS_URL: optionalString,
 
+  /** HMAC secret of paging cursors; every API instance of a deployment needs the same one. Absent: random per process. */
+  API_CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** How long a key lookup is cached (a revocation takes effect within this). */
+  API_KEY_CACHE_S: z.coerce.number().min(0).max(300).default(10),
+  /** `Cache-Control: private, max-age=N` of open markets' summaries, charts and tapes. */
+  API_OPEN_MARKET_MAX_AGE_S: z.coerce.number().int().min(0).max(3600).default(5),
+
   /** Upper bound of one partition's fetch; the worker's memory is bounded by these, not by the backlog. */
   INGEST_MAX_BYTES_PER_PARTITION: z.coerce.number().int().positive().default(4 * 1024 * 1024),
   INGEST_MAX_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
@@ -149,6 +156,11 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
   },
 };
 
+export interface PageLimits {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
 export interface Config {
   logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
   dataDir: string;
@@ -172,6 +184,18 @@ export interface Config {
     heartbeatIntervalMs: number;
   };
   redis: { url: string | undefined };
+  api: {
+    prefix: '/api/agent/v1';
+    /** Null: a random secret per process (cursors then die with the process). */
+    cursorSecret: string | null;
+    keyCacheSeconds: number;
+    openMarketMaxAgeSeconds: number;
+    immutableMaxAgeSeconds: number;
+    marketsList: PageLimits;
+    fills: PageLimits;
+    topMarkets: { defaultN: number; minN: number; maxN: number };
+    popularLimit: number;
+  };
   ingest: {
     maxBytesPerPartition: number;
     maxBytes: number;
@@ -237,6 +261,17 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       heartbeatIntervalMs: env.KAFKA_HEARTBEAT_INTERVAL_MS,
     },
     redis: { url: env.REDIS_URL },
+    api: {
+      prefix: '/api/agent/v1',
+      cursorSecret: env.API_CURSOR_SECRET ?? null,
+      keyCacheSeconds: env.API_KEY_CACHE_S,
+      openMarketMaxAgeSeconds: env.API_OPEN_MARKET_MAX_AGE_S,
+      immutableMaxAgeSeconds: 31_536_000,
+      marketsList: { defaultLimit: 200, maxLimit: 1000 },
+      fills: { defaultLimit: 500, maxLimit: 2000 },
+      topMarkets: { defaultN: 5, minN: 1, maxN: 20 },
+      popularLimit: 20,
+    },
     ingest: {
       maxBytesPerPartition: env.INGEST_MAX_BYTES_PER_PARTITION,
       maxBytes: env.INGEST_MAX_BYTES,

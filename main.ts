@@ -3,6 +3,7 @@
  *
  *   all       (default) embedded ClickHouse, in-process log, simulator, ingest and HTTP in one process
  *   ingest    a consumer-group member: Kafka topics → ClickHouse projections
+ *   api       the read API alone (stateless), against CLICKHOUSE_URL
  *   simulate  publish the simulator's events (backfill, then live unless --no-live)
  *   replay    publish .jsonl / .jsonl.gz files (exported topics) again
  *   export    write every topic to .jsonl.gz files
@@ -16,13 +17,14 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 
-const ROLES = ['all', 'ingest', 'simulate', 'replay', 'export', 'import', 'migrate'] as const;
+const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate'] as const;
 type Role = (typeof ROLES)[number];
 
 const USAGE = `usage: main.ts <role> [options]
 roles:
   all                                   everything in one process (default; what \`npm start\` runs)
   ingest                                consume Kafka into ClickHouse (needs KAFKA_BROKERS)
+  api                                   serve the read API alone (normally with CLICKHOUSE_URL)
   simulate [--days N] [--no-live]       publish simulated events (backfill N days, then live)
   replay <file|dir>...                  publish .jsonl/.jsonl.gz files (as written by export)
   export <dir> [--no-gzip]              write every topic to <dir>/<topic>.jsonl.gz
@@ -72,6 +74,10 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'ingest':
       return runIngest(config, log);
+    case 'api': {
+      const { runApi } = await import('./api/server.ts');
+      return runApi(config, log);
+    }
     case 'simulate':
       return runSimulate(config, log, {
         backfillDays: values.days === undefined ? config.simulator.backfillDays : Number(values.days),

@@ -1,9 +1,38 @@
 /**
  * The HTTP application, built apart from the listening server so tests drive it with `app.inject`.
- * This issue serves liveness and readiness; the read API under /api/agent/v1 registers here as a plugin.
+ * Liveness and readiness at the root (no key); the read API under `/api/agent/v1` when a store is given.
+ *
+ * Every route declares zod request and response schemas (fastify-type-provider-zod): requests are
+ * validated by them (type errors are 422 with the contract's `detail` body), responses are serialized
+ * through them (undeclared fields never leak), and @fastify/swagger derives OpenAPI 3.1 from them.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
+import { Authenticator, type Caller } from './auth.ts';
+import { resolveTrader, staticUsage, type ApiApp, type RouteContext, type UsageReport } from './context.ts';
+import { Cursors } from './cursors.ts';
+import { ApiError, errors } from './errors.ts';
+import { registerEquityRoutes } from './routes/equity.ts';
+import { registerFillRoutes } from './routes/fills.ts';
+import { registerMarketRoutes } from './routes/markets.ts';
+import { registerMeRoutes } from './routes/me.ts';
+import { registerPopularRoutes } from './routes/popular.ts';
+import { registerPriceRoutes } from './routes/prices.ts';
+import { registerTraderRoutes } from './routes/traders.ts';
+import { registerWhaleRoutes } from './routes/whales.ts';
+import { API_DESCRIPTION } from './openapi-description.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
 
 export interface Readiness {
   ready: boolean;
@@ -11,26 +40,152 @@ export interface Readiness {
   detail: Record<string, unknown>;
 }
 
+export interface ReadApiOptions {
+  config: Config;
+  store: Store;
+  /** Epoch seconds; tests pin it. */
+  now?: () => number;
+  usage?: (caller: Caller) => Promise<UsageReport>;
+}
+
 export interface AppOptions {
   log: Logger;
   /** Liveness of the store (a cheap query). */
   storeAlive: () => Promise<boolean>;
   readiness: () => Readiness;
+  /** The read API; absent, the app only answers the probes. */
+  api?: ReadApiOptions;
+}
+
+/** Request validation with zod, reporting the offending input (for the 422 body). */
+function validatorCompiler({ schema }: { schema: z.ZodType }) {
+  return (data: unknown) => {
+    const result = schema.safeParse(data, { reportInput: true });
+    return result.success ? { value: result.data } : { error: result.error.issues as unknown as Error };
+  };
+}
+
+const VALIDATION_LOCATION: Record<string, string> = { querystring: 'query', params: 'path', headers: 'header', body: 'body' };
+
+interface ZodIssueLike {
+  code: string;
+  message: string;
+  path: (string | number | symbol)[];
+  input?: unknown;
+  [extra: string]: unknown;
+}
+
+function validationBody(error: FastifyError & { validation: unknown[]; validationContext?: string }) {
+  const location = VALIDATION_LOCATION[error.validationContext ?? ''] ?? error.validationContext ?? 'request';
+  return {
+    detail: (error.validation as ZodIssueLike[]).map((issue) => {
+      const { code, message, path, input, ...ctx } = issue;
+      return {
+        loc: [location, ...path.map((part) => (typeof part === 'number' ? part : String(part)))],
+        msg: message,
+        type: code,
+        ...(input === undefined ? {} : { input }),
+        ...(Object.keys(ctx).length > 0 ? { ctx } : {}),
+      };
+    }),
+  };
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const loggerInstance: FastifyBaseLogger = options.log.child({ name: 'http' });
   // Probes (health, readiness) would flood the log; requests of the API are logged by their routes.
-  const app = Fastify({ loggerInstance, logController: new LogController({ disableRequestLogging: true }) });
+  const app = Fastify({
+    loggerInstance,
+    logController: new LogController({ disableRequestLogging: true }),
+    // Profile URLs and names travel in the path; longer than this is not a trader identifier.
+    routerOptions: { maxParamLength: 512 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('caller', null);
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
+    if (error instanceof ApiError) {
+      if (error.status >= 500) request.log.warn({ code: error.code, url: request.url }, error.message);
+      return reply.code(error.status).headers(error.headers).send(error.body());
+    }
+    if (error.validation) return reply.code(422).send(validationBody(error as FastifyError & { validation: unknown[] }));
+    if (error instanceof QueryTimeoutError) {
+      request.log.warn({ url: request.url, timeoutSeconds: error.timeoutSeconds }, 'query timeout');
+      const timeout = errors.queryTimeout();
+      return reply.code(timeout.status).send(timeout.body());
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Fastify's own refusals (unsupported media type, oversized headers…): the contract's shape.
+      return reply.code(status).send({ error: 'bad_request', message: error.message });
+    }
+    request.log.error({ err: error, url: request.url }, 'request failed');
+    return reply.code(500).send({ error: 'internal', message: 'Something went wrong on our side. Try again; if it persists, report it.' });
+  });
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const storeAlive = await options.storeAlive();
     const readiness = options.readiness();
     const ready = storeAlive && readiness.ready;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting', store: storeAlive ? 'ok' : 'unreachable', ...readiness.detail });
   });
 
+  if (options.api) await registerReadApi(app, options.api, options.log);
   return app;
+}
+
+async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<void> {
+  const { config } = api;
+  const store = withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds);
+  if (config.api.cursorSecret === null) log.info('API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)');
+  const context: RouteContext = {
+    config,
+    store,
+    log,
+    cursors: new Cursors(config.api.cursorSecret ?? randomBytes(32).toString('base64url')),
+    now: api.now ?? (() => Math.floor(Date.now() / 1000)),
+    resolveTrader: (identifier) => resolveTrader(store, identifier),
+    usage: api.usage ?? staticUsage,
+  };
+  const authenticator = new Authenticator(store, config);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Trader Analytics Read API', version: '1.0.0', description: API_DESCRIPTION },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>. Never in the query string.' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  await app.register(
+    async (scope) => {
+      const v1 = scope.withTypeProvider<ZodTypeProvider>() as unknown as ApiApp;
+      v1.addHook('onRequest', async (request) => {
+        request.caller = await authenticator.authenticate(request.headers.authorization, request.query);
+      });
+      v1.setNotFoundHandler((request, reply) => {
+        const notFound = errors.notFound(request.url.split('?')[0] ?? '');
+        return reply.code(notFound.status).send(notFound.body());
+      });
+      registerMeRoutes(v1, context);
+      registerPopularRoutes(v1, context);
+      registerTraderRoutes(v1, context);
+      registerMarketRoutes(v1, context);
+      registerPriceRoutes(v1, context);
+      registerEquityRoutes(v1, context);
+      registerFillRoutes(v1, context);
+      registerWhaleRoutes(v1, context);
+      v1.get(
+        '/openapi.json',
+        { schema: { operationId: 'openapi', summary: 'This document (OpenAPI 3.1.0)', description: 'The machine-readable description of this API.' } },
+        async () => app.swagger(),
+      );
+    },
+    { prefix: config.api.prefix },
+  );
 }

@@ -71,6 +71,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       }
     },
     readiness: () => readiness,
+    api: { config, store },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
@@ -81,6 +82,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       '',
       `Trader Analytics is listening on ${publicAddress}`,
       `  readiness: ${publicAddress}/readyz   (503 until the demo backfill is in)`,
+      `  read API:  ${publicAddress}${config.api.prefix}   (e.g. curl -H "Authorization: Bearer <key>" ${publicAddress}${config.api.prefix}/me)`,
       `  store: ${store.kind === 'embedded' ? `embedded ClickHouse at ${config.clickhouse.embeddedPath}` : 'ClickHouse server'}; log: ${eventLog.kind === 'memory' ? 'in process' : 'Kafka'}`,
       `  demo keys (${demo.file}):`,
       `    basic ${demo.keys.basic}`,

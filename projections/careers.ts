@@ -4,6 +4,7 @@
  * offline. Static figures come from the `careers` rollup; figures that move with the market (open value,
  * marks) are computed here from the trader's open rows and each market's last trade.
  */
+import { z } from 'zod';
 import type { Store } from './store.ts';
 
 export interface CareerStatistics {
@@ -116,3 +117,31 @@ export async function readCareer(store: Store, wallet: string, includeV1: boolea
     pnl_marked_usd: row.career_pnl_usd + (openCashFlow ?? 0) + openValue,
   };
 }
+
+const nullableAverage = (description: string) => z.number().nullable().optional().meta({ description });
+
+/** The card's `card` block. The two archive profit figures appear only when the upstream is offline. */
+export const careerCardSchema = z.object({
+  markets_total: z.int().min(0),
+  resolved_total: z.int().min(0),
+  winrate: z.number().min(0).max(1).nullable().meta({ description: 'Share of resolved markets won; null when nothing has resolved.' }),
+  volume_usd: z.number(),
+  first_seen: z.int().min(0).meta({ description: 'Epoch seconds; 0 for a wallet never seen.' }),
+  last_seen: z.int().min(0),
+  avg_entry_price: nullableAverage(
+    'Average cost per token across all buys (both outcome sides, token-weighted): the break-even winrate. Missing or null means unavailable (not yet populated), never zero.',
+  ),
+  avg_win_usd: nullableAverage('Average result of a won resolved market; missing or null means unavailable. An average, not a median.'),
+  avg_loss_usd: nullableAverage('Average result of a lost resolved market, served negative; missing or null means unavailable.'),
+  open_value_usd: z.number().meta({ description: 'Open holdings at each market\'s last trade.' }),
+  open_markets: z.int().min(0),
+  unmarked_markets: z.int().min(0).meta({ description: 'Open markets with no trade mark yet (not in open_value_usd).' }),
+  marked_at: z.int().nullable().meta({ description: 'Latest mark used for open_value_usd (epoch seconds); null without marks.' }),
+  career_pnl_usd: z.number().optional().meta({
+    description: "Only when the upstream is offline: the archive's realized result over resolved markets (a fallback; quote upstream.pnl when it is there).",
+  }),
+  pnl_marked_usd: z.number().optional().meta({
+    description: 'Only when the upstream is offline: realized result plus open markets at their marks (a fallback).',
+  }),
+});
+export type CareerCard = z.infer<typeof careerCardSchema>;

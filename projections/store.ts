@@ -20,11 +20,34 @@ export interface StoreOptions {
 
 export type QueryParams = Record<string, unknown>;
 
+export interface QueryOptions {
+  timeoutSeconds?: number | undefined;
+}
+
+/** A read ran longer than its guard (the API answers 504 query_timeout). */
+export class QueryTimeoutError extends Error {
+  constructor(readonly timeoutSeconds: number) {
+    super(`query exceeded ${timeoutSeconds} s`);
+    this.name = 'QueryTimeoutError';
+  }
+}
+
+/** The same store, every read guarded by `timeoutSeconds` (readers of the API use this one). */
+export function withQueryTimeout(store: Store, timeoutSeconds: number): Store {
+  return Object.freeze({
+    ...store,
+    database: store.database,
+    kind: store.kind,
+    query: <Row>(sql: string, params?: QueryParams, options?: QueryOptions) =>
+      store.query<Row>(sql, params, { timeoutSeconds: options?.timeoutSeconds ?? timeoutSeconds }),
+  });
+}
+
 export interface Store {
   readonly database: string;
   readonly kind: 'embedded' | 'server';
-  /** Runs a SELECT and returns its rows (JSONEachRow). */
-  query<Row>(sql: string, params?: QueryParams): Promise<Row[]>;
+  /** Runs a SELECT and returns its rows (JSONEachRow). With a timeout, an overrun is a QueryTimeoutError. */
+  query<Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<Row[]>;
   /** Runs a statement that returns no rows (DDL, INSERT … SELECT). */
   command(sql: string, params?: QueryParams): Promise<void>;
   /**
@@ -131,9 +154,41 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return {
     database,
     kind,
-    async query<Row>(sql: string, params?: QueryParams): Promise<Row[]> {
-      const result = await client.query({ query: sql, query_params: bind(params), format: 'JSONEachRow' });
-      return result.json<Row>();
+    async query<Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<Row[]> {
+      const timeoutSeconds = options?.timeoutSeconds;
+      if (timeoutSeconds === undefined) {
+        const result = await client.query({ query: sql, query_params: bind(params), format: 'JSONEachRow' });
+        return result.json<Row>();
+      }
+      // A server stops the query itself (max_execution_time); the abort and the timer also bound the
+      // embedded engine, whose per-query settings would leak into the session.
+      const abort = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      const overrun = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => {
+          abort.abort();
+          reject(new QueryTimeoutError(timeoutSeconds));
+        }, timeoutSeconds * 1000);
+      });
+      try {
+        const run = async () => {
+          const result = await client.query({
+            query: sql,
+            query_params: bind(params),
+            format: 'JSONEachRow',
+            abort_signal: abort.signal,
+            ...(kind === 'server' ? { clickhouse_settings: { max_execution_time: Math.ceil(timeoutSeconds), timeout_overflow_mode: 'throw' as const } } : {}),
+          });
+          return result.json<Row>();
+        };
+        return await Promise.race([run(), overrun]);
+      } catch (error) {
+        if (abort.signal.aborted) throw new QueryTimeoutError(timeoutSeconds);
+        if (kind === 'server' && error instanceof Error && /TIMEOUT_EXCEEDED|Timeout exceeded/i.test(error.message)) throw new QueryTimeoutError(timeoutSeconds);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
     },
     async command(sql: string, params?: QueryParams): Promise<void> {
       await client.command({ query: sql, query_params: bind(params) });

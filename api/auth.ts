@@ -1,0 +1,90 @@
+/**
+ * Authentication: `Authorization: Bearer <key>`, looked up by the key's SHA-256 in the keys projection
+ * and compared in constant time. Unknown, revoked, malformed and missing keys get the same 401; a key
+ * in the query string is never read (the message points to the header instead).
+ *
+ * Lookups are cached briefly (positive and negative) so that a hot key costs no query per request; a
+ * revocation takes effect within `keyCacheSeconds`.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Config, PlanId, PlanLimits } from '../config.ts';
+import { PLAN_IDS } from '../config.ts';
+import { readKeysByHash, type KeyRecord } from '../projections/accounts.ts';
+import type { Store } from '../projections/store.ts';
+import { ApiError, errors } from './errors.ts';
+
+export interface Caller {
+  accountId: string;
+  keyId: string;
+  label: string;
+  last4: string;
+  planId: PlanId;
+  limits: PlanLimits;
+}
+
+const BEARER = /^Bearer[ \t]+([!-~]{1,512})[ \t]*$/i;
+const QUERY_KEY_NAMES = ['key', 'api_key', 'apikey', 'token', 'access_token'];
+const CACHE_MAX_ENTRIES = 10_000;
+
+/** An early-access founder seat resolves to Pro limits, whatever the plan says (read-api.md, Limits). */
+export function effectivePlan(plan: string, founder: boolean): PlanId | null {
+  if (!(PLAN_IDS as readonly string[]).includes(plan)) return null;
+  return founder ? 'pro' : (plan as PlanId);
+}
+
+export class Authenticator {
+  readonly #cache = new Map<string, { caller: Caller | null; expiresAt: number }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The caller of a request, or the contract's 401. */
+  async authenticate(authorization: string | undefined, query: unknown): Promise<Caller> {
+    const match = authorization === undefined ? null : BEARER.exec(authorization);
+    if (!match) throw this.#refusal(query);
+    const keySha256 = createHash('sha256').update(match[1]!).digest('hex');
+    const caller = await this.#lookup(keySha256);
+    if (!caller) throw this.#refusal(query);
+    return caller;
+  }
+
+  #refusal(query: unknown): ApiError {
+    const inQuery = typeof query === 'object' && query !== null && QUERY_KEY_NAMES.some((name) => name in query);
+    return inQuery
+      ? errors.unauthorized('API keys are never accepted in the query string: send the key as "Authorization: Bearer <API_KEY>".')
+      : errors.unauthorized();
+  }
+
+  async #lookup(keySha256: string): Promise<Caller | null> {
+    const now = this.now();
+    const cached = this.#cache.get(keySha256);
+    if (cached && cached.expiresAt > now) return cached.caller;
+    const caller = this.#toCaller(keySha256, await readKeysByHash(this.store, keySha256));
+    if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
+    this.#cache.set(keySha256, { caller, expiresAt: now + this.config.api.keyCacheSeconds * 1000 });
+    return caller;
+  }
+
+  #toCaller(keySha256: string, records: readonly KeyRecord[]): Caller | null {
+    const expected = Buffer.from(keySha256, 'hex');
+    for (const record of records) {
+      const stored = Buffer.from(record.keySha256, 'hex');
+      if (stored.length !== expected.length || !timingSafeEqual(stored, expected)) continue;
+      if (record.revoked || !record.account) continue;
+      const planId = effectivePlan(record.account.plan, record.account.founder);
+      if (!planId) continue;
+      return {
+        accountId: record.accountId,
+        keyId: record.keyId,
+        label: record.label,
+        last4: record.last4,
+        planId,
+        limits: this.config.plans[planId],
+      };
+    }
+    return null;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The error model: one `ApiError(status, code, message, extra)` family, mapped once (in the app's error
+ * handler) to the contract's bodies `{error, message, ...extra}`. Validation errors of parameter types
+ * are the exception: they answer 422 with `{detail: [{loc, msg, type, input?, ctx?}]}`.
+ */
+import { z } from 'zod';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  body(): Record<string, unknown> {
+    return { error: this.code, message: this.message, ...this.extra };
+  }
+}
+
+export const errors = {
+  unauthorized: (message = 'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".') =>
+    new ApiError(401, 'unauthorized', message, {}, { 'WWW-Authenticate': 'Bearer realm="agent-api"' }),
+  invalidWallet: (input: string) =>
+    new ApiError(400, 'invalid_wallet', `"${truncate(input)}" starts with 0x but is not a wallet: a wallet is 0x followed by exactly 40 hex characters.`),
+  invalidConditionId: (input: string) =>
+    new ApiError(400, 'invalid_condition_id', `"${truncate(input)}" is not a market id: a condition_id is 0x followed by exactly 64 hex characters.`),
+  traderNotFound: (name: string) =>
+    new ApiError(404, 'trader_not_found', `No trader is known by the name "${truncate(name)}". Try the 0x wallet or the profile URL.`),
+  marketNotFound: (conditionId: string) =>
+    new ApiError(404, 'market_not_found', `Market ${conditionId} is unknown, or this trader never traded it. Market ids come from the markets list or top-markets.`),
+  badCursor: () => new ApiError(400, 'bad_cursor', 'The cursor is malformed or belongs to another endpoint. Start again without a cursor.'),
+  badLimit: () => new ApiError(400, 'bad_limit', 'limit must be at least 1.'),
+  upstreamOffline: () =>
+    new ApiError(503, 'upstream_offline', 'The upstream provider is offline, so its profit curve is unavailable right now. Try again later; the trader card still serves the archive figures.', {
+      status: 'upstream_offline',
+    }),
+  queryTimeout: () =>
+    new ApiError(504, 'query_timeout', 'The query took too long (this account has very many markets). Ask for fewer rows (a smaller n or limit) and try again.'),
+  notFound: (path: string) => new ApiError(404, 'not_found', `There is no endpoint ${truncate(path)}. See /api/agent/v1/openapi.json.`),
+};
+
+function truncate(text: string, max = 120): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** Every `{error, message}` body; extra fields vary by code. */
+export const errorBodySchema = z
+  .object({
+    error: z.string().meta({ description: 'Machine-readable error code.' }),
+    message: z.string().meta({ description: 'Written to be relayed to a human.' }),
+  })
+  .catchall(z.unknown())
+  .meta({ description: 'Error body: a code and a message; some codes carry extra fields.' });
+
+export const validationErrorSchema = z
+  .object({
+    detail: z.array(
+      z.object({
+        loc: z.array(z.union([z.string(), z.int()])).meta({ description: 'Where the invalid value is, e.g. ["query", "limit"].' }),
+        msg: z.string(),
+        type: z.string(),
+        input: z.unknown().optional(),
+        ctx: z.record(z.string(), z.unknown()).optional(),
+      }),
+    ),
+  })
+  .meta({ description: 'A parameter has the wrong type or value.' });
+
+export const upstreamOfflineSchema = z
+  .object({
+    error: z.literal('upstream_offline'),
+    status: z.literal('upstream_offline'),
+    message: z.string(),
+  })
+  .meta({ description: 'The upstream provider is offline.' });

@@ -1,0 +1,97 @@
+/**
+ * Request helpers shared by the routes: query parameter types (zod, coerced from strings), page limits,
+ * identifiers, and the caching rules (resolved → immutable with a strong ETag; open → briefly cached).
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Config, PageLimits } from '../config.ts';
+import { errorBodySchema, errors, upstreamOfflineSchema, validationErrorSchema } from './errors.ts';
+
+const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+/** Query strings arrive as text: a numeric text becomes a number, anything else stays and fails the type check (422). */
+const numericText = (value: unknown) => (typeof value === 'string' && NUMERIC.test(value) ? Number(value) : value);
+
+/** An integer query parameter; `bounds` are documented (OpenAPI) but not enforced by validation (they clamp or map to a code). */
+export const queryInt = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
+  z.preprocess(numericText, z.int()).meta({ description, ...bounds });
+export const queryNumber = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
+  z.preprocess(numericText, z.number()).meta({ description, ...bounds });
+export const queryCursor = z
+  .string()
+  .max(8192)
+  .optional()
+  .meta({ description: 'Opaque cursor: the next_cursor of the previous page. Omit for the first page. A malformed cursor is 400 bad_cursor; a forged one reads as page 1.' });
+
+/** `limit`: below 1 is `400 bad_limit`; above the maximum is clamped silently; absent is the default. */
+export function pageLimit(limit: number | undefined, limits: PageLimits): number {
+  if (limit === undefined) return limits.defaultLimit;
+  if (limit < 1) throw errors.badLimit();
+  return Math.min(limit, limits.maxLimit);
+}
+
+export const limitParameter = (limits: PageLimits, what: string) =>
+  queryInt(`Caps one page of ${what}: at least 1 (0 is 400 bad_limit), default ${limits.defaultLimit}, values above ${limits.maxLimit} are clamped to it.`, {
+    minimum: 1,
+    default: limits.defaultLimit,
+  }).optional();
+
+const CONDITION_ID = /^0x[0-9a-fA-F]{64}$/;
+
+/** A market id, lower-cased; anything but 0x + 64 hex is `400 invalid_condition_id`. */
+export function parseConditionId(input: string): string {
+  if (!CONDITION_ID.test(input)) throw errors.invalidConditionId(input);
+  return input.toLowerCase();
+}
+
+/** Caching of market-shaped answers: resolved markets are immutable (ETag), open ones change. */
+export function applyMarketCaching(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: unknown,
+  resolved: boolean,
+  config: Config,
+): 'not-modified' | 'send' {
+  if (!resolved) {
+    reply.header('Cache-Control', `private, max-age=${config.api.openMarketMaxAgeSeconds}`);
+    return 'send';
+  }
+  const etag = strongEtag(typeof body === 'string' ? body : JSON.stringify(body));
+  reply.header('Cache-Control', `private, max-age=${config.api.immutableMaxAgeSeconds}, immutable`);
+  reply.header('ETag', etag);
+  return ifNoneMatch(request.headers['if-none-match'], etag) ? 'not-modified' : 'send';
+}
+
+export function strongEtag(content: string | Buffer): string {
+  return `"${createHash('sha256').update(content).digest('base64url').slice(0, 32)}"`;
+}
+
+/** If-None-Match uses the weak comparison (RFC 9110 §13.1.2): `W/` prefixes are ignored, `*` matches. */
+export function ifNoneMatch(header: string | string[] | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const values = (Array.isArray(header) ? header.join(',') : header).split(',').map((value) => value.trim());
+  return values.some((value) => value === '*' || value.replace(/^W\//, '') === etag);
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request: invalid_wallet (0x-prefixed trader of the wrong length), invalid_condition_id, bad_cursor (malformed cursor), bad_limit (limit below 1). Counts one call.',
+  401: 'unauthorized: missing, unknown or revoked key (header WWW-Authenticate: Bearer realm="agent-api"). Keys are only read from the Authorization header.',
+  403: 'Plan walls (do not retry; relay the message): depth_gated (market outside a Basic caller\'s 5 most recent markets of this trader), wallet_quota (fourth new distinct wallet in a UTC day on Basic; carries used, limit, resets_at). Counts one call.',
+  404: 'trader_not_found (unknown display name) or market_not_found (unknown market, or one this trader never traded). Counts one call.',
+  429: 'rate_limited or busy (transient: wait retry_after seconds / the Retry-After header), daily_limit or monthly_limit (quota spent: relay and stop), too_many_auth_failures. A 429 consumes nothing.',
+  503: 'upstream_offline: the upstream provider is down.',
+  504: 'query_timeout: a heavy query on a very large account took too long; ask for fewer rows.',
+};
+
+/** The error responses a route can give, for its schema (and so OpenAPI). 401, 422 and 429 apply everywhere. */
+export function errorResponses(...statuses: (400 | 403 | 404 | 503 | 504)[]): Record<number, z.ZodType> {
+  const out: Record<number, z.ZodType> = {};
+  for (const status of [...statuses, 401, 429].sort()) {
+    out[status] = (status === 503 ? upstreamOfflineSchema : errorBodySchema).meta({ description: ERROR_DESCRIPTIONS[status]! });
+  }
+  out[422] = validationErrorSchema;
+  return out;
+}
+
+/** `304 Not Modified`: the If-None-Match matched the ETag of an immutable (resolved) answer. Counts one call. */
+export const notModifiedSchema = z.null().meta({ description: 'Not Modified: If-None-Match matched the ETag (resolved markets are immutable). No body; counts one call.' });

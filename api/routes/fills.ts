@@ -1,0 +1,49 @@
+/** `GET /traders/{trader}/fills`: a trader's fills across markets since a time, oldest first. */
+import { z } from 'zod';
+import { readTraderFills, traderFillSchema, type FillPosition } from '../../projections/fills.ts';
+import { traderSchema } from '../../projections/traders.ts';
+import type { ApiApp, RouteContext } from '../context.ts';
+import { errorResponses, limitParameter, pageLimit, queryCursor, queryInt } from '../http.ts';
+import { traderParamsSchema } from './traders.ts';
+
+export const fillsPageSchema = z.object({
+  trader: traderSchema,
+  fills: z.array(traderFillSchema),
+  next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end (for now).' }),
+});
+
+export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
+  const limits = context.config.api.fills;
+  const fillCursor = context.cursors.codec<FillPosition, [number, string, string]>(
+    'fills',
+    (position) => [position.ts, position.conditionId, position.fillId],
+    z.tuple([z.int().min(0), z.string().max(200), z.string().max(400)]),
+    ([ts, conditionId, fillId]) => ({ ts, conditionId, fillId }),
+  );
+
+  app.get(
+    '/traders/:trader/fills',
+    {
+      schema: {
+        operationId: 'get_recent_fills',
+        summary: "A trader's fills across markets (the monitoring primitive)",
+        description:
+          'Fills ordered chronologically (ts, then market, then fill), from since (inclusive, epoch seconds; default the beginning). Poll by passing the last fill\'s ts as since (that second is sent again, so late fills of the same second are not missed; de-duplicate on your side), or follow next_cursor. Freshness tracks the archive pipeline (minutes). Clamped to the caller\'s visible market set.',
+        params: traderParamsSchema,
+        querystring: z.object({
+          since: queryInt('Epoch seconds: fills at or after this time.').optional(),
+          cursor: queryCursor,
+          limit: limitParameter(limits, 'fills'),
+        }),
+        response: { 200: fillsPageSchema, ...errorResponses(400, 403, 404, 504) },
+      },
+    },
+    async (request) => {
+      const limit = pageLimit(request.query.limit, limits);
+      const trader = await context.resolveTrader(request.params.trader);
+      const after = fillCursor.decode(request.query.cursor, trader.wallet);
+      const page = await readTraderFills(context.store, trader.wallet, { since: request.query.since, after, limit });
+      return { trader, fills: page.fills, next_cursor: page.next ? fillCursor.encode(trader.wallet, page.next) : null };
+    },
+  );
+}

@@ -1,0 +1,122 @@
+/** A trader's markets: the recency-ordered list, the top-markets slices, and one market's summary. */
+import { z } from 'zod';
+import {
+  marketHeaderSchema,
+  marketRowSchema,
+  marketSummarySchema,
+  readMarketSummary,
+  readTopMarkets,
+  readTraderMarkets,
+  type MarketListPosition,
+} from '../../projections/markets.ts';
+import { traderSchema } from '../../projections/traders.ts';
+import type { ApiApp, RouteContext } from '../context.ts';
+import { errors } from '../errors.ts';
+import { applyMarketCaching, errorResponses, limitParameter, notModifiedSchema, pageLimit, parseConditionId, queryCursor, queryInt } from '../http.ts';
+import { traderParamsSchema } from './traders.ts';
+
+export const marketListSchema = z.object({
+  trader: traderSchema,
+  markets: z.array(marketRowSchema),
+  next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end.' }),
+});
+
+export const topMarketsSchema = z.object({
+  trader: traderSchema,
+  top_wins: z.array(marketRowSchema),
+  top_losses: z.array(marketRowSchema),
+  most_traded: z.array(marketRowSchema),
+  top_volume: z.array(marketRowSchema),
+  note: z.string(),
+});
+
+export const marketSummaryResponseSchema = z.object({ market: marketHeaderSchema, summary: marketSummarySchema, trader: traderSchema });
+
+export const marketParamsSchema = traderParamsSchema.extend({
+  condition_id: z.string().meta({ description: 'Market id: 0x + 64 hex (from the markets list or top-markets). Anything else is 400 invalid_condition_id.' }),
+});
+
+export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
+  const { config } = context;
+  const marketCursor = context.cursors.codec<MarketListPosition, [number, string]>(
+    'markets',
+    (position) => [position.lastTradedAt, position.conditionId],
+    z.tuple([z.int().min(0), z.string().max(200)]),
+    ([lastTradedAt, conditionId]) => ({ lastTradedAt, conditionId }),
+  );
+
+  app.get(
+    '/traders/:trader/markets',
+    {
+      schema: {
+        operationId: 'list_trader_markets',
+        summary: "A trader's markets, most recent first",
+        description: [
+          "Market rows ordered by the trader's most recent activity (recency only; it cannot sort: extremes come from top-markets). Page with next_cursor until it is null.",
+          "pnl_usd of a resolved row is its result; of an open row, cash flow (money deployed counts as spent), whose standing is pnl_marked_usd (open rows only, holdings at the market's last trade). pnl_usd includes split, merge and redemption legs that never appear as fills, so it cannot be rebuilt from fills.",
+          'An unbounded list is large for an agent (a full page is tens of thousands of tokens): a small limit is the control.',
+        ].join('\n\n'),
+        params: traderParamsSchema,
+        querystring: z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') }),
+        response: { 200: marketListSchema, ...errorResponses(400, 403, 404, 504) },
+      },
+    },
+    async (request) => {
+      const limit = pageLimit(request.query.limit, config.api.marketsList);
+      const trader = await context.resolveTrader(request.params.trader);
+      const after = marketCursor.decode(request.query.cursor, trader.wallet);
+      const page = await readTraderMarkets(context.store, trader.wallet, { after, limit });
+      return { trader, markets: page.markets, next_cursor: page.next ? marketCursor.encode(trader.wallet, page.next) : null };
+    },
+  );
+
+  const { topMarkets } = config.api;
+  app.get(
+    '/traders/:trader/top-markets',
+    {
+      schema: {
+        operationId: 'get_top_markets',
+        summary: "A trader's ranked highlight slices",
+        description: `Four slices of market rows: top_wins and top_losses rank the realized result over resolved markets only; most_traded ranks by fills; top_volume by volume. n rows per slice (default ${topMarkets.defaultN}, clamped to ${topMarkets.minN}..${topMarkets.maxN}). Not cached. On accounts with very many markets a large n can end in 504 query_timeout.`,
+        params: traderParamsSchema,
+        querystring: z.object({
+          n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, {
+            default: topMarkets.defaultN,
+          }).optional(),
+        }),
+        response: { 200: topMarketsSchema, ...errorResponses(400, 403, 404, 504) },
+      },
+    },
+    async (request) => {
+      const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, request.query.n ?? topMarkets.defaultN));
+      const trader = await context.resolveTrader(request.params.trader);
+      return { trader, ...(await readTopMarkets(context.store, trader.wallet, n)) };
+    },
+  );
+
+  app.get(
+    '/traders/:trader/markets/:condition_id/summary',
+    {
+      schema: {
+        operationId: 'get_market_summary',
+        summary: "Computed statistics of a trader's market",
+        description: [
+          "{market, summary, trader}: the market header and the trader's statistics in it (counts, notionals, entry, fill-size distribution, timing, result, one sides entry per token).",
+          'usd_share_first_tenth near zero with a high usd_share_last_tenth marks a late piler. roi is meaningless for split-sellers (sell-dominated flow).',
+          'A resolved market is immutable: the answer carries a strong ETag and Cache-Control immutable, and If-None-Match answers 304. Open markets are cached briefly.',
+        ].join('\n\n'),
+        params: marketParamsSchema,
+        response: { 200: marketSummaryResponseSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
+      },
+    },
+    async (request, reply) => {
+      const conditionId = parseConditionId(request.params.condition_id);
+      const trader = await context.resolveTrader(request.params.trader);
+      const detail = await readMarketSummary(context.store, trader.wallet, conditionId);
+      if (!detail) throw errors.marketNotFound(conditionId);
+      const body = { market: detail.market, summary: detail.summary, trader };
+      if (applyMarketCaching(request, reply, body, detail.market.resolved, config) === 'not-modified') return reply.code(304).send(null);
+      return body;
+    },
+  );
+}

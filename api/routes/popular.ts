@@ -1,0 +1,27 @@
+/** `GET /popular`: the shelf of popular traders (most live watchers). */
+import { z } from 'zod';
+import { popularTraderSchema, readPopularTraders } from '../../projections/popular.ts';
+import type { ApiApp, RouteContext } from '../context.ts';
+import { errorResponses } from '../http.ts';
+
+export const popularSchema = z.object({ traders: z.array(popularTraderSchema), count: z.int().min(0) });
+
+export async function readPopular(context: RouteContext): Promise<z.infer<typeof popularSchema>> {
+  const traders = await readPopularTraders(context.store, context.config.api.popularLimit);
+  return { traders, count: traders.length };
+}
+
+export function registerPopularRoutes(app: ApiApp, context: RouteContext): void {
+  app.get(
+    '/popular',
+    {
+      schema: {
+        operationId: 'list_popular_traders',
+        summary: 'Popular traders',
+        description: `The curated shelf: up to ${context.config.api.popularLimit} traders with the most live watchers now (watching is the live watcher count), most watched first.`,
+        response: { 200: popularSchema, ...errorResponses() },
+      },
+    },
+    async () => readPopular(context),
+  );
+}

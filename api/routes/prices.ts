@@ -1,0 +1,195 @@
+/**
+ * Price-shaped answers of a trader's market: the sampled chart with the trader's complete fills, raw
+ * tick pages (`raw=1`), and the full per-second tape (gzip, uncapped, streamed).
+ */
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { z } from 'zod';
+import { marketHeaderSchema, readMarketHeader, type MarketHeader } from '../../projections/markets.ts';
+import {
+  FIDELITY_LADDER,
+  readFullTape,
+  readMarketTimes,
+  readRawTicks,
+  readSampledSeries,
+  readTraderMarketFills,
+  type MarketTimes,
+  type TickPosition,
+} from '../../projections/prices.ts';
+import { traderSchema, type Trader } from '../../projections/traders.ts';
+import type { ApiApp, RouteContext } from '../context.ts';
+import { errors } from '../errors.ts';
+import { applyMarketCaching, errorResponses, ifNoneMatch, notModifiedSchema, pageLimit, parseConditionId, queryCursor, queryInt, strongEtag } from '../http.ts';
+import { marketParamsSchema } from './markets.ts';
+
+const seriesPointSchema = z
+  .tuple([z.int(), z.number(), z.number(), z.number()])
+  .meta({ description: '[ts, last, lo, hi]: epoch seconds, the final real trade level of the bucket, band low, band high; all UP-normalized real traded levels.' });
+
+export const marketFillSchema = z.object({
+  ts: z.int(),
+  side: z.enum(['BUY', 'SELL']),
+  price: z.number().meta({ description: 'UP space.' }),
+  token_side: z.union([z.literal(1), z.literal(2)]),
+  outcome: z.string(),
+  size_tokens: z.number(),
+  usd: z.number(),
+});
+
+export const sampledChartSchema = z.object({
+  market: marketHeaderSchema,
+  trader: traderSchema,
+  series: z.object({
+    from_ts: z.int(),
+    to_ts: z.int(),
+    fidelity: z.int().meta({ description: `Bucket size in seconds, a rung of the fidelity ladder (${FIDELITY_LADDER.join(', ')}).` }),
+    points: z.array(seriesPointSchema).meta({ description: 'Buckets with trades, in time order; an empty bucket is absent (a gap: do not draw a line across it).' }),
+  }),
+  fills: z.array(marketFillSchema).meta({ description: "The trader's complete fill set in this market, always present, independent of points or limit." }),
+});
+
+export const rawTicksSchema = z.object({
+  market: marketHeaderSchema,
+  trader: traderSchema,
+  ticks: z.array(z.object({ ts: z.int(), price: z.number().meta({ description: 'UP space.' }) })),
+  window: z.int().meta({ description: 'Start (epoch seconds) of the tick window being paged.' }),
+  cursor: z.string().nullable().meta({ description: 'The cursor this page was read from (null for the first page).' }),
+  next_cursor: z.string().nullable(),
+  limit: z.int(),
+});
+
+export const tapeSchema = z.object({
+  market: marketHeaderSchema,
+  trader: traderSchema,
+  tape: z.array(seriesPointSchema).meta({ description: 'One row per second whose (last, lo, hi) differs from the previous emitted row; a resolved market ends pinned at the winner level (1.00 token 1 won, else 0.00).' }),
+});
+
+const booleanText = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((value) => value === 'true' || value === '1')
+  .meta({ description: 'true or 1: raw tick pages instead of the sampled chart.', default: 'false' });
+
+async function headerAndTimes(context: RouteContext, trader: Trader, conditionId: string): Promise<{ header: MarketHeader; times: MarketTimes }> {
+  const [header, times] = await Promise.all([readMarketHeader(context.store, trader.wallet, conditionId), readMarketTimes(context.store, conditionId)]);
+  if (!header || !times) throw errors.marketNotFound(conditionId);
+  return { header, times };
+}
+
+export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
+  const { config } = context;
+  const { charts } = config;
+  const rawLimits = { defaultLimit: charts.rawTicksDefaultLimit, maxLimit: charts.rawTicksMaxLimit };
+  const tickCursor = context.cursors.codec<{ window: number; position: TickPosition }, [number, number, number, string]>(
+    'ticks',
+    ({ window, position }) => [window, position.ts, position.seq, position.tradeId],
+    z.tuple([z.int().min(0), z.int().min(0), z.int().min(0), z.string().max(200)]),
+    ([window, ts, seq, tradeId]) => ({ window, position: { ts, seq, tradeId } }),
+  );
+
+  app.get(
+    '/traders/:trader/markets/:condition_id',
+    {
+      schema: {
+        operationId: 'get_market_events',
+        summary: "A market's sampled price chart with the trader's fills (or raw ticks)",
+        description: [
+          `Sampled chart {market, trader, series, fills}: series.points are [ts, last, lo, hi] buckets of one fidelity-ladder rung, the finest whose bucket count over the window fits in points (default ${charts.defaultPoints}, clamped to ${charts.minPoints}..${charts.maxPoints}); resolution forces a bucket size (snapped up to the ladder; coarsened if it does not fit). With no from_ts/to_ts the window starts at the start time named in the market title and ends at the last trade or the resolution. fills is the complete fill set, always.`,
+          'There is no descending or until-style paging: a tight from_ts/to_ts window near the close gives the end view.',
+          'Chart conventions: draw the line at (lo + hi) / 2, fill the band between lo and hi, never across gaps; fills are markers (buy up, sell down) colored by token and sized by usd; a resolved market gets a dashed segment from the last point to the winner level (1.00 if token 1 won, else 0.00).',
+          `raw=1 returns the underlying trades as ticks [{ts, price}] with keyset paging: window (start, epoch seconds) positions the first page, then pass next_cursor back as cursor; limit default ${rawLimits.defaultLimit}, clamped to ${rawLimits.maxLimit}. Raw ticks repeat about 36 times; this is the export path.`,
+          'Resolved markets are immutable: strong ETag, If-None-Match → 304. Open markets are cached briefly.',
+        ].join('\n\n'),
+        params: marketParamsSchema,
+        querystring: z.object({
+          points: queryInt(`Point budget; default ${charts.defaultPoints}; clamped to ${charts.minPoints}..${charts.maxPoints}.`, { default: charts.defaultPoints }).optional(),
+          from_ts: queryInt('Window start, epoch seconds.').optional(),
+          to_ts: queryInt('Window end, epoch seconds.').optional(),
+          resolution: queryInt(`Forced bucket size in seconds, snapped to the ladder (${FIDELITY_LADDER.join(', ')}).`).optional(),
+          raw: booleanText.optional(),
+          cursor: queryCursor,
+          window: queryInt('Raw mode: start of the tick window (epoch seconds) for the first page.').optional(),
+          limit: queryInt(`Raw mode: ticks per page; at least 1 (0 is 400 bad_limit); default ${rawLimits.defaultLimit}; above ${rawLimits.maxLimit} clamped.`, {
+            minimum: 1,
+            default: rawLimits.defaultLimit,
+          }).optional(),
+        }),
+        response: { 200: z.union([sampledChartSchema, rawTicksSchema]), 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query;
+      const conditionId = parseConditionId(request.params.condition_id);
+      const rawLimit = query.raw ? pageLimit(query.limit, rawLimits) : 0;
+      const trader = await context.resolveTrader(request.params.trader);
+      const scope = `${trader.wallet}|${conditionId}`;
+      const fromCursor = query.raw ? tickCursor.decode(query.cursor, scope) : undefined;
+      const { header, times } = await headerAndTimes(context, trader, conditionId);
+
+      if (query.raw) {
+        const window = fromCursor?.window ?? Math.max(0, query.window ?? 0);
+        const page = await readRawTicks(context.store, conditionId, { windowStartTs: window, after: fromCursor?.position, limit: rawLimit });
+        return {
+          market: header,
+          trader,
+          ticks: page.ticks,
+          window,
+          cursor: fromCursor ? (query.cursor ?? null) : null,
+          next_cursor: page.next ? tickCursor.encode(scope, { window, position: page.next }) : null,
+          limit: rawLimit,
+        };
+      }
+
+      const [series, fills] = await Promise.all([
+        readSampledSeries(
+          context.store,
+          times,
+          { points: query.points, fromTs: query.from_ts, toTs: query.to_ts, resolution: query.resolution },
+          charts,
+          context.now(),
+        ),
+        readTraderMarketFills(context.store, trader.wallet, times),
+      ]);
+      const body = { market: header, trader, series, fills };
+      if (applyMarketCaching(request, reply, body, header.resolved, config) === 'not-modified') return reply.code(304).send(null);
+      return body;
+    },
+  );
+
+  app.get(
+    '/traders/:trader/markets/:condition_id/tape',
+    {
+      schema: {
+        operationId: 'get_market_tape',
+        summary: "A market's full per-second tape (gzip)",
+        description:
+          'The full tape {market, trader, tape}: uncapped and streamed, always gzip-encoded (Content-Encoding: gzip). A row is emitted for a second only when its (last, lo, hi) differs from the previously emitted row (a 53-day market is roughly 27,000 rows). A resolved market ends pinned at the winner level; its tape is immutable (strong ETag, If-None-Match → 304); an open market\'s tape is cached briefly. REST only (no MCP tool).',
+        params: marketParamsSchema,
+        response: { 200: tapeSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
+      },
+    },
+    async (request, reply) => {
+      const conditionId = parseConditionId(request.params.condition_id);
+      const trader = await context.resolveTrader(request.params.trader);
+      const { header, times } = await headerAndTimes(context, trader, conditionId);
+      const rows = await readFullTape(context.store, times);
+      // Built as text pieces: only declared fields (the header goes through its schema), numbers as JSON writes them.
+      const pieces = [`{"market":${JSON.stringify(marketHeaderSchema.parse(header))},"trader":${JSON.stringify(traderSchema.parse(trader))},"tape":[`];
+      const ROWS_PER_PIECE = 4096;
+      for (let start = 0; start < rows.length; start += ROWS_PER_PIECE) {
+        const slice = rows.slice(start, start + ROWS_PER_PIECE).map((row) => `[${row[0]},${row[1]},${row[2]},${row[3]}]`);
+        pieces.push((start > 0 ? ',' : '') + slice.join(','));
+      }
+      pieces.push(']}');
+      if (header.resolved) {
+        const etag = strongEtag(pieces.join(''));
+        reply.header('ETag', etag).header('Cache-Control', `private, max-age=${config.api.immutableMaxAgeSeconds}, immutable`);
+        if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+      } else {
+        reply.header('Cache-Control', `private, max-age=${config.api.openMarketMaxAgeSeconds}`);
+      }
+      reply.header('Content-Type', 'application/json; charset=utf-8').header('Content-Encoding', 'gzip');
+      // A stream bypasses the serializer: the 200 schema documents the gunzipped body the pieces spell.
+      return reply.send(Readable.from(pieces).pipe(createGzip()) as unknown as z.infer<typeof tapeSchema>);
+    },
+  );
+}

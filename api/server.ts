@@ -1,0 +1,35 @@
+/**
+ * Role `api`: the read API alone (stateless; run M of them behind a load balancer) against the
+ * configured store, normally a ClickHouse server (`CLICKHOUSE_URL`). Embedded chDB works too, but only
+ * when no other process holds the same data directory.
+ */
+import type { Config } from '../config.ts';
+import { shutdownSignal } from '../ingest/commands.ts';
+import { openMigratedStore } from '../ingest/runtime.ts';
+import type { Logger } from '../log.ts';
+import { buildApp } from './app.ts';
+
+export async function runApi(config: Config, log: Logger): Promise<number> {
+  const signal = shutdownSignal(log);
+  const store = await openMigratedStore(config, log);
+  const app = await buildApp({
+    log,
+    storeAlive: async () => {
+      try {
+        await store.query('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    readiness: () => ({ ready: true, detail: {} }),
+    api: { config, store },
+  });
+  const address = await app.listen({ host: config.http.host, port: config.http.port });
+  log.info({ address, store: store.kind, prefix: config.api.prefix }, 'listening');
+  await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  // Stop taking requests, finish those in flight, then release the store.
+  await app.close();
+  await store.close();
+  return 0;
+}
