@@ -10,7 +10,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomBytes } from 'node:crypto';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
@@ -18,6 +18,7 @@ import { Authenticator, type Caller } from './auth.ts';
 import { resolveTrader, staticUsage, type ApiApp, type RouteContext, type UsageReport } from './context.ts';
 import { Cursors } from './cursors.ts';
 import { ApiError, errors } from './errors.ts';
+import { errorResponses } from './http.ts';
 import { registerEquityRoutes } from './routes/equity.ts';
 import { registerFillRoutes } from './routes/fills.ts';
 import { registerMarketRoutes } from './routes/markets.ts';
@@ -182,8 +183,15 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       registerWhaleRoutes(v1, context);
       v1.get(
         '/openapi.json',
-        { schema: { operationId: 'openapi', summary: 'This document (OpenAPI 3.1.0)', description: 'The machine-readable description of this API.' } },
-        async () => app.swagger(),
+        {
+          schema: {
+            operationId: 'openapi',
+            summary: 'This document (OpenAPI 3.1.0)',
+            description: 'The machine-readable description of this API.',
+            response: { 200: z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1.0 document.' }), ...errorResponses() },
+          },
+        },
+        async () => app.swagger() as unknown as Record<string, unknown>,
       );
     },
     { prefix: config.api.prefix },

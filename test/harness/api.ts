@@ -1,0 +1,116 @@
+/**
+ * The read API over a test store: `startTestApi` builds the app (no listening socket; tests use
+ * `inject`) on a config whose store is the test's own database, with one account and key per plan.
+ * Every response a test sees can be checked against the service's own /openapi.json with
+ * `OpenApiResponses` (Ajv, JSON Schema 2020-12, as OpenAPI 3.1 prescribes).
+ */
+import { gunzipSync } from 'node:zlib';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { parseConfig, type Config, type PlanId } from '../../config.ts';
+import { buildApp } from '../../api/app.ts';
+import { withPublisher } from '../../ingest/runtime.ts';
+import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
+import { createLogger } from '../../log.ts';
+import { openStore, type Store } from '../../projections/store.ts';
+import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './context.ts';
+
+export const API = '/api/agent/v1';
+
+/** A config on the in-process log (no Kafka) and its own database in the process store. */
+export function inProcessConfig(label: string, extra: Record<string, string> = {}): Config {
+  const environment: Record<string, string | undefined> = testEnvironment(uniqueId(label), PROCESS_DATA_DIR, extra);
+  delete environment.KAFKA_BROKERS;
+  return parseConfig(environment);
+}
+
+export interface TestApi {
+  app: FastifyInstance;
+  store: Store;
+  config: Config;
+  keys: Record<PlanId, string>;
+  /** GET with a plan's key (or a raw Authorization header value, or none). */
+  get(url: string, options?: { plan?: PlanId; authorization?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** Publishes one account and key per plan (through the pipeline, like the dashboard would). */
+export async function publishPlanKeys(config: Config, nowSeconds: number): Promise<Record<PlanId, string>> {
+  const keys = {} as Record<PlanId, string>;
+  await withPublisher(config, createLogger('error'), async ({ publisher }) => {
+    for (const plan of ['basic', 'pro', 'max'] as const) {
+      const accountId = `test-${plan}`;
+      await publishAccount(publisher, { accountId, plan, displayName: `Test ${plan}`, version: nowSeconds });
+      keys[plan] = (await publishNewKey(publisher, accountId, `${plan} key`, nowSeconds)).plaintext;
+    }
+  });
+  return keys;
+}
+
+export async function startTestApi(config: Config, options: { now: () => number; keys: Record<PlanId, string> }): Promise<TestApi> {
+  const store = await openStore(config.clickhouse);
+  const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store, now: options.now } });
+  await app.ready();
+  return {
+    app,
+    store,
+    config,
+    keys: options.keys,
+    get(url, { plan = 'pro', authorization, headers = {} } = {}) {
+      const value = authorization === undefined ? `Bearer ${options.keys[plan]}` : authorization;
+      return app.inject({ method: 'GET', url: url.startsWith('/') ? url : `${API}/${url}`, headers: { ...(value === null ? {} : { authorization: value }), ...headers } });
+    },
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}
+
+/** The JSON body of a response, gunzipped when it is gzip-encoded. */
+export function bodyOf(response: LightMyRequestResponse): unknown {
+  if (response.statusCode === 304 || response.rawPayload.length === 0) return null;
+  const raw = response.headers['content-encoding'] === 'gzip' ? gunzipSync(response.rawPayload) : response.rawPayload;
+  return JSON.parse(raw.toString('utf8'));
+}
+
+type OpenApiDocument = { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> };
+
+/** Validates responses against the response schemas of an OpenAPI 3.1 document. */
+export class OpenApiResponses {
+  readonly #ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  readonly #routes: { pattern: RegExp; path: string }[];
+  readonly checked: string[] = [];
+  readonly #compiled = new Map<string, ReturnType<Ajv2020['compile']>>();
+
+  constructor(private readonly document: OpenApiDocument) {
+    this.#routes = Object.keys(document.paths).map((path) => ({
+      path,
+      pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    }));
+  }
+
+  /** Throws when the response does not match the document (undocumented status, or body mismatch). */
+  check(url: string, response: LightMyRequestResponse): void {
+    const pathname = url.split('?')[0]!;
+    const route = this.#routes.find((candidate) => candidate.pattern.test(pathname));
+    if (!route) throw new Error(`${pathname} is not in the OpenAPI document`);
+    const operation = this.document.paths[route.path]!.get;
+    const documented = operation?.responses?.[String(response.statusCode)];
+    if (!documented) throw new Error(`${route.path}: status ${response.statusCode} is not documented`);
+    const schema = documented.content?.['application/json']?.schema;
+    const body = bodyOf(response);
+    if (schema === undefined) {
+      if (body !== null) throw new Error(`${route.path} ${response.statusCode}: a body where the document declares none`);
+      this.checked.push(`${route.path} ${response.statusCode}`);
+      return;
+    }
+    const key = `${route.path} ${response.statusCode}`;
+    let validate = this.#compiled.get(key);
+    if (!validate) this.#compiled.set(key, (validate = this.#ajv.compile(schema as object)));
+    if (!validate(body)) {
+      throw new Error(`${route.path} ${response.statusCode}: ${this.#ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+    }
+    this.checked.push(`${route.path} ${response.statusCode}`);
+  }
+}
