@@ -1,0 +1,89 @@
+/**
+ * A trader's fills across markets, in chronological order: the monitoring primitive. Keyset-paged on
+ * (ts, condition_id, fill_id); `since` positions the first page (inclusive: a poll that passes the last
+ * fill's `ts` sees that second again, so fills of the same second that landed late are not missed).
+ */
+import { z } from 'zod';
+import { NO_MARKET_NAMES, readMarketNames } from './markets.ts';
+import type { Store } from './store.ts';
+
+export const traderFillSchema = z.object({
+  ts: z.int().min(0).meta({ description: 'Epoch seconds.' }),
+  condition_id: z.string(),
+  title: z.string(),
+  side: z.enum(['BUY', 'SELL']),
+  price: z.number().meta({ description: 'UP space: for a token-2 fill, 1 − the price paid.' }),
+  token_side: z.union([z.literal(1), z.literal(2)]),
+  outcome: z.string().meta({ description: 'Name of the token traded.' }),
+  size_tokens: z.number(),
+  usd: z.number(),
+});
+export type TraderFill = z.infer<typeof traderFillSchema>;
+
+export interface FillPosition {
+  ts: number;
+  conditionId: string;
+  fillId: string;
+}
+
+/**
+ * One page of the wallet's fills (the wallet is the primary-key prefix of `fills`), deduplicated with
+ * FINAL, in (ts, condition_id, fill_id) order. Titles and outcome names come after, by primary key, for
+ * the page's markets only; a market without metadata gives '' for both.
+ */
+const READ_TRADER_FILLS = `
+SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
+FROM {db:Identifier}.fills FINAL
+WHERE wallet = {wallet:String}
+  AND ts >= {since:UInt32}
+  AND ({has_after:UInt8} = 0 OR (ts, condition_id, fill_id) > ({after_ts:UInt32}, {after_condition_id:String}, {after_fill_id:String}))
+ORDER BY ts, condition_id, fill_id
+LIMIT {limit:UInt32}`;
+
+type FillRow = Omit<TraderFill, 'title' | 'outcome'> & { fill_id: string };
+
+const UINT32_MAX = 4_294_967_295;
+/** Epoch seconds as the UInt32 the table holds: out-of-range positions clamp to the ends of that range. */
+function clampEpoch(seconds: number): number {
+  return Math.min(UINT32_MAX, Math.max(0, Math.trunc(seconds)));
+}
+
+/** Fills with ts >= since (0 when absent), strictly after `after`, oldest first. */
+export async function readTraderFills(
+  store: Store,
+  wallet: string,
+  page: { since?: number | undefined; after?: FillPosition | undefined; limit: number },
+): Promise<{ fills: TraderFill[]; next: FillPosition | null }> {
+  const limit = Math.max(1, Math.trunc(page.limit));
+  const after = page.after;
+  // One row more than asked tells whether a next page exists.
+  const rows = await store.query<FillRow>(READ_TRADER_FILLS, {
+    wallet,
+    since: clampEpoch(page.since ?? 0),
+    has_after: after ? 1 : 0,
+    after_ts: clampEpoch(after?.ts ?? 0),
+    after_condition_id: after?.conditionId ?? '',
+    after_fill_id: after?.fillId ?? '',
+    limit: limit + 1,
+  });
+  const pageRows = rows.slice(0, limit);
+  const lastRow = pageRows[pageRows.length - 1];
+  const names = await readMarketNames(store, pageRows.map((row) => row.condition_id));
+  return {
+    fills: pageRows.map((row) => {
+      const market = names.get(row.condition_id) ?? NO_MARKET_NAMES;
+      return {
+        ts: row.ts,
+        condition_id: row.condition_id,
+        title: market.title,
+        side: row.side,
+        price: row.price,
+        token_side: row.token_side,
+        outcome: row.token_side === 1 ? market.outcome1 : market.outcome2,
+        size_tokens: row.size_tokens,
+        usd: row.usd,
+      };
+    }),
+    next: rows.length > limit && lastRow ? { ts: lastRow.ts, conditionId: lastRow.condition_id, fillId: lastRow.fill_id } : null,
+  };
+}

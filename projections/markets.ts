@@ -1,0 +1,572 @@
+/**
+ * A trader's markets: the recency-ordered list (keyset-paged), the four ranked highlight slices, and
+ * one market's header and computed summary. Everything reads `trader_markets` (the rollup the ingest
+ * worker keeps per wallet and market), joined with market metadata and, for open rows, the market's
+ * mark (its last trade, UP space).
+ *
+ * The zod schemas here are the single definition of these shapes: the REST routes and MCP tools derive
+ * their response schemas (and so OpenAPI) from them.
+ */
+import { z } from 'zod';
+import type { Store } from './store.ts';
+
+const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
+const upPrice = z.number().meta({ description: 'UP-normalized price, 0 to 1: the probability of token 1.' });
+
+export const marketRowSchema = z.object({
+  condition_id: z.string().meta({ description: 'Market id: 0x + 64 hex.' }),
+  title: z.string(),
+  outcome: z.string().meta({ description: 'Name of token 1.' }),
+  resolved: z.boolean(),
+  winner: z.string().nullable().meta({ description: 'Name of the winning token; null while the market is open.' }),
+  last_traded_at: epochSeconds.meta({ description: "The trader's last activity in this market (epoch seconds)." }),
+  trader_last_action: z
+    .enum(['BUY', 'SELL'])
+    .nullable()
+    .meta({ description: "Side of the trader's last fill here; null when the trader only split, merged or redeemed." }),
+  last_price: upPrice.nullable().meta({ description: "UP-space price of the trader's last fill here; null without fills." }),
+  fills_count: z.int().min(0),
+  pnl_usd: z.number().meta({
+    description:
+      'Resolved: the result. Open: cash flow (money deployed counts as spent); the standing of an open market is pnl_marked_usd. Includes mint, split and redemption legs that never appear as fills.',
+  }),
+  open: z.boolean(),
+  volume_usd: z.number().meta({ description: 'Buy plus sell notional of the fills.' }),
+  market_value_usd: z
+    .number()
+    .nullable()
+    .optional()
+    .meta({ description: 'Open rows only: holdings valued at the market\'s last trade; null when the market has no trade yet (unmarked).' }),
+  pnl_marked_usd: z
+    .number()
+    .nullable()
+    .optional()
+    .meta({ description: 'Open rows only: cash flow plus market_value_usd; null when unmarked.' }),
+});
+export type MarketRow = z.infer<typeof marketRowSchema>;
+
+/** Keyset position in the recency order: everything up to and including it has been returned. */
+export interface MarketListPosition {
+  lastTradedAt: number;
+  conditionId: string;
+}
+
+export const marketHeaderSchema = z.object({
+  condition_id: z.string(),
+  title: z.string(),
+  outcome: z.string().meta({ description: 'Name of token 1.' }),
+  outcome2: z.string().meta({ description: 'Name of token 2.' }),
+  resolved: z.boolean(),
+  winner: z.string().nullable().meta({ description: 'Name of the winning token; null while open.' }),
+  pnl_usd: z.number().meta({ description: "The trader's result (resolved) or cash flow (open) in this market." }),
+  open: z.boolean(),
+});
+export type MarketHeader = z.infer<typeof marketHeaderSchema>;
+
+export const summarySideSchema = z.object({
+  token_side: z.union([z.literal(1), z.literal(2)]),
+  outcome: z.string(),
+  buy_count: z.int().min(0),
+  sell_count: z.int().min(0),
+  buy_usd: z.number(),
+  sell_usd: z.number(),
+  avg_entry: z.number().nullable().meta({ description: "Average price paid per token of this side, in the token's own frame; null without buys." }),
+  net_tokens: z.number().meta({ description: 'Tokens of this side held now (bought − sold, plus split − merged, minus redeemed).' }),
+});
+
+export const marketSummarySchema = z.object({
+  fills_count: z.int().min(0),
+  buy_count: z.int().min(0),
+  sell_count: z.int().min(0),
+  buy_usd: z.number(),
+  sell_usd: z.number(),
+  avg_entry_price: upPrice.nullable().meta({ description: 'UP-space volume-weighted (token-weighted) average price of the buys; null without buys.' }),
+  size_p50_usd: z.number().nullable().meta({ description: 'Median fill size in USD (nearest rank); null without fills.' }),
+  size_p90_usd: z.number().nullable().meta({ description: '90th percentile fill size in USD (nearest rank); null without fills.' }),
+  size_max_usd: z.number().nullable(),
+  first_fill_ts: epochSeconds.nullable(),
+  last_fill_ts: epochSeconds.nullable(),
+  hold_seconds: z.int().min(0).meta({
+    description: 'From the first fill to the last fill, or to the resolution when tokens were still held then.',
+  }),
+  usd_share_first_tenth: z.number().min(0).max(1).meta({
+    description: "Fraction of the trader's fill USD placed in the first 10% of the market's whole traded window.",
+  }),
+  usd_share_last_tenth: z.number().min(0).max(1).meta({
+    description: "Fraction placed in the last 10%; near-zero first plus high last marks a late piler.",
+  }),
+  pnl_usd: z.number(),
+  roi: z.number().nullable().meta({ description: 'pnl_usd / buy_usd; null without buys. Meaningless for split-sellers (sell-dominated flow).' }),
+  won: z.boolean().nullable().meta({ description: 'Resolved: pnl_usd > 0. Null while open.' }),
+  open: z.boolean(),
+  sides: z.array(summarySideSchema),
+});
+export type MarketSummary = z.infer<typeof marketSummarySchema>;
+
+export const TOP_MARKETS_NOTE =
+  'top_wins and top_losses rank the realized result (pnl_usd) over resolved markets only; most_traded ranks by fills, top_volume by volume, over every market, where an open market\'s pnl_usd is cash flow (its standing is pnl_marked_usd).';
+
+export interface TopMarkets {
+  top_wins: MarketRow[];
+  top_losses: MarketRow[];
+  most_traded: MarketRow[];
+  top_volume: MarketRow[];
+  note: string;
+}
+
+export interface TraderMarketDetail {
+  market: MarketHeader;
+  summary: MarketSummary;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Market rows
+
+/** The trader_markets columns a market row is built from (read FINAL: the latest recomputation). */
+const ROW_COLUMNS = `
+        condition_id, last_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
+        net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, pnl_usd`;
+
+/**
+ * One page of the recency order (last activity DESC, condition_id DESC), strictly after the keyset
+ * position, by the wallet prefix of the key; the filter on last_ts applies after FINAL (to the latest
+ * version of each row).
+ */
+const READ_TRADER_MARKETS = `
+SELECT ${ROW_COLUMNS}
+FROM {db:Identifier}.trader_markets FINAL
+WHERE wallet = {wallet:String}
+  AND ({has_after:UInt8} = 0 OR (last_ts, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
+ORDER BY last_ts DESC, condition_id DESC
+LIMIT {limit:UInt32}`;
+
+/**
+ * The four slices in one pass over the wallet's rows: each row's rank in each slice (0 when it is not a
+ * candidate of that slice), keeping only rows within the first `n` of some slice. Ties: last activity
+ * DESC, then condition_id.
+ */
+const READ_TOP_MARKETS = `
+SELECT ${ROW_COLUMNS}, win_rank, loss_rank, traded_rank, volume_rank
+FROM
+(
+    SELECT
+        ${ROW_COLUMNS},
+        resolved AND pnl_usd > 0 AS is_win,
+        resolved AND pnl_usd < 0 AS is_loss,
+        toUInt32(if(is_win, row_number() OVER (PARTITION BY is_win ORDER BY pnl_usd DESC, last_ts DESC, condition_id), 0)) AS win_rank,
+        toUInt32(if(is_loss, row_number() OVER (PARTITION BY is_loss ORDER BY pnl_usd ASC, last_ts DESC, condition_id), 0)) AS loss_rank,
+        toUInt32(row_number() OVER (ORDER BY fills_count DESC, last_ts DESC, condition_id)) AS traded_rank,
+        toUInt32(row_number() OVER (ORDER BY buy_usd + sell_usd DESC, last_ts DESC, condition_id)) AS volume_rank
+    FROM {db:Identifier}.trader_markets FINAL
+    WHERE wallet = {wallet:String}
+)
+WHERE (win_rank BETWEEN 1 AND {n:UInt32}) OR (loss_rank BETWEEN 1 AND {n:UInt32})
+   OR traded_rank <= {n:UInt32} OR volume_rank <= {n:UInt32}`;
+
+/**
+ * Names of some markets, and the marks of some of them (the market's last trade in UP space: argMax
+ * over (ts, seq)); point lookups by the primary keys of metadata and marks. A market without metadata
+ * or without trades has no row of that part.
+ */
+const READ_MARKET_PARTS = `
+SELECT 'meta' AS part, condition_id, title, outcome1, outcome2, CAST(NULL AS Nullable(Float64)) AS mark
+FROM {db:Identifier}.markets_meta FINAL
+WHERE condition_id IN {names_of:Array(String)}
+UNION ALL
+SELECT 'mark' AS part, condition_id, '' AS title, '' AS outcome1, '' AS outcome2, CAST(argMaxMerge(last_up_price) AS Nullable(Float64)) AS mark
+FROM {db:Identifier}.market_marks
+WHERE condition_id IN {marks_of:Array(String)}
+GROUP BY condition_id`;
+
+export interface MarketNames {
+  title: string;
+  outcome1: string;
+  outcome2: string;
+}
+
+/** '' for every name of a market without metadata. */
+export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '' });
+
+async function readMarketParts(
+  store: Store,
+  namesOf: readonly string[],
+  marksOf: readonly string[],
+): Promise<{ names: Map<string, MarketNames>; marks: Map<string, number> }> {
+  const names = new Map<string, MarketNames>();
+  const marks = new Map<string, number>();
+  if (namesOf.length === 0 && marksOf.length === 0) return { names, marks };
+  const rows = await store.query<{ part: string; condition_id: string; mark: number | null } & MarketNames>(READ_MARKET_PARTS, {
+    names_of: [...new Set(namesOf)],
+    marks_of: [...new Set(marksOf)],
+  });
+  for (const row of rows) {
+    if (row.part === 'meta') names.set(row.condition_id, { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2 });
+    else if (row.mark !== null) marks.set(row.condition_id, row.mark);
+  }
+  return { names, marks };
+}
+
+/** Title and outcome names of some markets (absent: no metadata), by primary key. */
+export async function readMarketNames(store: Store, conditionIds: readonly string[]): Promise<Map<string, MarketNames>> {
+  return (await readMarketParts(store, conditionIds, [])).names;
+}
+
+interface TraderMarketRow {
+  condition_id: string;
+  last_ts: number;
+  last_action: string;
+  last_price: number | null;
+  fills_count: number;
+  buy_usd: number;
+  sell_usd: number;
+  net_tokens1: number;
+  net_tokens2: number;
+  cash_flow_usd: number;
+  resolved: boolean;
+  winner_token_side: number;
+  pnl_usd: number;
+}
+
+function winnerName(row: { resolved: boolean; winner_token_side: number; outcome1: string; outcome2: string }): string | null {
+  if (!row.resolved) return null;
+  if (row.winner_token_side === 1) return row.outcome1;
+  if (row.winner_token_side === 2) return row.outcome2;
+  return null;
+}
+
+function lastAction(action: string): 'BUY' | 'SELL' | null {
+  return action === 'BUY' || action === 'SELL' ? action : null;
+}
+
+/** Holdings at the mark: token 1 at `mark`, token 2 at `1 − mark`. */
+function marketValue(net1: number, net2: number, mark: number): number {
+  return net1 * mark + net2 * (1 - mark);
+}
+
+function toMarketRow(row: TraderMarketRow, names: MarketNames, mark: number | undefined): MarketRow {
+  const market: MarketRow = {
+    condition_id: row.condition_id,
+    title: names.title,
+    outcome: names.outcome1,
+    resolved: row.resolved,
+    winner: winnerName({ ...row, ...names }),
+    last_traded_at: row.last_ts,
+    trader_last_action: lastAction(row.last_action),
+    last_price: row.last_price,
+    fills_count: row.fills_count,
+    pnl_usd: row.pnl_usd,
+    open: !row.resolved,
+    volume_usd: row.buy_usd + row.sell_usd,
+  };
+  if (!row.resolved) {
+    // Open rows only: unmarked (no trade yet) is null, never zero.
+    const value = mark === undefined ? null : marketValue(row.net_tokens1, row.net_tokens2, mark);
+    market.market_value_usd = value;
+    market.pnl_marked_usd = value === null ? null : row.cash_flow_usd + value;
+  }
+  return market;
+}
+
+/** Market rows from trader_markets rows: names for all, marks for the open ones (one lookup). */
+async function toMarketRows<R extends TraderMarketRow>(store: Store, rows: readonly R[]): Promise<Map<R, MarketRow>> {
+  const { names, marks } = await readMarketParts(
+    store,
+    rows.map((row) => row.condition_id),
+    rows.filter((row) => !row.resolved).map((row) => row.condition_id),
+  );
+  return new Map(rows.map((row) => [row, toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, marks.get(row.condition_id))]));
+}
+
+const UINT32_MAX = 4_294_967_295;
+const clampUInt32 = (value: number): number => Math.min(UINT32_MAX, Math.max(0, Math.trunc(value)));
+
+/**
+ * A page of the trader's markets, most recent activity first (then condition_id descending), strictly
+ * after `after`. Returns the rows and the position to continue from (null at the end).
+ */
+export async function readTraderMarkets(
+  store: Store,
+  wallet: string,
+  page: { after?: MarketListPosition | undefined; limit: number },
+): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+  const limit = Math.max(1, Math.trunc(page.limit));
+  const after = page.after;
+  // One row more than asked tells whether a next page exists.
+  const rows = await store.query<TraderMarketRow>(READ_TRADER_MARKETS, {
+    wallet,
+    has_after: after ? 1 : 0,
+    after_ts: clampUInt32(after?.lastTradedAt ?? 0),
+    after_condition_id: after?.conditionId ?? '',
+    limit: limit + 1,
+  });
+  const pageRows = rows.slice(0, limit);
+  const lastRow = pageRows[pageRows.length - 1];
+  const markets = await toMarketRows(store, pageRows);
+  return {
+    markets: pageRows.map((row) => markets.get(row)!),
+    next: rows.length > limit && lastRow ? { lastTradedAt: lastRow.last_ts, conditionId: lastRow.condition_id } : null,
+  };
+}
+
+type RankedRow = TraderMarketRow & { win_rank: number; loss_rank: number; traded_rank: number; volume_rank: number };
+type RankKey = 'win_rank' | 'loss_rank' | 'traded_rank' | 'volume_rank';
+
+/** The four slices, each at most `n` rows. */
+export async function readTopMarkets(store: Store, wallet: string, n: number): Promise<TopMarkets> {
+  const size = Math.trunc(n);
+  if (!(size >= 1)) return { top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE };
+  const rows = await store.query<RankedRow>(READ_TOP_MARKETS, { wallet, n: clampUInt32(size) });
+  const markets = await toMarketRows(store, rows);
+  const slice = (rank: RankKey): MarketRow[] =>
+    rows
+      .filter((row) => row[rank] >= 1 && row[rank] <= size)
+      .sort((a, b) => a[rank] - b[rank])
+      .map((row) => markets.get(row)!);
+  return {
+    top_wins: slice('win_rank'),
+    top_losses: slice('loss_rank'),
+    most_traded: slice('traded_rank'),
+    top_volume: slice('volume_rank'),
+    note: TOP_MARKETS_NOTE,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One market: header and summary
+
+const HEADER_COLUMNS = `
+    tm.condition_id AS condition_id,
+    m.title AS title,
+    m.outcome1 AS outcome1,
+    m.outcome2 AS outcome2,
+    tm.resolved AS resolved,
+    tm.winner_token_side AS winner_token_side,
+    tm.pnl_usd AS pnl_usd`;
+
+/** Point lookups by primary key: the wallet's row of the market, and the market's metadata. */
+const READ_MARKET_HEADER = `
+SELECT ${HEADER_COLUMNS}
+FROM
+(
+    SELECT condition_id, resolved, winner_token_side, pnl_usd
+    FROM {db:Identifier}.trader_markets FINAL
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+) AS tm
+LEFT JOIN
+(
+    SELECT condition_id, title, outcome1, outcome2
+    FROM {db:Identifier}.markets_meta FINAL
+    WHERE condition_id = {condition_id:String}
+) AS m ON m.condition_id = tm.condition_id`;
+
+/**
+ * Everything a summary needs in one statement, every part a point lookup by primary key: the wallet's
+ * trader_markets row, the market's metadata, its resolution time, its traded window (marks), and the
+ * wallet's fills in the market (FINAL). Percentiles are nearest-rank over the ascending sizes (1-based
+ * index ceil(q·n), in integers: ceil(n/2) = intDiv(n+1, 2), ceil(9n/10) = intDiv(9n+9, 10)). The
+ * market's whole traded window spans its trades and the trader's own fills; the tenth shares compare in
+ * integers: ts ≤ start + span/10 ⇔ 10·(ts − start) ≤ span, and ts ≥ end − span/10 ⇔ 10·(end − ts) ≤ span.
+ */
+const READ_MARKET_SUMMARY = `
+SELECT
+    ${HEADER_COLUMNS},
+    tm.fills_count AS fills_count,
+    tm.buy_count AS buy_count,
+    tm.sell_count AS sell_count,
+    tm.buy_usd AS buy_usd,
+    tm.sell_usd AS sell_usd,
+    tm.buy_tokens AS buy_tokens,
+    tm.buy_up_price_tokens AS buy_up_price_tokens,
+    tm.side1_buy_count AS side1_buy_count,
+    tm.side1_sell_count AS side1_sell_count,
+    tm.side1_buy_usd AS side1_buy_usd,
+    tm.side1_sell_usd AS side1_sell_usd,
+    tm.side1_buy_tokens AS side1_buy_tokens,
+    tm.side2_buy_count AS side2_buy_count,
+    tm.side2_sell_count AS side2_sell_count,
+    tm.side2_buy_usd AS side2_buy_usd,
+    tm.side2_sell_usd AS side2_sell_usd,
+    tm.side2_buy_tokens AS side2_buy_tokens,
+    tm.net_tokens1 AS net_tokens1,
+    tm.net_tokens2 AS net_tokens2,
+    r.resolution_ts AS resolution_ts,
+    if(f.n = 0, NULL, f.first_fill) AS first_fill_ts,
+    if(f.n = 0, NULL, f.last_fill) AS last_fill_ts,
+    if(f.n = 0, NULL, f.sizes[intDiv(f.n + 1, 2)]) AS size_p50_usd,
+    if(f.n = 0, NULL, f.sizes[intDiv(9 * f.n + 9, 10)]) AS size_p90_usd,
+    if(f.n = 0, NULL, f.sizes[f.n]) AS size_max_usd,
+    if(k.market_first IS NULL, toInt64(f.first_fill), least(toInt64(assumeNotNull(k.market_first)), toInt64(f.first_fill))) AS window_start,
+    if(k.market_last IS NULL, toInt64(f.last_fill), greatest(toInt64(assumeNotNull(k.market_last)), toInt64(f.last_fill))) AS window_end,
+    window_end - window_start AS span,
+    multiIf(f.n = 0 OR f.total_usd <= 0, 0, span = 0, 1,
+            arraySum((t, u) -> if(10 * (toInt64(t) - window_start) <= span, u, 0), f.fill_ts, f.fill_usd) / f.total_usd) AS usd_share_first_tenth,
+    multiIf(f.n = 0 OR f.total_usd <= 0, 0, span = 0, 1,
+            arraySum((t, u) -> if(10 * (window_end - toInt64(t)) <= span, u, 0), f.fill_ts, f.fill_usd) / f.total_usd) AS usd_share_last_tenth
+FROM
+(
+    SELECT
+        condition_id, resolved, winner_token_side, pnl_usd,
+        fills_count, buy_count, sell_count, buy_usd, sell_usd, buy_tokens, buy_up_price_tokens,
+        side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
+        side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
+        net_tokens1, net_tokens2
+    FROM {db:Identifier}.trader_markets FINAL
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+) AS tm
+LEFT JOIN
+(
+    SELECT condition_id, title, outcome1, outcome2
+    FROM {db:Identifier}.markets_meta FINAL
+    WHERE condition_id = {condition_id:String}
+) AS m ON m.condition_id = tm.condition_id
+LEFT JOIN
+(
+    SELECT condition_id, CAST(ts AS Nullable(UInt32)) AS resolution_ts
+    FROM {db:Identifier}.market_resolutions FINAL
+    WHERE condition_id = {condition_id:String}
+) AS r ON r.condition_id = tm.condition_id
+LEFT JOIN
+(
+    SELECT condition_id, CAST(min(first_ts) AS Nullable(UInt32)) AS market_first, CAST(max(last_ts) AS Nullable(UInt32)) AS market_last
+    FROM {db:Identifier}.market_marks
+    WHERE condition_id = {condition_id:String}
+    GROUP BY condition_id
+) AS k ON k.condition_id = tm.condition_id
+CROSS JOIN
+(
+    SELECT
+        count() AS n,
+        sum(usd) AS total_usd,
+        min(ts) AS first_fill,
+        max(ts) AS last_fill,
+        arraySort(groupArray(usd)) AS sizes,
+        groupArray(ts) AS fill_ts,
+        groupArray(usd) AS fill_usd
+    FROM {db:Identifier}.fills FINAL
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+) AS f`;
+
+interface HeaderRow {
+  condition_id: string;
+  title: string;
+  outcome1: string;
+  outcome2: string;
+  resolved: boolean;
+  winner_token_side: number;
+  pnl_usd: number;
+}
+
+interface SummaryRow extends HeaderRow {
+  fills_count: number;
+  buy_count: number;
+  sell_count: number;
+  buy_usd: number;
+  sell_usd: number;
+  buy_tokens: number;
+  buy_up_price_tokens: number;
+  side1_buy_count: number;
+  side1_sell_count: number;
+  side1_buy_usd: number;
+  side1_sell_usd: number;
+  side1_buy_tokens: number;
+  side2_buy_count: number;
+  side2_sell_count: number;
+  side2_buy_usd: number;
+  side2_sell_usd: number;
+  side2_buy_tokens: number;
+  net_tokens1: number;
+  net_tokens2: number;
+  resolution_ts: number | null;
+  first_fill_ts: number | null;
+  last_fill_ts: number | null;
+  size_p50_usd: number | null;
+  size_p90_usd: number | null;
+  size_max_usd: number | null;
+  usd_share_first_tenth: number;
+  usd_share_last_tenth: number;
+}
+
+function toHeader(row: HeaderRow): MarketHeader {
+  return {
+    condition_id: row.condition_id,
+    title: row.title,
+    outcome: row.outcome1,
+    outcome2: row.outcome2,
+    resolved: row.resolved,
+    winner: winnerName(row),
+    pnl_usd: row.pnl_usd,
+    open: !row.resolved,
+  };
+}
+
+/** Tokens below this are dust: a position this small does not count as held. */
+const HELD_EPSILON = 1e-9;
+
+/**
+ * From the first fill to the last, or to the resolution when the market resolved with tokens still
+ * held (the position was carried to the end); 0 without fills, never negative.
+ */
+function holdSeconds(row: SummaryRow): number {
+  if (row.first_fill_ts === null || row.last_fill_ts === null) return 0;
+  const held = row.net_tokens1 > HELD_EPSILON || row.net_tokens2 > HELD_EPSILON;
+  const end = row.resolved && held && row.resolution_ts !== null ? row.resolution_ts : row.last_fill_ts;
+  return Math.max(0, end - row.first_fill_ts);
+}
+
+function toSummary(row: SummaryRow): MarketSummary {
+  return {
+    fills_count: row.fills_count,
+    buy_count: row.buy_count,
+    sell_count: row.sell_count,
+    buy_usd: row.buy_usd,
+    sell_usd: row.sell_usd,
+    avg_entry_price: row.buy_count > 0 && row.buy_tokens > 0 ? row.buy_up_price_tokens / row.buy_tokens : null,
+    size_p50_usd: row.size_p50_usd,
+    size_p90_usd: row.size_p90_usd,
+    size_max_usd: row.size_max_usd,
+    first_fill_ts: row.first_fill_ts,
+    last_fill_ts: row.last_fill_ts,
+    hold_seconds: holdSeconds(row),
+    usd_share_first_tenth: row.usd_share_first_tenth,
+    usd_share_last_tenth: row.usd_share_last_tenth,
+    pnl_usd: row.pnl_usd,
+    roi: row.buy_usd !== 0 ? row.pnl_usd / row.buy_usd : null,
+    won: row.resolved ? row.pnl_usd > 0 : null,
+    open: !row.resolved,
+    sides: [
+      {
+        token_side: 1,
+        outcome: row.outcome1,
+        buy_count: row.side1_buy_count,
+        sell_count: row.side1_sell_count,
+        buy_usd: row.side1_buy_usd,
+        sell_usd: row.side1_sell_usd,
+        avg_entry: row.side1_buy_count > 0 && row.side1_buy_tokens > 0 ? row.side1_buy_usd / row.side1_buy_tokens : null,
+        net_tokens: row.net_tokens1,
+      },
+      {
+        token_side: 2,
+        outcome: row.outcome2,
+        buy_count: row.side2_buy_count,
+        sell_count: row.side2_sell_count,
+        buy_usd: row.side2_buy_usd,
+        sell_usd: row.side2_sell_usd,
+        avg_entry: row.side2_buy_count > 0 && row.side2_buy_tokens > 0 ? row.side2_buy_usd / row.side2_buy_tokens : null,
+        net_tokens: row.net_tokens2,
+      },
+    ],
+  };
+}
+
+/** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
+export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
+  const [row] = await store.query<SummaryRow>(READ_MARKET_SUMMARY, { wallet, condition_id: conditionId });
+  if (!row) return null;
+  return { market: toHeader(row), summary: toSummary(row) };
+}
+
+/** The header alone (sampled chart, tape): null when the trader never traded the market. */
+export async function readMarketHeader(store: Store, wallet: string, conditionId: string): Promise<MarketHeader | null> {
+  const [row] = await store.query<HeaderRow>(READ_MARKET_HEADER, { wallet, condition_id: conditionId });
+  return row ? toHeader(row) : null;
+}
