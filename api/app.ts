@@ -7,7 +7,7 @@
  * through them (undeclared fields never leak), and @fastify/swagger derives OpenAPI 3.1 from them.
  */
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -93,13 +93,36 @@ function validationBody(error: FastifyError & { validation: unknown[]; validatio
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  // Set once the read API is registered; the router's error hook (created first) authenticates with it.
+  const frameworkAuthenticator: { current: Authenticator | undefined } = { current: undefined };
   const loggerInstance: FastifyBaseLogger = options.log.child({ name: 'http' });
   // Probes (health, readiness) would flood the log; requests of the API are logged by their routes.
   const app = Fastify({
     loggerInstance,
     logController: new LogController({ disableRequestLogging: true }),
-    // Profile URLs and names travel in the path; longer than this is not a trader identifier.
-    routerOptions: { maxParamLength: 512 },
+    // Profile URLs and names travel in the path: let any length reach the route (the request line is
+    // bounded by Node's header limit anyway), where it is authenticated and answered with a contract code.
+    routerOptions: { maxParamLength: 16_384 },
+    // The router's own refusals (a malformed percent-escape…) still authenticate first, then answer in
+    // the contract's shape.
+    frameworkErrors: (error, request, rawReply) => {
+      const reply = rawReply as unknown as FastifyReply;
+      void (async () => {
+        const prefix = options.api?.config.api.prefix;
+        if (prefix && request.url.startsWith(prefix) && frameworkAuthenticator.current) {
+          try {
+            await frameworkAuthenticator.current.authenticate(request.headers.authorization, {});
+          } catch (refusal) {
+            if (refusal instanceof ApiError) return reply.code(refusal.status).headers(refusal.headers).send(refusal.body());
+            throw refusal;
+          }
+        }
+        return reply.code(400).send({ error: 'bad_request', message: `The request URL could not be read (${error.message}). Percent-encode path segments with encodeURIComponent.` });
+      })().catch((failure: unknown) => {
+        request.log.error({ err: failure }, 'framework error handler failed');
+        void reply.code(500).send({ error: 'internal', message: 'Something went wrong on our side. Try again; if it persists, report it.' });
+      });
+    },
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -134,11 +157,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting', store: storeAlive ? 'ok' : 'unreachable', ...readiness.detail });
   });
 
-  if (options.api) await registerReadApi(app, options.api, options.log);
+  if (options.api) frameworkAuthenticator.current = await registerReadApi(app, options.api, options.log);
   return app;
 }
 
-async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<void> {
+async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
   const store = withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds);
   if (config.api.cursorSecret === null) log.info('API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)');
@@ -196,4 +219,5 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     },
     { prefix: config.api.prefix },
   );
+  return authenticator;
 }

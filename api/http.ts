@@ -12,11 +12,16 @@ const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 /** Query strings arrive as text: a numeric text becomes a number, anything else stays and fails the type check (422). */
 const numericText = (value: unknown) => (typeof value === 'string' && NUMERIC.test(value) ? Number(value) : value);
 
-/** An integer query parameter; `bounds` are documented (OpenAPI) but not enforced by validation (they clamp or map to a code). */
+/**
+ * An integer query parameter. `bounds` are documented (OpenAPI) but not enforced by validation: they
+ * clamp or map to a contract code in the route. (Bounds and default sit on the inner schema: zod keeps
+ * a `default` there in the input JSON Schema.)
+ */
 export const queryInt = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
-  z.preprocess(numericText, z.int()).meta({ description, ...bounds });
+  z.preprocess(numericText, z.int().meta(bounds)).meta({ description });
+/** A number query parameter; beyond ±2^53 is 422 (no threshold means anything there, and the store refuses such literals). */
 export const queryNumber = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
-  z.preprocess(numericText, z.number()).meta({ description, ...bounds });
+  z.preprocess(numericText, z.number().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).meta(bounds)).meta({ description });
 export const queryCursor = z
   .string()
   .max(8192)
