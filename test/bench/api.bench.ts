@@ -1,0 +1,528 @@
+/**
+ * `npm run bench:api` — the read API over HTTP under a fixed request rate, beside the in-process
+ * latency of the projection reads behind each route, measured in the same run: the ratio is the
+ * service's overhead (HTTP parsing, auth, validation, serialization, the socket, queueing).
+ *
+ * Builds (embedded ClickHouse, a fresh data directory, the in-process log) a simulated world of
+ * --days days with --traders named traders, mints a Pro key, picks --pairs (trader, market) pairs from
+ * trader_markets (at most three markets per wallet, so calls spread over many traders), and serves the
+ * app on a port of 127.0.0.1. The load comes from autocannon in a child process (its own event loop).
+ *
+ * Endpoints, and the in-process read timed for each (the calls the route's handler makes after it has
+ * resolved the trader, on the same store wrapper):
+ *   card     GET /traders/{w}                          readTraderCard (career, upstream profile, upstream state)
+ *   markets  GET /traders/{w}/markets?limit=50         readTraderMarkets (limit 50)
+ *   summary  GET /traders/{w}/markets/{c}/summary      readMarketSummary
+ *   chart    GET /traders/{w}/markets/{c}              readMarketHeader + readMarketTimes, then readSampledSeries + readTraderMarketFills
+ *   fills    GET /traders/{w}/fills?limit=100          readTraderFills (limit 100)
+ * Every route first resolves the trader (readTraderName: one more query); "+resolve" times the
+ * handler's whole store path: resolve, then the read.
+ *
+ * Each of --repeat runs measures, in this order: the reads in process (--calls sequential calls each,
+ * over the pairs; p50, p99); each endpoint over HTTP on one connection, one request at a time
+ * (--single requests: the overhead without queueing); each endpoint alone at --rate requests/s for
+ * --duration s (autocannon overallRate, --connections connections); all five mixed at --rate in total.
+ * The tables give the medians over the runs. Then how concurrent reads scale on the embedded store.
+ *
+ * autocannon's rate: overallRate gives each connection a budget of rate/connections requests per
+ * second, spent back to back from the top of each second (closed loop), then idle until the next. When
+ * the service cannot keep up, every connection is busy all the time: the latency is then mostly queueing
+ * (about connections × the service time) and the achieved req/s is the service's capacity.
+ *
+ * Options: --days N (1), --traders N (120), --pairs N (300), --calls N (80), --single N (20),
+ * --rate N (300), --duration S (4), --connections N (10), --repeat N (3).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import type { EventEmitter } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { median, runBenchmark } from './support.ts';
+
+const { values } = parseArgs({
+  options: {
+    days: { type: 'string', default: '1' },
+    traders: { type: 'string', default: '120' },
+    pairs: { type: 'string', default: '300' },
+    calls: { type: 'string', default: '80' },
+    single: { type: 'string', default: '20' },
+    rate: { type: 'string', default: '300' },
+    duration: { type: 'string', default: '4' },
+    connections: { type: 'string', default: '10' },
+    repeat: { type: 'string', default: '3' },
+    // Internal: this file, forked, is the load generator.
+    driver: { type: 'boolean', default: false },
+  },
+});
+const DAYS = Number(values.days);
+const TRADERS = Number(values.traders);
+const PAIRS = Number(values.pairs);
+const CALLS = Number(values.calls);
+const SINGLE = Number(values.single);
+const RATE = Number(values.rate);
+const DURATION = Number(values.duration);
+const CONNECTIONS = Number(values.connections);
+const REPEAT = Number(values.repeat);
+const MARKETS_PER_WALLET = 3;
+const AIM_P99_MS = 30;
+const AIM_RATIO = 1.5;
+
+const ENDPOINTS = ['card', 'markets', 'summary', 'chart', 'fills'] as const;
+type Endpoint = (typeof ENDPOINTS)[number];
+
+/** Nearest-rank percentile (p in 0..1). */
+function percentile(numbers: readonly number[], p: number): number {
+  if (numbers.length === 0) return Number.NaN;
+  const sorted = [...numbers].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The load generator (child process): autocannon, latencies per endpoint.
+
+interface LoadJob {
+  url: string;
+  authorization: string;
+  connections: number;
+  /** Either a fixed overall rate for a duration, or a number of requests as fast as answered. */
+  load: { rate: number; duration: number } | { amount: number };
+  /** The request paths of each endpoint in the job; several endpoints are interleaved (a mix). */
+  paths: Partial<Record<Endpoint, string[]>>;
+}
+
+interface EndpointLoad {
+  count: number;
+  non2xx: number;
+  p50: number;
+  p99: number;
+}
+
+interface LoadResult {
+  seconds: number;
+  completed: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  endpoints: Partial<Record<Endpoint, EndpointLoad>>;
+}
+
+/** The parts of autocannon (it ships no type declarations) this benchmark uses. */
+interface AutocannonRequest {
+  method: 'GET';
+  path: string;
+  headers: Record<string, string>;
+  onResponse: (status: number) => void;
+}
+interface AutocannonClient {
+  setRequests(requests: AutocannonRequest[]): void;
+}
+interface AutocannonResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+}
+type Autocannon = (
+  options: {
+    url: string;
+    connections: number;
+    overallRate?: number;
+    duration?: number;
+    amount?: number;
+    requests: AutocannonRequest[];
+    setupClient: (client: AutocannonClient) => void;
+  },
+  done: (error: Error | null, result: AutocannonResult) => void,
+) => EventEmitter;
+
+async function runLoad(job: LoadJob): Promise<LoadResult> {
+  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+  const latencies = new Map<Endpoint, number[]>();
+  const non2xx = new Map<Endpoint, number>();
+  // A response's request reports itself (onResponse) just before autocannon emits the response's latency.
+  let answered: Endpoint | undefined;
+  const request = (endpoint: Endpoint, requestPath: string): AutocannonRequest => ({
+    method: 'GET',
+    path: requestPath,
+    headers: { authorization: job.authorization },
+    onResponse: (status) => {
+      answered = endpoint;
+      if (status < 200 || status >= 300) non2xx.set(endpoint, (non2xx.get(endpoint) ?? 0) + 1);
+    },
+  });
+  // Interleaved: card, markets, … of pair 0, then of pair 1, …
+  const sequence: AutocannonRequest[] = [];
+  const groups = Object.entries(job.paths) as [Endpoint, string[]][];
+  const longest = Math.max(...groups.map(([, paths]) => paths.length));
+  for (let index = 0; index < longest; index++) {
+    for (const [endpoint, paths] of groups) sequence.push(request(endpoint, paths[index % paths.length]!));
+  }
+  let clients = 0;
+  // Each connection starts at its own place in the sequence, so connections do not ask for the same pair.
+  const setupClient = (client: AutocannonClient) => {
+    const offset = Math.floor(((clients++ % job.connections) * sequence.length) / job.connections);
+    client.setRequests([...sequence.slice(offset), ...sequence.slice(0, offset)]);
+  };
+  const load = 'amount' in job.load ? { amount: job.load.amount } : { overallRate: job.load.rate, duration: job.load.duration };
+  const result = await new Promise<AutocannonResult>((resolve, reject) => {
+    const instance = autocannon({ url: job.url, connections: job.connections, ...load, requests: sequence, setupClient }, (error, done) =>
+      error ? reject(error) : resolve(done),
+    );
+    instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+      if (answered === undefined) return;
+      let list = latencies.get(answered);
+      if (!list) latencies.set(answered, (list = []));
+      list.push(responseTime);
+      answered = undefined;
+    });
+  });
+  const endpoints: Partial<Record<Endpoint, EndpointLoad>> = {};
+  for (const [endpoint] of groups) {
+    const list = latencies.get(endpoint) ?? [];
+    endpoints[endpoint] = { count: list.length, non2xx: non2xx.get(endpoint) ?? 0, p50: percentile(list, 0.5), p99: percentile(list, 0.99) };
+  }
+  return { seconds: result.duration, completed: result['2xx'] + result.non2xx, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts, endpoints };
+}
+
+function runDriver(): void {
+  process.on('message', (job: LoadJob) => {
+    runLoad(job).then(
+      (result) => process.send!({ ok: true, result }),
+      (error: unknown) => process.send!({ ok: false, error: String(error) }),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+/** The forked load generator: same file, same loader (tsx's flags are in execArgv). */
+class LoadDriver {
+  readonly #child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--driver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+
+  run(job: LoadJob): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code})`));
+      this.#child.once('exit', onExit);
+      this.#child.once('message', (message: { ok: true; result: LoadResult } | { ok: false; error: string }) => {
+        this.#child.off('exit', onExit);
+        if (message.ok) resolve(message.result);
+        else reject(new Error(message.error));
+      });
+      this.#child.send(job);
+    });
+  }
+
+  close(): void {
+    this.#child.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The benchmark (this process): data, the listening app, the in-process reads, the tables.
+
+const loadAverage = () => os.loadavg().map((value) => value.toFixed(1)).join(' ');
+
+async function main(): Promise<void> {
+  // Loaded here, not at the top: the forked load generator needs none of it.
+  const [
+    { parseConfig },
+    { createLogger },
+    { buildApp },
+    { resolveTrader, staticUsage },
+    { Cursors },
+    { readTraderCard },
+    { openMigratedStore, withPublisher },
+    { publishAccount, publishNewKey },
+    { createSimulator, runSimulator },
+    { withQueryTimeout },
+    { readMarketHeader, readMarketSummary, readTraderMarkets },
+    { readMarketTimes, readSampledSeries, readTraderMarketFills },
+    { readTraderFills },
+  ] = await Promise.all([
+    import('../../config.ts'),
+    import('../../log.ts'),
+    import('../../api/app.ts'),
+    import('../../api/context.ts'),
+    import('../../api/cursors.ts'),
+    import('../../api/routes/traders.ts'),
+    import('../../ingest/runtime.ts'),
+    import('../../ingest/sources/accounts.ts'),
+    import('../../ingest/sources/simulator/index.ts'),
+    import('../../projections/store.ts'),
+    import('../../projections/markets.ts'),
+    import('../../projections/prices.ts'),
+    import('../../projections/fills.ts'),
+  ]);
+
+  console.log(`${os.cpus().length} CPUs; load average at start ${loadAverage()}`);
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-api-'));
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    CLICKHOUSE_DATABASE: 'bench_api',
+    LOG_LEVEL: 'error',
+    SIM_BACKFILL_DAYS: String(DAYS),
+    SIM_TRADERS: String(TRADERS),
+    SIM_LIVE: 'false',
+  });
+  const log = createLogger('error');
+  // Opened first and held: the embedded engine stays up while the publisher's own store comes and goes.
+  const store = await openMigratedStore(config, log);
+  const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+  const loadStarted = performance.now();
+  let authorization = '';
+  await withPublisher(config, log, async ({ publisher }) => {
+    const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders });
+    await runSimulator(simulator, publisher, { backfillDays: DAYS, live: false });
+    await publishAccount(publisher, { accountId: 'bench-pro', plan: 'pro', displayName: 'Bench pro', version: nowSeconds() });
+    authorization = `Bearer ${(await publishNewKey(publisher, 'bench-pro', 'bench key', nowSeconds())).plaintext}`;
+  });
+  const [counts] = await store.query<{ fills: number; wallets: number; markets: number }>(
+    'SELECT count() AS fills, uniqExact(wallet) AS wallets, uniqExact(condition_id) AS markets FROM {db:Identifier}.fills FINAL',
+  );
+  console.log(
+    `backfilled ${DAYS} day(s) of the simulated world (${TRADERS} named traders) in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s: ` +
+      `${counts!.fills} fills, ${counts!.wallets} wallets, ${counts!.markets} markets`,
+  );
+
+  // Pairs: a hash order spreads them over wallets; at most MARKETS_PER_WALLET markets per wallet.
+  const candidates = await store.query<{ wallet: string; condition_id: string; fills_count: number }>(
+    `SELECT wallet, condition_id, fills_count FROM {db:Identifier}.trader_markets FINAL
+     ORDER BY cityHash64(wallet, condition_id) LIMIT 200000`,
+  );
+  const perWallet = new Map<string, number>();
+  const pairs: { wallet: string; conditionId: string; fills: number }[] = [];
+  for (const row of candidates) {
+    const taken = perWallet.get(row.wallet) ?? 0;
+    if (taken >= MARKETS_PER_WALLET) continue;
+    perWallet.set(row.wallet, taken + 1);
+    pairs.push({ wallet: row.wallet, conditionId: row.condition_id, fills: row.fills_count });
+    if (pairs.length >= PAIRS) break;
+  }
+  const fillsPerPair = pairs.map((pair) => pair.fills);
+  console.log(
+    `${pairs.length} (trader, market) pairs over ${new Set(pairs.map((pair) => pair.wallet)).size} wallets; ` +
+      `fills per pair: median ${median(fillsPerPair)}, p99 ${percentile(fillsPerPair, 0.99)}, max ${Math.max(...fillsPerPair)}`,
+  );
+
+  // The app as it serves: same store, same clock; listening on a port.
+  const app = await buildApp({
+    log: createLogger('silent'),
+    storeAlive: async () => true,
+    readiness: () => ({ ready: true, detail: {} }),
+    api: { config, store, now: nowSeconds },
+  });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const prefix = config.api.prefix;
+
+  // The reads of each route, on the store the routes get (wrapped with the query timeout).
+  const routeStore = withQueryTimeout(store, config.clickhouse.queryTimeoutSeconds);
+  const context = {
+    config,
+    store: routeStore,
+    log,
+    cursors: new Cursors('bench'),
+    now: nowSeconds,
+    resolveTrader: (identifier: string) => resolveTrader(routeStore, identifier),
+    usage: staticUsage,
+  };
+  type Pair = (typeof pairs)[number];
+  type Trader = Awaited<ReturnType<typeof resolveTrader>>;
+  const reads: Record<Endpoint, (trader: Trader, pair: Pair) => Promise<unknown>> = {
+    card: (trader) => readTraderCard(context, trader),
+    markets: (trader) => readTraderMarkets(routeStore, trader.wallet, { limit: 50 }),
+    summary: (trader, pair) => readMarketSummary(routeStore, trader.wallet, pair.conditionId),
+    chart: async (trader, pair) => {
+      const [header, times] = await Promise.all([readMarketHeader(routeStore, trader.wallet, pair.conditionId), readMarketTimes(routeStore, pair.conditionId)]);
+      if (!header || !times) throw new Error(`no market ${pair.conditionId} for ${trader.wallet}`);
+      return Promise.all([readSampledSeries(routeStore, times, {}, config.charts, nowSeconds()), readTraderMarketFills(routeStore, trader.wallet, times)]);
+    },
+    fills: (trader) => readTraderFills(routeStore, trader.wallet, { limit: 100 }),
+  };
+  const urls: Record<Endpoint, (pair: Pair) => string> = {
+    card: (pair) => `${prefix}/traders/${pair.wallet}`,
+    markets: (pair) => `${prefix}/traders/${pair.wallet}/markets?limit=50`,
+    summary: (pair) => `${prefix}/traders/${pair.wallet}/markets/${pair.conditionId}/summary`,
+    chart: (pair) => `${prefix}/traders/${pair.wallet}/markets/${pair.conditionId}`,
+    fills: (pair) => `${prefix}/traders/${pair.wallet}/fills?limit=100`,
+  };
+
+  // Every endpoint answers 200 on a sample of pairs (and how large the answers are).
+  const sizes: string[] = [];
+  for (const endpoint of ENDPOINTS) {
+    const bytes: number[] = [];
+    for (const pair of pairs.slice(0, 20)) {
+      const response = await fetch(`${address}${urls[endpoint](pair)}`, { headers: { authorization } });
+      const body = await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`${urls[endpoint](pair)}: ${response.status} ${Buffer.from(body).toString('utf8').slice(0, 300)}`);
+      bytes.push(body.byteLength);
+    }
+    sizes.push(`${endpoint} ${(median(bytes) / 1024).toFixed(1)} KB`);
+  }
+  console.log(`median response body: ${sizes.join(', ')}`);
+
+  /** Sequential calls over the pairs: the read alone, and resolve + read (as the handler awaits them). */
+  async function timeReads(endpoint: Endpoint, calls: number, offset: number) {
+    const read: number[] = [];
+    const withResolve: number[] = [];
+    for (let index = 0; index < calls; index++) {
+      const pair = pairs[(offset + index) % pairs.length]!;
+      const started = performance.now();
+      const trader = await context.resolveTrader(pair.wallet);
+      const resolved = performance.now();
+      await reads[endpoint](trader, pair);
+      const finished = performance.now();
+      read.push(finished - resolved);
+      withResolve.push(finished - started);
+    }
+    return { p50: percentile(read, 0.5), p99: percentile(read, 0.99), resolvedP50: percentile(withResolve, 0.5), resolvedP99: percentile(withResolve, 0.99) };
+  }
+
+  const driver = new LoadDriver();
+  const pathsOf = (endpoint: Endpoint, offset = 0) => pairs.map((_pair, index) => urls[endpoint](pairs[(offset + index) % pairs.length]!));
+  const mixPaths = Object.fromEntries(ENDPOINTS.map((endpoint) => [endpoint, pathsOf(endpoint)])) as Record<Endpoint, string[]>;
+  const atRate = (paths: LoadJob['paths'], duration = DURATION): LoadJob => ({ url: address, authorization, connections: CONNECTIONS, load: { rate: RATE, duration }, paths });
+  const oneByOne = (paths: LoadJob['paths']): LoadJob => ({ url: address, authorization, connections: 1, load: { amount: SINGLE }, paths });
+
+  // Warm: every read over a slice of the pairs, and two seconds of the mix over HTTP.
+  for (const endpoint of ENDPOINTS) await timeReads(endpoint, Math.min(pairs.length, 20), 0);
+  await driver.run(atRate(mixPaths, 2));
+
+  interface RunFigures {
+    read: Record<Endpoint, Awaited<ReturnType<typeof timeReads>>>;
+    single: Record<Endpoint, LoadResult>;
+    alone: Record<Endpoint, LoadResult>;
+    mixed: LoadResult;
+  }
+  const runs: RunFigures[] = [];
+  for (let run = 0; run < REPEAT; run++) {
+    // Each run starts at another place among the pairs.
+    const offset = Math.floor((run * pairs.length) / REPEAT);
+    const read = {} as RunFigures['read'];
+    const single = {} as RunFigures['single'];
+    const alone = {} as RunFigures['alone'];
+    for (const endpoint of ENDPOINTS) read[endpoint] = await timeReads(endpoint, CALLS, offset);
+    for (const endpoint of ENDPOINTS) single[endpoint] = await driver.run(oneByOne({ [endpoint]: pathsOf(endpoint, offset) }));
+    for (const endpoint of ENDPOINTS) alone[endpoint] = await driver.run(atRate({ [endpoint]: pathsOf(endpoint, offset) }));
+    const mixed = await driver.run(atRate(mixPaths));
+    runs.push({ read, single, alone, mixed });
+    const cell = (endpoint: Endpoint) => `${endpoint} ${read[endpoint].p50.toFixed(1)} / ${single[endpoint].endpoints[endpoint]!.p50.toFixed(1)} / ${alone[endpoint].endpoints[endpoint]!.p50.toFixed(1)}`;
+    console.log(`run ${run + 1}/${REPEAT} (p50 ms: read / HTTP one at a time / HTTP at ${RATE} req/s): ${ENDPOINTS.map(cell).join(', ')}; load average ${loadAverage()}`);
+  }
+  driver.close();
+  const med = (pick: (run: RunFigures) => number) => median(runs.map(pick));
+  const failures = (results: LoadResult[]) => results.reduce((sum, result) => sum + result.non2xx + result.errors + result.timeouts, 0);
+
+  const f = (value: number, width: number, digits = 1) => value.toFixed(digits).padStart(width);
+  const ratio = (value: number) => `${value.toFixed(2)}×`.padStart(8);
+  console.log('');
+  console.log(
+    `medians of ${REPEAT} runs, ms. read: ${CALLS} sequential in-process calls (+resolve: with the trader lookup the handler does first); ` +
+      `one at a time: ${SINGLE} HTTP requests on one connection; at rate: autocannon overallRate ${RATE} req/s, ${DURATION} s, ${CONNECTIONS} connections`,
+  );
+  console.log(
+    `${''.padEnd(9)}│ read${''.padEnd(10)}│ +resolve${''.padEnd(6)}│ HTTP one at a time        │ HTTP at ${String(RATE).padEnd(4)}req/s${''.padEnd(17)}│`,
+  );
+  console.log(
+    `${'endpoint'.padEnd(9)}│${'p50'.padStart(6)}${'p99'.padStart(8)} │${'p50'.padStart(6)}${'p99'.padStart(8)} │${'p50'.padStart(6)}${'p99'.padStart(8)}${'÷read'.padStart(8)}  │${'req/s'.padStart(6)}${'p50'.padStart(8)}${'p99'.padStart(8)}${'÷read'.padStart(8)} failed │`,
+  );
+  const aloneRows = new Map<Endpoint, { rps: number; p99: number; ratio: number; singleRatio: number; resolvedP50: number }>();
+  for (const endpoint of ENDPOINTS) {
+    const single = (run: RunFigures) => run.single[endpoint].endpoints[endpoint]!;
+    const alone = (run: RunFigures) => run.alone[endpoint].endpoints[endpoint]!;
+    const row = {
+      readP50: med((run) => run.read[endpoint].p50),
+      readP99: med((run) => run.read[endpoint].p99),
+      resolvedP50: med((run) => run.read[endpoint].resolvedP50),
+      resolvedP99: med((run) => run.read[endpoint].resolvedP99),
+      singleP50: med((run) => single(run).p50),
+      singleP99: med((run) => single(run).p99),
+      singleRatio: med((run) => single(run).p50 / run.read[endpoint].p50),
+      rps: med((run) => run.alone[endpoint].completed / run.alone[endpoint].seconds),
+      p50: med((run) => alone(run).p50),
+      p99: med((run) => alone(run).p99),
+      ratio: med((run) => alone(run).p50 / run.read[endpoint].p50),
+      failed: failures(runs.flatMap((run) => [run.single[endpoint], run.alone[endpoint]])),
+    };
+    aloneRows.set(endpoint, row);
+    console.log(
+      `${endpoint.padEnd(9)}│${f(row.readP50, 6)}${f(row.readP99, 8)} │${f(row.resolvedP50, 6)}${f(row.resolvedP99, 8)} │${f(row.singleP50, 6)}${f(row.singleP99, 8)}${ratio(row.singleRatio)}  │` +
+        `${f(row.rps, 6, 0)}${f(row.p50, 8)}${f(row.p99, 8)}${ratio(row.ratio)}${String(row.failed).padStart(7)} │`,
+    );
+  }
+  const mixRps = med((run) => run.mixed.completed / run.mixed.seconds);
+  console.log(`mixed, all five at ${RATE} req/s in total: achieved ${mixRps.toFixed(0)} req/s, ${failures(runs.map((run) => run.mixed))} failed; per endpoint:`);
+  const mixP99 = new Map<Endpoint, number>();
+  for (const endpoint of ENDPOINTS) {
+    const mixed = (run: RunFigures) => run.mixed.endpoints[endpoint]!;
+    mixP99.set(endpoint, med((run) => mixed(run).p99));
+    console.log(
+      `  ${endpoint.padEnd(9)}${f(med((run) => mixed(run).count / run.mixed.seconds), 6, 0)} req/s  p50 ${f(med((run) => mixed(run).p50), 7)}  p99 ${f(mixP99.get(endpoint)!, 7)}  ` +
+        `÷read ${ratio(med((run) => mixed(run).p50 / run.read[endpoint].p50))}`,
+    );
+  }
+
+  console.log('');
+  console.log(`aims (embedded mode, ${RATE} req/s): card and summary p99 < ${AIM_P99_MS} ms; overhead (HTTP p50 ÷ read p50) < ${AIM_RATIO}×`);
+  for (const endpoint of ['card', 'summary'] as const) {
+    const row = aloneRows.get(endpoint)!;
+    const met = row.p99 < AIM_P99_MS && mixP99.get(endpoint)! < AIM_P99_MS;
+    console.log(`  ${endpoint} p99: alone ${row.p99.toFixed(1)} ms (${row.rps.toFixed(0)} req/s achieved), in the mix ${mixP99.get(endpoint)!.toFixed(1)} ms: ${met ? 'met' : 'MISSED'}`);
+  }
+  for (const endpoint of ENDPOINTS) {
+    const row = aloneRows.get(endpoint)!;
+    // A store that runs one query at a time serves at most 1000 / (its time per request) requests a second.
+    console.log(
+      `  ${endpoint} capacity if the store runs one request at a time: ≈ ${(1000 / row.resolvedP50).toFixed(0)} req/s (1000 ÷ +resolve p50); achieved ${row.rps.toFixed(0)} req/s`,
+    );
+  }
+  for (const endpoint of ENDPOINTS) {
+    const row = aloneRows.get(endpoint)!;
+    console.log(
+      `  ${endpoint} overhead: ${row.ratio.toFixed(2)}× at ${RATE} req/s (${row.ratio < AIM_RATIO ? 'met' : 'MISSED'}); ${row.singleRatio.toFixed(2)}× one request at a time (${row.singleRatio < AIM_RATIO ? 'met' : 'MISSED'})`,
+    );
+  }
+
+  // How concurrent reads scale on the embedded store: the same work, in process, `concurrency` at a
+  // time. Throughput flat in the concurrency and CPU near one core mean the engine runs one query at a time.
+  console.log('');
+  console.log('in-process reads at a concurrency (no HTTP): calls/s, p50 latency, CPU of this process (100% = one core)');
+  const experiments: [string, number, (index: number) => Promise<unknown>][] = [
+    ['SELECT 1', 400, () => store.query('SELECT 1 AS one')],
+    ['summary', 32, (index) => reads.summary({ wallet: pairs[index % pairs.length]!.wallet, name: '' }, pairs[index % pairs.length]!)],
+  ];
+  for (const [name, total, work] of experiments) {
+    const cells: string[] = [];
+    for (const concurrency of [1, 2, 4, 8]) {
+      const latencies: number[] = [];
+      let next = 0;
+      const cpuBefore = process.cpuUsage();
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < total) {
+            const index = next++;
+            const callStarted = performance.now();
+            await work(index);
+            latencies.push(performance.now() - callStarted);
+          }
+        }),
+      );
+      const wallMs = performance.now() - started;
+      const cpu = process.cpuUsage(cpuBefore);
+      cells.push(`×${concurrency} ${f(total / (wallMs / 1000), 4, 0)}/s ${f(percentile(latencies, 0.5), 5)} ms ${f((100 * (cpu.user + cpu.system)) / 1000 / wallMs, 3, 0)}%`);
+    }
+    console.log(`  ${name.padEnd(9)} ${cells.join('   ')}`);
+  }
+  console.log(`load average at the end ${loadAverage()}`);
+
+  await app.close();
+  await store.close();
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+if (values.driver) runDriver();
+else runBenchmark(main);
