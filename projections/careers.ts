@@ -93,11 +93,17 @@ SELECT
     c.open_markets AS open_markets,
     c.career_pnl_usd AS career_pnl_usd,
     c.fills_count AS fills_count,
-    (SELECT sumIf(net1 * mark + net2 * (1 - mark), mark IS NOT NULL) FROM open_rows) AS open_value_usd,
-    (SELECT sum(cash_flow) FROM open_rows) AS open_cash_flow_usd,
-    (SELECT countIf(mark IS NULL) FROM open_rows) AS unmarked_markets,
-    (SELECT maxOrNull(marked_at) FROM open_rows) AS marked_at
+    -- One pass over the open rows (four scalar subqueries would each recompute them).
+    o.1 AS open_value_usd,
+    o.2 AS open_cash_flow_usd,
+    o.3 AS unmarked_markets,
+    o.4 AS marked_at
 FROM {db:Identifier}.careers AS c FINAL
+CROSS JOIN
+(
+    SELECT tuple(sumIf(net1 * mark + net2 * (1 - mark), mark IS NOT NULL), sum(cash_flow), countIf(mark IS NULL), maxOrNull(marked_at)) AS o
+    FROM open_rows
+) AS open_totals
 WHERE c.wallet = {wallet:String}`;
 
 interface CareerRow extends Omit<CareerStatistics, 'pnl_marked_usd' | 'open_value_usd'> {
