@@ -6,6 +6,7 @@
 import type { Config } from '../config.ts';
 import { shutdownSignal } from '../ingest/commands.ts';
 import { openMigratedStore } from '../ingest/runtime.ts';
+import { storeAnswers } from '../projections/store.ts';
 import type { Logger } from '../log.ts';
 import { buildApp } from './app.ts';
 
@@ -14,14 +15,7 @@ export async function runApi(config: Config, log: Logger): Promise<number> {
   const store = await openMigratedStore(config, log);
   const app = await buildApp({
     log,
-    storeAlive: async () => {
-      try {
-        await store.query('SELECT 1');
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    storeAlive: () => storeAnswers(store),
     readiness: () => ({ ready: true, detail: {} }),
     api: { config, store },
   });

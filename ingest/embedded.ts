@@ -13,6 +13,7 @@ import { MemoryLog } from './bus/memory.ts';
 import { TopicNames } from './contract/topics.ts';
 import { EventPublisher } from './publisher.ts';
 import { openMigratedStore } from './runtime.ts';
+import { storeAnswers } from '../projections/store.ts';
 import { shutdownSignal, throttled } from './commands.ts';
 import { ensureDemoAccounts } from './sources/accounts.ts';
 import { createSimulator, runSimulator } from './sources/simulator/index.ts';
@@ -62,14 +63,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   let readiness: Readiness = { ready: false, detail: { phase: 'backfill', backfill_days: Math.round(backfillDays * 100) / 100 } };
   const app = await buildApp({
     log,
-    storeAlive: async () => {
-      try {
-        await store.query('SELECT 1');
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    storeAlive: () => storeAnswers(store),
     readiness: () => readiness,
     api: { config, store },
   });

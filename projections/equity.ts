@@ -3,6 +3,7 @@
  * over a window, with peak, low and the worst drawdown. The upstream's own state (online, or offline
  * since when) comes with it, so the reader can say the curve is unavailable rather than stale.
  */
+import { z } from 'zod';
 import type { Store } from './store.ts';
 
 export const EQUITY_WINDOWS = ['24h', '7d', '30d', 'ytd', '1y', 'all'] as const;
@@ -62,14 +63,18 @@ export async function readUpstreamState(store: Store, nowSeconds: number, staleA
   return { state: row.state === 'online' && fresh ? 'online' : 'offline', heartbeat_at: row.ts };
 }
 
-export interface EquitySeries extends DrawdownStats {
-  window: EquityWindow;
-  model: 'upstream_profile';
-  series: EquityPoint[];
-  /** When the upstream's figures were taken: its latest profile, else its latest point; null if none. */
-  as_of: number | null;
-  upstream: UpstreamState;
-}
+/** The response body of an equity series (the route adds `trader`). */
+export const equitySeriesSchema = z.object({
+  window: z.enum(EQUITY_WINDOWS),
+  model: z.literal('upstream_profile'),
+  series: z.array(z.tuple([z.int(), z.number()])).meta({ description: '[ts, pnl_usd] points in time order.' }),
+  peak: z.number().nullable().meta({ description: 'Highest pnl_usd in the window; null without points.' }),
+  low: z.number().nullable().meta({ description: 'Lowest pnl_usd in the window; null without points.' }),
+  max_drawdown: z.number().min(0).meta({ description: 'Worst drawdown as a positive magnitude: max over i of running_max − p[i] (per point dd[i] = p[i] − running_max).' }),
+  as_of: z.int().nullable().meta({ description: "When the upstream's figures were taken (epoch seconds); null when it has none for this trader." }),
+});
+
+export type EquitySeries = z.infer<typeof equitySeriesSchema> & { upstream: UpstreamState };
 
 const READ_POINTS = `
 SELECT ts, pnl_usd

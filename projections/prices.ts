@@ -4,13 +4,22 @@
  * point is `[ts, last, lo, hi]`. The only other level that ever appears is the winner level (1.00 or
  * 0.00) that ends the full tape of a resolved market: the market is pinned there.
  */
+import { z } from 'zod';
+import { readMarketHeader, type MarketHeader } from './markets.ts';
 import type { Store } from './store.ts';
 
 /** The rungs of the fidelity ladder, in seconds. The same list is in migration 0003 (price_ladder view). */
 export const FIDELITY_LADDER = [1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400, 604_800, 2_592_000] as const;
 export type Fidelity = (typeof FIDELITY_LADDER)[number];
 
-export type SeriesPoint = [ts: number, last: number, lo: number, hi: number];
+/** The last instant the store's UInt32 timestamps can hold. */
+export const MAX_EPOCH_SECONDS = 4_294_967_295;
+
+export const seriesPointSchema = z
+  .tuple([z.int(), z.number(), z.number(), z.number()])
+  .meta({ description: '[ts, last, lo, hi]: epoch seconds, the final real trade level of the bucket, band low, band high; all UP-normalized real traded levels.' });
+/** `[ts, last, lo, hi]`. */
+export type SeriesPoint = z.infer<typeof seriesPointSchema>;
 
 /** Buckets of width `fidelity` that a window [fromTs, toTs] touches (buckets are aligned to the epoch). */
 export function bucketCount(fromTs: number, toTs: number, fidelity: number): number {
@@ -174,14 +183,17 @@ export function planChart(
   nowSeconds: number,
 ): { fromTs: number; toTs: number; points: number; fidelity: Fidelity } {
   const defaults = defaultWindow(times, nowSeconds);
-  let fromTs = request.fromTs ?? defaults.fromTs;
-  const toTs = Math.max(fromTs, request.toTs ?? Math.max(defaults.toTs, fromTs));
+  // Times are UInt32 epoch seconds in the store: a bound outside that range means its nearest end.
+  const epoch = (ts: number) => Math.min(MAX_EPOCH_SECONDS, Math.max(0, ts));
+  let fromTs = epoch(request.fromTs ?? defaults.fromTs);
+  const toTs = Math.max(fromTs, epoch(request.toTs ?? Math.max(defaults.toTs, fromTs)));
   const points = Math.min(limits.maxPoints, Math.max(limits.minPoints, Math.trunc(request.points ?? limits.defaultPoints)));
   const fitting = finestFittingFidelity(fromTs, toTs, points);
   const forced = request.resolution === undefined ? undefined : snapToLadder(request.resolution);
   const fidelity = forced !== undefined && forced >= fitting ? forced : fitting;
   // A window too long for even the coarsest rung keeps its end (the end view) and loses its start.
-  if (bucketCount(fromTs, toTs, fidelity) > points) fromTs = (Math.floor(toTs / fidelity) - points + 1) * fidelity;
+  // (Moving the start later only removes buckets; it never goes before the epoch.)
+  if (bucketCount(fromTs, toTs, fidelity) > points) fromTs = Math.max(0, (Math.floor(toTs / fidelity) - points + 1) * fidelity);
   return { fromTs, toTs, points, fidelity };
 }
 
@@ -260,16 +272,16 @@ export async function readRawTicks(
 // ---------------------------------------------------------------------------------------------------
 // The trader's fills in a market: always complete.
 
-export interface MarketFill {
-  ts: number;
-  side: 'BUY' | 'SELL';
-  /** UP space. */
-  price: number;
-  token_side: 1 | 2;
-  outcome: string;
-  size_tokens: number;
-  usd: number;
-}
+export const marketFillSchema = z.object({
+  ts: z.int(),
+  side: z.enum(['BUY', 'SELL']),
+  price: z.number().meta({ description: 'UP space.' }),
+  token_side: z.union([z.literal(1), z.literal(2)]),
+  outcome: z.string(),
+  size_tokens: z.number(),
+  usd: z.number(),
+});
+export type MarketFill = z.infer<typeof marketFillSchema>;
 
 const READ_FILLS = `
 SELECT ts, side, up_price AS price, token_side, size_tokens, usd
@@ -280,4 +292,34 @@ ORDER BY ts, fill_id`;
 export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
   const rows = await store.query<Omit<MarketFill, 'outcome'>>(READ_FILLS, { wallet, condition_id: times.conditionId });
   return rows.map((row) => ({ ...row, outcome: row.token_side === 1 ? times.outcome1 : times.outcome2 }));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A trader's market, as the chart and tape answers need it.
+
+export interface TraderMarket {
+  header: MarketHeader;
+  times: MarketTimes;
+}
+
+/** The trader's header of the market and the market's times; null when the trader never traded it (or it is unknown). */
+export async function readTraderMarket(store: Store, wallet: string, conditionId: string): Promise<TraderMarket | null> {
+  const [header, times] = await Promise.all([readMarketHeader(store, wallet, conditionId), readMarketTimes(store, conditionId)]);
+  return header && times ? { header, times } : null;
+}
+
+/** The sampled chart of a trader's market: the series for the request and the trader's complete fills. */
+export async function readSampledChart(
+  store: Store,
+  wallet: string,
+  market: TraderMarket,
+  request: ChartRequest,
+  limits: ChartLimits,
+  nowSeconds: number,
+): Promise<{ series: SampledSeries; fills: MarketFill[] }> {
+  const [series, fills] = await Promise.all([
+    readSampledSeries(store, market.times, request, limits, nowSeconds),
+    readTraderMarketFills(store, wallet, market.times),
+  ]);
+  return { series, fills };
 }

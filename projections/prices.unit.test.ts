@@ -40,6 +40,21 @@ describe('fidelity ladder choice', () => {
     );
   });
 
+  it('keeps any requested window inside the store\'s epoch range (0 .. 2^32 − 1), within the budget', () => {
+    const anyTs = fc.integer({ min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER });
+    fc.assert(
+      fc.property(fc.option(anyTs, { nil: undefined }), fc.option(anyTs, { nil: undefined }), fc.option(anyTs, { nil: undefined }), (fromTs, toTs, resolution) => {
+        const plan = planChart(market(), { fromTs, toTs, resolution }, limits, 1_767_560_000);
+        expect(plan.fromTs).toBeGreaterThanOrEqual(0);
+        expect(plan.toTs).toBeGreaterThanOrEqual(plan.fromTs);
+        expect(plan.toTs).toBeLessThanOrEqual(2 ** 32 - 1);
+        expect(bucketCount(plan.fromTs, plan.toTs, plan.fidelity)).toBeLessThanOrEqual(plan.points);
+      }),
+      { numRuns: 500 },
+    );
+    expect(planChart(market(), { fromTs: -100, toTs: -5 }, limits, 1_767_560_000)).toMatchObject({ fromTs: 0, toTs: 0 });
+  });
+
   it('snaps a forced resolution to the smallest rung at least as wide', () => {
     expect(snapToLadder(1)).toBe(1);
     expect(snapToLadder(0)).toBe(1);

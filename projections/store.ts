@@ -24,6 +24,16 @@ export interface QueryOptions {
   timeoutSeconds?: number | undefined;
 }
 
+/** Liveness of a store: a trivial query answers. */
+export async function storeAnswers(store: Store): Promise<boolean> {
+  try {
+    await store.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A read ran longer than its guard (the API answers 504 query_timeout). */
 export class QueryTimeoutError extends Error {
   constructor(readonly timeoutSeconds: number) {

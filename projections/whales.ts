@@ -4,6 +4,7 @@
  * window. Reads `whale_accumulations`, which the rollup refresher keeps exact for every accumulation
  * above the coverage threshold; the window sums come from the fills kept with each accumulation.
  */
+import { z } from 'zod';
 import type { Store } from './store.ts';
 
 export const WHALE_RANKINGS = ['burst', 'window'] as const;
@@ -18,33 +19,38 @@ export interface WhaleFlowRequest {
   nowSeconds: number;
 }
 
-export interface WhaleRow {
-  wallet: string;
-  name: string;
-  condition_id: string;
-  title: string;
-  token_side: 1 | 2;
-  outcome: string;
-  burst_usd: number;
-  burst_started_at: number;
-  burst_fills: number;
-  window_usd: number;
-  window_fills: number;
-  /** Token-weighted average UP price of the window's buys; null when the window holds none. */
-  avg_price: number | null;
-  last_fill_at: number;
-  last_price: number;
-}
+export const whaleRowSchema = z.object({
+  wallet: z.string(),
+  name: z.string().nullable(),
+  condition_id: z.string(),
+  title: z.string().nullable(),
+  token_side: z.union([z.literal(1), z.literal(2)]),
+  outcome: z.string().nullable(),
+  burst_usd: z.number().meta({ description: 'Net buys (USD) since this accumulation\'s last pause of at least burst_gap_s seconds.' }),
+  burst_started_at: z.int(),
+  burst_fills: z.int(),
+  window_usd: z.number().meta({ description: 'Net buys over the whole window.' }),
+  window_fills: z.int(),
+  avg_price: z.number().nullable().meta({ description: 'Token-weighted average UP-space price of the window\'s buys; null without buys.' }),
+  last_fill_at: z.int(),
+  last_price: z.number().meta({ description: 'UP space.' }),
+});
 
-export interface WhaleFlow {
-  rows: WhaleRow[];
-  count: number;
-  by: WhaleRanking;
-  window_h: number;
-  min_usd: number;
-  burst_gap_s: number;
-  coverage: { exact_above_usd: number; as_of: number | null };
-}
+export type WhaleRow = z.infer<typeof whaleRowSchema>;
+
+export const whaleFlowSchema = z.object({
+  rows: z.array(whaleRowSchema),
+  count: z.int(),
+  by: z.enum(WHALE_RANKINGS),
+  window_h: z.int(),
+  min_usd: z.number().meta({ description: 'The threshold applied (after clamping up to coverage.exact_above_usd).' }),
+  burst_gap_s: z.int(),
+  coverage: z.object({
+    exact_above_usd: z.number().meta({ description: 'Accumulations above this are tracked exactly; min_usd is clamped up to it.' }),
+    as_of: z.int().nullable().meta({ description: 'Latest fill reflected (epoch seconds).' }),
+  }),
+});
+export type WhaleFlow = z.infer<typeof whaleFlowSchema>;
 
 const READ_WHALES = `
 WITH ranked AS

@@ -19,7 +19,7 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../ingest/runtime.ts';
 import { createLogger } from '../log.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import { API, bodyOf, CONTRACT_PATHS, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // The data set
@@ -407,20 +407,7 @@ function requestTo(template: string): fc.Arbitrary<FuzzRequest> {
 
 const v1 = (path: string) => `${API}${path}`;
 /** The path templates of the contract this file knows; any other template of /openapi.json is fuzzed by the catch-all. */
-const KNOWN_TEMPLATES = [
-  '/me',
-  '/popular',
-  '/traders/{trader}',
-  '/traders/{trader}/top-markets',
-  '/traders/{trader}/markets',
-  '/traders/{trader}/markets/{condition_id}/summary',
-  '/traders/{trader}/markets/{condition_id}',
-  '/traders/{trader}/markets/{condition_id}/tape',
-  '/traders/{trader}/pnl-series',
-  '/traders/{trader}/fills',
-  '/flow/whales',
-  '/openapi.json',
-];
+const KNOWN_TEMPLATES: readonly string[] = CONTRACT_PATHS;
 /** Runs per template; API_FUZZ_SCALE=10 for a deeper local run. */
 const SCALE = Number(process.env.API_FUZZ_SCALE ?? 1);
 const RUNS: Record<string, number> = { '/me': 30, '/popular': 30, '/openapi.json': 15 };

@@ -5,36 +5,22 @@
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { z } from 'zod';
-import { marketHeaderSchema, readMarketHeader, type MarketHeader } from '../../projections/markets.ts';
+import { marketHeaderSchema } from '../../projections/markets.ts';
 import {
   FIDELITY_LADDER,
+  marketFillSchema,
   readFullTape,
-  readMarketTimes,
   readRawTicks,
-  readSampledSeries,
-  readTraderMarketFills,
-  type MarketTimes,
+  readSampledChart,
+  readTraderMarket,
+  seriesPointSchema,
   type TickPosition,
 } from '../../projections/prices.ts';
-import { traderSchema, type Trader } from '../../projections/traders.ts';
+import { traderSchema } from '../../projections/traders.ts';
 import type { ApiApp, RouteContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { applyMarketCaching, errorResponses, ifNoneMatch, notModifiedSchema, pageLimit, parseConditionId, queryCursor, queryInt, strongEtag } from '../http.ts';
 import { marketParamsSchema } from './markets.ts';
-
-const seriesPointSchema = z
-  .tuple([z.int(), z.number(), z.number(), z.number()])
-  .meta({ description: '[ts, last, lo, hi]: epoch seconds, the final real trade level of the bucket, band low, band high; all UP-normalized real traded levels.' });
-
-export const marketFillSchema = z.object({
-  ts: z.int(),
-  side: z.enum(['BUY', 'SELL']),
-  price: z.number().meta({ description: 'UP space.' }),
-  token_side: z.union([z.literal(1), z.literal(2)]),
-  outcome: z.string(),
-  size_tokens: z.number(),
-  usd: z.number(),
-});
 
 export const sampledChartSchema = z.object({
   market: marketHeaderSchema,
@@ -68,12 +54,6 @@ const booleanText = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1')
   .meta({ description: 'true or 1: raw tick pages instead of the sampled chart.', default: 'false' });
-
-async function headerAndTimes(context: RouteContext, trader: Trader, conditionId: string): Promise<{ header: MarketHeader; times: MarketTimes }> {
-  const [header, times] = await Promise.all([readMarketHeader(context.store, trader.wallet, conditionId), readMarketTimes(context.store, conditionId)]);
-  if (!header || !times) throw errors.marketNotFound(conditionId);
-  return { header, times };
-}
 
 export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;
@@ -123,7 +103,9 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
       const trader = await context.resolveTrader(request.params.trader);
       const scope = `${trader.wallet}|${conditionId}`;
       const fromCursor = query.raw ? tickCursor.decode(query.cursor, scope) : undefined;
-      const { header, times } = await headerAndTimes(context, trader, conditionId);
+      const market = await readTraderMarket(context.store, trader.wallet, conditionId);
+      if (!market) throw errors.marketNotFound(conditionId);
+      const { header } = market;
 
       if (query.raw) {
         const window = fromCursor?.window ?? Math.max(0, query.window ?? 0);
@@ -139,16 +121,14 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
         };
       }
 
-      const [series, fills] = await Promise.all([
-        readSampledSeries(
-          context.store,
-          times,
-          { points: query.points, fromTs: query.from_ts, toTs: query.to_ts, resolution: query.resolution },
-          charts,
-          context.now(),
-        ),
-        readTraderMarketFills(context.store, trader.wallet, times),
-      ]);
+      const { series, fills } = await readSampledChart(
+        context.store,
+        trader.wallet,
+        market,
+        { points: query.points, fromTs: query.from_ts, toTs: query.to_ts, resolution: query.resolution },
+        charts,
+        context.now(),
+      );
       const body = { market: header, trader, series, fills };
       if (applyMarketCaching(request, reply, body, header.resolved, config) === 'not-modified') return reply.code(304).send(null);
       return body;
@@ -170,8 +150,10 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
     async (request, reply) => {
       const conditionId = parseConditionId(request.params.condition_id);
       const trader = await context.resolveTrader(request.params.trader);
-      const { header, times } = await headerAndTimes(context, trader, conditionId);
-      const rows = await readFullTape(context.store, times);
+      const market = await readTraderMarket(context.store, trader.wallet, conditionId);
+      if (!market) throw errors.marketNotFound(conditionId);
+      const { header } = market;
+      const rows = await readFullTape(context.store, market.times);
       // Built as text pieces: only declared fields (the header goes through its schema), numbers as JSON writes them.
       const pieces = [`{"market":${JSON.stringify(marketHeaderSchema.parse(header))},"trader":${JSON.stringify(traderSchema.parse(trader))},"tape":[`];
       const ROWS_PER_PIECE = 4096;

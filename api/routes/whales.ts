@@ -1,38 +1,8 @@
 /** `GET /flow/whales`: large live accumulations across markets, ranked. */
 import { z } from 'zod';
-import { readWhaleFlow, WHALE_RANKINGS } from '../../projections/whales.ts';
+import { readWhaleFlow, whaleFlowSchema, WHALE_RANKINGS } from '../../projections/whales.ts';
 import type { ApiApp, RouteContext } from '../context.ts';
 import { errorResponses, limitParameter, pageLimit, queryInt, queryNumber } from '../http.ts';
-
-export const whaleRowSchema = z.object({
-  wallet: z.string(),
-  name: z.string().nullable(),
-  condition_id: z.string(),
-  title: z.string().nullable(),
-  token_side: z.union([z.literal(1), z.literal(2)]),
-  outcome: z.string().nullable(),
-  burst_usd: z.number().meta({ description: 'Net buys (USD) since this accumulation\'s last pause of at least burst_gap_s seconds.' }),
-  burst_started_at: z.int(),
-  burst_fills: z.int(),
-  window_usd: z.number().meta({ description: 'Net buys over the whole window.' }),
-  window_fills: z.int(),
-  avg_price: z.number().nullable().meta({ description: 'Token-weighted average UP-space price of the window\'s buys; null without buys.' }),
-  last_fill_at: z.int(),
-  last_price: z.number().meta({ description: 'UP space.' }),
-});
-
-export const whaleFlowSchema = z.object({
-  rows: z.array(whaleRowSchema),
-  count: z.int(),
-  by: z.enum(WHALE_RANKINGS),
-  window_h: z.int(),
-  min_usd: z.number().meta({ description: 'The threshold applied (after clamping up to coverage.exact_above_usd).' }),
-  burst_gap_s: z.int(),
-  coverage: z.object({
-    exact_above_usd: z.number().meta({ description: 'Accumulations above this are tracked exactly; min_usd is clamped up to it.' }),
-    as_of: z.int().nullable().meta({ description: 'Latest fill reflected (epoch seconds).' }),
-  }),
-});
 
 export function registerWhaleRoutes(app: ApiApp, context: RouteContext): void {
   const whales = context.config.whales;

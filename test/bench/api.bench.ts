@@ -13,7 +13,7 @@
  *   card     GET /traders/{w}                          readTraderCard (career, upstream profile, upstream state)
  *   markets  GET /traders/{w}/markets?limit=50         readTraderMarkets (limit 50)
  *   summary  GET /traders/{w}/markets/{c}/summary      readMarketSummary
- *   chart    GET /traders/{w}/markets/{c}              readMarketHeader + readMarketTimes, then readSampledSeries + readTraderMarketFills
+ *   chart    GET /traders/{w}/markets/{c}              readTraderMarket, then readSampledChart
  *   fills    GET /traders/{w}/fills?limit=100          readTraderFills (limit 100)
  * Every route first resolves the trader (readTraderName: one more query); "+resolve" times the
  * handler's whole store path: resolve, then the read.
@@ -238,8 +238,8 @@ async function main(): Promise<void> {
     { publishAccount, publishNewKey },
     { createSimulator, runSimulator },
     { withQueryTimeout },
-    { readMarketHeader, readMarketSummary, readTraderMarkets },
-    { readMarketTimes, readSampledSeries, readTraderMarketFills },
+    { readMarketSummary, readTraderMarkets },
+    { readSampledChart, readTraderMarket },
     { readTraderFills },
   ] = await Promise.all([
     import('../../config.ts'),
@@ -247,7 +247,7 @@ async function main(): Promise<void> {
     import('../../api/app.ts'),
     import('../../api/context.ts'),
     import('../../api/cursors.ts'),
-    import('../../api/routes/traders.ts'),
+    import('../../projections/cards.ts'),
     import('../../ingest/runtime.ts'),
     import('../../ingest/sources/accounts.ts'),
     import('../../ingest/sources/simulator/index.ts'),
@@ -332,13 +332,13 @@ async function main(): Promise<void> {
   type Pair = (typeof pairs)[number];
   type Trader = Awaited<ReturnType<typeof resolveTrader>>;
   const reads: Record<Endpoint, (trader: Trader, pair: Pair) => Promise<unknown>> = {
-    card: (trader) => readTraderCard(context, trader),
+    card: (trader) => readTraderCard(routeStore, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now()),
     markets: (trader) => readTraderMarkets(routeStore, trader.wallet, { limit: 50 }),
     summary: (trader, pair) => readMarketSummary(routeStore, trader.wallet, pair.conditionId),
     chart: async (trader, pair) => {
-      const [header, times] = await Promise.all([readMarketHeader(routeStore, trader.wallet, pair.conditionId), readMarketTimes(routeStore, pair.conditionId)]);
-      if (!header || !times) throw new Error(`no market ${pair.conditionId} for ${trader.wallet}`);
-      return Promise.all([readSampledSeries(routeStore, times, {}, config.charts, nowSeconds()), readTraderMarketFills(routeStore, trader.wallet, times)]);
+      const market = await readTraderMarket(routeStore, trader.wallet, pair.conditionId);
+      if (!market) throw new Error(`no market ${pair.conditionId} for ${trader.wallet}`);
+      return readSampledChart(routeStore, trader.wallet, market, {}, config.charts, nowSeconds());
     },
     fills: (trader) => readTraderFills(routeStore, trader.wallet, { limit: 100 }),
   };

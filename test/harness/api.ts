@@ -17,6 +17,22 @@ import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './context.ts';
 
 export const API = '/api/agent/v1';
 
+/** The path templates of the read API (read-api.md, Endpoints; the tape routes come with their issue), relative to API. */
+export const CONTRACT_PATHS = [
+  '/me',
+  '/popular',
+  '/traders/{trader}',
+  '/traders/{trader}/top-markets',
+  '/traders/{trader}/markets',
+  '/traders/{trader}/markets/{condition_id}/summary',
+  '/traders/{trader}/markets/{condition_id}',
+  '/traders/{trader}/markets/{condition_id}/tape',
+  '/traders/{trader}/pnl-series',
+  '/traders/{trader}/fills',
+  '/flow/whales',
+  '/openapi.json',
+] as const;
+
 /** A config on the in-process log (no Kafka) and its own database in the process store. */
 export function inProcessConfig(label: string, extra: Record<string, string> = {}): Config {
   const environment: Record<string, string | undefined> = testEnvironment(uniqueId(label), PROCESS_DATA_DIR, extra);

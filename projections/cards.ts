@@ -1,0 +1,54 @@
+/**
+ * The trader card: the archive's career statistics blended with the upstream provider's own figures.
+ * The card never fails because of the upstream: when it is offline, the `upstream` block says so and
+ * only then does the card carry the archive's own profit figures (`career_pnl_usd`, `pnl_marked_usd`).
+ */
+import { z } from 'zod';
+import { careerCardSchema, readCareer, type CareerCard } from './careers.ts';
+import { readUpstreamState } from './equity.ts';
+import type { Store } from './store.ts';
+import { traderSchema, type Trader } from './traders.ts';
+import { readUpstreamProfile, upstreamProfileSchema, type UpstreamProfile } from './upstream.ts';
+
+const upstreamOfflineBlock = z
+  .object({ status: z.literal('upstream_offline') })
+  .meta({ description: 'The upstream provider is unreachable; the card falls back to the archive figures career_pnl_usd and pnl_marked_usd.' });
+
+export const traderCardSchema = z.object({
+  trader: traderSchema,
+  card: careerCardSchema,
+  upstream: z.union([upstreamProfileSchema, upstreamOfflineBlock]),
+});
+export type TraderCard = z.infer<typeof traderCardSchema>;
+
+export interface CardSettings {
+  /** Card statistics cover the V2 era until a v1 backfill is declared done. */
+  includeV1: boolean;
+  upstreamStaleAfterSeconds: number;
+}
+
+export async function readTraderCard(store: Store, trader: Trader, settings: CardSettings, nowSeconds: number): Promise<TraderCard> {
+  const [career, profile, upstreamState] = await Promise.all([
+    readCareer(store, trader.wallet, settings.includeV1),
+    readUpstreamProfile(store, trader.wallet),
+    readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds),
+  ]);
+  const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...statistics } = career;
+  if (upstreamState.state === 'offline') {
+    const card: CareerCard = { ...statistics, career_pnl_usd, pnl_marked_usd };
+    return { trader, card, upstream: { status: 'upstream_offline' } };
+  }
+  const upstream: UpstreamProfile = profile ?? {
+    // Online, but the provider has nothing on this wallet: its figures are zero as of its last heartbeat.
+    pnl: 0,
+    pnl_realized: 0,
+    pnl_unrealized: 0,
+    portfolio_value: 0,
+    peak: 0,
+    low: 0,
+    max_drawdown: 0,
+    profile_image: '',
+    as_of: upstreamState.heartbeat_at ?? nowSeconds,
+  };
+  return { trader, card: statistics, upstream };
+}
