@@ -7,6 +7,11 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export interface LogLine {
@@ -53,7 +58,15 @@ export function startRole(role: string, args: string[], environment: Record<stri
       }
     }
   });
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  // A test that times out never reaches its own kill: the child must not outlive the test process (a
+  // stray `main.ts all` once kept simulating and slowed every later run on the machine).
+  running.add(child);
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve(code ?? signal ?? 'unknown');
+    }),
+  );
   return {
     child,
     lines,
