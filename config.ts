@@ -40,6 +40,24 @@ const environmentSchema = z.object({
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/).default(''),
 
   REDIS_URL: optionalString,
+  /** Prepended to every Redis key of the gates; lets several deployments (or tests) share one Redis. */
+  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:._-]{0,64}$/).default('ta:'),
+  /** A gate round trip slower than this fails open (the request is served unmetered and logged). */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(500),
+  /** Behind a proxy: trust X-Forwarded-For for the client address: true, false, or a comma list of proxy addresses / CIDRs. */
+  API_TRUST_PROXY: z
+    .string()
+    .trim()
+    .transform((value): boolean | string[] => (value === 'true' ? true : value === 'false' || value === '' ? false : value.split(',').map((part) => part.trim())))
+    .default(false),
+  /** too_many_auth_failures: this many failed authentications from one address within the window block it. */
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(20),
+  AUTH_FAILURE_WINDOW_S: z.coerce.number().int().min(1).default(600),
+  AUTH_FAILURE_BLOCK_S: z.coerce.number().int().min(1).default(900),
+  /** Heavy reads (raw ticks, tapes) in flight on one API instance, all callers together. */
+  HEAVY_READS_PER_INSTANCE: z.coerce.number().int().min(1).default(64),
+  /** A heavy-read slot not released within this long (its instance died) frees itself. */
+  HEAVY_READ_LEASE_S: z.coerce.number().int().min(1).default(120),
 
   /** HMAC secret of paging cursors; every API instance of a deployment needs the same one. Absent: random per process. */
   API_CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -90,6 +108,11 @@ export type Environment = z.input<typeof environmentSchema>;
 
 export const PLAN_IDS = ['basic', 'pro', 'max'] as const;
 export type PlanId = (typeof PLAN_IDS)[number];
+
+/** The plan above this one (the upgrade a wall's message names), or null at the top of the ladder. */
+export function nextPlan(plan: PlanId): PlanId | null {
+  return PLAN_IDS[PLAN_IDS.indexOf(plan) + 1] ?? null;
+}
 
 export interface PlanLimits {
   /** The plan's display name, as `/me` states it. */
@@ -164,7 +187,7 @@ export interface PageLimits {
 export interface Config {
   logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
   dataDir: string;
-  http: { host: string; port: number };
+  http: { host: string; port: number; trustProxy: boolean | string[] };
   clickhouse: {
     /** Absent: embedded chDB under `dataDir/clickhouse`. */
     url: string | undefined;
@@ -183,7 +206,15 @@ export interface Config {
     sessionTimeoutMs: number;
     heartbeatIntervalMs: number;
   };
-  redis: { url: string | undefined };
+  redis: { url: string | undefined; keyPrefix: string; commandTimeoutMs: number };
+  /** The four gates and the address guard (read-api.md, Limits; decisions.md). */
+  gates: {
+    /** The rolling per-minute ceiling's window. */
+    rpmWindowSeconds: number;
+    authFailures: { limit: number; windowSeconds: number; blockSeconds: number };
+    heavyReadsPerInstance: number;
+    heavyReadLeaseSeconds: number;
+  };
   api: {
     prefix: '/api/agent/v1';
     /** Null: a random secret per process (cursors then die with the process). */
@@ -243,7 +274,7 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
   const config: Config = {
     logLevel: env.LOG_LEVEL,
     dataDir,
-    http: { host: env.HOST, port: env.PORT },
+    http: { host: env.HOST, port: env.PORT, trustProxy: env.API_TRUST_PROXY },
     clickhouse: {
       url: env.CLICKHOUSE_URL,
       user: env.CLICKHOUSE_USER,
@@ -260,7 +291,13 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
       heartbeatIntervalMs: env.KAFKA_HEARTBEAT_INTERVAL_MS,
     },
-    redis: { url: env.REDIS_URL },
+    redis: { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX, commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS },
+    gates: {
+      rpmWindowSeconds: 60,
+      authFailures: { limit: env.AUTH_FAILURE_LIMIT, windowSeconds: env.AUTH_FAILURE_WINDOW_S, blockSeconds: env.AUTH_FAILURE_BLOCK_S },
+      heavyReadsPerInstance: env.HEAVY_READS_PER_INSTANCE,
+      heavyReadLeaseSeconds: env.HEAVY_READ_LEASE_S,
+    },
     api: {
       prefix: '/api/agent/v1',
       cursorSecret: env.API_CURSOR_SECRET ?? null,

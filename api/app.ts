@@ -15,9 +15,12 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
 import { Authenticator, type Caller } from './auth.ts';
-import { resolveTrader, staticUsage, type ApiApp, type RouteContext, type UsageReport } from './context.ts';
+import { admitCall, resolveTrader, type AdmittedCall, type ApiApp, type RouteContext } from './context.ts';
 import { Cursors } from './cursors.ts';
 import { ApiError, errors } from './errors.ts';
+import { Budget } from './gates/budget.ts';
+import { MemoryGates } from './gates/memory.ts';
+import type { GateStore } from './gates/store.ts';
 import { errorResponses } from './http.ts';
 import { registerEquityRoutes } from './routes/equity.ts';
 import { registerFillRoutes } from './routes/fills.ts';
@@ -29,9 +32,23 @@ import { registerTraderRoutes } from './routes/traders.ts';
 import { registerWhaleRoutes } from './routes/whales.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
 
+/** How a route meets the gates (read-api.md, What counts against the call quota). */
+export interface RouteBudget {
+  /** Not a metered call (the OpenAPI document, like MCP's tools/list). */
+  free?: boolean;
+  /** Reads a `{trader}`: Basic counts its wallet toward the distinct-wallet cap. */
+  traderScoped?: boolean;
+  /** Takes a slot of the admission lane (tape events, raw ticks, full tape) while it runs. */
+  heavy?: (query: Record<string, unknown>) => boolean;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null;
+    admitted: AdmittedCall | null;
+  }
+  interface FastifyContextConfig {
+    budget?: RouteBudget;
   }
 }
 
@@ -46,7 +63,10 @@ export interface ReadApiOptions {
   store: Store;
   /** Epoch seconds; tests pin it. */
   now?: () => number;
-  usage?: (caller: Caller) => Promise<UsageReport>;
+  /** Where the gates keep the budgets; default process memory. The owner closes it. */
+  gates?: GateStore;
+  /** The gates' clock in milliseconds; tests pin it. Default: the gate store's own (Redis TIME). */
+  gatesClockMs?: () => number;
 }
 
 export interface AppOptions {
@@ -103,6 +123,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Profile URLs and names travel in the path: let any length reach the route (the request line is
     // bounded by Node's header limit anyway), where it is authenticated and answered with a contract code.
     routerOptions: { maxParamLength: 16_384 },
+    // The client address is what too_many_auth_failures blocks: behind a proxy, trust its X-Forwarded-For.
+    trustProxy: options.api?.config.http.trustProxy ?? false,
     // The router's own refusals (a malformed percent-escape…) still authenticate first, then answer in
     // the contract's shape.
     frameworkErrors: (error, request, rawReply) => {
@@ -127,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
+  app.decorateRequest('admitted', null);
 
   app.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
     if (error instanceof ApiError) {
@@ -172,7 +195,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     cursors: new Cursors(config.api.cursorSecret ?? randomBytes(32).toString('base64url')),
     now: api.now ?? (() => Math.floor(Date.now() / 1000)),
     resolveTrader: (identifier) => resolveTrader(store, identifier),
-    usage: api.usage ?? staticUsage,
+    budget: new Budget(api.gates ?? new MemoryGates(), config, log.child({ name: 'gates' }), api.gatesClockMs ?? null),
   };
   const authenticator = new Authenticator(store, config);
 
@@ -189,8 +212,29 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
   await app.register(
     async (scope) => {
       const v1 = scope.withTypeProvider<ZodTypeProvider>() as unknown as ApiApp;
-      v1.addHook('onRequest', async (request) => {
-        request.caller = await authenticator.authenticate(request.headers.authorization, request.query);
+      // Before anything else: who calls, and may they (the gates run before validation, so a 422 on a
+      // real route is a call like a 400). A request for no route is not a call.
+      v1.addHook('onRequest', async (request, reply) => {
+        try {
+          request.caller = await authenticator.authenticate(request.headers.authorization, request.query);
+        } catch (refusal) {
+          if (refusal instanceof ApiError && refusal.status === 401) throw (await context.budget.authenticationFailed(request.ip)) ?? refusal;
+          throw refusal;
+        }
+        const budget = request.routeOptions.config.budget;
+        if (request.is404 || budget?.free) return;
+        request.admitted = await admitCall(context, request.caller, {
+          address: request.ip,
+          trader: budget?.traderScoped ? (request.params as { trader?: string }).trader : undefined,
+          heavy: budget?.heavy?.(request.query as Record<string, unknown>) ?? false,
+        });
+        // The slot comes back on every exit path: the response sent or failed (onResponse below), or the
+        // connection closed under it (a client that went away; 'close' follows 'finish' otherwise).
+        const admitted = request.admitted;
+        reply.raw.once('close', () => admitted.release());
+      });
+      v1.addHook('onResponse', async (request) => {
+        request.admitted?.release();
       });
       v1.setNotFoundHandler((request, reply) => {
         const notFound = errors.notFound(request.url.split('?')[0] ?? '');
@@ -207,6 +251,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       v1.get(
         '/openapi.json',
         {
+          config: { budget: { free: true } },
           schema: {
             operationId: 'openapi',
             summary: 'This document (OpenAPI 3.1.0)',

@@ -10,16 +10,10 @@ import type { Store } from '../projections/store.ts';
 import { findWalletByName, parseTraderIdentifier, readTraderName, type Trader } from '../projections/traders.ts';
 import type { Caller } from './auth.ts';
 import type { Cursors } from './cursors.ts';
-import { errors } from './errors.ts';
+import { ApiError, errors } from './errors.ts';
+import type { Admission, Budget } from './gates/budget.ts';
 
 export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
-
-/** Usage numbers of `/me`; the gates (Redis) provide the real ones. */
-export interface UsageReport {
-  window: { tokens_remaining: number; rpm_used: number };
-  day: { requests: number; cap: number };
-  month: { requests: number; cap: number };
-}
 
 export interface RouteContext {
   config: Config;
@@ -29,7 +23,60 @@ export interface RouteContext {
   /** Epoch seconds. */
   now(): number;
   resolveTrader(identifier: string): Promise<Trader>;
-  usage(caller: Caller): Promise<UsageReport>;
+  budget: Budget;
+}
+
+/** A call the gates let through: its usage numbers, its trader (or the refusal to answer with), its slot. */
+export interface AdmittedCall extends Admission {
+  /** The resolved `{trader}` of a trader-scoped call. */
+  trader: Trader | null;
+  /** Why `{trader}` did not resolve (400 invalid_wallet, 404 trader_not_found): answered after the call was counted. */
+  traderRefusal: ApiError | null;
+}
+
+export interface CallRequest {
+  address: string;
+  /** The raw `{trader}` of a trader-scoped call. */
+  trader?: string | undefined;
+  heavy: boolean;
+}
+
+/**
+ * Admits one call through the gates, the same way for every transport. The trader's wallet is needed
+ * by the distinct-wallet gate, so a `{trader}` is resolved around it: a 0x wallet or profile URL is
+ * parsed without the store; a display name is looked up first (it has no wallet until then). A trader
+ * that does not resolve still costs a call (400 and 404 count), so its refusal is kept for the route.
+ */
+export async function admitCall(context: RouteContext, caller: Caller, call: CallRequest): Promise<AdmittedCall> {
+  let wallet: string | null = null;
+  let name: string | null = null;
+  let traderRefusal: ApiError | null = null;
+  if (call.trader !== undefined) {
+    const parsed = parseTraderIdentifier(call.trader);
+    if (parsed.kind === 'invalid_wallet') traderRefusal = errors.invalidWallet(parsed.input);
+    else if (parsed.kind === 'wallet') wallet = parsed.wallet;
+    else {
+      const found = await findWalletByName(context.store, parsed.name);
+      if (found) ({ wallet, name } = found);
+      else traderRefusal = errors.traderNotFound(parsed.name);
+    }
+  }
+  const admission = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
+  try {
+    const trader = wallet === null ? null : { wallet, name: name ?? (await readTraderName(context.store, wallet)) };
+    return { ...admission, trader, traderRefusal };
+  } catch (failure) {
+    admission.release();
+    throw failure;
+  }
+}
+
+/** The admitted call's trader, or its refusal. */
+export function traderOf(call: AdmittedCall | null): Trader {
+  if (!call) throw new Error('trader-scoped route without an admitted call (its config lacks budget.traderScoped)');
+  if (call.traderRefusal) throw call.traderRefusal;
+  if (!call.trader) throw new Error('admitted call without a trader');
+  return call.trader;
 }
 
 /** `{trader}` → canonical wallet and name; `400 invalid_wallet`, `404 trader_not_found`. */
@@ -40,13 +87,4 @@ export async function resolveTrader(store: Store, identifier: string): Promise<T
   const found = await findWalletByName(store, parsed.name);
   if (!found) throw errors.traderNotFound(parsed.name);
   return found;
-}
-
-/** Until the gates are wired: a full bucket and nothing used, against the plan's caps. */
-export function staticUsage(caller: Caller): Promise<UsageReport> {
-  return Promise.resolve({
-    window: { tokens_remaining: caller.limits.burst, rpm_used: 0 },
-    day: { requests: 0, cap: caller.limits.dailyRequests },
-    month: { requests: 0, cap: caller.limits.monthlyRequests },
-  });
 }

@@ -4,6 +4,7 @@
  * are the exception: they answer 422 with `{detail: [{loc, msg, type, input?, ctx?}]}`.
  */
 import { z } from 'zod';
+import type { PlanLimits } from '../config.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -41,8 +42,83 @@ export const errors = {
     }),
   queryTimeout: () =>
     new ApiError(504, 'query_timeout', 'The query took too long (this account has very many markets). Ask for fewer rows (a smaller n or limit) and try again.'),
+  /** Transient: the token bucket or the rolling minute is spent. */
+  rateLimited: (limits: PlanLimits, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'rate_limited',
+      `Too many requests: ${limits.name} allows ${limits.burst} at once, then ${limits.rps} per second, and at most ${limits.rpm} in any 60 seconds. Retry in ${retryAfterSeconds} s.`,
+      { retry_after: retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  /** Transient: the admission lane of heavy reads is full (never queued). */
+  busy: (limits: PlanLimits, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'busy',
+      `Too many heavy reads (raw ticks, tapes) are in flight (${limits.name} allows ${limits.heavyReadsInFlight} at once per account). Retry in about ${retryAfterSeconds} second.`,
+      { retry_after: retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  /** Paywall: the Basic daily call quota is spent. */
+  dailyLimit: (limits: PlanLimits, next: PlanLimits | null, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'daily_limit',
+      `${limits.name} allows ${count(limits.dailyRequests)} calls per UTC day and today's are spent; they reset at midnight UTC (in ${retryAfterSeconds} s). ${allowanceOf(next)}`,
+      { retry_after: retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  /** Paywall: the Pro or Max monthly call quota is spent. */
+  monthlyLimit: (limits: PlanLimits, next: PlanLimits | null, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'monthly_limit',
+      `${limits.name} allows ${count(limits.monthlyRequests)} calls per month and this month's are spent; they reset at the start of next month, UTC (in ${retryAfterSeconds} s). ${allowanceOf(next)}`,
+      { retry_after: retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+  /** Plan wall: a fourth new distinct trader in a UTC day (Basic). Counts one call; no retry_after. */
+  walletQuota: (limits: PlanLimits, next: PlanLimits | null, used: number, resetsAt: string) =>
+    new ApiError(
+      403,
+      'wallet_quota',
+      `${limits.name} reads ${limits.distinctWalletsPerDay} distinct traders per UTC day and today's are used (repeat reads of them stay free). ${
+        next ? `Upgrade to ${next.name} for ${next.distinctWalletsPerDay < 0 ? 'unlimited' : next.distinctWalletsPerDay} trader lookups, or wait` : 'Wait'
+      } for the reset at midnight UTC (${resetsAt}).`,
+      { used, limit: limits.distinctWalletsPerDay, resets_at: resetsAt },
+    ),
+  /** Plan wall: a market outside the trader's most recent ones (Basic). Counts one call; do not retry. */
+  depthGated: (limits: PlanLimits, next: PlanLimits | null) =>
+    new ApiError(
+      403,
+      'depth_gated',
+      `${limits.name} reaches a trader's ${limits.historyDepth} most recent markets, and this market is older.${
+        next ? ` Upgrade to ${next.name} for ${next.historyDepth < 0 ? 'the full history' : `the ${next.historyDepth} most recent`}.` : ''
+      }`,
+    ),
+  /** Credential matter: too many failed authentications from this address. */
+  tooManyAuthFailures: (retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'too_many_auth_failures',
+      `Too many failed authentications from this address: it is blocked for ${retryAfterSeconds} s more. Fix the API key (Authorization: Bearer <API_KEY>), then wait out the block.`,
+      { retry_after: retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
   notFound: (path: string) => new ApiError(404, 'not_found', `There is no endpoint ${truncate(path)}. See /api/agent/v1/openapi.json.`),
 };
+
+function count(value: number): string {
+  return value.toLocaleString('en-US');
+}
+
+function allowanceOf(next: PlanLimits | null): string {
+  if (!next) return 'This is the largest plan; the allowance returns at the reset.';
+  return next.dailyRequests > 0
+    ? `${next.name} allows ${count(next.dailyRequests)} calls per day.`
+    : `${next.name} allows ${count(next.monthlyRequests)} calls per month.`;
+}
 
 function truncate(text: string, max = 120): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { EQUITY_WINDOWS, equitySeriesSchema, readEquitySeries } from '../../projections/equity.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import type { ApiApp, RouteContext } from '../context.ts';
+import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { errorResponses } from '../http.ts';
 import { traderParamsSchema } from './traders.ts';
@@ -11,6 +11,7 @@ export function registerEquityRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/pnl-series',
     {
+      config: { budget: { traderScoped: true } },
       schema: {
         operationId: 'get_pnl_series',
         summary: "A trader's cumulative profit curve",
@@ -24,7 +25,7 @@ export function registerEquityRoutes(app: ApiApp, context: RouteContext): void {
       },
     },
     async (request) => {
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       const series = await readEquitySeries(context.store, trader.wallet, request.query.window ?? 'all', {
         nowSeconds: context.now(),
         upstreamStaleAfterSeconds: context.config.upstream.staleAfterSeconds,

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { readTraderFills, traderFillSchema, type FillPosition } from '../../projections/fills.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import type { ApiApp, RouteContext } from '../context.ts';
+import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errorResponses, limitParameter, pageLimit, queryCursor, queryInt } from '../http.ts';
 import { traderParamsSchema } from './traders.ts';
 
@@ -24,6 +24,7 @@ export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/fills',
     {
+      config: { budget: { traderScoped: true } },
       schema: {
         operationId: 'get_recent_fills',
         summary: "A trader's fills across markets (the monitoring primitive)",
@@ -40,7 +41,7 @@ export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request) => {
       const limit = pageLimit(request.query.limit, limits);
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       const after = fillCursor.decode(request.query.cursor, trader.wallet);
       const page = await readTraderFills(context.store, trader.wallet, { since: request.query.since, after, limit });
       return { trader, fills: page.fills, next_cursor: page.next ? fillCursor.encode(trader.wallet, page.next) : null };

@@ -10,7 +10,7 @@ import {
   type MarketListPosition,
 } from '../../projections/markets.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import type { ApiApp, RouteContext } from '../context.ts';
+import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { applyMarketCaching, errorResponses, limitParameter, notModifiedSchema, pageLimit, parseConditionId, queryCursor, queryInt } from '../http.ts';
 import { traderParamsSchema } from './traders.ts';
@@ -48,6 +48,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/markets',
     {
+      config: { budget: { traderScoped: true } },
       schema: {
         operationId: 'list_trader_markets',
         summary: "A trader's markets, most recent first",
@@ -63,7 +64,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request) => {
       const limit = pageLimit(request.query.limit, config.api.marketsList);
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       const after = marketCursor.decode(request.query.cursor, trader.wallet);
       const page = await readTraderMarkets(context.store, trader.wallet, { after, limit });
       return { trader, markets: page.markets, next_cursor: page.next ? marketCursor.encode(trader.wallet, page.next) : null };
@@ -74,6 +75,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/top-markets',
     {
+      config: { budget: { traderScoped: true } },
       schema: {
         operationId: 'get_top_markets',
         summary: "A trader's ranked highlight slices",
@@ -89,7 +91,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request) => {
       const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, request.query.n ?? topMarkets.defaultN));
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       return { trader, ...(await readTopMarkets(context.store, trader.wallet, n)) };
     },
   );
@@ -97,6 +99,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/markets/:condition_id/summary',
     {
+      config: { budget: { traderScoped: true } },
       schema: {
         operationId: 'get_market_summary',
         summary: "Computed statistics of a trader's market",
@@ -111,7 +114,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request, reply) => {
       const conditionId = parseConditionId(request.params.condition_id);
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       const detail = await readMarketSummary(context.store, trader.wallet, conditionId);
       if (!detail) throw errors.marketNotFound(conditionId);
       const body = { market: detail.market, summary: detail.summary, trader };

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Caller } from '../auth.ts';
 import type { ApiApp, RouteContext } from '../context.ts';
+import type { UsageReport } from '../gates/budget.ts';
 import { errorResponses } from '../http.ts';
 
 export const meSchema = z.object({
@@ -25,7 +26,7 @@ export const meSchema = z.object({
 });
 export type Me = z.infer<typeof meSchema>;
 
-export async function readMe(context: RouteContext, caller: Caller): Promise<Me> {
+export function readMe(caller: Caller, usage: UsageReport): Me {
   const { limits } = caller;
   return {
     plan: limits.name,
@@ -39,7 +40,7 @@ export async function readMe(context: RouteContext, caller: Caller): Promise<Me>
       live_slots: limits.liveSlots,
       history_depth: limits.historyDepth,
     },
-    usage: await context.usage(caller),
+    usage,
     key: { label: caller.label, last4: caller.last4 },
   };
 }
@@ -56,6 +57,7 @@ export function registerMeRoutes(app: ApiApp, context: RouteContext): void {
         response: { 200: meSchema, ...errorResponses() },
       },
     },
-    async (request) => readMe(context, request.caller!),
+    // The usage numbers are the gates' answer to this very call (no second round trip).
+    async (request) => readMe(request.caller!, request.admitted!.usage),
   );
 }

@@ -17,7 +17,7 @@ import {
   type TickPosition,
 } from '../../projections/prices.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import type { ApiApp, RouteContext } from '../context.ts';
+import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errors } from '../errors.ts';
 import { applyMarketCaching, errorResponses, ifNoneMatch, notModifiedSchema, pageLimit, parseConditionId, queryCursor, queryInt, strongEtag } from '../http.ts';
 import { marketParamsSchema } from './markets.ts';
@@ -69,6 +69,7 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/markets/:condition_id',
     {
+      config: { budget: { traderScoped: true, heavy: (query) => query.raw === '1' || query.raw === 'true' } },
       schema: {
         operationId: 'get_market_events',
         summary: "A market's sampled price chart with the trader's fills (or raw ticks)",
@@ -100,7 +101,7 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
       const query = request.query;
       const conditionId = parseConditionId(request.params.condition_id);
       const rawLimit = query.raw ? pageLimit(query.limit, rawLimits) : 0;
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       const scope = `${trader.wallet}|${conditionId}`;
       const fromCursor = query.raw ? tickCursor.decode(query.cursor, scope) : undefined;
       const market = await readTraderMarket(context.store, trader.wallet, conditionId);
@@ -138,6 +139,7 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/markets/:condition_id/tape',
     {
+      config: { budget: { traderScoped: true, heavy: () => true } },
       schema: {
         operationId: 'get_market_tape',
         summary: "A market's full per-second tape (gzip)",
@@ -149,7 +151,7 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request, reply) => {
       const conditionId = parseConditionId(request.params.condition_id);
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       const market = await readTraderMarket(context.store, trader.wallet, conditionId);
       if (!market) throw errors.marketNotFound(conditionId);
       const { header } = market;

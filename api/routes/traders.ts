@@ -1,7 +1,7 @@
 /** `GET /traders/{trader}`: the career card, blended with the upstream provider's own statistics. */
 import { z } from 'zod';
 import { readTraderCard, traderCardSchema } from '../../projections/cards.ts';
-import type { ApiApp, RouteContext } from '../context.ts';
+import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errorResponses } from '../http.ts';
 
 export const traderParamsSchema = z.object({
@@ -15,6 +15,7 @@ export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader',
     {
+      config: { budget: { traderScoped: true } },
       schema: {
         operationId: 'get_trader_card',
         summary: 'Career card of a trader',
@@ -29,7 +30,7 @@ export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
       },
     },
     async (request, reply) => {
-      const trader = await context.resolveTrader(request.params.trader);
+      const trader = traderOf(request.admitted);
       reply.header('Cache-Control', 'no-store');
       const { config } = context;
       return readTraderCard(context.store, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now());

@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parseConfig, type Config, type PlanId } from '../../config.ts';
 import { buildApp } from '../../api/app.ts';
+import type { GateStore } from '../../api/gates/store.ts';
 import { withPublisher } from '../../ingest/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
 import { createLogger } from '../../log.ts';
@@ -63,9 +64,25 @@ export async function publishPlanKeys(config: Config, nowSeconds: number): Promi
   return keys;
 }
 
-export async function startTestApi(config: Config, options: { now: () => number; keys: Record<PlanId, string> }): Promise<TestApi> {
+export interface TestApiOptions {
+  now: () => number;
+  keys: Record<PlanId, string>;
+  /** The gates' store (default: a fresh process-memory one); the test owns and closes it. */
+  gates?: GateStore;
+  /** The gates' clock in ms (default: the gate store's own). */
+  gatesClockMs?: () => number;
+  /** Wraps the store the routes read (e.g. to hold a read until the test lets it go). */
+  wrapStore?: (store: Store) => Store;
+}
+
+export async function startTestApi(config: Config, options: TestApiOptions): Promise<TestApi> {
   const store = await openStore(config.clickhouse);
-  const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store, now: options.now } });
+  const app = await buildApp({
+    log: createLogger('silent'),
+    storeAlive: async () => true,
+    readiness: () => ({ ready: true, detail: {} }),
+    api: { config, store: options.wrapStore ? options.wrapStore(store) : store, now: options.now, gates: options.gates, gatesClockMs: options.gatesClockMs },
+  });
   await app.ready();
   return {
     app,

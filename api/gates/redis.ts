@@ -1,0 +1,116 @@
+/**
+ * The gates in Redis: one Lua script per call (admit.lua), so every check and every consumption of a
+ * call is one atomic round trip shared by all API instances. A user's keys share the hash tag
+ * `{u:<user>}`; the address block is read in the same script (standalone Redis or Sentinel; a Redis
+ * Cluster would need the block key in the user's slot).
+ */
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import type { AuthFailureRequest, AuthFailureVerdict, GateRequest, GateStore, GateUsage, GateVerdict } from './store.ts';
+
+const ADMIT_LUA = readFileSync(new URL('./admit.lua', import.meta.url), 'utf8');
+const AUTH_FAILURE_LUA = readFileSync(new URL('./auth-failure.lua', import.meta.url), 'utf8');
+
+type Reply = (string | number)[];
+
+interface GateCommands {
+  taAdmit(...args: (string | number)[]): Promise<Reply>;
+  taAuthFailure(...args: (string | number)[]): Promise<Reply>;
+}
+
+export class RedisGates implements GateStore {
+  readonly kind = 'redis';
+  readonly #redis: Redis & GateCommands;
+
+  constructor(
+    redis: Redis,
+    private readonly keyPrefix: string,
+  ) {
+    // defineCommand: EVALSHA, falling back to EVAL once when the script cache is cold (a Redis restart).
+    redis.defineCommand('taAdmit', { numberOfKeys: 6, lua: ADMIT_LUA });
+    redis.defineCommand('taAuthFailure', { numberOfKeys: 2, lua: AUTH_FAILURE_LUA });
+    this.#redis = redis as Redis & GateCommands;
+  }
+
+  #userKey(userId: string, part: string): string {
+    return `${this.keyPrefix}{u:${userId}}:${part}`;
+  }
+
+  #addressKey(address: string, part: string): string {
+    return `${this.keyPrefix}{a:${address}}:${part}`;
+  }
+
+  async admit(request: GateRequest): Promise<GateVerdict> {
+    const reply = await this.#redis.taAdmit(
+      this.#userKey(request.userId, 'tat'),
+      this.#userKey(request.userId, 'minute'),
+      this.#userKey(request.userId, 'quota'),
+      this.#userKey(request.userId, 'wallets'),
+      this.#userKey(request.userId, 'lane'),
+      this.#addressKey(request.address, 'block'),
+      request.nowMs === null ? '' : String(request.nowMs),
+      String(request.emissionIntervalMs),
+      request.burst,
+      request.rpm,
+      request.rpmWindowMs,
+      request.dailyCap,
+      request.monthlyCap,
+      request.wallet ?? '',
+      request.walletCap,
+      request.heavy ? '1' : '0',
+      request.laneCap,
+      request.leaseMs,
+      request.requestId,
+    );
+    return parseAdmitReply(reply);
+  }
+
+  async release(userId: string, requestId: string): Promise<void> {
+    await this.#redis.zrem(this.#userKey(userId, 'lane'), requestId);
+  }
+
+  async authFailure(request: AuthFailureRequest): Promise<AuthFailureVerdict> {
+    const reply = await this.#redis.taAuthFailure(
+      this.#addressKey(request.address, 'failures'),
+      this.#addressKey(request.address, 'block'),
+      request.nowMs === null ? '' : String(request.nowMs),
+      request.limit,
+      request.windowMs,
+      request.blockMs,
+      request.failureId,
+    );
+    if (reply[0] === 'blocked') return { kind: 'blocked', retryAfterMs: Number(reply[1]) };
+    return { kind: 'recorded', failures: Number(reply[1]), nowBlocked: Number(reply[2]) === 1 };
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.quit().catch(() => this.#redis.disconnect());
+  }
+}
+
+function usageOf(reply: Reply): GateUsage {
+  return { tokensRemaining: Number(reply[1]), rpmUsed: Number(reply[2]), dayRequests: Number(reply[3]), monthRequests: Number(reply[4]) };
+}
+
+function parseAdmitReply(reply: Reply): GateVerdict {
+  switch (reply[0]) {
+    case 'admitted':
+      return { kind: 'admitted', usage: usageOf(reply), wallet: reply[5] as 'free' | 'counted' | 'none' };
+    case 'wallet_quota':
+      return { kind: 'wallet_quota', usage: usageOf(reply), used: Number(reply[5]), limit: Number(reply[6]), resetsAtMs: Number(reply[7]) };
+    case 'rate_limited':
+    case 'daily_limit':
+    case 'monthly_limit':
+    case 'address_blocked':
+      return { kind: reply[0], retryAfterMs: Number(reply[1]) };
+    case 'busy':
+      return { kind: 'busy' };
+    default:
+      throw new Error(`unexpected reply of the gate script: ${JSON.stringify(reply)}`);
+  }
+}
+
+/** A Redis connection for the gates: commands time out (a hung Redis must not hang requests) and fail fast while disconnected. */
+export function connectGateRedis(url: string, commandTimeoutMs: number): Redis {
+  return new Redis(url, { commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+}
