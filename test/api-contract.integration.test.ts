@@ -15,7 +15,7 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../ingest/runtime.ts';
 import { createLogger } from '../log.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, CONTRACT_PATHS, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import { API, bodyOf, CONTRACT_PATHS, gatesNeverBind, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 type Trade = EventInputOf<'trades'>;
@@ -148,9 +148,9 @@ beforeAll(async () => {
       },
     ]);
   });
-  api = await startTestApi(config, { now: () => NOW, keys });
+  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
   // The same store read at a time when the upstream's last heartbeat is long stale: offline.
-  offlineApi = await startTestApi(config, { now: () => NOW + 3600, keys });
+  offlineApi = await startTestApi(config, { now: () => NOW + 3600, keys, gatesClockMs: gatesNeverBind() });
   document = (await json('openapi.json')) as Json;
   openapi = new OpenApiResponses(document as ConstructorParameters<typeof OpenApiResponses>[0]);
 });

@@ -19,7 +19,7 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../ingest/runtime.ts';
 import { createLogger } from '../log.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, CONTRACT_PATHS, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import { API, bodyOf, CONTRACT_PATHS, gatesNeverBind, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // The data set
@@ -121,7 +121,7 @@ beforeAll(async () => {
     await publisher.publish('markets', [makeResolution(RESOLVED, 1, BASE_TS + 900)]);
   });
   keys = await publishPlanKeys(config, NOW);
-  api = await startTestApi(config, { now: () => NOW, keys });
+  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
 
   const openapi = await api.get('openapi.json');
   expect(openapi.statusCode).toBe(200);

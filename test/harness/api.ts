@@ -75,6 +75,15 @@ export interface TestApiOptions {
   wrapStore?: (store: Store) => Store;
 }
 
+/**
+ * A gates clock for suites about the reads, not the budget: every admission moves it one UTC day on, so
+ * the bucket is full, the minute empty and the day's quotas fresh on every call (the gates still run).
+ */
+export function gatesNeverBind(startMs = Date.UTC(2026, 0, 1)): () => number {
+  let clockMs = startMs;
+  return () => (clockMs += 86_400_000);
+}
+
 export async function startTestApi(config: Config, options: TestApiOptions): Promise<TestApi> {
   const store = await openStore(config.clickhouse);
   const app = await buildApp({
