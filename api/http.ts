@@ -5,7 +5,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Config, PageLimits } from '../config.ts';
+import { nextPlan, PLAN_IDS, type Config, type PageLimits } from '../config.ts';
+import { readMarketAccess } from '../projections/markets.ts';
+import type { Caller } from './auth.ts';
+import type { RouteContext } from './context.ts';
 import { errorBodySchema, errors, upstreamOfflineSchema, validationErrorSchema } from './errors.ts';
 
 const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
@@ -49,6 +52,43 @@ export function parseConditionId(input: string): string {
   return input.toLowerCase();
 }
 
+/**
+ * A trader's market behind a market-scoped route (summary, chart, raw ticks, tape), past the history
+ * wall: for a caller with a limited history depth, a market the trader never traded is 404
+ * market_not_found and one outside the trader's `historyDepth` most recent is 403 depth_gated, both
+ * decided before `read` (the expensive part) runs. `read` answering null is market_not_found.
+ */
+export async function loadVisibleMarket<T>(
+  context: Pick<RouteContext, 'store' | 'config'>,
+  caller: Caller,
+  wallet: string,
+  conditionId: string,
+  read: () => Promise<T | null>,
+): Promise<T> {
+  const { limits } = caller;
+  if (limits.historyDepth >= 0) {
+    const access = await readMarketAccess(context.store, wallet, conditionId, limits.historyDepth);
+    if (access === 'not_traded') throw errors.marketNotFound(conditionId);
+    if (access === 'beyond_depth') {
+      const next = nextPlan(caller.planId);
+      throw errors.depthGated(limits, next ? context.config.plans[next] : null);
+    }
+  }
+  const found = await read();
+  if (found === null) throw errors.marketNotFound(conditionId);
+  return found;
+}
+
+/**
+ * OpenAPI text of the history-depth wall, from the plans in config: one sentence per plan that limits
+ * the depth (`what(depth)` completes "On <plan>, …"); empty when no plan does.
+ */
+export function historyDepthNote(config: Config, what: (depth: number) => string): string {
+  return PLAN_IDS.filter((id) => config.plans[id].historyDepth >= 0)
+    .map((id) => `On ${config.plans[id].name}, ${what(config.plans[id].historyDepth)}`)
+    .join(' ');
+}
+
 /** Caching of market-shaped answers: resolved markets are immutable (ETag), open ones change. */
 export function applyMarketCaching(
   request: FastifyRequest,
@@ -81,7 +121,7 @@ export function ifNoneMatch(header: string | string[] | undefined, etag: string)
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: invalid_wallet (0x-prefixed trader of the wrong length), invalid_condition_id, bad_cursor (malformed cursor), bad_limit (limit below 1). Counts one call.',
   401: 'unauthorized: missing, unknown or revoked key (header WWW-Authenticate: Bearer realm="agent-api"). Keys are only read from the Authorization header.',
-  403: 'Plan walls (do not retry; relay the message): depth_gated (market outside a Basic caller\'s 5 most recent markets of this trader), wallet_quota (fourth new distinct wallet in a UTC day on Basic; carries used, limit, resets_at). Counts one call.',
+  403: 'Plan walls (do not retry; relay the message): depth_gated (market outside a Basic caller\'s history depth: the trader\'s most recent markets, as GET /me history_depth counts them), wallet_quota (fourth new distinct wallet in a UTC day on Basic; carries used, limit, resets_at). Counts one call.',
   404: 'trader_not_found (unknown display name) or market_not_found (unknown market, or one this trader never traded). Counts one call.',
   429: 'rate_limited or busy (transient: wait retry_after seconds / the Retry-After header), daily_limit or monthly_limit (quota spent: relay and stop), too_many_auth_failures. A 429 consumes nothing.',
   503: 'upstream_offline: the upstream provider is down.',

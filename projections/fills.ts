@@ -4,7 +4,7 @@
  * fill's `ts` sees that second again, so fills of the same second that landed late are not missed).
  */
 import { z } from 'zod';
-import { NO_MARKET_NAMES, readMarketNames } from './markets.ts';
+import { historyDepthParam, MARKETS_WITHIN_DEPTH, NO_MARKET_NAMES, readMarketNames, type DepthOption } from './markets.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({
@@ -28,17 +28,29 @@ export interface FillPosition {
 
 /**
  * One page of the wallet's fills (the wallet is the primary-key prefix of `fills`), deduplicated with
- * FINAL, in (ts, condition_id, fill_id) order. Titles and outcome names come after, by primary key, for
- * the page's markets only; a market without metadata gives '' for both.
+ * FINAL, in (ts, condition_id, fill_id) order, optionally narrowed to some of its markets (`markets`: a
+ * static SQL condition). Titles and outcome names come after, by primary key, for the page's markets
+ * only; a market without metadata gives '' for both.
  */
-const READ_TRADER_FILLS = `
+const traderFillsQuery = (markets: string) => `
 SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
 FROM {db:Identifier}.fills FINAL
-WHERE wallet = {wallet:String}
+WHERE wallet = {wallet:String}${markets}
   AND ts >= {since:UInt32}
   AND ({has_after:UInt8} = 0 OR (ts, condition_id, fill_id) > ({after_ts:UInt32}, {after_condition_id:String}, {after_fill_id:String}))
 ORDER BY ts, condition_id, fill_id
 LIMIT {limit:UInt32}`;
+
+/** Unlimited depth: every fill of the wallet. */
+const READ_TRADER_FILLS = traderFillsQuery('');
+
+/**
+ * Within a history depth: only the fills of the wallet's visible markets (the `history_depth` most
+ * recent, the markets list's order). The keyset is unchanged: the narrowing is a fixed set of markets.
+ */
+const READ_TRADER_FILLS_WITHIN_DEPTH = traderFillsQuery(`
+  AND condition_id IN (${MARKETS_WITHIN_DEPTH}
+  )`);
 
 type FillRow = Omit<TraderFill, 'title' | 'outcome'> & { fill_id: string };
 
@@ -48,24 +60,32 @@ function clampEpoch(seconds: number): number {
   return Math.min(UINT32_MAX, Math.max(0, Math.trunc(seconds)));
 }
 
-/** Fills with ts >= since (0 when absent), strictly after `after`, oldest first. */
+/**
+ * Fills with ts >= since (0 when absent), strictly after `after`, oldest first. With a history depth
+ * ≥ 0, only the fills of the trader's `historyDepth` most recent markets.
+ */
 export async function readTraderFills(
   store: Store,
   wallet: string,
-  page: { since?: number | undefined; after?: FillPosition | undefined; limit: number },
+  page: { since?: number | undefined; after?: FillPosition | undefined; limit: number } & DepthOption,
 ): Promise<{ fills: TraderFill[]; next: FillPosition | null }> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const after = page.after;
-  // One row more than asked tells whether a next page exists.
-  const rows = await store.query<FillRow>(READ_TRADER_FILLS, {
+  const params = {
     wallet,
     since: clampEpoch(page.since ?? 0),
     has_after: after ? 1 : 0,
     after_ts: clampEpoch(after?.ts ?? 0),
     after_condition_id: after?.conditionId ?? '',
     after_fill_id: after?.fillId ?? '',
+    // One row more than asked tells whether a next page exists.
     limit: limit + 1,
-  });
+  };
+  const depth = page.historyDepth ?? -1;
+  const rows =
+    depth >= 0
+      ? await store.query<FillRow>(READ_TRADER_FILLS_WITHIN_DEPTH, { ...params, history_depth: historyDepthParam(depth) })
+      : await store.query<FillRow>(READ_TRADER_FILLS, params);
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
   const names = await readMarketNames(store, pageRows.map((row) => row.condition_id));

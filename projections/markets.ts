@@ -128,9 +128,29 @@ const ROW_COLUMNS = `
         net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, pnl_usd`;
 
 /**
+ * The wallet's markets within a history depth: the first `{history_depth}` of the recency order (last
+ * activity DESC, condition_id DESC: the markets list's order). Basic callers see only these; every read
+ * that is clamped to the visible set selects from this (the columns vary, the set does not).
+ */
+const withinDepth = (columns: string) => `
+    SELECT ${columns}
+    FROM {db:Identifier}.trader_markets FINAL
+    WHERE wallet = {wallet:String}
+    ORDER BY last_ts DESC, condition_id DESC
+    LIMIT {history_depth:UInt32}`;
+
+/** The condition_ids of the wallet's visible markets (params `wallet`, `history_depth`), for `IN (…)`. */
+export const MARKETS_WITHIN_DEPTH = withinDepth('condition_id');
+
+/** A history depth as the UInt32 the statements bind; call only with a depth ≥ 0 (-1 is unlimited: no clamp). */
+export function historyDepthParam(historyDepth: number): number {
+  return clampUInt32(historyDepth);
+}
+
+/**
  * One page of the recency order (last activity DESC, condition_id DESC), strictly after the keyset
  * position, by the wallet prefix of the key; the filter on last_ts applies after FINAL (to the latest
- * version of each row).
+ * version of each row). Unlimited depth.
  */
 const READ_TRADER_MARKETS = `
 SELECT ${ROW_COLUMNS}
@@ -140,12 +160,22 @@ WHERE wallet = {wallet:String}
 ORDER BY last_ts DESC, condition_id DESC
 LIMIT {limit:UInt32}`;
 
+/** The same page within a history depth: the keyset walks the visible rows only. */
+const READ_TRADER_MARKETS_WITHIN_DEPTH = `
+SELECT ${ROW_COLUMNS}
+FROM
+(${withinDepth(ROW_COLUMNS)}
+)
+WHERE ({has_after:UInt8} = 0 OR (last_ts, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
+ORDER BY last_ts DESC, condition_id DESC
+LIMIT {limit:UInt32}`;
+
 /**
- * The four slices in one pass over the wallet's rows: each row's rank in each slice (0 when it is not a
- * candidate of that slice), keeping only rows within the first `n` of some slice. Ties: last activity
- * DESC, then condition_id.
+ * The four slices in one pass over the wallet's rows (`source`: all of them, or those within the history
+ * depth): each row's rank in each slice (0 when it is not a candidate of that slice), keeping only rows
+ * within the first `n` of some slice. Ties: last activity DESC, then condition_id.
  */
-const READ_TOP_MARKETS = `
+const topMarketsQuery = (source: string) => `
 SELECT ${ROW_COLUMNS}, win_rank, loss_rank, traded_rank, volume_rank
 FROM
 (
@@ -157,11 +187,19 @@ FROM
         toUInt32(if(is_loss, row_number() OVER (PARTITION BY is_loss ORDER BY pnl_usd ASC, last_ts DESC, condition_id), 0)) AS loss_rank,
         toUInt32(row_number() OVER (ORDER BY fills_count DESC, last_ts DESC, condition_id)) AS traded_rank,
         toUInt32(row_number() OVER (ORDER BY buy_usd + sell_usd DESC, last_ts DESC, condition_id)) AS volume_rank
-    FROM {db:Identifier}.trader_markets FINAL
-    WHERE wallet = {wallet:String}
+    ${source}
 )
 WHERE (win_rank BETWEEN 1 AND {n:UInt32}) OR (loss_rank BETWEEN 1 AND {n:UInt32})
    OR traded_rank <= {n:UInt32} OR volume_rank <= {n:UInt32}`;
+
+/** Unlimited depth: every row of the wallet. */
+const READ_TOP_MARKETS = topMarketsQuery(`FROM {db:Identifier}.trader_markets FINAL
+    WHERE wallet = {wallet:String}`);
+
+/** Within a history depth: the slices rank only the visible rows. */
+const READ_TOP_MARKETS_WITHIN_DEPTH = topMarketsQuery(`FROM
+    (${withinDepth(ROW_COLUMNS)}
+    )`);
 
 /**
  * Names of some markets, and the marks of some of them (the market's last trade in UP space: argMax
@@ -280,25 +318,36 @@ async function toMarketRows<R extends TraderMarketRow>(store: Store, rows: reado
 const UINT32_MAX = 4_294_967_295;
 const clampUInt32 = (value: number): number => Math.min(UINT32_MAX, Math.max(0, Math.trunc(value)));
 
+/** How far back a caller sees a trader: `historyDepth` most recent markets; -1 (or absent) is unlimited. */
+export interface DepthOption {
+  historyDepth?: number | undefined;
+}
+
 /**
  * A page of the trader's markets, most recent activity first (then condition_id descending), strictly
- * after `after`. Returns the rows and the position to continue from (null at the end).
+ * after `after`. Returns the rows and the position to continue from (null at the end). With a history
+ * depth ≥ 0 only the `historyDepth` most recent markets exist for the list (and its paging).
  */
 export async function readTraderMarkets(
   store: Store,
   wallet: string,
-  page: { after?: MarketListPosition | undefined; limit: number },
+  page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
 ): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const after = page.after;
-  // One row more than asked tells whether a next page exists.
-  const rows = await store.query<TraderMarketRow>(READ_TRADER_MARKETS, {
+  const params = {
     wallet,
     has_after: after ? 1 : 0,
     after_ts: clampUInt32(after?.lastTradedAt ?? 0),
     after_condition_id: after?.conditionId ?? '',
+    // One row more than asked tells whether a next page exists.
     limit: limit + 1,
-  });
+  };
+  const depth = page.historyDepth ?? -1;
+  const rows =
+    depth >= 0
+      ? await store.query<TraderMarketRow>(READ_TRADER_MARKETS_WITHIN_DEPTH, { ...params, history_depth: historyDepthParam(depth) })
+      : await store.query<TraderMarketRow>(READ_TRADER_MARKETS, params);
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
   const markets = await toMarketRows(store, pageRows);
@@ -311,11 +360,15 @@ export async function readTraderMarkets(
 type RankedRow = TraderMarketRow & { win_rank: number; loss_rank: number; traded_rank: number; volume_rank: number };
 type RankKey = 'win_rank' | 'loss_rank' | 'traded_rank' | 'volume_rank';
 
-/** The four slices, each at most `n` rows. */
-export async function readTopMarkets(store: Store, wallet: string, n: number): Promise<TopMarkets> {
+/** The four slices, each at most `n` rows; with a history depth ≥ 0, ranked within the visible markets only. */
+export async function readTopMarkets(store: Store, wallet: string, n: number, options: DepthOption = {}): Promise<TopMarkets> {
   const size = Math.trunc(n);
   if (!(size >= 1)) return { top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE };
-  const rows = await store.query<RankedRow>(READ_TOP_MARKETS, { wallet, n: clampUInt32(size) });
+  const depth = options.historyDepth ?? -1;
+  const rows =
+    depth >= 0
+      ? await store.query<RankedRow>(READ_TOP_MARKETS_WITHIN_DEPTH, { wallet, n: clampUInt32(size), history_depth: historyDepthParam(depth) })
+      : await store.query<RankedRow>(READ_TOP_MARKETS, { wallet, n: clampUInt32(size) });
   const markets = await toMarketRows(store, rows);
   const slice = (rank: RankKey): MarketRow[] =>
     rows
@@ -329,6 +382,34 @@ export async function readTopMarkets(store: Store, wallet: string, n: number): P
     top_volume: slice('volume_rank'),
     note: TOP_MARKETS_NOTE,
   };
+}
+
+/**
+ * Where one market stands for a caller who sees `{history_depth}` of the trader's markets: traded at
+ * all (a row of the wallet), and within the visible set. Two lookups by the wallet prefix; the visible
+ * set is at most `history_depth` rows.
+ */
+const READ_MARKET_ACCESS = `
+SELECT
+    (SELECT count() FROM {db:Identifier}.trader_markets FINAL WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}) > 0 AS traded,
+    {condition_id:String} IN (${MARKETS_WITHIN_DEPTH}
+    ) AS visible`;
+
+/** A market of a trader as a caller with some history depth sees it. */
+export type MarketAccess = 'not_traded' | 'beyond_depth' | 'visible';
+
+/**
+ * Whether the trader traded the market and, if so, whether it is among the `historyDepth` most recent
+ * (the markets list's order). Unlimited (-1): every traded market is visible.
+ */
+export async function readMarketAccess(store: Store, wallet: string, conditionId: string, historyDepth: number): Promise<MarketAccess> {
+  const [row] = await store.query<{ traded: boolean | number; visible: boolean | number }>(READ_MARKET_ACCESS, {
+    wallet,
+    condition_id: conditionId,
+    history_depth: historyDepth < 0 ? UINT32_MAX : historyDepthParam(historyDepth),
+  });
+  if (!row || !row.traded) return 'not_traded';
+  return row.visible ? 'visible' : 'beyond_depth';
 }
 
 // ---------------------------------------------------------------------------------------------------

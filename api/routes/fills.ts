@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { readTraderFills, traderFillSchema, type FillPosition } from '../../projections/fills.ts';
 import { traderSchema } from '../../projections/traders.ts';
 import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
-import { errorResponses, limitParameter, pageLimit, queryCursor, queryInt } from '../http.ts';
+import { errorResponses, historyDepthNote, limitParameter, pageLimit, queryCursor, queryInt } from '../http.ts';
 import { traderParamsSchema } from './traders.ts';
 
 export const fillsPageSchema = z.object({
@@ -28,8 +28,15 @@ export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
       schema: {
         operationId: 'get_recent_fills',
         summary: "A trader's fills across markets (the monitoring primitive)",
-        description:
+        description: [
           'Fills ordered chronologically (ts, then market, then fill), from since (inclusive, epoch seconds; default the beginning). Poll by passing the last fill\'s ts as since (that second is sent again, so late fills of the same second are not missed; de-duplicate on your side), or follow next_cursor. Freshness tracks the archive pipeline (minutes). Clamped to the caller\'s visible market set.',
+          historyDepthNote(
+            context.config,
+            (depth) => `only the fills of the trader's ${depth} most recent markets (the markets list's order) are returned; fills of older markets are left out (no error).`,
+          ),
+        ]
+          .filter(Boolean)
+          .join(' '),
         params: traderParamsSchema,
         querystring: z.object({
           since: queryInt('Epoch seconds: fills at or after this time.').optional(),
@@ -43,7 +50,12 @@ export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
       const limit = pageLimit(request.query.limit, limits);
       const trader = traderOf(request.admitted);
       const after = fillCursor.decode(request.query.cursor, trader.wallet);
-      const page = await readTraderFills(context.store, trader.wallet, { since: request.query.since, after, limit });
+      const page = await readTraderFills(context.store, trader.wallet, {
+        since: request.query.since,
+        after,
+        limit,
+        historyDepth: request.caller!.limits.historyDepth,
+      });
       return { trader, fills: page.fills, next_cursor: page.next ? fillCursor.encode(trader.wallet, page.next) : null };
     },
   );

@@ -11,8 +11,18 @@ import {
 } from '../../projections/markets.ts';
 import { traderSchema } from '../../projections/traders.ts';
 import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
-import { errors } from '../errors.ts';
-import { applyMarketCaching, errorResponses, limitParameter, notModifiedSchema, pageLimit, parseConditionId, queryCursor, queryInt } from '../http.ts';
+import {
+  applyMarketCaching,
+  errorResponses,
+  historyDepthNote,
+  limitParameter,
+  loadVisibleMarket,
+  notModifiedSchema,
+  pageLimit,
+  parseConditionId,
+  queryCursor,
+  queryInt,
+} from '../http.ts';
 import { traderParamsSchema } from './traders.ts';
 
 export const marketListSchema = z.object({
@@ -36,6 +46,10 @@ export const marketParamsSchema = traderParamsSchema.extend({
   condition_id: z.string().meta({ description: 'Market id: 0x + 64 hex (from the markets list or top-markets). Anything else is 400 invalid_condition_id.' }),
 });
 
+/** The depth wall of the market-scoped routes (summary, chart, raw ticks, tape), for their descriptions. */
+export const marketDepthWall = (depth: number): string =>
+  `only the trader's ${depth} most recent markets (the markets list's order) can be read; an older market the trader traded is 403 depth_gated (a plan wall: do not retry, relay the message).`;
+
 export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;
   const marketCursor = context.cursors.codec<MarketListPosition, [number, string]>(
@@ -56,7 +70,13 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           "Market rows ordered by the trader's most recent activity (recency only; it cannot sort: extremes come from top-markets). Page with next_cursor until it is null.",
           "pnl_usd of a resolved row is its result; of an open row, cash flow (money deployed counts as spent), whose standing is pnl_marked_usd (open rows only, holdings at the market's last trade). pnl_usd includes split, merge and redemption legs that never appear as fills, so it cannot be rebuilt from fills.",
           'An unbounded list is large for an agent (a full page is tens of thousands of tokens): a small limit is the control.',
-        ].join('\n\n'),
+          historyDepthNote(
+            config,
+            (depth) => `the list holds only the trader's ${depth} most recent markets (this order): paging walks exactly those, then next_cursor is null; older markets are outside the plan's history depth.`,
+          ),
+        ]
+          .filter(Boolean)
+          .join('\n\n'),
         params: traderParamsSchema,
         querystring: z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') }),
         response: { 200: marketListSchema, ...errorResponses(400, 403, 404, 504) },
@@ -66,7 +86,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
       const limit = pageLimit(request.query.limit, config.api.marketsList);
       const trader = traderOf(request.admitted);
       const after = marketCursor.decode(request.query.cursor, trader.wallet);
-      const page = await readTraderMarkets(context.store, trader.wallet, { after, limit });
+      const page = await readTraderMarkets(context.store, trader.wallet, { after, limit, historyDepth: request.caller!.limits.historyDepth });
       return { trader, markets: page.markets, next_cursor: page.next ? marketCursor.encode(trader.wallet, page.next) : null };
     },
   );
@@ -79,7 +99,12 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
       schema: {
         operationId: 'get_top_markets',
         summary: "A trader's ranked highlight slices",
-        description: `Four slices of market rows: top_wins and top_losses rank the realized result over resolved markets only; most_traded ranks by fills; top_volume by volume. n rows per slice (default ${topMarkets.defaultN}, clamped to ${topMarkets.minN}..${topMarkets.maxN}). Not cached. On accounts with very many markets a large n can end in 504 query_timeout.`,
+        description: [
+          `Four slices of market rows: top_wins and top_losses rank the realized result over resolved markets only; most_traded ranks by fills; top_volume by volume. n rows per slice (default ${topMarkets.defaultN}, clamped to ${topMarkets.minN}..${topMarkets.maxN}). Not cached. On accounts with very many markets a large n can end in 504 query_timeout.`,
+          historyDepthNote(config, (depth) => `every slice ranks only within the trader's ${depth} most recent markets (the markets list's order).`),
+        ]
+          .filter(Boolean)
+          .join(' '),
         params: traderParamsSchema,
         querystring: z.object({
           n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, {
@@ -92,7 +117,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     async (request) => {
       const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, request.query.n ?? topMarkets.defaultN));
       const trader = traderOf(request.admitted);
-      return { trader, ...(await readTopMarkets(context.store, trader.wallet, n)) };
+      return { trader, ...(await readTopMarkets(context.store, trader.wallet, n, { historyDepth: request.caller!.limits.historyDepth })) };
     },
   );
 
@@ -107,7 +132,11 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           "{market, summary, trader}: the market header and the trader's statistics in it (counts, notionals, entry, fill-size distribution, timing, result, one sides entry per token).",
           'usd_share_first_tenth near zero with a high usd_share_last_tenth marks a late piler. roi is meaningless for split-sellers (sell-dominated flow).',
           'A resolved market is immutable: the answer carries a strong ETag and Cache-Control immutable, and If-None-Match answers 304. Open markets are cached briefly.',
-        ].join('\n\n'),
+          historyDepthNote(config, marketDepthWall),
+          'A market the trader never traded is 404 market_not_found.',
+        ]
+          .filter(Boolean)
+          .join('\n\n'),
         params: marketParamsSchema,
         response: { 200: marketSummaryResponseSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
@@ -115,8 +144,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     async (request, reply) => {
       const conditionId = parseConditionId(request.params.condition_id);
       const trader = traderOf(request.admitted);
-      const detail = await readMarketSummary(context.store, trader.wallet, conditionId);
-      if (!detail) throw errors.marketNotFound(conditionId);
+      const detail = await loadVisibleMarket(context, request.caller!, trader.wallet, conditionId, () => readMarketSummary(context.store, trader.wallet, conditionId));
       const body = { market: detail.market, summary: detail.summary, trader };
       if (applyMarketCaching(request, reply, body, detail.market.resolved, config) === 'not-modified') return reply.code(304).send(null);
       return body;

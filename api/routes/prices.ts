@@ -18,9 +18,20 @@ import {
 } from '../../projections/prices.ts';
 import { traderSchema } from '../../projections/traders.ts';
 import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
-import { errors } from '../errors.ts';
-import { applyMarketCaching, errorResponses, ifNoneMatch, notModifiedSchema, pageLimit, parseConditionId, queryCursor, queryInt, strongEtag } from '../http.ts';
-import { marketParamsSchema } from './markets.ts';
+import {
+  applyMarketCaching,
+  errorResponses,
+  historyDepthNote,
+  ifNoneMatch,
+  loadVisibleMarket,
+  notModifiedSchema,
+  pageLimit,
+  parseConditionId,
+  queryCursor,
+  queryInt,
+  strongEtag,
+} from '../http.ts';
+import { marketDepthWall, marketParamsSchema } from './markets.ts';
 
 export const sampledChartSchema = z.object({
   market: marketHeaderSchema,
@@ -79,7 +90,11 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
           'Chart conventions: draw the line at (lo + hi) / 2, fill the band between lo and hi, never across gaps; fills are markers (buy up, sell down) colored by token and sized by usd; a resolved market gets a dashed segment from the last point to the winner level (1.00 if token 1 won, else 0.00).',
           `raw=1 returns the underlying trades as ticks [{ts, price}] with keyset paging: window (start, epoch seconds) positions the first page, then pass next_cursor back as cursor; limit default ${rawLimits.defaultLimit}, clamped to ${rawLimits.maxLimit}. Raw ticks repeat about 36 times; this is the export path.`,
           'Resolved markets are immutable: strong ETag, If-None-Match → 304. Open markets are cached briefly.',
-        ].join('\n\n'),
+          historyDepthNote(config, (depth) => `${marketDepthWall(depth)} This holds for the sampled chart and for raw=1.`),
+          'A market the trader never traded is 404 market_not_found.',
+        ]
+          .filter(Boolean)
+          .join('\n\n'),
         params: marketParamsSchema,
         querystring: z.object({
           points: queryInt(`Point budget; default ${charts.defaultPoints}; clamped to ${charts.minPoints}..${charts.maxPoints}.`, { default: charts.defaultPoints }).optional(),
@@ -104,8 +119,7 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
       const trader = traderOf(request.admitted);
       const scope = `${trader.wallet}|${conditionId}`;
       const fromCursor = query.raw ? tickCursor.decode(query.cursor, scope) : undefined;
-      const market = await readTraderMarket(context.store, trader.wallet, conditionId);
-      if (!market) throw errors.marketNotFound(conditionId);
+      const market = await loadVisibleMarket(context, request.caller!, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
       const { header } = market;
 
       if (query.raw) {
@@ -143,8 +157,13 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
       schema: {
         operationId: 'get_market_tape',
         summary: "A market's full per-second tape (gzip)",
-        description:
+        description: [
           'The full tape {market, trader, tape}: uncapped and streamed, always gzip-encoded (Content-Encoding: gzip). A row is emitted for a second only when its (last, lo, hi) differs from the previously emitted row (a 53-day market is roughly 27,000 rows). A resolved market ends pinned at the winner level; its tape is immutable (strong ETag, If-None-Match → 304); an open market\'s tape is cached briefly. REST only (no MCP tool).',
+          historyDepthNote(config, marketDepthWall),
+          'A market the trader never traded is 404 market_not_found.',
+        ]
+          .filter(Boolean)
+          .join('\n\n'),
         params: marketParamsSchema,
         response: { 200: tapeSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
@@ -152,8 +171,7 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
     async (request, reply) => {
       const conditionId = parseConditionId(request.params.condition_id);
       const trader = traderOf(request.admitted);
-      const market = await readTraderMarket(context.store, trader.wallet, conditionId);
-      if (!market) throw errors.marketNotFound(conditionId);
+      const market = await loadVisibleMarket(context, request.caller!, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
       const { header } = market;
       const rows = await readFullTape(context.store, market.times);
       // Built as text pieces: only declared fields (the header goes through its schema), numbers as JSON writes them.
