@@ -9,6 +9,7 @@
  *   export    write every topic to .jsonl.gz files
  *   import    import Polymarket data-API exports (CSV / JSON)
  *   migrate   apply the ClickHouse migrations and exit
+ *   keys      admin: mint, revoke and list the API keys of an account (publishes account events)
  *
  * Configuration comes from the environment (config.ts); see the README for every variable.
  */
@@ -17,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 
-const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate'] as const;
+const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate', 'keys'] as const;
 type Role = (typeof ROLES)[number];
 
 const USAGE = `usage: main.ts <role> [options]
@@ -30,7 +31,14 @@ roles:
   export <dir> [--no-gzip]              write every topic to <dir>/<topic>.jsonl.gz
   import <file|dir>... [--era v1|v2] [--no-trades]
                                         import Polymarket data-API exports (CSV, JSON, JSONL, .gz)
-  migrate                               apply ClickHouse migrations and exit`;
+  migrate                               apply ClickHouse migrations and exit
+  keys mint --user <account_id> [--plan basic|pro|max] --label <label> [--name <display name>] [--founder|--no-founder]
+                                        create/update the account, mint a key, print it once on stdout
+  keys revoke --key-id <key_id> | --user <account_id> --last4 <xxxx>
+                                        revoke a key
+  keys list --user <account_id> [--json]
+                                        the account's plan and keys (never hashes)
+                                        (keys exits 0 done, 1 refused or not found, 2 usage error)`;
 
 async function main(argv: string[]): Promise<number> {
   const [roleArgument, ...rest] = argv;
@@ -51,8 +59,14 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${(error as Error).message}\n`);
     return 2;
   }
-  const log: Logger = createLogger(config.logLevel).child({ role });
+  // The keys role prints a plaintext key on stdout: its log goes to stderr so the two never mix.
+  const log: Logger = createLogger(config.logLevel, role === 'keys' ? process.stderr : undefined).child({ role });
   await mkdir(config.dataDir, { recursive: true });
+
+  if (role === 'keys') {
+    const { runKeys } = await import('./ingest/keys-command.ts');
+    return runKeys(config, log, rest);
+  }
 
   const { values, positionals } = parseArgs({
     args: rest,
