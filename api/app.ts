@@ -223,15 +223,17 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
         }
         const budget = request.routeOptions.config.budget;
         if (request.is404 || budget?.free) return;
+        // A heavy-read slot comes back on every exit path: the response sent or failed (onResponse
+        // below), or the connection closed under the call at any point, even while it is being admitted
+        // (a client that went away; 'close' also follows every finished response).
+        const connection = new AbortController();
+        reply.raw.once('close', () => connection.abort());
         request.admitted = await admitCall(context, request.caller, {
           address: request.ip,
           trader: budget?.traderScoped ? (request.params as { trader?: string }).trader : undefined,
           heavy: budget?.heavy?.(request.query as Record<string, unknown>) ?? false,
+          signal: connection.signal,
         });
-        // The slot comes back on every exit path: the response sent or failed (onResponse below), or the
-        // connection closed under it (a client that went away; 'close' follows 'finish' otherwise).
-        const admitted = request.admitted;
-        reply.raw.once('close', () => admitted.release());
       });
       v1.addHook('onResponse', async (request) => {
         request.admitted?.release();

@@ -39,6 +39,8 @@ export interface CallRequest {
   /** The raw `{trader}` of a trader-scoped call. */
   trader?: string | undefined;
   heavy: boolean;
+  /** Aborted when the caller goes away: the call's heavy-read slot comes back at once. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -62,6 +64,8 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
     }
   }
   const admission = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
+  if (call.signal?.aborted) admission.release();
+  else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
   try {
     const trader = wallet === null ? null : { wallet, name: name ?? (await readTraderName(context.store, wallet)) };
     return { ...admission, trader, traderRefusal };
