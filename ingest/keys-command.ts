@@ -20,7 +20,7 @@ import { readAccount, readAccountKeys, readKeysById, type AccountRecord, type St
 import type { Store } from '../projections/store.ts';
 import { accountSchema, apiKeySchema } from './contract/events.ts';
 import { openMigratedStore, withPublisher } from './runtime.ts';
-import { publishAccount, publishNewKey, randomBase62 } from './sources/accounts.ts';
+import { publishAccount, publishNewKey } from './sources/accounts.ts';
 
 export const KEYS_USAGE = `usage: main.ts keys <subcommand> [options]
 subcommands:
@@ -212,19 +212,6 @@ function viaKafka(config: Config): boolean {
   return Boolean(config.kafka.brokers && config.kafka.brokers.length > 0);
 }
 
-/**
- * The config to publish with. In the in-process mode every run starts a fresh log whose offsets begin
- * at 0, while the store keeps the insert deduplication tokens (topic, partition, offset range) of
- * earlier runs: a key event landing at the partition and offset of an earlier run's batch would be
- * dropped as a repeat (a second key of an account, or a revocation, silently lost). The in-process
- * topics live only for this run, so a topic prefix of its own keeps its tokens apart. With Kafka the
- * offsets are the cluster's and never repeat: the config is used as it is.
- */
-function publishingConfig(config: Config): Config {
-  if (viaKafka(config)) return config;
-  return { ...config, kafka: { ...config.kafka, topicPrefix: `${config.kafka.topicPrefix}keys-${Date.now().toString(36)}-${randomBase62(6)}.` } };
-}
-
 /** In the in-process mode the event is in the store once withPublisher returns: check that it is. */
 async function confirmLanded(config: Config, store: Store, keyId: string, landed: (key: StoredKey) => boolean): Promise<void> {
   if (viaKafka(config)) return;
@@ -268,7 +255,7 @@ async function mint(config: Config, log: Logger, args: MintArgs, output: KeysOut
 
     const changed =
       !existing || existing.plan !== plan || existing.founder !== founder || existing.displayName !== displayName;
-    const minted = await withPublisher(publishingConfig(config), log, async ({ publisher }) => {
+    const minted = await withPublisher(config, log, async ({ publisher }) => {
       if (changed) {
         // A new version must beat the stored one even within the same second.
         const version = Math.max(nowSeconds, (stored?.version ?? -1) + 1);
@@ -324,7 +311,7 @@ async function revoke(config: Config, log: Logger, args: RevokeArgs, output: Key
       return EXIT_OK;
     }
     const version = Math.max(nowSeconds, key.version + 1);
-    await withPublisher(publishingConfig(config), log, async ({ publisher }) => {
+    await withPublisher(config, log, async ({ publisher }) => {
       await publisher.publish('keys', [
         {
           key_id: key.keyId,

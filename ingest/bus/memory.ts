@@ -40,6 +40,20 @@ function partitionOf(key: string | null, partitions: number, roundRobin: number)
   return hash % partitions;
 }
 
+/**
+ * The first offset of every partition of a new log. The pipeline's deduplication tokens are built from
+ * topic, partition and offsets; a store outlives the process (npm start again, or several publishing
+ * commands on one DATA_DIR), so each log instance numbers its messages from its own epoch: a later run's
+ * batches never reuse an earlier run's tokens (which the store would drop as duplicates). A million
+ * offsets per millisecond apart, within Kafka's int64.
+ */
+let lastEpoch = 0n;
+function nextEpoch(): bigint {
+  const candidate = BigInt(Date.now()) * 1_000_000n;
+  lastEpoch = candidate > lastEpoch ? candidate : lastEpoch + 1_000_000n;
+  return lastEpoch;
+}
+
 class Signal {
   private waiters: (() => void)[] = [];
   wait(): Promise<void> {
@@ -66,13 +80,16 @@ export class MemoryLog implements EventLog {
   /** Woken on every commit (waiting for a group to drain). */
   private readonly committedSignal = new Signal();
 
+  /** See nextEpoch. */
+  private readonly epoch = nextEpoch();
+
   constructor(private readonly options: MemoryLogOptions) {}
 
   private topic(name: string): Topic {
     let topic = this.topics.get(name);
     if (!topic) {
       topic = {
-        partitions: Array.from({ length: this.options.partitions }, () => ({ base: 0n, messages: [], bytes: [] })),
+        partitions: Array.from({ length: this.options.partitions }, () => ({ base: this.epoch, messages: [], bytes: [] })),
       };
       this.topics.set(name, topic);
     }
@@ -122,7 +139,7 @@ export class MemoryLog implements EventLog {
   }
 
   committed(groupId: string, topicName: string, partition: number): bigint {
-    return this.commits.get(groupId)?.get(topicName)?.get(partition) ?? 0n;
+    return this.commits.get(groupId)?.get(topicName)?.get(partition) ?? this.epoch;
   }
 
   commit(groupId: string, topicName: string, partitionIndex: number, nextOffset: bigint): void {
@@ -155,7 +172,7 @@ export class MemoryLog implements EventLog {
     if (!partition) return;
     let lowest: bigint | undefined;
     for (const group of this.commits.values()) {
-      const next = group.get(topicName)?.get(partitionIndex) ?? 0n;
+      const next = group.get(topicName)?.get(partitionIndex) ?? this.epoch;
       if (lowest === undefined || next < lowest) lowest = next;
     }
     if (lowest === undefined) return;
