@@ -103,6 +103,7 @@ let offlineApi: TestApi;
 let openapi: OpenApiResponses;
 let document: Json;
 let revokedKey: string;
+let planKeys: Awaited<ReturnType<typeof publishPlanKeys>>;
 const seen: { url: string; response: LightMyRequestResponse }[] = [];
 
 async function get(url: string, options: Parameters<TestApi['get']>[1] = {}, on: TestApi = api): Promise<LightMyRequestResponse> {
@@ -118,7 +119,7 @@ async function json(url: string, status = 200, options: Parameters<TestApi['get'
 }
 
 beforeAll(async () => {
-  const keys = await publishPlanKeys(config, NOW - DAY);
+  const keys = (planKeys = await publishPlanKeys(config, NOW - DAY));
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', markets);
     await publisher.publish('fillsArchive', [...alphaFills, ...whaleFills]);
@@ -463,6 +464,20 @@ describe('markets', () => {
     expect(one.most_traded).toHaveLength(1);
     expect((await json(`traders/${alpha}/top-markets?n=500`)).most_traded).toHaveLength(4);
     expect(await json(`traders/${alpha}/top-markets?n=abc`, 422)).toHaveProperty('detail');
+  });
+
+  it('a 304 on a real route consumes one call, like the 200 it stands for', async () => {
+    const metered = await startTestApi(config, { now: () => NOW, keys: planKeys, gatesClockMs: () => Date.UTC(2026, 10, 22, 12) });
+    try {
+      const url = `traders/${alpha}/markets/${lost}/summary`;
+      const first = await metered.get(url);
+      expect(first.statusCode).toBe(200);
+      expect((await metered.get(url, { headers: { 'if-none-match': first.headers.etag as string } })).statusCode).toBe(304);
+      const me = bodyOf(await metered.get('me')) as { usage: { month: { requests: number } } };
+      expect(me.usage.month.requests).toBe(3);
+    } finally {
+      await metered.close();
+    }
   });
 
   it('summary of a resolved market: every figure, sides, a strong ETag and 304', async () => {

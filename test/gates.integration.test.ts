@@ -476,3 +476,23 @@ describe.each(GATE_KINDS)('gate store %s, directly', (kind) => {
     }
   });
 });
+
+describe('when the gate store cannot answer', () => {
+  it('calls are served unmetered (fail open) and the failure is logged, not answered', async () => {
+    const failing = new SwitchableGates(stores.open('memory'));
+    failing.target = {
+      kind: 'redis',
+      admit: () => Promise.reject(new Error('connection refused')),
+      release: () => Promise.reject(new Error('connection refused')),
+      authFailure: () => Promise.reject(new Error('connection refused')),
+      close: () => Promise.resolve(),
+    };
+    const api = await startTestApi(config, { now: () => NOW_S, keys: { basic: keys.b1, pro: keys.p1, max: keys.p1 }, gates: failing });
+    try {
+      for (let call = 0; call < basic.burst + 5; call++) expect((await api.get('me', { plan: 'basic' })).statusCode).toBe(200);
+      expect((await api.get('me', { authorization: 'Bearer tak_unknown' })).statusCode).toBe(401);
+    } finally {
+      await api.close();
+    }
+  });
+});
