@@ -27,7 +27,7 @@ export class RedisGates implements GateStore {
     private readonly keyPrefix: string,
   ) {
     // defineCommand: EVALSHA, falling back to EVAL once when the script cache is cold (a Redis restart).
-    redis.defineCommand('taAdmit', { numberOfKeys: 6, lua: ADMIT_LUA });
+    redis.defineCommand('taAdmit', { numberOfKeys: 5, lua: ADMIT_LUA });
     redis.defineCommand('taAuthFailure', { numberOfKeys: 2, lua: AUTH_FAILURE_LUA });
     this.#redis = redis as Redis & GateCommands;
   }
@@ -42,9 +42,8 @@ export class RedisGates implements GateStore {
 
   async admit(request: GateRequest): Promise<GateVerdict> {
     const reply = await this.#redis.taAdmit(
-      this.#userKey(request.userId, 'tat'),
+      this.#userKey(request.userId, 'state'),
       this.#userKey(request.userId, 'minute'),
-      this.#userKey(request.userId, 'quota'),
       this.#userKey(request.userId, 'wallets'),
       this.#userKey(request.userId, 'lane'),
       this.#addressKey(request.address, 'block'),
