@@ -1,6 +1,7 @@
 /**
  * Role `api`: the read API alone (stateless; run M of them behind a load balancer) against the
- * configured store, normally a ClickHouse server (`CLICKHOUSE_URL`). Embedded chDB works too, but only
+ * configured store, normally a ClickHouse server (`CLICKHOUSE_URL`), with the gates in Redis
+ * (`REDIS_URL`: every instance draws on the same budgets). Embedded chDB works too, but only
  * when no other process holds the same data directory.
  */
 import type { Config } from '../config.ts';
@@ -9,21 +10,24 @@ import { openMigratedStore } from '../ingest/runtime.ts';
 import { storeAnswers } from '../projections/store.ts';
 import type { Logger } from '../log.ts';
 import { buildApp } from './app.ts';
+import { openGateStore } from './gates/open.ts';
 
 export async function runApi(config: Config, log: Logger): Promise<number> {
   const signal = shutdownSignal(log);
   const store = await openMigratedStore(config, log);
+  const gates = openGateStore(config, log);
   const app = await buildApp({
     log,
     storeAlive: () => storeAnswers(store),
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store },
+    api: { config, store, gates },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   log.info({ address, store: store.kind, prefix: config.api.prefix }, 'listening');
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   // Stop taking requests, finish those in flight, then release the store.
   await app.close();
+  await gates.close();
   await store.close();
   return 0;
 }

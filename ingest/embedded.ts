@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { buildApp, type Readiness } from '../api/app.ts';
+import { openGateStore } from '../api/gates/open.ts';
 import { MemoryLog } from './bus/memory.ts';
 import { TopicNames } from './contract/topics.ts';
 import { EventPublisher } from './publisher.ts';
@@ -61,11 +62,12 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   const backfillDays = previous ? (nowSeconds() - previous.emittedUntil) / SECONDS_PER_DAY : config.simulator.backfillDays;
 
   let readiness: Readiness = { ready: false, detail: { phase: 'backfill', backfill_days: Math.round(backfillDays * 100) / 100 } };
+  const gates = openGateStore(config, log);
   const app = await buildApp({
     log,
     storeAlive: () => storeAnswers(store),
     readiness: () => readiness,
-    api: { config, store },
+    api: { config, store, gates },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
@@ -143,6 +145,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   // Shutdown order: stop producing, close HTTP, drain the consumer's batch, then the store.
   await saveState();
   await app.close();
+  await gates.close();
   await worker.stop();
   await producer.close();
   await eventLog.close();
