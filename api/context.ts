@@ -2,7 +2,7 @@
  * What every route receives: the configuration, the store (reads bounded by the query timeout), the
  * cursor codecs, the clock, and the resolution of `{trader}` identifiers to a canonical wallet and name.
  */
-import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
@@ -73,6 +73,21 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
     admission.release();
     throw failure;
   }
+}
+
+/**
+ * What an operation (the body of a read, shared by its REST route and its MCP tool) knows of its call,
+ * whatever the transport: who calls, and what the gates admitted.
+ */
+export interface Call {
+  caller: Caller;
+  admitted: AdmittedCall;
+}
+
+/** The call of a metered REST request (after the v1 hook authenticated and admitted it). */
+export function callOf(request: FastifyRequest): Call {
+  if (!request.caller || !request.admitted) throw new Error('operation outside an admitted call (a free route cannot run an operation)');
+  return { caller: request.caller, admitted: request.admitted };
 }
 
 /** The admitted call's trader, or its refusal. */

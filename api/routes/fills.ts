@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { readTraderFills, traderFillSchema, type FillPosition } from '../../projections/fills.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
+import type { Config } from '../../config.ts';
+import { callOf, traderOf, type ApiApp, type Call, type RouteContext } from '../context.ts';
 import { errorResponses, historyDepthNote, limitParameter, pageLimit, queryCursor, queryInt } from '../http.ts';
 import { traderParamsSchema } from './traders.ts';
 
@@ -12,14 +13,38 @@ export const fillsPageSchema = z.object({
   next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end (for now).' }),
 });
 
-export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
-  const limits = context.config.api.fills;
-  const fillCursor = context.cursors.codec<FillPosition, [number, string, string]>(
+/** Query of the fills endpoint (REST) and the parameters of get_recent_fills (MCP) beside `trader`. */
+export const fillsQuerySchema = (config: Config) =>
+  z.object({
+    since: queryInt('Epoch seconds: fills at or after this time.').optional(),
+    cursor: queryCursor,
+    limit: limitParameter(config.api.fills, 'fills'),
+  });
+
+const fillCursor = (context: RouteContext) =>
+  context.cursors.codec<FillPosition, [number, string, string]>(
     'fills',
     (position) => [position.ts, position.conditionId, position.fillId],
     z.tuple([z.int().min(0), z.string().max(200), z.string().max(400)]),
     ([ts, conditionId, fillId]) => ({ ts, conditionId, fillId }),
   );
+
+/** get_recent_fills: one chronological page of the call's trader's fills across markets (clamped to the visible set). */
+export async function getRecentFills(context: RouteContext, call: Call, query: z.infer<ReturnType<typeof fillsQuerySchema>>): Promise<z.infer<typeof fillsPageSchema>> {
+  const limit = pageLimit(query.limit, context.config.api.fills);
+  const trader = traderOf(call.admitted);
+  const cursor = fillCursor(context);
+  const after = cursor.decode(query.cursor, trader.wallet);
+  const page = await readTraderFills(context.store, trader.wallet, {
+    since: query.since,
+    after,
+    limit,
+    historyDepth: call.caller.limits.historyDepth,
+  });
+  return { trader, fills: page.fills, next_cursor: page.next ? cursor.encode(trader.wallet, page.next) : null };
+}
+
+export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
 
   app.get(
     '/traders/:trader/fills',
@@ -38,25 +63,10 @@ export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
           .filter(Boolean)
           .join(' '),
         params: traderParamsSchema,
-        querystring: z.object({
-          since: queryInt('Epoch seconds: fills at or after this time.').optional(),
-          cursor: queryCursor,
-          limit: limitParameter(limits, 'fills'),
-        }),
+        querystring: fillsQuerySchema(context.config),
         response: { 200: fillsPageSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
-    async (request) => {
-      const limit = pageLimit(request.query.limit, limits);
-      const trader = traderOf(request.admitted);
-      const after = fillCursor.decode(request.query.cursor, trader.wallet);
-      const page = await readTraderFills(context.store, trader.wallet, {
-        since: request.query.since,
-        after,
-        limit,
-        historyDepth: request.caller!.limits.historyDepth,
-      });
-      return { trader, fills: page.fills, next_cursor: page.next ? fillCursor.encode(trader.wallet, page.next) : null };
-    },
+    async (request) => getRecentFills(context, callOf(request), request.query),
   );
 }

@@ -10,7 +10,8 @@ import {
   type MarketListPosition,
 } from '../../projections/markets.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
+import type { Config } from '../../config.ts';
+import { callOf, traderOf, type ApiApp, type Call, type RouteContext } from '../context.ts';
 import {
   applyMarketCaching,
   errorResponses,
@@ -50,14 +51,55 @@ export const marketParamsSchema = traderParamsSchema.extend({
 export const marketDepthWall = (depth: number): string =>
   `only the trader's ${depth} most recent markets (the markets list's order) can be read; an older market the trader traded is 403 depth_gated (a plan wall: do not retry, relay the message).`;
 
-export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
-  const { config } = context;
-  const marketCursor = context.cursors.codec<MarketListPosition, [number, string]>(
+/** Query of the markets list (REST) and the parameters of list_trader_markets (MCP) beside `trader`. */
+export const marketListQuerySchema = (config: Config) => z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') });
+
+/** Query of top-markets (REST) and the parameters of get_top_markets (MCP) beside `trader`. */
+export const topMarketsQuerySchema = ({ api: { topMarkets } }: Config) =>
+  z.object({
+    n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, { default: topMarkets.defaultN }).optional(),
+  });
+
+const marketCursor = (context: RouteContext) =>
+  context.cursors.codec<MarketListPosition, [number, string]>(
     'markets',
     (position) => [position.lastTradedAt, position.conditionId],
     z.tuple([z.int().min(0), z.string().max(200)]),
     ([lastTradedAt, conditionId]) => ({ lastTradedAt, conditionId }),
   );
+
+/** list_trader_markets: one recency-ordered page of the call's trader's markets (clamped to the visible set). */
+export async function listTraderMarkets(
+  context: RouteContext,
+  call: Call,
+  query: z.infer<ReturnType<typeof marketListQuerySchema>>,
+): Promise<z.infer<typeof marketListSchema>> {
+  const limit = pageLimit(query.limit, context.config.api.marketsList);
+  const trader = traderOf(call.admitted);
+  const cursor = marketCursor(context);
+  const after = cursor.decode(query.cursor, trader.wallet);
+  const page = await readTraderMarkets(context.store, trader.wallet, { after, limit, historyDepth: call.caller.limits.historyDepth });
+  return { trader, markets: page.markets, next_cursor: page.next ? cursor.encode(trader.wallet, page.next) : null };
+}
+
+/** get_top_markets: the four ranked slices, n rows each (clamped), within the visible set. */
+export async function getTopMarkets(context: RouteContext, call: Call, query: z.infer<ReturnType<typeof topMarketsQuerySchema>>): Promise<z.infer<typeof topMarketsSchema>> {
+  const { topMarkets } = context.config.api;
+  const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, query.n ?? topMarkets.defaultN));
+  const trader = traderOf(call.admitted);
+  return { trader, ...(await readTopMarkets(context.store, trader.wallet, n, { historyDepth: call.caller.limits.historyDepth })) };
+}
+
+/** get_market_summary: one market's statistics for the call's trader, past the history wall. */
+export async function getMarketSummary(context: RouteContext, call: Call, params: { condition_id: string }): Promise<z.infer<typeof marketSummaryResponseSchema>> {
+  const conditionId = parseConditionId(params.condition_id);
+  const trader = traderOf(call.admitted);
+  const detail = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readMarketSummary(context.store, trader.wallet, conditionId));
+  return { market: detail.market, summary: detail.summary, trader };
+}
+
+export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
+  const { config } = context;
 
   app.get(
     '/traders/:trader/markets',
@@ -78,17 +120,11 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           .filter(Boolean)
           .join('\n\n'),
         params: traderParamsSchema,
-        querystring: z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') }),
+        querystring: marketListQuerySchema(config),
         response: { 200: marketListSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
-    async (request) => {
-      const limit = pageLimit(request.query.limit, config.api.marketsList);
-      const trader = traderOf(request.admitted);
-      const after = marketCursor.decode(request.query.cursor, trader.wallet);
-      const page = await readTraderMarkets(context.store, trader.wallet, { after, limit, historyDepth: request.caller!.limits.historyDepth });
-      return { trader, markets: page.markets, next_cursor: page.next ? marketCursor.encode(trader.wallet, page.next) : null };
-    },
+    async (request) => listTraderMarkets(context, callOf(request), request.query),
   );
 
   const { topMarkets } = config.api;
@@ -106,19 +142,11 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           .filter(Boolean)
           .join(' '),
         params: traderParamsSchema,
-        querystring: z.object({
-          n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, {
-            default: topMarkets.defaultN,
-          }).optional(),
-        }),
+        querystring: topMarketsQuerySchema(config),
         response: { 200: topMarketsSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
-    async (request) => {
-      const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, request.query.n ?? topMarkets.defaultN));
-      const trader = traderOf(request.admitted);
-      return { trader, ...(await readTopMarkets(context.store, trader.wallet, n, { historyDepth: request.caller!.limits.historyDepth })) };
-    },
+    async (request) => getTopMarkets(context, callOf(request), request.query),
   );
 
   app.get(
@@ -142,11 +170,8 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
       },
     },
     async (request, reply) => {
-      const conditionId = parseConditionId(request.params.condition_id);
-      const trader = traderOf(request.admitted);
-      const detail = await loadVisibleMarket(context, request.caller!, trader.wallet, conditionId, () => readMarketSummary(context.store, trader.wallet, conditionId));
-      const body = { market: detail.market, summary: detail.summary, trader };
-      if (applyMarketCaching(request, reply, body, detail.market.resolved, config) === 'not-modified') return reply.code(304).send(null);
+      const body = await getMarketSummary(context, callOf(request), request.params);
+      if (applyMarketCaching(request, reply, body, body.market.resolved, config) === 'not-modified') return reply.code(304).send(null);
       return body;
     },
   );

@@ -1,7 +1,7 @@
 /** `GET /me`: the caller's plan, its limits, usage, and the calling key's label and last four characters. */
 import { z } from 'zod';
 import type { Caller } from '../auth.ts';
-import type { ApiApp, RouteContext } from '../context.ts';
+import { callOf, type ApiApp, type Call, type RouteContext } from '../context.ts';
 import type { UsageReport } from '../gates/budget.ts';
 import { errorResponses } from '../http.ts';
 
@@ -45,6 +45,11 @@ export function readMe(caller: Caller, usage: UsageReport): Me {
   };
 }
 
+/** whoami: the usage numbers are the gates' answer to this very call (no second round trip). */
+export function whoami(call: Call): Me {
+  return readMe(call.caller, call.admitted.usage);
+}
+
 export function registerMeRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/me',
@@ -57,7 +62,6 @@ export function registerMeRoutes(app: ApiApp, context: RouteContext): void {
         response: { 200: meSchema, ...errorResponses() },
       },
     },
-    // The usage numbers are the gates' answer to this very call (no second round trip).
-    async (request) => readMe(request.caller!, request.admitted!.usage),
+    async (request) => whoami(callOf(request)),
   );
 }

@@ -6,7 +6,8 @@ import { errorResponses } from '../http.ts';
 
 export const popularSchema = z.object({ traders: z.array(popularTraderSchema), count: z.int().min(0) });
 
-export async function readPopular(context: RouteContext): Promise<z.infer<typeof popularSchema>> {
+/** list_popular_traders (not trader-scoped: no wallet is counted). */
+export async function listPopularTraders(context: RouteContext): Promise<z.infer<typeof popularSchema>> {
   const traders = await readPopularTraders(context.store, context.config.api.popularLimit);
   return { traders, count: traders.length };
 }
@@ -22,6 +23,6 @@ export function registerPopularRoutes(app: ApiApp, context: RouteContext): void 
         response: { 200: popularSchema, ...errorResponses() },
       },
     },
-    async () => readPopular(context),
+    async () => listPopularTraders(context),
   );
 }

@@ -17,7 +17,8 @@ import {
   type TickPosition,
 } from '../../projections/prices.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
+import type { Config } from '../../config.ts';
+import { callOf, traderOf, type ApiApp, type Call, type RouteContext } from '../context.ts';
 import {
   applyMarketCaching,
   errorResponses,
@@ -66,16 +67,88 @@ const booleanText = z
   .transform((value) => value === 'true' || value === '1')
   .meta({ description: 'true or 1: raw tick pages instead of the sampled chart.', default: 'false' });
 
-export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
-  const { config } = context;
-  const { charts } = config;
-  const rawLimits = { defaultLimit: charts.rawTicksDefaultLimit, maxLimit: charts.rawTicksMaxLimit };
-  const tickCursor = context.cursors.codec<{ window: number; position: TickPosition }, [number, number, number, string]>(
+/** The sampled chart's query (REST, beside raw mode's) and the parameters of get_market_events (MCP) beside trader and market. */
+export const sampledChartQuerySchema = ({ charts }: Config) =>
+  z.object({
+    points: queryInt(`Point budget; default ${charts.defaultPoints}; clamped to ${charts.minPoints}..${charts.maxPoints}.`, { default: charts.defaultPoints }).optional(),
+    from_ts: queryInt('Window start, epoch seconds.').optional(),
+    to_ts: queryInt('Window end, epoch seconds.').optional(),
+    resolution: queryInt(`Forced bucket size in seconds, snapped to the ladder (${FIDELITY_LADDER.join(', ')}).`).optional(),
+  });
+
+const rawLimitsOf = ({ charts }: Config) => ({ defaultLimit: charts.rawTicksDefaultLimit, maxLimit: charts.rawTicksMaxLimit });
+
+/** Raw mode's own query parameters (REST only: raw ticks are the export path). */
+const rawTicksQuerySchema = (config: Config) => {
+  const rawLimits = rawLimitsOf(config);
+  return z.object({
+    cursor: queryCursor,
+    window: queryInt('Raw mode: start of the tick window (epoch seconds) for the first page.').optional(),
+    limit: queryInt(`Raw mode: ticks per page; at least 1 (0 is 400 bad_limit); default ${rawLimits.defaultLimit}; above ${rawLimits.maxLimit} clamped.`, {
+      minimum: 1,
+      default: rawLimits.defaultLimit,
+    }).optional(),
+  });
+};
+
+const tickCursor = (context: RouteContext) =>
+  context.cursors.codec<{ window: number; position: TickPosition }, [number, number, number, string]>(
     'ticks',
     ({ window, position }) => [window, position.ts, position.seq, position.tradeId],
     z.tuple([z.int().min(0), z.int().min(0), z.int().min(0), z.string().max(200)]),
     ([window, ts, seq, tradeId]) => ({ window, position: { ts, seq, tradeId } }),
   );
+
+/** get_market_events: the sampled chart of one market with the call's trader's complete fills, past the history wall. */
+export async function getMarketChart(
+  context: RouteContext,
+  call: Call,
+  input: { condition_id: string } & z.infer<ReturnType<typeof sampledChartQuerySchema>>,
+): Promise<z.infer<typeof sampledChartSchema>> {
+  const conditionId = parseConditionId(input.condition_id);
+  const trader = traderOf(call.admitted);
+  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
+  const { series, fills } = await readSampledChart(
+    context.store,
+    trader.wallet,
+    market,
+    { points: input.points, fromTs: input.from_ts, toTs: input.to_ts, resolution: input.resolution },
+    context.config.charts,
+    context.now(),
+  );
+  return { market: market.header, trader, series, fills };
+}
+
+/** Raw tick pages of one market (REST `raw=1` only; a heavy read). */
+export async function getMarketTicks(
+  context: RouteContext,
+  call: Call,
+  input: { condition_id: string } & z.infer<ReturnType<typeof rawTicksQuerySchema>>,
+): Promise<z.infer<typeof rawTicksSchema>> {
+  const conditionId = parseConditionId(input.condition_id);
+  const limit = pageLimit(input.limit, rawLimitsOf(context.config));
+  const trader = traderOf(call.admitted);
+  const scope = `${trader.wallet}|${conditionId}`;
+  const cursor = tickCursor(context);
+  const fromCursor = cursor.decode(input.cursor, scope);
+  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
+  const window = fromCursor?.window ?? Math.max(0, input.window ?? 0);
+  const page = await readRawTicks(context.store, conditionId, { windowStartTs: window, after: fromCursor?.position, limit });
+  return {
+    market: market.header,
+    trader,
+    ticks: page.ticks,
+    window,
+    cursor: fromCursor ? (input.cursor ?? null) : null,
+    next_cursor: page.next ? cursor.encode(scope, { window, position: page.next }) : null,
+    limit,
+  };
+}
+
+export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
+  const { config } = context;
+  const { charts } = config;
+  const rawLimits = rawLimitsOf(config);
 
   app.get(
     '/traders/:trader/markets/:condition_id',
@@ -96,56 +169,16 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
           .filter(Boolean)
           .join('\n\n'),
         params: marketParamsSchema,
-        querystring: z.object({
-          points: queryInt(`Point budget; default ${charts.defaultPoints}; clamped to ${charts.minPoints}..${charts.maxPoints}.`, { default: charts.defaultPoints }).optional(),
-          from_ts: queryInt('Window start, epoch seconds.').optional(),
-          to_ts: queryInt('Window end, epoch seconds.').optional(),
-          resolution: queryInt(`Forced bucket size in seconds, snapped to the ladder (${FIDELITY_LADDER.join(', ')}).`).optional(),
-          raw: booleanText.optional(),
-          cursor: queryCursor,
-          window: queryInt('Raw mode: start of the tick window (epoch seconds) for the first page.').optional(),
-          limit: queryInt(`Raw mode: ticks per page; at least 1 (0 is 400 bad_limit); default ${rawLimits.defaultLimit}; above ${rawLimits.maxLimit} clamped.`, {
-            minimum: 1,
-            default: rawLimits.defaultLimit,
-          }).optional(),
-        }),
+        querystring: z.object({ ...sampledChartQuerySchema(config).shape, raw: booleanText.optional(), ...rawTicksQuerySchema(config).shape }),
         response: { 200: z.union([sampledChartSchema, rawTicksSchema]), 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
     async (request, reply) => {
-      const query = request.query;
-      const conditionId = parseConditionId(request.params.condition_id);
-      const rawLimit = query.raw ? pageLimit(query.limit, rawLimits) : 0;
-      const trader = traderOf(request.admitted);
-      const scope = `${trader.wallet}|${conditionId}`;
-      const fromCursor = query.raw ? tickCursor.decode(query.cursor, scope) : undefined;
-      const market = await loadVisibleMarket(context, request.caller!, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
-      const { header } = market;
-
-      if (query.raw) {
-        const window = fromCursor?.window ?? Math.max(0, query.window ?? 0);
-        const page = await readRawTicks(context.store, conditionId, { windowStartTs: window, after: fromCursor?.position, limit: rawLimit });
-        return {
-          market: header,
-          trader,
-          ticks: page.ticks,
-          window,
-          cursor: fromCursor ? (query.cursor ?? null) : null,
-          next_cursor: page.next ? tickCursor.encode(scope, { window, position: page.next }) : null,
-          limit: rawLimit,
-        };
-      }
-
-      const { series, fills } = await readSampledChart(
-        context.store,
-        trader.wallet,
-        market,
-        { points: query.points, fromTs: query.from_ts, toTs: query.to_ts, resolution: query.resolution },
-        charts,
-        context.now(),
-      );
-      const body = { market: header, trader, series, fills };
-      if (applyMarketCaching(request, reply, body, header.resolved, config) === 'not-modified') return reply.code(304).send(null);
+      const { raw, ...query } = request.query;
+      const input = { condition_id: request.params.condition_id, ...query };
+      if (raw) return getMarketTicks(context, callOf(request), input);
+      const body = await getMarketChart(context, callOf(request), input);
+      if (applyMarketCaching(request, reply, body, body.market.resolved, config) === 'not-modified') return reply.code(304).send(null);
       return body;
     },
   );

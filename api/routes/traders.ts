@@ -1,7 +1,7 @@
 /** `GET /traders/{trader}`: the career card, blended with the upstream provider's own statistics. */
 import { z } from 'zod';
-import { readTraderCard, traderCardSchema } from '../../projections/cards.ts';
-import { traderOf, type ApiApp, type RouteContext } from '../context.ts';
+import { readTraderCard, traderCardSchema, type TraderCard } from '../../projections/cards.ts';
+import { callOf, traderOf, type ApiApp, type Call, type RouteContext } from '../context.ts';
 import { errorResponses } from '../http.ts';
 
 export const traderParamsSchema = z.object({
@@ -10,6 +10,13 @@ export const traderParamsSchema = z.object({
       'A 0x wallet (any case), a profile URL of the upstream provider (https://polymarket.com/profile/0x…, https://polymarket.com/@name; URL-encode it), or a display name. A 0x string of the wrong length is 400 invalid_wallet (never tried as a name); an unknown name is 404 trader_not_found; an unknown valid wallet is a zeroed card.',
   }),
 });
+
+/** get_trader_card: the career card of the call's trader. */
+export async function getTraderCard(context: RouteContext, call: Call): Promise<TraderCard> {
+  const trader = traderOf(call.admitted);
+  const { config } = context;
+  return readTraderCard(context.store, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now());
+}
 
 export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
@@ -30,10 +37,9 @@ export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
       },
     },
     async (request, reply) => {
-      const trader = traderOf(request.admitted);
+      const card = await getTraderCard(context, callOf(request));
       reply.header('Cache-Control', 'no-store');
-      const { config } = context;
-      return readTraderCard(context.store, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now());
+      return card;
     },
   );
 }
