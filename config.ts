@@ -59,6 +59,30 @@ const environmentSchema = z.object({
   /** A heavy-read slot not released within this long (its instance died) frees itself. */
   HEAVY_READ_LEASE_S: z.coerce.number().int().min(1).default(120),
 
+  /**
+   * DNS-rebinding protection of the MCP endpoint (/mcp): the host names a request's Host header may
+   * carry (ports are ignored), as a comma list (`mcp.example.com,localhost`), or `*` to accept any Host
+   * (only behind a proxy that checks Host itself). A request naming another host is refused with 403
+   * before authentication. Default: localhost, 127.0.0.1, [::1], plus HOST when HOST names one host
+   * (not the wildcard 0.0.0.0 or ::). Behind a trusted proxy (API_TRUST_PROXY) X-Forwarded-Host counts.
+   */
+  MCP_ALLOWED_HOSTS: z
+    .string()
+    .trim()
+    .transform((value, context): string[] | '*' => {
+      if (value === '*') return '*';
+      const entries = value.split(',').map((part) => part.trim()).filter(Boolean);
+      if (entries.length === 0) context.addIssue({ code: 'custom', message: 'name at least one host, or * for any' });
+      const hosts: string[] = [];
+      for (const entry of entries) {
+        const hostname = hostnameOf(entry);
+        if (hostname === null) context.addIssue({ code: 'custom', message: `"${entry}" is not a host name (use names like mcp.example.com, 127.0.0.1 or [::1])` });
+        else hosts.push(hostname);
+      }
+      return hosts;
+    })
+    .optional(),
+
   /** HMAC secret of paging cursors; every API instance of a deployment needs the same one. Absent: random per process. */
   API_CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** How long a key lookup is cached (a revocation takes effect within this). */
@@ -105,6 +129,23 @@ const environmentSchema = z.object({
 });
 
 export type Environment = z.input<typeof environmentSchema>;
+
+/**
+ * The host name of a Host header value or a configured host, lower-cased, without its port (IPv6 in
+ * brackets, as URLs write it); null when it is not one. The same parse the MCP SDK's host validation uses.
+ */
+export function hostnameOf(host: string): string | null {
+  const bracketed = host.includes(':') && !host.startsWith('[') && host.indexOf(':') !== host.lastIndexOf(':') ? `[${host}]` : host;
+  try {
+    const url = new URL(`http://${bracketed}`);
+    return url.username || url.password || url.pathname !== '/' || url.search || url.hash ? null : url.hostname;
+  } catch {
+    return null;
+  }
+}
+
+const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '[::]']);
+const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 
 export const PLAN_IDS = ['basic', 'pro', 'max'] as const;
 export type PlanId = (typeof PLAN_IDS)[number];
@@ -258,6 +299,12 @@ export interface Config {
     rawTicksMaxLimit: number;
   };
   upstream: { staleAfterSeconds: number };
+  mcp: {
+    /** The MCP endpoint on the same server as the REST API. */
+    path: '/mcp';
+    /** Host names (no ports) a request to the MCP endpoint may name in Host; '*' accepts any. */
+    allowedHosts: readonly string[] | '*';
+  };
   simulator: { seed: number; backfillDays: number; live: boolean; traders: number };
   plans: Readonly<Record<PlanId, PlanLimits>>;
 }
@@ -334,6 +381,7 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
     },
     charts: { defaultPoints: 300, minPoints: 20, maxPoints: 600, rawTicksDefaultLimit: 1000, rawTicksMaxLimit: 10_000 },
     upstream: { staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S },
+    mcp: { path: '/mcp', allowedHosts: env.MCP_ALLOWED_HOSTS ?? defaultMcpHosts(env.HOST) },
     simulator: {
       seed: env.SIM_SEED,
       backfillDays: env.SIM_BACKFILL_DAYS,
@@ -343,6 +391,12 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
     plans: PLANS,
   };
   return deepFreeze(config);
+}
+
+/** localhost in its three spellings, plus HOST when it names one host rather than every interface. */
+function defaultMcpHosts(host: string): string[] {
+  const own = hostnameOf(host);
+  return own === null || WILDCARD_ADDRESSES.has(own) || LOCAL_HOSTS.includes(own) ? [...LOCAL_HOSTS] : [...LOCAL_HOSTS, own];
 }
 
 function deepFreeze<T>(value: T): T {
