@@ -31,6 +31,7 @@ import { registerPriceRoutes } from './routes/prices.ts';
 import { registerTraderRoutes } from './routes/traders.ts';
 import { registerWhaleRoutes } from './routes/whales.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
+import { registerMcp } from '../mcp/server.ts';
 
 /** How a route meets the gates (read-api.md, What counts against the call quota). */
 export interface RouteBudget {
@@ -266,5 +267,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     },
     { prefix: config.api.prefix },
   );
+  // The same data as tools, on the same server: the same context (gates, cursors) and the same keys.
+  await registerMcp(app, { context, authenticator });
   return authenticator;
 }

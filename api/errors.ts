@@ -106,6 +106,8 @@ export const errors = {
       { retry_after: retryAfterSeconds },
       { 'Retry-After': String(retryAfterSeconds) },
     ),
+  /** A failure on our side (5xx): the body is opaque, the cause is logged. */
+  internal: () => new ApiError(500, 'internal', 'Something went wrong on our side. Try again; if it persists, report it.'),
   notFound: (path: string) => new ApiError(404, 'not_found', `There is no endpoint ${truncate(path)}. See /api/agent/v1/openapi.json.`),
 };
 

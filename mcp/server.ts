@@ -1,0 +1,117 @@
+/**
+ * The MCP endpoint (read-api.md, Tool-protocol surface): streamable HTTP, stateless, at `/mcp` on the
+ * same Fastify app as the REST API. Every POST gets a new McpServer and transport (the SDK's stateless
+ * pattern), built for that request's caller; the tools call the REST routes' operations through the
+ * same gates. GET and DELETE (server-sent streams, session ends) answer 405: there are no sessions.
+ *
+ * Order of a request: the Host check (DNS-rebinding protection, config MCP_ALLOWED_HOSTS) → the bearer
+ * key (401 / too_many_auth_failures, as REST) → the SDK. Connecting, tools/list, prompts/list and
+ * prompts/get are free; each tools/call is one call of the budget, admitted inside the tool.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticator } from '../api/auth.ts';
+import type { RouteContext } from '../api/context.ts';
+import { hostnameOf, type Config } from '../config.ts';
+import { mcpAuthentication } from './auth.ts';
+import { registerPrompts } from './prompts.ts';
+import type { McpSession, Tool } from './tool.ts';
+import { buildTools } from './tools/index.ts';
+
+export const MCP_SERVER_INFO = { name: 'trader-analytics', version: '1.0.0' } as const;
+
+export interface McpOptions {
+  context: RouteContext;
+  /** The app's own (REST's) authenticator: one key cache, one 401. */
+  authenticator: Authenticator;
+}
+
+/** What the server tells a model once, at connection. */
+export function serverInstructions(config: Config): string {
+  return [
+    'Read-only analytics of prediction-market traders: career cards, ranked markets, per-market statistics, sampled price charts with fills, profit curves, recent fills, popular traders.',
+    'Each tool call costs one request of your budget (whoami states the plan, limits and what is left); listing tools and prompts costs nothing. Keep answers small with limit, n and points.',
+    "The one profit to quote for a trader is upstream.pnl from get_trader_card. A resolved market's pnl_usd is a result; an open market's is cash flow, whose standing is pnl_marked_usd.",
+    'A result with isError carries a message written for a human: relay it. depth_gated and wallet_quota are plan walls (do not retry); daily_limit and monthly_limit mean the budget is spent (stop); rate_limited and busy are transient (wait retry_after seconds).',
+    `The prompt crack_this_trader scripts a full investigation of one trader.`,
+  ].join(' ');
+}
+
+/** A JSON-RPC error body without a request id (the SDK's shape for HTTP-level refusals). */
+function jsonRpcError(code: number, message: string) {
+  return { jsonrpc: '2.0' as const, error: { code, message }, id: null };
+}
+
+/** DNS-rebinding protection: the Host (X-Forwarded-Host behind a trusted proxy) must name an allowed host; ports are ignored. */
+function hostAllowed(config: Config, request: FastifyRequest): { allowed: true } | { allowed: false; host: string } {
+  const { allowedHosts } = config.mcp;
+  if (allowedHosts === '*') return { allowed: true };
+  const host = typeof request.host === 'string' ? request.host : '';
+  const hostname = hostnameOf(host);
+  return hostname !== null && allowedHosts.includes(hostname) ? { allowed: true } : { allowed: false, host };
+}
+
+export async function registerMcp(app: FastifyInstance, options: McpOptions): Promise<void> {
+  const { context } = options;
+  const { config } = context;
+  const log = context.log.child({ name: 'mcp' });
+  const tools = buildTools(config);
+  const instructions = serverInstructions(config);
+  const authenticate = mcpAuthentication(options.authenticator, context.budget);
+
+  const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header('Allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed.'));
+
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', async (request, reply) => {
+      const check = hostAllowed(config, request);
+      if (check.allowed) return;
+      log.warn({ host: check.host, address: request.ip }, 'MCP request with a Host that is not allowed (DNS-rebinding protection)');
+      return reply.code(403).send(jsonRpcError(-32000, `Invalid Host header: ${check.host.slice(0, 200) || '(none)'}`));
+    });
+
+    scope.post(
+      config.mcp.path,
+      {
+        schema: { hide: true },
+        // Before the body is read: who calls (an unauthenticated request is never parsed).
+        onRequest: async (request) => {
+          request.caller = await authenticate(request);
+        },
+      },
+      async (request, reply) => {
+        const exchange = new AbortController();
+        reply.raw.once('close', () => exchange.abort());
+        const session: McpSession = { context, caller: request.caller!, address: request.ip, signal: exchange.signal, log };
+        const server = createMcpServer(session, tools, instructions);
+        // Stateless: no session ids; answers as plain JSON (no server-sent stream: nothing is pushed).
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        reply.hijack();
+        reply.raw.once('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        try {
+          await server.connect(transport);
+          await transport.handleRequest(request.raw, reply.raw, request.body);
+        } catch (failure) {
+          log.error({ err: failure }, 'MCP request failed');
+          if (!reply.raw.headersSent) {
+            reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
+          }
+        }
+      },
+    );
+    scope.get(config.mcp.path, { schema: { hide: true } }, methodNotAllowed);
+    scope.delete(config.mcp.path, { schema: { hide: true } }, methodNotAllowed);
+  });
+}
+
+/** One request's server: the tools bound to its caller, and the prompt. */
+export function createMcpServer(session: McpSession, tools: readonly Tool[], instructions: string): McpServer {
+  const server = new McpServer(MCP_SERVER_INFO, { instructions });
+  for (const tool of tools) tool.register(server, session);
+  registerPrompts(server, session.context.config);
+  return server;
+}

@@ -1,0 +1,140 @@
+/**
+ * What every tool shares: its definition (name, schemas, hints, the operation it calls), and the one
+ * way a tool call runs: through the same gates as REST (admitCall, the `trader` argument counted as a
+ * wallet on trader-scoped tools), then the REST route's operation, then the REST 200 schema (which
+ * strips undeclared fields, as REST's serializer does). Every refusal, wall or failure comes back as a
+ * tool result with `isError: true`, never as a JSON-RPC error: its text is the REST `message`, its
+ * structuredContent the REST error body `{error, message, ...extra}`.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Caller } from '../api/auth.ts';
+import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../api/context.ts';
+import { ApiError, errorBodySchema, errors } from '../api/errors.ts';
+import type { Logger } from '../log.ts';
+import { QueryTimeoutError } from '../projections/store.ts';
+
+/** One MCP exchange (one HTTP request: stateless), as the tools see it. */
+export interface McpSession {
+  context: RouteContext;
+  caller: Caller;
+  /** The client address (the gates block addresses after repeated authentication failures). */
+  address: string;
+  /** Aborted when the HTTP exchange ends: a heavy-read slot comes back at once. */
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export interface ToolDefinition<Input extends z.ZodObject, Output extends z.ZodObject> {
+  name: string;
+  title: string;
+  /** Written for a model choosing tools: what it answers, what it costs, how to keep it small. */
+  description: string;
+  input: Input;
+  /** The REST route's 200 schema (single source). */
+  output: Output;
+  /** Reads the trader of the `trader` argument: Basic counts its wallet toward the distinct-wallet cap. */
+  traderScoped: boolean;
+  /** Takes a slot of the admission lane while it runs (none of today's tools do). */
+  heavy?: boolean;
+  /** The REST route's operation. */
+  run(context: RouteContext, call: Call, args: z.output<Input>): Promise<z.output<Output>> | z.output<Output>;
+}
+
+/** A tool with its types erased, ready to register on any server. */
+export interface Tool {
+  name: string;
+  register(server: McpServer, session: McpSession): void;
+}
+
+/**
+ * The output schema a client sees: the REST 200 body, or the contract's error body. MCP clients of SDK
+ * v1 validate structuredContent against the output schema even on `isError` results (the server side
+ * skips that check), so the listed schema admits both. The server still checks every success against
+ * the REST schema itself (the clone keeps its definition; only its JSON Schema is this union).
+ */
+function listedOutputSchema<Output extends z.ZodObject>(output: Output): Output {
+  const json = {
+    type: 'object',
+    anyOf: [jsonSchemaOf(output), jsonSchemaOf(errorBodySchema)],
+  };
+  // A copy of the definition, not a derived schema: toJSONSchema would otherwise also walk the parent.
+  const listed = output.clone({ ...output._zod.def });
+  // A fresh copy each time: toJSONSchema finalizes (mutates) the object it is handed.
+  listed._zod.toJSONSchema = () => structuredClone(json);
+  return listed;
+}
+
+/** The output-side JSON Schema (draft 7, as the SDK lists schemas) of a zod schema, to nest in another. */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-7', io: 'output' }) as Record<string, unknown>;
+  // Nested, a definition would no longer resolve; the response schemas have none (every part inlined).
+  if ('definitions' in json || '$defs' in json) throw new Error('an MCP output schema with definitions cannot be nested');
+  return json;
+}
+
+export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject>(definition: ToolDefinition<Input, Output>): Tool {
+  const outputSchema = listedOutputSchema(definition.output);
+  return {
+    name: definition.name,
+    register(server, session) {
+      server.registerTool(
+        definition.name,
+        {
+          title: definition.title,
+          description: definition.description,
+          // Erased here: the SDK validated the arguments against this very schema before the callback.
+          inputSchema: definition.input as z.ZodObject,
+          outputSchema,
+          // Reads only, of this service's own archive; the same arguments give the same answer (a call
+          // spends one request of the budget, which is metering, not an effect on the data).
+          annotations: { title: definition.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+        },
+        (args, extra) => runTool(definition, session, args as z.output<Input>, extra.signal),
+      );
+    },
+  };
+}
+
+async function runTool<Input extends z.ZodObject, Output extends z.ZodObject>(
+  tool: ToolDefinition<Input, Output>,
+  session: McpSession,
+  args: z.output<Input>,
+  cancelled: AbortSignal,
+): Promise<CallToolResult> {
+  let admitted: AdmittedCall | null = null;
+  try {
+    const trader = (args as { trader?: unknown }).trader;
+    admitted = await admitCall(session.context, session.caller, {
+      address: session.address,
+      trader: tool.traderScoped && typeof trader === 'string' ? trader : undefined,
+      heavy: tool.heavy ?? false,
+      signal: AbortSignal.any([session.signal, cancelled]),
+    });
+    const body = await tool.run(session.context, { caller: session.caller, admitted }, args);
+    const encoded = tool.output.safeEncode(body);
+    if (!encoded.success) throw new Error(`${tool.name}: the answer does not match its output schema: ${encoded.error.message}`);
+    const structured = encoded.data as Record<string, unknown>;
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  } catch (failure) {
+    const refusal = asApiError(failure, tool.name, session.log);
+    return { isError: true, content: [{ type: 'text', text: refusal.message }], structuredContent: refusal.body() };
+  } finally {
+    admitted?.release();
+  }
+}
+
+/** A failure as the contract's error (the same mapping as the REST error handler). */
+function asApiError(failure: unknown, tool: string, log: Logger): ApiError {
+  if (failure instanceof ApiError) {
+    if (failure.status >= 500) log.warn({ code: failure.code, tool }, failure.message);
+    return failure;
+  }
+  if (failure instanceof QueryTimeoutError) {
+    log.warn({ tool, timeoutSeconds: failure.timeoutSeconds }, 'query timeout');
+    return errors.queryTimeout();
+  }
+  log.error({ err: failure, tool }, 'tool call failed');
+  return errors.internal();
+}
