@@ -82,6 +82,14 @@ const environmentSchema = z.object({
       return hosts;
     })
     .optional(),
+  /** The MCP URL as clients reach it (the OAuth audience and protected resource). Default http://localhost:PORT/mcp. */
+  MCP_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** OAuth 2.1 for MCP: the one authorization server whose JWT access tokens are accepted (absent: API keys only). */
+  MCP_OAUTH_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  /** Its signing keys (JWKS). Default: ISSUER/.well-known/jwks.json. */
+  MCP_OAUTH_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  MCP_OAUTH_SCOPE: z.string().regex(/^[!#-[\]-~]+$/, 'one scope token').default('analytics:read'),
+  MCP_OAUTH_CLOCK_TOLERANCE_S: z.coerce.number().int().min(0).max(300).default(30),
 
   /** HMAC secret of paging cursors; every API instance of a deployment needs the same one. Absent: random per process. */
   API_CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -304,6 +312,10 @@ export interface Config {
     path: '/mcp';
     /** Host names (no ports) a request to the MCP endpoint may name in Host; '*' accepts any. */
     allowedHosts: readonly string[] | '*';
+    /** The MCP URL as clients reach it: OAuth's audience and protected resource. */
+    publicUrl: string;
+    /** OAuth resource server settings; null: API keys only. */
+    oauth: { issuer: string; jwksUrl: string; audience: string; scope: string; clockToleranceSeconds: number } | null;
   };
   simulator: { seed: number; backfillDays: number; live: boolean; traders: number };
   plans: Readonly<Record<PlanId, PlanLimits>>;
@@ -318,6 +330,7 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
   }
   const env = parsed.data;
   const dataDir = path.resolve(env.DATA_DIR);
+  const mcpPublicUrl = env.MCP_PUBLIC_URL ?? `http://localhost:${env.PORT}/mcp`;
   const config: Config = {
     logLevel: env.LOG_LEVEL,
     dataDir,
@@ -381,7 +394,20 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
     },
     charts: { defaultPoints: 300, minPoints: 20, maxPoints: 600, rawTicksDefaultLimit: 1000, rawTicksMaxLimit: 10_000 },
     upstream: { staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S },
-    mcp: { path: '/mcp', allowedHosts: env.MCP_ALLOWED_HOSTS ?? defaultMcpHosts(env.HOST) },
+    mcp: {
+      path: '/mcp',
+      allowedHosts: env.MCP_ALLOWED_HOSTS ?? defaultMcpHosts(env.HOST),
+      publicUrl: mcpPublicUrl,
+      oauth: env.MCP_OAUTH_ISSUER
+        ? {
+            issuer: env.MCP_OAUTH_ISSUER,
+            jwksUrl: env.MCP_OAUTH_JWKS_URL ?? `${env.MCP_OAUTH_ISSUER.replace(/\/+$/, '')}/.well-known/jwks.json`,
+            audience: mcpPublicUrl,
+            scope: env.MCP_OAUTH_SCOPE,
+            clockToleranceSeconds: env.MCP_OAUTH_CLOCK_TOLERANCE_S,
+          }
+        : null,
+    },
     simulator: {
       seed: env.SIM_SEED,
       backfillDays: env.SIM_BACKFILL_DAYS,

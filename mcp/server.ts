@@ -14,7 +14,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../api/auth.ts';
 import type { RouteContext } from '../api/context.ts';
 import { hostnameOf, type Config } from '../config.ts';
-import { mcpAuthentication } from './auth.ts';
+import { OAuthVerifier } from '../api/oauth.ts';
+import { mcpAuthentication, protectedResourceMetadataUrl } from './auth.ts';
 import { registerPrompts } from './prompts.ts';
 import type { McpSession, Tool } from './tool.ts';
 import { buildTools } from './tools/index.ts';
@@ -58,7 +59,8 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
   const log = context.log.child({ name: 'mcp' });
   const tools = buildTools(config);
   const instructions = serverInstructions(config);
-  const authenticate = mcpAuthentication(options.authenticator, context.budget);
+  const oauth = config.mcp.oauth ? new OAuthVerifier(config.mcp.oauth) : null;
+  const authenticate = mcpAuthentication({ authenticator: options.authenticator, budget: context.budget, store: context.store, config, oauth });
 
   const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('Allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed.'));
@@ -104,6 +106,13 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
       },
     );
     scope.get(config.mcp.path, { schema: { hide: true } }, methodNotAllowed);
+    if (oauth) {
+      // RFC 9728 protected-resource metadata (no key, no quota): where an MCP client learns whom to ask for a token.
+      const metadataPath = new URL(protectedResourceMetadataUrl(config.mcp.publicUrl)).pathname;
+      const metadata = async () => oauth.metadata();
+      scope.get(metadataPath, { schema: { hide: true } }, metadata);
+      if (metadataPath !== '/.well-known/oauth-protected-resource') scope.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, metadata);
+    }
     scope.delete(config.mcp.path, { schema: { hide: true } }, methodNotAllowed);
   });
 }
