@@ -97,6 +97,8 @@ const environmentSchema = z.object({
   API_KEY_CACHE_S: z.coerce.number().min(0).max(300).default(10),
   /** `Cache-Control: private, max-age=N` of open markets' summaries, charts and tapes. */
   API_OPEN_MARKET_MAX_AGE_S: z.coerce.number().int().min(0).max(3600).default(5),
+  /** Where the market-tape chart template loads its charting library (uPlot: `uPlot.iife.min.js`, `uPlot.min.css`) from. */
+  CHART_SCRIPT_HOST: z.url({ protocol: /^https?$/ }).default('https://cdn.jsdelivr.net/npm/uplot@1.6.32/dist'),
 
   /** Upper bound of one partition's fetch; the worker's memory is bounded by these, not by the backlog. */
   INGEST_MAX_BYTES_PER_PARTITION: z.coerce.number().int().positive().default(4 * 1024 * 1024),
@@ -305,6 +307,10 @@ export interface Config {
     maxPoints: number;
     rawTicksDefaultLimit: number;
     rawTicksMaxLimit: number;
+    /** The market-tape template's library host (no trailing slash). */
+    scriptHost: string;
+    /** Zoom slabs baked into a market chart: at most this many points in all. */
+    slabPointBudget: number;
   };
   upstream: { staleAfterSeconds: number };
   mcp: {
@@ -392,7 +398,15 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       defaultLimit: 50,
       maxLimit: 500,
     },
-    charts: { defaultPoints: 300, minPoints: 20, maxPoints: 600, rawTicksDefaultLimit: 1000, rawTicksMaxLimit: 10_000 },
+    charts: {
+      defaultPoints: 300,
+      minPoints: 20,
+      maxPoints: 600,
+      rawTicksDefaultLimit: 1000,
+      rawTicksMaxLimit: 10_000,
+      scriptHost: env.CHART_SCRIPT_HOST.replace(/\/+$/, ''),
+      slabPointBudget: 20_000,
+    },
     upstream: { staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S },
     mcp: {
       path: '/mcp',

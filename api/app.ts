@@ -22,6 +22,7 @@ import { Budget } from './gates/budget.ts';
 import { MemoryGates } from './gates/memory.ts';
 import type { GateStore } from './gates/store.ts';
 import { errorResponses } from './http.ts';
+import { registerChartRoutes } from './routes/charts.ts';
 import { registerEquityRoutes } from './routes/equity.ts';
 import { registerFillRoutes } from './routes/fills.ts';
 import { registerMarketRoutes } from './routes/markets.ts';
@@ -250,6 +251,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       registerPriceRoutes(v1, context);
       registerEquityRoutes(v1, context);
       registerFillRoutes(v1, context);
+      registerChartRoutes(v1, context);
       registerWhaleRoutes(v1, context);
       v1.get(
         '/openapi.json',

@@ -323,3 +323,76 @@ export async function readSampledChart(
   ]);
   return { series, fills };
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Zoom slabs: pre-baked rungs a vector chart zooms through without another request.
+
+/** One rung of the ladder over one window: `[ts, last, lo, hi]` buckets, empty ones absent (gaps). */
+export interface ChartSlab {
+  fidelity: Fidelity;
+  from_ts: number;
+  to_ts: number;
+  points: SeriesPoint[];
+}
+
+export const chartSlabSchema = z.object({
+  fidelity: z.int(),
+  from_ts: z.int(),
+  to_ts: z.int(),
+  points: z.array(seriesPointSchema),
+});
+
+/** Buckets of one slab tile at the finer rungs (what a chart about 600 pixels wide draws at full detail). */
+export const SLAB_TILE_BUCKETS = 600;
+/** At most this many fill-centered tiles per finer rung. */
+const SLAB_TILES_PER_RUNG = 6;
+
+/**
+ * The slabs of a sampled series: the series itself (its rung over its window), then every finer rung of
+ * the ladder over the whole window while all slabs together stay within `budget` buckets; below that,
+ * tiles of SLAB_TILE_BUCKETS buckets around the fills (where people zoom), finest rung 1 s, still within
+ * the budget. Coarsest first; every point is a real traded level, as in the series.
+ */
+export async function readChartSlabs(
+  store: Store,
+  conditionId: string,
+  series: Omit<SampledSeries, 'fidelity'> & { fidelity: number },
+  fillTimes: readonly number[],
+  budget: number,
+): Promise<ChartSlab[]> {
+  const fidelity0 = snapToLadder(series.fidelity);
+  const slabs: ChartSlab[] = [{ fidelity: fidelity0, from_ts: series.from_ts, to_ts: series.to_ts, points: series.points }];
+  let spent = bucketCount(series.from_ts, series.to_ts, fidelity0);
+  const plans: { fidelity: Fidelity; fromTs: number; toTs: number }[] = [];
+  const finer = FIDELITY_LADDER.filter((fidelity) => fidelity < fidelity0).reverse();
+  const inWindow = [...new Set(fillTimes.filter((ts) => ts >= series.from_ts && ts <= series.to_ts))].sort((a, b) => a - b);
+  for (const fidelity of finer) {
+    const whole = bucketCount(series.from_ts, series.to_ts, fidelity);
+    if (spent + whole <= budget) {
+      plans.push({ fidelity, fromTs: series.from_ts, toTs: series.to_ts });
+      spent += whole;
+      continue;
+    }
+    // Tiles around the fills: one per distinct tile position, at most SLAB_TILES_PER_RUNG, spread over the fills.
+    const span = SLAB_TILE_BUCKETS * fidelity;
+    const starts: number[] = [];
+    for (const ts of inWindow) {
+      const start = Math.max(series.from_ts, Math.min(series.to_ts - span + 1, ts - Math.floor(span / 2)));
+      const aligned = Math.max(series.from_ts, Math.floor(start / fidelity) * fidelity);
+      if (starts.length === 0 || aligned >= starts[starts.length - 1]! + span) starts.push(aligned);
+    }
+    const step = Math.max(1, Math.ceil(starts.length / SLAB_TILES_PER_RUNG));
+    for (let index = 0; index < starts.length; index += step) {
+      const fromTs = starts[index]!;
+      const toTs = Math.min(series.to_ts, fromTs + span - 1);
+      const buckets = bucketCount(fromTs, toTs, fidelity);
+      if (spent + buckets > budget) break;
+      plans.push({ fidelity, fromTs, toTs });
+      spent += buckets;
+    }
+  }
+  const read = await Promise.all(
+    plans.map(async (plan) => ({ fidelity: plan.fidelity, from_ts: plan.fromTs, to_ts: plan.toTs, points: await readRung(store, conditionId, plan.fidelity, plan.fromTs, plan.toTs) })),
+  );
+  return [...slabs, ...read];
+}

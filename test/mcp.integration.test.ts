@@ -36,6 +36,7 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   get_market_events: { properties: ['trader', 'market', 'points', 'from_ts', 'to_ts', 'resolution'], required: ['trader', 'market'] },
   get_pnl_series: { properties: ['trader', 'window'], required: ['trader'] },
   get_recent_fills: { properties: ['trader', 'since', 'cursor', 'limit'], required: ['trader'] },
+  get_chart_template: { properties: ['kind', 'format', 'theme'], required: [] },
 };
 
 const alpha = makeWallet('mcp-alpha');

@@ -4,6 +4,7 @@
  */
 import type { Config } from '../../config.ts';
 import type { Tool } from '../tool.ts';
+import { chartTools } from './charts.ts';
 import { equityTools } from './equity.ts';
 import { fillTools } from './fills.ts';
 import { marketTools } from './markets.ts';
@@ -13,5 +14,5 @@ import { priceTools } from './prices.ts';
 import { traderTools } from './traders.ts';
 
 export function buildTools(config: Config): Tool[] {
-  return [...meTools(), ...popularTools(config), ...traderTools(config), ...marketTools(config), ...priceTools(config), ...equityTools(config), ...fillTools(config)];
+  return [...meTools(), ...popularTools(config), ...traderTools(config), ...marketTools(config), ...priceTools(config), ...equityTools(config), ...fillTools(config), ...chartTools(config)];
 }

@@ -1,0 +1,49 @@
+/**
+ * `GET /traders/{trader}/markets/{condition_id}/chart.html`: the market chart template (mcp/charts)
+ * filled with the live sampled chart and its zoom slabs, for a person to open. A real route: the bearer
+ * key, the gates (one call, trader-scoped) and the history wall apply as on the sampled chart. It answers
+ * HTML, so it stays out of /openapi.json (a JSON API document); the README documents it.
+ */
+import { z } from 'zod';
+import { readChartSlabs } from '../../projections/prices.ts';
+import { CHART_THEMES, chartTemplate, fillChartTemplate } from '../../mcp/charts/templates.ts';
+import { callOf, type ApiApp, type RouteContext } from '../context.ts';
+import { applyMarketCaching } from '../http.ts';
+import { marketParamsSchema } from './markets.ts';
+import { getMarketChart, sampledChartQuerySchema } from './prices.ts';
+
+/** The filled page allows inline scripts and styles only: nothing can be fetched from anywhere. */
+export const CHART_PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
+  const { config } = context;
+  app.get(
+    '/traders/:trader/markets/:condition_id/chart.html',
+    {
+      config: { budget: { traderScoped: true } },
+      schema: {
+        hide: true,
+        params: marketParamsSchema,
+        querystring: z.object({ ...sampledChartQuerySchema(config).shape, theme: z.enum(CHART_THEMES).optional() }),
+      },
+    },
+    async (request, reply) => {
+      const { theme = 'night', ...query } = request.query;
+      const chart = await getMarketChart(context, callOf(request), { condition_id: request.params.condition_id, ...query });
+      const slabs = await readChartSlabs(
+        context.store,
+        chart.market.condition_id,
+        chart.series,
+        chart.fills.map((fill) => fill.ts),
+        config.charts.slabPointBudget,
+      );
+      const page = fillChartTemplate(chartTemplate('market', 'html', theme, config.charts.scriptHost)!, { ...chart, slabs });
+      if (applyMarketCaching(request, reply, page, chart.market.resolved, config) === 'not-modified') return reply.code(304).send();
+      return reply
+        .header('Content-Type', 'text/html; charset=utf-8')
+        .header('Content-Security-Policy', CHART_PAGE_CSP)
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(page);
+    },
+  );
+}

@@ -1,0 +1,97 @@
+/* Shared by every chart template: the fixed colors and themes, token colors, ticks, SVG helpers and the
+   test hooks' plumbing. Plain ES5-style script (it runs inline in HTML and inside SVG documents). */
+var NS = 'http://www.w3.org/2000/svg';
+var COLORS = { line: '#3d7dff', up: '#46ff8e', down: '#ff5a3c', pin: '#ffb84d' };
+var THEMES = {
+  night: { surface: '#101410', grid: '#1c241c', axis: '#2a342a', text: '#8d998d', title: '#e8eee8', band: '#3d7dff', bandOpacity: 0.2, halo: '#101410' },
+  day: { surface: '#fbfcf8', grid: '#e6eae3', axis: '#c9d0c6', text: '#5d675d', title: '#141914', band: '#3d7dff', bandOpacity: 0.14, halo: '#fbfcf8' }
+};
+var UP_NAMES = ['up', 'yes', 'over', 'true', 'win', 'higher', 'above', 'long'];
+var DOWN_NAMES = ['down', 'no', 'under', 'false', 'lower', 'below', 'short'];
+/* Other outcome names: a deterministic pick (FNV-1a of the lower-cased name), away from the fixed colors. */
+var PALETTE = ['#c77dff', '#36d6cf', '#ff7ad9', '#e6e26a', '#9fb0ff', '#ff9f5a', '#7be0ff', '#d0a3ff'];
+
+function familyOf(name) {
+  var key = String(name == null ? '' : name).trim().toLowerCase();
+  if (UP_NAMES.indexOf(key) >= 0) return 'up';
+  if (DOWN_NAMES.indexOf(key) >= 0) return 'down';
+  return null;
+}
+function hashColor(name) {
+  var key = String(name == null ? '' : name).trim().toLowerCase();
+  var h = 0x811c9dc5;
+  for (var i = 0; i < key.length; i++) { h ^= key.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
+  return PALETTE[h % PALETTE.length];
+}
+/* A fill's color: its token (token_side names the token, outcome its name), by the name's family. */
+function outcomeColor(name) {
+  var family = familyOf(name);
+  return family ? COLORS[family] : hashColor(name);
+}
+function tokenName(fill, market) {
+  if (fill.outcome) return fill.outcome;
+  if (!market) return '';
+  return fill.token_side === 2 ? market.outcome2 : market.outcome;
+}
+
+function el(name, attrs, parent) {
+  var node = document.createElementNS(NS, name);
+  for (var key in attrs) if (attrs[key] !== undefined && attrs[key] !== null) node.setAttribute(key, String(attrs[key]));
+  if (parent) parent.appendChild(node);
+  return node;
+}
+function text(parent, x, y, value, attrs) {
+  var node = el('text', attrs || {}, parent);
+  node.setAttribute('x', String(x));
+  node.setAttribute('y', String(y));
+  node.textContent = value;
+  return node;
+}
+function fmt(n, digits) { return Number(n).toFixed(digits); }
+
+/* Nice value ticks: 1, 2, 2.5, 5 × 10^k, about `count` of them over [lo, hi]. */
+function valueTicks(lo, hi, count) {
+  var span = hi - lo;
+  if (!(span > 0)) return [lo];
+  var raw = span / Math.max(1, count);
+  var mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  var steps = [1, 2, 2.5, 5, 10];
+  var step = mag;
+  for (var i = 0; i < steps.length; i++) { if (steps[i] * mag >= raw) { step = steps[i] * mag; break; } }
+  var out = [];
+  for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.round(v / step) * step);
+  return out;
+}
+var TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800, 1209600, 2592000, 7776000, 31536000];
+function timeTicks(from, to, count) {
+  var span = to - from;
+  var step = TIME_STEPS[TIME_STEPS.length - 1];
+  for (var i = 0; i < TIME_STEPS.length; i++) { if (span / TIME_STEPS[i] <= count) { step = TIME_STEPS[i]; break; } }
+  var out = [];
+  for (var t = Math.ceil(from / step) * step; t <= to; t += step) out.push(t);
+  return { ticks: out, step: step };
+}
+var MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+function pad2(n) { return n < 10 ? '0' + n : String(n); }
+function timeLabel(ts, step) {
+  var d = new Date(ts * 1000);
+  if (step >= 86400) return MONTHS[d.getUTCMonth()] + ' ' + d.getUTCDate();
+  var hm = pad2(d.getUTCHours()) + ':' + pad2(d.getUTCMinutes());
+  if (step < 60) return hm + ':' + pad2(d.getUTCSeconds());
+  return hm;
+}
+function dateTimeLabel(ts) {
+  var d = new Date(ts * 1000);
+  return d.getUTCFullYear() + '-' + pad2(d.getUTCMonth() + 1) + '-' + pad2(d.getUTCDate()) + ' ' + pad2(d.getUTCHours()) + ':' + pad2(d.getUTCMinutes()) + ':' + pad2(d.getUTCSeconds()) + ' UTC';
+}
+function usdLabel(v) {
+  var a = Math.abs(v), s = v < 0 ? '-$' : '$';
+  if (a >= 1e6) return s + fmt(a / 1e6, 2) + 'M';
+  if (a >= 1e4) return s + fmt(a / 1e3, 1) + 'k';
+  return s + fmt(a, a >= 100 ? 0 : 2);
+}
+function shortWallet(w) { return w && w.length > 12 ? w.slice(0, 6) + '…' + w.slice(-4) : (w || ''); }
+function readData() {
+  var node = document.getElementById('chart-data');
+  return JSON.parse(node.textContent);
+}

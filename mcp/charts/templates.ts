@@ -1,0 +1,59 @@
+/**
+ * The chart templates of get_chart_template (decisions.md, Charts), read from this folder once, on first
+ * use: `market` (self-contained vector chart, html or svg), `market-tape` (html, uPlot from the configured
+ * script host) and `equity` (pnl and drawdown modes, html or svg), each in a night or day theme. A
+ * template's one placeholder is `__DATA__`, inside `<script type="application/json" id="chart-data">`:
+ * replaced by the JSON body of the matching data tool or endpoint (`fillChartTemplate` does it safely).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const CHART_KINDS = ['market', 'market-tape', 'equity'] as const;
+export const CHART_FORMATS = ['html', 'svg'] as const;
+export const CHART_THEMES = ['night', 'day'] as const;
+export type ChartKind = (typeof CHART_KINDS)[number];
+export type ChartFormat = (typeof CHART_FORMATS)[number];
+export type ChartTheme = (typeof CHART_THEMES)[number];
+
+/** The formats each kind comes in: svg is a static document, so not the tape (it needs its script host). */
+export const CHART_FORMATS_OF: Record<ChartKind, readonly ChartFormat[]> = { market: ['html', 'svg'], 'market-tape': ['html'], equity: ['html', 'svg'] };
+
+/** The placeholder a template holds exactly once. */
+export const CHART_PLACEHOLDER = '__DATA__';
+
+const FOLDER = fileURLToPath(new URL('.', import.meta.url));
+const sources = new Map<string, string>();
+const assembled = new Map<string, string>();
+
+function source(name: string): string {
+  let text = sources.get(name);
+  if (text === undefined) sources.set(name, (text = readFileSync(`${FOLDER}${name}`, 'utf8')));
+  return text;
+}
+
+/** The template of a kind, format and theme (null when the kind has no such format). */
+export function chartTemplate(kind: ChartKind, format: ChartFormat, theme: ChartTheme, scriptHost: string): string | null {
+  if (!CHART_FORMATS_OF[kind].includes(format)) return null;
+  const key = `${kind}.${format}.${theme}.${kind === 'market-tape' ? scriptHost : ''}`;
+  let content = assembled.get(key);
+  if (content === undefined) {
+    // Replacement functions: `$` in the scripts is taken literally.
+    content = source(`${kind}.${format}`)
+      .replace('%%COMMON%%', () => source('common.js'))
+      .replace('%%CHART%%', () => source(`${kind}.js`))
+      .replaceAll('%%THEME%%', theme)
+      .replaceAll('%%SCRIPT_HOST%%', () => scriptHost.replace(/[<>"&]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`));
+    if (content.split(CHART_PLACEHOLDER).length !== 2 || content.includes('%%')) throw new Error(`chart template ${kind}.${format}: expected exactly one ${CHART_PLACEHOLDER} and no other placeholder`);
+    assembled.set(key, content);
+  }
+  return content;
+}
+
+/**
+ * A template with its data: the JSON with `<`, `>` and `&` escaped (\u003c…), so no value can close the
+ * script block (`</script>`) or the SVG's CDATA section (`]]>`), and the document stays well-formed.
+ */
+export function fillChartTemplate(template: string, data: unknown): string {
+  const json = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return template.replace(CHART_PLACEHOLDER, () => json);
+}
