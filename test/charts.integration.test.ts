@@ -310,6 +310,13 @@ describe('market (vector, self-contained)', () => {
     const day = await shot(page, 'market-html-night-then-day');
     expect(countColor(day, COLORS.night, undefined, 2)).toBeLessThan(50);
     expect(countColor(day, COLORS.line)).toBeGreaterThan(100);
+    // A person hovering reads the bucket under the pointer; over the gap it says so.
+    await page.evaluate(([from, to]) => (window as any).__setRange(from, to), [data.resolvedChart.series.from_ts, data.resolvedChart.series.to_ts]); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const plotBox = axes(await attrs(page));
+    await page.mouse.move(plotBox.x(t0 + 605), 300);
+    expect(await page.textContent('#hover text')).toMatch(/mid 0\.\d{3}.*3 fills: BUY Up/);
+    await page.mouse.move(plotBox.x(t0 + 1800), 300);
+    expect(await page.textContent('#hover text')).toContain('no trade (gap)');
     expect(requests).toEqual([url]);
     await page.close();
   });

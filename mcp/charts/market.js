@@ -190,8 +190,26 @@
   window.__setMode = function () { /* one mode: price */ };
   window.__setTheme = function (theme) { if (THEMES[theme]) { state.theme = theme; render(); } };
 
-  // People: wheel zooms around the pointer (through the slabs), drag pans, double-click resets.
+  // People: wheel zooms around the pointer (through the slabs), drag pans, double-click resets; hover reads a bucket.
   if (!root.getAttribute('data-size')) {
+    if (market.title) document.title = market.title;
+    root.addEventListener('mousemove', function (event) {
+      var old = document.getElementById('hover');
+      if (old) old.parentNode.removeChild(old);
+      var c = window.__chart, box = root.getBoundingClientRect(), px = event.clientX - box.left;
+      if (drag || px < c.plot.l || px > c.plot.l + c.plot.w) return;
+      var at = c.from + ((px - c.plot.l) / c.plot.w) * (c.to - c.from), fid = state.slab.fidelity, best = null;
+      state.slab.points.forEach(function (p) { if (p[0] <= at && at < p[0] + fid) best = p; });
+      var theme = THEMES[state.theme], g = el('g', { id: 'hover', 'pointer-events': 'none' }, layer);
+      el('line', { x1: px, x2: px, y1: c.plot.t, y2: c.plot.t + c.plot.h, stroke: theme.text, 'stroke-opacity': 0.5, 'stroke-dasharray': '2 3' }, g);
+      var label = dateTimeLabel(Math.floor(at)) + (best ? '   mid ' + fmt((best[2] + best[3]) / 2, 3) + '   last ' + fmt(best[1], 3) + '   band ' + fmt(best[2], 3) + '–' + fmt(best[3], 3) : '   no trade (gap)');
+      var near = fills.filter(function (f) { return Math.abs(c.x(f.ts) - px) < 6; });
+      if (near.length) label += '   ' + near.length + ' fill' + (near.length > 1 ? 's' : '') + ': ' + near.map(function (f) { return f.side + ' ' + tokenName(f, market) + ' @' + fmt(f.price, 3) + ' ' + usdLabel(f.usd); }).slice(0, 3).join(', ');
+      var t = text(g, c.plot.l + 6, c.plot.t + 14, label, { fill: theme.title, 'font-size': 11.5, 'font-family': 'ui-monospace, Menlo, monospace', stroke: theme.surface, 'stroke-width': 4, 'paint-order': 'stroke' });
+      if (best) el('circle', { cx: c.x(best[0]), cy: c.y((best[2] + best[3]) / 2), r: 3.5, fill: COLORS.line, stroke: theme.surface, 'stroke-width': 1.5 }, g);
+      return t;
+    });
+    root.addEventListener('mouseleave', function () { var old = document.getElementById('hover'); if (old) old.parentNode.removeChild(old); });
     var drag = null;
     root.addEventListener('wheel', function (event) {
       event.preventDefault();
