@@ -100,6 +100,22 @@ const environmentSchema = z.object({
   /** Where the market-tape chart template loads its charting library (uPlot: `uPlot.iife.min.js`, `uPlot.min.css`) from. */
   CHART_SCRIPT_HOST: z.url({ protocol: /^https?$/ }).default('https://cdn.jsdelivr.net/npm/uplot@1.6.32/dist'),
 
+  /** Tapes: a tape with more events than this is not paged (409 tape_too_large → the download). */
+  TAPE_EVENTS_MAX: z.coerce.number().int().min(1).default(200_000),
+  /** HMAC secret of local download links (every API instance of a deployment needs the same one). Absent: random per process. */
+  DOWNLOAD_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Where clients reach this service, for local download links. Default http://localhost:PORT. */
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** An S3-compatible object store for tape downloads (absent: DATA_DIR/downloads, served under /downloads/). */
+  S3_BUCKET: optionalString,
+  S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  S3_REGION: z.string().trim().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  /** Path-style addressing (MinIO and most S3-compatible stores need it). */
+  S3_FORCE_PATH_STYLE: booleanFlag.default(true),
+  S3_PREFIX: z.string().regex(/^[A-Za-z0-9._/-]*$/).default('tapes/'),
+
   /** Upper bound of one partition's fetch; the worker's memory is bounded by these, not by the backlog. */
   INGEST_MAX_BYTES_PER_PARTITION: z.coerce.number().int().positive().default(4 * 1024 * 1024),
   INGEST_MAX_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
@@ -313,6 +329,23 @@ export interface Config {
     slabPointBudget: number;
   };
   upstream: { staleAfterSeconds: number };
+  /** Recorded sessions (decisions.md, Stream events and tapes; paging table). */
+  tapes: {
+    list: { maxLimit: number };
+    events: PageLimits;
+    /** Above this many events a tape is not paged: 409 tape_too_large. */
+    maxEvents: number;
+    download: {
+      expiresInSeconds: number;
+      /** Null: a random secret per process (local links then die with the process). */
+      secret: string | null;
+      /** Base of local download links. */
+      publicUrl: string;
+      /** Local objects: DATA_DIR/downloads. */
+      directory: string;
+      s3: { bucket: string; endpoint: string | undefined; region: string; accessKeyId: string | undefined; secretAccessKey: string | undefined; forcePathStyle: boolean; prefix: string } | null;
+    };
+  };
   mcp: {
     /** The MCP endpoint on the same server as the REST API. */
     path: '/mcp';
@@ -408,6 +441,28 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       slabPointBudget: 20_000,
     },
     upstream: { staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S },
+    tapes: {
+      list: { maxLimit: 1000 },
+      events: { defaultLimit: 500, maxLimit: 5000 },
+      maxEvents: env.TAPE_EVENTS_MAX,
+      download: {
+        expiresInSeconds: 3600,
+        secret: env.DOWNLOAD_SECRET ?? null,
+        publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+        directory: path.join(dataDir, 'downloads'),
+        s3: env.S3_BUCKET
+          ? {
+              bucket: env.S3_BUCKET,
+              endpoint: env.S3_ENDPOINT,
+              region: env.S3_REGION,
+              accessKeyId: env.S3_ACCESS_KEY_ID,
+              secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+              forcePathStyle: env.S3_FORCE_PATH_STYLE,
+              prefix: env.S3_PREFIX,
+            }
+          : null,
+      },
+    },
     mcp: {
       path: '/mcp',
       allowedHosts: env.MCP_ALLOWED_HOSTS ?? defaultMcpHosts(env.HOST),

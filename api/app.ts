@@ -31,6 +31,8 @@ import { registerPopularRoutes } from './routes/popular.ts';
 import { registerPriceRoutes } from './routes/prices.ts';
 import { registerTraderRoutes } from './routes/traders.ts';
 import { registerWhaleRoutes } from './routes/whales.ts';
+import { registerTapeRoutes } from './routes/tapes.ts';
+import { LocalTapeDownloads, type TapeDownloads } from './downloads.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
 import { registerMcp } from '../mcp/server.ts';
 
@@ -200,6 +202,17 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     budget: new Budget(api.gates ?? new MemoryGates(), config, log.child({ name: 'gates' }), api.gatesClockMs ?? null),
   };
   const authenticator = new Authenticator(store, config);
+  // Tape downloads: an S3-compatible store when configured, else local objects behind signed links served here.
+  let downloads: TapeDownloads;
+  if (config.tapes.download.s3) {
+    // Loaded only when configured: the AWS SDK is large (and warns about Node versions at import).
+    const { S3TapeDownloads } = await import('./downloads-s3.ts');
+    downloads = new S3TapeDownloads(config.tapes.download.s3, config.tapes.download.expiresInSeconds);
+  } else {
+    const local = new LocalTapeDownloads(config.tapes.download);
+    local.register(app, context.now);
+    downloads = local;
+  }
 
   await app.register(swagger, {
     openapi: {
@@ -253,6 +266,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       registerFillRoutes(v1, context);
       registerChartRoutes(v1, context);
       registerWhaleRoutes(v1, context);
+      registerTapeRoutes(v1, context, downloads);
       v1.get(
         '/openapi.json',
         {

@@ -17,6 +17,7 @@ import { openMigratedStore } from './runtime.ts';
 import { storeAnswers } from '../projections/store.ts';
 import { shutdownSignal, throttled } from './commands.ts';
 import { ensureDemoAccounts } from './sources/accounts.ts';
+import { publishSessions, recordSessions } from './sources/simulator/tapes.ts';
 import { createSimulator, runSimulator } from './sources/simulator/index.ts';
 import { openEventLog, startIngestWorker } from './worker.ts';
 
@@ -56,6 +57,11 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   const nowSeconds = () => Math.floor(Date.now() / 1000);
 
   const demo = await ensureDemoAccounts(publisher, config.dataDir, nowSeconds());
+  // The demo accounts' recorded sessions (Pro and Max record; Basic's library stays empty), published once with them.
+  if (demo.created) {
+    const untilTs = Math.floor(nowSeconds() / 3600) * 3600;
+    for (const [plan, count] of [['pro', 3], ['max', 5]] as const) await publishSessions(publisher, recordSessions(config.simulator.seed, `demo-${plan}`, count, untilTs));
+  }
 
   const stateFile = path.join(config.dataDir, 'simulator-state.json');
   const previous = await readSimulatorState(stateFile, config.simulator.seed);

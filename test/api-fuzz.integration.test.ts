@@ -18,6 +18,7 @@ import type { PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../ingest/runtime.ts';
 import { createLogger } from '../log.ts';
+import { publishSessions, recordSessions } from '../ingest/sources/simulator/tapes.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { API, bodyOf, CONTRACT_PATHS, gatesNeverBind, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
@@ -38,6 +39,8 @@ const OPEN = makeConditionId('fuzz-open');
 const QUIET = makeConditionId('fuzz-quiet');
 const UNTRADED = makeConditionId('fuzz-untraded');
 const MARKETS = [RESOLVED, OPEN, QUIET];
+/** Recorded sessions of the Pro test account (the fuzzer's default caller); a fresh seed per run. */
+const TAPES = recordSessions(Math.floor(Math.random() * 2 ** 31), 'test-pro', 2, NOW - 86_400);
 const WALLETS = [ALICE, BOB];
 
 const fill = (wallet: string, condition_id: string, side: 'BUY' | 'SELL', token_side: 1 | 2, price: number, size_tokens: number, ts: number) =>
@@ -119,6 +122,7 @@ beforeAll(async () => {
       { wallet: BOB, watching: 1, ts: NOW - 100 },
     ]);
     await publisher.publish('markets', [makeResolution(RESOLVED, 1, BASE_TS + 900)]);
+    await publishSessions(publisher, TAPES);
   });
   keys = await publishPlanKeys(config, NOW);
   api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
@@ -282,6 +286,9 @@ const junkConditionId = fc.oneof(
   { weight: 3, arbitrary: anyString },
 );
 
+/** `{tape_id}` values: the caller's tapes and an unknown id. */
+const plausibleTapeId = fc.constantFrom(...TAPES.map((session) => session.tape.tape_id), 'tape_unknown');
+
 /** Any other path parameter (added later, e.g. `{tape_id}`). */
 const junkOther = fc.oneof(anyString, hexChars(0, 80), fc.uuid(), numberText);
 
@@ -341,7 +348,13 @@ interface ParameterDraws {
 function drawsOf(parameter: OpenApiParameter): ParameterDraws {
   if (parameter.in === 'path') {
     const [plausible, junk] =
-      parameter.name === 'trader' ? [plausibleTrader, junkTrader] : parameter.name === 'condition_id' ? [plausibleConditionId, junkConditionId] : [junkOther, junkOther];
+      parameter.name === 'trader'
+        ? [plausibleTrader, junkTrader]
+        : parameter.name === 'condition_id'
+          ? [plausibleConditionId, junkConditionId]
+          : parameter.name === 'tape_id'
+            ? [plausibleTapeId, junkOther]
+            : [junkOther, junkOther];
     return { plausible: segment(plausible).map((value) => [value]), junk: segment(junk).map((value) => [value]) };
   }
   return {
@@ -419,7 +432,7 @@ const EDGE_QUERY_VALUES = ['', '0', '-1', '1.5', '1e20', '9007199254740992', '-9
 
 function edgeRequests(template: string): FuzzRequest[] {
   const parameters = openApiDocument.paths[template]!.get!.parameters ?? [];
-  const plain = (name: string) => ({ trader: ALICE, condition_id: RESOLVED })[name] ?? 'x';
+  const plain = (name: string) => ({ trader: ALICE, condition_id: RESOLVED, tape_id: TAPES[0]!.tape.tape_id })[name] ?? 'x';
   const build = (override: { name: string; in: string; value: string } | undefined) => {
     const pathname = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeSegment(override?.in === 'path' && override.name === name ? override.value : plain(name)));
     return { url: override?.in === 'query' ? `${pathname}?${override.name}=${encodeURIComponent(override.value)}` : pathname, headers: {} };
@@ -492,7 +505,7 @@ describe('raw (not re-encoded) percent signs in the path', () => {
       fc.asyncProperty(fc.constantFrom(...templates), rawSegment, fc.nat(), async (template, raw, which) => {
         const names = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
         const target = which % names.length;
-        const valid: Record<string, string> = { trader: ALICE, condition_id: RESOLVED };
+        const valid: Record<string, string> = { trader: ALICE, condition_id: RESOLVED, tape_id: TAPES[0]!.tape.tape_id };
         let index = 0;
         const url = template.replace(/\{([^}]+)\}/g, (_, name: string) => (index++ === target ? raw : encodeSegment(valid[name] ?? 'x')));
         expectContract(url, await api.get(url));

@@ -37,6 +37,9 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   get_pnl_series: { properties: ['trader', 'window'], required: ['trader'] },
   get_recent_fills: { properties: ['trader', 'since', 'cursor', 'limit'], required: ['trader'] },
   get_chart_template: { properties: ['kind', 'format', 'theme'], required: [] },
+  list_tapes: { properties: ['wallet'], required: [] },
+  get_tape_summary: { properties: ['tape_id'], required: ['tape_id'] },
+  get_tape_events: { properties: ['tape_id', 'cursor', 'types', 'limit'], required: ['tape_id'] },
 };
 
 const alpha = makeWallet('mcp-alpha');

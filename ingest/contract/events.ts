@@ -192,3 +192,66 @@ export const apiKeySchema = z.object({
   version: z.number().int().min(0),
 });
 export type ApiKeyEvent = z.infer<typeof apiKeySchema>;
+
+/** Ids of recorded sessions (tapes): opaque, URL-safe. */
+export const tapeIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tape_id must be 1-64 characters of [A-Za-z0-9_-]');
+
+export const TAPE_GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
+
+/**
+ * A recorded session's metadata, published by the live plane when a recording is saved (and again,
+ * with a higher `version`, when it changes). Private to `account_id`, the account that recorded it.
+ */
+export const tapeSchema = z.object({
+  tape_id: tapeIdSchema,
+  account_id: accountIdSchema,
+  wallet: walletSchema,
+  name: nameSchema.default(''),
+  condition_id: conditionIdSchema,
+  title: z.string().trim().max(500).default(''),
+  grade: z.enum(TAPE_GRADES),
+  /** Profit observed during the recording (labeled as taped: not the trader's career figure). */
+  pnl_taped_usd: z.number().finite(),
+  /** How the session's market ended (the winning outcome's name), '' while open. */
+  outcome: z.string().trim().max(200).default(''),
+  started_at: epochSecondsSchema,
+  ended_at: epochSecondsSchema,
+  tick_count: z.number().int().min(0),
+  fill_count: z.number().int().min(0),
+  /** Number of StreamEvents the recording holds (published on `tape.events`). */
+  event_count: z.number().int().min(0),
+  size_bytes: z.number().int().min(0),
+  version: z.number().int().min(0),
+});
+export type TapeEvent = z.infer<typeof tapeSchema>;
+
+/** The StreamEvent kinds a tape replays (decisions.md, Stream events and tapes). */
+export const STREAM_EVENT_TYPES = ['book', 'trade', 'fill', 'resolution', 'session'] as const;
+export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
+
+const tapeEventBase = {
+  tape_id: tapeIdSchema,
+  account_id: accountIdSchema,
+  /** Position of the event in its tape (0, 1, 2, …): the order of replay and the event's id. */
+  seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  ts: epochSecondsSchema,
+};
+
+/** One StreamEvent of a recorded session: `{type, ts, ...payload}` plus the tape it belongs to. */
+export const tapeStreamEventSchema = z.discriminatedUnion('type', [
+  z.object({ ...tapeEventBase, type: z.literal('book'), bid: priceSchema.nullable(), ask: priceSchema.nullable() }),
+  z.object({ ...tapeEventBase, type: z.literal('trade'), price: priceSchema, size_tokens: positiveAmountSchema, usd: nonNegativeAmountSchema, token_side: tokenSideSchema }),
+  z.object({
+    ...tapeEventBase,
+    type: z.literal('fill'),
+    side: tradeSideSchema,
+    price: priceSchema,
+    token_side: tokenSideSchema,
+    outcome: z.string().trim().max(200).default(''),
+    size_tokens: positiveAmountSchema,
+    usd: nonNegativeAmountSchema,
+  }),
+  z.object({ ...tapeEventBase, type: z.literal('resolution'), winner: z.string().trim().max(200), level: z.union([z.literal(0), z.literal(1)]) }),
+  z.object({ ...tapeEventBase, type: z.literal('session'), state: z.enum(['start', 'stop']) }),
+]);
+export type TapeStreamEvent = z.infer<typeof tapeStreamEventSchema>;

@@ -11,6 +11,8 @@ import {
   fillSchema,
   marketEventSchema,
   positionLegSchema,
+  tapeSchema,
+  tapeStreamEventSchema,
   tradeSchema,
   upstreamEquityPointSchema,
   upstreamProfileSchema,
@@ -32,7 +34,9 @@ export type LandingTable =
   | 'upstream_status'
   | 'watchers'
   | 'accounts'
-  | 'api_keys';
+  | 'api_keys'
+  | 'tapes'
+  | 'tape_events';
 
 export interface Landing {
   table: LandingTable;
@@ -229,6 +233,27 @@ export const TOPICS = {
     keyName: 'account_id',
     id: (apiKey) => `${apiKey.key_id}:${apiKey.version}`,
     land: (apiKey) => ({ table: 'api_keys', row: { ...apiKey } }),
+  }),
+  tapes: topic({
+    name: 'tapes',
+    description: "Recorded sessions' metadata (the live plane's recordings), private to the recording account.",
+    schema: tapeSchema,
+    key: (tape) => tape.account_id,
+    keyName: 'account_id',
+    id: (tape) => `${tape.tape_id}:${tape.version}`,
+    land: (tape) => ({ table: 'tapes', row: { ...tape } }),
+  }),
+  tapeEvents: topic({
+    name: 'tape.events',
+    description: 'The StreamEvents of recorded sessions, `{type, ts, ...payload}` with their tape and position (book and trade prices in UP space, fills as the Fill fields).',
+    schema: tapeStreamEventSchema,
+    key: (event) => event.tape_id,
+    keyName: 'tape_id (one partition per tape: its events stay in order)',
+    id: (event) => `${event.tape_id}:${event.seq}`,
+    land: (event) => {
+      const { tape_id, account_id, seq, ...streamEvent } = event;
+      return { table: 'tape_events', row: { account_id, tape_id, seq, type: streamEvent.type, ts: streamEvent.ts, payload: JSON.stringify(streamEvent) } };
+    },
   }),
 } as const;
 

@@ -12,7 +12,8 @@ import { meTools } from './me.ts';
 import { popularTools } from './popular.ts';
 import { priceTools } from './prices.ts';
 import { traderTools } from './traders.ts';
+import { tapeTools } from './tapes.ts';
 
 export function buildTools(config: Config): Tool[] {
-  return [...meTools(), ...popularTools(config), ...traderTools(config), ...marketTools(config), ...priceTools(config), ...equityTools(config), ...fillTools(config), ...chartTools(config)];
+  return [...meTools(), ...popularTools(config), ...traderTools(config), ...marketTools(config), ...priceTools(config), ...equityTools(config), ...fillTools(config), ...chartTools(config), ...tapeTools(config)];
 }

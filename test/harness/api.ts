@@ -18,7 +18,7 @@ import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './context.ts';
 
 export const API = '/api/agent/v1';
 
-/** The path templates of the read API (read-api.md, Endpoints; the tape routes come with their issue), relative to API. */
+/** The path templates of the read API (read-api.md, Endpoints), relative to API. */
 export const CONTRACT_PATHS = [
   '/me',
   '/popular',
@@ -31,6 +31,10 @@ export const CONTRACT_PATHS = [
   '/traders/{trader}/pnl-series',
   '/traders/{trader}/fills',
   '/flow/whales',
+  '/tapes',
+  '/tapes/{tape_id}',
+  '/tapes/{tape_id}/events',
+  '/tapes/{tape_id}/download',
   '/openapi.json',
 ] as const;
 
