@@ -251,8 +251,9 @@ export const TOPICS = {
     keyName: 'tape_id (one partition per tape: its events stay in order)',
     id: (event) => `${event.tape_id}:${event.seq}`,
     land: (event) => {
-      const { tape_id, account_id, seq, ...streamEvent } = event;
-      return { table: 'tape_events', row: { account_id, tape_id, seq, type: streamEvent.type, ts: streamEvent.ts, payload: JSON.stringify(streamEvent) } };
+      const { tape_id, account_id, seq, type, ts, ...payload } = event;
+      // The StreamEvent as it is replayed and downloaded: {type, ts, ...payload}.
+      return { table: 'tape_events', row: { account_id, tape_id, seq, type, ts, payload: JSON.stringify({ type, ts, ...payload }) } };
     },
   }),
 } as const;
