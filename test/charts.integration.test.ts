@@ -513,3 +513,30 @@ describe('get_chart_template (MCP) and the chart page (REST)', () => {
     expect(API).toBe(config.api.prefix);
   });
 });
+
+describe('fast', () => {
+  it('market html with a 600-point series, 11,400 slab points and 1,500 fills: ready within 3 s, a zoom re-renders within 100 ms', async () => {
+    const fid = 15;
+    const points = (fidelity: number, n: number) =>
+      Array.from({ length: n }, (_, i) => {
+        const mid = Math.round((0.5 + 0.3 * Math.sin(i / 50)) * 1000) / 1000;
+        return [t0 + i * fidelity, mid, mid - 0.01, mid + 0.01];
+      });
+    const series = { from_ts: t0, to_ts: t0 + 600 * fid - 1, fidelity: fid, points: points(fid, 600) };
+    const slabs = [series, { fidelity: 5, from_ts: t0, to_ts: series.to_ts, points: points(5, 1800) }, { fidelity: 1, from_ts: t0, to_ts: series.to_ts, points: points(1, 9000) }];
+    const bigFills = Array.from({ length: 1500 }, (_, i) => ({ ts: t0 + i * 6, side: i % 2 ? 'BUY' : 'SELL', price: 0.5, token_side: 1 + (i % 2), outcome: i % 2 ? 'Down' : 'Up', size_tokens: 10, usd: 1 + (i % 50) }));
+    const market = { ...data.resolvedChart.market };
+    const started = Date.now();
+    const { page, requests, url } = await openChart(filled('market', 'html', 'night', { market, trader: data.resolvedChart.trader, series, fills: bigFills, slabs }), 'html', 'market-html-big');
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(requests).toEqual([url]);
+    const perZoom = await page.evaluate((from) => {
+      const start = performance.now();
+      for (let i = 0; i < 10; i++) (window as any).__setRange(from + i * 300, from + 800 + i * 300); // eslint-disable-line @typescript-eslint/no-explicit-any
+      return (performance.now() - start) / 10;
+    }, t0);
+    expect(perZoom).toBeLessThan(100);
+    expect(Number((await attrs(page))['data-fidelity'])).toBe(1);
+    await page.close();
+  });
+});
