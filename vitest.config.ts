@@ -1,5 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
+const KAFKA_GROUP_FILES = ['test/ingest-kafka.integration.test.ts', 'test/ingest-crash.integration.test.ts'];
+
 export default defineConfig({
   test: {
     projects: [
@@ -14,12 +16,28 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.integration.test.ts'],
-          exclude: ['test/**/*.e2e.integration.test.ts'],
+          exclude: ['test/**/*.e2e.integration.test.ts', ...KAFKA_GROUP_FILES],
           environment: 'node',
           // chDB binds one data directory per process: every integration file runs in its own process.
           pool: 'forks',
           isolate: true,
           globalSetup: ['test/harness/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        // Consumer-group tests (two workers sharing partitions, a worker killed mid-stream): their group
+        // timers are seconds, and a CPU shared with browser and model tests delays heartbeats into
+        // rebalance storms. They run after the other files, one at a time.
+        test: {
+          name: 'kafka',
+          include: KAFKA_GROUP_FILES,
+          environment: 'node',
+          pool: 'forks',
+          fileParallelism: false,
+          globalSetup: ['test/harness/global-setup.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },
@@ -33,7 +51,7 @@ export default defineConfig({
           environment: 'node',
           pool: 'forks',
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           testTimeout: 300_000,
           hookTimeout: 180_000,
         },
