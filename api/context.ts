@@ -50,19 +50,10 @@ export interface CallRequest {
  * that does not resolve still costs a call (400 and 404 count), so its refusal is kept for the route.
  */
 export async function admitCall(context: RouteContext, caller: Caller, call: CallRequest): Promise<AdmittedCall> {
-  let wallet: string | null = null;
-  let name: string | null = null;
-  let traderRefusal: ApiError | null = null;
-  if (call.trader !== undefined) {
-    const parsed = parseTraderIdentifier(call.trader);
-    if (parsed.kind === 'invalid_wallet') traderRefusal = errors.invalidWallet(parsed.input);
-    else if (parsed.kind === 'wallet') wallet = parsed.wallet;
-    else {
-      const found = await findWalletByName(context.store, parsed.name);
-      if (found) ({ wallet, name } = found);
-      else traderRefusal = errors.traderNotFound(parsed.name);
-    }
-  }
+  const located = call.trader === undefined ? null : await locateTrader(context.store, call.trader);
+  const traderRefusal = located instanceof ApiError ? located : null;
+  const wallet = located === null || located instanceof ApiError ? null : located.wallet;
+  const name = located === null || located instanceof ApiError ? null : located.name;
   const admission = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
   if (call.signal?.aborted) admission.release();
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
@@ -98,12 +89,20 @@ export function traderOf(call: AdmittedCall | null): Trader {
   return call.trader;
 }
 
+/**
+ * `{trader}` → its wallet, without the store for a 0x wallet or profile URL (the name is then still to
+ * be read), with one lookup for a display name; or the refusal: `400 invalid_wallet`, `404 trader_not_found`.
+ */
+async function locateTrader(store: Store, identifier: string): Promise<{ wallet: string; name: string | null } | ApiError> {
+  const parsed = parseTraderIdentifier(identifier);
+  if (parsed.kind === 'invalid_wallet') return errors.invalidWallet(parsed.input);
+  if (parsed.kind === 'wallet') return { wallet: parsed.wallet, name: null };
+  return (await findWalletByName(store, parsed.name)) ?? errors.traderNotFound(parsed.name);
+}
+
 /** `{trader}` → canonical wallet and name; `400 invalid_wallet`, `404 trader_not_found`. */
 export async function resolveTrader(store: Store, identifier: string): Promise<Trader> {
-  const parsed = parseTraderIdentifier(identifier);
-  if (parsed.kind === 'invalid_wallet') throw errors.invalidWallet(parsed.input);
-  if (parsed.kind === 'wallet') return { wallet: parsed.wallet, name: await readTraderName(store, parsed.wallet) };
-  const found = await findWalletByName(store, parsed.name);
-  if (!found) throw errors.traderNotFound(parsed.name);
-  return found;
+  const located = await locateTrader(store, identifier);
+  if (located instanceof ApiError) throw located;
+  return { wallet: located.wallet, name: located.name ?? (await readTraderName(store, located.wallet)) };
 }
