@@ -91,6 +91,13 @@ function usdLabel(v) {
   return s + fmt(a, a >= 100 ? 0 : 2);
 }
 function shortWallet(w) { return w && w.length > 12 ? w.slice(0, 6) + '…' + w.slice(-4) : (w || ''); }
+/* The drawing size: data-size="WxH" on the root (tests, SVG documents), else its box, with a floor. */
+function chartSize(root) {
+  var fixed = root.getAttribute('data-size');
+  if (fixed) { var parts = fixed.split('x'); return { w: +parts[0], h: +parts[1] }; }
+  var box = root.getBoundingClientRect();
+  return { w: Math.max(320, Math.round(box.width)), h: Math.max(220, Math.round(box.height)) };
+}
 function readData() {
   var node = document.getElementById('chart-data');
   return JSON.parse(node.textContent);

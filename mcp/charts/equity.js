@@ -10,16 +10,9 @@
   var first = series.length ? series[0][0] : 0, last = series.length ? series[series.length - 1][0] : 1;
   var state = { theme: root.getAttribute('data-theme') || 'night', mode: root.getAttribute('data-mode') || 'pnl', from: first, to: Math.max(last, first + 1) };
 
-  function size() {
-    var fixed = root.getAttribute('data-size');
-    if (fixed) { var parts = fixed.split('x'); return { w: +parts[0], h: +parts[1] }; }
-    var box = root.getBoundingClientRect();
-    return { w: Math.max(320, Math.round(box.width)), h: Math.max(220, Math.round(box.height)) };
-  }
-
   function render() {
     var theme = THEMES[state.theme] || THEMES.night;
-    var dims = size(), W = dims.w, H = dims.h;
+    var dims = chartSize(root), W = dims.w, H = dims.h;
     var M = { l: 30, r: 72, t: 58, b: 30 };
     var pw = W - M.l - M.r, ph = H - M.t - M.b;
     var from = state.from, to = state.to;

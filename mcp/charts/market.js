@@ -33,16 +33,9 @@
     return best;
   }
 
-  function size() {
-    var fixed = root.getAttribute('data-size');
-    if (fixed) { var parts = fixed.split('x'); return { w: +parts[0], h: +parts[1] }; }
-    var box = root.getBoundingClientRect();
-    return { w: Math.max(320, Math.round(box.width)), h: Math.max(220, Math.round(box.height)) };
-  }
-
   function render() {
     var theme = THEMES[state.theme] || THEMES.night;
-    var dims = size();
+    var dims = chartSize(root);
     var W = dims.w, H = dims.h;
     var M = { l: 30, r: 58, t: 58, b: 30 };
     var pw = W - M.l - M.r, ph = H - M.t - M.b;
