@@ -18,6 +18,7 @@ import { RedisGates } from '../../api/gates/redis.ts';
 import type { Caller } from '../../api/auth.ts';
 import { parseConfig } from '../../config.ts';
 import { createLogger } from '../../log.ts';
+import { deleteKeysWithPrefix } from '../harness/redis.ts';
 import { median, runBenchmark } from './support.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -98,12 +99,7 @@ async function main(): Promise<void> {
     const ratio = gateMedian / pingMedian;
     console.log(`  ratio gate / PING: median ${ratio.toFixed(2)}×, p99 ${(gateP99 / pingP99).toFixed(2)}× (aim < 2×: ${ratio < 2 ? 'met' : 'missed'})`);
   } finally {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysWithPrefix(redis, prefix);
     await gates.close();
     await redis.quit();
   }

@@ -9,6 +9,7 @@ import { RedisGates } from '../../api/gates/redis.ts';
 import type { AuthFailureRequest, GateRequest, GateStore } from '../../api/gates/store.ts';
 import type { Store } from '../../projections/store.ts';
 import { uniqueId } from './context.ts';
+import { deleteKeysWithPrefix } from './redis.ts';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const GATE_KINDS = ['memory', 'redis'] as const;
@@ -29,12 +30,7 @@ export function gateStoreFactory(label: string): { open(kind: GateKind): GateSto
       await Promise.all(opened.map((store) => store.close()));
       const redis = new Redis(TEST_REDIS_URL);
       try {
-        let cursor = '0';
-        do {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-          if (keys.length > 0) await redis.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
+        await deleteKeysWithPrefix(redis, prefix);
       } finally {
         await redis.quit();
       }
