@@ -244,7 +244,7 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
     expect(errorOf(await harness.call('f1', ME))).toBe('rate_limited');
   });
 
-  it('counts 400, 403, 404, 422 and 304-style application answers; not 429, 401, unknown paths or the OpenAPI document', async () => {
+  it('counts 400, 404 and 422 answers (403: the wallet test; 304: the contract suite); not 429, 401, unknown paths or the OpenAPI document', async () => {
     harness.gates.target = stores.open(kind);
     harness.clock.ms = Date.UTC(2026, 10, 22, 12, 0, 0);
     expect((await harness.me('b1')).usage.day.requests).toBe(1);
@@ -361,7 +361,7 @@ describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
   it('a client that goes away gives its slot back', async () => {
     harness.gates.target = stores.open(kind);
     await harness.me('b1');
-    const address = await harness.api.app.listen({ port: 0, host: '127.0.0.1' });
+    await harness.api.app.listen({ port: 0, host: '127.0.0.1' });
     try {
       hold.holding = true;
       const port = (harness.api.app.server.address() as AddressInfo).port;
@@ -385,7 +385,6 @@ describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
       hold.resumeAll();
       expect((await next).statusCode).toBe(404);
       for (const request of aborted) request.destroy();
-      expect(address).toContain('127.0.0.1');
     } finally {
       hold.holding = false;
       hold.resumeAll();
