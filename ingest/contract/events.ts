@@ -19,6 +19,7 @@ import {
   walletSchema,
 } from './primitives.ts';
 
+const payoutNumeratorSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const outcomeNameSchema = z.string().trim().min(1).max(200);
 const nameSchema = z.string().trim().max(200);
 const urlOrEmptySchema = z.string().max(2000);
@@ -45,17 +46,46 @@ export const marketMetadataSchema = z.object({
   icon: urlOrEmptySchema.default(''),
 });
 
-/** Resolution: one-way, `open` → `resolved`, with the winning token. */
+/**
+ * Resolution: one-way, `open` → `resolved`, with the winning token. A condition can also resolve with a
+ * split payout (the chain's payout numerators [1, 1]: each token redeems at 0.50); such a resolution has
+ * no winner: `winner_token_side` is null and `payout_numerators` says how it paid.
+ */
 export const marketResolutionSchema = z.object({
   type: z.literal('resolution'),
   condition_id: conditionIdSchema,
-  winner_token_side: tokenSideSchema,
+  winner_token_side: tokenSideSchema.nullable(),
+  /** The payout numerators of token 1 and token 2 as reported on chain (or by the upstream), when known. */
+  payout_numerators: z.tuple([payoutNumeratorSchema, payoutNumeratorSchema]).optional(),
   ts: epochSecondsSchema,
 });
 
-export const marketEventSchema = z.discriminatedUnion('type', [marketMetadataSchema, marketResolutionSchema]);
+/** Decimal ERC-1155 position id of an outcome token (uint256). */
+const tokenIdSchema = z.string().regex(/^[0-9]{1,78}$/, 'token id must be a decimal uint256');
+
+/**
+ * The two outcome tokens of a market: from the exchanges' `TokenRegistered` logs or the upstream's market
+ * metadata (Gamma `clobTokenIds`). Sources that see a fill by token id map it to (market, token side)
+ * with this.
+ */
+export const marketTokensSchema = z.object({
+  type: z.literal('tokens'),
+  condition_id: conditionIdSchema,
+  /** Token 1 (the UP side, the first outcome). */
+  token1_id: tokenIdSchema,
+  token2_id: tokenIdSchema,
+  /** Whether the market trades on the NegRisk exchange. */
+  neg_risk: z.boolean().default(false),
+});
+
+export const marketEventSchema = z.discriminatedUnion('type', [
+  marketMetadataSchema,
+  marketResolutionSchema,
+  marketTokensSchema,
+]);
 export type MarketMetadataEvent = z.infer<typeof marketMetadataSchema>;
 export type MarketResolutionEvent = z.infer<typeof marketResolutionSchema>;
+export type MarketTokensEvent = z.infer<typeof marketTokensSchema>;
 export type MarketEvent = z.infer<typeof marketEventSchema>;
 
 /**
@@ -78,6 +108,11 @@ export const fillSchema = z.object({
   ts: epochSecondsSchema,
   /** Display name when the source knows it (the upstream does; the chain does not). */
   name: nameSchema.optional(),
+  /**
+   * The fee this fill paid, in USD, when the source reports one (the taker leg of a match). It is not
+   * part of `usd`, which is always the notional price × size.
+   */
+  fee_usd: nonNegativeAmountSchema.optional(),
 });
 export type FillEvent = z.infer<typeof fillSchema>;
 

@@ -25,6 +25,7 @@ import { logId, upNormalizedPrice } from './primitives.ts';
 export type LandingTable =
   | 'markets_meta'
   | 'market_resolutions'
+  | 'market_tokens'
   | 'fills'
   | 'position_legs'
   | 'trades'
@@ -88,6 +89,7 @@ function fillTopic(name: keyof typeof FILL_SOURCE_RANK, description: string) {
         era: fill.era,
         ts: fill.ts,
         name: fill.name ?? '',
+        fee_usd: fill.fee_usd ?? 0,
         source_rank: FILL_SOURCE_RANK[name],
       },
     }),
@@ -97,15 +99,25 @@ function fillTopic(name: keyof typeof FILL_SOURCE_RANK, description: string) {
 export const TOPICS = {
   markets: topic({
     name: 'markets',
-    description: 'Market metadata (both outcome names, the start time named in the title) and resolutions (winning side).',
+    description:
+      'Market metadata (both outcome names, the start time named in the title), resolutions (winning side, payout numerators) and the two outcome token ids.',
     schema: marketEventSchema,
     key: (event) => event.condition_id,
     keyName: 'condition_id',
-    id: (event) =>
-      event.type === 'metadata' ? `${event.condition_id}:metadata:${event.version}` : `${event.condition_id}:resolution`,
-    land: (event) =>
-      event.type === 'metadata'
-        ? {
+    id: (event) => {
+      switch (event.type) {
+        case 'metadata':
+          return `${event.condition_id}:metadata:${event.version}`;
+        case 'resolution':
+          return `${event.condition_id}:resolution`;
+        case 'tokens':
+          return `${event.condition_id}:tokens`;
+      }
+    },
+    land: (event): Landing => {
+      switch (event.type) {
+        case 'metadata':
+          return {
             table: 'markets_meta',
             row: {
               condition_id: event.condition_id,
@@ -119,11 +131,31 @@ export const TOPICS = {
               icon: event.icon,
               version: event.version,
             },
-          }
-        : {
+          };
+        case 'resolution':
+          return {
             table: 'market_resolutions',
-            row: { condition_id: event.condition_id, winner_token_side: event.winner_token_side, ts: event.ts },
-          },
+            row: {
+              condition_id: event.condition_id,
+              // 0: no single winner (a split payout); the numerators say how it paid.
+              winner_token_side: event.winner_token_side ?? 0,
+              payout1: event.payout_numerators?.[0] ?? null,
+              payout2: event.payout_numerators?.[1] ?? null,
+              ts: event.ts,
+            },
+          };
+        case 'tokens':
+          return {
+            table: 'market_tokens',
+            row: {
+              condition_id: event.condition_id,
+              token1_id: event.token1_id,
+              token2_id: event.token2_id,
+              neg_risk: event.neg_risk ? 1 : 0,
+            },
+          };
+      }
+    },
   }),
   fillsArchive: fillTopic('fills.archive', 'Fills read from the on-chain archive (indexer).'),
   fillsUpstream: fillTopic('fills.upstream', "Fills polled from the upstream provider's data API."),

@@ -58,7 +58,8 @@ class Replay {
     }
     while (this.cursors.resolutions < resolutions.length && resolutions[this.cursors.resolutions]!.ts < ts) {
       const resolution = resolutions[this.cursors.resolutions++]!;
-      this.winner.set(resolution.condition_id, resolution.winner_token_side);
+      // The simulator always names a winner (it never resolves a market with a split payout).
+      this.winner.set(resolution.condition_id, resolution.winner_token_side!);
     }
     while (this.cursors.fills < fills.length && fills[this.cursors.fills]!.ts < ts) {
       const fill = fills[this.cursors.fills++]!;

@@ -234,7 +234,7 @@ describe('simulated events against the contract', () => {
           const resolution = winner.get(leg.condition_id);
           expect(resolution, 'redeem before resolution').toBeDefined();
           expect(leg.ts).toBeGreaterThan(resolution!.ts);
-          const index = resolution!.winner_token_side - 1;
+          const index = resolution!.winner_token_side! - 1;
           expect(leg.tokens).toBe(entry[index]);
           entry[index] = 0;
           redeems++;
