@@ -181,6 +181,12 @@ export function nextPlan(plan: PlanId): PlanId | null {
   return PLAN_IDS[PLAN_IDS.indexOf(plan) + 1] ?? null;
 }
 
+/** An early-access founder seat resolves to Pro limits, whatever the plan says (read-api.md, Limits). */
+export function effectivePlan(plan: string, founder: boolean): PlanId | null {
+  if (!(PLAN_IDS as readonly string[]).includes(plan)) return null;
+  return founder ? 'pro' : (plan as PlanId);
+}
+
 export interface PlanLimits {
   /** The plan's display name, as `/me` states it. */
   name: 'Basic Intelligence' | 'Pro Intelligence' | 'Max Intelligence';

@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../api/auth.ts';
 import type { RouteContext } from '../api/context.ts';
 import { hostnameOf, type Config } from '../config.ts';
-import { OAuthVerifier } from '../api/oauth.ts';
+import { OAuthVerifier } from './oauth.ts';
 import { mcpAuthentication, protectedResourceMetadataUrl } from './auth.ts';
 import { registerPrompts } from './prompts.ts';
 import type { McpSession, Tool } from './tool.ts';

@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import { chartTemplate, fillChartTemplate, type ChartFormat, type ChartKind, type ChartTheme } from '../mcp/charts/templates.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
