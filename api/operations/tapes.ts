@@ -10,6 +10,7 @@ import { readTape, readTapeEventLines, readTapeEvents, readTapes, STREAM_EVENT_T
 import type { Call, RouteContext } from '../context.ts';
 import type { TapeDownloads } from '../downloads.ts';
 import { ApiError } from '../errors.ts';
+import { UINT32_MAX } from '../../projections/params.ts';
 import { pageLimit, queryCursor, queryInt } from '../http.ts';
 
 export const tapeErrors = {
@@ -70,8 +71,6 @@ export const tapeEventsQuerySchema = (config: Config) =>
       { minimum: 1, default: config.tapes.events.defaultLimit },
     ).optional(),
   });
-
-const UINT32_MAX = 4_294_967_295;
 
 const eventCursor = (context: RouteContext) =>
   context.cursors.codec<number, [number]>(
