@@ -130,7 +130,7 @@ const environmentSchema = z.object({
   INGEST_MAX_BATCH_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
   /** …or waits at most this long after the first one (the freshness cost of batching). */
   INGEST_LINGER_MS: z.coerce.number().int().min(0).default(200),
-  /** Rollups (trader_markets, careers) are recomputed for many writes at once, at most this often (longer when refreshes are costly). */
+  /** Rollups (trader_markets, careers, whale accumulations, change-only tapes) are recomputed for many writes at once, at most this often (longer when refreshes are costly). */
   INGEST_ROLLUP_INTERVAL_MS: z.coerce.number().int().min(0).default(500),
   /** A staged rollup batch not done after this long belonged to a stopped worker; any worker redoes it. */
   INGEST_ROLLUP_ORPHAN_AFTER_S: z.coerce.number().int().min(1).default(60),
