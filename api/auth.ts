@@ -11,7 +11,7 @@ import type { Config, PlanId, PlanLimits } from '../config.ts';
 import { effectivePlan } from '../config.ts';
 import { readKeysByHash, type KeyRecord } from '../projections/accounts.ts';
 import type { Store } from '../projections/store.ts';
-import { ApiError, errors } from './errors.ts';
+import { type ApiError, errors } from './errors.ts';
 
 export interface Caller {
   accountId: string;

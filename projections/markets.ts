@@ -406,7 +406,7 @@ export async function readMarketAccess(store: Store, wallet: string, conditionId
     condition_id: conditionId,
     history_depth: historyDepth < 0 ? UINT32_MAX : historyDepthParam(historyDepth),
   });
-  if (!row || !row.traded) return 'not_traded';
+  if (!row?.traded) return 'not_traded';
   return row.visible ? 'visible' : 'beyond_depth';
 }
 

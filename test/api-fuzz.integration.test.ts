@@ -38,7 +38,6 @@ const RESOLVED = makeConditionId('fuzz-resolved');
 const OPEN = makeConditionId('fuzz-open');
 const QUIET = makeConditionId('fuzz-quiet');
 const UNTRADED = makeConditionId('fuzz-untraded');
-const MARKETS = [RESOLVED, OPEN, QUIET];
 /** Recorded sessions of the Pro test account (the fuzzer's default caller); a fresh seed per run. */
 const TAPES = recordSessions(Math.floor(Math.random() * 2 ** 31), 'test-pro', 2, NOW - 86_400);
 const WALLETS = [ALICE, BOB];

@@ -442,7 +442,9 @@ describe('equity', () => {
       const ddAx = axes(dd);
       const ddPath = await page.evaluate(() => document.querySelector('path.line.drawdown')!.getAttribute('d')!);
       const ddVertices = [...ddPath.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => Number(match[2]));
-      drawdowns.forEach((value, index) => expect(ddVertices[index]).toBeCloseTo(ddAx.y(value), 3));
+      drawdowns.forEach((value, index) => {
+        expect(ddVertices[index]).toBeCloseTo(ddAx.y(value), 3);
+      });
       const ddImage = await shot(page, `equity-${format}-${theme}-drawdown`);
       expect(countColor(ddImage, COLORS.down)).toBeGreaterThan(100);
       expect(countColor(ddImage, COLORS.line)).toBeLessThan(countColor(image, COLORS.line));

@@ -2,7 +2,7 @@
 import { callOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errorResponses } from '../http.ts';
 import { meSchema, whoami } from '../operations/me.ts';
-export function registerMeRoutes(app: ApiApp, context: RouteContext): void {
+export function registerMeRoutes(app: ApiApp, _context: RouteContext): void {
   app.get(
     '/me',
     {
