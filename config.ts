@@ -130,7 +130,7 @@ const environmentSchema = z.object({
   INGEST_MAX_BATCH_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
   /** …or waits at most this long after the first one (the freshness cost of batching). */
   INGEST_LINGER_MS: z.coerce.number().int().min(0).default(200),
-  /** Rollups (trader_markets, careers) are recomputed for many writes at once, at most this often (longer when refreshes are costly). */
+  /** Rollups (trader_markets, careers, whale accumulations, change-only tapes) are recomputed for many writes at once, at most this often (longer when refreshes are costly). */
   INGEST_ROLLUP_INTERVAL_MS: z.coerce.number().int().min(0).default(500),
   /** A staged rollup batch not done after this long belonged to a stopped worker; any worker redoes it. */
   INGEST_ROLLUP_ORPHAN_AFTER_S: z.coerce.number().int().min(1).default(60),
@@ -179,6 +179,12 @@ export type PlanId = (typeof PLAN_IDS)[number];
 /** The plan above this one (the upgrade a wall's message names), or null at the top of the ladder. */
 export function nextPlan(plan: PlanId): PlanId | null {
   return PLAN_IDS[PLAN_IDS.indexOf(plan) + 1] ?? null;
+}
+
+/** An early-access founder seat resolves to Pro limits, whatever the plan says (read-api.md, Limits). */
+export function effectivePlan(plan: string, founder: boolean): PlanId | null {
+  if (!(PLAN_IDS as readonly string[]).includes(plan)) return null;
+  return founder ? 'pro' : (plan as PlanId);
 }
 
 export interface PlanLimits {
@@ -251,115 +257,6 @@ export interface PageLimits {
   maxLimit: number;
 }
 
-export interface Config {
-  logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
-  dataDir: string;
-  http: { host: string; port: number; trustProxy: boolean | string[] };
-  clickhouse: {
-    /** Absent: embedded chDB under `dataDir/clickhouse`. */
-    url: string | undefined;
-    user: string | undefined;
-    password: string | undefined;
-    database: string;
-    embeddedPath: string;
-    queryTimeoutSeconds: number;
-  };
-  kafka: {
-    /** Absent: the in-process bus (embedded mode). */
-    brokers: string[] | undefined;
-    clientId: string;
-    groupId: string;
-    topicPrefix: string;
-    sessionTimeoutMs: number;
-    heartbeatIntervalMs: number;
-  };
-  redis: { url: string | undefined; keyPrefix: string; commandTimeoutMs: number };
-  /** The four gates and the address guard (read-api.md, Limits; decisions.md). */
-  gates: {
-    /** The rolling per-minute ceiling's window. */
-    rpmWindowSeconds: number;
-    authFailures: { limit: number; windowSeconds: number; blockSeconds: number };
-    heavyReadsPerInstance: number;
-    heavyReadLeaseSeconds: number;
-  };
-  api: {
-    prefix: '/api/agent/v1';
-    /** Null: a random secret per process (cursors then die with the process). */
-    cursorSecret: string | null;
-    keyCacheSeconds: number;
-    openMarketMaxAgeSeconds: number;
-    immutableMaxAgeSeconds: number;
-    marketsList: PageLimits;
-    fills: PageLimits;
-    topMarkets: { defaultN: number; minN: number; maxN: number };
-    popularLimit: number;
-  };
-  ingest: {
-    maxBytesPerPartition: number;
-    maxBytes: number;
-    partitionsConsumedConcurrently: number;
-    fetchMaxWaitMs: number;
-    maxBatchMessages: number;
-    maxBatchBytes: number;
-    lingerMs: number;
-    rollupIntervalMs: number;
-    rollupOrphanAfterSeconds: number;
-    writeRetries: number;
-    retryBaseMs: number;
-  };
-  card: { includeV1: boolean };
-  whales: {
-    burstGapSeconds: number;
-    exactAboveUsd: number;
-    defaultMinUsd: number;
-    defaultWindowHours: number;
-    maxWindowHours: number;
-    defaultLimit: number;
-    maxLimit: number;
-  };
-  charts: {
-    defaultPoints: number;
-    minPoints: number;
-    maxPoints: number;
-    rawTicksDefaultLimit: number;
-    rawTicksMaxLimit: number;
-    /** The market-tape template's library host (no trailing slash). */
-    scriptHost: string;
-    /** Zoom slabs baked into a market chart: at most this many points in all. */
-    slabPointBudget: number;
-  };
-  upstream: { staleAfterSeconds: number };
-  /** Recorded sessions (decisions.md, Stream events and tapes; paging table). */
-  tapes: {
-    list: { maxLimit: number };
-    events: PageLimits;
-    /** Above this many events a tape is not paged: 409 tape_too_large. */
-    maxEvents: number;
-    download: {
-      expiresInSeconds: number;
-      /** Null: a random secret per process (local links then die with the process). */
-      secret: string | null;
-      /** Base of local download links. */
-      publicUrl: string;
-      /** Local objects: DATA_DIR/downloads. */
-      directory: string;
-      s3: { bucket: string; endpoint: string | undefined; region: string; accessKeyId: string | undefined; secretAccessKey: string | undefined; forcePathStyle: boolean; prefix: string } | null;
-    };
-  };
-  mcp: {
-    /** The MCP endpoint on the same server as the REST API. */
-    path: '/mcp';
-    /** Host names (no ports) a request to the MCP endpoint may name in Host; '*' accepts any. */
-    allowedHosts: readonly string[] | '*';
-    /** The MCP URL as clients reach it: OAuth's audience and protected resource. */
-    publicUrl: string;
-    /** OAuth resource server settings; null: API keys only. */
-    oauth: { issuer: string; jwksUrl: string; audience: string; scope: string; clockToleranceSeconds: number } | null;
-  };
-  simulator: { seed: number; backfillDays: number; live: boolean; traders: number };
-  plans: Readonly<Record<PlanId, PlanLimits>>;
-}
-
 /** Parses an environment into the typed configuration; throws a readable error on invalid input. */
 export function parseConfig(environment: Record<string, string | undefined>): Config {
   const parsed = environmentSchema.safeParse(environment);
@@ -367,14 +264,22 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
     throw new Error(`invalid configuration: ${problems}`);
   }
-  const env = parsed.data;
+  return deepFreeze(configOf(parsed.data));
+}
+
+/** The typed configuration: what `configOf` builds from a parsed environment (one source, no hand-written twin). */
+export type Config = ReturnType<typeof configOf>;
+
+/** The mapping from a valid environment to the configuration every module receives. */
+function configOf(env: z.output<typeof environmentSchema>) {
   const dataDir = path.resolve(env.DATA_DIR);
   const mcpPublicUrl = env.MCP_PUBLIC_URL ?? `http://localhost:${env.PORT}/mcp`;
-  const config: Config = {
+  return {
     logLevel: env.LOG_LEVEL,
     dataDir,
     http: { host: env.HOST, port: env.PORT, trustProxy: env.API_TRUST_PROXY },
     clickhouse: {
+      /** Absent: embedded chDB under `dataDir/clickhouse`. */
       url: env.CLICKHOUSE_URL,
       user: env.CLICKHOUSE_USER,
       password: env.CLICKHOUSE_PASSWORD,
@@ -383,6 +288,7 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       queryTimeoutSeconds: env.CLICKHOUSE_QUERY_TIMEOUT_S,
     },
     kafka: {
+      /** Absent: the in-process bus (embedded mode). */
       brokers: env.KAFKA_BROKERS?.split(',').map((broker) => broker.trim()).filter(Boolean),
       clientId: env.KAFKA_CLIENT_ID,
       groupId: env.KAFKA_GROUP_ID,
@@ -391,14 +297,17 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       heartbeatIntervalMs: env.KAFKA_HEARTBEAT_INTERVAL_MS,
     },
     redis: { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX, commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS },
+    /** The four gates and the address guard (read-api.md, Limits; decisions.md). */
     gates: {
+      /** The rolling per-minute ceiling's window. */
       rpmWindowSeconds: 60,
       authFailures: { limit: env.AUTH_FAILURE_LIMIT, windowSeconds: env.AUTH_FAILURE_WINDOW_S, blockSeconds: env.AUTH_FAILURE_BLOCK_S },
       heavyReadsPerInstance: env.HEAVY_READS_PER_INSTANCE,
       heavyReadLeaseSeconds: env.HEAVY_READ_LEASE_S,
     },
     api: {
-      prefix: '/api/agent/v1',
+      prefix: '/api/agent/v1' as const,
+      /** Null: a random secret per process (cursors then die with the process). */
       cursorSecret: env.API_CURSOR_SECRET ?? null,
       keyCacheSeconds: env.API_KEY_CACHE_S,
       openMarketMaxAgeSeconds: env.API_OPEN_MARKET_MAX_AGE_S,
@@ -437,18 +346,25 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       maxPoints: 600,
       rawTicksDefaultLimit: 1000,
       rawTicksMaxLimit: 10_000,
+      /** The market-tape template's library host (no trailing slash). */
       scriptHost: env.CHART_SCRIPT_HOST.replace(/\/+$/, ''),
+      /** Zoom slabs baked into a market chart: at most this many points in all. */
       slabPointBudget: 20_000,
     },
     upstream: { staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S },
+    /** Recorded sessions (decisions.md, Stream events and tapes; paging table). */
     tapes: {
       list: { maxLimit: 1000 },
       events: { defaultLimit: 500, maxLimit: 5000 },
+      /** Above this many events a tape is not paged: 409 tape_too_large. */
       maxEvents: env.TAPE_EVENTS_MAX,
       download: {
         expiresInSeconds: 3600,
+        /** Null: a random secret per process (local links then die with the process). */
         secret: env.DOWNLOAD_SECRET ?? null,
+        /** Base of local download links. */
         publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+        /** Local objects: DATA_DIR/downloads. */
         directory: path.join(dataDir, 'downloads'),
         s3: env.S3_BUCKET
           ? {
@@ -464,9 +380,13 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       },
     },
     mcp: {
-      path: '/mcp',
+      /** The MCP endpoint on the same server as the REST API. */
+      path: '/mcp' as const,
+      /** Host names (no ports) a request to the MCP endpoint may name in Host; '*' accepts any. */
       allowedHosts: env.MCP_ALLOWED_HOSTS ?? defaultMcpHosts(env.HOST),
+      /** The MCP URL as clients reach it: OAuth's audience and protected resource. */
       publicUrl: mcpPublicUrl,
+      /** OAuth resource server settings; null: API keys only. */
       oauth: env.MCP_OAUTH_ISSUER
         ? {
             issuer: env.MCP_OAUTH_ISSUER,
@@ -485,7 +405,6 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
     },
     plans: PLANS,
   };
-  return deepFreeze(config);
 }
 
 /** localhost in its three spellings, plus HOST when it names one host rather than every interface. */

@@ -64,7 +64,7 @@ async function main(argv: string[]): Promise<number> {
   await mkdir(config.dataDir, { recursive: true });
 
   if (role === 'keys') {
-    const { runKeys } = await import('./ingest/keys-command.ts');
+    const { runKeys } = await import('./roles/keys.ts');
     return runKeys(config, log, rest);
   }
 
@@ -80,16 +80,16 @@ async function main(argv: string[]): Promise<number> {
     },
   });
 
-  const { runExport, runImport, runIngest, runMigrate, runReplay, runSimulate } = await import('./ingest/commands.ts');
+  const { runExport, runImport, runIngest, runMigrate, runReplay, runSimulate } = await import('./roles/commands.ts');
   switch (role) {
     case 'all': {
-      const { runAll } = await import('./ingest/embedded.ts');
+      const { runAll } = await import('./roles/all.ts');
       return runAll(config, log);
     }
     case 'ingest':
       return runIngest(config, log);
     case 'api': {
-      const { runApi } = await import('./api/server.ts');
+      const { runApi } = await import('./roles/api.ts');
       return runApi(config, log);
     }
     case 'simulate':

@@ -17,7 +17,7 @@ import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/
 import { Authenticator, type Caller } from './auth.ts';
 import { admitCall, resolveTrader, type AdmittedCall, type ApiApp, type RouteContext } from './context.ts';
 import { Cursors } from './cursors.ts';
-import { ApiError, errors } from './errors.ts';
+import { ApiError, errors, toApiError } from './errors.ts';
 import { Budget } from './gates/budget.ts';
 import { MemoryGates } from './gates/memory.ts';
 import type { GateStore } from './gates/store.ts';
@@ -146,7 +146,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         return reply.code(400).send({ error: 'bad_request', message: `The request URL could not be read (${error.message}). Percent-encode path segments with encodeURIComponent.` });
       })().catch((failure: unknown) => {
         request.log.error({ err: failure }, 'framework error handler failed');
-        void reply.code(500).send({ error: 'internal', message: 'Something went wrong on our side. Try again; if it persists, report it.' });
+        const internal = errors.internal();
+        void reply.code(internal.status).send(internal.body());
       });
     },
   });
@@ -156,23 +157,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('admitted', null);
 
   app.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
-    if (error instanceof ApiError) {
-      if (error.status >= 500) request.log.warn({ code: error.code, url: request.url }, error.message);
-      return reply.code(error.status).headers(error.headers).send(error.body());
-    }
     if (error.validation) return reply.code(422).send(validationBody(error as FastifyError & { validation: unknown[] }));
-    if (error instanceof QueryTimeoutError) {
-      request.log.warn({ url: request.url, timeoutSeconds: error.timeoutSeconds }, 'query timeout');
-      const timeout = errors.queryTimeout();
-      return reply.code(timeout.status).send(timeout.body());
-    }
     const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
+    if (!(error instanceof ApiError) && !(error instanceof QueryTimeoutError) && status >= 400 && status < 500) {
       // Fastify's own refusals (unsupported media type, oversized headers…): the contract's shape.
       return reply.code(status).send({ error: 'bad_request', message: error.message });
     }
-    request.log.error({ err: error, url: request.url }, 'request failed');
-    return reply.code(500).send({ error: 'internal', message: 'Something went wrong on our side. Try again; if it persists, report it.' });
+    // The one mapping MCP tool calls use too.
+    const refusal = toApiError(error, request.log, { url: request.url });
+    return reply.code(refusal.status).headers(refusal.headers).send(refusal.body());
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

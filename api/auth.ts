@@ -8,10 +8,10 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Config, PlanId, PlanLimits } from '../config.ts';
-import { PLAN_IDS } from '../config.ts';
+import { effectivePlan } from '../config.ts';
 import { readKeysByHash, type KeyRecord } from '../projections/accounts.ts';
 import type { Store } from '../projections/store.ts';
-import { ApiError, errors } from './errors.ts';
+import { type ApiError, errors } from './errors.ts';
 
 export interface Caller {
   accountId: string;
@@ -25,12 +25,6 @@ export interface Caller {
 const BEARER = /^Bearer[ \t]+([!-~]{1,512})[ \t]*$/i;
 const QUERY_KEY_NAMES = ['key', 'api_key', 'apikey', 'token', 'access_token'];
 const CACHE_MAX_ENTRIES = 10_000;
-
-/** An early-access founder seat resolves to Pro limits, whatever the plan says (read-api.md, Limits). */
-export function effectivePlan(plan: string, founder: boolean): PlanId | null {
-  if (!(PLAN_IDS as readonly string[]).includes(plan)) return null;
-  return founder ? 'pro' : (plan as PlanId);
-}
 
 export class Authenticator {
   readonly #cache = new Map<string, { caller: Caller | null; expiresAt: number }>();

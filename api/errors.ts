@@ -1,10 +1,13 @@
 /**
- * The error model: one `ApiError(status, code, message, extra)` family, mapped once (in the app's error
- * handler) to the contract's bodies `{error, message, ...extra}`. Validation errors of parameter types
- * are the exception: they answer 422 with `{detail: [{loc, msg, type, input?, ctx?}]}`.
+ * The error model: one `ApiError(status, code, message, extra)` family, and one mapping of any failure
+ * to it (`toApiError`), used by the REST error handler and by MCP tool calls alike; the contract's body
+ * is `{error, message, ...extra}`. Validation errors of parameter types are the exception: on REST they
+ * answer 422 with `{detail: [{loc, msg, type, input?, ctx?}]}`.
  */
 import { z } from 'zod';
 import type { PlanLimits } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { QueryTimeoutError } from '../projections/store.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -110,6 +113,24 @@ export const errors = {
   internal: () => new ApiError(500, 'internal', 'Something went wrong on our side. Try again; if it persists, report it.'),
   notFound: (path: string) => new ApiError(404, 'not_found', `There is no endpoint ${truncate(path)}. See /api/agent/v1/openapi.json.`),
 };
+
+/**
+ * Any failure of a call as the contract's error: an ApiError as it is, a store timeout as
+ * `504 query_timeout`, anything else as an opaque `500 internal` whose cause is logged (never sent).
+ * `where` names the call in the log (`{url}` on REST, `{tool}` on MCP).
+ */
+export function toApiError(failure: unknown, log: Pick<Logger, 'warn' | 'error'>, where: Record<string, unknown>): ApiError {
+  if (failure instanceof ApiError) {
+    if (failure.status >= 500) log.warn({ code: failure.code, ...where }, failure.message);
+    return failure;
+  }
+  if (failure instanceof QueryTimeoutError) {
+    log.warn({ ...where, timeoutSeconds: failure.timeoutSeconds }, 'query timeout');
+    return errors.queryTimeout();
+  }
+  log.error({ err: failure, ...where }, 'call failed');
+  return errors.internal();
+}
 
 function count(value: number): string {
   return value.toLocaleString('en-US');

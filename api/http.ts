@@ -5,10 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { nextPlan, PLAN_IDS, type Config, type PageLimits } from '../config.ts';
-import { readMarketAccess } from '../projections/markets.ts';
-import type { Caller } from './auth.ts';
-import type { RouteContext } from './context.ts';
+import type { Config, PageLimits } from '../config.ts';
 import { errorBodySchema, errors, upstreamOfflineSchema, validationErrorSchema } from './errors.ts';
 
 const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
@@ -50,43 +47,6 @@ const CONDITION_ID = /^0x[0-9a-fA-F]{64}$/;
 export function parseConditionId(input: string): string {
   if (!CONDITION_ID.test(input)) throw errors.invalidConditionId(input);
   return input.toLowerCase();
-}
-
-/**
- * A trader's market behind a market-scoped route (summary, chart, raw ticks, tape), past the history
- * wall: for a caller with a limited history depth, a market the trader never traded is 404
- * market_not_found and one outside the trader's `historyDepth` most recent is 403 depth_gated, both
- * decided before `read` (the expensive part) runs. `read` answering null is market_not_found.
- */
-export async function loadVisibleMarket<T>(
-  context: Pick<RouteContext, 'store' | 'config'>,
-  caller: Caller,
-  wallet: string,
-  conditionId: string,
-  read: () => Promise<T | null>,
-): Promise<T> {
-  const { limits } = caller;
-  if (limits.historyDepth >= 0) {
-    const access = await readMarketAccess(context.store, wallet, conditionId, limits.historyDepth);
-    if (access === 'not_traded') throw errors.marketNotFound(conditionId);
-    if (access === 'beyond_depth') {
-      const next = nextPlan(caller.planId);
-      throw errors.depthGated(limits, next ? context.config.plans[next] : null);
-    }
-  }
-  const found = await read();
-  if (found === null) throw errors.marketNotFound(conditionId);
-  return found;
-}
-
-/**
- * OpenAPI text of the history-depth wall, from the plans in config: one sentence per plan that limits
- * the depth (`what(depth)` completes "On <plan>, …"); empty when no plan does.
- */
-export function historyDepthNote(config: Config, what: (depth: number) => string): string {
-  return PLAN_IDS.filter((id) => config.plans[id].historyDepth >= 0)
-    .map((id) => `On ${config.plans[id].name}, ${what(config.plans[id].historyDepth)}`)
-    .join(' ');
 }
 
 /** Caching of market-shaped answers: resolved markets are immutable (ETag), open ones change. */

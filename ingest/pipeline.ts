@@ -1,11 +1,19 @@
 /**
- * The ingest pipeline: one batch of one partition at a time, durably. For each batch it
- *   1. decodes and validates every message (bad ones become dead letters, the rest landing rows),
- *   2. inserts the rows per table with a deduplication token built from topic, partition and offset range,
+ * The ingest pipeline. `prepare` decodes and validates one slice of one partition as it arrives (bad
+ * messages become dead letters, the rest landing rows); `write` makes the slices of all partitions that
+ * one write gathered durable:
+ *   1. inserts the rows, one insert per table, with a deduplication token built from the slices' topic,
+ *      partition and offset ranges (views on fills, position_legs and trades stage the touched keys
+ *      with the insert, under the same token),
+ *   2. stages the holders of markets that resolved, and queues the staged batches for the refresher,
  *   3. publishes the dead letters (topic + table) with their reason and original bytes,
- *   4. queues the keys whose rollups it touched for the refresher (views stage them with the insert),
  * and only then returns, so that the consumer commits offsets after ClickHouse acknowledged everything.
- * A replayed batch repeats the same tokens and stagings: it changes nothing.
+ *
+ * Why an event seen twice changes nothing: a redelivery of the same offset ranges repeats the same
+ * tokens, so ClickHouse drops the repeated inserts and the stagings fed by them. Anything else seen
+ * twice (offsets cut into other writes, a replay of exported files, one fill from both sources) lands
+ * again but collapses on its event id (ReplacingMergeTree, read with FINAL); the rollups are recomputed
+ * from those deduplicated tables, never added to, so a repeated staging recomputes the same values.
  */
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -9,11 +9,11 @@
  * too_many_auth_failures by client address exactly like REST.
  */
 import type { FastifyRequest } from 'fastify';
-import { effectivePlan, type Authenticator, type Caller } from '../api/auth.ts';
+import type { Authenticator, Caller } from '../api/auth.ts';
 import { ApiError } from '../api/errors.ts';
 import type { Budget } from '../api/gates/budget.ts';
-import { OAuthVerifier } from '../api/oauth.ts';
-import type { Config } from '../config.ts';
+import { OAuthVerifier } from './oauth.ts';
+import { effectivePlan, type Config } from '../config.ts';
 import { readAccount, type AccountRecord } from '../projections/accounts.ts';
 import type { Store } from '../projections/store.ts';
 

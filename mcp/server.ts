@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../api/auth.ts';
 import type { RouteContext } from '../api/context.ts';
 import { hostnameOf, type Config } from '../config.ts';
-import { OAuthVerifier } from '../api/oauth.ts';
+import { OAuthVerifier } from './oauth.ts';
 import { mcpAuthentication, protectedResourceMetadataUrl } from './auth.ts';
 import { registerPrompts } from './prompts.ts';
 import type { McpSession, Tool } from './tool.ts';
@@ -29,7 +29,7 @@ export interface McpOptions {
 }
 
 /** What the server tells a model once, at connection. */
-export function serverInstructions(config: Config): string {
+export function serverInstructions(): string {
   return [
     'Read-only analytics of prediction-market traders: career cards, ranked markets, per-market statistics, sampled price charts with fills, profit curves, recent fills, popular traders.',
     'Each tool call costs one request of your budget (whoami states the plan, limits and what is left); listing tools and prompts costs nothing. Keep answers small with limit, n and points.',
@@ -58,7 +58,7 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
   const { config } = context;
   const log = context.log.child({ name: 'mcp' });
   const tools = buildTools(config);
-  const instructions = serverInstructions(config);
+  const instructions = serverInstructions();
   const oauth = config.mcp.oauth ? new OAuthVerifier(config.mcp.oauth) : null;
   const authenticate = mcpAuthentication({ authenticator: options.authenticator, budget: context.budget, store: context.store, config, oauth });
 

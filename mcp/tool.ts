@@ -11,9 +11,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Caller } from '../api/auth.ts';
 import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../api/context.ts';
-import { ApiError, errorBodySchema, errors } from '../api/errors.ts';
+import { errorBodySchema, toApiError } from '../api/errors.ts';
 import type { Logger } from '../log.ts';
-import { QueryTimeoutError } from '../projections/store.ts';
 
 /** One MCP exchange (one HTTP request: stateless), as the tools see it. */
 export interface McpSession {
@@ -118,23 +117,9 @@ async function runTool<Input extends z.ZodObject, Output extends z.ZodObject>(
     const structured = encoded.data as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (failure) {
-    const refusal = asApiError(failure, tool.name, session.log);
+    const refusal = toApiError(failure, session.log, { tool: tool.name });
     return { isError: true, content: [{ type: 'text', text: refusal.message }], structuredContent: refusal.body() };
   } finally {
     admitted?.release();
   }
-}
-
-/** A failure as the contract's error (the same mapping as the REST error handler). */
-function asApiError(failure: unknown, tool: string, log: Logger): ApiError {
-  if (failure instanceof ApiError) {
-    if (failure.status >= 500) log.warn({ code: failure.code, tool }, failure.message);
-    return failure;
-  }
-  if (failure instanceof QueryTimeoutError) {
-    log.warn({ tool, timeoutSeconds: failure.timeoutSeconds }, 'query timeout');
-    return errors.queryTimeout();
-  }
-  log.error({ err: failure, tool }, 'tool call failed');
-  return errors.internal();
 }

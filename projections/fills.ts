@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { historyDepthParam, MARKETS_WITHIN_DEPTH, NO_MARKET_NAMES, readMarketNames, type DepthOption } from './markets.ts';
+import { clampUInt32 } from './params.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({
@@ -54,12 +55,6 @@ const READ_TRADER_FILLS_WITHIN_DEPTH = traderFillsQuery(`
 
 type FillRow = Omit<TraderFill, 'title' | 'outcome'> & { fill_id: string };
 
-const UINT32_MAX = 4_294_967_295;
-/** Epoch seconds as the UInt32 the table holds: out-of-range positions clamp to the ends of that range. */
-function clampEpoch(seconds: number): number {
-  return Math.min(UINT32_MAX, Math.max(0, Math.trunc(seconds)));
-}
-
 /**
  * Fills with ts >= since (0 when absent), strictly after `after`, oldest first. With a history depth
  * ≥ 0, only the fills of the trader's `historyDepth` most recent markets.
@@ -73,9 +68,9 @@ export async function readTraderFills(
   const after = page.after;
   const params = {
     wallet,
-    since: clampEpoch(page.since ?? 0),
+    since: clampUInt32(page.since ?? 0),
     has_after: after ? 1 : 0,
-    after_ts: clampEpoch(after?.ts ?? 0),
+    after_ts: clampUInt32(after?.ts ?? 0),
     after_condition_id: after?.conditionId ?? '',
     after_fill_id: after?.fillId ?? '',
     // One row more than asked tells whether a next page exists.

@@ -8,6 +8,7 @@
  * their response schemas (and so OpenAPI) from them.
  */
 import { z } from 'zod';
+import { clampUInt32, UINT32_MAX } from './params.ts';
 import type { Store } from './store.ts';
 
 const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
@@ -315,9 +316,6 @@ async function toMarketRows<R extends TraderMarketRow>(store: Store, rows: reado
   return new Map(rows.map((row) => [row, toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, marks.get(row.condition_id))]));
 }
 
-const UINT32_MAX = 4_294_967_295;
-const clampUInt32 = (value: number): number => Math.min(UINT32_MAX, Math.max(0, Math.trunc(value)));
-
 /** How far back a caller sees a trader: `historyDepth` most recent markets; -1 (or absent) is unlimited. */
 export interface DepthOption {
   historyDepth?: number | undefined;
@@ -408,7 +406,7 @@ export async function readMarketAccess(store: Store, wallet: string, conditionId
     condition_id: conditionId,
     history_depth: historyDepth < 0 ? UINT32_MAX : historyDepthParam(historyDepth),
   });
-  if (!row || !row.traded) return 'not_traded';
+  if (!row?.traded) return 'not_traded';
   return row.visible ? 'visible' : 'beyond_depth';
 }
 

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { readMarketHeader, type MarketHeader } from './markets.ts';
+import { UINT32_MAX } from './params.ts';
 import type { Store } from './store.ts';
 
 /** The rungs of the fidelity ladder, in seconds. The same list is in migration 0003 (price_ladder view). */
@@ -13,7 +14,7 @@ export const FIDELITY_LADDER = [1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400, 60
 export type Fidelity = (typeof FIDELITY_LADDER)[number];
 
 /** The last instant the store's UInt32 timestamps can hold. */
-export const MAX_EPOCH_SECONDS = 4_294_967_295;
+export const MAX_EPOCH_SECONDS = UINT32_MAX;
 
 export const seriesPointSchema = z
   .tuple([z.int(), z.number(), z.number(), z.number()])
@@ -334,13 +335,6 @@ export interface ChartSlab {
   to_ts: number;
   points: SeriesPoint[];
 }
-
-export const chartSlabSchema = z.object({
-  fidelity: z.int(),
-  from_ts: z.int(),
-  to_ts: z.int(),
-  points: z.array(seriesPointSchema),
-});
 
 /** Buckets of one slab tile at the finer rungs (what a chart about 600 pixels wide draws at full detail). */
 export const SLAB_TILE_BUCKETS = 600;

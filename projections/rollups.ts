@@ -1,17 +1,19 @@
 /**
- * Rollups that hold sums (per trader-market, per career, per whale accumulation), and the change-only
- * tapes, are recomputed for the keys that ingested
- * events touched, from the deduplicated landing tables. This is what makes a fill that arrives twice
- * (replayed, or from both the archive and the upstream) change nothing: a sum view would count it
- * twice, a recomputation from `FINAL` cannot. Recomputation is idempotent.
+ * Rollups that hold sums (trader_markets per trader and market, careers, whale_accumulations) and the
+ * change-only tapes (tape_changes) are recomputed for the keys that ingested events touched, from the
+ * deduplicated landing tables. This is what makes a fill that arrives twice (replayed, or from both the
+ * archive and the upstream) change nothing: a sum view would count it twice, a recomputation from
+ * `FINAL` cannot. Recomputation is idempotent.
  *
  * Two steps, so that the ingest worker can commit offsets early and recompute in bulk:
- *   staging            — in the same write as the events: views on fills and position_legs stage the
- *                        touched keys in `rollup_keys` under the insert's deduplication token;
+ *   staging            — in the same write as the events, under the insert's deduplication token:
+ *                        views on fills and position_legs stage (wallet, market) keys in `rollup_keys`,
+ *                        the view on trades stages (market, earliest second) in `tape_keys`;
  *                        `stageResolvedMarkets` stages the wallets of markets that resolved;
- *   refreshRollups     — later, for many batches at once: recompute trader_markets, then careers, for
- *                        every staged key, reading them by subquery (small SQL whatever the key count),
- *                        and mark the batches done.
+ *   refreshRollups     — later, for many batches at once: recompute trader_markets, then careers, then
+ *                        whale accumulations (for staged trader keys), then the change-only tapes (for
+ *                        staged tape keys), reading the keys by subquery (small SQL whatever their
+ *                        count), and mark the batches done.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

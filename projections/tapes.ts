@@ -4,7 +4,7 @@
  * a tape of another account is never read, so it cannot be told apart from an unknown one.
  */
 import { z } from 'zod';
-import { STREAM_EVENT_TYPES, TAPE_GRADES } from '../ingest/contract/events.ts';
+import { STREAM_EVENT_TYPES, TAPE_GRADES } from './vocabulary.ts';
 import type { Store } from './store.ts';
 
 export const tapeRecordSchema = z.object({

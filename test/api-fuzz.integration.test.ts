@@ -16,7 +16,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import { publishSessions, recordSessions } from '../ingest/sources/simulator/tapes.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
@@ -38,7 +38,6 @@ const RESOLVED = makeConditionId('fuzz-resolved');
 const OPEN = makeConditionId('fuzz-open');
 const QUIET = makeConditionId('fuzz-quiet');
 const UNTRADED = makeConditionId('fuzz-untraded');
-const MARKETS = [RESOLVED, OPEN, QUIET];
 /** Recorded sessions of the Pro test account (the fuzzer's default caller); a fresh seed per run. */
 const TAPES = recordSessions(Math.floor(Math.random() * 2 ** 31), 'test-pro', 2, NOW - 86_400);
 const WALLETS = [ALICE, BOB];

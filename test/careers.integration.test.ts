@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { readCareer, ZERO_CAREER } from '../projections/careers.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';

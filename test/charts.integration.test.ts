@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import { chartTemplate, fillChartTemplate, type ChartFormat, type ChartKind, type ChartTheme } from '../mcp/charts/templates.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
@@ -442,7 +442,9 @@ describe('equity', () => {
       const ddAx = axes(dd);
       const ddPath = await page.evaluate(() => document.querySelector('path.line.drawdown')!.getAttribute('d')!);
       const ddVertices = [...ddPath.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => Number(match[2]));
-      drawdowns.forEach((value, index) => expect(ddVertices[index]).toBeCloseTo(ddAx.y(value), 3));
+      drawdowns.forEach((value, index) => {
+        expect(ddVertices[index]).toBeCloseTo(ddAx.y(value), 3);
+      });
       const ddImage = await shot(page, `equity-${format}-${theme}-drawdown`);
       expect(countColor(ddImage, COLORS.down)).toBeGreaterThan(100);
       expect(countColor(ddImage, COLORS.line)).toBeLessThan(countColor(image, COLORS.line));

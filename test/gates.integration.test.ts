@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config, PlanLimits } from '../config.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { QueryTimeoutError } from '../projections/store.ts';

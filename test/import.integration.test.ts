@@ -11,7 +11,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { openMigratedStore } from '../ingest/runtime.ts';
+import { openMigratedStore } from '../roles/runtime.ts';
 import { REPO_ROOT, startRole } from './harness/child.ts';
 import { testEnvironment, uniqueId } from './harness/context.ts';
 

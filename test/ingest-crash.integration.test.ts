@@ -15,7 +15,7 @@ import { createLogger } from '../log.ts';
 import { KafkaLog } from '../ingest/bus/kafka.ts';
 import { TopicNames, type EventInputOf } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
-import { openMigratedStore } from '../ingest/runtime.ts';
+import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeWallet } from './factories.ts';
 import { startRole, type LogLine, type RoleProcess } from './harness/child.ts';
 import { testEnvironment, uniqueId } from './harness/context.ts';

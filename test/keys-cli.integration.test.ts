@@ -1,5 +1,5 @@
 /**
- * The admin role `keys` (ingest/keys-command.ts), run in process on the in-process log: keys minted
+ * The admin role `keys` (roles/keys.ts), run in process on the in-process log: keys minted
  * by it authenticate on the read API with the plan's limits, max_keys is enforced per plan (a founder
  * seat counts as Pro), a revocation takes effect at once (API_KEY_CACHE_S=0), and the plaintext is
  * shown once on stdout and nowhere else (not in the log, not in a listing). One child-process run
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../config.ts';
-import { runKeys, type KeysOutput } from '../ingest/keys-command.ts';
+import { runKeys, type KeysOutput } from '../roles/keys.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { bodyOf, inProcessConfig, startTestApi, type TestApi } from './harness/api.ts';
 import { REPO_ROOT } from './harness/child.ts';

@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../config.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { bodyOf, inProcessConfig, startTestApi, type TestApi } from './harness/api.ts';

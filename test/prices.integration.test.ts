@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { FIDELITY_LADDER, readFullTape, readMarketTimes, readRawTicks, readRung, readSampledSeries, readTraderMarketFills, type SeriesPoint } from '../projections/prices.ts';
+import { FIDELITY_LADDER, readFullTape, readMarketTimes, readRawTicks, readRung, readSampledSeries, readTraderMarketFills, type SeriesPoint, type TickPosition } from '../projections/prices.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
 import { refreshRollups } from '../projections/rollups.ts';
 import { createTestContext, type TestContext } from './harness/context.ts';
@@ -168,7 +168,7 @@ describe('price projections', () => {
     const trades = Array.from({ length: 250 }, (_, index) => makeTrade({ condition_id: conditionId, ts: BASE_TS + Math.floor(index / 3), seq: index, price: ((index % 90) + 5) / 100 }));
     await land('trades', [trades, trades.slice(0, 40)]);
     const seen: number[] = [];
-    let after;
+    let after: TickPosition | undefined;
     for (let page = 0; page < 10; page++) {
       const result = await readRawTicks(context.store, conditionId, { after, limit: 64 });
       seen.push(...result.ticks.map((tick) => tick.price));

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config.ts';
 import type { KafkaLog } from '../ingest/bus/kafka.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { exportTopics, replayFiles } from '../ingest/sources/replay.ts';
 import { startIngestWorker } from '../ingest/worker.ts';
 import { openStore, type Store } from '../projections/store.ts';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { API_KEY_PATTERN, sha256Hex } from '../ingest/sources/accounts.ts';
-import { openMigratedStore } from '../ingest/runtime.ts';
+import { openMigratedStore } from '../roles/runtime.ts';
 import { startRole, type RoleProcess } from './harness/child.ts';
 
 const TWO_MINUTES_MS = 120_000;

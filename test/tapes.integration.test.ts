@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanId } from '../config.ts';
 import { ownerFolder } from '../api/downloads.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { publishSessions, recordSession, recordSessions, type RecordedSession } from '../ingest/sources/simulator/tapes.ts';
 import { createLogger } from '../log.ts';
 import { API, bodyOf, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { readTraderFills, type FillPosition, type TraderFill } from '../projections/fills.ts';
 import { readMarketHeader, readMarketSummary, readTopMarkets, readTraderMarkets, TOP_MARKETS_NOTE, type MarketListPosition } from '../projections/markets.ts';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { nextPlan, type Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import type { Caller } from '../auth.ts';
-import { ApiError, errors } from '../errors.ts';
+import { type ApiError, errors } from '../errors.ts';
 import type { GateStore, GateUsage, GateVerdict } from './store.ts';
 
 /** Usage numbers of `/me`: the governing call window is the nonzero one. */

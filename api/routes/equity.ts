@@ -1,30 +1,8 @@
 /** `GET /traders/{trader}/pnl-series`: the upstream provider's equity (profit) curve of a trader. */
-import { z } from 'zod';
-import { EQUITY_WINDOWS, equitySeriesSchema, readEquitySeries } from '../../projections/equity.ts';
-import { traderSchema } from '../../projections/traders.ts';
-import { callOf, traderOf, type ApiApp, type Call, type RouteContext } from '../context.ts';
-import { errors } from '../errors.ts';
+import { callOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errorResponses } from '../http.ts';
-import { traderParamsSchema } from './traders.ts';
-
-export const pnlSeriesQuerySchema = z.object({
-  window: z.enum(EQUITY_WINDOWS).optional().meta({ description: 'One of 24h, 7d, 30d, ytd, 1y, all (default all). Any other value is 422.', default: 'all' }),
-});
-
-export const pnlSeriesSchema = z.object({ trader: traderSchema, ...equitySeriesSchema.shape });
-
-/** get_pnl_series: the upstream provider's equity curve of the call's trader; 503 upstream_offline when the provider is down. */
-export async function getPnlSeries(context: RouteContext, call: Call, query: z.infer<typeof pnlSeriesQuerySchema>): Promise<z.infer<typeof pnlSeriesSchema>> {
-  const trader = traderOf(call.admitted);
-  const series = await readEquitySeries(context.store, trader.wallet, query.window ?? 'all', {
-    nowSeconds: context.now(),
-    upstreamStaleAfterSeconds: context.config.upstream.staleAfterSeconds,
-  });
-  if (series.upstream.state === 'offline') throw errors.upstreamOffline();
-  const { upstream: _upstream, ...body } = series;
-  return { trader, ...body };
-}
-
+import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../operations/equity.ts';
+import { traderParamsSchema } from '../operations/traders.ts';
 export function registerEquityRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/pnl-series',

@@ -1,17 +1,7 @@
 /** `GET /popular`: the shelf of popular traders (most live watchers). */
-import { z } from 'zod';
-import { popularTraderSchema, readPopularTraders } from '../../projections/popular.ts';
 import type { ApiApp, RouteContext } from '../context.ts';
 import { errorResponses } from '../http.ts';
-
-export const popularSchema = z.object({ traders: z.array(popularTraderSchema), count: z.int().min(0) });
-
-/** list_popular_traders (not trader-scoped: no wallet is counted). */
-export async function listPopularTraders(context: RouteContext): Promise<z.infer<typeof popularSchema>> {
-  const traders = await readPopularTraders(context.store, context.config.api.popularLimit);
-  return { traders, count: traders.length };
-}
-
+import { listPopularTraders, popularSchema } from '../operations/popular.ts';
 export function registerPopularRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/popular',

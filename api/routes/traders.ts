@@ -1,23 +1,8 @@
 /** `GET /traders/{trader}`: the career card, blended with the upstream provider's own statistics. */
-import { z } from 'zod';
-import { readTraderCard, traderCardSchema, type TraderCard } from '../../projections/cards.ts';
-import { callOf, traderOf, type ApiApp, type Call, type RouteContext } from '../context.ts';
+import { traderCardSchema } from '../../projections/cards.ts';
+import { callOf, type ApiApp, type RouteContext } from '../context.ts';
 import { errorResponses } from '../http.ts';
-
-export const traderParamsSchema = z.object({
-  trader: z.string().meta({
-    description:
-      'A 0x wallet (any case), a profile URL of the upstream provider (https://polymarket.com/profile/0x…, https://polymarket.com/@name; URL-encode it), or a display name. A 0x string of the wrong length is 400 invalid_wallet (never tried as a name); an unknown name is 404 trader_not_found; an unknown valid wallet is a zeroed card.',
-  }),
-});
-
-/** get_trader_card: the career card of the call's trader. */
-export async function getTraderCard(context: RouteContext, call: Call): Promise<TraderCard> {
-  const trader = traderOf(call.admitted);
-  const { config } = context;
-  return readTraderCard(context.store, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now());
-}
-
+import { getTraderCard, traderParamsSchema } from '../operations/traders.ts';
 export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader',

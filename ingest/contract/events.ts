@@ -18,6 +18,7 @@ import {
   txHashSchema,
   walletSchema,
 } from './primitives.ts';
+import { STREAM_EVENT_TYPES, TAPE_GRADES } from '../../projections/vocabulary.ts';
 
 const payoutNumeratorSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const outcomeNameSchema = z.string().trim().min(1).max(200);
@@ -231,8 +232,6 @@ export type ApiKeyEvent = z.infer<typeof apiKeySchema>;
 /** Ids of recorded sessions (tapes): opaque, URL-safe. */
 export const tapeIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tape_id must be 1-64 characters of [A-Za-z0-9_-]');
 
-export const TAPE_GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
-
 /**
  * A recorded session's metadata, published by the live plane when a recording is saved (and again,
  * with a higher `version`, when it changes). Private to `account_id`, the account that recorded it.
@@ -260,8 +259,7 @@ export const tapeSchema = z.object({
 });
 export type TapeEvent = z.infer<typeof tapeSchema>;
 
-/** The StreamEvent kinds a tape replays (decisions.md, Stream events and tapes). */
-export const STREAM_EVENT_TYPES = ['book', 'trade', 'fill', 'resolution', 'session'] as const;
+export { STREAM_EVENT_TYPES, TAPE_GRADES };
 export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
 
 const tapeEventBase = {

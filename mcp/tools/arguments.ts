@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import { PLAN_IDS, type Config } from '../../config.ts';
-import { historyDepthNote } from '../../api/http.ts';
-import { marketParamsSchema } from '../../api/routes/markets.ts';
+import { historyDepthNote, marketParamsSchema } from '../../api/operations/markets.ts';
 
 export const traderArgument = z.string().min(1).meta({
   description:

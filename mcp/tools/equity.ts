@@ -1,6 +1,6 @@
 /** get_pnl_series (REST `/traders/{trader}/pnl-series`). */
 import { z } from 'zod';
-import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../../api/routes/equity.ts';
+import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../../api/operations/equity.ts';
 import type { Config } from '../../config.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe, traderArgument, walletCapNote } from './arguments.ts';

@@ -248,7 +248,7 @@ async function main(): Promise<void> {
     import('../../api/context.ts'),
     import('../../api/cursors.ts'),
     import('../../projections/cards.ts'),
-    import('../../ingest/runtime.ts'),
+    import('../../roles/runtime.ts'),
     import('../../ingest/sources/accounts.ts'),
     import('../../ingest/sources/simulator/index.ts'),
     import('../../projections/store.ts'),

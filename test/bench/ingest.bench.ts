@@ -28,7 +28,7 @@ import { KafkaLog } from '../../ingest/bus/kafka.ts';
 import type { OutgoingMessage } from '../../ingest/bus/types.ts';
 import { TOPICS, TopicNames, type EventInputOf } from '../../ingest/contract/topics.ts';
 import { encodeEvent, EventPublisher, type EventSink } from '../../ingest/publisher.ts';
-import { openMigratedStore } from '../../ingest/runtime.ts';
+import { openMigratedStore } from '../../roles/runtime.ts';
 import { createSimulator } from '../../ingest/sources/simulator/index.ts';
 import { startRole, type LogLine, type RoleProcess } from '../harness/child.ts';
 import { startMockKafka } from '../harness/kafka-mock.ts';

@@ -19,7 +19,7 @@ import { parseConfig } from '../../config.ts';
 import { median, runBenchmark } from './support.ts';
 import { createLogger } from '../../log.ts';
 import type { EventInputOf } from '../../ingest/contract/topics.ts';
-import { openMigratedStore } from '../../ingest/runtime.ts';
+import { openMigratedStore } from '../../roles/runtime.ts';
 import { refreshRollups } from '../../projections/rollups.ts';
 import { readFullTape, readMarketTimes, readSampledSeries } from '../../projections/prices.ts';
 import { readWhaleFlow } from '../../projections/whales.ts';

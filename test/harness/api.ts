@@ -10,7 +10,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parseConfig, type Config, type PlanId } from '../../config.ts';
 import { buildApp } from '../../api/app.ts';
 import type { GateStore } from '../../api/gates/store.ts';
-import { withPublisher } from '../../ingest/runtime.ts';
+import { withPublisher } from '../../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
 import { createLogger } from '../../log.ts';
 import { openStore, type Store } from '../../projections/store.ts';

@@ -11,7 +11,7 @@ import { parseConfig, type Config } from '../../config.ts';
 import { createLogger, type Logger } from '../../log.ts';
 import { KafkaLog } from '../../ingest/bus/kafka.ts';
 import { TopicNames } from '../../ingest/contract/topics.ts';
-import { openMigratedStore } from '../../ingest/runtime.ts';
+import { openMigratedStore } from '../../roles/runtime.ts';
 import type { Store } from '../../projections/store.ts';
 
 /** One embedded-store directory per test process (chDB binds one per process). */

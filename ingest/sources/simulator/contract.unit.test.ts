@@ -4,7 +4,7 @@ import { upNormalizedPrice } from '../../contract/primitives.ts';
 import { parseTitleWindow } from '../../contract/title-time.ts';
 import { TOPICS, type TopicId } from '../../contract/topics.ts';
 import type { Simulator } from './index.ts';
-import { RecordingSink, TEST_GENESIS, recordWindow } from './test-support.ts';
+import { type RecordingSink, TEST_GENESIS, recordWindow } from './test-support.ts';
 
 const FROM = TEST_GENESIS;
 const TO = TEST_GENESIS + 3 * 3_600;

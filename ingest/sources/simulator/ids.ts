@@ -5,13 +5,6 @@
 import { createHash } from 'node:crypto';
 import { fmix32 } from './random.ts';
 
-const BYTE_HEX: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
-
-export function hexWord(word: number): string {
-  const w = word >>> 0;
-  return BYTE_HEX[w >>> 24]! + BYTE_HEX[(w >>> 16) & 255]! + BYTE_HEX[(w >>> 8) & 255]! + BYTE_HEX[w & 255]!;
-}
-
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

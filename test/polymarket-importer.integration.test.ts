@@ -1,12 +1,17 @@
+/**
+ * The Polymarket importer over real exports (`../shared/data/polymarket`: 29 CSV files of collectmarkets,
+ * the JSON fixtures) and generated files: counts, sums per wallet and market, duplicates, malformed rows,
+ * gzip, options. An integration test: it reads dozens of files (about 13 s), no services.
+ */
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FillEvent, MarketMetadataEvent, TradeEvent } from '../../contract/events.ts';
-import { importPolymarketExports, type ImportCounts, type ImportProgress, type RejectedRow, type SkippedRow } from './index.ts';
-import { RecordingSink, collectmarketsDir, csvLine, polymarketData } from './test-support.ts';
+import type { FillEvent, MarketMetadataEvent, TradeEvent } from '../ingest/contract/events.ts';
+import { importPolymarketExports, type ImportCounts, type ImportProgress, type RejectedRow, type SkippedRow } from '../ingest/sources/polymarket/index.ts';
+import { RecordingSink, collectmarketsDir, csvLine, polymarketData } from './harness/polymarket.ts';
 
 type CsvRow = Record<string, string>;
 

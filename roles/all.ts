@@ -10,16 +10,15 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { buildApp, type Readiness } from '../api/app.ts';
 import { openGateStore } from '../api/gates/open.ts';
-import { MemoryLog } from './bus/memory.ts';
-import { TopicNames } from './contract/topics.ts';
-import { EventPublisher } from './publisher.ts';
-import { openMigratedStore } from './runtime.ts';
+import { MemoryLog } from '../ingest/bus/memory.ts';
+import { TopicNames } from '../ingest/contract/topics.ts';
+import { EventPublisher } from '../ingest/publisher.ts';
+import { openMigratedStore, shutdownSignal, throttled } from './runtime.ts';
 import { storeAnswers } from '../projections/store.ts';
-import { shutdownSignal, throttled } from './commands.ts';
-import { ensureDemoAccounts } from './sources/accounts.ts';
-import { publishSessions, recordSessions } from './sources/simulator/tapes.ts';
-import { createSimulator, runSimulator } from './sources/simulator/index.ts';
-import { openEventLog, startIngestWorker } from './worker.ts';
+import { ensureDemoAccounts } from '../ingest/sources/accounts.ts';
+import { publishSessions, recordSessions } from '../ingest/sources/simulator/tapes.ts';
+import { createSimulator, runSimulator } from '../ingest/sources/simulator/index.ts';
+import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 
 const SECONDS_PER_DAY = 86_400;
 /** How often the live simulator's position is saved, so a restart resumes instead of backfilling again. */

@@ -1,11 +1,11 @@
 /**
- * Test support: an in-memory EventSink that records what an import publishes, in order. Every event
+ * Test support of the Polymarket importer: an in-memory EventSink that records what an import publishes, in order. Every event
  * goes through `encodeEvent`, so a test fails if the importer ever emits an event its schema refuses.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EventInputOf, EventOf, TopicId } from '../../contract/topics.ts';
-import { encodeEvent, type EventSink } from '../../publisher.ts';
+import type { EventInputOf, EventOf, TopicId } from '../../ingest/contract/topics.ts';
+import { encodeEvent, type EventSink } from '../../ingest/publisher.ts';
 
 export interface Published {
   topicId: TopicId;
@@ -32,7 +32,7 @@ export class RecordingSink implements EventSink {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const repoRoot = path.resolve(here, '../../..');
+export const repoRoot = path.resolve(here, '../..');
 export const polymarketData = path.resolve(repoRoot, '../shared/data/polymarket');
 export const collectmarketsDir = path.join(polymarketData, 'collectmarkets');
 

@@ -5,12 +5,11 @@
  * when no other process holds the same data directory.
  */
 import type { Config } from '../config.ts';
-import { shutdownSignal } from '../ingest/commands.ts';
-import { openMigratedStore } from '../ingest/runtime.ts';
 import { storeAnswers } from '../projections/store.ts';
 import type { Logger } from '../log.ts';
-import { buildApp } from './app.ts';
-import { openGateStore } from './gates/open.ts';
+import { buildApp } from '../api/app.ts';
+import { openGateStore } from '../api/gates/open.ts';
+import { openMigratedStore, shutdownSignal } from './runtime.ts';
 
 export async function runApi(config: Config, log: Logger): Promise<number> {
   const signal = shutdownSignal(log);

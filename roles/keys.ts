@@ -13,14 +13,13 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
-import { PLAN_IDS, type Config, type PlanId } from '../config.ts';
+import { effectivePlan, PLAN_IDS, type Config, type PlanId } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { effectivePlan } from '../api/auth.ts';
 import { readAccount, readAccountKeys, readKeysById, type AccountRecord, type StoredKey } from '../projections/accounts.ts';
 import type { Store } from '../projections/store.ts';
-import { accountSchema, apiKeySchema } from './contract/events.ts';
+import { accountSchema, apiKeySchema } from '../ingest/contract/events.ts';
 import { openMigratedStore, withPublisher } from './runtime.ts';
-import { publishAccount, publishNewKey } from './sources/accounts.ts';
+import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 
 export const KEYS_USAGE = `usage: main.ts keys <subcommand> [options]
 subcommands:

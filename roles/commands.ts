@@ -4,45 +4,10 @@
  */
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { TopicNames } from './contract/topics.ts';
-import { openMigratedStore, withPublisher } from './runtime.ts';
-import { exportTopics, replayFiles } from './sources/replay.ts';
-import { openEventLog, startIngestWorker } from './worker.ts';
-
-/** Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly. */
-export function shutdownSignal(log: Logger): AbortSignal {
-  const controller = new AbortController();
-  const stop = (signal: string) => {
-    if (controller.signal.aborted) {
-      log.warn({ signal }, 'second signal: exiting at once');
-      process.exit(130);
-    }
-    log.info({ signal }, 'shutting down: draining the batch in flight');
-    controller.abort();
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  return controller.signal;
-}
-
-function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-/** Logs at most every `intervalMs`, so that long runs show progress without flooding the log. */
-export function throttled(intervalMs: number, report: () => void): () => void {
-  let last = 0;
-  return () => {
-    const now = Date.now();
-    if (now - last >= intervalMs) {
-      last = now;
-      report();
-    }
-  };
-}
+import { TopicNames } from '../ingest/contract/topics.ts';
+import { openMigratedStore, shutdownSignal, throttled, untilAborted, withPublisher } from './runtime.ts';
+import { exportTopics, replayFiles } from '../ingest/sources/replay.ts';
+import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 
 function percentOf(done: number, total: number): number {
   return total === 0 ? 100 : Math.round((100 * done) / total);
@@ -74,7 +39,7 @@ export async function runIngest(config: Config, log: Logger): Promise<number> {
 export async function runSimulate(config: Config, log: Logger, options: { backfillDays: number; live: boolean }): Promise<number> {
   const signal = shutdownSignal(log);
   // Loaded on demand: the other roles should not pay for the simulator's module graph.
-  const { createSimulator, runSimulator } = await import('./sources/simulator/index.ts');
+  const { createSimulator, runSimulator } = await import('../ingest/sources/simulator/index.ts');
   const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders });
   await withPublisher(config, log, async ({ publisher }) => {
     let latest: { phase: string; doneTs: number } = { phase: 'backfill', doneTs: 0 };
@@ -154,7 +119,7 @@ export async function runImport(
     return 2;
   }
   const era = options.era;
-  const { importPolymarketExports } = await import('./sources/polymarket/index.ts');
+  const { importPolymarketExports } = await import('../ingest/sources/polymarket/index.ts');
   const counts = await withPublisher(config, log, async ({ publisher }) => {
     let latest = { file: '', rowsRead: 0, percent: 0 };
     const report = throttled(2000, () => log.info(latest, 'importing'));

@@ -1,5 +1,6 @@
 /**
- * Wiring shared by the roles: opening the store (migrated), and giving a source somewhere to publish.
+ * Process wiring every role uses: the shutdown signal (SIGINT / SIGTERM), progress logging, opening the
+ * store (migrated), and giving a source somewhere to publish.
  * With Kafka configured, a source publishes to Kafka and ingest workers elsewhere consume it. Without
  * Kafka, the source publishes to the in-process log and an in-process worker ingests it into the store
  * before the command returns: `replay`, `import` and `simulate` work on a laptop with nothing installed.
@@ -8,11 +9,11 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { migrate } from '../projections/migrate.ts';
 import { openStore, type Store } from '../projections/store.ts';
-import { MemoryLog } from './bus/memory.ts';
-import type { EventLog } from './bus/types.ts';
-import { TopicNames } from './contract/topics.ts';
-import { EventPublisher } from './publisher.ts';
-import { openEventLog, startIngestWorker } from './worker.ts';
+import { MemoryLog } from '../ingest/bus/memory.ts';
+import type { EventLog } from '../ingest/bus/types.ts';
+import { TopicNames } from '../ingest/contract/topics.ts';
+import { EventPublisher } from '../ingest/publisher.ts';
+import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 
 export async function openMigratedStore(config: Config, log: Logger): Promise<Store> {
   const store = await openStore(config.clickhouse);
@@ -58,4 +59,39 @@ export async function withPublisher<T>(config: Config, log: Logger, work: (conte
     await eventLog.close();
     await store.close();
   }
+}
+
+/** Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly. */
+export function shutdownSignal(log: Logger): AbortSignal {
+  const controller = new AbortController();
+  const stop = (signal: string) => {
+    if (controller.signal.aborted) {
+      log.warn({ signal }, 'second signal: exiting at once');
+      process.exit(130);
+    }
+    log.info({ signal }, 'shutting down: draining the batch in flight');
+    controller.abort();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return controller.signal;
+}
+
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** Logs at most every `intervalMs`, so that long runs show progress without flooding the log. */
+export function throttled(intervalMs: number, report: () => void): () => void {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last >= intervalMs) {
+      last = now;
+      report();
+    }
+  };
 }

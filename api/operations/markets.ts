@@ -1,0 +1,131 @@
+/**
+ * A trader's markets (REST markets list, top-markets and summary; MCP list_trader_markets,
+ * get_top_markets, get_market_summary), and the history wall every market-scoped read passes.
+ */
+import { z } from 'zod';
+import {
+  marketHeaderSchema,
+  marketRowSchema,
+  marketSummarySchema,
+  readMarketAccess,
+  readMarketSummary,
+  readTopMarkets,
+  readTraderMarkets,
+  type MarketListPosition,
+} from '../../projections/markets.ts';
+import { traderSchema } from '../../projections/traders.ts';
+import { nextPlan, PLAN_IDS, type Config } from '../../config.ts';
+import type { Caller } from '../auth.ts';
+import { traderOf, type Call, type RouteContext } from '../context.ts';
+import { errors } from '../errors.ts';
+import { limitParameter, pageLimit, parseConditionId, queryCursor, queryInt } from '../http.ts';
+import { traderParamsSchema } from './traders.ts';
+
+export const marketListSchema = z.object({
+  trader: traderSchema,
+  markets: z.array(marketRowSchema),
+  next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end.' }),
+});
+
+export const topMarketsSchema = z.object({
+  trader: traderSchema,
+  top_wins: z.array(marketRowSchema),
+  top_losses: z.array(marketRowSchema),
+  most_traded: z.array(marketRowSchema),
+  top_volume: z.array(marketRowSchema),
+  note: z.string(),
+});
+
+export const marketSummaryResponseSchema = z.object({ market: marketHeaderSchema, summary: marketSummarySchema, trader: traderSchema });
+
+export const marketParamsSchema = traderParamsSchema.extend({
+  condition_id: z.string().meta({ description: 'Market id: 0x + 64 hex (from the markets list or top-markets). Anything else is 400 invalid_condition_id.' }),
+});
+
+/** The depth wall of the market-scoped routes (summary, chart, raw ticks, tape), for their descriptions. */
+export const marketDepthWall = (depth: number): string =>
+  `only the trader's ${depth} most recent markets (the markets list's order) can be read; an older market the trader traded is 403 depth_gated (a plan wall: do not retry, relay the message).`;
+
+/** Query of the markets list (REST) and the parameters of list_trader_markets (MCP) beside `trader`. */
+export const marketListQuerySchema = (config: Config) => z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') });
+
+/** Query of top-markets (REST) and the parameters of get_top_markets (MCP) beside `trader`. */
+export const topMarketsQuerySchema = ({ api: { topMarkets } }: Config) =>
+  z.object({
+    n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, { default: topMarkets.defaultN }).optional(),
+  });
+
+const marketCursor = (context: RouteContext) =>
+  context.cursors.codec<MarketListPosition, [number, string]>(
+    'markets',
+    (position) => [position.lastTradedAt, position.conditionId],
+    z.tuple([z.int().min(0), z.string().max(200)]),
+    ([lastTradedAt, conditionId]) => ({ lastTradedAt, conditionId }),
+  );
+
+/** list_trader_markets: one recency-ordered page of the call's trader's markets (clamped to the visible set). */
+export async function listTraderMarkets(
+  context: RouteContext,
+  call: Call,
+  query: z.infer<ReturnType<typeof marketListQuerySchema>>,
+): Promise<z.infer<typeof marketListSchema>> {
+  const limit = pageLimit(query.limit, context.config.api.marketsList);
+  const trader = traderOf(call.admitted);
+  const cursor = marketCursor(context);
+  const after = cursor.decode(query.cursor, trader.wallet);
+  const page = await readTraderMarkets(context.store, trader.wallet, { after, limit, historyDepth: call.caller.limits.historyDepth });
+  return { trader, markets: page.markets, next_cursor: page.next ? cursor.encode(trader.wallet, page.next) : null };
+}
+
+/** get_top_markets: the four ranked slices, n rows each (clamped), within the visible set. */
+export async function getTopMarkets(context: RouteContext, call: Call, query: z.infer<ReturnType<typeof topMarketsQuerySchema>>): Promise<z.infer<typeof topMarketsSchema>> {
+  const { topMarkets } = context.config.api;
+  const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, query.n ?? topMarkets.defaultN));
+  const trader = traderOf(call.admitted);
+  return { trader, ...(await readTopMarkets(context.store, trader.wallet, n, { historyDepth: call.caller.limits.historyDepth })) };
+}
+
+/** get_market_summary: one market's statistics for the call's trader, past the history wall. */
+export async function getMarketSummary(context: RouteContext, call: Call, params: { condition_id: string }): Promise<z.infer<typeof marketSummaryResponseSchema>> {
+  const conditionId = parseConditionId(params.condition_id);
+  const trader = traderOf(call.admitted);
+  const detail = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readMarketSummary(context.store, trader.wallet, conditionId));
+  return { market: detail.market, summary: detail.summary, trader };
+}
+
+/**
+ * A trader's market behind a market-scoped route (summary, chart, raw ticks, tape), past the history
+ * wall: for a caller with a limited history depth, a market the trader never traded is 404
+ * market_not_found and one outside the trader's `historyDepth` most recent is 403 depth_gated, both
+ * decided before `read` (the expensive part) runs. `read` answering null is market_not_found.
+ */
+export async function loadVisibleMarket<T>(
+  context: Pick<RouteContext, 'store' | 'config'>,
+  caller: Caller,
+  wallet: string,
+  conditionId: string,
+  read: () => Promise<T | null>,
+): Promise<T> {
+  const { limits } = caller;
+  if (limits.historyDepth >= 0) {
+    const access = await readMarketAccess(context.store, wallet, conditionId, limits.historyDepth);
+    if (access === 'not_traded') throw errors.marketNotFound(conditionId);
+    if (access === 'beyond_depth') {
+      const next = nextPlan(caller.planId);
+      throw errors.depthGated(limits, next ? context.config.plans[next] : null);
+    }
+  }
+  const found = await read();
+  if (found === null) throw errors.marketNotFound(conditionId);
+  return found;
+}
+
+/**
+ * OpenAPI text of the history-depth wall, from the plans in config: one sentence per plan that limits
+ * the depth (`what(depth)` completes "On <plan>, …"); empty when no plan does.
+ */
+export function historyDepthNote(config: Config, what: (depth: number) => string): string {
+  return PLAN_IDS.filter((id) => config.plans[id].historyDepth >= 0)
+    .map((id) => `On ${config.plans[id].name}, ${what(config.plans[id].historyDepth)}`)
+    .join(' ');
+}
