@@ -1,6 +1,7 @@
 -- The upstream provider's leaderboard as the poller reads it (topic upstream.leaderboard): the popular
 -- shelf's members. One row per board read and rank; readers take the latest read of the configured board.
--- Old reads expire after 30 days (a shelf only ever shows the latest one).
+-- A read is 50 rows an hour by default (about 440k rows a year): kept, no TTL (a TTL on as_of would drop
+-- replayed history on insert).
 
 CREATE TABLE IF NOT EXISTS {db:Identifier}.upstream_leaderboard
 (
@@ -16,7 +17,6 @@ CREATE TABLE IF NOT EXISTS {db:Identifier}.upstream_leaderboard
 )
 ENGINE = ReplacingMergeTree
 ORDER BY (period, metric, as_of, rank)
-TTL toDateTime(as_of) + INTERVAL 30 DAY
 SETTINGS non_replicated_deduplication_window = 1000;
 
 -- Leaderboard names count as the provider's names too (the shelf and the name lookup show them).

@@ -204,6 +204,8 @@ export class UpstreamHttpClient {
   private readonly buckets = new Map<string, TokenBucket>();
   /** Requests sent per route (after the buckets), for tests and logs. */
   readonly sent = new Map<string, number>();
+  /** When the provider last answered (ms; 0: never). */
+  lastAnswerAt = 0;
 
   constructor(private readonly options: HttpClientOptions) {
     this.clock = options.clock ?? systemClock;
@@ -249,7 +251,7 @@ export class UpstreamHttpClient {
   }
 
   /** GET a JSON document; throws UpstreamError once retries are spent, at once when the circuit is open. */
-  async getJson(service: UpstreamService, path: string, query: Record<string, string | number | boolean | undefined> = {}, signal?: AbortSignal): Promise<UpstreamResponse> {
+  async getJson(service: UpstreamService, path: string, query: Record<string, string | number | boolean | undefined> = {}, signal?: AbortSignal, expectJson = true): Promise<UpstreamResponse> {
     const url = new URL(`${this.options.baseUrls[service]}${path}`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
     const href = url.toString();
@@ -260,7 +262,8 @@ export class UpstreamHttpClient {
       if (!this.breaker.admit()) throw new UpstreamError('offline', href, `circuit open, next probe in ${this.breaker.retryInMs()} ms${lastError ? ` (last: ${lastError.message})` : ''}`);
       await this.acquire(route, signal);
       this.sent.set(route.name, (this.sent.get(route.name) ?? 0) + 1);
-      const outcome = await this.attempt(href, route, signal);
+      const outcome = await this.attempt(href, route, signal, expectJson);
+      if (outcome.ok || outcome.retry === false || outcome.error.status === 429) this.lastAnswerAt = this.clock.now();
       if (outcome.ok) {
         this.breaker.success();
         return outcome.response;
@@ -284,7 +287,8 @@ export class UpstreamHttpClient {
   private async attempt(
     href: string,
     route: Route,
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    expectJson: boolean,
   ): Promise<{ ok: true; response: UpstreamResponse } | { ok: false; retry: boolean; error: UpstreamError; retryAt?: number }> {
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
@@ -305,6 +309,7 @@ export class UpstreamHttpClient {
     }
     if (response.status >= 500) return { ok: false, retry: true, error: new UpstreamError('http', href, `HTTP ${response.status}`, response.status) };
     if (response.status >= 400) return { ok: false, retry: false, error: new UpstreamError('http', href, `HTTP ${response.status}: ${text.slice(0, 200)}`, response.status) };
+    if (!expectJson) return { ok: true, response: { status: response.status, body: text, url: href } };
     try {
       return { ok: true, response: { status: response.status, body: JSON.parse(text) as unknown, url: href } };
     } catch (error) {
