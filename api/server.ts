@@ -11,16 +11,18 @@ import { storeAnswers } from '../projections/store.ts';
 import type { Logger } from '../log.ts';
 import { buildApp } from './app.ts';
 import { openGateStore } from './gates/open.ts';
+import { openWalletRequestLog } from './wallet-requests.ts';
 
 export async function runApi(config: Config, log: Logger): Promise<number> {
   const signal = shutdownSignal(log);
   const store = await openMigratedStore(config, log);
   const gates = openGateStore(config, log);
+  const walletRequests = openWalletRequestLog(config, log);
   const app = await buildApp({
     log,
     storeAlive: () => storeAnswers(store),
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store, gates },
+    api: { config, store, gates, ...(walletRequests ? { walletRequests } : {}) },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   log.info({ address, store: store.kind, prefix: config.api.prefix }, 'listening');
@@ -28,6 +30,7 @@ export async function runApi(config: Config, log: Logger): Promise<number> {
   // Stop taking requests, finish those in flight, then release the store.
   await app.close();
   await gates.close();
+  await walletRequests?.close();
   await store.close();
   return 0;
 }

@@ -3,7 +3,9 @@
  * variations derived from them), the poller polls it on a virtual clock, and what it publishes goes
  * through the in-process log and the ingest pipeline into the store, where the read API answers.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisWalletRequestLog } from '../api/wallet-requests.ts';
 import { parseConfig, type Config } from '../config.ts';
 import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../ingest/runtime.ts';
@@ -11,12 +13,14 @@ import type { EventSink } from '../ingest/publisher.ts';
 import { RecordingSink } from '../ingest/sources/polymarket/test-support.ts';
 import { createUpstreamClient } from '../ingest/sources/upstream/index.ts';
 import { UpstreamPoller, type RejectionReport } from '../ingest/sources/upstream/poller.ts';
-import { MemoryRequestedWallets } from '../ingest/sources/upstream/requests.ts';
+import { MemoryRequestedWallets, RedisRequestedWallets } from '../ingest/sources/upstream/requests.ts';
 import { MemoryStateStore } from '../ingest/sources/upstream/state.ts';
 import { VirtualClock } from '../ingest/sources/upstream/test-support.ts';
 import { createLogger } from '../log.ts';
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { landEvents } from './harness/land.ts';
+import { deleteKeysWithPrefix } from './harness/redis.ts';
+import { uniqueId } from './harness/context.ts';
 import { envelopePages, loadFixture, PolymarketReplay, type Json } from './harness/polymarket-replay.ts';
 
 const SWISSTONY = '0x204f72f35326db932158cba6adff0b9a1da95e14';
@@ -84,7 +88,7 @@ class ForwardSink implements EventSink {
   }
 }
 
-function makePoller(config: Config, options: { clock: VirtualClock; sink: EventSink; state?: MemoryStateStore; requested?: MemoryRequestedWallets; rejections?: RejectionReport[] }) {
+function makePoller(config: Config, options: { clock: VirtualClock; sink: EventSink; state?: MemoryStateStore; requested?: MemoryRequestedWallets | RedisRequestedWallets; rejections?: RejectionReport[] }) {
   const log = createLogger('silent');
   const requested = options.requested ?? new MemoryRequestedWallets();
   return new UpstreamPoller({
@@ -326,5 +330,58 @@ describe('end to end: replayed provider → upstream → log → ingest → read
     clock.advance((config.upstream.staleAfterSeconds + 1) * 1000);
     expect((bodyOf(await api.get(`traders/${SWISSTONY}`)) as { upstream: unknown }).upstream).toEqual({ status: 'upstream_offline' });
     expect((await api.get(`traders/${SWISSTONY}/pnl-series`)).statusCode).toBe(503);
+  });
+});
+
+describe('a wallet a client asks about reaches the poller through Redis, not through the store', () => {
+  const replay = new PolymarketReplay();
+  const prefix = `${uniqueId('i16')}:`;
+  const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: false, maxRetriesPerRequest: 1 });
+  let config: Config;
+  let api: TestApi;
+  const clock = new VirtualClock(NOW * 1000);
+  const sink = new ForwardSink();
+  const log = createLogger('silent');
+
+  beforeAll(async () => {
+    await replay.start();
+    world(replay);
+    config = inProcessConfig('upstream_requests', { ...replay.environment(), REDIS_KEY_PREFIX: prefix });
+    const keys = await publishPlanKeys(config, NOW - 10);
+    api = await startTestApi(config, {
+      now: () => Math.floor(clock.now() / 1000),
+      keys,
+      gatesClockMs: gatesNeverBind(),
+      walletRequests: new RedisWalletRequestLog(redis, config.upstream.requestedWalletsKey, log),
+    });
+  });
+  afterAll(async () => {
+    await deleteKeysWithPrefix(redis, prefix);
+    redis.disconnect();
+    await api?.store.command('DROP DATABASE IF EXISTS {db:Identifier}');
+    await api?.close();
+    await replay.stop();
+  });
+
+  it('a card request for a never-seen wallet is noted; the next tick polls it; the card and fills then have its data', async () => {
+    const before = await api.get(`traders/${V2_WALLET}/fills`);
+    expect((bodyOf(before) as { fills: unknown[] }).fills).toEqual([]);
+    expect(await redis.zscore(config.upstream.requestedWalletsKey, V2_WALLET)).toBe(String(NOW));
+
+    const poller = makePoller(config, { clock, sink, requested: new RedisRequestedWallets(redis, config.upstream.requestedWalletsKey) });
+    const report = await withPublisher(config, log, async ({ publisher }) => {
+      sink.target = publisher;
+      return poller.tick();
+    });
+    expect(report.errors).toEqual([]);
+    const fills = (bodyOf(await api.get(`traders/${V2_WALLET}/fills`)) as { fills: { tx_hash?: string; usd: number }[] }).fills;
+    expect(fills).toHaveLength(v2Envelope.data.length);
+    const card = bodyOf(await api.get(`traders/${V2_WALLET}`)) as { upstream: Record<string, unknown> };
+    expect(card.upstream).toMatchObject({ pnl: 0, portfolio_value: 0, as_of: NOW });
+    // A request older than UPSTREAM_REQUEST_TTL_S is forgotten by the next read of the set.
+    const requested = new RedisRequestedWallets(redis, config.upstream.requestedWalletsKey);
+    expect(await requested.recent(NOW - 10, 10)).toEqual([V2_WALLET]);
+    expect(await requested.recent(NOW + 1, 10)).toEqual([]);
+    expect(await redis.zcard(config.upstream.requestedWalletsKey)).toBe(0);
   });
 });
