@@ -326,6 +326,31 @@ describe('end to end: replayed provider → upstream → log → ingest → read
     expect((await api.get(`traders/${SWISSTONY}/pnl-series`)).statusCode).toBe(200);
   });
 
+  it('tracks wallets with recent archive fills (not the upstream copies), most recent first', async () => {
+    const { readRecentArchiveWallets } = await import('../projections/upstream.ts');
+    const fill = (wallet: string, ts: number, tx: string) => ({
+      tx_hash: `0x${tx.repeat(64)}`,
+      log_index: 1,
+      wallet,
+      condition_id: SEINAJOEN,
+      side: 'BUY' as const,
+      token_side: 1 as const,
+      price: 0.5,
+      size_tokens: 2,
+      usd: 1,
+      role: 'taker' as const,
+      era: 'v2' as const,
+      ts,
+    });
+    const older = '0x' + 'a1'.repeat(20);
+    const newer = '0x' + 'b2'.repeat(20);
+    const stale = '0x' + 'c3'.repeat(20);
+    await landEvents(api.store, 'fillsArchive', [fill(older, NOW - 3 * DAY, 'a'), fill(newer, NOW - DAY, 'b'), fill(stale, NOW - 30 * DAY, 'c')]);
+    expect(await readRecentArchiveWallets(api.store, NOW - 7 * DAY, 10)).toEqual([newer, older]);
+    // swisstony's fills came from the upstream: they do not make it an archive-active wallet.
+    expect(await readRecentArchiveWallets(api.store, 0, 10)).not.toContain(SWISSTONY);
+  });
+
   it('goes offline by itself when the poller stops: its last heartbeat ages past UPSTREAM_STALE_AFTER_S', async () => {
     clock.advance((config.upstream.staleAfterSeconds + 1) * 1000);
     expect((bodyOf(await api.get(`traders/${SWISSTONY}`)) as { upstream: unknown }).upstream).toEqual({ status: 'upstream_offline' });
