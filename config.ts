@@ -529,7 +529,8 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
       backoffBaseMs: 250,
       backoffMaxMs: 30_000,
       breaker: { failures: env.UPSTREAM_BREAKER_FAILURES, openMs: env.UPSTREAM_BREAKER_OPEN_S * 1000 },
-      heartbeatSeconds: env.UPSTREAM_HEARTBEAT_S,
+      // At most half the stale window: slower heartbeats would show a healthy provider as offline between two of them.
+      heartbeatSeconds: Math.max(1, Math.min(env.UPSTREAM_HEARTBEAT_S, Math.floor(env.UPSTREAM_STALE_AFTER_S / 2))),
       marketsEverySeconds: env.UPSTREAM_MARKETS_EVERY_S,
       walletEverySeconds: env.UPSTREAM_WALLET_EVERY_S,
       leaderboardEverySeconds: env.UPSTREAM_LEADERBOARD_EVERY_S,

@@ -123,10 +123,16 @@ function checked<T extends TopicId>(topicId: T, candidate: unknown, what: string
  * same event), its two token ids, and its resolution once Gamma states the payout (closed, outcome prices
  * 1/0, 0/1, or ½/½ for a split). A market whose outcomes are not two is rejected (the contract is binary).
  */
-export function mapGammaMarket(market: unknown, context: GammaContext = {}): MappedMarket {
+export function mapGammaMarket(market: unknown, given: GammaContext = {}): MappedMarket {
   const rejected: Rejection[] = [];
   const events: MarketEvent[] = [];
   if (!isRecord(market)) return { events, rejected: [{ what: 'gamma market', reason: 'not an object', raw: market }] };
+  // A market read alone (a /markets page) may nest its event: its category and tags describe the market too.
+  const nested = Array.isArray(market.events) && isRecord(market.events[0]) ? market.events[0] : undefined;
+  const context: GammaContext =
+    given.category !== undefined || given.tags !== undefined || nested === undefined
+      ? given
+      : { category: text(nested.category), tags: tagLabels(nested.tags), ...(given.negRisk !== undefined ? { negRisk: given.negRisk } : {}) };
   const conditionId = text(market.conditionId);
   const what = `gamma market ${conditionId || text(market.id) || '?'}`;
   const outcomes = gammaArray(market.outcomes);

@@ -118,6 +118,13 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     expect(results[3]!.events).toHaveLength(2);
   });
 
+  it("takes the category from the market's nested event tags when the market alone does not say", () => {
+    const market = load('gamma/nautilus_gamma_market_closed_binary.json') as Json;
+    const withEvent = { ...market, events: [{ id: '1', title: 'Ceasefire', tags: [{ id: '2', label: 'Geopolitics', slug: 'geopolitics' }] }] };
+    expect(mapGammaMarket(market).events[0]).toMatchObject({ category: 'other' });
+    expect(mapGammaMarket(withEvent).events[0]).toMatchObject({ category: 'politics' });
+  });
+
   it('reads Gamma timestamps in both spellings', () => {
     expect(epochOf('2026-05-09 02:07:01+00')).toBe(Date.UTC(2026, 4, 9, 2, 7, 1) / 1000);
     expect(epochOf('2026-03-11T15:14:46.097817Z')).toBe(Date.UTC(2026, 2, 11, 15, 14, 46) / 1000);
