@@ -220,6 +220,24 @@ describe('the poller against the replayed provider', () => {
     expect(rejections.every((rejection) => rejection.origin.includes('/data/activity'))).toBe(true);
     expect(sink.events('fillsUpstream')).toHaveLength(19 - 3);
   });
+
+  it("reports a body that stays truncated with its reason, and goes on with the other wallets (the breaker stays closed)", async () => {
+    const clock = new VirtualClock(NOW * 1000);
+    const sink = new RecordingSink();
+    const requested = new MemoryRequestedWallets();
+    requested.note(SWISSTONY, NOW);
+    const config = pollerConfig(replay);
+    // Every attempt of the first wallet's /positions (the leaderboard's first) is cut in half.
+    replay.faults.set('/data/positions', []);
+    replay.fault('/data/positions', ...Array.from({ length: config.upstream.maxRetries + 1 }, () => ({ kind: 'truncated' as const })));
+    const poller = makePoller(config, { clock, sink, requested });
+    const report = await poller.tick();
+    const first = (weekBoard[0]!.proxyWallet as string).toLowerCase();
+    expect(report.errors).toEqual([expect.stringMatching(new RegExp(`^wallet ${first}: body: unreadable JSON`))]);
+    expect(report.walletsRefreshed).toBe(2);
+    expect(sink.events('upstreamProfiles').map((profile) => profile.wallet).sort()).toEqual([SWISSTONY, (weekBoard[1]!.proxyWallet as string).toLowerCase()].sort());
+    expect(report.heartbeat).toBe('online');
+  });
 });
 
 describe('end to end: replayed provider → upstream → log → ingest → read API', () => {

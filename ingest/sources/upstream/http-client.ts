@@ -263,7 +263,7 @@ export class UpstreamHttpClient {
       await this.acquire(route, signal);
       this.sent.set(route.name, (this.sent.get(route.name) ?? 0) + 1);
       const outcome = await this.attempt(href, route, signal, expectJson);
-      if (outcome.ok || outcome.retry === false || outcome.error.status === 429) this.lastAnswerAt = this.clock.now();
+      if (outcome.ok || outcome.retry === false || outcome.error.status === 429 || outcome.error.kind === 'body') this.lastAnswerAt = this.clock.now();
       if (outcome.ok) {
         this.breaker.success();
         return outcome.response;
@@ -274,7 +274,8 @@ export class UpstreamHttpClient {
         this.breaker.success();
         throw outcome.error;
       }
-      if (outcome.error.status !== 429) this.breaker.failure(outcome.error.message);
+      // A 429 or an unreadable body is an answer (the provider is up): neither counts against the breaker.
+      if (outcome.error.status !== 429 && outcome.error.kind !== 'body') this.breaker.failure(outcome.error.message);
       else this.breaker.success();
       if (attempt === this.options.maxRetries) break;
       // A 429 paused the bucket already; the others wait out a jittered backoff.

@@ -255,8 +255,11 @@ export class UpstreamPoller {
         await this.refreshWallet(wallet, now);
         report.walletsRefreshed += 1;
       } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        // This wallet again in a while; the others go on (one wallet's bad answer is not the provider's outage).
         wallets[wallet] = { nextAt: now + RETRY_STEP_S, activityFrom: wallets[wallet]?.activityFrom ?? 0 };
-        throw error;
+        report.errors.push(`wallet ${wallet}: ${error.message}`);
+        this.deps.log.warn({ wallet, err: { message: error.message } }, 'upstream wallet refresh failed');
       }
       await this.save();
       if (this.breakerOpen()) return;
