@@ -323,6 +323,22 @@ describe('end to end: replayed provider → upstream → log → ingest → read
     ]);
   });
 
+  it('republishing the same observations (a restart without its state) changes nothing in the store', async () => {
+    const count = async (table: string) => (await api.store.query<{ n: number }>(`SELECT toUInt32(count()) AS n FROM {db:Identifier}.${table} FINAL`))[0]!.n;
+    const tables = ['fills', 'markets_meta', 'market_tokens', 'market_resolutions', 'upstream_profiles', 'upstream_equity', 'upstream_leaderboard', 'trades', 'position_legs'];
+    const before = await Promise.all(tables.map(count));
+    const fillsBefore = bodyOf(await api.get(`traders/${SWISSTONY}/fills?limit=100`));
+    const fresh = makePoller(config, { clock, sink, requested });
+    const report = await withPublisher(config, log, async ({ publisher }) => {
+      sink.target = publisher;
+      return fresh.tick();
+    });
+    expect(report.walletsRefreshed).toBeGreaterThan(0);
+    expect(await Promise.all(tables.map(count))).toEqual(before);
+    expect(bodyOf(await api.get(`traders/${SWISSTONY}/fills?limit=100`))).toEqual(fillsBefore);
+    expect((fillsBefore as { fills: unknown[] }).fills).toHaveLength(19);
+  });
+
   it('turns the card to its fallback and pnl-series to 503 when the provider goes silent, and back when it returns', async () => {
     replay.silent = true;
     clock.advance(config.upstream.heartbeatSeconds * 1000);
