@@ -3,6 +3,9 @@
  * variations derived from them), the poller polls it on a virtual clock, and what it publishes goes
  * through the in-process log and the ingest pipeline into the store, where the read API answers.
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisWalletRequestLog } from '../api/wallet-requests.ts';
@@ -20,6 +23,7 @@ import { createLogger } from '../log.ts';
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { landEvents } from './harness/land.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
+import { startRole } from './harness/child.ts';
 import { uniqueId } from './harness/context.ts';
 import { envelopePages, loadFixture, PolymarketReplay, type Json } from './harness/polymarket-replay.ts';
 
@@ -442,5 +446,40 @@ describe('a wallet a client asks about reaches the poller through Redis, not thr
     expect(await requested.recent(NOW - 10, 10)).toEqual([V2_WALLET]);
     expect(await requested.recent(NOW + 1, 10)).toEqual([]);
     expect(await redis.zcard(config.upstream.requestedWalletsKey)).toBe(0);
+  });
+});
+
+describe('main.ts upstream, as operators run it', () => {
+  const replay = new PolymarketReplay();
+  let dataDir: string;
+  beforeAll(async () => {
+    await replay.start();
+    world(replay);
+    replay.gammaPageSize = 100;
+    dataDir = await mkdtemp(path.join(tmpdir(), 'upstream-role-'));
+  });
+  afterAll(async () => {
+    await replay.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('polls, keeps its cursors and schedules across a restart, and stops cleanly on SIGTERM', async () => {
+    const environment = { DATA_DIR: dataDir, LOG_LEVEL: 'info', ...replay.environment() };
+    const first = startRole('upstream', [], environment);
+    const tick = await first.waitFor((line) => line.msg === 'upstream tick' && (line.walletsRefreshed as number) > 0);
+    expect(tick).toMatchObject({ heartbeat: 'online', marketPages: 1, leaderboard: true, walletsRefreshed: weekBoard.length, errors: [] });
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const state = JSON.parse(await readFile(path.join(dataDir, 'upstream-state.json'), 'utf8')) as { markets: { highWater: number; cursor: string | null }; leaderboard: { wallets: string[] } };
+    expect(state.markets).toMatchObject({ cursor: null, highWater: Math.max(...replay.markets.map((market) => Math.floor(Date.parse(market.updatedAt as string) / 1000))) });
+    expect(state.leaderboard.wallets).toEqual(weekBoard.map((row) => (row.proxyWallet as string).toLowerCase()));
+
+    // Restarted: nothing is due but the heartbeat, so neither the markets nor the leaderboard nor the wallets are fetched again.
+    replay.requests.length = 0;
+    const second = startRole('upstream', [], environment);
+    await second.waitFor((line) => line.msg === 'upstream tick' && line.heartbeat === 'online');
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(replay.requests).toEqual(['GET /data/ok']);
   });
 });

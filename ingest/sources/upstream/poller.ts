@@ -344,7 +344,10 @@ export class UpstreamPoller {
     await this.loadState();
     while (!signal.aborted) {
       const report = await this.tick();
-      if (report.errors.length > 0) this.deps.log.debug({ report }, 'upstream tick');
+      // A tick that did something says what (a tick with nothing due says nothing).
+      if (report.heartbeat !== null || report.marketPages > 0 || report.walletsRefreshed > 0 || report.leaderboard || report.errors.length > 0) {
+        this.deps.log.info({ ...report }, 'upstream tick');
+      }
       await this.deps.clock.sleep(tickMs, signal).catch(() => undefined);
     }
     await this.save();
