@@ -57,9 +57,10 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
   const traderRefusal = located instanceof ApiError ? located : null;
   const wallet = located === null || located instanceof ApiError ? null : located.wallet;
   const name = located === null || located instanceof ApiError ? null : located.name;
-  // A wallet asked about reaches the upstream poller (never the store): see wallet-requests.ts.
-  if (wallet !== null) context.walletRequests?.note(wallet, context.now());
   const admission = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
+  // A wallet asked about in an admitted call (the budget bounds how many a caller can name) reaches the
+  // upstream poller, never the store: see wallet-requests.ts.
+  if (wallet !== null) context.walletRequests?.note(wallet, context.now());
   if (call.signal?.aborted) admission.release();
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
   try {
