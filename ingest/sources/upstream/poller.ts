@@ -162,7 +162,7 @@ export class UpstreamPoller {
   private async sweepMarkets(report: TickReport): Promise<void> {
     const state = this.state!.markets;
     const now = this.nowSeconds();
-    if (state.cursor === null && now < state.nextAt) return;
+    if (now < state.nextAt) return;
     for (let page = 0; page < PAGES_PER_TICK; page += 1) {
       const query = { limit: GAMMA_PAGE, order: 'updatedAt', ascending: false, cursor: state.cursor ?? undefined };
       let answer;
@@ -170,6 +170,8 @@ export class UpstreamPoller {
         answer = await this.deps.http.getJson('gamma', '/markets/keyset', query);
       } catch (error) {
         state.nextAt = now + RETRY_STEP_S;
+        // A refused cursor (expired, or the provider changed its paging) will not work later either: start over.
+        if (error instanceof UpstreamError && error.status !== undefined && error.status >= 400 && error.status < 500 && error.status !== 429) state.cursor = null;
         throw error;
       }
       const parsed = gammaMarketsPage(answer.body);
@@ -181,10 +183,10 @@ export class UpstreamPoller {
       }
       const events: MarketEvent[] = [];
       const rejections: Rejection[] = [];
-      let oldest = Number.POSITIVE_INFINITY;
+      let newest = 0;
       for (const market of parsed.markets) {
         const updatedAt = typeof market === 'object' && market !== null ? (epochOf((market as { updatedAt?: unknown }).updatedAt) ?? 0) : 0;
-        oldest = Math.min(oldest, updatedAt);
+        newest = Math.max(newest, updatedAt);
         state.sweepMax = Math.max(state.sweepMax, updatedAt);
         // Known territory: published by an earlier sweep, unchanged since.
         if (updatedAt > 0 && updatedAt <= state.highWater) continue;
@@ -195,7 +197,9 @@ export class UpstreamPoller {
       if (events.length > 0) await this.deps.sink.publish('markets', events);
       await this.rejected(answer.url, rejections);
       report.marketPages += 1;
-      const finished = parsed.nextCursor === null || parsed.markets.length === 0 || oldest <= state.highWater;
+      // Done at the last page, or at a page with nothing newer than the last finished sweep (newest-updated
+      // first, every later page is older still; a whole page is required, in case the order is only roughly kept).
+      const finished = parsed.nextCursor === null || parsed.markets.length === 0 || newest <= state.highWater;
       if (finished) {
         state.highWater = Math.max(state.highWater, state.sweepMax);
         state.sweepMax = 0;
