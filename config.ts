@@ -146,6 +146,30 @@ const environmentSchema = z.object({
   WHALE_EXACT_ABOVE_USD: z.coerce.number().positive().default(1000),
   /** The upstream counts as offline when its last heartbeat is older than this. */
   UPSTREAM_STALE_AFTER_S: z.coerce.number().int().positive().default(300),
+  /** The upstream poller (role `upstream`): Polymarket's public hosts unless pointed at a mirror or a test server. */
+  UPSTREAM_GAMMA_URL: z.url({ protocol: /^https?$/ }).default('https://gamma-api.polymarket.com'),
+  UPSTREAM_DATA_URL: z.url({ protocol: /^https?$/ }).default('https://data-api.polymarket.com'),
+  UPSTREAM_PNL_URL: z.url({ protocol: /^https?$/ }).default('https://user-pnl-api.polymarket.com'),
+  /** Share of each published rate limit the poller may use (0.5: half of Polymarket's per-route limits). */
+  UPSTREAM_RATE_FRACTION: z.coerce.number().gt(0).max(0.9).default(0.5),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(10_000),
+  /** Attempts of one request beyond the first (5xx, 429, timeouts, network errors, truncated bodies). */
+  UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  /** This many failed requests in a row open the circuit: the upstream is declared offline for UPSTREAM_BREAKER_OPEN_S. */
+  UPSTREAM_BREAKER_FAILURES: z.coerce.number().int().min(1).default(5),
+  UPSTREAM_BREAKER_OPEN_S: z.coerce.number().int().min(1).default(30),
+  /** Heartbeat period of upstream.status (must stay well under UPSTREAM_STALE_AFTER_S). */
+  UPSTREAM_HEARTBEAT_S: z.coerce.number().int().min(1).default(60),
+  /** Gamma markets sweep (new and changed markets) period. */
+  UPSTREAM_MARKETS_EVERY_S: z.coerce.number().int().min(1).default(300),
+  /** Refresh period of one tracked wallet (profile, positions, pnl series, fills). */
+  UPSTREAM_WALLET_EVERY_S: z.coerce.number().int().min(1).default(900),
+  /** Leaderboard (popular shelf) refresh period. */
+  UPSTREAM_LEADERBOARD_EVERY_S: z.coerce.number().int().min(1).default(3600),
+  /** Wallets tracked at most (popular shelf, recent archive activity, requested by clients). */
+  UPSTREAM_MAX_WALLETS: z.coerce.number().int().min(1).default(2000),
+  /** A wallet asked about by a client is tracked this long after its last request. */
+  UPSTREAM_REQUEST_TTL_S: z.coerce.number().int().min(60).default(7 * 86_400),
 
   SIM_SEED: z.coerce.number().int().default(20261121),
   SIM_BACKFILL_DAYS: z.coerce.number().min(0).max(60).default(2),
@@ -153,6 +177,57 @@ const environmentSchema = z.object({
   /** Scale of the simulated world: number of named traders. */
   SIM_TRADERS: z.coerce.number().int().min(10).max(5000).default(120),
 });
+
+/** The provider's services: Gamma (markets), the data API (profiles, positions, fills, leaderboard), user-pnl (equity curves). */
+export type UpstreamService = 'gamma' | 'data' | 'pnl';
+
+/** A published rate limit: at most `requests` per `perSeconds` on paths starting with `path` ('' = the whole service). */
+export interface UpstreamRouteLimit {
+  service: UpstreamService;
+  path: string;
+  requests: number;
+  perSeconds: number;
+}
+
+/**
+ * Polymarket's published limits (docs.polymarket.com, API reference, Rate Limits). The poller runs each
+ * bucket at UPSTREAM_RATE_FRACTION of these. user-pnl-api publishes none: it gets the data API's
+ * /positions figure, the most conservative of its siblings.
+ */
+export const UPSTREAM_PUBLISHED_LIMITS: readonly UpstreamRouteLimit[] = [
+  { service: 'gamma', path: '', requests: 4000, perSeconds: 10 },
+  { service: 'gamma', path: '/events', requests: 500, perSeconds: 10 },
+  { service: 'gamma', path: '/markets', requests: 300, perSeconds: 10 },
+  { service: 'data', path: '', requests: 1000, perSeconds: 10 },
+  { service: 'data', path: '/trades', requests: 200, perSeconds: 10 },
+  { service: 'data', path: '/positions', requests: 150, perSeconds: 10 },
+  { service: 'data', path: '/closed-positions', requests: 150, perSeconds: 10 },
+  { service: 'pnl', path: '', requests: 150, perSeconds: 10 },
+];
+
+export interface UpstreamConfig {
+  staleAfterSeconds: number;
+  baseUrls: Record<UpstreamService, string>;
+  rateFraction: number;
+  limits: readonly UpstreamRouteLimit[];
+  timeoutMs: number;
+  maxRetries: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  breaker: { failures: number; openMs: number };
+  heartbeatSeconds: number;
+  marketsEverySeconds: number;
+  walletEverySeconds: number;
+  leaderboardEverySeconds: number;
+  /** The popular shelf's source: the data API leaderboard of this window, ordered by this metric, this many rows. */
+  leaderboard: { timePeriod: 'DAY' | 'WEEK' | 'MONTH' | 'ALL'; orderBy: 'PNL' | 'VOL'; size: number };
+  maxWallets: number;
+  requestTtlSeconds: number;
+  /** Cursors and schedules, so that a restarted poller resumes. */
+  stateFile: string;
+  /** Redis sorted set (wallet → last request, epoch seconds) the API adds requested wallets to. */
+  requestedWalletsKey: string;
+}
 
 export type Environment = z.input<typeof environmentSchema>;
 
@@ -351,7 +426,31 @@ function configOf(env: z.output<typeof environmentSchema>) {
       /** Zoom slabs baked into a market chart: at most this many points in all. */
       slabPointBudget: 20_000,
     },
-    upstream: { staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S },
+    upstream: ((): UpstreamConfig => ({
+      staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S,
+      baseUrls: {
+        gamma: env.UPSTREAM_GAMMA_URL.replace(/\/+$/, ''),
+        data: env.UPSTREAM_DATA_URL.replace(/\/+$/, ''),
+        pnl: env.UPSTREAM_PNL_URL.replace(/\/+$/, ''),
+      },
+      rateFraction: env.UPSTREAM_RATE_FRACTION,
+      limits: UPSTREAM_PUBLISHED_LIMITS,
+      timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+      maxRetries: env.UPSTREAM_MAX_RETRIES,
+      backoffBaseMs: 250,
+      backoffMaxMs: 30_000,
+      breaker: { failures: env.UPSTREAM_BREAKER_FAILURES, openMs: env.UPSTREAM_BREAKER_OPEN_S * 1000 },
+      // At most half the stale window: slower heartbeats would show a healthy provider as offline between two of them.
+      heartbeatSeconds: Math.max(1, Math.min(env.UPSTREAM_HEARTBEAT_S, Math.floor(env.UPSTREAM_STALE_AFTER_S / 2))),
+      marketsEverySeconds: env.UPSTREAM_MARKETS_EVERY_S,
+      walletEverySeconds: env.UPSTREAM_WALLET_EVERY_S,
+      leaderboardEverySeconds: env.UPSTREAM_LEADERBOARD_EVERY_S,
+      leaderboard: { timePeriod: 'WEEK', orderBy: 'PNL', size: 50 },
+      maxWallets: env.UPSTREAM_MAX_WALLETS,
+      requestTtlSeconds: env.UPSTREAM_REQUEST_TTL_S,
+      stateFile: path.join(dataDir, 'upstream-state.json'),
+      requestedWalletsKey: `${env.REDIS_KEY_PREFIX}upstream:requested`,
+    }))(),
     /** Recorded sessions (decisions.md, Stream events and tapes; paging table). */
     tapes: {
       list: { maxLimit: 1000 },

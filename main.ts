@@ -10,6 +10,7 @@
  *   import    import Polymarket data-API exports (CSV / JSON)
  *   migrate   apply the ClickHouse migrations and exit
  *   keys      admin: mint, revoke and list the API keys of an account (publishes account events)
+ *   upstream  poll Polymarket's public APIs (markets, profiles, equity, fills, leaderboard) and publish them
  *
  * Configuration comes from the environment (config.ts); see the README for every variable.
  */
@@ -18,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 
-const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate', 'keys'] as const;
+const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate', 'keys', 'upstream'] as const;
 type Role = (typeof ROLES)[number];
 
 const USAGE = `usage: main.ts <role> [options]
@@ -32,6 +33,7 @@ roles:
   import <file|dir>... [--era v1|v2] [--no-trades]
                                         import Polymarket data-API exports (CSV, JSON, JSONL, .gz)
   migrate                               apply ClickHouse migrations and exit
+  upstream                              poll Polymarket's public APIs and publish what they say (UPSTREAM_* config)
   keys mint --user <account_id> [--plan basic|pro|max] --label <label> [--name <display name>] [--founder|--no-founder]
                                         create/update the account, mint a key, print it once on stdout
   keys revoke --key-id <key_id> | --user <account_id> --last4 <xxxx>
@@ -105,6 +107,11 @@ async function main(argv: string[]): Promise<number> {
       return runImport(config, log, positionals, { era: values.era, emitTrades: !values['no-trades'] });
     case 'migrate':
       return runMigrate(config, log);
+    case 'upstream': {
+      const { shutdownSignal } = await import('./roles/runtime.ts');
+      const { runUpstream } = await import('./roles/upstream.ts');
+      return runUpstream(config, log, shutdownSignal(log));
+    }
   }
 }
 

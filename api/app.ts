@@ -15,6 +15,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
 import { Authenticator, type Caller } from './auth.ts';
+import type { WalletRequestLog } from './wallet-requests.ts';
 import { admitCall, resolveTrader, type AdmittedCall, type ApiApp, type RouteContext } from './context.ts';
 import { Cursors } from './cursors.ts';
 import { ApiError, errors, toApiError } from './errors.ts';
@@ -71,6 +72,8 @@ export interface ReadApiOptions {
   gates?: GateStore;
   /** The gates' clock in milliseconds; tests pin it. Default: the gate store's own (Redis TIME). */
   gatesClockMs?: () => number;
+  /** Notes the wallets clients ask about for the upstream poller; the owner closes it. */
+  walletRequests?: WalletRequestLog;
 }
 
 export interface AppOptions {
@@ -193,6 +196,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     now: api.now ?? (() => Math.floor(Date.now() / 1000)),
     resolveTrader: (identifier) => resolveTrader(store, identifier),
     budget: new Budget(api.gates ?? new MemoryGates(), config, log.child({ name: 'gates' }), api.gatesClockMs ?? null),
+    ...(api.walletRequests ? { walletRequests: api.walletRequests } : {}),
   };
   const authenticator = new Authenticator(store, config);
   // Tape downloads: an S3-compatible store when configured, else local objects behind signed links served here.

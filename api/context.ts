@@ -12,6 +12,7 @@ import type { Caller } from './auth.ts';
 import type { Cursors } from './cursors.ts';
 import { ApiError, errors } from './errors.ts';
 import type { Admission, Budget } from './gates/budget.ts';
+import type { WalletRequestLog } from './wallet-requests.ts';
 
 export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
@@ -24,6 +25,8 @@ export interface RouteContext {
   now(): number;
   resolveTrader(identifier: string): Promise<Trader>;
   budget: Budget;
+  /** Where wallets clients ask about are noted for the upstream poller (absent without Redis). */
+  walletRequests?: WalletRequestLog;
 }
 
 /** A call the gates let through: its usage numbers, its trader (or the refusal to answer with), its slot. */
@@ -55,6 +58,9 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
   const wallet = located === null || located instanceof ApiError ? null : located.wallet;
   const name = located === null || located instanceof ApiError ? null : located.name;
   const admission = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
+  // A wallet asked about in an admitted call (the budget bounds how many a caller can name) reaches the
+  // upstream poller, never the store: see wallet-requests.ts.
+  if (wallet !== null) context.walletRequests?.note(wallet, context.now());
   if (call.signal?.aborted) admission.release();
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
   try {

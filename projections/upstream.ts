@@ -61,3 +61,18 @@ export async function readUpstreamProfile(store: Store, wallet: string): Promise
   const [row] = await store.query<UpstreamProfile>(READ_UPSTREAM_PROFILE, { wallet });
   return row ?? null;
 }
+
+/** Wallets with archive fills (source rank 2: the chain, not the upstream's own copies) since a time, most recent first. */
+const READ_RECENT_ARCHIVE_WALLETS = `
+SELECT wallet
+FROM {db:Identifier}.fills
+WHERE source_rank = 2 AND ts >= {since:UInt32}
+GROUP BY wallet
+ORDER BY max(ts) DESC, wallet
+LIMIT {limit:UInt32}`;
+
+/** The wallets the upstream poller tracks for their recent archive activity. */
+export async function readRecentArchiveWallets(store: Store, sinceSeconds: number, limit: number): Promise<string[]> {
+  const rows = await store.query<{ wallet: string }>(READ_RECENT_ARCHIVE_WALLETS, { since: Math.max(0, Math.trunc(sinceSeconds)), limit: Math.max(1, Math.trunc(limit)) });
+  return rows.map((row) => row.wallet);
+}

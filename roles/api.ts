@@ -10,16 +10,18 @@ import type { Logger } from '../log.ts';
 import { buildApp } from '../api/app.ts';
 import { openGateStore } from '../api/gates/open.ts';
 import { openMigratedStore, shutdownSignal } from './runtime.ts';
+import { openWalletRequestLog } from '../api/wallet-requests.ts';
 
 export async function runApi(config: Config, log: Logger): Promise<number> {
   const signal = shutdownSignal(log);
   const store = await openMigratedStore(config, log);
   const gates = openGateStore(config, log);
+  const walletRequests = openWalletRequestLog(config, log);
   const app = await buildApp({
     log,
     storeAlive: () => storeAnswers(store),
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store, gates },
+    api: { config, store, gates, ...(walletRequests ? { walletRequests } : {}) },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   log.info({ address, store: store.kind, prefix: config.api.prefix }, 'listening');
@@ -27,6 +29,7 @@ export async function runApi(config: Config, log: Logger): Promise<number> {
   // Stop taking requests, finish those in flight, then release the store.
   await app.close();
   await gates.close();
+  await walletRequests?.close();
   await store.close();
   return 0;
 }

@@ -515,3 +515,22 @@ describe('options', () => {
     expect(new Set([...sink.events('fillsUpstream'), ...sink.events('positions')].map((event) => event.era))).toEqual(new Set(['v1']));
   });
 });
+
+describe('data API v2 answers', () => {
+  it('imports a v2 {data, pagination} envelope (snake_case rows) instead of skipping it, and splits the fee off usdcSize', async () => {
+    const envelope = path.join(polymarketData, 'http', 'data-api', 'nautilus_data_api_trades_v2_envelope_SANITIZED.json');
+    const activity = path.join(polymarketData, 'http', 'data-api', 'polyprinter_activity_sample.json');
+    const body = JSON.parse(await readFile(envelope, 'utf8')) as { data: { transaction_hash: string; size: number; price: number }[] };
+    const rows = JSON.parse(await readFile(activity, 'utf8')) as { type: string; size: number; price: number; usdcSize: number; transactionHash: string }[];
+    const { counts, sink, skipped } = await run([envelope, activity]);
+    expect(skipped.filter((skip) => skip.line === null)).toEqual([]);
+    expect(counts).toMatchObject({ files: 2, read: body.data.length + rows.length, imported: body.data.length + rows.length, rejected: 0 });
+    const fills = sink.events('fillsUpstream') as FillEvent[];
+    for (const row of body.data) expect(fills.find((fill) => fill.tx_hash === row.transaction_hash)!.usd).toBeCloseTo(row.size * row.price, 6);
+    for (const row of rows.filter((candidate) => candidate.type === 'TRADE')) {
+      const fill = fills.find((candidate) => candidate.tx_hash === row.transactionHash.toLowerCase())!;
+      expect(fill.usd).toBeCloseTo(row.size * row.price, 6);
+      expect(fill.fee_usd ?? 0).toBeCloseTo(row.usdcSize - row.size * row.price, 6);
+    }
+  });
+});

@@ -1,4 +1,4 @@
-/** `GET /popular`: the shelf of popular traders (most live watchers). */
+/** `GET /popular`: the shelf of popular traders (the provider's leaderboard and the most watched). */
 import type { ApiApp, RouteContext } from '../context.ts';
 import { errorResponses } from '../http.ts';
 import { listPopularTraders, popularSchema } from '../operations/popular.ts';
@@ -9,7 +9,7 @@ export function registerPopularRoutes(app: ApiApp, context: RouteContext): void 
       schema: {
         operationId: 'list_popular_traders',
         summary: 'Popular traders',
-        description: `The curated shelf: up to ${context.config.api.popularLimit} traders with the most live watchers now (watching is the live watcher count), most watched first.`,
+        description: `The curated shelf: up to ${context.config.api.popularLimit} traders, those of the upstream provider's leaderboard and those with live watchers (watching is the live watcher count now), most watched first, then by leaderboard rank.`,
         response: { 200: popularSchema, ...errorResponses() },
       },
     },

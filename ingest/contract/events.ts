@@ -181,6 +181,25 @@ export const upstreamEquityPointSchema = z.object({
 });
 export type UpstreamEquityPointEvent = z.infer<typeof upstreamEquityPointSchema>;
 
+/**
+ * One row of the upstream provider's leaderboard (the popular shelf's source): the board's window and
+ * metric, when it was read, and the trader's rank on it. The latest board read wins.
+ */
+export const upstreamLeaderboardSchema = z.object({
+  /** The leaderboard's window as the provider names it (DAY, WEEK, MONTH, ALL). */
+  period: z.string().trim().min(1).max(20),
+  /** What it is ordered by (PNL or VOL). */
+  metric: z.string().trim().min(1).max(20),
+  as_of: epochSecondsSchema,
+  rank: z.number().int().min(1).max(1_000_000),
+  wallet: walletSchema,
+  name: nameSchema.default(''),
+  profile_image: urlOrEmptySchema.default(''),
+  pnl: z.number().finite(),
+  vol: z.number().finite().min(0),
+});
+export type UpstreamLeaderboardEvent = z.infer<typeof upstreamLeaderboardSchema>;
+
 /** Heartbeat of the upstream poller: is the provider reachable? */
 export const upstreamStatusSchema = z.object({
   ts: epochSecondsSchema,

@@ -16,6 +16,7 @@ import {
   tradeSchema,
   upstreamEquityPointSchema,
   upstreamProfileSchema,
+  upstreamLeaderboardSchema,
   upstreamStatusSchema,
   watcherCountSchema,
 } from './events.ts';
@@ -33,6 +34,7 @@ export type LandingTable =
   | 'upstream_profiles'
   | 'upstream_equity'
   | 'upstream_status'
+  | 'upstream_leaderboard'
   | 'watchers'
   | 'accounts'
   | 'api_keys'
@@ -238,6 +240,15 @@ export const TOPICS = {
     keyName: '"upstream" (one partition: heartbeats stay in order)',
     id: (status) => `upstream:${status.ts}`,
     land: (status) => ({ table: 'upstream_status', row: { ...status } }),
+  }),
+  upstreamLeaderboard: topic({
+    name: 'upstream.leaderboard',
+    description: "The upstream provider's leaderboard as last read (window, metric, rank per trader): the popular shelf's members.",
+    schema: upstreamLeaderboardSchema,
+    key: (row) => `${row.period}:${row.metric}`,
+    keyName: 'period:metric (one board stays in order)',
+    id: (row) => `${row.period}:${row.metric}:${row.as_of}:${row.rank}`,
+    land: (row) => ({ table: 'upstream_leaderboard', row: { ...row } }),
   }),
   watchers: topic({
     name: 'watchers',

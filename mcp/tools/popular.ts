@@ -11,7 +11,7 @@ export function popularTools(config: Config): Tool[] {
       name: 'list_popular_traders',
       title: 'Popular traders',
       description: describe(
-        `The curated shelf: up to ${config.api.popularLimit} traders with the most live watchers now, most watched first ({traders: [{wallet, name, watching}], count}). A starting point when no trader is named.`,
+        `The curated shelf: up to ${config.api.popularLimit} traders, those of the upstream provider's leaderboard and those with live watchers now, most watched first, then by leaderboard rank ({traders: [{wallet, name, watching}], count}). A starting point when no trader is named.`,
         COST,
         'Reads no trader: it never counts toward a distinct-trader cap.',
       ),

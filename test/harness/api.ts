@@ -10,6 +10,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parseConfig, type Config, type PlanId } from '../../config.ts';
 import { buildApp } from '../../api/app.ts';
 import type { GateStore } from '../../api/gates/store.ts';
+import type { WalletRequestLog } from '../../api/wallet-requests.ts';
 import { withPublisher } from '../../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
 import { createLogger } from '../../log.ts';
@@ -77,6 +78,8 @@ export interface TestApiOptions {
   gatesClockMs?: () => number;
   /** Wraps the store the routes read (e.g. to hold a read until the test lets it go). */
   wrapStore?: (store: Store) => Store;
+  /** Where trader-scoped calls note their wallet for the upstream poller. */
+  walletRequests?: WalletRequestLog;
 }
 
 /**
@@ -94,7 +97,14 @@ export async function startTestApi(config: Config, options: TestApiOptions): Pro
     log: createLogger('silent'),
     storeAlive: async () => true,
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store: options.wrapStore ? options.wrapStore(store) : store, now: options.now, gates: options.gates, gatesClockMs: options.gatesClockMs },
+    api: {
+      config,
+      store: options.wrapStore ? options.wrapStore(store) : store,
+      now: options.now,
+      gates: options.gates,
+      gatesClockMs: options.gatesClockMs,
+      ...(options.walletRequests ? { walletRequests: options.walletRequests } : {}),
+    },
   });
   await app.ready();
   return {

@@ -357,7 +357,14 @@ function lineOfJsonError(text: string, error: unknown): number {
   return line;
 }
 
-/** A JSON array, read whole; the element's 1-based index stands for its line. */
+/** The rows of a data API v2 answer, `{data: [...], pagination: {...}}`; undefined for anything else. */
+export function envelopeRows(value: unknown): unknown[] | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { data, pagination } = value as { data?: unknown; pagination?: unknown };
+  return Array.isArray(data) && typeof pagination === 'object' && pagination !== null ? (data as unknown[]) : undefined;
+}
+
+/** A JSON array (or a v2 `{data, pagination}` envelope), read whole; the element's 1-based index stands for its line. */
 async function* readJson(file: ExportFile, progress: ReadProgress): AsyncGenerator<SourceRecord> {
   let text: string;
   try {
@@ -381,6 +388,11 @@ async function* readJson(file: ExportFile, progress: ReadProgress): AsyncGenerat
   }
   if (Array.isArray(value)) {
     for (const [index, row] of value.entries()) yield { kind: 'row', line: index + 1, row: row as unknown };
+    return;
+  }
+  const rows = envelopeRows(value);
+  if (rows !== undefined) {
+    for (const [index, row] of rows.entries()) yield { kind: 'row', line: index + 1, row };
     return;
   }
   if (typeof value === 'object' && value !== null) {

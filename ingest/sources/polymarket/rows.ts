@@ -174,9 +174,54 @@ export function validateEvent<T extends TopicId>(topicId: T, candidate: unknown)
 
 // ---------------------------------------------------------------------------------------------------
 
+/**
+ * The data API's v2 answers (`{data, pagination}`) name the same fields in snake_case
+ * (`proxy_wallet`, `condition_id`, `transaction_hash`, `outcome_index`, `usdc_size`, `token_id`, …).
+ * Rows are read in the v1 (camelCase) spelling; a v2 row is renamed first. A field present in both
+ * spellings keeps its camelCase value.
+ */
+const V2_FIELD_NAMES: Readonly<Record<string, string>> = {
+  proxy_wallet: 'proxyWallet',
+  condition_id: 'conditionId',
+  transaction_hash: 'transactionHash',
+  outcome_index: 'outcomeIndex',
+  usdc_size: 'usdcSize',
+  token_id: 'asset',
+  event_slug: 'eventSlug',
+  profile_image: 'profileImage',
+  profile_image_optimized: 'profileImageOptimized',
+};
+
+export function canonicalRow(row: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.keys(row).some((key) => key in V2_FIELD_NAMES)) return row;
+  const renamed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    const name = V2_FIELD_NAMES[key] ?? key;
+    if (!(name in renamed) || name === key) renamed[name] = value;
+  }
+  return renamed;
+}
+
 /** Rows of `/activity` and `/trades` exports carry a transaction hash; positions, leaderboards and Gamma objects do not. */
 export function looksLikeExportRow(row: unknown): boolean {
-  return isRecord(row) && 'transactionHash' in row;
+  return isRecord(row) && ('transactionHash' in row || 'transaction_hash' in row);
+}
+
+/** Fees are charged in whole 1e-5 USDC (floored); a smaller difference between usdcSize and size × price is float noise. */
+const FEE_QUANTUM = 1e-5;
+
+/**
+ * USD of a TRADE row: `/activity` states usdcSize. Since the exchange charges taker fees, usdcSize
+ * includes the fee (a buyer's usdcSize is size × price plus the fee: the fixture
+ * `polyprinter_activity_sample.json` shows it to the cent). When usdcSize and size × price differ by at
+ * least a fee quantum, the fill's usd is the notional size × price (to the micro-dollar, as USDC counts)
+ * and the difference is its `fee_usd` (either sign: a seller's proceeds are net of the fee). Otherwise
+ * usdcSize is the notional itself and no fee is stated.
+ */
+export function splitUsdcSize(size: number, price: number, usdcSize: number): { usd: number; feeUsd?: number } {
+  const notional = size * price;
+  if (!Number.isFinite(usdcSize) || !Number.isFinite(notional) || Math.abs(usdcSize - notional) < FEE_QUANTUM / 2) return { usd: usdcSize };
+  return { usd: Math.round(notional * USD_DECIMALS) / USD_DECIMALS, feeUsd: Math.round(Math.abs(usdcSize - notional) * USD_DECIMALS) / USD_DECIMALS };
 }
 
 /** Why an object that is not an export row was not imported, with a guess at what it is. */
@@ -226,7 +271,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
   const price = numberOf(row.price);
   const ts = numberOf(row.timestamp);
   // `/trades` rows have no usdcSize: what changed hands is the tokens times the price paid.
-  const usd = usdFromSize ? Math.round(size * price * USD_DECIMALS) / USD_DECIMALS : numberOf(row.usdcSize);
+  const { usd, feeUsd } = usdFromSize ? { usd: Math.round(size * price * USD_DECIMALS) / USD_DECIMALS, feeUsd: undefined } : splitUsdcSize(size, price, numberOf(row.usdcSize));
   const { logIndex, key } = digestIdentity(fillIdentity({ wallet, txHash, conditionId, tokenSide, side, size, price, ts }));
 
   const fill = validateEvent('fillsUpstream', {
@@ -244,6 +289,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
     era,
     ts,
     name: displayNameOf(row),
+    ...(feeUsd === undefined ? {} : { fee_usd: feeUsd }),
   });
   if (!fill.ok) return { kind: 'rejected', reason: fill.reason };
 
@@ -301,8 +347,9 @@ function isLegKind(type: string): type is LegKind {
  * no schema): the importer's first pass only gathers market facts, and only markets that end up with an
  * imported row get metadata. A row rejected later for, say, its price still names its market truly.
  */
-export function marketSightingOf(row: unknown): MarketSighting | undefined {
-  if (!isRecord(row)) return undefined;
+export function marketSightingOf(input: unknown): MarketSighting | undefined {
+  if (!isRecord(input)) return undefined;
+  const row = canonicalRow(input);
   const type = row.type === undefined ? 'TRADE' : textOf(row.type).toUpperCase();
   if (type !== 'TRADE' && !isLegKind(type)) return undefined;
   const conditionId = textOf(row.conditionId);
@@ -316,11 +363,13 @@ export function marketSightingOf(row: unknown): MarketSighting | undefined {
 }
 
 /**
- * Maps one export row. `/activity` rows carry a `type`; `/trades` rows have no `type` (and no
- * usdcSize) and are all trades.
+ * Maps one export row (v1 camelCase or v2 snake_case). `/activity` rows carry a `type`; `/trades` rows
+ * have no `type` (and no usdcSize) and are all trades. The upstream poller maps the rows it fetches with
+ * this same function.
  */
-export function parseExportRow(row: unknown, era: ExchangeEra): ParsedRow {
-  if (!isRecord(row)) return { kind: 'rejected', reason: 'row is not an object' };
+export function parseExportRow(input: unknown, era: ExchangeEra): ParsedRow {
+  if (!isRecord(input)) return { kind: 'rejected', reason: 'row is not an object' };
+  const row = canonicalRow(input);
   if (row.type === undefined) return parseTradeRow(row, era, true);
   const type = textOf(row.type).toUpperCase();
   if (type === '') return { kind: 'rejected', reason: 'type is empty (expected TRADE, MERGE, SPLIT, REDEEM, …)' };
