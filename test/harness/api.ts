@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parseConfig, type Config, type PlanId } from '../../config.ts';
 import { buildApp } from '../../api/app.ts';
+import type { InFlightLimiter } from '../../api/gates/in-flight.ts';
 import type { GateStore } from '../../api/gates/store.ts';
 import { withPublisher } from '../../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
@@ -77,6 +78,8 @@ export interface TestApiOptions {
   gatesClockMs?: () => number;
   /** Wraps the store the routes read (e.g. to hold a read until the test lets it go). */
   wrapStore?: (store: Store) => Store;
+  /** The load-shedding limiter (default: one from config). */
+  inFlight?: InFlightLimiter;
 }
 
 /**
@@ -94,7 +97,7 @@ export async function startTestApi(config: Config, options: TestApiOptions): Pro
     log: createLogger('silent'),
     storeAlive: async () => true,
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store: options.wrapStore ? options.wrapStore(store) : store, now: options.now, gates: options.gates, gatesClockMs: options.gatesClockMs },
+    api: { config, store: options.wrapStore ? options.wrapStore(store) : store, now: options.now, gates: options.gates, gatesClockMs: options.gatesClockMs, inFlight: options.inFlight },
   });
   await app.ready();
   return {
