@@ -4,6 +4,7 @@
  *
  * Plans, limits and thresholds are data in this object, so an operator changes them without code.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -26,6 +27,21 @@ const environmentSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
 
+  /**
+   * Slow and idle clients (a connection is a socket and a parser held open): the request line and headers
+   * must arrive within HTTP_HEADERS_TIMEOUT_MS, the whole request (body included) within
+   * HTTP_REQUEST_TIMEOUT_MS; a keep-alive connection idle between requests closes after
+   * HTTP_KEEP_ALIVE_TIMEOUT_MS, and any socket with no traffic either way for HTTP_IDLE_TIMEOUT_MS
+   * (above the query timeout: a slow answer is not an idle client). Bodies above HTTP_BODY_LIMIT_BYTES
+   * are 413, headers above HTTP_MAX_HEADER_BYTES 431.
+   */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  HTTP_MAX_HEADER_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
+
   CLICKHOUSE_URL: optionalString,
   CLICKHOUSE_USER: optionalString,
   CLICKHOUSE_PASSWORD: optionalString,
@@ -44,12 +60,12 @@ const environmentSchema = z.object({
   REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:._-]{0,64}$/).default('ta:'),
   /** A gate round trip slower than this fails open (the request is served unmetered and logged). */
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(500),
-  /** Behind a proxy: trust X-Forwarded-For for the client address: true, false, or a comma list of proxy addresses / CIDRs. */
-  API_TRUST_PROXY: z
-    .string()
-    .trim()
-    .transform((value): boolean | string[] => (value === 'true' ? true : value === 'false' || value === '' ? false : value.split(',').map((part) => part.trim())))
-    .default(false),
+  /**
+   * Behind proxies: the comma list of proxy addresses / CIDRs (or loopback, linklocal, uniquelocal) whose
+   * X-Forwarded-For is believed. The client address is the right-most hop that is not one of them.
+   * Default none: X-Forwarded-For is ignored. `true` (believe anyone) is refused: see trustedProxies.
+   */
+  API_TRUST_PROXY: z.string().default('').transform(trustedProxies),
   /** too_many_auth_failures: this many failed authentications from one address within the window block it. */
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(20),
   AUTH_FAILURE_WINDOW_S: z.coerce.number().int().min(1).default(600),
@@ -91,6 +107,16 @@ const environmentSchema = z.object({
   MCP_OAUTH_SCOPE: z.string().regex(/^[!#-[\]-~]+$/, 'one scope token').default('analytics:read'),
   MCP_OAUTH_CLOCK_TOLERANCE_S: z.coerce.number().int().min(0).max(300).default(30),
 
+  /**
+   * Load shedding, per API instance: at most API_MAX_IN_FLIGHT calls are worked on at once, at most
+   * API_QUEUE_DEPTH wait for a slot, and none waits longer than API_QUEUE_WAIT_MS: the excess is refused
+   * at once with 503 overloaded (429 busy for a heavy read) + Retry-After, consuming no call. Default in
+   * flight: 2 on the embedded store (it runs one query at a time: more in flight only lengthens every
+   * answer; two keep the store busy while the other call is serialized), 16 against a ClickHouse server.
+   */
+  API_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
+  API_QUEUE_DEPTH: z.coerce.number().int().min(0).max(100_000).default(16),
+  API_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   /** HMAC secret of paging cursors; every API instance of a deployment needs the same one. Absent: random per process. */
   API_CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** How long a key lookup is cached (a revocation takes effect within this). */
@@ -245,6 +271,38 @@ export function hostnameOf(host: string): string | null {
   }
 }
 
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * API_TRUST_PROXY as the list Fastify's trustProxy takes. `true` or a hop count would believe whatever
+ * a client writes into X-Forwarded-For: the address guard (too_many_auth_failures) could then be escaped
+ * by rotating the header and turned against any innocent address by forging it. So only proxies named
+ * by address are trusted.
+ */
+function trustedProxies(value: string, context: z.RefinementCtx): string[] {
+  const text = value.trim().toLowerCase();
+  if (text === '' || text === 'false' || text === 'none') return [];
+  if (text === 'true' || /^\d+$/.test(text)) {
+    context.addIssue({
+      code: 'custom',
+      message: `"${value}" would trust X-Forwarded-For from any client, so anyone could spoof their address (escape too_many_auth_failures, or get another address blocked). List your proxies' addresses or CIDRs instead, e.g. API_TRUST_PROXY=10.0.0.0/8 or 127.0.0.1`,
+    });
+    return [];
+  }
+  const entries = text.split(',').map((part) => part.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.has(entry)) continue;
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      context.addIssue({ code: 'custom', message: `"${entry}" is not a proxy address or CIDR (e.g. 10.0.0.1, 10.0.0.0/8, 2001:db8::/32, loopback)` });
+    }
+  }
+  return entries;
+}
+
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '[::]']);
 const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 
@@ -339,7 +397,16 @@ export function parseConfig(environment: Record<string, string | undefined>): Co
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
     throw new Error(`invalid configuration: ${problems}`);
   }
-  return deepFreeze(configOf(parsed.data));
+  const env = parsed.data;
+  // Node refuses a headers bound above the request bound; an idle bound below the query bound would
+  // cut off clients waiting for a slow (but legitimate) answer.
+  if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new Error(`invalid configuration: HTTP_HEADERS_TIMEOUT_MS (${env.HTTP_HEADERS_TIMEOUT_MS}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${env.HTTP_REQUEST_TIMEOUT_MS})`);
+  }
+  if (env.HTTP_IDLE_TIMEOUT_MS <= env.CLICKHOUSE_QUERY_TIMEOUT_S * 1000) {
+    throw new Error(`invalid configuration: HTTP_IDLE_TIMEOUT_MS (${env.HTTP_IDLE_TIMEOUT_MS}) must exceed CLICKHOUSE_QUERY_TIMEOUT_S (${env.CLICKHOUSE_QUERY_TIMEOUT_S} s): a client waiting for a slow answer is not idle`);
+  }
+  return deepFreeze(configOf(env));
 }
 
 /** The typed configuration: what `configOf` builds from a parsed environment (one source, no hand-written twin). */
@@ -352,7 +419,19 @@ function configOf(env: z.output<typeof environmentSchema>) {
   return {
     logLevel: env.LOG_LEVEL,
     dataDir,
-    http: { host: env.HOST, port: env.PORT, trustProxy: env.API_TRUST_PROXY },
+    http: {
+      host: env.HOST,
+      port: env.PORT,
+      /** Proxies (addresses, CIDRs) whose X-Forwarded-For is believed; empty: none. */
+      trustProxy: env.API_TRUST_PROXY,
+      /** Bounds on slow and idle clients (milliseconds, bytes). */
+      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      idleTimeoutMs: env.HTTP_IDLE_TIMEOUT_MS,
+      bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES,
+      maxHeaderBytes: env.HTTP_MAX_HEADER_BYTES,
+    },
     clickhouse: {
       /** Absent: embedded chDB under `dataDir/clickhouse`. */
       url: env.CLICKHOUSE_URL,
@@ -385,6 +464,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       /** Null: a random secret per process (cursors then die with the process). */
       cursorSecret: env.API_CURSOR_SECRET ?? null,
       keyCacheSeconds: env.API_KEY_CACHE_S,
+      /** Load shedding of this instance (api/gates/in-flight.ts). */
+      inFlight: { maxInFlight: env.API_MAX_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? 16 : 2), queueDepth: env.API_QUEUE_DEPTH, maxQueueWaitMs: env.API_QUEUE_WAIT_MS },
       openMarketMaxAgeSeconds: env.API_OPEN_MARKET_MAX_AGE_S,
       immutableMaxAgeSeconds: 31_536_000,
       marketsList: { defaultLimit: 200, maxLimit: 1000 },

@@ -20,6 +20,7 @@ import { admitCall, resolveTrader, type AdmittedCall, type ApiApp, type RouteCon
 import { Cursors } from './cursors.ts';
 import { ApiError, errors, toApiError } from './errors.ts';
 import { Budget } from './gates/budget.ts';
+import { InFlightLimiter } from './gates/in-flight.ts';
 import { MemoryGates } from './gates/memory.ts';
 import type { GateStore } from './gates/store.ts';
 import { errorResponses } from './http.ts';
@@ -74,6 +75,8 @@ export interface ReadApiOptions {
   gatesClockMs?: () => number;
   /** Notes the wallets clients ask about for the upstream poller; the owner closes it. */
   walletRequests?: WalletRequestLog;
+  /** Load shedding (default: one limiter from config.api.inFlight); benchmarks pass their own to read its counters. */
+  inFlight?: InFlightLimiter;
 }
 
 export interface AppOptions {
@@ -84,6 +87,9 @@ export interface AppOptions {
   /** The read API; absent, the app only answers the probes. */
   api?: ReadApiOptions;
 }
+
+/** Liveness and readiness: open to every address (load balancers and orchestrators ask them). */
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 
 /** Request validation with zod, reporting the offending input (for the 422 body). */
 function validatorCompiler({ schema }: { schema: z.ZodType }) {
@@ -124,14 +130,33 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const frameworkAuthenticator: { current: Authenticator | undefined } = { current: undefined };
   const loggerInstance: FastifyBaseLogger = options.log.child({ name: 'http' });
   // Probes (health, readiness) would flood the log; requests of the API are logged by their routes.
+  const limits = options.api?.config.http;
   const app = Fastify({
     loggerInstance,
+    // Slow and idle clients are cut off (Fastify's own defaults leave requests and idle sockets open
+    // forever): see config.ts, HTTP_*.
+    ...(limits
+      ? {
+          connectionTimeout: limits.idleTimeoutMs,
+          keepAliveTimeout: limits.keepAliveTimeoutMs,
+          requestTimeout: limits.requestTimeoutMs,
+          bodyLimit: limits.bodyLimitBytes,
+          http: {
+            headersTimeout: limits.headersTimeoutMs,
+            maxHeaderSize: limits.maxHeaderBytes,
+            // Node enforces the headers and request bounds on this sweep (default every 30 s, which
+            // would let a slow client overstay a short bound by that much).
+            connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+          },
+        }
+      : {}),
     logController: new LogController({ disableRequestLogging: true }),
     // Profile URLs and names travel in the path: let any length reach the route (the request line is
     // bounded by Node's header limit anyway), where it is authenticated and answered with a contract code.
     routerOptions: { maxParamLength: 16_384 },
-    // The client address is what too_many_auth_failures blocks: behind a proxy, trust its X-Forwarded-For.
-    trustProxy: options.api?.config.http.trustProxy ?? false,
+    // The client address is what too_many_auth_failures blocks: behind proxies, the right-most
+    // X-Forwarded-For hop that is not one of the configured proxies (none by default).
+    trustProxy: options.api?.config.http.trustProxy.length ? [...options.api.config.http.trustProxy] : false,
     // The router's own refusals (a malformed percent-escape…) still authenticate first, then answer in
     // the contract's shape.
     frameworkErrors: (error, request, rawReply) => {
@@ -197,8 +222,17 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     resolveTrader: (identifier) => resolveTrader(store, identifier),
     budget: new Budget(api.gates ?? new MemoryGates(), config, log.child({ name: 'gates' }), api.gatesClockMs ?? null),
     ...(api.walletRequests ? { walletRequests: api.walletRequests } : {}),
+    inFlight: api.inFlight ?? new InFlightLimiter(config.api.inFlight),
   };
   const authenticator = new Authenticator(store, config);
+  // too_many_auth_failures holds on every path and protocol (REST, MCP, free and unknown paths, links)
+  // before any key is looked at: a blocked address gets one answer whatever its key, so the block
+  // cannot be used to tell valid keys from invalid ones. Only the probes stay open.
+  app.addHook('onRequest', async (request) => {
+    if (PROBE_PATHS.has(request.routeOptions.url ?? '')) return;
+    const blocked = await context.budget.addressBlock(request.ip);
+    if (blocked) throw blocked;
+  });
   // Tape downloads: an S3-compatible store when configured, else local objects behind signed links served here.
   let downloads: TapeDownloads;
   if (config.tapes.download.s3) {
@@ -264,6 +298,8 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       registerChartRoutes(v1, context);
       registerWhaleRoutes(v1, context);
       registerTapeRoutes(v1, context, downloads);
+      // Free, so never shed: every error response but 503 overloaded.
+      const { 503: _neverShed, ...openApiErrors } = errorResponses();
       v1.get(
         '/openapi.json',
         {
@@ -272,7 +308,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
             operationId: 'openapi',
             summary: 'This document (OpenAPI 3.1.0)',
             description: 'The machine-readable description of this API.',
-            response: { 200: z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1.0 document.' }), ...errorResponses() },
+            response: { 200: z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1.0 document.' }), ...openApiErrors },
           },
         },
         async () => app.swagger() as unknown as Record<string, unknown>,

@@ -13,6 +13,7 @@ import type { Cursors } from './cursors.ts';
 import { ApiError, errors } from './errors.ts';
 import type { Admission, Budget } from './gates/budget.ts';
 import type { WalletRequestLog } from './wallet-requests.ts';
+import type { InFlightLimiter } from './gates/in-flight.ts';
 
 export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
@@ -27,7 +28,12 @@ export interface RouteContext {
   budget: Budget;
   /** Where wallets clients ask about are noted for the upstream poller (absent without Redis). */
   walletRequests?: WalletRequestLog;
+  /** Load shedding: the calls this instance works on at once, and the queue in front of them. */
+  inFlight: InFlightLimiter;
 }
+
+/** Retry-After of a call refused by load shedding (503 overloaded, or 429 busy for a heavy read). */
+const SHED_RETRY_SECONDS = 1;
 
 /** A call the gates let through: its usage numbers, its trader (or the refusal to answer with), its slot. */
 export interface AdmittedCall extends Admission {
@@ -53,11 +59,31 @@ export interface CallRequest {
  * that does not resolve still costs a call (400 and 404 count), so its refusal is kept for the route.
  */
 export async function admitCall(context: RouteContext, caller: Caller, call: CallRequest): Promise<AdmittedCall> {
-  const located = call.trader === undefined ? null : await locateTrader(context.store, call.trader);
-  const traderRefusal = located instanceof ApiError ? located : null;
-  const wallet = located === null || located instanceof ApiError ? null : located.wallet;
-  const name = located === null || located instanceof ApiError ? null : located.name;
-  const admission = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
+  // First a slot of this instance's work (load shedding), before anything is read or counted: a call
+  // refused here consumed nothing. The slot is held until the call's release (its answer, or its caller gone).
+  const releaseSlot = await context.inFlight.acquire(call.signal);
+  if (!releaseSlot) throw call.heavy ? errors.busy(caller.limits, SHED_RETRY_SECONDS) : errors.overloaded(SHED_RETRY_SECONDS);
+  let admission: Admission;
+  let wallet: string | null;
+  let name: string | null;
+  let traderRefusal: ApiError | null;
+  try {
+    const located = call.trader === undefined ? null : await locateTrader(context.store, call.trader);
+    traderRefusal = located instanceof ApiError ? located : null;
+    wallet = located === null || located instanceof ApiError ? null : located.wallet;
+    name = located === null || located instanceof ApiError ? null : located.name;
+    const admitted = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
+    admission = {
+      ...admitted,
+      release: () => {
+        admitted.release();
+        releaseSlot();
+      },
+    };
+  } catch (failure) {
+    releaseSlot();
+    throw failure;
+  }
   // A wallet asked about in an admitted call (the budget bounds how many a caller can name) reaches the
   // upstream poller, never the store: see wallet-requests.ts.
   if (wallet !== null) context.walletRequests?.note(wallet, context.now());

@@ -8,6 +8,7 @@ import { admitCall, callOf, resolveTrader, traderOf, type AdmittedCall, type Rou
 import { Cursors } from './cursors.ts';
 import { ApiError } from './errors.ts';
 import type { Admission, Budget, CallShape } from './gates/budget.ts';
+import { InFlightLimiter } from './gates/in-flight.ts';
 
 const config = parseConfig({});
 const ALICE = `0x${'a1'.repeat(20)}`;
@@ -50,7 +51,16 @@ function recordingBudget() {
 }
 
 function context(store: Store, budget: Budget): RouteContext {
-  return { config, store, budget, log: createLogger('silent'), cursors: new Cursors('x'.repeat(16)), now: () => 0, resolveTrader: (id) => resolveTrader(store, id) };
+  return {
+    config,
+    store,
+    budget,
+    log: createLogger('silent'),
+    cursors: new Cursors('x'.repeat(16)),
+    now: () => 0,
+    resolveTrader: (id) => resolveTrader(store, id),
+    inFlight: new InFlightLimiter({ maxInFlight: 1000, queueDepth: 0, maxQueueWaitMs: 0 }),
+  };
 }
 
 describe('admitCall', () => {

@@ -63,6 +63,18 @@ export const errors = {
       { retry_after: retryAfterSeconds },
       { 'Retry-After': String(retryAfterSeconds) },
     ),
+  /**
+   * Transient: this instance has more calls in flight and queued than it can answer within its queue
+   * bound (load shedding). Consumes nothing, like a 429; a heavy read gets `busy` instead.
+   */
+  overloaded: (retryAfterSeconds: number) =>
+    new ApiError(
+      503,
+      'overloaded',
+      `The service is at capacity right now and did not start this call (it was not counted against your quota). Retry in about ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`,
+      { retry_after: retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
   /** Paywall: the Basic daily call quota is spent. */
   dailyLimit: (limits: PlanLimits, next: PlanLimits | null, retryAfterSeconds: number) =>
     new ApiError(
@@ -169,6 +181,14 @@ export const validationErrorSchema = z
     ),
   })
   .meta({ description: 'A parameter has the wrong type or value.' });
+
+export const overloadedSchema = z
+  .object({
+    error: z.literal('overloaded'),
+    message: z.string(),
+    retry_after: z.number().meta({ description: 'Seconds to wait before retrying (also the Retry-After header).' }),
+  })
+  .meta({ description: 'The instance is at capacity; the call was not started and consumed nothing.' });
 
 export const upstreamOfflineSchema = z
   .object({

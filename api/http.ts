@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Config, PageLimits } from '../config.ts';
-import { errorBodySchema, errors, upstreamOfflineSchema, validationErrorSchema } from './errors.ts';
+import { errorBodySchema, errors, overloadedSchema, upstreamOfflineSchema, validationErrorSchema } from './errors.ts';
 
 const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 /** Query strings arrive as text: a numeric text becomes a number, anything else stays and fails the type check (422). */
@@ -84,16 +84,22 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Plan walls (do not retry; relay the message): depth_gated (market outside a Basic caller\'s history depth: the trader\'s most recent markets, as GET /me history_depth counts them), wallet_quota (fourth new distinct wallet in a UTC day on Basic; carries used, limit, resets_at). Counts one call.',
   404: 'trader_not_found (unknown display name) or market_not_found (unknown market, or one this trader never traded). Counts one call.',
   429: 'rate_limited or busy (transient: wait retry_after seconds / the Retry-After header), daily_limit or monthly_limit (quota spent: relay and stop), too_many_auth_failures. A 429 consumes nothing.',
-  503: 'upstream_offline: the upstream provider is down.',
+  503: 'overloaded: this instance is at capacity and did not start the call (transient: retry after retry_after seconds / the Retry-After header; consumes nothing, like a 429).',
   504: 'query_timeout: a heavy query on a very large account took too long; ask for fewer rows.',
 };
 
-/** The error responses a route can give, for its schema (and so OpenAPI). 401, 422 and 429 apply everywhere. */
+/**
+ * The error responses a route can give, for its schema (and so OpenAPI). 401, 422, 429 and 503
+ * (overloaded) apply everywhere; naming 503 adds upstream_offline (pnl-series).
+ */
 export function errorResponses(...statuses: (400 | 403 | 404 | 503 | 504)[]): Record<number, z.ZodType> {
   const out: Record<number, z.ZodType> = {};
-  for (const status of [...statuses, 401, 429].sort()) {
-    out[status] = (status === 503 ? upstreamOfflineSchema : errorBodySchema).meta({ description: ERROR_DESCRIPTIONS[status]! });
+  for (const status of [...statuses.filter((status) => status !== 503), 401, 429].sort()) {
+    out[status] = errorBodySchema.meta({ description: ERROR_DESCRIPTIONS[status]! });
   }
+  out[503] = statuses.includes(503)
+    ? z.union([upstreamOfflineSchema, overloadedSchema]).meta({ description: `${ERROR_DESCRIPTIONS[503]!} Or upstream_offline: the upstream provider is down.` })
+    : overloadedSchema.meta({ description: ERROR_DESCRIPTIONS[503]! });
   out[422] = validationErrorSchema;
   return out;
 }

@@ -116,14 +116,20 @@ describe('caching of market answers', () => {
 });
 
 describe('errorResponses', () => {
-  it('documents the statuses a route names plus 401, 422 and 429 everywhere', () => {
-    expect(Object.keys(errorResponses()).map(Number).sort()).toEqual([401, 422, 429]);
+  it('documents the statuses a route names plus 401, 422, 429 and 503 (overloaded) everywhere', () => {
+    expect(Object.keys(errorResponses()).map(Number).sort()).toEqual([401, 422, 429, 503]);
     expect(Object.keys(errorResponses(400, 404, 503)).map(Number).sort()).toEqual([400, 401, 404, 422, 429, 503]);
   });
 
-  it('gives 503 the upstream_offline body and the others {error, message}', () => {
+  it('gives 503 the overloaded body (and upstream_offline where a route names 503), the others {error, message}', () => {
+    const overloaded = { error: 'overloaded', message: 'at capacity', retry_after: 1 };
+    const upstreamOffline = { error: 'upstream_offline', status: 'upstream_offline', message: 'down' };
+    expect(errorResponses()[503]!.safeParse(overloaded).success).toBe(true);
+    expect(errorResponses()[503]!.safeParse(upstreamOffline).success).toBe(false);
     const responses = errorResponses(400, 503);
-    expect(responses[503]!.safeParse({ error: 'upstream_offline', status: 'upstream_offline', message: 'down' }).success).toBe(true);
+    expect(responses[503]!.safeParse(upstreamOffline).success).toBe(true);
+    expect(responses[503]!.safeParse(overloaded).success).toBe(true);
+    expect(responses[503]!.safeParse({ error: 'overloaded', message: 'no retry_after' }).success).toBe(false);
     expect(responses[503]!.safeParse({ error: 'bad_limit', message: 'x' }).success).toBe(false);
     expect(responses[400]!.safeParse({ error: 'bad_limit', message: 'limit must be at least 1.' }).success).toBe(true);
     expect(responses[400]!.safeParse({ message: 'no code' }).success).toBe(false);

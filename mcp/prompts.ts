@@ -28,7 +28,7 @@ Interpretation rules:
 - pnl_usd includes split, merge and redemption legs that never appear as fills: it cannot be rebuilt from fills.
 - roi is meaningless for split-sellers (sell-dominated flow): judge them by pnl_usd.
 - Prices are UP-normalized, 0 to 1 (the probability of token 1); a token-2 trade paid 1 - price.
-- A call that comes back with isError carries a message written for a human: relay it. depth_gated and wallet_quota are plan walls (do not retry); daily_limit and monthly_limit mean the budget is spent (stop); rate_limited and busy are transient (wait retry_after seconds, then retry).`;
+- A call that comes back with isError carries a message written for a human: relay it. depth_gated and wallet_quota are plan walls (do not retry); daily_limit and monthly_limit mean the budget is spent (stop); rate_limited, busy and overloaded are transient (wait retry_after seconds, then retry).`;
 }
 
 export function registerPrompts(server: McpServer, config: Config): void {

@@ -484,6 +484,7 @@ describe('when the gate store cannot answer', () => {
       admit: () => Promise.reject(new Error('connection refused')),
       release: () => Promise.reject(new Error('connection refused')),
       authFailure: () => Promise.reject(new Error('connection refused')),
+      blockedFor: () => Promise.reject(new Error('connection refused')),
       close: () => Promise.resolve(),
     };
     const api = await startTestApi(config, { now: () => NOW_S, keys: { basic: keys.b1, pro: keys.p1, max: keys.p1 }, gates: failing });

@@ -489,12 +489,12 @@ describe('the HTTP surface', () => {
       expect(blocked.headers.get('retry-after')).toBe(String(strict.gates.authFailures.blockSeconds));
       expect(await blocked.json()).toMatchObject({ error: 'too_many_auth_failures', retry_after: strict.gates.authFailures.blockSeconds });
       expect((await guarded.get('me', { authorization: bad })).statusCode).toBe(429);
-      // A valid key from the blocked address connects and lists for free, but a tool call is refused.
-      const client = await connect('pro', url);
-      await client.listTools();
-      const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
-      expect(result.isError).toBe(true);
-      expect(result.structuredContent).toMatchObject({ error: 'too_many_auth_failures' });
+      // A valid key from the blocked address gets the very same 429, already at connection (else the
+      // difference would tell valid keys from invalid ones: test/address-guard.integration.test.ts).
+      const withValidKey = await post(`Bearer ${keys.pro}`);
+      expect(withValidKey.status).toBe(429);
+      expect(await withValidKey.json()).toEqual(await (await post(bad)).json());
+      await expect(connect('pro', url)).rejects.toThrow(/too_many_auth_failures/);
     } finally {
       await guarded.close();
     }

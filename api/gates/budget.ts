@@ -115,6 +115,20 @@ export class Budget {
     }
   }
 
+  /**
+   * The 429 of a blocked address, or null: asked of every request that is not a probe, before its key is
+   * looked at, so that a blocked address gets the same answer on every path whatever its key.
+   */
+  async addressBlock(address: string): Promise<ApiError | null> {
+    try {
+      const remainingMs = await this.store.blockedFor(address, this.clockMs ? this.clockMs() : null);
+      return remainingMs > 0 ? errors.tooManyAuthFailures(seconds(remainingMs)) : null;
+    } catch (failure) {
+      this.#storeFailed(failure, 'blockedFor');
+      return null;
+    }
+  }
+
   /** Heavy reads in flight on this instance (for tests and metrics). */
   get heavyInFlight(): number {
     return this.#heavyInFlight;

@@ -36,6 +36,11 @@ class ScriptedStore implements GateStore {
     if (this.authVerdict instanceof Error) throw this.authVerdict;
     return this.authVerdict;
   }
+  blocked: number | Error = 0;
+  async blockedFor(): Promise<number> {
+    if (this.blocked instanceof Error) throw this.blocked;
+    return this.blocked;
+  }
   async close(): Promise<void> {}
 }
 
@@ -179,5 +184,22 @@ describe('Budget.authenticationFailed', () => {
     const store = new ScriptedStore();
     store.authVerdict = new Error('timeout');
     expect(await new Budget(store, config, silent).authenticationFailed('10.0.0.9')).toBeNull();
+  });
+});
+
+describe('Budget.addressBlock', () => {
+  it('answers the 429 of a blocked address in whole seconds (at least 1), null when not blocked or when the store fails', async () => {
+    const store = new ScriptedStore();
+    const budget = new Budget(store, config, silent, () => 5_000);
+    expect(await budget.addressBlock('10.0.0.9')).toBeNull();
+    store.blocked = 119_001;
+    const blocked = await budget.addressBlock('10.0.0.9');
+    expect(blocked?.status).toBe(429);
+    expect(blocked?.headers).toEqual({ 'Retry-After': '120' });
+    expect(blocked?.body()).toMatchObject({ error: 'too_many_auth_failures', retry_after: 120 });
+    store.blocked = 1;
+    expect((await budget.addressBlock('10.0.0.9'))?.body()).toMatchObject({ retry_after: 1 });
+    store.blocked = new Error('timeout');
+    expect(await budget.addressBlock('10.0.0.9')).toBeNull();
   });
 });

@@ -129,6 +129,11 @@ export class MemoryGates implements GateStore {
     return Promise.resolve({ kind: 'recorded', failures, nowBlocked: false });
   }
 
+  blockedFor(address: string, nowMs: number | null): Promise<number> {
+    const blockedUntil = this.#addresses.get(address)?.blockedUntil ?? 0;
+    return Promise.resolve(Math.max(0, blockedUntil - (nowMs ?? this.clockMs())));
+  }
+
   close(): Promise<void> {
     this.#users.clear();
     this.#addresses.clear();

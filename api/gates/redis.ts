@@ -10,12 +10,25 @@ import type { AuthFailureRequest, AuthFailureVerdict, GateRequest, GateStore, Ga
 
 const ADMIT_LUA = readFileSync(new URL('./admit.lua', import.meta.url), 'utf8');
 const AUTH_FAILURE_LUA = readFileSync(new URL('./auth-failure.lua', import.meta.url), 'utf8');
+/** The block's remaining ms on the shared clock (Redis TIME, or the test's): KEYS 1 block; ARGV 1 now ms or ''. */
+const BLOCKED_FOR_LUA = `
+local now
+if ARGV[1] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[1])
+end
+local remaining = tonumber(redis.call('GET', KEYS[1]) or '0') - now
+if remaining > 0 then return tostring(remaining) end
+return '0'`;
 
 type Reply = (string | number)[];
 
 interface GateCommands {
   taAdmit(...args: (string | number)[]): Promise<Reply>;
   taAuthFailure(...args: (string | number)[]): Promise<Reply>;
+  taBlockedFor(...args: (string | number)[]): Promise<string>;
 }
 
 export class RedisGates implements GateStore {
@@ -29,6 +42,7 @@ export class RedisGates implements GateStore {
     // defineCommand: EVALSHA, falling back to EVAL once when the script cache is cold (a Redis restart).
     redis.defineCommand('taAdmit', { numberOfKeys: 5, lua: ADMIT_LUA });
     redis.defineCommand('taAuthFailure', { numberOfKeys: 2, lua: AUTH_FAILURE_LUA });
+    redis.defineCommand('taBlockedFor', { numberOfKeys: 1, lua: BLOCKED_FOR_LUA });
     this.#redis = redis as Redis & GateCommands;
   }
 
@@ -80,6 +94,10 @@ export class RedisGates implements GateStore {
     );
     if (reply[0] === 'blocked') return { kind: 'blocked', retryAfterMs: Number(reply[1]) };
     return { kind: 'recorded', failures: Number(reply[1]), nowBlocked: Number(reply[2]) === 1 };
+  }
+
+  async blockedFor(address: string, nowMs: number | null): Promise<number> {
+    return Number(await this.#redis.taBlockedFor(this.#addressKey(address, 'block'), nowMs === null ? '' : String(nowMs)));
   }
 
   async close(): Promise<void> {

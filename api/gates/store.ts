@@ -81,6 +81,8 @@ export interface GateStore {
   /** Gives back a heavy-read slot (idempotent). */
   release(userId: string, requestId: string): Promise<void>;
   authFailure(request: AuthFailureRequest): Promise<AuthFailureVerdict>;
+  /** How long the address stays blocked, in ms; 0 when it is not blocked. Reads only (counts nothing). */
+  blockedFor(address: string, nowMs: number | null): Promise<number>;
   close(): Promise<void>;
 }
 

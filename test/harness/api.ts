@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { parseConfig, type Config, type PlanId } from '../../config.ts';
 import { buildApp } from '../../api/app.ts';
+import type { InFlightLimiter } from '../../api/gates/in-flight.ts';
 import type { GateStore } from '../../api/gates/store.ts';
 import type { WalletRequestLog } from '../../api/wallet-requests.ts';
 import { withPublisher } from '../../roles/runtime.ts';
@@ -80,6 +81,8 @@ export interface TestApiOptions {
   wrapStore?: (store: Store) => Store;
   /** Where trader-scoped calls note their wallet for the upstream poller. */
   walletRequests?: WalletRequestLog;
+  /** The load-shedding limiter (default: one from config). */
+  inFlight?: InFlightLimiter;
 }
 
 /**
@@ -103,6 +106,7 @@ export async function startTestApi(config: Config, options: TestApiOptions): Pro
       now: options.now,
       gates: options.gates,
       gatesClockMs: options.gatesClockMs,
+      inFlight: options.inFlight,
       ...(options.walletRequests ? { walletRequests: options.walletRequests } : {}),
     },
   });

@@ -52,6 +52,9 @@ export function testEnvironment(id: string, dataDir: string, extra: Record<strin
     // Short group timers: membership changes (a second worker, a killed worker) settle in seconds.
     KAFKA_SESSION_TIMEOUT_MS: '6000',
     KAFKA_HEARTBEAT_INTERVAL_MS: '500',
+    // Suites fire many calls in one tick (burst + k at once…) to test the gates: load shedding (its own
+    // suite sets small limits) must not refuse them first.
+    API_MAX_IN_FLIGHT: '10000',
     ...extra,
   };
 }

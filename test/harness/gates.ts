@@ -67,6 +67,10 @@ export class SwitchableGates implements GateStore {
     return this.target.authFailure(request);
   }
 
+  blockedFor(address: string, nowMs: number | null) {
+    return this.target.blockedFor(address, nowMs);
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { InFlightLimiter } from './in-flight.ts';
+
+/** A limiter on a clock the test moves. */
+function limiter(limits: { maxInFlight: number; queueDepth: number; maxQueueWaitMs: number }) {
+  const clock = { ms: 0 };
+  return { clock, limiter: new InFlightLimiter(limits, () => clock.ms) };
+}
+
+describe('InFlightLimiter', () => {
+  it('starts up to maxInFlight at once, queues up to queueDepth in order, refuses the next at once', async () => {
+    const { limiter: shed } = limiter({ maxInFlight: 2, queueDepth: 2, maxQueueWaitMs: 60_000 });
+    const first = await shed.acquire();
+    const second = await shed.acquire();
+    expect(first && second).toBeTruthy();
+    const order: string[] = [];
+    const third = shed.acquire().then((release) => (order.push('third'), release));
+    const fourth = shed.acquire().then((release) => (order.push('fourth'), release));
+    expect(await shed.acquire()).toBeNull();
+    expect(shed.stats).toMatchObject({ running: 2, queued: 2, refusedOnArrival: 1 });
+    first!();
+    first!(); // idempotent: one slot comes back once
+    expect(typeof (await third)).toBe('function');
+    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
+    second!();
+    (await third)!();
+    (await fourth)!();
+    expect(order).toEqual(['third', 'fourth']);
+    expect(shed.stats).toMatchObject({ running: 0, queued: 0, started: 4, startedAfterQueueing: 2 });
+  });
+
+  it('refuses on arrival when the predicted wait (queue ahead × average hold / slots) exceeds the bound', async () => {
+    const { clock, limiter: shed } = limiter({ maxInFlight: 2, queueDepth: 100, maxQueueWaitMs: 100 });
+    // Teach it that a call holds its slot 40 ms.
+    const sample = await shed.acquire();
+    clock.ms += 40;
+    sample!();
+    expect(shed.stats.averageHoldMs).toBe(40);
+    await shed.acquire();
+    await shed.acquire();
+    // Position p waits about p × 40 / 2 ms: positions 1..5 fit in 100 ms, the 6th would wait 120.
+    const queued = Array.from({ length: 5 }, () => shed.acquire());
+    expect(shed.stats.queued).toBe(5);
+    expect(await shed.acquire()).toBeNull();
+    expect(shed.stats.refusedOnArrival).toBe(1);
+    void queued;
+  });
+
+  it('no call starts after waiting longer than the bound, even when its timer has not run yet', async () => {
+    const { clock, limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 4, maxQueueWaitMs: 100 });
+    const running = await shed.acquire();
+    const late = shed.acquire();
+    clock.ms += 101; // the event loop was busy: the release comes before the waiter's timer
+    running!();
+    expect(await late).toBeNull();
+    expect(shed.stats).toMatchObject({ running: 0, refusedAfterWaiting: 1, maxQueueWaitMs: 0 });
+  });
+
+  it('a queued caller that goes away leaves the queue', async () => {
+    const { limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 1, maxQueueWaitMs: 60_000 });
+    const running = await shed.acquire();
+    const gone = new AbortController();
+    const waiting = shed.acquire(gone.signal);
+    gone.abort();
+    expect(await waiting).toBeNull();
+    expect(shed.stats.queued).toBe(0);
+    const next = shed.acquire();
+    running!();
+    expect(typeof (await next)).toBe('function');
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Load generation of bench:overload and bench:soak: an open loop (requests start on a fixed schedule,
+ * whatever the answers: the offered rate is the rate, as clients in the wild behave) or a closed loop
+ * (N workers, each sending its next request when the last is answered: the service's capacity). Every
+ * answer is recorded with its status and latency. Run it in a process of its own (forkLoadDriver) when
+ * the server shares this process, so that the generator's event loop does not slow the server's.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+export interface LoadJob {
+  url: string;
+  authorization: string;
+  /** Request paths, taken round-robin. */
+  paths: string[];
+  durationS: number;
+  /** Open loop: requests per second, evenly spaced. Closed loop: `concurrency` workers back to back. */
+  mode: { kind: 'open'; rate: number } | { kind: 'closed'; concurrency: number };
+  /** A request not answered within this long counts as a timeout. */
+  timeoutMs?: number;
+}
+
+export interface Answer {
+  status: number;
+  ms: number;
+}
+
+export interface LoadResult {
+  seconds: number;
+  answers: Answer[];
+  /** Connection errors and timeouts. */
+  errors: number;
+}
+
+/** Nearest-rank percentile (p in 0..1); NaN for no numbers. */
+export function percentile(numbers: readonly number[], p: number): number {
+  if (numbers.length === 0) return Number.NaN;
+  const sorted = [...numbers].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+export async function runLoad(job: LoadJob): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  const target = new URL(job.url);
+  const answers: Answer[] = [];
+  let errors = 0;
+  let next = 0;
+  const send = () =>
+    new Promise<void>((resolve) => {
+      const path = job.paths[next++ % job.paths.length]!;
+      const startedAt = performance.now();
+      const request = http.get({ agent, host: target.hostname, port: target.port, path, headers: { authorization: job.authorization } }, (response) => {
+        response.resume();
+        response.on('end', () => {
+          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - startedAt });
+          resolve();
+        });
+      });
+      request.setTimeout(job.timeoutMs ?? 30_000, () => request.destroy(new Error('timeout')));
+      request.on('error', () => {
+        errors += 1;
+        resolve();
+      });
+    });
+
+  const startedAt = performance.now();
+  const endsAt = startedAt + job.durationS * 1000;
+  const pending: Promise<void>[] = [];
+  if (job.mode.kind === 'closed') {
+    const worker = async () => {
+      while (performance.now() < endsAt) await send();
+    };
+    await Promise.all(Array.from({ length: job.mode.concurrency }, worker));
+  } else {
+    // Every tick sends the requests whose start time has come: drift-free even when a tick is late.
+    const intervalMs = 1000 / job.mode.rate;
+    let sent = 0;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const now = performance.now();
+        while (startedAt + sent * intervalMs <= Math.min(now, endsAt)) {
+          pending.push(send());
+          sent += 1;
+        }
+        if (now >= endsAt) resolve();
+        else setTimeout(tick, Math.max(0, Math.min(5, startedAt + sent * intervalMs - now)));
+      };
+      tick();
+    });
+    await Promise.all(pending);
+  }
+  agent.destroy();
+  return { seconds: (performance.now() - startedAt) / 1000, answers, errors };
+}
+
+/** This file forked: runs the jobs it is sent. */
+if (process.argv.includes('--load-driver')) {
+  process.on('message', (job: LoadJob) => {
+    runLoad(job).then(
+      (result) => process.send!({ ok: true, result }),
+      (error: unknown) => process.send!({ ok: false, error: String(error) }),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+/** A load generator in a child process (same loader: tsx's flags are in execArgv). */
+export class LoadDriver {
+  readonly #child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--load-driver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+
+  run(job: LoadJob): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code})`));
+      this.#child.once('exit', onExit);
+      this.#child.once('message', (message: { ok: true; result: LoadResult } | { ok: false; error: string }) => {
+        this.#child.off('exit', onExit);
+        if (message.ok) resolve(message.result);
+        else reject(new Error(message.error));
+      });
+      this.#child.send(job);
+    });
+  }
+
+  close(): void {
+    this.#child.disconnect();
+  }
+}
