@@ -26,6 +26,8 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   HOST: z.string().default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** The worker roles (ingest, simulate, the sources) serve /metrics, /healthz and /readyz here (0: any free port). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
 
   /**
    * Slow and idle clients (a connection is a socket and a parser held open): the request line and headers
@@ -432,6 +434,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES,
       maxHeaderBytes: env.HTTP_MAX_HEADER_BYTES,
     },
+    metrics: { host: env.HOST, port: env.METRICS_PORT },
     clickhouse: {
       /** Absent: embedded chDB under `dataDir/clickhouse`. */
       url: env.CLICKHOUSE_URL,

@@ -19,6 +19,9 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 
+/** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
+const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream']);
+
 const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate', 'keys', 'upstream'] as const;
 type Role = (typeof ROLES)[number];
 
@@ -82,6 +85,28 @@ async function main(argv: string[]): Promise<number> {
     },
   });
 
+  if (METRICS_PORT_ROLES.has(role)) {
+    const { startMetricsServer } = await import('./metrics/server.ts');
+    const metrics = await startMetricsServer(config.metrics);
+    log.info({ port: metrics.port }, 'metrics on /metrics');
+    try {
+      return await runRole(role, config, log, values, positionals);
+    } finally {
+      await metrics.close();
+    }
+  }
+  return runRole(role, config, log, values, positionals);
+}
+
+interface RoleOptions {
+  days?: string | undefined;
+  'no-live'?: boolean | undefined;
+  'no-gzip'?: boolean | undefined;
+  'no-trades'?: boolean | undefined;
+  era?: string | undefined;
+}
+
+async function runRole(role: Exclude<Role, 'keys'>, config: Config, log: Logger, values: RoleOptions, positionals: string[]): Promise<number> {
   const { runExport, runImport, runIngest, runMigrate, runReplay, runSimulate } = await import('./roles/commands.ts');
   switch (role) {
     case 'all': {

@@ -37,6 +37,8 @@ import { registerTapeRoutes } from './routes/tapes.ts';
 import { LocalTapeDownloads, type TapeDownloads } from './downloads.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
 import { registerMcp } from '../mcp/server.ts';
+import { registerHttpMetrics } from '../metrics/http.ts';
+import { instrumentStore } from '../metrics/store.ts';
 
 /** How a route meets the gates (read-api.md, What counts against the call quota). */
 export interface RouteBudget {
@@ -179,6 +181,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       });
     },
   });
+  // First, so that its timing hooks cover every route declared below.
+  await registerHttpMetrics(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
@@ -211,7 +215,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
 async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
-  const store = withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds);
+  const store = instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds));
   if (config.api.cursorSecret === null) log.info('API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)');
   const context: RouteContext = {
     config,

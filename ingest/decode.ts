@@ -15,8 +15,12 @@ export interface MessageOrigin {
   original: Buffer | null;
 }
 
+/** Why an event was dead-lettered, as a small fixed set (the metrics label; `reason` has the detail). */
+export type DeadLetterKind = 'unknown_topic' | 'empty_value' | 'invalid_json' | 'schema' | 'store_refused';
+
 export interface DeadLetter extends MessageOrigin {
   reason: string;
+  kind: DeadLetterKind;
 }
 
 export interface TableRows {
@@ -51,29 +55,29 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     resolvedMarkets: [],
     validCount: 0,
   };
-  const reject = (message: LogMessage, reason: string) =>
-    decoded.deadLetters.push({ topic, partition, offset: message.offset, reason, key: message.key, original: message.value });
+  const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
+    decoded.deadLetters.push({ topic, partition, offset: message.offset, reason, kind, key: message.key, original: message.value });
 
   for (const message of messages) {
     if (topicId === undefined) {
-      reject(message, `unknown topic ${topic}`);
+      reject(message, 'unknown_topic', `unknown topic ${topic}`);
       continue;
     }
     if (message.value === null || message.value.length === 0) {
-      reject(message, 'empty message value');
+      reject(message, 'empty_value', 'empty message value');
       continue;
     }
     let json: unknown;
     try {
       json = JSON.parse(message.value.toString('utf8'));
     } catch (error) {
-      reject(message, `invalid JSON: ${(error as Error).message}`);
+      reject(message, 'invalid_json', `invalid JSON: ${(error as Error).message}`);
       continue;
     }
     const spec = TOPICS[topicId];
     const parsed = spec.schema.safeParse(json);
     if (!parsed.success) {
-      reject(message, `schema ${spec.name}: ${describeZodError(parsed.error)}`);
+      reject(message, 'schema', `schema ${spec.name}: ${describeZodError(parsed.error)}`);
       continue;
     }
     // The registry's functions are typed per topic; here the topic is only known at run time.

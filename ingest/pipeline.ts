@@ -23,8 +23,9 @@ import { stageResolvedMarkets } from '../projections/rollups.ts';
 import type { RollupRefresher } from './rollup-refresher.ts';
 import { createHash } from 'node:crypto';
 import type { BatchProcessor, LogProducer, PartitionSlice, SliceRange } from './bus/types.ts';
-import type { LandingTable, TopicNames } from './contract/topics.ts';
+import { TOPICS, type LandingTable, type TopicNames } from './contract/topics.ts';
 import { decodeBatch, type DecodedBatch, type DeadLetter, type TableRows } from './decode.ts';
+import { deadLetters as deadLetterCount, ingestBatchEvents, ingestEvents, ingestInsertDuration, ingestWriteDuration, ingestWriteRetries } from '../metrics/registry.ts';
 
 export interface PipelineOptions {
   store: Store;
@@ -121,9 +122,12 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     }
 
     const started = performance.now();
+    ingestBatchEvents.observe(ranges.reduce((sum, range) => sum + range.messageCount, 0));
     for (const [table, { lines, sources }] of rowsByTable) {
+      const endInsert = ingestInsertDuration.startTimer({ table });
       const { rejected, tokens } = await this.insertIsolatingBadRows(table, lines, `${token}|${table}`);
-      for (const { index, reason } of rejected) deadLetters.push({ ...sources[index]!, reason });
+      endInsert();
+      for (const { index, reason } of rejected) deadLetters.push({ ...sources[index]!, reason, kind: 'store_refused' });
       // Views on fills, position_legs and trades staged the touched keys under each insert's token.
       if (STAGING_TABLES.has(table)) for (const batch of tokens) rollups.enqueue(batch);
     }
@@ -135,6 +139,7 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 
     this.stats.batches += 1;
+    ingestWriteDuration.observe((performance.now() - started) / 1000);
     this.log.debug(
       { slices: ranges.length, events: slices.reduce((sum, slice) => sum + slice.validCount, 0), writeMs: Math.round(performance.now() - started) },
       'write done',
@@ -154,9 +159,16 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
         deadLetters: slice.deadLetters.length,
       };
       this.stats.events += slice.validCount;
+      ingestEvents.inc({ topic: this.topicLabel(range.topic) }, slice.validCount);
       this.log.debug(ingested, 'batch ingested');
       this.events.emit('batch', ingested);
     }
+  }
+
+  /** The contract's topic name (prefix removed), or `unknown`: a bounded label whatever is on the log. */
+  private topicLabel(physicalTopic: string): string {
+    const topicId = this.options.topics.idOf(physicalTopic);
+    return topicId === undefined ? 'unknown' : TOPICS[topicId].name;
   }
 
   private async withRetries<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -165,6 +177,7 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
         return await work();
       } catch (error) {
         if (attempt >= this.options.writeRetries) throw error;
+        ingestWriteRetries.inc();
         const delayMs = this.options.retryBaseMs * 2 ** attempt;
         this.log.warn({ err: error, what, attempt: attempt + 1, retryInMs: delayMs }, 'ClickHouse write failed; retrying');
         await sleep(delayMs);
@@ -232,6 +245,8 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
       ),
     );
     this.stats.deadLetters += letters.length;
+    // Counted as they reach the dead-letter topic (a redelivered batch publishes and counts them again).
+    for (const letter of letters) deadLetterCount.inc({ topic: this.topicLabel(letter.topic), reason: letter.kind });
     for (const letter of letters) {
       this.log.warn({ topic: letter.topic, partition: letter.partition, offset: letter.offset, reason: letter.reason }, 'event dead-lettered');
     }

@@ -5,6 +5,7 @@
 import { TOPICS, type EventInputOf, type EventOf, type TopicId, type TopicNames } from './contract/topics.ts';
 import type { LogProducer, OutgoingMessage } from './bus/types.ts';
 import { describeZodError } from './decode.ts';
+import { sourceEventsPublished } from '../metrics/registry.ts';
 
 /** Messages per produce request: keeps requests well under Kafka's default 1 MB message-set limits. */
 const MESSAGES_PER_SEND = 2_000;
@@ -59,6 +60,7 @@ export class EventPublisher implements EventSink {
       const chunk = messages.slice(start, start + MESSAGES_PER_SEND);
       await this.producer.send(topic, chunk);
       this.published += chunk.length;
+      sourceEventsPublished.inc({ topic: TOPICS[topicId].name }, chunk.length);
     }
   }
 }

@@ -17,6 +17,7 @@ import type { Logger } from '../log.ts';
 import { orphanRollupBatches, refreshRollups, type RollupSettings } from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
 import { retryDelayMs } from './bus/accumulator.ts';
+import { rollupPendingBatches, rollupRefreshDuration } from '../metrics/registry.ts';
 
 /** Refreshing may take one part in this many of the store's time while writes keep coming. */
 const REFRESH_SHARE_DIVISOR = 5;
@@ -54,6 +55,7 @@ export class RollupRefresher {
   /** Queues a batch the worker staged (after its write is durable). */
   enqueue(batch: string): void {
     this.pending.add(batch);
+    rollupPendingBatches.set(this.pending.size);
     this.wake();
   }
 
@@ -80,11 +82,14 @@ export class RollupRefresher {
       try {
         const timings = await refreshRollups(this.options.store, batches, this.options.settings);
         for (const batch of batches) this.pending.delete(batch);
+        rollupRefreshDuration.observe({ outcome: 'ok' }, (Date.now() - started) / 1000);
+        rollupPendingBatches.set(this.pending.size);
         failures = 0;
         log.debug({ batches: batches.length, ms: Date.now() - started, ...timings, pending: this.pending.size }, 'rollups refreshed');
         this.events.emit('refreshed', batches.length);
       } catch (error) {
         failures += 1;
+        rollupRefreshDuration.observe({ outcome: 'error' }, (Date.now() - started) / 1000);
         log.warn({ err: error, batches: batches.length, failures }, 'rollup refresh failed; retrying');
         await sleep(retryDelayMs(failures));
       } finally {

@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { nextPlan, type Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import type { Caller } from '../auth.ts';
-import { type ApiError, errors } from '../errors.ts';
+import { ApiError, errors } from '../errors.ts';
+import { authFailures as authFailureCount, gateDecisions, heavyReadsCapacity, heavyReadsInFlight } from '../../metrics/registry.ts';
 import type { GateStore, GateUsage, GateVerdict } from './store.ts';
 
 /** Usage numbers of `/me`: the governing call window is the nonzero one. */
@@ -53,14 +54,28 @@ export class Budget {
     private readonly log: Logger,
     /** Tests pin the clock; null is the store's own (Redis TIME, or Date.now in memory). */
     private readonly clockMs: (() => number) | null = null,
-  ) {}
+  ) {
+    heavyReadsCapacity.set(config.gates.heavyReadsPerInstance);
+  }
 
   /** Admits one call or throws the contract's refusal (429s consume nothing; wallet_quota consumed the call). */
   async admit(caller: Caller, call: CallShape): Promise<Admission> {
+    try {
+      const admission = await this.#admit(caller, call);
+      gateDecisions.inc({ outcome: admission.unmetered ? 'unmetered' : 'admitted' });
+      return admission;
+    } catch (refusal) {
+      gateDecisions.inc({ outcome: refusal instanceof ApiError ? refusal.code : 'error' });
+      throw refusal;
+    }
+  }
+
+  async #admit(caller: Caller, call: CallShape): Promise<Admission & { unmetered: boolean }> {
     const { limits } = caller;
     if (call.heavy) {
       if (this.#heavyInFlight >= this.config.gates.heavyReadsPerInstance) throw errors.busy(limits, BUSY_RETRY_SECONDS);
       this.#heavyInFlight += 1;
+      heavyReadsInFlight.inc();
     }
     const requestId = randomUUID();
     let verdict: GateVerdict;
@@ -84,10 +99,14 @@ export class Budget {
       });
     } catch (failure) {
       this.#storeFailed(failure, 'admit');
-      return this.#admission(caller, requestId, call.heavy, false, { tokensRemaining: limits.burst, rpmUsed: 0, dayRequests: 0, monthRequests: 0 });
+      const unmetered = { tokensRemaining: limits.burst, rpmUsed: 0, dayRequests: 0, monthRequests: 0 };
+      return { ...this.#admission(caller, requestId, call.heavy, false, unmetered), unmetered: true };
     }
-    if (verdict.kind === 'admitted') return this.#admission(caller, requestId, call.heavy, true, verdict.usage);
-    if (call.heavy) this.#heavyInFlight -= 1;
+    if (verdict.kind === 'admitted') return { ...this.#admission(caller, requestId, call.heavy, true, verdict.usage), unmetered: false };
+    if (call.heavy) {
+      this.#heavyInFlight -= 1;
+      heavyReadsInFlight.dec();
+    }
     throw this.#refusal(caller, verdict);
   }
 
@@ -106,10 +125,12 @@ export class Budget {
         blockMs: authFailures.blockSeconds * 1000,
         failureId: randomUUID(),
       });
+      authFailureCount.inc({ outcome: verdict.kind === 'blocked' ? 'blocked' : 'refused' });
       if (verdict.kind === 'blocked') return errors.tooManyAuthFailures(seconds(verdict.retryAfterMs));
       if (verdict.nowBlocked) this.log.warn({ address, failures: verdict.failures }, 'address blocked after repeated authentication failures');
       return null;
     } catch (failure) {
+      authFailureCount.inc({ outcome: 'refused' });
       this.#storeFailed(failure, 'authFailure');
       return null;
     }
@@ -142,6 +163,7 @@ export class Budget {
         if (released) return;
         released = true;
         this.#heavyInFlight -= 1;
+        heavyReadsInFlight.dec();
         if (leasedInStore) this.store.release(caller.accountId, requestId).catch((failure: unknown) => this.#storeFailed(failure, 'release'));
       },
     };

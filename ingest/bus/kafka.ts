@@ -6,6 +6,7 @@ import { Kafka, logLevel as kafkaLogLevel, Partitioners, type Consumer, type Con
 import type { Logger } from '../../log.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
+import { consumerLag, ingestLastCommit } from '../../metrics/registry.ts';
 import { nextOffset, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogProducer, type OutgoingMessage, type PartitionSlice } from './types.ts';
 
 export interface KafkaLogOptions {
@@ -67,6 +68,19 @@ class KafkaConsumer implements LogConsumer {
   private recovering: Promise<void> | undefined;
   /** Failed writes since the last successful one: the pause before reading again grows with it. */
   private consecutiveFailures = 0;
+  /** Per `topic|partition` of the assignment: the high watermark of the last fetch and the next offset to commit. */
+  private readonly positions = new Map<string, { highWatermark: bigint; committed: bigint | undefined }>();
+
+  /** Lag = high watermark − committed offset (before a first commit, the fetch position stands in). */
+  private trackLag(topic: string, partition: number, highWatermark: bigint | undefined, committed: bigint | undefined): void {
+    const key = `${topic}|${partition}`;
+    const position = this.positions.get(key) ?? { highWatermark: 0n, committed: undefined };
+    if (highWatermark !== undefined) position.highWatermark = highWatermark;
+    if (committed !== undefined) position.committed = committed;
+    this.positions.set(key, position);
+    const lag = position.committed === undefined ? 0n : position.highWatermark - position.committed;
+    consumerLag.set({ topic, partition: String(partition) }, Number(lag > 0n ? lag : 0n));
+  }
 
   constructor(
     private readonly kafka: Kafka,
@@ -93,6 +107,8 @@ class KafkaConsumer implements LogConsumer {
         const offsets = ranges.map((range) => ({ topic: range.topic, partition: range.partition, offset: nextOffset(range) }));
         await consumer.commitOffsets(offsets);
         this.consecutiveFailures = 0;
+        ingestLastCommit.setToCurrentTime();
+        for (const offset of offsets) this.trackLag(offset.topic, offset.partition, undefined, BigInt(offset.offset));
         for (const offset of offsets) this.log.debug(offset, 'offsets committed');
       },
       this.options,
@@ -106,6 +122,9 @@ class KafkaConsumer implements LogConsumer {
     let joinedOnce: () => void = () => {};
     const joined = new Promise<void>((resolve) => (joinedOnce = resolve));
     consumer.on(consumer.events.GROUP_JOIN, () => {
+      // A new assignment: partitions now read by another member must not keep reporting lag here.
+      this.positions.clear();
+      consumerLag.reset();
       void accumulator.reset().then(() => joinedOnce());
     });
     await consumer.connect();
@@ -115,7 +134,10 @@ class KafkaConsumer implements LogConsumer {
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        if (this.stopping || !isRunning() || isStale() || batch.messages.length === 0) return;
+        if (this.stopping || !isRunning() || isStale()) return;
+        const committed = this.positions.get(`${batch.topic}|${batch.partition}`)?.committed;
+        this.trackLag(batch.topic, batch.partition, BigInt(batch.highWatermark), committed ?? (batch.messages.length > 0 ? BigInt(batch.firstOffset()!) : BigInt(batch.highWatermark)));
+        if (batch.messages.length === 0) return;
         const slice: PartitionSlice = {
           topic: batch.topic,
           partition: batch.partition,

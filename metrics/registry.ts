@@ -1,0 +1,206 @@
+/**
+ * Every Prometheus metric of the service, defined once, on one registry that every role exposes at
+ * `/metrics` (on the HTTP port of the `api` and `all` roles, on METRICS_PORT for the worker roles).
+ *
+ * This module is the shared place of the instrumentation: `api/`, `ingest/`, `projections/` and the
+ * sources import from here (and never from each other). Names follow Prometheus conventions
+ * (`trader_analytics_` prefix, base units, `_total` counters, `_seconds` durations); label values come
+ * from small fixed sets (route templates, topic names of the contract, error codes, read function names,
+ * partition numbers), never a wallet, a key, an account or a raw URL.
+ *
+ * Sources (the archive indexer, the upstream poller) record their progress through the definitions
+ * under "Sources" below; nothing else has to be registered for the dashboard and the alerts to see them.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const metricsRegistry = new Registry();
+
+// Process and Node runtime: CPU, resident memory, open fds, event-loop lag, GC, heap (prom-client's set).
+collectDefaultMetrics({ register: metricsRegistry });
+
+const registers = [metricsRegistry];
+
+/** Durations from sub-millisecond reads to slow rollups. */
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+// ── HTTP (api, all) ─────────────────────────────────────────────────────────────────────────────────
+/** Request latency by method, route template and status: registered per app by fastify-metrics (see http.ts). */
+export const HTTP_REQUEST_DURATION = 'trader_analytics_http_request_duration_seconds';
+
+export const gateDecisions = new Counter({
+  name: 'trader_analytics_gate_decisions_total',
+  help: 'Calls through the gates by outcome: admitted, unmetered (gate store unavailable) or the refusal code (rate_limited, busy, daily_limit, monthly_limit, wallet_quota, too_many_auth_failures).',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+export const authFailures = new Counter({
+  name: 'trader_analytics_auth_failures_total',
+  help: 'Failed authentications (401), and those answered 429 because the address is blocked.',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+export const heavyReadsInFlight = new Gauge({
+  name: 'trader_analytics_heavy_reads_in_flight',
+  help: 'Heavy reads (raw ticks, full tapes, tape events) holding a slot of this instance’s admission lane.',
+  registers,
+});
+
+export const heavyReadsCapacity = new Gauge({
+  name: 'trader_analytics_heavy_reads_capacity',
+  help: 'Slots of this instance’s admission lane (HEAVY_READS_PER_INSTANCE).',
+  registers,
+});
+
+// ── Store ───────────────────────────────────────────────────────────────────────────────────────────
+export const storeQueryDuration = new Histogram({
+  name: 'trader_analytics_store_query_duration_seconds',
+  help: 'ClickHouse query latency by read function (the projections function that issued it) and outcome (ok, error, timeout).',
+  labelNames: ['read', 'outcome'] as const,
+  buckets: SECONDS_BUCKETS,
+  registers,
+});
+
+// ── Ingest ──────────────────────────────────────────────────────────────────────────────────────────
+export const ingestEvents = new Counter({
+  name: 'trader_analytics_ingest_events_total',
+  help: 'Valid events written to ClickHouse and committed, by source topic (rate() gives events/s).',
+  labelNames: ['topic'] as const,
+  registers,
+});
+
+export const ingestBatchEvents = new Histogram({
+  name: 'trader_analytics_ingest_batch_events',
+  help: 'Messages per write (one write gathers slices of several partitions).',
+  buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10_000, 20_000, 50_000],
+  registers,
+});
+
+export const ingestInsertDuration = new Histogram({
+  name: 'trader_analytics_ingest_insert_duration_seconds',
+  help: 'Time of one landing-table insert of a write (retries included), by table.',
+  labelNames: ['table'] as const,
+  buckets: SECONDS_BUCKETS,
+  registers,
+});
+
+export const ingestWriteDuration = new Histogram({
+  name: 'trader_analytics_ingest_write_duration_seconds',
+  help: 'Time of one whole write (every insert, staging and dead letters) before its offsets are committed.',
+  buckets: SECONDS_BUCKETS,
+  registers,
+});
+
+export const ingestWriteRetries = new Counter({
+  name: 'trader_analytics_ingest_write_retries_total',
+  help: 'ClickHouse writes retried after a failure (bounded retries; then the consumer restarts from its committed offsets).',
+  registers,
+});
+
+export const ingestLastCommit = new Gauge({
+  name: 'trader_analytics_ingest_last_commit_timestamp_seconds',
+  help: 'Unix time of the last offsets committed by this worker (ingest stalls when it stops moving while lag grows).',
+  registers,
+});
+
+export const consumerLag = new Gauge({
+  name: 'trader_analytics_ingest_consumer_lag_messages',
+  help: 'Messages of an assigned partition not yet committed by this worker: the partition’s high watermark minus the committed offset.',
+  labelNames: ['topic', 'partition'] as const,
+  registers,
+});
+
+export const deadLetters = new Counter({
+  name: 'trader_analytics_dead_letters_total',
+  help: 'Events sent to the dead-letter topic, by source topic and reason class (design rule 3: none is silently lost).',
+  labelNames: ['topic', 'reason'] as const,
+  registers,
+});
+
+export const rollupRefreshDuration = new Histogram({
+  name: 'trader_analytics_rollup_refresh_duration_seconds',
+  help: 'Time of one rollup recomputation (trader_markets, careers, tape changes, whale accumulations) for the batches staged since the last.',
+  labelNames: ['outcome'] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers,
+});
+
+export const rollupPendingBatches = new Gauge({
+  name: 'trader_analytics_rollup_pending_batches',
+  help: 'Staged batches whose rollups this worker has not recomputed yet.',
+  registers,
+});
+
+// ── Sources ─────────────────────────────────────────────────────────────────────────────────────────
+export const sourceEventsPublished = new Counter({
+  name: 'trader_analytics_source_events_published_total',
+  help: 'Events a source process published to the log, by topic.',
+  labelNames: ['topic'] as const,
+  registers,
+});
+
+/** The archive indexer: how far behind the chain head it reads. */
+export const archiveHeadBlock = new Gauge({
+  name: 'trader_analytics_archive_head_block',
+  help: 'Latest block number the archive source sees on chain.',
+  registers,
+});
+
+export const archiveIndexedBlock = new Gauge({
+  name: 'trader_analytics_archive_indexed_block',
+  help: 'Last block whose events the archive source has published.',
+  registers,
+});
+
+export const archiveBlockLag = new Gauge({
+  name: 'trader_analytics_archive_block_lag_blocks',
+  help: 'Blocks between the chain head and the last block the archive source published.',
+  registers,
+});
+
+/** The upstream poller: per endpoint of the provider's API (a fixed set named by the source). */
+export const upstreamPolls = new Counter({
+  name: 'trader_analytics_upstream_polls_total',
+  help: 'Polls of the upstream provider, by endpoint and outcome (ok, error).',
+  labelNames: ['endpoint', 'outcome'] as const,
+  registers,
+});
+
+export const upstreamPollErrors = new Counter({
+  name: 'trader_analytics_upstream_poll_errors_total',
+  help: 'Failed polls of the upstream provider, by endpoint and error class (http_4xx, http_5xx, timeout, network, parse).',
+  labelNames: ['endpoint', 'error'] as const,
+  registers,
+});
+
+export const upstreamLastSuccess = new Gauge({
+  name: 'trader_analytics_upstream_last_success_timestamp_seconds',
+  help: 'Unix time of the last successful poll, by endpoint (staleness = time() minus this).',
+  labelNames: ['endpoint'] as const,
+  registers,
+});
+
+/** Records one upstream poll: a source calls this after each request to the provider. */
+export function recordUpstreamPoll(endpoint: string, error: string | null, nowSeconds = Date.now() / 1000): void {
+  if (error === null) {
+    upstreamPolls.inc({ endpoint, outcome: 'ok' });
+    upstreamLastSuccess.set({ endpoint }, nowSeconds);
+  } else {
+    upstreamPolls.inc({ endpoint, outcome: 'error' });
+    upstreamPollErrors.inc({ endpoint, error });
+  }
+}
+
+/** Records the archive's progress: a source calls this after publishing up to `indexedBlock`. */
+export function recordArchiveProgress(headBlock: number, indexedBlock: number): void {
+  archiveHeadBlock.set(headBlock);
+  archiveIndexedBlock.set(indexedBlock);
+  archiveBlockLag.set(Math.max(0, headBlock - indexedBlock));
+}
+
+/** The exposition of every metric of this process (plus any extra per-app registries). */
+export async function exposition(extra: readonly Registry[] = []): Promise<{ contentType: string; body: string }> {
+  const merged = extra.length === 0 ? metricsRegistry : Registry.merge([metricsRegistry, ...extra]);
+  return { contentType: merged.contentType, body: await merged.metrics() };
+}
