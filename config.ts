@@ -259,6 +259,9 @@ export interface UpstreamConfig {
 
 export type Environment = z.input<typeof environmentSchema>;
 
+/** Every variable the program reads (deployment manifests are checked against it). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.keys(environmentSchema.shape);
+
 /**
  * The host name of a Host header value or a configured host, lower-cased, without its port (IPv6 in
  * brackets, as URLs write it); null when it is not one. The same parse the MCP SDK's host validation uses.
