@@ -48,6 +48,8 @@ const environmentSchema = z.object({
   CLICKHOUSE_USER: optionalString,
   CLICKHOUSE_PASSWORD: optionalString,
   CLICKHOUSE_DATABASE: identifier.default('trader_analytics'),
+  /** A cluster of remote_servers: migrations create Replicated tables with Distributed tables over them, ON CLUSTER. */
+  CLICKHOUSE_CLUSTER: optionalString.refine((value) => value === undefined || /^[\w.-]+$/.test(value), 'must be a cluster name'),
   /** Guard on every read: seconds before a heavy query is cancelled. */
   CLICKHOUSE_QUERY_TIMEOUT_S: z.coerce.number().positive().default(10),
 
@@ -444,6 +446,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       user: env.CLICKHOUSE_USER,
       password: env.CLICKHOUSE_PASSWORD,
       database: env.CLICKHOUSE_DATABASE,
+      cluster: env.CLICKHOUSE_CLUSTER ?? null,
       embeddedPath: path.join(dataDir, 'clickhouse'),
       queryTimeoutSeconds: env.CLICKHOUSE_QUERY_TIMEOUT_S,
     },

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../log.ts';
 import type { Store } from './store.ts';
+import { ClusterDdl } from './cluster.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
@@ -62,23 +63,34 @@ ORDER BY version`;
 
 const SELECT_APPLIED = `SELECT version, checksum FROM {db:Identifier}.schema_migrations FINAL`;
 
+export interface MigrateOptions {
+  /** A ClickHouse cluster name: apply the cluster variant (Replicated tables, Distributed reads, ON CLUSTER). */
+  cluster?: string | null | undefined;
+}
+
 /** Applies every migration not yet recorded; returns the versions applied by this call. */
-export async function migrate(store: Store, log: Logger): Promise<number[]> {
-  await store.ensureDatabase();
-  await store.command(CREATE_LEDGER);
+export async function migrate(store: Store, log: Logger, options: MigrateOptions = {}): Promise<number[]> {
+  // Single node: the statements as written. Cluster: each rewritten from them (projections/cluster.ts).
+  const cluster = options.cluster ? new ClusterDdl({ cluster: options.cluster }) : null;
+  const variant = (statement: string): string[] => (cluster ? cluster.statements(statement) : [statement]);
+  if (cluster) await store.command(cluster.createDatabase(store.database));
+  else await store.ensureDatabase();
+  for (const statement of variant(CREATE_LEDGER)) await store.command(statement);
   const applied = new Map(
     (await store.query<{ version: number; checksum: string }>(SELECT_APPLIED)).map((row) => [row.version, row.checksum]),
   );
   const done: number[] = [];
   for (const migration of await loadMigrations()) {
     const recorded = applied.get(migration.version);
+    // The cluster generator learns every table, also those of migrations applied before.
+    const statements = migration.statements.flatMap(variant);
     if (recorded !== undefined) {
       if (recorded !== migration.checksum) {
         log.warn({ version: migration.version, name: migration.name }, 'applied migration file has changed since it was applied; add a new migration instead of editing');
       }
       continue;
     }
-    for (const statement of migration.statements) {
+    for (const statement of statements) {
       await store.command(statement);
     }
     await store.insert('schema_migrations', [{ version: migration.version, name: migration.name, checksum: migration.checksum }]);

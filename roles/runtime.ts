@@ -17,7 +17,7 @@ import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 
 export async function openMigratedStore(config: Config, log: Logger): Promise<Store> {
   const store = await openStore(config.clickhouse);
-  await migrate(store, log.child({ name: 'migrate' }));
+  await migrate(store, log.child({ name: 'migrate' }), { cluster: config.clickhouse.cluster });
   return store;
 }
 
