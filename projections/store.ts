@@ -14,6 +14,8 @@ export interface StoreOptions {
   user?: string | undefined;
   password?: string | undefined;
   database: string;
+  /** A ClickHouse cluster (the migrations' cluster variant): inserts into Distributed tables then wait for the shards. */
+  cluster?: string | null | undefined;
   embeddedPath: string;
   queryTimeoutSeconds: number;
 }
@@ -133,7 +135,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
         url: options.url,
         username: options.user ?? 'default',
         password: options.password ?? '',
-        clickhouse_settings: SESSION_SETTINGS,
+        // On a cluster an insert is acknowledged once the shards have it (not when queued on this node):
+        // offsets are committed after it, and its deduplication token reaches the shards with it.
+        clickhouse_settings: options.cluster ? { ...SESSION_SETTINGS, insert_distributed_sync: 1 } : SESSION_SETTINGS,
         request_timeout: Math.max(30_000, options.queryTimeoutSeconds * 2000),
       })
     : await acquireEmbedded(options.embeddedPath);
