@@ -87,12 +87,17 @@ async function main(argv: string[]): Promise<number> {
 
   if (METRICS_PORT_ROLES.has(role)) {
     const { startMetricsServer } = await import('./metrics/server.ts');
-    const metrics = await startMetricsServer(config.metrics);
-    log.info({ port: metrics.port }, 'metrics on /metrics');
+    const metrics = await startMetricsServer(config.metrics).catch((error: NodeJS.ErrnoException) => {
+      // Several workers on one host (a laptop, tests) share its ports: the work matters more than its metrics.
+      if (error.code !== 'EADDRINUSE') throw error;
+      log.warn({ port: config.metrics.port }, 'METRICS_PORT is in use: this process serves no /metrics (give each process its own METRICS_PORT, or 0)');
+      return null;
+    });
+    if (metrics) log.info({ port: metrics.port }, 'metrics on /metrics');
     try {
       return await runRole(role, config, log, values, positionals);
     } finally {
-      await metrics.close();
+      await metrics?.close();
     }
   }
   return runRole(role, config, log, values, positionals);

@@ -229,6 +229,12 @@ describe('metrics of the ingest worker', () => {
       expect(sampleSum(scraped, 'trader_analytics_dead_letters_total')).toBe(0);
       expect(scraped.types.get('process_resident_memory_bytes')).toBe('gauge');
       expect((await fetch(`${base}/nothing`)).status).toBe(404);
+
+      // Another worker role on the same host and port still does its work, without metrics.
+      const second = startRole('simulate', ['--days', '0', '--no-live'], { ...environment, METRICS_PORT: String(listening.port), KAFKA_TOPIC_PREFIX: `${environment.KAFKA_TOPIC_PREFIX!}second.` });
+      await second.waitFor((line) => line.msg?.startsWith('METRICS_PORT is in use') === true);
+      expect(await second.exited).toBe(0);
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
     } finally {
       role.child.kill('SIGTERM');
       expect(await role.exited).toBe(0);
