@@ -15,7 +15,7 @@ import { startIngestWorker } from '../ingest/worker.ts';
 import { exposition } from '../metrics/registry.ts';
 import { readCareer } from '../projections/careers.ts';
 import type { Store } from '../projections/store.ts';
-import { BASE_TS, makeFill, makeWallet } from './factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeWallet } from './factories.ts';
 import { API, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { startRole } from './harness/child.ts';
 import { createTestContext, kafkaLogFor, testEnvironment, uniqueId } from './harness/context.ts';
@@ -31,11 +31,24 @@ async function scrapeProcess(): Promise<Exposition> {
 
 describe('metrics of the read API', () => {
   let api: TestApi;
+  /** Armed: the next store query waits until `release` (a read in flight, held where the test wants it). */
+  const hold = { armed: false, entered: () => {}, release: Promise.resolve() };
 
   beforeAll(async () => {
     const config = inProcessConfig('metrics-api');
     const keys = await publishPlanKeys(config, NOW);
-    api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
+    const wrapStore = (store: Store): Store => ({
+      ...store,
+      async query<Row>(sql: string, params?: Record<string, unknown>, options?: { timeoutSeconds?: number }) {
+        if (hold.armed) {
+          hold.armed = false;
+          hold.entered();
+          await hold.release;
+        }
+        return store.query<Row>(sql, params, options);
+      },
+    });
+    api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind(), wrapStore });
   });
   afterAll(async () => {
     await api?.close();
@@ -100,6 +113,24 @@ describe('metrics of the read API', () => {
     // Runtime metrics of the process.
     expect(after.types.get('process_cpu_user_seconds_total')).toBe('counter');
     expect(after.types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
+  });
+
+  it('shows a heavy read holding a slot of the lane while it runs, and none after', async () => {
+    const wallet = makeWallet('metrics-heavy');
+    const market = makeConditionId('metrics-heavy');
+    // The key is looked up once and cached: the held read comes after the admission.
+    expect((await api.get('me')).statusCode).toBe(200);
+    let release!: () => void;
+    hold.release = new Promise<void>((resolve) => (release = resolve));
+    const entered = new Promise<void>((resolve) => (hold.entered = resolve));
+    hold.armed = true;
+    // The full tape is a heavy read: admitted into the lane before its first store read, which is held.
+    const response = api.get(`traders/${wallet}/markets/${market}/tape`);
+    await entered;
+    expect(sampleSum(await scrape(), 'trader_analytics_heavy_reads_in_flight')).toBe(1);
+    release();
+    await response;
+    expect(sampleSum(await scrape(), 'trader_analytics_heavy_reads_in_flight')).toBe(0);
   });
 
   it('keeps label values bounded: no wallet, key or raw URL ever becomes a label', async () => {
