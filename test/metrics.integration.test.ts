@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { startIngestWorker } from '../ingest/worker.ts';
 import { exposition } from '../metrics/registry.ts';
@@ -107,6 +108,11 @@ describe('metrics of the read API', () => {
     expect(delta('trader_analytics_store_query_duration_seconds_count', { read: readCareer.name, outcome: 'ok' })).toBeGreaterThanOrEqual(2);
     const readNames = new Set(samplesOf(after, 'trader_analytics_store_query_duration_seconds_count').map((sample) => sample.labels.read));
     for (const name of readNames) expect(name).toMatch(/^[A-Za-z_$][\w$.]*$/);
+
+    // The keys were published through the in-process log (as `all` does): its partitions report their lag, caught up.
+    const accountsLag = samplesOf(after, 'trader_analytics_ingest_consumer_lag_messages', { topic: new TopicNames(api.config.kafka.topicPrefix).of('accounts') });
+    expect(accountsLag.length).toBeGreaterThan(0);
+    expect(accountsLag.map((sample) => sample.value)).toEqual(accountsLag.map(() => 0));
 
     expect(sampleSum(after, 'trader_analytics_heavy_reads_capacity')).toBe(api.config.gates.heavyReadsPerInstance);
     expect(sampleSum(after, 'trader_analytics_heavy_reads_in_flight')).toBe(0);

@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
 import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
+import { consumerLag, ingestLastCommit } from '../../metrics/registry.ts';
 import { nextOffset, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogMessage, type LogProducer, type OutgoingMessage } from './types.ts';
 
 interface Partition {
@@ -134,6 +135,12 @@ export class MemoryLog implements EventLog {
     return out;
   }
 
+  /** The next offset a producer would get on a partition (its high watermark). */
+  endOffset(topicName: string, partitionIndex: number): bigint {
+    const partition = this.topic(topicName).partitions[partitionIndex];
+    return partition ? partition.base + BigInt(partition.messages.length) : 0n;
+  }
+
   partitionCount(topicName: string): number {
     return this.topic(topicName).partitions.length;
   }
@@ -245,7 +252,13 @@ class MemoryConsumer implements LogConsumer {
     const accumulator = new SliceAccumulator<Prepared>(
       processor,
       async (ranges) => {
-        for (const range of ranges) this.memoryLog.commit(groupId, range.topic, range.partition, BigInt(nextOffset(range)));
+        for (const range of ranges) {
+          const next = BigInt(nextOffset(range));
+          this.memoryLog.commit(groupId, range.topic, range.partition, next);
+          const lag = this.memoryLog.endOffset(range.topic, range.partition) - next;
+          consumerLag.set({ topic: range.topic, partition: String(range.partition) }, Number(lag > 0n ? lag : 0n));
+        }
+        ingestLastCommit.setToCurrentTime();
         this.consecutiveFailures = 0;
       },
       this.options,
