@@ -23,7 +23,8 @@ function nameFromStack(): string {
   Error.stackTraceLimit = previousLimit;
   for (const line of (holder.stack ?? '').split('\n').slice(1)) {
     const frame = FRAME.exec(line);
-    if (!frame || PLUMBING.test(frame[2]!)) continue;
+    // Named frames of our own files only: not the plumbing, not libraries or Node, not `Array.map (<anonymous>)`.
+    if (!frame || PLUMBING.test(frame[2]!) || !/[\\/]/.test(frame[2]!)) continue;
     if (frame[2]!.includes('node_modules') || frame[2]!.startsWith('node:')) continue;
     // `Class.method` keeps the method: `RollupRefresher.run` → `run` would be ambiguous, keep both.
     return frame[1]!.replace(/^Object\./, '');
