@@ -18,7 +18,7 @@ export interface Exposition {
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?/g;
 
-function unescape(value: string): string {
+function unescapeLabelValue(value: string): string {
   return value.replace(/\\(n|"|\\)/g, (_match, escaped: string) => (escaped === 'n' ? '\n' : escaped));
 }
 
@@ -45,7 +45,7 @@ export function parseExposition(text: string): Exposition {
     const match = SAMPLE.exec(line);
     if (!match) throw new Error(`not an exposition line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const label of (match[2] ?? '').matchAll(LABEL)) labels[label[1]!] = unescape(label[2]!);
+    for (const label of (match[2] ?? '').matchAll(LABEL)) labels[label[1]!] = unescapeLabelValue(label[2]!);
     samples.push({ name: match[1]!, labels, value: parseValue(match[3]!) });
   }
   return { samples, types };
