@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Config, PageLimits } from '../config.ts';
+import { MAX_EPOCH_SECONDS } from '../projections/params.ts';
 import { errorBodySchema, errors, overloadedSchema, upstreamOfflineSchema, validationErrorSchema } from './errors.ts';
 
 const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
@@ -19,6 +20,15 @@ const numericText = (value: unknown) => (typeof value === 'string' && NUMERIC.te
  */
 export const queryInt = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
   z.preprocess(numericText, z.int().meta(bounds)).meta({ description });
+/**
+ * An epoch-seconds query parameter: any integer within ±(2^53 − 1) (beyond is 422). The store holds the
+ * seconds 0..MAX_EPOCH_SECONDS (UInt32); the read functions bind a bound outside that range to what it
+ * means there (projections/params.ts), never to a wrapped value.
+ */
+export const queryEpochSeconds = (description: string) =>
+  queryInt(
+    `${description} Epoch seconds (an integer). The store holds 0..${MAX_EPOCH_SECONDS}: an earlier time means the first second; a start after the last second selects nothing, an end after it means the last second.`,
+  );
 /** A number query parameter; beyond ±2^53 is 422 (no threshold means anything there, and the store refuses such literals). */
 export const queryNumber = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
   z.preprocess(numericText, z.number().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).meta(bounds)).meta({ description });

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { historyDepthParam, MARKETS_WITHIN_DEPTH, NO_MARKET_NAMES, readMarketNames, type DepthOption } from './markets.ts';
-import { clampUInt32 } from './params.ts';
+import { clampEpochSeconds, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({
@@ -66,11 +66,14 @@ export async function readTraderFills(
 ): Promise<{ fills: TraderFill[]; next: FillPosition | null }> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const after = page.after;
+  const since = epochLowerBound(page.since ?? 0);
+  // Past the last second the store holds: no fill is that late.
+  if (since === null) return { fills: [], next: null };
   const params = {
     wallet,
-    since: clampUInt32(page.since ?? 0),
+    since,
     has_after: after ? 1 : 0,
-    after_ts: clampUInt32(after?.ts ?? 0),
+    after_ts: clampEpochSeconds(after?.ts ?? 0),
     after_condition_id: after?.conditionId ?? '',
     after_fill_id: after?.fillId ?? '',
     // One row more than asked tells whether a next page exists.

@@ -6,15 +6,12 @@
  */
 import { z } from 'zod';
 import { readMarketHeader, type MarketHeader } from './markets.ts';
-import { UINT32_MAX } from './params.ts';
+import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
 
 /** The rungs of the fidelity ladder, in seconds. The same list is in migration 0003 (price_ladder view). */
 export const FIDELITY_LADDER = [1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400, 604_800, 2_592_000] as const;
 export type Fidelity = (typeof FIDELITY_LADDER)[number];
-
-/** The last instant the store's UInt32 timestamps can hold. */
-export const MAX_EPOCH_SECONDS = UINT32_MAX;
 
 export const seriesPointSchema = z
   .tuple([z.int(), z.number(), z.number(), z.number()])
@@ -184,10 +181,10 @@ export function planChart(
   nowSeconds: number,
 ): { fromTs: number; toTs: number; points: number; fidelity: Fidelity } {
   const defaults = defaultWindow(times, nowSeconds);
-  // Times are UInt32 epoch seconds in the store: a bound outside that range means its nearest end.
-  const epoch = (ts: number) => Math.min(MAX_EPOCH_SECONDS, Math.max(0, ts));
-  let fromTs = epoch(request.fromTs ?? defaults.fromTs);
-  const toTs = Math.max(fromTs, epoch(request.toTs ?? Math.max(defaults.toTs, fromTs)));
+  // Times are UInt32 epoch seconds in the store: a bound outside that range means its nearest end
+  // (the answer states the window it used).
+  let fromTs = clampEpochSeconds(request.fromTs ?? defaults.fromTs);
+  const toTs = Math.max(fromTs, clampEpochSeconds(request.toTs ?? Math.max(defaults.toTs, fromTs)));
   const points = Math.min(limits.maxPoints, Math.max(limits.minPoints, Math.trunc(request.points ?? limits.defaultPoints)));
   const fitting = finestFittingFidelity(fromTs, toTs, points);
   const forced = request.resolution === undefined ? undefined : snapToLadder(request.resolution);
@@ -253,14 +250,17 @@ export async function readRawTicks(
   page: { windowStartTs?: number | undefined; after?: TickPosition | undefined; limit: number },
 ): Promise<{ ticks: Tick[]; next: TickPosition | null }> {
   const after = page.after ?? { ts: 0, seq: 0, tradeId: '' };
+  const fromTs = epochLowerBound(Math.max(page.windowStartTs ?? 0, after.ts));
+  // A window starting past the last second the store holds has no ticks (bound as UInt32 it would wrap).
+  if (fromTs === null) return { ticks: [], next: null };
   // One row more than asked tells whether a next page exists.
   const rows = await store.query<{ ts: number; price: number; seq: number; trade_id: string }>(READ_TICKS, {
     condition_id: conditionId,
-    from_ts: Math.max(page.windowStartTs ?? 0, after.ts),
-    after_ts: after.ts,
+    from_ts: fromTs,
+    after_ts: clampEpochSeconds(after.ts),
     after_seq: after.seq,
     after_id: after.tradeId,
-    limit: page.limit + 1,
+    limit: clampUInt32(page.limit + 1),
   });
   const pageRows = rows.slice(0, page.limit);
   const lastRow = pageRows[pageRows.length - 1];

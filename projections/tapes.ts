@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { STREAM_EVENT_TYPES, TAPE_GRADES } from './vocabulary.ts';
+import { clampUInt32 } from './params.ts';
 import type { Store } from './store.ts';
 
 export const tapeRecordSchema = z.object({
@@ -103,7 +104,7 @@ function toTape(row: TapeRow): TapeRecord {
 
 /** The account's tapes, newest first (by start), optionally one trader's, at most `limit`. */
 export async function readTapes(store: Store, accountId: string, options: { wallet?: string | undefined; limit: number }): Promise<TapeRecord[]> {
-  const rows = await store.query<TapeRow>(READ_TAPES, { account_id: accountId, wallet: options.wallet ?? '', limit: options.limit });
+  const rows = await store.query<TapeRow>(READ_TAPES, { account_id: accountId, wallet: options.wallet ?? '', limit: clampUInt32(options.limit) });
   return rows.map(toTape);
 }
 
@@ -133,7 +134,7 @@ export async function readTapeEvents(
     after: options.after,
     all_types: options.types ? 0 : 1,
     types: options.types ?? [],
-    limit: options.limit + 1,
+    limit: clampUInt32(options.limit + 1),
   });
   const page = rows.slice(0, options.limit);
   return {

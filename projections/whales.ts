@@ -5,6 +5,7 @@
  * above the coverage threshold; the window sums come from the fills kept with each accumulation.
  */
 import { z } from 'zod';
+import { clampEpochSeconds, clampUInt32 } from './params.ts';
 import type { Store } from './store.ts';
 
 export const WHALE_RANKINGS = ['burst', 'window'] as const;
@@ -109,7 +110,7 @@ export async function readWhaleFlow(
   const minUsd = Math.max(request.minUsd, coverage.exactAboveUsd);
   const cutoff = request.nowSeconds - request.windowHours * 3600;
   const [rows, asOf] = await Promise.all([
-    store.query<WhaleRow>(READ_WHALES, { cutoff, now: request.nowSeconds, by: request.by, min_usd: minUsd, limit: request.limit }),
+    store.query<WhaleRow>(READ_WHALES, { cutoff: clampEpochSeconds(cutoff), now: clampEpochSeconds(request.nowSeconds), by: request.by, min_usd: minUsd, limit: clampUInt32(request.limit) }),
     store.query<{ as_of: number }>(READ_COVERAGE_AS_OF),
   ]);
   const asOfTs = asOf[0]?.as_of ?? 0;

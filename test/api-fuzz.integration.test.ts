@@ -125,6 +125,8 @@ beforeAll(async () => {
   });
   keys = await publishPlanKeys(config, NOW);
   api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
+  MAX_PARAM_LENGTH = api.app.initialConfig.routerOptions?.maxParamLength ?? 0;
+  expect(MAX_PARAM_LENGTH).toBeGreaterThan(0);
 
   const openapi = await api.get('openapi.json');
   expect(openapi.statusCode).toBe(200);
@@ -307,8 +309,11 @@ function encodeSegment(value: string): string {
   return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
 }
 
-/** The router's limit on a path parameter (app.ts, maxParamLength); longer ones are tried as edge values, not at random. */
-const MAX_PARAM_LENGTH = 512;
+/**
+ * The router's limit on a path parameter, read from the app (its routerOptions.maxParamLength) in
+ * beforeAll; longer ones are tried as edge values, not at random.
+ */
+let MAX_PARAM_LENGTH = 0;
 
 /** The empty segment is another URL (`/traders//markets`), not a value of this parameter. */
 const segment = (values: fc.Arbitrary<string>) =>
@@ -426,7 +431,7 @@ const RUNS: Record<string, number> = { '/me': 30, '/popular': 30, '/openapi.json
 const DEFAULT_RUNS = 100;
 
 /** Values at the edges, tried on every template before the random ones (one parameter at a time, the others plausible). */
-const EDGE_PATH_VALUES = ['x'.repeat(MAX_PARAM_LENGTH), 'x'.repeat(MAX_PARAM_LENGTH + 1), `0x${'a'.repeat(MAX_PARAM_LENGTH)}`, `0x${'a'.repeat(39)}`, '0x', ' ', '%', '\u0000', '🙂'];
+const edgePathValues = () => ['x'.repeat(MAX_PARAM_LENGTH), 'x'.repeat(MAX_PARAM_LENGTH + 1), `0x${'a'.repeat(MAX_PARAM_LENGTH)}`, `0x${'a'.repeat(39)}`, '0x', ' ', '%', '\u0000', '🙂'];
 const EDGE_QUERY_VALUES = ['', '0', '-1', '1.5', '1e20', '9007199254740992', '-9007199254740992', 'NaN', 'abc'];
 
 function edgeRequests(template: string): FuzzRequest[] {
@@ -439,7 +444,7 @@ function edgeRequests(template: string): FuzzRequest[] {
   return [
     build(undefined),
     ...parameters.flatMap((parameter) =>
-      (parameter.in === 'path' ? EDGE_PATH_VALUES : EDGE_QUERY_VALUES).map((value) => build({ name: parameter.name, in: parameter.in, value })),
+      (parameter.in === 'path' ? edgePathValues() : EDGE_QUERY_VALUES).map((value) => build({ name: parameter.name, in: parameter.in, value })),
     ),
   ];
 }
@@ -605,6 +610,12 @@ describe('authentication: anything but a valid bearer key is 401 unauthorized', 
       }
     }
     if (failures.length > 0) throw new Error(`${failures.length} unauthenticated requests were not 401:\n\n${failures.join('\n\n')}`);
+    // The limit read from the app is the router's: one character more is refused before any route, with a valid key too.
+    const atLimit = await api.get(v1(`/traders/${'x'.repeat(MAX_PARAM_LENGTH)}`));
+    const overLimit = await api.get(v1(`/traders/${'x'.repeat(MAX_PARAM_LENGTH + 1)}`));
+    expect(bodyOf(atLimit)).toMatchObject({ error: 'trader_not_found' });
+    expect(overLimit.statusCode).toBe(400);
+    expect(bodyOf(overLimit)).toMatchObject({ error: 'bad_request' });
   });
 
   it('a key in the query string only is 401, and the message points to the Authorization header', async () => {
@@ -785,5 +796,200 @@ describe('cursors', () => {
       }),
       { numRuns: Math.ceil(40 * SCALE) },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Value oracles: numeric parameters at their boundaries
+
+/**
+ * Integers at the edges of the types the store binds parameters as (UInt16, Int32, UInt32, Int64,
+ * UInt64) and of JavaScript's safe integers, plus times of the data set. A wrapped parameter answers
+ * 200 with other rows (4294967296 bound as UInt32 is 0): only a comparison with the rows the request
+ * means, computed here from the published events, sees that.
+ */
+const BOUNDARY_VALUES = [
+  '0', '1', '-1', '20', '600', '601', '65536', '2147483647', '2147483648', '-2147483649', '4294967295', '4294967296', '4294967297',
+  '-4294967296', '6090387296', '9007199254740991', '9007199254740992', '-9007199254740992', '18446744073709551616',
+  String(BASE_TS + 300), String(BASE_TS + 301), String(NOW),
+];
+/** What a boundary value means: a safe integer (the service must answer it), or beyond (422 allowed). */
+const safeIntegerOf = (text: string): number | null => {
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
+};
+const STORE_LAST_SECOND = 2 ** 32 - 1;
+const upPrice = (trade: { token_side: 1 | 2; price: number }) => (trade.token_side === 1 ? trade.price : 1 - trade.price);
+const closeTo = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+
+type Oracle =
+  | { kind: 'rows'; rows: unknown[] }
+  /** The answer is checked by a function (the chart: its own window and rung decide the buckets). */
+  | { kind: 'check'; check: (body: any) => string | null } // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are read field by field
+  | { kind: 'bad_limit' };
+
+interface BoundaryCase {
+  /** The URL with `{v}` where the boundary value goes. */
+  url: string;
+  /** The rows the answer must hold for the safe integer v (projected by `rowsOf`). */
+  oracle: (value: number) => Oracle;
+  rowsOf?: (body: any) => unknown[]; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are read field by field
+}
+
+const ticksOf = (market: string) =>
+  TRADES.filter((trade) => trade.condition_id === market)
+    .sort((a, b) => a.ts - b.ts || a.seq - b.seq)
+    .map((trade) => ({ ts: trade.ts, price: upPrice(trade) }));
+const aliceFills = () =>
+  FILLS.filter((row) => row.wallet === ALICE)
+    .sort((a, b) => a.ts - b.ts)
+    .map((row) => ({ ts: row.ts, condition_id: row.condition_id, side: row.side, token_side: row.token_side, price: upPrice(row), usd: row.usd }));
+/** ALICE's markets, most recent activity first (her last fill in each). */
+const aliceMarketsByRecency = () => {
+  const last = new Map<string, number>();
+  for (const row of FILLS) if (row.wallet === ALICE) last.set(row.condition_id, Math.max(last.get(row.condition_id) ?? 0, row.ts));
+  return [...last.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : -1)).map(([market]) => market);
+};
+/** most_traded: fills descending, then last activity descending. */
+const aliceMostTraded = () => {
+  const stats = new Map<string, { fills: number; last: number }>();
+  for (const row of FILLS) {
+    if (row.wallet !== ALICE) continue;
+    const entry = stats.get(row.condition_id) ?? { fills: 0, last: 0 };
+    stats.set(row.condition_id, { fills: entry.fills + 1, last: Math.max(entry.last, row.ts) });
+  }
+  return [...stats.entries()].sort((a, b) => b[1].fills - a[1].fills || b[1].last - a[1].last).map(([market]) => market);
+};
+const clampTo = (value: number, low: number, high: number) => Math.min(high, Math.max(low, value));
+const pageOf = <T>(rows: T[], value: number, max: number): Oracle => (value < 1 ? { kind: 'bad_limit' } : { kind: 'rows', rows: rows.slice(0, Math.min(value, max)) });
+
+/**
+ * The sampled chart's points, recomputed from the trades for the rung and window the answer states:
+ * every bucket of that rung whose start lies in [from_ts rounded down to the rung, to_ts], each
+ * `[start, last, lo, hi]` of its trades (last = the greatest (ts, seq)). The window itself must lie
+ * inside the requested one (a bound outside the store's seconds means its nearest end, never a wrap).
+ */
+function chartCheck(market: string, request: { from?: number; to?: number; points?: number }) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are read field by field
+  return (body: any): string | null => {
+    const { from_ts: from, to_ts: to, fidelity, points } = body.series as { from_ts: number; to_ts: number; fidelity: number; points: number[][] };
+    if (request.from !== undefined && from < clampTo(request.from, 0, STORE_LAST_SECOND)) return `series.from_ts ${from} is before the requested ${request.from}`;
+    if (request.to !== undefined && to !== Math.max(from, clampTo(request.to, 0, STORE_LAST_SECOND))) return `series.to_ts ${to} is not the requested ${request.to}`;
+    if (from < 0 || to > STORE_LAST_SECOND || from > to) return `window [${from}, ${to}] outside the store's seconds`;
+    if (request.points !== undefined && points.length > clampTo(request.points, 20, 600)) return `${points.length} points for a budget of ${request.points}`;
+    const buckets = new Map<number, { last: [number, number, number]; lo: number; hi: number }>();
+    for (const trade of TRADES) {
+      if (trade.condition_id !== market) continue;
+      const start = Math.floor(trade.ts / fidelity) * fidelity;
+      if (start < Math.floor(from / fidelity) * fidelity || start > to) continue;
+      const price = upPrice(trade);
+      const bucket = buckets.get(start);
+      if (!bucket) buckets.set(start, { last: [trade.ts, trade.seq, price], lo: price, hi: price });
+      else {
+        if (trade.ts > bucket.last[0] || (trade.ts === bucket.last[0] && trade.seq > bucket.last[1])) bucket.last = [trade.ts, trade.seq, price];
+        bucket.lo = Math.min(bucket.lo, price);
+        bucket.hi = Math.max(bucket.hi, price);
+      }
+    }
+    const expected = [...buckets.entries()].sort((a, b) => a[0] - b[0]).map(([start, bucket]) => [start, bucket.last[2], bucket.lo, bucket.hi]);
+    const same = expected.length === points.length && expected.every((row, i) => row.every((value, j) => closeTo(value, points[i]![j]!)));
+    return same ? null : `points ${JSON.stringify(points)} are not the trades' buckets ${JSON.stringify(expected)} (rung ${fidelity}, window [${from}, ${to}])`;
+  };
+}
+
+function boundaryCases(config: typeof api.config): BoundaryCase[] {
+  const tapesNewestFirst = [...TAPES].sort((a, b) => b.tape.started_at - a.tape.started_at).map((session) => session.tape.tape_id);
+  const firstTapeEvents = [...TAPES[0]!.events].sort((a, b) => a.seq - b.seq).map((event) => ({ type: event.type, ts: event.ts }));
+  const whaleRow = { wallet: BOB, condition_id: OPEN, token_side: 1, burst_usd: 7600 };
+  const whaleRows = (threshold: number) => (Math.max(threshold, config.whales.exactAboveUsd) <= whaleRow.burst_usd ? [whaleRow] : []);
+  const ticks = (body: { ticks: unknown[] }) => body.ticks;
+  const fillRows = (body: { fills: { ts: number; condition_id: string; side: string; token_side: number; price: number; usd: number }[] }) =>
+    body.fills.map(({ ts, condition_id, side, token_side, price, usd }) => ({ ts, condition_id, side, token_side, price, usd }));
+  const whaleRowsOf = (body: { rows: { wallet: string; condition_id: string; token_side: number; burst_usd: number }[] }) =>
+    body.rows.map(({ wallet, condition_id, token_side, burst_usd }) => ({ wallet, condition_id, token_side, burst_usd: Math.round(burst_usd * 1e6) / 1e6 }));
+  return [
+    ...[RESOLVED, OPEN].map((market) => ({
+      url: `/traders/${ALICE}/markets/${market}?raw=1&limit=10000&window={v}`,
+      oracle: (v: number): Oracle => ({ kind: 'rows', rows: ticksOf(market).filter((tick) => tick.ts >= v) }),
+      rowsOf: ticks,
+    })),
+    { url: `/traders/${ALICE}/markets/${RESOLVED}?raw=1&limit={v}`, oracle: (v) => pageOf(ticksOf(RESOLVED), v, config.charts.rawTicksMaxLimit), rowsOf: ticks },
+    { url: `/traders/${ALICE}/fills?limit=2000&since={v}`, oracle: (v) => ({ kind: 'rows', rows: aliceFills().filter((row) => row.ts >= v) }), rowsOf: fillRows },
+    { url: `/traders/${ALICE}/fills?limit={v}`, oracle: (v) => pageOf(aliceFills(), v, config.api.fills.maxLimit), rowsOf: fillRows },
+    {
+      url: `/traders/${ALICE}/markets?limit={v}`,
+      oracle: (v) => pageOf(aliceMarketsByRecency(), v, config.api.marketsList.maxLimit),
+      rowsOf: (body: { markets: { condition_id: string }[] }) => body.markets.map((row) => row.condition_id),
+    },
+    {
+      url: `/traders/${ALICE}/top-markets?n={v}`,
+      oracle: (v) => ({ kind: 'rows', rows: aliceMostTraded().slice(0, clampTo(v, config.api.topMarkets.minN, config.api.topMarkets.maxN)) }),
+      rowsOf: (body: { most_traded: { condition_id: string }[] }) => body.most_traded.map((row) => row.condition_id),
+    },
+    ...[RESOLVED, OPEN].map((market) => ({ url: `/traders/${ALICE}/markets/${market}?from_ts={v}`, oracle: (v: number): Oracle => ({ kind: 'check', check: chartCheck(market, { from: v }) }) })),
+    { url: `/traders/${ALICE}/markets/${RESOLVED}?to_ts={v}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { to: v }) }) },
+    { url: `/traders/${ALICE}/markets/${RESOLVED}?from_ts=${BASE_TS}&to_ts={v}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { from: BASE_TS, to: v }) }) },
+    { url: `/traders/${ALICE}/markets/${RESOLVED}?from_ts={v}&to_ts=${STORE_LAST_SECOND}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { from: v, to: STORE_LAST_SECOND }) }) },
+    { url: `/traders/${ALICE}/markets/${RESOLVED}?points={v}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { points: v }) }) },
+    { url: `/traders/${ALICE}/markets/${RESOLVED}?resolution={v}`, oracle: () => ({ kind: 'check', check: chartCheck(RESOLVED, {}) }) },
+    { url: '/flow/whales?min_usd={v}', oracle: (v) => ({ kind: 'rows', rows: whaleRows(v) }), rowsOf: whaleRowsOf },
+    { url: '/flow/whales?min_usd=1000&window_h={v}', oracle: () => ({ kind: 'rows', rows: whaleRows(1000) }), rowsOf: whaleRowsOf },
+    { url: '/flow/whales?min_usd=1000&limit={v}', oracle: (v) => pageOf(whaleRows(1000), v, config.whales.maxLimit), rowsOf: whaleRowsOf },
+    {
+      url: '/tapes?limit={v}',
+      oracle: (v) => pageOf(tapesNewestFirst, v, config.tapes.list.maxLimit),
+      rowsOf: (body: { tapes: { tape_id: string }[] }) => body.tapes.map((tape) => tape.tape_id),
+    },
+    {
+      url: `/tapes/${TAPES[0]!.tape.tape_id}/events?limit={v}`,
+      oracle: (v) => pageOf(firstTapeEvents, v, config.tapes.events.maxLimit),
+      rowsOf: (body: { events: { type: string; ts: number }[] }) => body.events.map((event) => ({ type: event.type, ts: event.ts })),
+    },
+  ];
+}
+
+describe('value oracles: a numeric parameter at a boundary gives the rows it means, or a 422', () => {
+  it('every numeric query parameter of the row-selecting reads, at the edges of the store types and of safe integers', async () => {
+    const failures: string[] = [];
+    let answered = 0;
+    for (const testCase of boundaryCases(api.config)) {
+      for (const text of BOUNDARY_VALUES) {
+        const url = v1(testCase.url.replace('{v}', encodeURIComponent(text)));
+        const response = await api.get(url);
+        const account = () => describeResponse(url, response);
+        let body: unknown;
+        try {
+          body = expectContract(url, response);
+        } catch (error) {
+          failures.push((error as Error).message);
+          continue;
+        }
+        const value = safeIntegerOf(text);
+        if (value === null) {
+          // Beyond ±2^53 no integer is exact: the only acceptable answer is the validation error.
+          if (response.statusCode !== 422) failures.push(`${text} is not a safe integer, yet not 422\n${account()}`);
+          continue;
+        }
+        const oracle = testCase.oracle(value);
+        if (oracle.kind === 'bad_limit') {
+          if (response.statusCode !== 400 || (body as { error?: string }).error !== 'bad_limit') failures.push(`expected 400 bad_limit\n${account()}`);
+          continue;
+        }
+        if (response.statusCode !== 200) {
+          failures.push(`a safe integer (${text}) must be answered, not ${response.statusCode}\n${account()}`);
+          continue;
+        }
+        answered += 1;
+        const problem =
+          oracle.kind === 'check'
+            ? oracle.check(body)
+            : JSON.stringify(testCase.rowsOf!(body)) === JSON.stringify(oracle.rows)
+              ? null
+              : `rows ${JSON.stringify(testCase.rowsOf!(body))}, but the request means ${JSON.stringify(oracle.rows)}`;
+        if (problem !== null) failures.push(`${problem}\n${account()}`);
+      }
+    }
+    expect(answered).toBeGreaterThan(250);
+    if (failures.length > 0) throw new Error(`${failures.length} boundary requests broke their oracle:\n\n${failures.slice(0, 20).join('\n\n')}`);
   });
 });

@@ -4,7 +4,7 @@ import { readTraderFills, traderFillSchema, type FillPosition } from '../../proj
 import { traderSchema } from '../../projections/traders.ts';
 import type { Config } from '../../config.ts';
 import { traderOf, type Call, type RouteContext } from '../context.ts';
-import { limitParameter, pageLimit, queryCursor, queryInt } from '../http.ts';
+import { limitParameter, pageLimit, queryCursor, queryEpochSeconds } from '../http.ts';
 
 export const fillsPageSchema = z.object({
   trader: traderSchema,
@@ -15,7 +15,7 @@ export const fillsPageSchema = z.object({
 /** Query of the fills endpoint (REST) and the parameters of get_recent_fills (MCP) beside `trader`. */
 export const fillsQuerySchema = (config: Config) =>
   z.object({
-    since: queryInt('Epoch seconds: fills at or after this time.').optional(),
+    since: queryEpochSeconds('Fills at or after this time.').optional(),
     cursor: queryCursor,
     limit: limitParameter(config.api.fills, 'fills'),
   });

@@ -18,7 +18,7 @@ import {
 import { traderSchema, type Trader } from '../../projections/traders.ts';
 import type { Config } from '../../config.ts';
 import { traderOf, type Call, type RouteContext } from '../context.ts';
-import { pageLimit, parseConditionId, queryCursor, queryInt } from '../http.ts';
+import { pageLimit, parseConditionId, queryCursor, queryEpochSeconds, queryInt } from '../http.ts';
 import { loadVisibleMarket } from './markets.ts';
 
 export const sampledChartSchema = z.object({
@@ -53,8 +53,8 @@ export const tapeSchema = z.object({
 export const sampledChartQuerySchema = ({ charts }: Config) =>
   z.object({
     points: queryInt(`Point budget; default ${charts.defaultPoints}; clamped to ${charts.minPoints}..${charts.maxPoints}.`, { default: charts.defaultPoints }).optional(),
-    from_ts: queryInt('Window start, epoch seconds.').optional(),
-    to_ts: queryInt('Window end, epoch seconds.').optional(),
+    from_ts: queryEpochSeconds('Window start.').optional(),
+    to_ts: queryEpochSeconds('Window end.').optional(),
     resolution: queryInt(`Forced bucket size in seconds, snapped to the ladder (${FIDELITY_LADDER.join(', ')}).`).optional(),
   });
 
@@ -65,7 +65,7 @@ export const rawTicksQuerySchema = (config: Config) => {
   const rawLimits = rawLimitsOf(config);
   return z.object({
     cursor: queryCursor,
-    window: queryInt('Raw mode: start of the tick window (epoch seconds) for the first page.').optional(),
+    window: queryEpochSeconds('Raw mode: start of the tick window for the first page (ticks at or after it).').optional(),
     limit: queryInt(`Raw mode: ticks per page; at least 1 (0 is 400 bad_limit); default ${rawLimits.defaultLimit}; above ${rawLimits.maxLimit} clamped.`, {
       minimum: 1,
       default: rawLimits.defaultLimit,
