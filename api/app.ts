@@ -8,7 +8,7 @@
  */
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
@@ -24,6 +24,7 @@ import { InFlightLimiter } from './gates/in-flight.ts';
 import { MemoryGates } from './gates/memory.ts';
 import type { GateStore } from './gates/store.ts';
 import { errorResponses } from './http.ts';
+import { responseSerializerCompiler } from './response-schema.ts';
 import { registerChartRoutes } from './routes/charts.ts';
 import { registerEquityRoutes } from './routes/equity.ts';
 import { registerFillRoutes } from './routes/fills.ts';
@@ -79,6 +80,8 @@ export interface ReadApiOptions {
   walletRequests?: WalletRequestLog;
   /** Load shedding (default: one limiter from config.api.inFlight); benchmarks pass their own to read its counters. */
   inFlight?: InFlightLimiter;
+  /** The clock of the key lookup cache (API_KEY_CACHE_S), in milliseconds; tests pin it. Default: the wall clock. */
+  authClockMs?: (() => number) | undefined;
 }
 
 export interface AppOptions {
@@ -184,7 +187,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // First, so that its timing hooks cover every route declared below.
   await registerHttpMetrics(app);
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler);
   app.decorateRequest('caller', null);
   app.decorateRequest('admitted', null);
 
@@ -228,7 +231,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     ...(api.walletRequests ? { walletRequests: api.walletRequests } : {}),
     inFlight: api.inFlight ?? new InFlightLimiter(config.api.inFlight),
   };
-  const authenticator = new Authenticator(store, config);
+  const authenticator = new Authenticator(store, config, api.authClockMs ?? Date.now);
   // too_many_auth_failures holds on every path and protocol (REST, MCP, free and unknown paths, links)
   // before any key is looked at: a blocked address gets one answer whatever its key, so the block
   // cannot be used to tell valid keys from invalid ones. Only the probes stay open.

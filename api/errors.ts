@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { PlanLimits } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { QueryTimeoutError } from '../projections/store.ts';
+import { ResponseSchemaError } from './response-schema.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -139,6 +140,11 @@ export function toApiError(failure: unknown, log: Pick<Logger, 'warn' | 'error'>
   if (failure instanceof QueryTimeoutError) {
     log.warn({ ...where, timeoutSeconds: failure.timeoutSeconds }, 'query timeout');
     return errors.queryTimeout();
+  }
+  if (failure instanceof ResponseSchemaError) {
+    // Our bug, not the caller's: the opaque 500, and the route (or tool) with each offending path and value in the log.
+    log.error({ route: failure.route, ...where, mismatches: failure.mismatches }, 'the answer does not match its response schema');
+    return errors.internal();
   }
   log.error({ err: failure, ...where }, 'call failed');
   return errors.internal();

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { Caller } from '../api/auth.ts';
 import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../api/context.ts';
 import { errorBodySchema, toApiError } from '../api/errors.ts';
+import { encodeResponse } from '../api/response-schema.ts';
 import type { Logger } from '../log.ts';
 
 /** One MCP exchange (one HTTP request: stateless), as the tools see it. */
@@ -112,9 +113,7 @@ async function runTool<Input extends z.ZodObject, Output extends z.ZodObject>(
       signal: AbortSignal.any([session.signal, cancelled]),
     });
     const body = await tool.run(session.context, { caller: session.caller, admitted }, args);
-    const encoded = tool.output.safeEncode(body);
-    if (!encoded.success) throw new Error(`${tool.name}: the answer does not match its output schema: ${encoded.error.message}`);
-    const structured = encoded.data as Record<string, unknown>;
+    const structured = encodeResponse(tool.output, body, `tool ${tool.name}`) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (failure) {
     const refusal = toApiError(failure, session.log, { tool: tool.name });

@@ -444,7 +444,11 @@ LEFT JOIN
  * wallet's fills in the market (FINAL). Percentiles are nearest-rank over the ascending sizes (1-based
  * index ceil(q·n), in integers: ceil(n/2) = intDiv(n+1, 2), ceil(9n/10) = intDiv(9n+9, 10)). The
  * market's whole traded window spans its trades and the trader's own fills; the tenth shares compare in
- * integers: ts ≤ start + span/10 ⇔ 10·(ts − start) ≤ span, and ts ≥ end − span/10 ⇔ 10·(end − ts) ≤ span.
+ * integers: ts ≤ start + span/10 ⇔ 10·(ts − start) ≤ span, and ts ≥ end − span/10 ⇔ 10·(end − ts) ≤ span
+ * (a window of one second puts every fill in both tenths). The USD of each tenth and the total are
+ * summed over one array in one order (`sum()` adds in another order: its total can be a hair below the
+ * same numbers summed by arraySum, and a share came out 1.0000000000000004); the shares are divided and
+ * bounded in `usdShare`.
  */
 const READ_MARKET_SUMMARY = `
 SELECT
@@ -477,10 +481,9 @@ SELECT
     if(k.market_first IS NULL, toInt64(f.first_fill), least(toInt64(assumeNotNull(k.market_first)), toInt64(f.first_fill))) AS window_start,
     if(k.market_last IS NULL, toInt64(f.last_fill), greatest(toInt64(assumeNotNull(k.market_last)), toInt64(f.last_fill))) AS window_end,
     window_end - window_start AS span,
-    multiIf(f.n = 0 OR f.total_usd <= 0, 0, span = 0, 1,
-            arraySum((t, u) -> if(10 * (toInt64(t) - window_start) <= span, u, 0), f.fill_ts, f.fill_usd) / f.total_usd) AS usd_share_first_tenth,
-    multiIf(f.n = 0 OR f.total_usd <= 0, 0, span = 0, 1,
-            arraySum((t, u) -> if(10 * (window_end - toInt64(t)) <= span, u, 0), f.fill_ts, f.fill_usd) / f.total_usd) AS usd_share_last_tenth
+    arraySum(f.fill_usd) AS usd_total,
+    arraySum((t, u) -> if(10 * (toInt64(t) - window_start) <= span, u, 0), f.fill_ts, f.fill_usd) AS usd_first_tenth,
+    arraySum((t, u) -> if(10 * (window_end - toInt64(t)) <= span, u, 0), f.fill_ts, f.fill_usd) AS usd_last_tenth
 FROM
 (
     SELECT
@@ -515,7 +518,6 @@ CROSS JOIN
 (
     SELECT
         count() AS n,
-        sum(usd) AS total_usd,
         min(ts) AS first_fill,
         max(ts) AS last_fill,
         arraySort(groupArray(usd)) AS sizes,
@@ -561,8 +563,9 @@ interface SummaryRow extends HeaderRow {
   size_p50_usd: number | null;
   size_p90_usd: number | null;
   size_max_usd: number | null;
-  usd_share_first_tenth: number;
-  usd_share_last_tenth: number;
+  usd_total: number;
+  usd_first_tenth: number;
+  usd_last_tenth: number;
 }
 
 function toHeader(row: HeaderRow): MarketHeader {
@@ -592,6 +595,16 @@ function holdSeconds(row: SummaryRow): number {
   return Math.max(0, end - row.first_fill_ts);
 }
 
+/**
+ * A part of the trader's USD as a share of the whole, in 0..1 (0 when there is no USD at all). Part and
+ * whole are sums over one array in one order, so part ≤ whole already; the bound holds the contract's
+ * range against any rounding all the same.
+ */
+export function usdShare(part: number, whole: number): number {
+  if (!(whole > 0)) return 0;
+  return Math.min(1, Math.max(0, part / whole));
+}
+
 function toSummary(row: SummaryRow): MarketSummary {
   return {
     fills_count: row.fills_count,
@@ -606,8 +619,8 @@ function toSummary(row: SummaryRow): MarketSummary {
     first_fill_ts: row.first_fill_ts,
     last_fill_ts: row.last_fill_ts,
     hold_seconds: holdSeconds(row),
-    usd_share_first_tenth: row.usd_share_first_tenth,
-    usd_share_last_tenth: row.usd_share_last_tenth,
+    usd_share_first_tenth: usdShare(row.usd_first_tenth, row.usd_total),
+    usd_share_last_tenth: usdShare(row.usd_last_tenth, row.usd_total),
     pnl_usd: row.pnl_usd,
     roi: row.buy_usd !== 0 ? row.pnl_usd / row.buy_usd : null,
     won: row.resolved ? row.pnl_usd > 0 : null,

@@ -22,6 +22,7 @@ import {
   sampledChartSchema,
   tapeSchema,
 } from '../operations/prices.ts';
+import { encodeResponse } from '../response-schema.ts';
 
 const booleanText = z
   .enum(['true', 'false', '1', '0'])
@@ -87,7 +88,8 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
     async (request, reply) => {
       const { market: header, trader, tape: rows } = await getMarketTape(context, callOf(request), request.params);
       // Built as text pieces: only declared fields (the header goes through its schema), numbers as JSON writes them.
-      const pieces = [`{"market":${JSON.stringify(marketHeaderSchema.parse(header))},"trader":${JSON.stringify(traderSchema.parse(trader))},"tape":[`];
+      const route = `GET ${request.routeOptions.url}`;
+      const pieces = [`{"market":${JSON.stringify(encodeResponse(marketHeaderSchema, header, route))},"trader":${JSON.stringify(encodeResponse(traderSchema, trader, route))},"tape":[`];
       const ROWS_PER_PIECE = 4096;
       for (let start = 0; start < rows.length; start += ROWS_PER_PIECE) {
         const slice = rows.slice(start, start + ROWS_PER_PIECE).map((row) => `[${row[0]},${row[1]},${row[2]},${row[3]}]`);

@@ -14,7 +14,7 @@ import type { GateStore } from '../../api/gates/store.ts';
 import type { WalletRequestLog } from '../../api/wallet-requests.ts';
 import { withPublisher } from '../../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
-import { createLogger } from '../../log.ts';
+import { createLogger, type Logger } from '../../log.ts';
 import { openStore, type Store } from '../../projections/store.ts';
 import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './context.ts';
 
@@ -83,6 +83,10 @@ export interface TestApiOptions {
   walletRequests?: WalletRequestLog;
   /** The load-shedding limiter (default: one from config). */
   inFlight?: InFlightLimiter;
+  /** The service's log (default: silent); a test that checks what is logged passes its own. */
+  log?: Logger;
+  /** The clock of the key lookup cache, in ms (default: the wall clock). */
+  authClockMs?: () => number;
 }
 
 /**
@@ -97,7 +101,7 @@ export function gatesNeverBind(startMs = Date.UTC(2026, 0, 1)): () => number {
 export async function startTestApi(config: Config, options: TestApiOptions): Promise<TestApi> {
   const store = await openStore(config.clickhouse);
   const app = await buildApp({
-    log: createLogger('silent'),
+    log: options.log ?? createLogger('silent'),
     storeAlive: async () => true,
     readiness: () => ({ ready: true, detail: {} }),
     api: {
@@ -108,6 +112,7 @@ export async function startTestApi(config: Config, options: TestApiOptions): Pro
       gatesClockMs: options.gatesClockMs,
       inFlight: options.inFlight,
       ...(options.walletRequests ? { walletRequests: options.walletRequests } : {}),
+      authClockMs: options.authClockMs,
     },
   });
   await app.ready();
