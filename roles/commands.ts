@@ -6,12 +6,32 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { openMigratedStore, shutdownSignal, throttled, untilAborted, withPublisher } from './runtime.ts';
+import type { FileFailure } from '../ingest/sources/files.ts';
 import { exportTopics, replayFiles } from '../ingest/sources/replay.ts';
 import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 
 function percentOf(done: number, total: number): number {
   return total === 0 ? 100 : Math.round((100 * done) / total);
 }
+
+/** Where import and replay write their human report: the counts on stdout, files named on stderr. */
+export interface CommandOutput {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+const processOutput: CommandOutput = { stdout: process.stdout, stderr: process.stderr };
+
+/**
+ * A file that `import` or `replay` could not read whole, said the same way by both: on stderr with its
+ * reason (and in the log). Such a file published nothing, and the command exits 1.
+ */
+function reportFailedFile(log: Logger, output: CommandOutput, failure: FileFailure): void {
+  log.error(failure, 'file not read whole: nothing of it was published');
+  output.stderr.write(`failed: ${failure.file}: ${failure.reason}. Nothing of it was published.\n`);
+}
+
+/** Exit code of import and replay: 1 when any file failed, else 0. */
+const EXIT_FILE_FAILED = 1;
 
 export async function runMigrate(config: Config, log: Logger): Promise<number> {
   const store = await openMigratedStore(config, log);
@@ -58,7 +78,7 @@ export async function runSimulate(config: Config, log: Logger, options: { backfi
   return 0;
 }
 
-export async function runReplay(config: Config, log: Logger, paths: string[]): Promise<number> {
+export async function runReplay(config: Config, log: Logger, paths: string[], output: CommandOutput = processOutput): Promise<number> {
   if (paths.length === 0) {
     log.error('replay needs at least one .jsonl / .jsonl.gz file or directory');
     return 2;
@@ -77,7 +97,11 @@ export async function runReplay(config: Config, log: Logger, paths: string[]): P
   });
   log.info({ counts }, 'replay finished');
   if (counts.unattributed > 0) log.warn({ unattributed: counts.unattributed }, 'lines whose topic could not be told were skipped');
-  return 0;
+  for (const failure of counts.failed) reportFailedFile(log, output, failure);
+  output.stdout.write(
+    `read ${counts.lines} lines, published ${counts.published}, unattributed ${counts.unattributed} (${counts.files} files: ${counts.files - counts.failed.length} read, ${counts.failed.length} failed)\n`,
+  );
+  return counts.failed.length > 0 ? EXIT_FILE_FAILED : 0;
 }
 
 export async function runExport(config: Config, log: Logger, directory: string | undefined, options: { gzip: boolean }): Promise<number> {
@@ -109,6 +133,7 @@ export async function runImport(
   log: Logger,
   paths: string[],
   options: { era: string | undefined; emitTrades: boolean },
+  output: CommandOutput = processOutput,
 ): Promise<number> {
   if (paths.length === 0) {
     log.error('import needs at least one file or directory');
@@ -127,7 +152,13 @@ export async function runImport(
       ...(era ? { era } : {}),
       emitTrades: options.emitTrades,
       onRejected: (row) => log.warn(row, 'row rejected'),
-      onSkipped: (skipped) => log.debug(skipped, 'skipped'),
+      onSkipped: (skipped) => {
+        // A row of another type (REWARD, …) is routine; a whole file passed over is said with its reason.
+        if (skipped.line !== null) return log.debug(skipped, 'row skipped');
+        log.warn(skipped, 'file skipped: not an /activity or /trades export');
+        output.stderr.write(`skipped: ${skipped.file}: ${skipped.reason}.\n`);
+      },
+      onFailed: (failure) => reportFailedFile(log, output, failure),
       onProgress: (progress) => {
         latest = {
           file: progress.file,
@@ -139,8 +170,10 @@ export async function runImport(
     });
   });
   log.info({ counts }, 'import finished');
-  process.stdout.write(
-    `read ${counts.read}, imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}, skipped ${counts.skipped} (${counts.files} files)\n`,
+  const filesRead = counts.files - counts.skippedFiles - counts.failedFiles;
+  output.stdout.write(
+    `read ${counts.read}, imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}, skipped ${counts.skipped} ` +
+      `(${counts.files} files: ${filesRead} read, ${counts.skippedFiles} skipped, ${counts.failedFiles} failed)\n`,
   );
-  return 0;
+  return counts.failedFiles > 0 ? EXIT_FILE_FAILED : 0;
 }

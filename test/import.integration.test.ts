@@ -73,7 +73,10 @@ describe('import of Polymarket data-API exports', () => {
     const run = startRole('import', [EXPORTS], environment);
     const summary = await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('read '));
     expect(await run.exited).toBe(0);
-    expect(summary.text).toBe(`read ${expected.rows}, imported ${expected.rows}, duplicate 0, rejected 0, skipped 0 (${expected.files} files)`);
+    expect(summary.text).toBe(
+      `read ${expected.rows}, imported ${expected.rows}, duplicate 0, rejected 0, skipped 0 (${expected.files} files: ${expected.files} read, 0 skipped, 0 failed)`,
+    );
+    expect(run.stderr()).toBe('');
 
     const store = await openMigratedStore(parseConfig(environment), createLogger('error'));
     try {

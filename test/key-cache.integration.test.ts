@@ -5,7 +5,7 @@
  * keys event landed through the pipeline, as `keys revoke` publishes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withPublisher } from '../ingest/runtime.ts';
+import { withPublisher } from '../roles/runtime.ts';
 import { mintApiKey, publishAccount } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';

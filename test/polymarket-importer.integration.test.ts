@@ -1,15 +1,17 @@
 /**
  * The Polymarket importer over real exports (`../shared/data/polymarket`: 29 CSV files of collectmarkets,
  * the JSON fixtures) and generated files: counts, sums per wallet and market, duplicates, malformed rows,
- * gzip, options. An integration test: it reads dozens of files (about 13 s), no services.
+ * files that cannot be read whole, gzip, options. An integration test: it reads dozens of files (about
+ * 13 s), no services.
  */
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse as parseCsvSync } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FillEvent, MarketMetadataEvent, TradeEvent } from '../ingest/contract/events.ts';
+import type { FileFailure } from '../ingest/sources/files.ts';
 import { importPolymarketExports, type ImportCounts, type ImportProgress, type RejectedRow, type SkippedRow } from '../ingest/sources/polymarket/index.ts';
 import { RecordingSink, collectmarketsDir, csvLine, polymarketData } from './harness/polymarket.ts';
 
@@ -39,6 +41,7 @@ interface Run {
   sink: RecordingSink;
   rejected: RejectedRow[];
   skipped: SkippedRow[];
+  failed: FileFailure[];
   progress: ImportProgress[];
 }
 
@@ -47,14 +50,17 @@ async function run(paths: string[], options: Parameters<typeof importPolymarketE
   const rejected: RejectedRow[] = [];
   const skipped: SkippedRow[] = [];
   const progress: ImportProgress[] = [];
+  const failed: FileFailure[] = [];
   const counts = await importPolymarketExports(paths, sink, {
     onRejected: (row) => rejected.push(row),
     onSkipped: (row) => skipped.push(row),
+    onFailed: (failure) => failed.push(failure),
     onProgress: (update) => progress.push(update),
     ...options,
   });
   expectInvariant(counts);
-  return { counts, sink, rejected, skipped, progress };
+  expect(counts.failedFiles).toBe(failed.length);
+  return { counts, sink, rejected, skipped, failed, progress };
 }
 
 let temp: string;
@@ -389,12 +395,13 @@ describe('malformed rows', () => {
     expect(skipped).toEqual([{ file, line: 5, reason: expect.stringMatching(/REWARD/) }]);
   });
 
-  it('reports an unreadable JSON file as one rejected unit instead of crashing', async () => {
+  it('fails a JSON document that does not parse as a whole file: nothing of it is published, and it is named with its reason', async () => {
     const file = path.join(temp, 'truncated.json');
     await writeFile(file, '[\n {"proxyWallet": "0x1",\n');
-    const { counts, rejected } = await run([file]);
-    expect(counts).toMatchObject({ read: 1, rejected: 1 });
-    expect(rejected[0]!.reason).toMatch(/invalid JSON/);
+    const { counts, failed, sink } = await run([file]);
+    expect(counts).toMatchObject({ files: 1, read: 0, rejected: 0, failedFiles: 1 });
+    expect(failed).toEqual([{ file, reason: expect.stringMatching(/invalid JSON at line 3/) }]);
+    expect(sink.log).toEqual([]);
   });
 });
 
@@ -489,14 +496,53 @@ describe('gzip', () => {
     expect(ids(zipped)).toEqual(ids(plain));
   });
 
-  it('reports a truncated .gz as a rejected line and keeps what came before', async () => {
+  it('fails every corrupt form as a whole file (nothing of it published, its market facts unused) and imports the good files beside it', async () => {
     const csvSource = path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv');
+    const goodSource = path.join(collectmarketsDir, 'CRYINGLITTLEBABY', 'btc-updown-15m-1767583800.csv');
+    const jsonRows = (await readCsvRows(csvSource)).map((row) => ({ ...row, timestamp: Number(row.timestamp), size: Number(row.size), usdcSize: Number(row.usdcSize), price: Number(row.price) }));
     const zipped = gzipSync(await readFile(csvSource));
-    const file = path.join(temp, 'truncated.csv.gz');
-    await writeFile(file, zipped.subarray(0, Math.floor(zipped.length / 2)));
-    const { counts, rejected } = await run([file]);
-    expect(counts.imported).toBeGreaterThan(0);
-    expect(rejected.at(-1)!.reason).toMatch(/decompress/);
+    const jsonText = JSON.stringify(jsonRows, null, 1);
+    const directory = path.join(temp, 'corrupt');
+    const forms: Record<string, Buffer | string> = {
+      'truncated.csv.gz': zipped.subarray(0, Math.floor(zipped.length / 2)),
+      'junk.csv.gz': Buffer.from('this was never gzip\n'.repeat(20)),
+      'empty.csv.gz': Buffer.alloc(0),
+      'truncated.jsonl.gz': gzipSync(jsonRows.map((row) => JSON.stringify(row)).join('\n')).subarray(0, 200),
+      'truncated.json': jsonText.slice(0, Math.floor(jsonText.length / 2)),
+      'binary.csv': Buffer.concat([Buffer.from('proxyWallet,transactionHash\n'), Buffer.from([0x00, 0xff, 0xfe, 0x10, 0x80, 0x00])]),
+      'latin1.csv': Buffer.concat([await readFile(csvSource), Buffer.from([0xe9, 0x0a])]),
+    };
+    await rm(directory, { recursive: true, force: true });
+    await mkdir(directory, { recursive: true });
+    for (const [name, content] of Object.entries(forms)) await writeFile(path.join(directory, name), content);
+    await writeFile(path.join(directory, 'good.csv'), await readFile(goodSource));
+
+    const { counts, failed, sink } = await run([directory]);
+    const good = await readCsvRows(goodSource);
+    expect(failed.map((failure) => path.basename(failure.file)).sort()).toEqual(Object.keys(forms).sort());
+    const reasons = new Map(failed.map((failure) => [path.basename(failure.file), failure.reason]));
+    expect(reasons.get('truncated.csv.gz')).toMatch(/cannot decompress/);
+    expect(reasons.get('junk.csv.gz')).toMatch(/cannot decompress/);
+    expect(reasons.get('empty.csv.gz')).toMatch(/cannot decompress/);
+    expect(reasons.get('truncated.jsonl.gz')).toMatch(/cannot decompress/);
+    expect(reasons.get('truncated.json')).toMatch(/invalid JSON/);
+    expect(reasons.get('binary.csv')).toMatch(/binary content/);
+    expect(reasons.get('latin1.csv')).toMatch(/UTF-8/);
+    expect(counts).toMatchObject({ files: 8, failedFiles: 7, skippedFiles: 0, read: good.length, imported: good.length, rejected: 0 });
+    // Only the good file's rows and markets: nothing of the corrupt files, not even a market's metadata.
+    const goodHashes = new Set(good.map((row) => row.transactionHash!.toLowerCase()));
+    expect(sink.events('fillsUpstream').every((fill) => goodHashes.has(fill.tx_hash))).toBe(true);
+    expect(new Set(sink.events('markets').map((market) => market.condition_id))).toEqual(new Set(good.map((row) => row.conditionId!.toLowerCase())));
+  });
+
+  it('a CSV with other columns is skipped as not an export, with the reason', async () => {
+    const file = path.join(temp, 'positions.csv');
+    await writeFile(file, 'asset,size,avgPrice\n0xabc,10,0.5\n');
+    const { counts, skipped, failed, sink } = await run([file]);
+    expect(counts).toMatchObject({ files: 1, skippedFiles: 1, failedFiles: 0, read: 0 });
+    expect(failed).toEqual([]);
+    expect(skipped).toEqual([{ file, line: null, reason: expect.stringMatching(/no proxyWallet or transactionHash column/) }]);
+    expect(sink.log).toEqual([]);
   });
 });
 

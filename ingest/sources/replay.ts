@@ -7,6 +7,9 @@
  *
  * Replay does not judge events: it publishes each line's bytes as they are, so that a bad line meets the
  * same dead-letter path it would have met live. Lines that cannot be attributed to a topic are counted.
+ * Files are judged: each is read to its end once before anything of it is published, and one that
+ * cannot be read whole (a truncated or corrupt .gz, bytes that are not text, an I/O error) publishes
+ * nothing and is returned with its reason, as the importer does.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
@@ -15,10 +18,11 @@ import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import type { EventLog, OutgoingMessage, PartitionSlice } from '../bus/types.ts';
 import { TOPICS, TOPIC_IDS, type TopicId, type TopicNames } from '../contract/topics.ts';
 import type { EventPublisher } from '../publisher.ts';
+import { textGuard, unreadableReason, type FileFailure } from './files.ts';
 
 const FILE_PATTERN = /^(.*)\.jsonl(\.gz)?$/;
 const LINES_PER_PUBLISH = 2_000;
@@ -36,6 +40,22 @@ export interface ReplayCounts {
   published: number;
   /** Lines whose topic could not be told (envelope file with a missing or unknown topic). */
   unattributed: number;
+  /** Files that could not be read whole: nothing of them was published. */
+  failed: FileFailure[];
+}
+
+/** Reads a file to its end without publishing: why it cannot be read whole, or undefined when it can. */
+async function unreadableFileReason(file: string): Promise<string | undefined> {
+  const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
+  try {
+    if (file.endsWith('.gz')) await pipeline(createReadStream(file), createGunzip(), textGuard(), discard);
+    else await pipeline(createReadStream(file), textGuard(), discard);
+    return undefined;
+  } catch (error) {
+    const reason = unreadableReason(error);
+    if (reason === undefined) throw error;
+    return reason;
+  }
 }
 
 function topicIdOfLogicalName(name: string): TopicId | undefined {
@@ -72,9 +92,14 @@ export async function replayFiles(
   publisher: EventPublisher,
   onProgress?: (progress: ReplayProgress) => void,
 ): Promise<ReplayCounts> {
-  const counts: ReplayCounts = { files: 0, lines: 0, published: 0, unattributed: 0 };
+  const counts: ReplayCounts = { files: 0, lines: 0, published: 0, unattributed: 0, failed: [] };
   for (const file of await listReplayFiles(paths)) {
     counts.files += 1;
+    const unreadable = await unreadableFileReason(file);
+    if (unreadable !== undefined) {
+      counts.failed.push({ file, reason: unreadable });
+      continue;
+    }
     const match = FILE_PATTERN.exec(path.basename(file));
     const fileTopic = match ? topicIdOfLogicalName(match[1]!) : undefined;
     const bytesTotal = (await stat(file)).size;
@@ -94,8 +119,8 @@ export async function replayFiles(
       onProgress?.({ file, lines, bytesRead, bytesTotal });
     };
 
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-      if (line.trim() === '') continue;
+    const publishLine = async (line: string) => {
+      if (line.trim() === '') return;
       lines += 1;
       counts.lines += 1;
       let topicId = fileTopic;
@@ -107,12 +132,22 @@ export async function replayFiles(
       }
       if (topicId === undefined) {
         counts.unattributed += 1;
-        continue;
+        return;
       }
       let messages = pending.get(topicId);
       if (!messages) pending.set(topicId, (messages = []));
       messages.push({ key: keyOf(topicId, value), value });
       if (lines % LINES_PER_PUBLISH === 0) await flush();
+    };
+
+    try {
+      for await (const line of createInterface({ input, crlfDelay: Infinity })) await publishLine(line);
+    } catch (error) {
+      const reason = unreadableReason(error);
+      if (reason === undefined) throw error;
+      // Only if the file changed since it was read whole: what came before is published.
+      counts.failed.push({ file, reason: `${reason} (it changed during the replay: ${lines} lines before this point were published)` });
+      continue;
     }
     await flush();
   }

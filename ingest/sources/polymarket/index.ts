@@ -12,6 +12,7 @@
 import type { FillEvent, MarketMetadataEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
 import type { ExchangeEra } from '../../contract/primitives.ts';
 import type { EventSink } from '../../publisher.ts';
+import type { FileFailure } from '../files.ts';
 import { MarketCatalog, marketMetadata } from './markets.ts';
 import { discoverExportFiles, readExportFile, type ExportFile, type ReadProgress } from './readers.ts';
 import { describeNonExportRow, looksLikeExportRow, marketSightingOf, parseExportRow, validateEvent, type MarketSighting } from './rows.ts';
@@ -46,6 +47,8 @@ export interface ImportCounts {
   skipped: number;
   /** Files that are not /activity or /trades exports (positions, leaderboards, Gamma objects, …); their rows are not counted. */
   skippedFiles: number;
+  /** Files that cannot be read whole (truncated or corrupt .gz, not text, JSON that does not parse): nothing of them is published. */
+  failedFiles: number;
   /** Events published per kind. */
   events: { markets: number; fills: number; legs: number; trades: number };
 }
@@ -82,6 +85,8 @@ export interface ImportOptions {
   onRejected?: (row: RejectedRow) => void;
   /** Skipped rows (types that are not fills or legs) and skipped files. */
   onSkipped?: (skip: SkippedRow) => void;
+  /** A file that cannot be read whole: none of its rows is published (and its market facts are not used). */
+  onFailed?: (failure: FileFailure) => void;
   /** Called per published chunk and per file. */
   onProgress?: (progress: ImportProgress) => void;
   /** Events per published chunk. Default 2,000. */
@@ -111,6 +116,7 @@ function emptyCounts(): ImportCounts {
     rejected: 0,
     skipped: 0,
     skippedFiles: 0,
+    failedFiles: 0,
     events: { markets: 0, fills: 0, legs: 0, trades: 0 },
   };
 }
@@ -144,17 +150,25 @@ export async function importPolymarketExports(
       bytesTotal: 2 * bytesPerPass,
     });
 
-  // Pass 1: what the metadata of each market needs, and which files are not exports at all.
+  // Pass 1: what the metadata of each market needs, which files are not exports at all, and which
+  // cannot be read whole (those publish nothing, so the second pass leaves them out).
   const catalog = new MarketCatalog();
   const notExports = new Map<string, string>();
+  const unreadable = new Map<string, string>();
   let rowsScanned = 0;
   for (const file of files) {
     const fileProgress: ReadProgress = { bytesRead: 0 };
+    // The file's market facts join the import's only once the file has been read to its end.
+    const fileCatalog = new MarketCatalog();
     let exportRows = 0;
     let firstOtherObject: unknown;
     for await (const record of readExportFile(file, fileProgress)) {
       if (record.kind === 'not-export') {
         notExports.set(file.path, record.reason);
+        break;
+      }
+      if (record.kind === 'unreadable') {
+        unreadable.set(file.path, record.reason);
         break;
       }
       rowsScanned += 1;
@@ -163,16 +177,17 @@ export async function importPolymarketExports(
       if (looksLikeExportRow(record.row)) {
         exportRows += 1;
         const sighting = marketSightingOf(record.row);
-        if (sighting !== undefined) catalog.observe(sighting);
+        if (sighting !== undefined) fileCatalog.observe(sighting);
       } else if (typeof record.row === 'object' && record.row !== null && !Array.isArray(record.row)) {
         // Positions name markets too (with other timestamps): they must not shape the metadata.
         firstOtherObject ??= record.row;
       }
     }
     // A JSON file of objects none of which is an export row (positions, a leaderboard, …) is skipped whole.
-    if (exportRows === 0 && firstOtherObject !== undefined && !notExports.has(file.path)) {
+    if (exportRows === 0 && firstOtherObject !== undefined && !notExports.has(file.path) && !unreadable.has(file.path)) {
       notExports.set(file.path, describeNonExportRow(firstOtherObject));
     }
+    if (!unreadable.has(file.path) && !notExports.has(file.path)) catalog.merge(fileCatalog);
     bytesDone += file.size;
     report('scan', file, rowsScanned, { bytesRead: 0 });
   }
@@ -214,7 +229,18 @@ export async function importPolymarketExports(
     options.onRejected?.({ file: file.path, line, reason });
   };
 
+  const fail = (file: ExportFile, reason: string) => {
+    counts.failedFiles += 1;
+    options.onFailed?.({ file: file.path, reason });
+  };
+
   for (const file of files) {
+    const failure = unreadable.get(file.path);
+    if (failure !== undefined) {
+      fail(file, failure);
+      bytesDone += file.size;
+      continue;
+    }
     const skipReason = notExports.get(file.path);
     if (skipReason !== undefined) {
       counts.skippedFiles += 1;
@@ -228,6 +254,11 @@ export async function importPolymarketExports(
         // Only if the file changed since the first pass.
         counts.skippedFiles += 1;
         options.onSkipped?.({ file: file.path, line: null, reason: record.reason });
+        break;
+      }
+      if (record.kind === 'unreadable') {
+        // Only if the file changed since the first pass read it whole: what came before is published.
+        fail(file, `${record.reason} (it changed during the import: rows before this point were imported)`);
         break;
       }
       counts.read += 1;

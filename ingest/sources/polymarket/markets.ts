@@ -175,4 +175,22 @@ export class MarketCatalog {
   facts(conditionId: string): MarketFacts | undefined {
     return this.markets.get(conditionId);
   }
+
+  /** Adds what another catalog saw, as if its sightings had come after this one's. */
+  merge(other: MarketCatalog): void {
+    for (const theirs of other.markets.values()) {
+      const facts = this.markets.get(theirs.conditionId);
+      if (facts === undefined) {
+        this.markets.set(theirs.conditionId, { ...theirs, outcomeNames: [...theirs.outcomeNames] });
+        continue;
+      }
+      facts.title ||= theirs.title;
+      facts.slug ||= theirs.slug;
+      facts.icon ||= theirs.icon;
+      facts.firstTs = Math.min(facts.firstTs, theirs.firstTs);
+      facts.lastTs = Math.max(facts.lastTs, theirs.lastTs);
+      facts.outcomeNames[0] ??= theirs.outcomeNames[0];
+      facts.outcomeNames[1] ??= theirs.outcomeNames[1];
+    }
+  }
 }

@@ -1,7 +1,9 @@
 /**
  * Reading export files: finding them, decompressing them, and turning them into numbered rows. A
- * broken piece of a file (a bad JSON line, a CSV record with the wrong number of fields, an unclosed
- * quote, a truncated gzip stream) becomes a `malformed` record with its line, and reading goes on.
+ * broken row (a bad JSON line, a CSV record with the wrong number of fields, an unclosed quote) becomes
+ * a `malformed` record with its line, and reading goes on. A file that cannot be read whole (a truncated,
+ * empty or corrupt .gz, bytes that are not UTF-8 text, a .json document that does not parse, an I/O
+ * error) ends with one `unreadable` record: the importer then publishes nothing of it.
  *
  * CSV and JSONL are streamed, so memory stays bounded whatever the size of the export. JSON arrays are
  * read whole: the data API pages them at a few hundred rows, so in practice they are small.
@@ -14,6 +16,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { CsvError, parse as parseCsv } from 'csv-parse';
+import { textGuard, unreadableReason } from '../files.ts';
 
 export type ExportFormat = 'csv' | 'json' | 'jsonl';
 
@@ -29,7 +32,9 @@ export type SourceRecord =
   | { kind: 'row'; line: number; row: unknown }
   | { kind: 'malformed'; line: number; reason: string }
   /** The whole file is something other than an /activity or /trades export. */
-  | { kind: 'not-export'; reason: string };
+  | { kind: 'not-export'; reason: string }
+  /** The file cannot be read whole (the last record of the file); nothing of it may be published. */
+  | { kind: 'unreadable'; reason: string };
 
 /** Bytes of the file consumed so far (compressed bytes for .gz), updated as the reader goes. */
 export interface ReadProgress {
@@ -136,18 +141,12 @@ function openDecoded(file: ExportFile, progress: ReadProgress, fromLine = 1): Re
   const counter = byteCounter(progress);
   const stages: Transform[] = [];
   if (file.gzip) stages.push(createGunzip());
+  stages.push(textGuard());
   if (fromLine > 1) stages.push(skipLines(fromLine - 1));
   pipeline([createReadStream(file.path), counter, ...stages], () => {
     // Errors are seen by the consumer of the last stage; an early stop by the consumer is not an error.
   });
   return stages.at(-1) ?? counter;
-}
-
-/** zlib's errors (a truncated or corrupt .gz) carry codes Z_BUF_ERROR, Z_DATA_ERROR, … */
-function isDecodingError(error: unknown): error is Error & { code: string } {
-  if (!(error instanceof Error) || !('code' in error)) return false;
-  const code: unknown = error.code;
-  return typeof code === 'string' && code.startsWith('Z_');
 }
 
 function describeCsvError(error: CsvError): string {
@@ -270,9 +269,9 @@ async function* readCsv(file: ExportFile, progress: ReadProgress): AsyncGenerato
         yield* queue.splice(0);
       }
     } catch (error) {
-      if (!isDecodingError(error)) throw error;
-      yield* queue.splice(0);
-      yield { kind: 'malformed', line: lastEndLine + 1, reason: `cannot decompress the rest of the file: ${error.message}` };
+      const reason = unreadableReason(error);
+      if (reason === undefined) throw error;
+      yield { kind: 'unreadable', reason: `${reason}, after line ${lastEndLine}` };
       return;
     } finally {
       source.destroy();
@@ -317,12 +316,13 @@ async function* readJsonl(file: ExportFile, progress: ReadProgress): AsyncGenera
   let lastLine = 0;
   try {
     for await (const record of jsonLines(lines)) {
-      if (record.kind !== 'not-export') lastLine = record.line;
+      if (record.kind === 'row' || record.kind === 'malformed') lastLine = record.line;
       yield record;
     }
   } catch (error) {
-    if (!isDecodingError(error)) throw error;
-    yield { kind: 'malformed', line: lastLine + 1, reason: `cannot decompress the rest of the file: ${error.message}` };
+    const reason = unreadableReason(error);
+    if (reason === undefined) throw error;
+    yield { kind: 'unreadable', reason: `${reason}, after line ${lastLine}` };
   } finally {
     lines.close();
     source.destroy();
@@ -370,8 +370,9 @@ async function* readJson(file: ExportFile, progress: ReadProgress): AsyncGenerat
   try {
     text = await readWhole(file, progress);
   } catch (error) {
-    if (!isDecodingError(error)) throw error;
-    yield { kind: 'malformed', line: 1, reason: `cannot decompress the file: ${error.message}` };
+    const reason = unreadableReason(error);
+    if (reason === undefined) throw error;
+    yield { kind: 'unreadable', reason };
     return;
   }
   let value: unknown;
@@ -383,7 +384,11 @@ async function* readJson(file: ExportFile, progress: ReadProgress): AsyncGenerat
       yield* jsonLines(text.split(/\r?\n/));
       return;
     }
-    yield { kind: 'malformed', line: lineOfJsonError(text, error), reason: `invalid JSON: ${error instanceof Error ? error.message : String(error)}` };
+    // A JSON document is read whole: one that does not parse (typically cut off) has no rows to trust.
+    yield {
+      kind: 'unreadable',
+      reason: `invalid JSON at line ${lineOfJsonError(text, error)} (${error instanceof Error ? error.message : String(error)}): truncated or not JSON`,
+    };
     return;
   }
   if (Array.isArray(value)) {
