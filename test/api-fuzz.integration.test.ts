@@ -11,6 +11,10 @@
  * profile, an online upstream heartbeat, equity points, watchers) is landed through the in-process
  * pipeline, and the API runs in process (`inject`) on a pinned clock.
  */
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -991,5 +995,42 @@ describe('value oracles: a numeric parameter at a boundary gives the rows it mea
     }
     expect(answered).toBeGreaterThan(250);
     if (failures.length > 0) throw new Error(`${failures.length} boundary requests broke their oracle:\n\n${failures.slice(0, 20).join('\n\n')}`);
+  });
+
+  it('MCP answers the same rows as REST at the same boundaries (the tools take the routes\' query schemas), and refuses what REST refuses with 422', async () => {
+    await api.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = api.app.server.address() as AddressInfo;
+    const client = new Client({ name: 'api-fuzz-boundaries', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${api.config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } } }),
+    );
+    try {
+      const pairs = [
+        { tool: 'get_recent_fills', args: (v: number) => ({ trader: ALICE, since: v, limit: 2000 }), url: (text: string) => `/traders/${ALICE}/fills?limit=2000&since=${text}` },
+        { tool: 'get_market_events', args: (v: number) => ({ trader: ALICE, market: RESOLVED, from_ts: v }), url: (text: string) => `/traders/${ALICE}/markets/${RESOLVED}?from_ts=${text}` },
+        { tool: 'get_market_events', args: (v: number) => ({ trader: ALICE, market: OPEN, to_ts: v }), url: (text: string) => `/traders/${ALICE}/markets/${OPEN}?to_ts=${text}` },
+      ];
+      for (const pair of pairs) {
+        for (const text of BOUNDARY_VALUES) {
+          const rest = await api.get(v1(pair.url(text)));
+          let answer: CallToolResult | Error;
+          try {
+            answer = (await client.callTool({ name: pair.tool, arguments: pair.args(Number(text)) })) as CallToolResult;
+          } catch (error) {
+            answer = error as Error;
+          }
+          const account = `${pair.tool} ${text}: REST ${rest.statusCode}, MCP ${answer instanceof Error ? answer.message : JSON.stringify(answer).slice(0, 300)}`;
+          if (rest.statusCode === 422) {
+            // The protocol layer refuses arguments the schema refuses: an error, never rows.
+            expect(answer instanceof Error || answer.isError === true, account).toBe(true);
+            continue;
+          }
+          expect(rest.statusCode, account).toBe(200);
+          expect(answer instanceof Error ? null : answer.structuredContent, account).toEqual(bodyOf(rest));
+        }
+      }
+    } finally {
+      await client.close();
+    }
   });
 });
