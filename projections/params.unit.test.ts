@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clampEpochSeconds, clampUInt32, epochLowerBound, UINT32_MAX } from './bounds.ts';
+import { clampEpochSeconds, clampUInt32, epochLowerBound, UINT32_MAX } from './params.ts';
 
 /** What ClickHouse does with an out-of-range UInt32 parameter: it keeps the low 32 bits. */
 const wrapped = (value: number) => Number(BigInt.asUintN(32, BigInt(value)));
