@@ -136,6 +136,8 @@ export interface RunOptions {
   now?: () => number;
   /** Resume exactly here instead of at now − backfillDays (epoch seconds). */
   fromTs?: number;
+  /** Publish nothing at or after this instant (epoch seconds): the backfill ends here if it is past, the live phase when it comes. */
+  stopTs?: number;
   onProgress?: (info: { phase: 'backfill' | 'live'; doneTs: number; counts: SimulationCounts }) => void;
 }
 
@@ -169,7 +171,8 @@ export async function runSimulator(sim: Simulator, sink: EventSink, options: Run
   const total = zeroCounts();
   const aborted = () => options.signal?.aborted === true;
 
-  const backfillEnd = nowSeconds();
+  const stopTs = options.stopTs ?? Number.POSITIVE_INFINITY;
+  const backfillEnd = Math.min(nowSeconds(), stopTs);
   let cursor = options.fromTs ?? Math.floor(backfillEnd - options.backfillDays * SECONDS_PER_DAY);
   while (cursor < backfillEnd && !aborted()) {
     const pieceEnd = Math.min(backfillEnd, (Math.floor(cursor / BACKFILL_PIECE_SECONDS) + 1) * BACKFILL_PIECE_SECONDS);
@@ -180,8 +183,8 @@ export async function runSimulator(sim: Simulator, sink: EventSink, options: Run
   }
   if (!options.live) return total;
 
-  while (!aborted()) {
-    const target = nowSeconds();
+  while (!aborted() && cursor < stopTs) {
+    const target = Math.min(nowSeconds(), stopTs);
     if (target > cursor) {
       addCounts(total, await sim.emit(cursor, target, sink));
       cursor = target;
