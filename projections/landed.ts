@@ -73,7 +73,7 @@ export async function readLandedOfAccounts(store: Store, table: AccountLandingTa
   return new Map(rows.map((row) => [row.id, Number(row.n)]));
 }
 
-const LANDING_TABLES = [...Object.keys(SIMULATED_LANDING), ...Object.keys(ACCOUNT_LANDING), 'accounts', 'api_keys'];
+const LANDING_TABLES = [...Object.keys(SIMULATED_LANDING), ...Object.keys(ACCOUNT_LANDING), 'market_tokens', 'accounts', 'api_keys'];
 
 const READ_STORED_ROWS = `
 SELECT sum(rows) AS n
