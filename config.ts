@@ -50,6 +50,8 @@ const environmentSchema = z.object({
   CLICKHOUSE_DATABASE: identifier.default('trader_analytics'),
   /** A cluster of remote_servers: migrations create Replicated tables with Distributed tables over them, ON CLUSTER. */
   CLICKHOUSE_CLUSTER: optionalString.refine((value) => value === undefined || /^[\w.-]+$/.test(value), 'must be a cluster name'),
+  /** Embedded chDB's data directory (default DATA_DIR/clickhouse); one process at a time may hold it. */
+  CLICKHOUSE_EMBEDDED_PATH: optionalString,
   /** Guard on every read: seconds before a heavy query is cancelled. */
   CLICKHOUSE_QUERY_TIMEOUT_S: z.coerce.number().positive().default(10),
 
@@ -206,6 +208,10 @@ const environmentSchema = z.object({
   SIM_LIVE: booleanFlag.default(true),
   /** Scale of the simulated world: number of named traders. */
   SIM_TRADERS: z.coerce.number().int().min(10).max(5000).default(120),
+  /** A reproducible world: a new world starts here (epoch seconds) instead of SIM_BACKFILL_DAYS before now. */
+  SIM_GENESIS_TS: z.coerce.number().int().positive().optional(),
+  /** The simulator publishes nothing at or after this instant (epoch seconds): the world ends there. */
+  SIM_STOP_TS: z.coerce.number().int().positive().optional(),
 });
 
 /** The provider's services: Gamma (markets), the data API (profiles, positions, fills, leaderboard), user-pnl (equity curves). */
@@ -447,7 +453,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       password: env.CLICKHOUSE_PASSWORD,
       database: env.CLICKHOUSE_DATABASE,
       cluster: env.CLICKHOUSE_CLUSTER ?? null,
-      embeddedPath: path.join(dataDir, 'clickhouse'),
+      embeddedPath: env.CLICKHOUSE_EMBEDDED_PATH ? path.resolve(env.CLICKHOUSE_EMBEDDED_PATH) : path.join(dataDir, 'clickhouse'),
       queryTimeoutSeconds: env.CLICKHOUSE_QUERY_TIMEOUT_S,
     },
     kafka: {
@@ -591,6 +597,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       backfillDays: env.SIM_BACKFILL_DAYS,
       live: env.SIM_LIVE,
       traders: env.SIM_TRADERS,
+      genesisTs: env.SIM_GENESIS_TS,
+      stopTs: env.SIM_STOP_TS,
     },
     plans: PLANS,
   };

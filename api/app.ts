@@ -88,7 +88,8 @@ export interface AppOptions {
   log: Logger;
   /** Liveness of the store (a cheap query). */
   storeAlive: () => Promise<boolean>;
-  readiness: () => Readiness;
+  /** May read the store (figures for the probe's body). */
+  readiness: () => Readiness | Promise<Readiness>;
   /** The read API; absent, the app only answers the probes. */
   api?: ReadApiOptions;
 }
@@ -207,7 +208,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const storeAlive = await options.storeAlive();
-    const readiness = options.readiness();
+    const readiness = await options.readiness();
     const ready = storeAlive && readiness.ready;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting', store: storeAlive ? 'ok' : 'unreachable', ...readiness.detail });
   });

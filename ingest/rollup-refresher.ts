@@ -44,12 +44,28 @@ export class RollupRefresher {
   private busy = false;
   /** The first sweep (at start) takes every batch not done, whatever its age. */
   private lastSweep: number | undefined;
+  private firstSweep: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: RollupRefresherOptions) {}
 
   start(): void {
     this.running = true;
+    // Until the first sweep is done, batches a stopped worker left behind may be pending: not settled.
+    this.busy = true;
+    this.firstSweep = this.sweepOrphans();
     this.loop = this.run();
+  }
+
+  /**
+   * Resolves once every batch queued so far (and those the start's sweep found) has been recomputed.
+   * Unlike `settled`, batches queued later do not delay it, so a steady live stream cannot keep it open.
+   */
+  async caughtUp(): Promise<void> {
+    await this.firstSweep;
+    const waiting = [...this.pending];
+    while (waiting.some((batch) => this.pending.has(batch))) {
+      await new Promise<void>((resolve) => this.events.once('refreshed', () => resolve()));
+    }
   }
 
   /** Queues a batch the worker staged (after its write is durable). */
@@ -68,6 +84,10 @@ export class RollupRefresher {
   private async run(): Promise<void> {
     const log = this.options.log;
     let failures = 0;
+    // At start, at once: a restart after a crash recomputes what the dead process staged before it
+    // serves (instead of a sweep interval later, or on the next write).
+    await this.firstSweep;
+    this.busy = false;
     while (this.running || this.pending.size > 0) {
       if (this.pending.size === 0) {
         this.notifyIdle();

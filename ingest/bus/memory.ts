@@ -173,6 +173,21 @@ export class MemoryLog implements EventLog {
     }
   }
 
+  /**
+   * Resolves once the group has committed everything appended to these topics up to now. Unlike
+   * `drained`, later appends do not move the target (a live producer cannot keep it from resolving).
+   */
+  async committedThroughNow(groupId: string, topics: readonly string[]): Promise<void> {
+    const targets = topics.flatMap((name) =>
+      this.topic(name).partitions.map((partition, index) => ({ name, index, end: partition.base + BigInt(partition.messages.length) })),
+    );
+    for (;;) {
+      const next = this.committedSignal.wait();
+      if (targets.every(({ name, index, end }) => this.committed(groupId, name, index) >= end)) return;
+      await next;
+    }
+  }
+
   /** Drops messages every group has committed. */
   private trim(topicName: string, partitionIndex: number): void {
     const partition = this.topic(topicName).partitions[partitionIndex];

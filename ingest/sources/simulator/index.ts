@@ -52,6 +52,8 @@ const FLUSH_INTERVAL_SECONDS = 600;
 /** …or earlier when a high intensity fills them beyond this, to keep memory bounded. */
 const FLUSH_MAX_EVENTS = 200_000;
 const SECONDS_PER_DAY = 86_400;
+/** Catching up from genesis yields to the event loop after each such step (simulated seconds). */
+const CATCH_UP_STEP_SECONDS = 3_600;
 
 class DeterministicSimulator implements Simulator {
   readonly traders: readonly SimulatedTrader[];
@@ -75,7 +77,7 @@ class DeterministicSimulator implements Simulator {
     if (this.emitting) throw new Error('emit is already running on this simulator');
     this.emitting = true;
     try {
-      const engine = this.engineAt(fromTs);
+      const engine = await this.engineAt(fromTs);
       const counts = zeroCounts();
       const buffers = new EventBuffers();
       while (engine.cursorTs < toTs) {
@@ -105,13 +107,21 @@ class DeterministicSimulator implements Simulator {
     }
   }
 
-  /** An engine positioned at `fromTs`: the current one, or a new one caught up from genesis. */
-  private engineAt(fromTs: number): SimulationEngine {
+  /**
+   * An engine positioned at `fromTs`: the current one, or a new one caught up from genesis. Catching up
+   * (a resumed world replays its books from genesis: seconds for days) yields to the event loop every
+   * simulated hour, so that a restarted service answers its probes and reads meanwhile.
+   */
+  private async engineAt(fromTs: number): Promise<SimulationEngine> {
     this.genesis ??= fromTs;
     if (fromTs < this.genesis) throw new RangeError(`cannot emit before the simulated period starts (${this.genesis})`);
     if (!this.engine || this.engine.cursorTs > fromTs) this.engine = new SimulationEngine(this.worldSettings(), this.genesis);
-    if (this.engine.cursorTs < fromTs) this.engine.advance(fromTs, DISCARD);
-    return this.engine;
+    const engine = this.engine;
+    while (engine.cursorTs < fromTs) {
+      engine.advance(Math.min(fromTs, engine.cursorTs + CATCH_UP_STEP_SECONDS), DISCARD);
+      await yieldToEventLoop();
+    }
+    return engine;
   }
 
   private worldSettings() {
@@ -136,6 +146,8 @@ export interface RunOptions {
   now?: () => number;
   /** Resume exactly here instead of at now − backfillDays (epoch seconds). */
   fromTs?: number;
+  /** Publish nothing at or after this instant (epoch seconds): the backfill ends here if it is past, the live phase when it comes. */
+  stopTs?: number;
   onProgress?: (info: { phase: 'backfill' | 'live'; doneTs: number; counts: SimulationCounts }) => void;
 }
 
@@ -169,7 +181,8 @@ export async function runSimulator(sim: Simulator, sink: EventSink, options: Run
   const total = zeroCounts();
   const aborted = () => options.signal?.aborted === true;
 
-  const backfillEnd = nowSeconds();
+  const stopTs = options.stopTs ?? Number.POSITIVE_INFINITY;
+  const backfillEnd = Math.min(nowSeconds(), stopTs);
   let cursor = options.fromTs ?? Math.floor(backfillEnd - options.backfillDays * SECONDS_PER_DAY);
   while (cursor < backfillEnd && !aborted()) {
     const pieceEnd = Math.min(backfillEnd, (Math.floor(cursor / BACKFILL_PIECE_SECONDS) + 1) * BACKFILL_PIECE_SECONDS);
@@ -180,8 +193,8 @@ export async function runSimulator(sim: Simulator, sink: EventSink, options: Run
   }
   if (!options.live) return total;
 
-  while (!aborted()) {
-    const target = nowSeconds();
+  while (!aborted() && cursor < stopTs) {
+    const target = Math.min(nowSeconds(), stopTs);
     if (target > cursor) {
       addCounts(total, await sim.emit(cursor, target, sink));
       cursor = target;
