@@ -220,6 +220,8 @@ const environmentSchema = z.object({
   ARCHIVE_FINALIZED: booleanFlag.default(false),
   /** First block to read when there is no checkpoint (at or before the first contract's deployment). */
   ARCHIVE_START_BLOCK: z.coerce.number().int().min(0).default(33_000_000),
+  /** Position legs before this block belong to the V1 exchange era (the V1 → V2 cut-over, about 2026-04-28). */
+  ARCHIVE_V2_START_BLOCK: z.coerce.number().int().min(0).default(84_902_353),
   /** Stop after this block (a bounded backfill); absent: follow the chain. */
   ARCHIVE_END_BLOCK: z.coerce.number().int().min(0).optional(),
   /** eth_getLogs block ranges: the first size, and the bounds the adaptive size stays within. */
@@ -460,6 +462,7 @@ export interface ArchiveConfig {
   finalized: boolean;
   startBlock: number;
   endBlock: number | null;
+  v2StartBlock: number;
   range: { initial: number; max: number };
   requestsPerSecond: number;
   retries: number;
@@ -684,6 +687,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
           finalized: env.ARCHIVE_FINALIZED,
           startBlock: env.ARCHIVE_START_BLOCK,
           endBlock: env.ARCHIVE_END_BLOCK ?? null,
+          v2StartBlock: env.ARCHIVE_V2_START_BLOCK,
           range: { initial: Math.min(env.ARCHIVE_RANGE_INITIAL, env.ARCHIVE_RANGE_MAX), max: env.ARCHIVE_RANGE_MAX },
           requestsPerSecond: env.ARCHIVE_RPS,
           retries: env.ARCHIVE_RETRIES,
