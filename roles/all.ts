@@ -93,6 +93,31 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     ].join('\n'),
   );
 
+  if (config.archive) {
+    // With POLYGON_RPC_URL the chain is the source: the archive runs instead of the simulator.
+    const { archiveSink, runArchiveSource } = await import('./sources/archive/index.ts');
+    const durable = eventLog instanceof MemoryLog ? () => eventLog.drained(config.kafka.groupId, topics.all()) : async () => {};
+    readiness = { ready: false, detail: { phase: 'archive backfill' } };
+    await runArchiveSource({
+      config: config.archive,
+      log: log.child({ name: 'archive' }),
+      store,
+      signal,
+      sink: archiveSink({ publisher, producer, topics, store, durable }),
+      onCaughtUp: (progress) => {
+        readiness = { ready: true, detail: { phase: 'live', block: progress.nextBlock - 1, events_ingested: worker.pipeline.stats.events } };
+      },
+    });
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await app.close();
+    await gates.close();
+    await worker.stop();
+    await producer.close();
+    await eventLog.close();
+    await store.close();
+    return 0;
+  }
+
   // A restart resumes the same world: same genesis, from where it stopped publishing.
   const simulator = createSimulator({
     seed: config.simulator.seed,

@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS {db:Identifier}.archive_checkpoints
     source     String,
     block      UInt64,
     block_hash String,
-    updated_at DateTime64(3, 'UTC')
+    updated_at DateTime64(3, 'UTC') DEFAULT now64(3)
 )
 ENGINE = ReplacingMergeTree(block)
 ORDER BY source;

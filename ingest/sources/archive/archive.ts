@@ -98,7 +98,7 @@ export async function readCheckpoint(store: Store, source: string): Promise<numb
 }
 
 export async function writeCheckpoint(store: Store, source: string, block: number): Promise<void> {
-  await store.insert('archive_checkpoints', [{ source, block, block_hash: '', updated_at: Date.now() / 1000 }], `archive-checkpoint-${source}-${block}`);
+  await store.insert('archive_checkpoints', [{ source, block, block_hash: '' }], `archive-checkpoint-${source}-${block}`);
 }
 
 interface Waiting {
