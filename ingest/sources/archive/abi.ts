@@ -2,7 +2,7 @@
  * The events the archive reads, as human-readable ABI (viem parses them; we never hand-decode words).
  * Layouts and emitters: ../shared/data/polymarket/onchain/DECODING.md.
  */
-import { parseAbi, toEventSelector, type AbiEvent, type Hex } from 'viem';
+import { parseAbi, toEventSelector, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 
 /** CTF Exchange V1 (standard and NegRisk exchange): side implied by which asset id is 0. */
 export const exchangeV1Abi = parseAbi([
@@ -44,6 +44,9 @@ export interface KnownEvent {
   family: AbiFamily;
   event: AbiEvent;
   topic0: Hex;
+  /** The event's inputs split once: indexed ones come from topics 1.., the others from data. */
+  indexed: readonly AbiParameter[];
+  nonIndexed: readonly AbiParameter[];
 }
 
 const FAMILIES: Record<AbiFamily, readonly AbiEvent[]> = {
@@ -59,7 +62,9 @@ export const EVENTS_BY_TOPIC0: ReadonlyMap<string, KnownEvent> = new Map(
   Object.entries(FAMILIES).flatMap(([family, events]) =>
     events.map((event) => {
       const topic0 = toEventSelector(event);
-      return [topic0, { family: family as AbiFamily, event, topic0 }] as const;
+      const indexed = event.inputs.filter((input) => input.indexed);
+      const nonIndexed = event.inputs.filter((input) => !input.indexed);
+      return [topic0, { family: family as AbiFamily, event, topic0, indexed, nonIndexed }] as const;
     }),
   ),
 );

@@ -3,8 +3,8 @@
  * DECODING.md: 6-decimal amounts, the side of a V1 fill from which asset is 0, price = USD ÷ tokens, the
  * fee's unit (V2: USD; V1: a BUY's fee in tokens, a SELL's in USD), the trader is the `maker` topic.
  */
-import { decodeEventLog, hexToNumber, type Hex } from 'viem';
-import { EVENTS_BY_TOPIC0 } from './abi.ts';
+import { decodeAbiParameters, hexToNumber, type Hex } from 'viem';
+import { EVENTS_BY_TOPIC0, type KnownEvent } from './abi.ts';
 
 /** A log as eth_getLogs returns it (quantities hex-encoded). */
 export interface RawLog {
@@ -125,17 +125,35 @@ export function decodeLog(log: RawLog): DecodedLog | null {
   const position = positionOf(log);
   let args: Record<string, unknown>;
   try {
-    const decoded = decodeEventLog({
-      abi: [known.event],
-      topics: log.topics as [Hex, ...Hex[]],
-      data: log.data as Hex,
-      strict: true,
-    });
-    args = decoded.args as unknown as Record<string, unknown>;
+    args = decodeArgs(known, log);
   } catch (error) {
     throw new LogDecodeError(position, `${known.family}.${known.event.name}: ${(error as Error).message.split('\n')[0]}`);
   }
   return { ...position, ...interpret(known.family, known.event.name, args) };
+}
+
+/**
+ * What viem's decodeEventLog does, with the event already chosen by topic0: viem decodes each indexed topic
+ * and the data words; only the selector lookup (a keccak of the signature on every call) is done once, in
+ * the topic0 map.
+ */
+function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
+  const { indexed, nonIndexed, event } = known;
+  if (log.topics.length !== indexed.length + 1) throw new Error(`expected ${indexed.length + 1} topics, got ${log.topics.length}`);
+  const args: Record<string, unknown> = {};
+  indexed.forEach((input, index) => {
+    // Indexed dynamic types are hashed; none of ours are.
+    args[input.name!] = decodeAbiParameters([input], log.topics[index + 1] as Hex)[0];
+  });
+  if (nonIndexed.length > 0) {
+    const values = decodeAbiParameters(nonIndexed, log.data as Hex);
+    nonIndexed.forEach((input, index) => {
+      args[input.name!] = values[index];
+    });
+  } else if (log.data !== '0x' && log.data !== '') {
+    throw new Error(`${event.name} carries no data, got ${log.data.length} characters`);
+  }
+  return args;
 }
 
 function interpret(family: string, name: string, a: Record<string, unknown>): Decoded {

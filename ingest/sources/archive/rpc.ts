@@ -46,7 +46,7 @@ export class AbortedError extends Error {
   }
 }
 
-const RANGE_REFUSAL = /too many|more than [\d,]+ results|range (is )?too (large|wide)|block range|exceed(s|ed)? (the )?max|limit exceeded|response size|result set|too large|-32005|query timeout/i;
+const RANGE_REFUSAL = /too many|more than [\d,]+ results|range (is )?too (large|wide)|block range|exceed(s|ed)? (the )?max|limit exceeded|response size|response body exceeded|size limit|result set|too large|-32005|query timeout/i;
 const TIMEOUT = /timed? ?out|timeout/i;
 
 function describe(error: unknown): string {
