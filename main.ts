@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     return runKeys(config, log, rest);
   }
   if (role === 'archive') {
-    const { runArchive } = await import('./ingest/sources/archive/role.ts');
+    const { runArchive } = await import('./roles/archive.ts');
     return runArchive(config, log);
   }
 

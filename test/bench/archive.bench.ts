@@ -16,7 +16,7 @@ import { parseConfig } from '../../config.ts';
 import { MemoryLog } from '../../ingest/bus/memory.ts';
 import { TopicNames } from '../../ingest/contract/topics.ts';
 import { EventPublisher } from '../../ingest/publisher.ts';
-import { openMigratedStore } from '../../ingest/runtime.ts';
+import { openMigratedStore } from '../../roles/runtime.ts';
 import { EVENTS_BY_TOPIC0, INDEXED_TOPIC0S } from '../../ingest/sources/archive/abi.ts';
 import { Archive } from '../../ingest/sources/archive/archive.ts';
 import { decodeLog, type RawLog } from '../../ingest/sources/archive/decode.ts';

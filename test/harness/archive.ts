@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import type { Config } from '../../config.ts';
-import { withPublisher } from '../../ingest/runtime.ts';
+import { withPublisher } from '../../roles/runtime.ts';
 import { createLogger } from '../../log.ts';
 import { bodyOf, type TestApi } from './api.ts';
 import { reference, type ChainWorld } from './chain-world.ts';

@@ -182,9 +182,9 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     ];
     const at = emit(logs);
     const ts = timestampOf(at.block);
-    makers.forEach((maker, index) =>
-      fills.push({ txHash: at.txHash, logIndex: at.logIndexes[index]!, wallet: maker.wallet, conditionId: market.conditionId, side: makerSide, tokenSide, tokensMicro: maker.tokens, usdMicro: maker.usd, feeMicro: 0n, ts }),
-    );
+    makers.forEach((maker, index) => {
+      fills.push({ txHash: at.txHash, logIndex: at.logIndexes[index]!, wallet: maker.wallet, conditionId: market.conditionId, side: makerSide, tokenSide, tokensMicro: maker.tokens, usdMicro: maker.usd, feeMicro: 0n, ts });
+    });
     fills.push({ txHash: at.txHash, logIndex: at.logIndexes[makerCount]!, wallet: taker, conditionId: market.conditionId, side: takerSide, tokenSide, tokensMicro: tokens, usdMicro: usd, feeMicro: fee, ts });
 
     if (match % 7 === 3) {

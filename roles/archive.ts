@@ -4,15 +4,14 @@
  * checkpoint and is read for the token directory. Without, an in-process worker ingests them and an event
  * is durable once ingested.
  */
-import type { Config } from '../../../config.ts';
-import type { Logger } from '../../../log.ts';
-import { MemoryLog } from '../../bus/memory.ts';
-import { shutdownSignal } from '../../commands.ts';
-import { TopicNames } from '../../contract/topics.ts';
-import { EventPublisher } from '../../publisher.ts';
-import { openMigratedStore } from '../../runtime.ts';
-import { openEventLog, startIngestWorker } from '../../worker.ts';
-import { archiveSink, runArchiveSource } from './index.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { MemoryLog } from '../ingest/bus/memory.ts';
+import { TopicNames } from '../ingest/contract/topics.ts';
+import { EventPublisher } from '../ingest/publisher.ts';
+import { archiveSink, runArchiveSource } from '../ingest/sources/archive/index.ts';
+import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
+import { openMigratedStore, shutdownSignal } from './runtime.ts';
 
 export async function runArchive(config: Config, log: Logger): Promise<number> {
   if (!config.archive) {
