@@ -93,7 +93,7 @@ describe('archive: local node → topics → projections → REST', () => {
     node.reorgDepth = 3;
     node.head = world.firstBlock + 40;
     node.headStep = 6;
-    node.maxRange = 25;
+    node.maxRange = 60;
     node.slowMs = 1_500;
     let outage = false;
     node.fault = (call, serial) => {
