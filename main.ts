@@ -74,11 +74,6 @@ async function main(argv: string[]): Promise<number> {
     const { runKeys } = await import('./roles/keys.ts');
     return runKeys(config, log, rest);
   }
-  if (role === 'archive') {
-    const { runArchive } = await import('./roles/archive.ts');
-    return runArchive(config, log);
-  }
-
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -147,6 +142,10 @@ async function runRole(role: Exclude<Role, 'keys'>, config: Config, log: Logger,
       const { shutdownSignal } = await import('./roles/runtime.ts');
       const { runUpstream } = await import('./roles/upstream.ts');
       return runUpstream(config, log, shutdownSignal(log));
+    }
+    case 'archive': {
+      const { runArchive } = await import('./roles/archive.ts');
+      return runArchive(config, log);
     }
   }
 }

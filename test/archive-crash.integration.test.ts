@@ -40,6 +40,8 @@ describe('archive crash and restart', () => {
         ARCHIVE_RANGE_MAX: '4',
       }),
       LOG_LEVEL: 'info',
+      // Each process its own metrics port (any free one).
+      METRICS_PORT: '0',
     });
     delete environment.KAFKA_BROKERS;
 
