@@ -203,6 +203,64 @@ const environmentSchema = z.object({
   /** A wallet asked about by a client is tracked this long after its last request. */
   UPSTREAM_REQUEST_TTL_S: z.coerce.number().int().min(60).default(7 * 86_400),
 
+  /**
+   * The on-chain archive (role `archive`; with it set, `all` runs the archive instead of the simulator): one
+   * or more Polygon JSON-RPC endpoints, comma-separated, used in order with failover.
+   */
+  POLYGON_RPC_URL: z
+    .string()
+    .trim()
+    .transform((value, context): string[] | undefined => {
+      const urls = value.split(',').map((part) => part.trim()).filter(Boolean);
+      for (const url of urls) if (!/^(https?|wss?):\/\/[^\s]+$/.test(url)) context.addIssue({ code: 'custom', message: `"${url}" is not an http(s) or ws(s) URL` });
+      return urls.length === 0 ? undefined : urls;
+    })
+    .optional(),
+  /** Only blocks at least this deep below the head are read (reorg safety); 0 with ARCHIVE_FINALIZED. */
+  ARCHIVE_CONFIRMATIONS: z.coerce.number().int().min(0).max(10_000).default(64),
+  /** Read up to the node's `finalized` block instead of head − confirmations. */
+  ARCHIVE_FINALIZED: booleanFlag.default(false),
+  /** First block to read when there is no checkpoint (at or before the first contract's deployment). */
+  ARCHIVE_START_BLOCK: z.coerce.number().int().min(0).default(33_000_000),
+  /** Position legs before this block belong to the V1 exchange era (the V1 → V2 cut-over, about 2026-04-28). */
+  ARCHIVE_V2_START_BLOCK: z.coerce.number().int().min(0).default(84_902_353),
+  /** Stop after this block (a bounded backfill); absent: follow the chain. */
+  ARCHIVE_END_BLOCK: z.coerce.number().int().min(0).optional(),
+  /** eth_getLogs block ranges: the first size, and the bounds the adaptive size stays within. */
+  ARCHIVE_RANGE_INITIAL: z.coerce.number().int().min(1).default(500),
+  ARCHIVE_RANGE_MAX: z.coerce.number().int().min(1).default(5_000),
+  /** Requests per second to the node, all endpoints together. */
+  ARCHIVE_RPS: z.coerce.number().positive().default(10),
+  /** Bounded retries of one request (exponential backoff with jitter) before the archive stops with the error. */
+  ARCHIVE_RETRIES: z.coerce.number().int().min(0).max(30).default(8),
+  ARCHIVE_RETRY_BASE_MS: z.coerce.number().int().min(1).default(500),
+  ARCHIVE_RETRY_MAX_MS: z.coerce.number().int().min(1).default(30_000),
+  /** One request slower than this is a timeout (and halves the range). */
+  ARCHIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** How often the head is polled once the archive has caught up. */
+  ARCHIVE_POLL_MS: z.coerce.number().int().min(10).default(2_000),
+  /** A fill of a token no market claims waits this long (for a TokenRegistered or a tokens event) before it is dead-lettered. */
+  ARCHIVE_UNKNOWN_TOKEN_WAIT_S: z.coerce.number().int().min(0).default(600),
+  /** …and at most this many wait at once (the oldest are dead-lettered first). */
+  ARCHIVE_PENDING_MAX: z.coerce.number().int().min(0).default(100_000),
+  /** Name of this archive's checkpoint (several archives, e.g. a v1 backfill, on one store). */
+  ARCHIVE_SOURCE: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).default('polygon'),
+  ARCHIVE_CTF_EXCHANGE: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default('0x4bfb41d5b3570defd03c39a9a4d8de6bd8b8982e'),
+  ARCHIVE_NEG_RISK_EXCHANGE: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default('0xc5d563a36ae78145c45a50134d48a1215220f80a'),
+  ARCHIVE_CTF_EXCHANGE_V2: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default('0xe111180000d2663c0091e4f400237545b87b996b'),
+  ARCHIVE_NEG_RISK_EXCHANGE_V2: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default('0xe2222d279d744050d28e00520010520000310f59'),
+  ARCHIVE_CONDITIONAL_TOKENS: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default('0x4d97dcd97ec945f40cf65f87097ace5ea0476045'),
+  ARCHIVE_NEG_RISK_ADAPTER: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default('0xd91e80cf2e7be2e162c6513ced06f1dd0da35296'),
+  /** Collaterals whose position ids name outcome 0 of a registered token pair: USDC.e, the NegRisk wrapped collateral, pUSD. */
+  ARCHIVE_COLLATERALS: z
+    .string()
+    .default('0x2791bca1f2de4661ed88a30c99a7a9449aa84174,0x3a3bd7bb9528e159577f7c2e685cc81a765002e2,0xc011a7e12a19f7b1f670d46f03b03f3342e82dfb')
+    .transform((value, context) => {
+      const list = value.split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
+      for (const address of list) if (!/^0x[0-9a-f]{40}$/.test(address)) context.addIssue({ code: 'custom', message: `"${address}" is not an address` });
+      return list;
+    }),
+
   SIM_SEED: z.coerce.number().int().default(20261121),
   SIM_BACKFILL_DAYS: z.coerce.number().min(0).max(60).default(2),
   SIM_LIVE: booleanFlag.default(true),
@@ -403,6 +461,35 @@ export interface PageLimits {
   maxLimit: number;
 }
 
+export interface ArchiveConfig {
+  rpcUrls: readonly string[];
+  source: string;
+  confirmations: number;
+  finalized: boolean;
+  startBlock: number;
+  endBlock: number | null;
+  v2StartBlock: number;
+  range: { initial: number; max: number };
+  requestsPerSecond: number;
+  retries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  timeoutMs: number;
+  pollMs: number;
+  unknownTokenWaitSeconds: number;
+  pendingMax: number;
+  /** Lower-case addresses. The exchanges' own addresses are never traders. */
+  contracts: {
+    ctfExchange: `0x${string}`;
+    negRiskExchange: `0x${string}`;
+    ctfExchangeV2: `0x${string}`;
+    negRiskExchangeV2: `0x${string}`;
+    conditionalTokens: `0x${string}`;
+    negRiskAdapter: `0x${string}`;
+  };
+  collaterals: readonly `0x${string}`[];
+}
+
 /** Parses an environment into the typed configuration; throws a readable error on invalid input. */
 export function parseConfig(environment: Record<string, string | undefined>): Config {
   const parsed = environmentSchema.safeParse(environment);
@@ -600,6 +687,35 @@ function configOf(env: z.output<typeof environmentSchema>) {
       genesisTs: env.SIM_GENESIS_TS,
       stopTs: env.SIM_STOP_TS,
     },
+    archive: (env.POLYGON_RPC_URL
+      ? {
+          rpcUrls: env.POLYGON_RPC_URL,
+          source: env.ARCHIVE_SOURCE,
+          confirmations: env.ARCHIVE_CONFIRMATIONS,
+          finalized: env.ARCHIVE_FINALIZED,
+          startBlock: env.ARCHIVE_START_BLOCK,
+          endBlock: env.ARCHIVE_END_BLOCK ?? null,
+          v2StartBlock: env.ARCHIVE_V2_START_BLOCK,
+          range: { initial: Math.min(env.ARCHIVE_RANGE_INITIAL, env.ARCHIVE_RANGE_MAX), max: env.ARCHIVE_RANGE_MAX },
+          requestsPerSecond: env.ARCHIVE_RPS,
+          retries: env.ARCHIVE_RETRIES,
+          retryBaseMs: env.ARCHIVE_RETRY_BASE_MS,
+          retryMaxMs: env.ARCHIVE_RETRY_MAX_MS,
+          timeoutMs: env.ARCHIVE_TIMEOUT_MS,
+          pollMs: env.ARCHIVE_POLL_MS,
+          unknownTokenWaitSeconds: env.ARCHIVE_UNKNOWN_TOKEN_WAIT_S,
+          pendingMax: env.ARCHIVE_PENDING_MAX,
+          contracts: {
+            ctfExchange: env.ARCHIVE_CTF_EXCHANGE.toLowerCase() as `0x${string}`,
+            negRiskExchange: env.ARCHIVE_NEG_RISK_EXCHANGE.toLowerCase() as `0x${string}`,
+            ctfExchangeV2: env.ARCHIVE_CTF_EXCHANGE_V2.toLowerCase() as `0x${string}`,
+            negRiskExchangeV2: env.ARCHIVE_NEG_RISK_EXCHANGE_V2.toLowerCase() as `0x${string}`,
+            conditionalTokens: env.ARCHIVE_CONDITIONAL_TOKENS.toLowerCase() as `0x${string}`,
+            negRiskAdapter: env.ARCHIVE_NEG_RISK_ADAPTER.toLowerCase() as `0x${string}`,
+          },
+          collaterals: env.ARCHIVE_COLLATERALS as `0x${string}`[],
+        }
+      : null) as ArchiveConfig | null,
     plans: PLANS,
   };
 }

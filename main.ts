@@ -11,6 +11,7 @@
  *   migrate   apply the ClickHouse migrations and exit
  *   keys      admin: mint, revoke and list the API keys of an account (publishes account events)
  *   upstream  poll Polymarket's public APIs (markets, profiles, equity, fills, leaderboard) and publish them
+ *   archive   index Polymarket's fills, legs and resolutions from Polygon (POLYGON_RPC_URL)
  *
  * Configuration comes from the environment (config.ts); see the README for every variable.
  */
@@ -22,7 +23,7 @@ import { createLogger, type Logger } from './log.ts';
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
 const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream']);
 
-const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate', 'keys', 'upstream'] as const;
+const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate', 'keys', 'upstream', 'archive'] as const;
 type Role = (typeof ROLES)[number];
 
 const USAGE = `usage: main.ts <role> [options]
@@ -37,6 +38,7 @@ roles:
                                         import Polymarket data-API exports (CSV, JSON, JSONL, .gz)
   migrate                               apply ClickHouse migrations and exit
   upstream                              poll Polymarket's public APIs and publish what they say (UPSTREAM_* config)
+  archive                               index Polygon logs (POLYGON_RPC_URL) into the topics; resumes from its checkpoint
   keys mint --user <account_id> [--plan basic|pro|max] --label <label> [--name <display name>] [--founder|--no-founder]
                                         create/update the account, mint a key, print it once on stdout
   keys revoke --key-id <key_id> | --user <account_id> --last4 <xxxx>
@@ -72,7 +74,6 @@ async function main(argv: string[]): Promise<number> {
     const { runKeys } = await import('./roles/keys.ts');
     return runKeys(config, log, rest);
   }
-
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -141,6 +142,10 @@ async function runRole(role: Exclude<Role, 'keys'>, config: Config, log: Logger,
       const { shutdownSignal } = await import('./roles/runtime.ts');
       const { runUpstream } = await import('./roles/upstream.ts');
       return runUpstream(config, log, shutdownSignal(log));
+    }
+    case 'archive': {
+      const { runArchive } = await import('./roles/archive.ts');
+      return runArchive(config, log);
     }
   }
 }

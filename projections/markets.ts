@@ -19,7 +19,10 @@ export const marketRowSchema = z.object({
   title: z.string(),
   outcome: z.string().meta({ description: 'Name of token 1.' }),
   resolved: z.boolean(),
-  winner: z.string().nullable().meta({ description: 'Name of the winning token; null while the market is open.' }),
+  winner: z
+    .string()
+    .nullable()
+    .meta({ description: 'Name of the winning token; after a split payout (no winner, e.g. 50/50) the percent each token paid, token 1 first: "50/50"; null while the market is open.' }),
   last_traded_at: epochSeconds.meta({ description: "The trader's last activity in this market (epoch seconds)." }),
   trader_last_action: z
     .enum(['BUY', 'SELL'])
@@ -29,7 +32,7 @@ export const marketRowSchema = z.object({
   fills_count: z.int().min(0),
   pnl_usd: z.number().meta({
     description:
-      'Resolved: the result. Open: cash flow (money deployed counts as spent); the standing of an open market is pnl_marked_usd. Includes mint, split and redemption legs that never appear as fills.',
+      'Resolved: the result (unredeemed tokens at what they paid: 1.00 for the winner, 0.50 each after a 50/50 split payout). Open: cash flow (money deployed counts as spent); the standing of an open market is pnl_marked_usd. Includes mint, split and redemption legs that never appear as fills, and is net of the fees the fills paid.',
   }),
   open: z.boolean(),
   volume_usd: z.number().meta({ description: 'Buy plus sell notional of the fills.' }),
@@ -58,7 +61,7 @@ export const marketHeaderSchema = z.object({
   outcome: z.string().meta({ description: 'Name of token 1.' }),
   outcome2: z.string().meta({ description: 'Name of token 2.' }),
   resolved: z.boolean(),
-  winner: z.string().nullable().meta({ description: 'Name of the winning token; null while open.' }),
+  winner: z.string().nullable().meta({ description: 'Name of the winning token; "50/50" (percent paid per token, token 1 first) after a split payout; null while open.' }),
   pnl_usd: z.number().meta({ description: "The trader's result (resolved) or cash flow (open) in this market." }),
   open: z.boolean(),
 });
@@ -126,7 +129,7 @@ export interface TraderMarketDetail {
 /** The trader_markets columns a market row is built from (read FINAL: the latest recomputation). */
 const ROW_COLUMNS = `
         condition_id, last_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
-        net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, pnl_usd`;
+        net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, up_payout, pnl_usd`;
 
 /**
  * The wallet's markets within a history depth: the first `{history_depth}` of the recency order (last
@@ -263,14 +266,22 @@ interface TraderMarketRow {
   cash_flow_usd: number;
   resolved: boolean;
   winner_token_side: number;
+  /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
+  up_payout: number | null;
   pnl_usd: number;
 }
 
-function winnerName(row: { resolved: boolean; winner_token_side: number; outcome1: string; outcome2: string }): string | null {
+/**
+ * The winning token's name; for a split payout (no winner, e.g. payouts [1, 1]) the percent each token paid,
+ * token 1 first: "50/50".
+ */
+export function winnerName(row: { resolved: boolean; winner_token_side: number; up_payout: number | null; outcome1: string; outcome2: string }): string | null {
   if (!row.resolved) return null;
   if (row.winner_token_side === 1) return row.outcome1;
   if (row.winner_token_side === 2) return row.outcome2;
-  return null;
+  if (row.up_payout === null) return null;
+  const percent1 = Math.round(row.up_payout * 100);
+  return `${percent1}/${100 - percent1}`;
 }
 
 function lastAction(action: string): 'BUY' | 'SELL' | null {
@@ -420,6 +431,7 @@ const HEADER_COLUMNS = `
     m.outcome2 AS outcome2,
     tm.resolved AS resolved,
     tm.winner_token_side AS winner_token_side,
+    tm.up_payout AS up_payout,
     tm.pnl_usd AS pnl_usd`;
 
 /** Point lookups by primary key: the wallet's row of the market, and the market's metadata. */
@@ -427,7 +439,7 @@ const READ_MARKET_HEADER = `
 SELECT ${HEADER_COLUMNS}
 FROM
 (
-    SELECT condition_id, resolved, winner_token_side, pnl_usd
+    SELECT condition_id, resolved, winner_token_side, up_payout, pnl_usd
     FROM {db:Identifier}.trader_markets FINAL
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
 ) AS tm
@@ -487,7 +499,7 @@ SELECT
 FROM
 (
     SELECT
-        condition_id, resolved, winner_token_side, pnl_usd,
+        condition_id, resolved, winner_token_side, up_payout, pnl_usd,
         fills_count, buy_count, sell_count, buy_usd, sell_usd, buy_tokens, buy_up_price_tokens,
         side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
         side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
@@ -534,6 +546,8 @@ interface HeaderRow {
   outcome2: string;
   resolved: boolean;
   winner_token_side: number;
+  /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
+  up_payout: number | null;
   pnl_usd: number;
 }
 

@@ -39,13 +39,18 @@ export function snapToLadder(seconds: number): Fidelity {
 }
 
 export interface Resolution {
-  winnerTokenSide: 1 | 2;
+  /** Null: a split payout (no winner). */
+  winnerTokenSide: 1 | 2 | null;
   ts: number;
+  /** A split payout: what one token 1 paid (0.5 for numerators [1, 1]). */
+  upPayout?: number;
 }
 
-/** The level a resolved market is pinned at: 1.00 when token 1 won, else 0.00. */
+/** The level a resolved market is pinned at: 1.00 when token 1 won, 0.00 when token 2 won, a split payout's token-1 share (0.50). */
 export function winnerLevel(resolution: Resolution): number {
-  return resolution.winnerTokenSide === 1 ? 1 : 0;
+  if (resolution.winnerTokenSide === 1) return 1;
+  if (resolution.winnerTokenSide === 2) return 0;
+  return resolution.upPayout ?? 0.5;
 }
 
 /**
@@ -107,19 +112,22 @@ export interface MarketTimes {
 
 /** Three point lookups in one statement: metadata, trade span (marks), resolution; absent parts yield no row. */
 const READ_MARKET_TIMES = `
-SELECT 'meta' AS part, title_start_ts AS first, toNullable(toUInt32(0)) AS second, outcome1 AS name1, outcome2 AS name2
+SELECT 'meta' AS part, title_start_ts AS first, toNullable(toUInt32(0)) AS second, outcome1 AS name1, outcome2 AS name2,
+       toNullable(toFloat64(0)) AS up_payout
 FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}
 UNION ALL
-SELECT 'trades', toNullable(min(first_ts)), toNullable(max(last_ts)), '', ''
+SELECT 'trades', toNullable(min(first_ts)), toNullable(max(last_ts)), '', '', toNullable(toFloat64(0))
 FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}
 HAVING count() > 0
 UNION ALL
-SELECT 'resolution', toNullable(toUInt32(winner_token_side)), toNullable(ts), '', ''
+SELECT 'resolution', toNullable(toUInt32(winner_token_side)), toNullable(ts), '', '',
+       -- a split payout (winner 0): token 1's share of the numerators; NULL when none were reported (not resolved)
+       if(coalesce(payout1, 0) + coalesce(payout2, 0) > 0, toNullable(coalesce(payout1, 0) / (coalesce(payout1, 0) + coalesce(payout2, 0))), NULL)
 FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}`;
 
 /** The market's times, or null when the market is unknown (no metadata and no trades). */
 export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
-  const parts = await store.query<{ part: string; first: number | null; second: number | null; name1: string; name2: string }>(READ_MARKET_TIMES, {
+  const parts = await store.query<{ part: string; first: number | null; second: number | null; name1: string; name2: string; up_payout: number | null }>(READ_MARKET_TIMES, {
     condition_id: conditionId,
   });
   const meta = parts.find((part) => part.part === 'meta');
@@ -134,7 +142,14 @@ export async function readMarketTimes(store: Store, conditionId: string): Promis
     outcome2: meta?.name2 ?? '',
     firstTradeTs: trades?.first ?? null,
     lastTradeTs: trades?.second ?? null,
-    resolution: (winner === 1 || winner === 2) && resolution?.second != null ? { winnerTokenSide: winner, ts: resolution.second } : null,
+    resolution:
+      resolution?.second == null
+        ? null
+        : winner === 1 || winner === 2
+          ? { winnerTokenSide: winner, ts: resolution.second }
+          : resolution.up_payout !== null
+            ? { winnerTokenSide: null, ts: resolution.second, upPayout: resolution.up_payout }
+            : null,
   };
 }
 

@@ -150,7 +150,10 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   let ready = false;
   let rollupsSettled = false;
   const gates = openGateStore(config, log);
+  // With POLYGON_RPC_URL the archive is the source, and its progress is the readiness.
+  let archiveReadiness: Readiness | undefined;
   const readiness = async (): Promise<Readiness> => {
+    if (archiveReadiness) return archiveReadiness;
     const waitingFor: string[] = [];
     if (!demoInStore) waitingFor.push('demo accounts and keys to reach the store');
     if (world.resumeFromTs < world.backfillUntilTs) {
@@ -189,6 +192,32 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       '',
     ].join('\n'),
   );
+
+  if (config.archive) {
+    // With POLYGON_RPC_URL the chain is the source: the archive runs instead of the simulator.
+    const { archiveSink, runArchiveSource } = await import('../ingest/sources/archive/index.ts');
+    const durable = eventLog instanceof MemoryLog ? () => eventLog.drained(config.kafka.groupId, topics.all()) : async () => {};
+    archiveReadiness = { ready: false, detail: { phase: 'archive backfill' } };
+    await runArchiveSource({
+      config: config.archive,
+      log: log.child({ name: 'archive' }),
+      store,
+      signal,
+      sink: archiveSink({ publisher, producer, topics, store, durable }),
+      onCaughtUp: (progress) => {
+        archiveReadiness = { ready: true, detail: { phase: 'live', block: progress.nextBlock - 1, events_ingested: worker.pipeline.stats.events } };
+      },
+    });
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await app.close();
+    await gates.close();
+    await worker.stop();
+    await producer.close();
+    await eventLog.close();
+    await store.close();
+    return 0;
+  }
+
 
   // Ready once the demo accounts and the demo backfill are in the store and the rollups caught up with
   // them: on a restart whose store already holds the backfill, as soon as the store is open and swept.

@@ -15,6 +15,11 @@
   if (market.resolved && market.winner != null) {
     if (market.winner === market.outcome) winnerLevel = 1;
     else if (market.winner === market.outcome2) winnerLevel = 0;
+    else {
+      // a split payout names the percent each token paid, token 1 first ("50/50"): the level token 1 paid
+      var split = /^(\d+)\/(\d+)$/.exec(market.winner);
+      if (split) winnerLevel = Number(split[1]) / 100;
+    }
   }
   var MAX_VIEW_BUCKETS = 900;
   var state = { theme: root.getAttribute('data-theme') || 'night', from: series.from_ts, to: Math.max(series.to_ts, series.from_ts + 1), slab: slabs[0] };

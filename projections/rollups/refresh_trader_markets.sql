@@ -1,5 +1,10 @@
 -- Recomputes trader_markets for the (wallet, market) pairs staged in rollup_keys under the given batches, from the
 -- deduplicated fills and legs. The `wallet IN (…)` condition narrows the primary-key range.
+--
+-- Fees: cash flow and pnl are net of the fees the fills paid (fee_usd); volumes and the fills' usd are notional.
+-- Resolutions: a winner (token 1 or 2) pays 1.00 per winning token; a split payout (numerators [1, 1]: no
+-- winner) pays each token its share, up_payout = payout1 / (payout1 + payout2) per token 1 and the rest per
+-- token 2. A resolved market's pnl is its cash flow plus the unredeemed tokens at what they pay.
 INSERT INTO {db:Identifier}.trader_markets
 SELECT
     m.wallet AS wallet,
@@ -10,19 +15,26 @@ SELECT
     m.legs_count, m.split_usd, m.split_tokens, m.merge_usd, m.merge_tokens, m.redeem_usd, m.redeem_tokens,
     m.first_fill_ts, m.last_fill_ts, m.first_ts, m.last_ts,
     m.last_action, m.last_price, m.last_token_side,
-    -- a redemption burns winning tokens; before the resolution is known it cannot be attributed
-    m.side1_buy_tokens - m.side1_sell_tokens + m.split_tokens - m.merge_tokens
-        - if(r.winner_token_side = 1, m.redeem_tokens, 0) AS net_tokens1,
-    m.side2_buy_tokens - m.side2_sell_tokens + m.split_tokens - m.merge_tokens
-        - if(r.winner_token_side = 2, m.redeem_tokens, 0) AS net_tokens2,
-    m.sell_usd + m.merge_usd + m.redeem_usd - m.buy_usd - m.split_usd AS cash_flow_usd,
-    r.winner_token_side != 0 AS resolved,
+    -- a redemption burns winning tokens; before the resolution is known it cannot be attributed. A split payout's
+    -- redemption burns both sides and the chain reports only the USD: the share of the holdings redeemed is that
+    -- USD over their value (exact when a holder redeems everything, as redeemPositions does).
+    multiIf(r.winner_token_side = 1, m.held1 - m.redeem_tokens,
+            r.winner_token_side = 2, m.held1,
+            m.held1 * (1 - (if(r.up_level IS NOT NULL AND m.held1 * r.up_level + m.held2 * (1 - r.up_level) > 0,
+                               least(1., m.redeem_usd / (m.held1 * r.up_level + m.held2 * (1 - r.up_level))), 0.) AS split_redeemed_share))
+    ) AS net_tokens1,
+    multiIf(r.winner_token_side = 2, m.held2 - m.redeem_tokens,
+            r.winner_token_side = 1, m.held2,
+            m.held2 * (1 - split_redeemed_share)) AS net_tokens2,
+    m.sell_usd + m.merge_usd + m.redeem_usd - m.buy_usd - m.split_usd - m.fee_usd AS cash_flow_usd,
+    r.up_level IS NOT NULL AS resolved,
     r.winner_token_side AS winner_token_side,
-    multiIf(r.winner_token_side = 1, cash_flow_usd + net_tokens1,
-            r.winner_token_side = 2, cash_flow_usd + net_tokens2,
-            cash_flow_usd) AS pnl_usd,
+    if(resolved, cash_flow_usd + net_tokens1 * assumeNotNull(r.up_level) + net_tokens2 * (1 - assumeNotNull(r.up_level)),
+       cash_flow_usd) AS pnl_usd,
     m.market_era AS era,
-    (toUInt64(m.fills_count) + m.legs_count) * 2 + (r.winner_token_side != 0) AS version
+    (toUInt64(m.fills_count) + m.legs_count) * 2 + toUInt8(resolved) AS version,
+    m.fee_usd AS fee_usd,
+    r.up_level AS up_payout
 FROM
 (
     SELECT
@@ -54,6 +66,9 @@ FROM
         sumIf(tokens, kind = 'MERGE') AS merge_tokens,
         sumIf(usd, kind = 'REDEEM') AS redeem_usd,
         sumIf(tokens, kind = 'REDEEM') AS redeem_tokens,
+        sumIf(fee_usd, kind = 'FILL') AS fee_usd,
+        side1_buy_tokens - side1_sell_tokens + split_tokens - merge_tokens AS held1,
+        side2_buy_tokens - side2_sell_tokens + split_tokens - merge_tokens AS held2,
         if(fills_count = 0, NULL, minIf(ts, kind = 'FILL')) AS first_fill_ts,
         if(fills_count = 0, NULL, maxIf(ts, kind = 'FILL')) AS last_fill_ts,
         min(ts) AS first_ts,
@@ -64,14 +79,14 @@ FROM
         if(countIf(era = 'v2') > 0, 'v2', 'v1') AS market_era
     FROM
     (
-        SELECT wallet, condition_id, 'FILL' AS kind, side, token_side, up_price, size_tokens AS tokens, usd, ts,
+        SELECT wallet, condition_id, 'FILL' AS kind, side, token_side, up_price, size_tokens AS tokens, usd, fee_usd, ts,
                fill_id AS id, era
         FROM {db:Identifier}.fills FINAL
         WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
           AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
         UNION ALL
-        SELECT wallet, condition_id, kind, '' AS side, toUInt8(0) AS token_side, toFloat64(0) AS up_price, tokens, usd, ts,
-               leg_id AS id, era
+        SELECT wallet, condition_id, kind, '' AS side, toUInt8(0) AS token_side, toFloat64(0) AS up_price, tokens, usd,
+               toFloat64(0) AS fee_usd, ts, leg_id AS id, era
         FROM {db:Identifier}.position_legs FINAL
         WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
           AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
@@ -80,7 +95,11 @@ FROM
 ) AS m
 LEFT JOIN
 (
-    SELECT condition_id, winner_token_side
+    SELECT condition_id, winner_token_side,
+           -- what one token 1 pays: 1 or 0 with a winner, its numerator's share in a split payout; NULL: not resolved
+           multiIf(winner_token_side = 1, 1., winner_token_side = 2, 0.,
+                   coalesce(payout1, 0) + coalesce(payout2, 0) > 0, coalesce(payout1, 0) / (coalesce(payout1, 0) + coalesce(payout2, 0)),
+                   NULL) AS up_level
     FROM {db:Identifier}.market_resolutions FINAL
     WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
 ) AS r ON r.condition_id = m.condition_id

@@ -1,0 +1,92 @@
+/**
+ * The events the archive reads, as human-readable ABI (viem parses them; we never hand-decode words).
+ * Layouts and emitters: ../shared/data/polymarket/onchain/DECODING.md.
+ */
+import { parseAbi, toEventSelector, type AbiEvent, type AbiParameter, type Hex } from 'viem';
+
+/** CTF Exchange V1 (standard and NegRisk exchange): side implied by which asset id is 0. */
+export const exchangeV1Abi = parseAbi([
+  'event OrderFilled(bytes32 indexed orderHash, address indexed maker, address indexed taker, uint256 makerAssetId, uint256 takerAssetId, uint256 makerAmountFilled, uint256 takerAmountFilled, uint256 fee)',
+  'event OrdersMatched(bytes32 indexed takerOrderHash, address indexed takerOrderMaker, uint256 makerAssetId, uint256 takerAssetId, uint256 makerAmountFilled, uint256 takerAmountFilled)',
+  'event TokenRegistered(uint256 indexed token0, uint256 indexed token1, bytes32 indexed conditionId)',
+]);
+
+/** CTF Exchange V2 (V2 and NegRisk V2): an explicit side, one token id, the fee in USD. */
+export const exchangeV2Abi = parseAbi([
+  'event OrderFilled(bytes32 indexed orderHash, address indexed maker, address indexed taker, uint8 side, uint256 tokenId, uint256 makerAmountFilled, uint256 takerAmountFilled, uint256 fee, bytes32 builder, bytes32 metadata)',
+]);
+
+/** Gnosis ConditionalTokens as deployed for Polymarket. */
+export const conditionalTokensAbi = parseAbi([
+  'event PositionSplit(address indexed stakeholder, address collateralToken, bytes32 indexed parentCollectionId, bytes32 indexed conditionId, uint256[] partition, uint256 amount)',
+  'event PositionsMerge(address indexed stakeholder, address collateralToken, bytes32 indexed parentCollectionId, bytes32 indexed conditionId, uint256[] partition, uint256 amount)',
+  'event PayoutRedemption(address indexed redeemer, address indexed collateralToken, bytes32 indexed parentCollectionId, bytes32 conditionId, uint256[] indexSets, uint256 payout)',
+  'event ConditionResolution(bytes32 indexed conditionId, address indexed oracle, bytes32 indexed questionId, uint256 outcomeSlotCount, uint256[] payoutNumerators)',
+  'event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',
+  'event TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values)',
+]);
+
+/** The NegRiskAdapter: splits, merges and redemptions of neg-risk markets on behalf of their users. */
+export const negRiskAdapterAbi = parseAbi([
+  'event PositionSplit(address indexed stakeholder, bytes32 indexed conditionId, uint256 amount)',
+  'event PositionsMerge(address indexed stakeholder, bytes32 indexed conditionId, uint256 amount)',
+  'event PositionsConverted(address indexed stakeholder, bytes32 indexed marketId, uint256 indexed indexSet, uint256 amount)',
+  'event PayoutRedemption(address indexed redeemer, bytes32 indexed conditionId, uint256[] amounts, uint256 payout)',
+]);
+
+/** ERC-20 transfers (USDC.e payouts): decoded for completeness, not indexed. */
+export const erc20Abi = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);
+
+/** The contract family an event belongs to; one topic0 can only mean one event here. */
+export type AbiFamily = 'exchangeV1' | 'exchangeV2' | 'conditionalTokens' | 'negRiskAdapter' | 'erc20';
+
+export interface KnownEvent {
+  family: AbiFamily;
+  event: AbiEvent;
+  topic0: Hex;
+  /** The event's inputs split once: indexed ones come from topics 1.., the others from data. */
+  indexed: readonly AbiParameter[];
+  nonIndexed: readonly AbiParameter[];
+}
+
+const FAMILIES: Record<AbiFamily, readonly AbiEvent[]> = {
+  exchangeV1: exchangeV1Abi,
+  exchangeV2: exchangeV2Abi,
+  conditionalTokens: conditionalTokensAbi,
+  negRiskAdapter: negRiskAdapterAbi,
+  erc20: erc20Abi,
+};
+
+/** topic0 → event, built once. */
+export const EVENTS_BY_TOPIC0: ReadonlyMap<string, KnownEvent> = new Map(
+  Object.entries(FAMILIES).flatMap(([family, events]) =>
+    events.map((event) => {
+      const topic0 = toEventSelector(event);
+      const indexed = event.inputs.filter((input) => input.indexed);
+      const nonIndexed = event.inputs.filter((input) => !input.indexed);
+      return [topic0, { family: family as AbiFamily, event, topic0, indexed, nonIndexed }] as const;
+    }),
+  ),
+);
+
+export function topic0Of(family: AbiFamily, name: string): Hex {
+  for (const known of EVENTS_BY_TOPIC0.values()) if (known.family === family && known.event.name === name) return known.topic0;
+  throw new Error(`no event ${family}.${name}`);
+}
+
+/** The topic0s the archive asks the node for (never OrdersMatched: it repeats the taker leg). */
+export const INDEXED_TOPIC0S = {
+  exchange: [topic0Of('exchangeV1', 'OrderFilled'), topic0Of('exchangeV2', 'OrderFilled'), topic0Of('exchangeV1', 'TokenRegistered')],
+  conditionalTokens: [
+    topic0Of('conditionalTokens', 'PositionSplit'),
+    topic0Of('conditionalTokens', 'PositionsMerge'),
+    topic0Of('conditionalTokens', 'PayoutRedemption'),
+    topic0Of('conditionalTokens', 'ConditionResolution'),
+  ],
+  negRiskAdapter: [
+    topic0Of('negRiskAdapter', 'PositionSplit'),
+    topic0Of('negRiskAdapter', 'PositionsMerge'),
+    topic0Of('negRiskAdapter', 'PositionsConverted'),
+    topic0Of('negRiskAdapter', 'PayoutRedemption'),
+  ],
+} as const;

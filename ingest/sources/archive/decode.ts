@@ -1,0 +1,293 @@
+/**
+ * One Polygon log in, one domain fact out. viem decodes the ABI; this module only applies the rules of
+ * DECODING.md: 6-decimal amounts, the side of a V1 fill from which asset is 0, price = USD ÷ tokens, the
+ * fee's unit (V2: USD; V1: a BUY's fee in tokens, a SELL's in USD), the trader is the `maker` topic.
+ */
+import { decodeAbiParameters, hexToNumber, type Hex } from 'viem';
+import { EVENTS_BY_TOPIC0, type KnownEvent } from './abi.ts';
+
+/** A log as eth_getLogs returns it (quantities hex-encoded). */
+export interface RawLog {
+  address: string;
+  topics: readonly string[];
+  data: string;
+  blockNumber: string;
+  transactionHash: string;
+  logIndex?: string;
+  /** Newer nodes add the block's timestamp to each log. */
+  blockTimestamp?: string;
+  blockHash?: string;
+  removed?: boolean;
+}
+
+/** Where a log sits on chain. */
+export interface LogPosition {
+  address: Hex;
+  txHash: Hex;
+  logIndex: number;
+  blockNumber: number;
+  /** Epoch seconds, when the log carried it (otherwise the archive reads the block header). */
+  blockTimestamp: number | null;
+}
+
+/** USDC and outcome tokens both have 6 decimals. */
+const UNIT = 1e6;
+
+export function fromUnits(amount: bigint): number {
+  return Number(amount) / UNIT;
+}
+
+export type Decoded =
+  | {
+      kind: 'orderFilled';
+      era: 'v1' | 'v2';
+      orderHash: Hex;
+      /** The order's owner: the trader of this fill. */
+      maker: Hex;
+      /** The counterparty: the taker order's owner, or the exchange itself on the taker's own-order leg. */
+      taker: Hex;
+      tokenId: bigint;
+      side: 'BUY' | 'SELL';
+      tokens: number;
+      usd: number;
+      /** USD ÷ tokens, in the token's own frame. */
+      price: number;
+      /** The fee in its own unit, as the log states it. */
+      fee: number;
+      feeUnit: 'usd' | 'tokens';
+      /** The fee in USD (a fee in tokens at this fill's price). */
+      feeUsd: number;
+    }
+  | { kind: 'ordersMatched' }
+  | { kind: 'tokenRegistered'; token0: bigint; token1: bigint; conditionId: Hex }
+  | {
+      kind: 'split' | 'merge';
+      source: 'ctf' | 'negRiskAdapter';
+      stakeholder: Hex;
+      conditionId: Hex;
+      /** USDC in (split) or out (merge); also the tokens of each side created or burned. */
+      usd: number;
+      /** CTF only: the collateral and whether it is the plain binary partition [1, 2] of a top-level position. */
+      collateral: Hex | null;
+      binaryTopLevel: boolean;
+    }
+  | {
+      kind: 'redemption';
+      source: 'ctf' | 'negRiskAdapter';
+      redeemer: Hex;
+      conditionId: Hex;
+      usd: number;
+      collateral: Hex | null;
+      topLevel: boolean;
+      /** CTF: the index sets redeemed. */
+      indexSets: readonly bigint[];
+      /** NegRiskAdapter: the tokens redeemed per outcome slot (6 decimals). */
+      amounts: readonly number[];
+    }
+  | { kind: 'resolution'; conditionId: Hex; oracle: Hex; questionId: Hex; outcomeSlotCount: number; payoutNumerators: readonly bigint[] }
+  | { kind: 'converted'; stakeholder: Hex; marketId: Hex; indexSet: bigint; usd: number }
+  | { kind: 'transfer1155'; operator: Hex; from: Hex; to: Hex; ids: readonly bigint[]; values: readonly bigint[] }
+  | { kind: 'transfer20'; from: Hex; to: Hex; value: bigint }
+  /** A log of a known event that is not a fill we can use (both asset ids set, nothing filled). */
+  | { kind: 'unsupported'; reason: string };
+
+export type DecodedLog = Decoded & LogPosition;
+
+export class LogDecodeError extends Error {
+  constructor(
+    readonly position: Partial<LogPosition>,
+    readonly reason: string,
+  ) {
+    super(`cannot decode log ${position.txHash ?? '?'}:${position.logIndex ?? '?'}: ${reason}`);
+  }
+}
+
+export function positionOf(log: RawLog): LogPosition {
+  return {
+    address: log.address.toLowerCase() as Hex,
+    txHash: log.transactionHash.toLowerCase() as Hex,
+    logIndex: log.logIndex === undefined ? 0 : hexToNumber(log.logIndex as Hex),
+    blockNumber: hexToNumber(log.blockNumber as Hex),
+    blockTimestamp: log.blockTimestamp === undefined ? null : hexToNumber(log.blockTimestamp as Hex),
+  };
+}
+
+const lower = (address: string) => address.toLowerCase() as Hex;
+
+/**
+ * Decodes one log; null when its topic0 is none of ours. Throws LogDecodeError when the topic0 is ours but
+ * the bytes do not fit the event (the archive dead-letters it with this reason).
+ */
+export function decodeLog(log: RawLog): DecodedLog | null {
+  const topic0 = log.topics[0]?.toLowerCase();
+  const known = topic0 === undefined ? undefined : EVENTS_BY_TOPIC0.get(topic0);
+  if (!known) return null;
+  const position = positionOf(log);
+  let args: Record<string, unknown>;
+  try {
+    args = decodeArgs(known, log);
+  } catch (error) {
+    throw new LogDecodeError(position, `${known.family}.${known.event.name}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return { ...position, ...interpret(known.family, known.event.name, args) };
+}
+
+/**
+ * What viem's decodeEventLog does, with the event already chosen by topic0: viem decodes each indexed topic
+ * and the data words; only the selector lookup (a keccak of the signature on every call) is done once, in
+ * the topic0 map.
+ */
+function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
+  const { indexed, nonIndexed, event } = known;
+  if (log.topics.length !== indexed.length + 1) throw new Error(`expected ${indexed.length + 1} topics, got ${log.topics.length}`);
+  const args: Record<string, unknown> = {};
+  indexed.forEach((input, index) => {
+    // Indexed dynamic types are hashed; none of ours are.
+    args[input.name!] = decodeAbiParameters([input], log.topics[index + 1] as Hex)[0];
+  });
+  if (nonIndexed.length > 0) {
+    const values = decodeAbiParameters(nonIndexed, log.data as Hex);
+    nonIndexed.forEach((input, index) => {
+      args[input.name!] = values[index];
+    });
+  } else if (log.data !== '0x' && log.data !== '') {
+    throw new Error(`${event.name} carries no data, got ${log.data.length} characters`);
+  }
+  return args;
+}
+
+function interpret(family: string, name: string, a: Record<string, unknown>): Decoded {
+  const big = (key: string) => a[key] as bigint;
+  const hex = (key: string) => (a[key] as string).toLowerCase() as Hex;
+  switch (`${family}.${name}`) {
+    case 'exchangeV1.OrderFilled': {
+      const makerAssetId = big('makerAssetId');
+      const takerAssetId = big('takerAssetId');
+      const making = big('makerAmountFilled');
+      const taking = big('takerAmountFilled');
+      if ((makerAssetId === 0n) === (takerAssetId === 0n)) return { kind: 'unsupported', reason: 'V1 fill with both or neither asset id zero' };
+      // makerAssetId 0: the order owner pays USDC for takerAssetId; otherwise it gives tokens for USDC.
+      const side = makerAssetId === 0n ? 'BUY' : 'SELL';
+      const usd = fromUnits(side === 'BUY' ? making : taking);
+      const tokens = fromUnits(side === 'BUY' ? taking : making);
+      return fill('v1', a, side === 'BUY' ? takerAssetId : makerAssetId, side, tokens, usd, fromUnits(big('fee')), side === 'BUY' ? 'tokens' : 'usd');
+    }
+    case 'exchangeV2.OrderFilled': {
+      const sideCode = Number(a['side']);
+      if (sideCode !== 0 && sideCode !== 1) return { kind: 'unsupported', reason: `V2 fill with side ${sideCode}` };
+      const side = sideCode === 0 ? 'BUY' : 'SELL';
+      const making = big('makerAmountFilled');
+      const taking = big('takerAmountFilled');
+      const usd = fromUnits(side === 'BUY' ? making : taking);
+      const tokens = fromUnits(side === 'BUY' ? taking : making);
+      return fill('v2', a, big('tokenId'), side, tokens, usd, fromUnits(big('fee')), 'usd');
+    }
+    case 'exchangeV1.OrdersMatched':
+      return { kind: 'ordersMatched' };
+    case 'exchangeV1.TokenRegistered':
+      return { kind: 'tokenRegistered', token0: big('token0'), token1: big('token1'), conditionId: hex('conditionId') };
+    case 'conditionalTokens.PositionSplit':
+    case 'conditionalTokens.PositionsMerge': {
+      const partition = a['partition'] as readonly bigint[];
+      return {
+        kind: name === 'PositionSplit' ? 'split' : 'merge',
+        source: 'ctf',
+        stakeholder: hex('stakeholder'),
+        conditionId: hex('conditionId'),
+        usd: fromUnits(big('amount')),
+        collateral: hex('collateralToken'),
+        binaryTopLevel: BigInt(a['parentCollectionId'] as string) === 0n && partition.length === 2 && partition[0] === 1n && partition[1] === 2n,
+      };
+    }
+    case 'conditionalTokens.PayoutRedemption':
+      return {
+        kind: 'redemption',
+        source: 'ctf',
+        redeemer: hex('redeemer'),
+        conditionId: hex('conditionId'),
+        usd: fromUnits(big('payout')),
+        collateral: hex('collateralToken'),
+        topLevel: BigInt(a['parentCollectionId'] as string) === 0n,
+        indexSets: a['indexSets'] as readonly bigint[],
+        amounts: [],
+      };
+    case 'conditionalTokens.ConditionResolution':
+      return {
+        kind: 'resolution',
+        conditionId: hex('conditionId'),
+        oracle: hex('oracle'),
+        questionId: hex('questionId'),
+        outcomeSlotCount: Number(big('outcomeSlotCount')),
+        payoutNumerators: a['payoutNumerators'] as readonly bigint[],
+      };
+    case 'conditionalTokens.TransferSingle':
+      return { kind: 'transfer1155', operator: hex('operator'), from: hex('from'), to: hex('to'), ids: [big('id')], values: [big('value')] };
+    case 'conditionalTokens.TransferBatch':
+      return {
+        kind: 'transfer1155',
+        operator: hex('operator'),
+        from: hex('from'),
+        to: hex('to'),
+        ids: a['ids'] as readonly bigint[],
+        values: a['values'] as readonly bigint[],
+      };
+    case 'negRiskAdapter.PositionSplit':
+    case 'negRiskAdapter.PositionsMerge':
+      return {
+        kind: name === 'PositionSplit' ? 'split' : 'merge',
+        source: 'negRiskAdapter',
+        stakeholder: hex('stakeholder'),
+        conditionId: hex('conditionId'),
+        usd: fromUnits(big('amount')),
+        collateral: null,
+        binaryTopLevel: true,
+      };
+    case 'negRiskAdapter.PositionsConverted':
+      return { kind: 'converted', stakeholder: hex('stakeholder'), marketId: hex('marketId'), indexSet: big('indexSet'), usd: fromUnits(big('amount')) };
+    case 'negRiskAdapter.PayoutRedemption':
+      return {
+        kind: 'redemption',
+        source: 'negRiskAdapter',
+        redeemer: hex('redeemer'),
+        conditionId: hex('conditionId'),
+        usd: fromUnits(big('payout')),
+        collateral: null,
+        topLevel: true,
+        indexSets: [],
+        amounts: (a['amounts'] as readonly bigint[]).map(fromUnits),
+      };
+    case 'erc20.Transfer':
+      return { kind: 'transfer20', from: hex('from'), to: hex('to'), value: big('value') };
+    default:
+      return { kind: 'unsupported', reason: `no rule for ${family}.${name}` };
+  }
+}
+
+function fill(
+  era: 'v1' | 'v2',
+  a: Record<string, unknown>,
+  tokenId: bigint,
+  side: 'BUY' | 'SELL',
+  tokens: number,
+  usd: number,
+  fee: number,
+  feeUnit: 'usd' | 'tokens',
+): Decoded {
+  if (tokens <= 0) return { kind: 'unsupported', reason: 'fill of zero tokens' };
+  const price = usd / tokens;
+  return {
+    kind: 'orderFilled',
+    era,
+    orderHash: (a['orderHash'] as string).toLowerCase() as Hex,
+    maker: lower(a['maker'] as string),
+    taker: lower(a['taker'] as string),
+    tokenId,
+    side,
+    tokens,
+    usd,
+    price,
+    fee,
+    feeUnit,
+    feeUsd: feeUnit === 'usd' ? fee : fee * price,
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * Decoded logs → the events ingest consumes. Pure: the token directory and the contract addresses come in,
+ * events (or the reason a log yields none) come out.
+ *
+ * - A fill's trader is the log's `maker`; the taker's own-order leg (taker = the exchange) is the taker's
+ *   fill (role `taker`, carrying the fee); every other leg is a maker fill and also a market-wide print.
+ * - A leg or fill whose stakeholder is one of our contracts (an exchange minting or merging for a match, the
+ *   NegRiskAdapter acting on the CTF) is left out with a counter: the user it acts for has a log of their own.
+ * - A fill of a token no market claims is `pending` until the directory knows the token.
+ */
+import type { EventInputOf } from '../../contract/topics.ts';
+import type { DecodedLog } from './decode.ts';
+import { orderRegisteredPair } from './positions.ts';
+import type { TokenDirectory } from './tokens.ts';
+
+export interface ArchiveContracts {
+  exchanges: ReadonlySet<string>;
+  negRiskExchanges: ReadonlySet<string>;
+  /** Every contract of the protocol: never a trader. */
+  all: ReadonlySet<string>;
+  collaterals: readonly `0x${string}`[];
+  /** Legs before this block are of the V1 era. */
+  v2StartBlock: number;
+}
+
+export type Outcome =
+  | ({ kind: 'events' } & Events)
+  | { kind: 'pending'; tokenId: string }
+  | { kind: 'skipped'; reason: SkipReason };
+
+export type SkipReason =
+  | 'not_indexed'
+  | 'orders_matched'
+  | 'contract_trader'
+  | 'contract_stakeholder'
+  | 'nested_or_non_binary'
+  | 'non_binary_condition'
+  | 'conversion'
+  | 'unknown_collateral'
+  | 'unsupported';
+
+/** Orders prints of one market beyond the second: block and log position. */
+export const SEQ_PER_BLOCK = 100_000;
+
+interface Events {
+  markets: EventInputOf<'markets'>[];
+  fills: EventInputOf<'fillsArchive'>[];
+  trades: EventInputOf<'trades'>[];
+  legs: EventInputOf<'positions'>[];
+}
+
+const none = (): Events => ({ markets: [], fills: [], trades: [], legs: [] });
+
+export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, contracts: ArchiveContracts): Outcome {
+  switch (log.kind) {
+    case 'orderFilled': {
+      if (contracts.all.has(log.maker)) return { kind: 'skipped', reason: 'contract_trader' };
+      const tokenId = log.tokenId.toString();
+      const market = directory.lookup(tokenId);
+      if (!market) return { kind: 'pending', tokenId };
+      const ownOrderLeg = log.taker === log.address || contracts.exchanges.has(log.taker);
+      const price = Math.min(1, log.price);
+      const base = { tx_hash: log.txHash, log_index: log.logIndex, condition_id: market.conditionId, token_side: market.tokenSide, price, size_tokens: log.tokens, usd: log.usd, ts };
+      const events = none();
+      events.fills.push({
+        ...base,
+        wallet: log.maker,
+        side: log.side,
+        role: ownOrderLeg ? ('taker' as const) : ('maker' as const),
+        era: log.era,
+        ...(log.feeUsd > 0 ? { fee_usd: log.feeUsd } : {}),
+      });
+      // One print per maker order matched (the taker's own leg repeats them as one average).
+      if (!ownOrderLeg) events.trades.push({ ...base, taker_side: log.side === 'BUY' ? ('SELL' as const) : ('BUY' as const), seq: log.blockNumber * SEQ_PER_BLOCK + log.logIndex });
+      return { kind: 'events', ...events };
+    }
+    case 'tokenRegistered': {
+      const [a, b] = [log.token0.toString(), log.token1.toString()];
+      const negRisk = contracts.negRiskExchanges.has(log.address);
+      // The registry emits each pair in both orders: the second one is already known.
+      if (directory.has(log.conditionId, a, b) || directory.has(log.conditionId, b, a)) return { kind: 'skipped', reason: 'not_indexed' };
+      const ordered = orderRegisteredPair(log.token0, log.token1, log.conditionId, contracts.collaterals);
+      if (!ordered) return { kind: 'skipped', reason: 'unknown_collateral' };
+      const [token1, token2] = [ordered.token1.toString(), ordered.token2.toString()];
+      directory.add(log.conditionId, token1, token2, negRisk);
+      return { kind: 'events', ...none(), markets: [{ type: 'tokens', condition_id: log.conditionId, token1_id: token1, token2_id: token2, neg_risk: negRisk }] };
+    }
+    case 'split':
+    case 'merge': {
+      if (!log.binaryTopLevel) return { kind: 'skipped', reason: 'nested_or_non_binary' };
+      if (contracts.all.has(log.stakeholder)) return { kind: 'skipped', reason: 'contract_stakeholder' };
+      return {
+        kind: 'events',
+        ...none(),
+        legs: [leg(log, log.stakeholder, log.kind === 'split' ? 'SPLIT' : 'MERGE', log.usd, ts, contracts)],
+      };
+    }
+    case 'redemption': {
+      if (!log.topLevel) return { kind: 'skipped', reason: 'nested_or_non_binary' };
+      if (contracts.all.has(log.redeemer)) return { kind: 'skipped', reason: 'contract_stakeholder' };
+      // The chain reports the USD paid, not which tokens burned: tokens = USD is exact for a winner (1.00
+      // each); for a split payout the projection allocates the USD over the holdings.
+      return { kind: 'events', ...none(), legs: [leg(log, log.redeemer, 'REDEEM', log.usd, ts, contracts)] };
+    }
+    case 'resolution': {
+      if (log.outcomeSlotCount !== 2 || log.payoutNumerators.length !== 2) return { kind: 'skipped', reason: 'non_binary_condition' };
+      const [one, two] = log.payoutNumerators as [bigint, bigint];
+      const winner = one > 0n && two === 0n ? 1 : one === 0n && two > 0n ? 2 : null;
+      return {
+        kind: 'events',
+        ...none(),
+        markets: [{ type: 'resolution', condition_id: log.conditionId, winner_token_side: winner, payout_numerators: [Number(one), Number(two)], ts }],
+      };
+    }
+    case 'converted':
+      return { kind: 'skipped', reason: 'conversion' };
+    case 'ordersMatched':
+      return { kind: 'skipped', reason: 'orders_matched' };
+    case 'unsupported':
+      return { kind: 'skipped', reason: 'unsupported' };
+    case 'transfer1155':
+    case 'transfer20':
+      return { kind: 'skipped', reason: 'not_indexed' };
+  }
+}
+
+function leg(log: DecodedLog & { conditionId: string }, wallet: string, kind: 'SPLIT' | 'MERGE' | 'REDEEM', usd: number, ts: number, contracts: ArchiveContracts): EventInputOf<'positions'> {
+  return {
+    tx_hash: log.txHash,
+    log_index: log.logIndex,
+    wallet,
+    condition_id: log.conditionId,
+    kind,
+    tokens: usd,
+    usd,
+    era: log.blockNumber >= contracts.v2StartBlock ? 'v2' : 'v1',
+    ts,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The archive as a source: wires the loop to the node (viem transports with failover), the log (events and
+ * dead letters) and the store (checkpoint, token directory). The `archive` role and the `all` role (with
+ * POLYGON_RPC_URL set) both run it through `runArchiveSource`.
+ */
+import type { ArchiveConfig } from '../../../config.ts';
+import type { Logger } from '../../../log.ts';
+import type { Store } from '../../../projections/store.ts';
+import type { LogProducer } from '../../bus/types.ts';
+import type { TopicNames } from '../../contract/topics.ts';
+import type { EventSink } from '../../publisher.ts';
+import { Archive, type ArchiveDeadLetter, type ArchiveProgress, type ArchiveSink } from './archive.ts';
+import { PolygonRpc } from './rpc.ts';
+
+export { Archive, readCheckpoint } from './archive.ts';
+
+/** The pseudo-topic the archive's dead letters name as their origin (the node, not a Kafka topic). */
+export const ARCHIVE_DEAD_LETTER_ORIGIN = 'archive';
+
+export function archiveSink(options: { publisher: EventSink; producer: LogProducer; topics: TopicNames; store: Store; durable: () => Promise<void> }): ArchiveSink {
+  const { publisher, producer, topics, store } = options;
+  return {
+    publish: (topicId, events) => publisher.publish(topicId, events),
+    durable: options.durable,
+    async deadLetter(letters: readonly ArchiveDeadLetter[]) {
+      await producer.send(
+        topics.deadLetter(),
+        letters.map((letter) => ({
+          key: letter.key,
+          value: letter.value,
+          headers: { 'dlq.reason': letter.reason, 'dlq.topic': ARCHIVE_DEAD_LETTER_ORIGIN, 'dlq.partition': '0', 'dlq.offset': String(letter.position) },
+        })),
+      );
+      const receivedAt = Math.floor(Date.now() / 1000);
+      await store.insert(
+        'dead_letters',
+        letters.map((letter) => ({
+          topic: ARCHIVE_DEAD_LETTER_ORIGIN,
+          partition: 0,
+          offset: letter.position,
+          reason: letter.reason,
+          original_base64: Buffer.from(letter.value).toString('base64'),
+          received_at: receivedAt,
+        })),
+      );
+    },
+  };
+}
+
+export interface ArchiveSourceOptions {
+  config: ArchiveConfig;
+  log: Logger;
+  store: Store;
+  sink: ArchiveSink;
+  signal: AbortSignal;
+  onCaughtUp?: (progress: ArchiveProgress) => void;
+  onCheckpoint?: (block: number, progress: ArchiveProgress) => void;
+}
+
+/** Runs the archive until the signal aborts (or ARCHIVE_END_BLOCK is reached); returns the last checkpoint. */
+export async function runArchiveSource(options: ArchiveSourceOptions): Promise<number | null> {
+  const { config, log, signal } = options;
+  const rpc = new PolygonRpc(
+    {
+      urls: config.rpcUrls,
+      requestsPerSecond: config.requestsPerSecond,
+      retries: config.retries,
+      retryBaseMs: config.retryBaseMs,
+      retryMaxMs: config.retryMaxMs,
+      timeoutMs: config.timeoutMs,
+      signal,
+    },
+    log.child({ name: 'rpc' }),
+  );
+  const archive = new Archive({
+    config,
+    rpc,
+    sink: options.sink,
+    store: options.store,
+    log,
+    signal,
+    ...(options.onCaughtUp ? { onCaughtUp: options.onCaughtUp } : {}),
+    ...(options.onCheckpoint ? { onCheckpoint: options.onCheckpoint } : {}),
+  });
+  return archive.run();
+}

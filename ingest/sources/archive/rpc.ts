@@ -1,0 +1,169 @@
+/**
+ * The node, as the archive uses it: viem's JSON-RPC transports (one per endpoint, `fallback` fails over in
+ * order), behind our requests-per-second cap and our bounded retries (exponential backoff with full jitter).
+ * A "range too large" answer (or a timeout) is not retried as is: the caller halves its block range.
+ */
+import { createPublicClient, fallback, http, webSocket, type Hex, type PublicClient } from 'viem';
+import type { Logger } from '../../../log.ts';
+import type { RawLog } from './decode.ts';
+
+export interface RpcOptions {
+  urls: readonly string[];
+  requestsPerSecond: number;
+  retries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Test seam: the random source of the jitter. */
+  random?: () => number;
+}
+
+export interface GetLogsFilter {
+  fromBlock: number;
+  toBlock: number;
+  address: readonly Hex[];
+  topics: readonly (readonly Hex[])[];
+}
+
+/** The node refused the range (too many results, too wide, too slow): ask again for fewer blocks. */
+export class RangeTooLargeError extends Error {
+  constructor(
+    readonly fromBlock: number,
+    readonly toBlock: number,
+    reason: string,
+  ) {
+    super(`blocks ${fromBlock}..${toBlock}: ${reason}`);
+  }
+}
+
+/** Retries ran out; carries the last failure. */
+export class RpcUnavailableError extends Error {}
+
+export class AbortedError extends Error {
+  constructor() {
+    super('aborted');
+  }
+}
+
+const RANGE_REFUSAL = /too many|more than [\d,]+ results|range (is )?too (large|wide)|block range|exceed(s|ed)? (the )?max|limit exceeded|response size|response body exceeded|size limit|result set|too large|-32005|query timeout/i;
+const TIMEOUT = /timed? ?out|timeout/i;
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const details = (error as { details?: string }).details;
+  const status = (error as { status?: number }).status;
+  return [error.message.split('\n')[0], details, status === undefined ? undefined : `HTTP ${status}`].filter(Boolean).join(' | ');
+}
+
+export interface RpcStats {
+  requests: number;
+  failures: number;
+  retries: number;
+  rangeRefusals: number;
+}
+
+export class PolygonRpc {
+  private readonly client: PublicClient;
+  private nextSlotAt = 0;
+  readonly stats: RpcStats = { requests: 0, failures: 0, retries: 0, rangeRefusals: 0 };
+
+  constructor(
+    private readonly options: RpcOptions,
+    private readonly log: Logger,
+  ) {
+    const transports = options.urls.map((url) =>
+      url.startsWith('ws') ? webSocket(url, { timeout: options.timeoutMs, retryCount: 0 }) : http(url, { timeout: options.timeoutMs, retryCount: 0 }),
+    );
+    this.client = createPublicClient({ transport: transports.length === 1 ? transports[0]! : fallback(transports, { retryCount: 0 }) });
+  }
+
+  /** The cap on requests per second, shared by every request of this client. */
+  private async slot(): Promise<void> {
+    const interval = 1000 / this.options.requestsPerSecond;
+    const now = Date.now();
+    const at = Math.max(now, this.nextSlotAt);
+    this.nextSlotAt = at + interval;
+    if (at > now) await this.sleep(at - now);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    const signal = this.options.signal;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(new AbortedError());
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new AbortedError());
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Backoff before retry `attempt` (1, 2, …): full jitter over an exponentially growing cap. */
+  backoffMs(attempt: number): number {
+    const cap = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** (attempt - 1));
+    return Math.round((this.options.random ?? Math.random)() * cap);
+  }
+
+  /**
+   * One JSON-RPC call with bounded retries. `rangeRefusal` lets a caller turn a refusal of its range into
+   * a RangeTooLargeError at once instead of retrying the same request.
+   */
+  async call<T>(method: string, params: unknown[], rangeRefusal?: (reason: string) => Error | null): Promise<T> {
+    let lastReason = '';
+    for (let attempt = 0; attempt <= this.options.retries; attempt++) {
+      if (attempt > 0) {
+        this.stats.retries++;
+        await this.sleep(this.backoffMs(attempt));
+      }
+      await this.slot();
+      this.stats.requests++;
+      try {
+        // viem's request type is keyed by method name; ours are plain JSON-RPC.
+        return (await this.client.request({ method: method as 'eth_blockNumber', params: params as never })) as T;
+      } catch (error) {
+        if (error instanceof AbortedError || this.options.signal?.aborted) throw new AbortedError();
+        this.stats.failures++;
+        lastReason = describe(error);
+        const refusal = rangeRefusal?.(lastReason);
+        if (refusal) {
+          this.stats.rangeRefusals++;
+          throw refusal;
+        }
+        this.log.warn({ method, attempt: attempt + 1, of: this.options.retries + 1, reason: lastReason }, 'node request failed');
+      }
+    }
+    throw new RpcUnavailableError(`${method} failed ${this.options.retries + 1} times: ${lastReason}`);
+  }
+
+  async blockNumber(tag: 'latest' | 'finalized' = 'latest'): Promise<number> {
+    if (tag === 'latest') return Number(BigInt(await this.call<string>('eth_blockNumber', [])));
+    const block = await this.call<{ number: string } | null>('eth_getBlockByNumber', ['finalized', false]);
+    if (!block) throw new RpcUnavailableError('the node has no finalized block');
+    return Number(BigInt(block.number));
+  }
+
+  async blockHeader(number: number): Promise<{ number: number; hash: string; timestamp: number }> {
+    const block = await this.call<{ number: string; hash: string; timestamp: string } | null>('eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+    if (!block) throw new RpcUnavailableError(`the node has no block ${number}`);
+    return { number: Number(BigInt(block.number)), hash: block.hash, timestamp: Number(BigInt(block.timestamp)) };
+  }
+
+  /** eth_getLogs over one range; RangeTooLargeError when the node refuses the range or it times out. */
+  async getLogs(filter: GetLogsFilter): Promise<RawLog[]> {
+    const { fromBlock, toBlock } = filter;
+    return this.call<RawLog[]>(
+      'eth_getLogs',
+      [{ fromBlock: `0x${fromBlock.toString(16)}`, toBlock: `0x${toBlock.toString(16)}`, address: filter.address, topics: filter.topics }],
+      (reason) => (RANGE_REFUSAL.test(reason) || TIMEOUT.test(reason) ? new RangeTooLargeError(fromBlock, toBlock, reason) : null),
+    );
+  }
+
+  async close(): Promise<void> {
+    // HTTP transports hold no connection; a WebSocket one closes with the process.
+  }
+}

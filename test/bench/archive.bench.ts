@@ -1,0 +1,109 @@
+/**
+ * bench:archive — logs decoded and published per second, end to end into the topics: a local JSON-RPC node
+ * serves a generated chain (viem-encoded matches, registrations, splits, resolutions, redemptions), the
+ * archive reads it over HTTP in adaptive ranges, decodes, maps, validates and publishes every event to the
+ * in-process log (checkpoints in embedded ClickHouse). Beside it, in the same run, a bare decode loop of the
+ * same logs (viem's decodeEventLog alone, and our decodeLog). Medians of several rounds.
+ *
+ *   npm run bench:archive [-- --matches N --rounds N]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { decodeEventLog, type Hex } from 'viem';
+import { parseConfig } from '../../config.ts';
+import { MemoryLog } from '../../ingest/bus/memory.ts';
+import { TopicNames } from '../../ingest/contract/topics.ts';
+import { EventPublisher } from '../../ingest/publisher.ts';
+import { openMigratedStore } from '../../roles/runtime.ts';
+import { EVENTS_BY_TOPIC0, INDEXED_TOPIC0S } from '../../ingest/sources/archive/abi.ts';
+import { Archive } from '../../ingest/sources/archive/archive.ts';
+import { decodeLog, type RawLog } from '../../ingest/sources/archive/decode.ts';
+import { PolygonRpc } from '../../ingest/sources/archive/rpc.ts';
+import { createLogger } from '../../log.ts';
+import { generateWorld } from '../harness/chain-world.ts';
+import { LocalPolygonNode } from '../harness/polygon-node.ts';
+import { median, runBenchmark } from './support.ts';
+
+const { values } = parseArgs({ options: { matches: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' } } });
+
+runBenchmark(async () => {
+  const matches = Number(values.matches);
+  const rounds = Number(values.rounds);
+  const generatedAt = Date.now();
+  const world = generateWorld({ seed: 7, markets: 300, wallets: 2_000, matches });
+  const node = new LocalPolygonNode();
+  await node.start();
+  for (let block = world.firstBlock; block <= world.lastBlock; block++) node.setBlock(block, world.timestampOf(block), world.blocks.get(block) ?? []);
+  const indexed = new Set<string>([...INDEXED_TOPIC0S.exchange, ...INDEXED_TOPIC0S.conditionalTokens, ...INDEXED_TOPIC0S.negRiskAdapter]);
+  const served: RawLog[] = [...world.blocks.values()].flat().filter((log) => indexed.has(log.topics[0]!));
+  console.log(`world: ${world.logCount} logs in ${world.lastBlock - world.firstBlock + 1} blocks (${served.length} of them indexed), generated in ${Date.now() - generatedAt} ms`);
+
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-archive-'));
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    POLYGON_RPC_URL: node.url,
+    ARCHIVE_START_BLOCK: String(world.firstBlock),
+    ARCHIVE_END_BLOCK: String(world.lastBlock),
+    ARCHIVE_CONFIRMATIONS: '0',
+    ARCHIVE_RANGE_INITIAL: '2000',
+    ARCHIVE_RANGE_MAX: '20000',
+    ARCHIVE_RPS: '1000',
+    ARCHIVE_TIMEOUT_MS: '120000',
+  });
+  const log = createLogger('warn');
+  const store = await openMigratedStore(config, log);
+
+  const endToEnd: number[] = [];
+  const bareViem: number[] = [];
+  const bareOurs: number[] = [];
+  let published = 0;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      // End to end: node → archive → topics (a fresh checkpoint each round).
+      const eventLog = new MemoryLog({ partitions: 4, maxRetainedBytes: 1 << 30, log });
+      const producer = await eventLog.producer();
+      const publisher = new EventPublisher(producer, new TopicNames(''));
+      const archiveConfig = { ...config.archive!, source: `bench-${process.pid}-${round}` };
+      const controller = new AbortController();
+      const started = process.hrtime.bigint();
+      const archive = new Archive({
+        config: archiveConfig,
+        rpc: new PolygonRpc({ urls: archiveConfig.rpcUrls, requestsPerSecond: 1000, retries: 2, retryBaseMs: 10, retryMaxMs: 100, timeoutMs: 120_000, signal: controller.signal }, log),
+        sink: { publish: (topicId, events) => publisher.publish(topicId, events), deadLetter: async () => {}, durable: async () => {} },
+        store,
+        log,
+        signal: controller.signal,
+      });
+      await archive.run();
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      endToEnd.push(served.length / seconds);
+      published = publisher.count;
+      await producer.close();
+      await eventLog.close();
+
+      // Bare decode of the same logs: viem alone, then our decoder (viem + the domain's rules).
+      let t = process.hrtime.bigint();
+      for (const raw of served) decodeEventLog({ abi: [EVENTS_BY_TOPIC0.get(raw.topics[0]!)!.event], topics: raw.topics as [Hex, ...Hex[]], data: raw.data as Hex, strict: true });
+      bareViem.push(served.length / (Number(process.hrtime.bigint() - t) / 1e9));
+      t = process.hrtime.bigint();
+      for (const raw of served) decodeLog(raw);
+      bareOurs.push(served.length / (Number(process.hrtime.bigint() - t) / 1e9));
+      console.log(
+        `round ${round + 1}: end to end ${Math.round(endToEnd.at(-1)!)} logs/s (${published} events published), bare viem decode ${Math.round(bareViem.at(-1)!)} logs/s, bare decodeLog ${Math.round(bareOurs.at(-1)!)} logs/s`,
+      );
+    }
+  } finally {
+    await store.close();
+    await node.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  const e2e = median(endToEnd);
+  const viem = median(bareViem);
+  console.log('');
+  console.log(`archive, end to end into the topics: ${Math.round(e2e)} logs/s (median of ${rounds}; target >= 50,000)`);
+  console.log(`bare viem decodeEventLog, same logs:  ${Math.round(viem)} logs/s; bare decodeLog: ${Math.round(median(bareOurs))} logs/s`);
+  console.log(`ratio end to end / bare viem decode: ${(e2e / viem).toFixed(2)} (target >= 0.5)`);
+});

@@ -1,0 +1,152 @@
+/**
+ * A local Polygon JSON-RPC node for the archive's tests: serves eth_blockNumber, eth_getBlockByNumber
+ * (numbers, `latest`, `finalized`) and eth_getLogs (address and topic0 filters) from logs the test gives it
+ * (recorded real logs, or logs the test encoded). Faults are injected per request: JSON-RPC errors, HTTP 429,
+ * "range too large" refusals, slow answers (timeouts), and going away (the socket closed without an answer).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RawLog } from '../../ingest/sources/archive/decode.ts';
+
+export type Fault = 'error' | '429' | 'range' | 'slow' | 'hangup';
+
+export interface RpcCall {
+  method: string;
+  params: unknown[];
+}
+
+interface Block {
+  hash: string;
+  timestamp: number;
+  logs: RawLog[];
+}
+
+const hex = (value: number) => `0x${value.toString(16)}`;
+
+export class LocalPolygonNode {
+  private server: Server | undefined;
+  private readonly blocks = new Map<number, Block>();
+  /** Young blocks' logs as a fork shows them (a reorg replaces them with the canonical ones once deep). */
+  private readonly forkLogs = new Map<number, RawLog[]>();
+  head = 0;
+  /** The head moves this many blocks on every eth_blockNumber (the chain growing while the archive reads). */
+  headStep = 0;
+  /** Blocks within this many of the head are served from the fork (they are replaced once deeper). */
+  reorgDepth = 0;
+  /** Refuse eth_getLogs over more blocks than this (-32005, like Infura's 10,000-results limit). */
+  maxRange = Number.POSITIVE_INFINITY;
+  /** Decides a fault for a call (null: answer normally). */
+  fault: (call: RpcCall, serial: number) => Fault | null = () => null;
+  slowMs = 2_000;
+  readonly calls: RpcCall[] = [];
+  /** Blocks whose logs were ever served from the fork. */
+  readonly servedFork = new Set<number>();
+  private port = 0;
+
+  setBlock(number: number, timestamp: number, logs: RawLog[]): void {
+    this.blocks.set(number, { hash: `0x${number.toString(16).padStart(64, '0')}`, timestamp, logs });
+    this.head = Math.max(this.head, number);
+  }
+
+  setFork(number: number, logs: RawLog[]): void {
+    this.forkLogs.set(number, logs);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(port = 0): Promise<void> {
+    this.server = createServer((request, response) => void this.handle(request, response));
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server!.address() as AddressInfo).port;
+  }
+
+  /** The node goes away (connections refused) until `start(samePort)`. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  async restart(): Promise<void> {
+    await this.start(this.port);
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; method: string; params?: unknown[] } | Array<{ id: number; method: string; params?: unknown[] }>;
+    const requests = Array.isArray(body) ? body : [body];
+    const answers: unknown[] = [];
+    for (const one of requests) {
+      const call = { method: one.method, params: one.params ?? [] };
+      this.calls.push(call);
+      const fault = this.fault(call, this.calls.length);
+      if (fault === 'hangup') {
+        request.socket.destroy();
+        return;
+      }
+      if (fault === '429') {
+        response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        response.end(JSON.stringify({ jsonrpc: '2.0', id: one.id, error: { code: -32005, message: 'rate limited' } }).replace('-32005', '429'));
+        return;
+      }
+      if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, this.slowMs));
+      if (fault === 'error') {
+        answers.push({ jsonrpc: '2.0', id: one.id, error: { code: -32000, message: 'internal error: upstream unavailable' } });
+        continue;
+      }
+      try {
+        answers.push({ jsonrpc: '2.0', id: one.id, result: this.answer(call, fault === 'range') });
+      } catch (error) {
+        const { code, message } = error as { code?: number; message: string };
+        answers.push({ jsonrpc: '2.0', id: one.id, error: { code: code ?? -32000, message } });
+      }
+    }
+    if (response.destroyed) return;
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+  }
+
+  private answer(call: RpcCall, refuseRange: boolean): unknown {
+    switch (call.method) {
+      case 'eth_chainId':
+        return '0x89';
+      case 'eth_blockNumber':
+        this.head += this.headStep;
+        return hex(this.head);
+      case 'eth_getBlockByNumber': {
+        const tag = call.params[0] as string;
+        const number = tag === 'latest' ? this.head : tag === 'finalized' ? Math.max(0, this.head - Math.max(this.reorgDepth, 1)) : Number(BigInt(tag));
+        const block = this.blocks.get(number);
+        return { number: hex(number), hash: block?.hash ?? `0x${number.toString(16).padStart(64, '0')}`, timestamp: hex(block?.timestamp ?? 1_767_556_800 + number * 2) };
+      }
+      case 'eth_getLogs': {
+        const filter = call.params[0] as { fromBlock: string; toBlock: string; address?: string[]; topics?: string[][] };
+        const from = Number(BigInt(filter.fromBlock));
+        const to = Number(BigInt(filter.toBlock));
+        if (refuseRange || to - from + 1 > this.maxRange) throw Object.assign(new Error('query returned more than 10000 results'), { code: -32005 });
+        const addresses = filter.address ? new Set(filter.address.map((address) => address.toLowerCase())) : null;
+        const topic0s = filter.topics?.[0] ? new Set(filter.topics[0].map((topic) => topic.toLowerCase())) : null;
+        const logs: RawLog[] = [];
+        const numbers = [...new Set([...this.blocks.keys(), ...this.forkLogs.keys()])].filter((number) => number >= from && number <= to).sort((a, b) => a - b);
+        for (const number of numbers) {
+          const young = this.head - number < this.reorgDepth && this.forkLogs.has(number);
+          if (young) this.servedFork.add(number);
+          const blockLogs = young ? this.forkLogs.get(number)! : (this.blocks.get(number)?.logs ?? []);
+          for (const log of blockLogs) {
+            if (addresses && !addresses.has(log.address.toLowerCase())) continue;
+            if (topic0s && !topic0s.has(log.topics[0]!.toLowerCase())) continue;
+            logs.push(log);
+          }
+        }
+        return logs;
+      }
+      default:
+        throw Object.assign(new Error(`method ${call.method} not supported`), { code: -32601 });
+    }
+  }
+}
