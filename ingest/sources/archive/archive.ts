@@ -17,6 +17,7 @@ import { decodeLog, LogDecodeError, type DecodedLog, type RawLog } from './decod
 import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
 import { AbortedError, RangeTooLargeError, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
+import { recordArchiveProgress } from '../../../metrics/registry.ts';
 
 export interface ArchiveDeadLetter {
   /** Stable position of the log (block × 100000 + log index): a dead letter written twice is one row. */
@@ -166,6 +167,7 @@ export class Archive {
     let lastCheckpoint = checkpoint;
     let refusalsAtOneBlock = 0;
     const report = (force = false) => {
+      recordArchiveProgress(this.head, this.nextBlock - 1);
       const now = this.now();
       if (!force && now - lastReport < (this.options.progressIntervalMs ?? 2_000)) return;
       lastReport = now;

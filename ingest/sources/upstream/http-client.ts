@@ -20,6 +20,7 @@
  */
 import type { Logger } from '../../../log.ts';
 import type { UpstreamRouteLimit, UpstreamService } from '../../../config.ts';
+import { recordUpstreamPoll } from '../../../metrics/registry.ts';
 
 /** Milliseconds, and a wait that a test clock can satisfy without real time passing. */
 export interface Clock {
@@ -252,6 +253,18 @@ export class UpstreamHttpClient {
 
   /** GET a JSON document; throws UpstreamError once retries are spent, at once when the circuit is open. */
   async getJson(service: UpstreamService, path: string, query: Record<string, string | number | boolean | undefined> = {}, signal?: AbortSignal, expectJson = true): Promise<UpstreamResponse> {
+    try {
+      const response = await this.getJsonOnce(service, path, query, signal, expectJson);
+      recordUpstreamPoll(service, null);
+      return response;
+    } catch (error) {
+      // The label is the service and the error's kind (a closed set), never the URL.
+      recordUpstreamPoll(service, error instanceof UpstreamError ? error.kind : 'network');
+      throw error;
+    }
+  }
+
+  private async getJsonOnce(service: UpstreamService, path: string, query: Record<string, string | number | boolean | undefined>, signal: AbortSignal | undefined, expectJson: boolean): Promise<UpstreamResponse> {
     const url = new URL(`${this.options.baseUrls[service]}${path}`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
     const href = url.toString();
