@@ -54,6 +54,11 @@ const environmentSchema = z.object({
   CLICKHOUSE_EMBEDDED_PATH: optionalString,
   /** Guard on every read: seconds before a heavy query is cancelled. */
   CLICKHOUSE_QUERY_TIMEOUT_S: z.coerce.number().positive().default(10),
+  /**
+   * Reads in parallel, apart from ingest and rollup refreshes: chDB sessions of the read pool (embedded),
+   * or open sockets of the read client (server). Absent: the machine's cores within 2..4 (embedded), 16 (server).
+   */
+  CLICKHOUSE_READ_POOL_SIZE: z.coerce.number().int().min(1).max(64).optional(),
 
   KAFKA_BROKERS: optionalString,
   KAFKA_CLIENT_ID: z.string().default('trader-analytics'),
@@ -455,6 +460,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       cluster: env.CLICKHOUSE_CLUSTER ?? null,
       embeddedPath: env.CLICKHOUSE_EMBEDDED_PATH ? path.resolve(env.CLICKHOUSE_EMBEDDED_PATH) : path.join(dataDir, 'clickhouse'),
       queryTimeoutSeconds: env.CLICKHOUSE_QUERY_TIMEOUT_S,
+      /** Absent: the store's default for its kind (projections/store.ts). */
+      readPoolSize: env.CLICKHOUSE_READ_POOL_SIZE,
     },
     kafka: {
       /** Absent: the in-process bus (embedded mode). */
