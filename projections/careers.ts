@@ -56,7 +56,7 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
  * markets' marks (argMax of the last trade, UP space). Holdings at the mark: token 1 at `mark`, token 2
  * at `1 − mark`.
  */
-const READ_CAREER = `
+export const READ_CAREER = `
 WITH open_rows AS
 (
     SELECT
@@ -106,13 +106,18 @@ CROSS JOIN
 ) AS open_totals
 WHERE c.wallet = {wallet:String}`;
 
-interface CareerRow extends Omit<CareerStatistics, 'pnl_marked_usd' | 'open_value_usd'> {
+export interface CareerRow extends Omit<CareerStatistics, 'pnl_marked_usd' | 'open_value_usd'> {
   open_value_usd: number | null;
   open_cash_flow_usd: number | null;
 }
 
 export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
   const [row] = await store.query<CareerRow>(READ_CAREER, { wallet, include_v1: includeV1 ? 1 : 0 });
+  return careerOf(row);
+}
+
+/** The statistics from READ_CAREER's row (absent: a wallet the archive has never seen). */
+export function careerOf(row: CareerRow | undefined): CareerStatistics {
   if (!row) return { ...ZERO_CAREER };
   const openValue = row.open_value_usd ?? 0;
   const { open_cash_flow_usd: openCashFlow, ...career } = row;

@@ -49,7 +49,8 @@ export interface UpstreamState {
   heartbeat_at: number | null;
 }
 
-const READ_UPSTREAM_STATE = `
+/** The poller's latest report: the newest second's row (for a second reported twice, the later write). */
+export const READ_UPSTREAM_STATE = `
 SELECT state, ts
 FROM {db:Identifier}.upstream_status FINAL
 ORDER BY ts DESC
@@ -58,6 +59,11 @@ LIMIT 1`;
 /** Offline when the poller said so, or when its heartbeats stopped coming. */
 export async function readUpstreamState(store: Store, nowSeconds: number, staleAfterSeconds: number): Promise<UpstreamState> {
   const [row] = await store.query<{ state: string; ts: number }>(READ_UPSTREAM_STATE);
+  return upstreamStateOf(row, nowSeconds, staleAfterSeconds);
+}
+
+/** The state from READ_UPSTREAM_STATE's row (absent: no report ever). */
+export function upstreamStateOf(row: { state: string; ts: number } | undefined, nowSeconds: number, staleAfterSeconds: number): UpstreamState {
   if (!row) return { state: 'offline', heartbeat_at: null };
   const fresh = nowSeconds - row.ts <= staleAfterSeconds;
   return { state: row.state === 'online' && fresh ? 'online' : 'offline', heartbeat_at: row.ts };

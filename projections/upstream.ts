@@ -23,7 +23,7 @@ export type UpstreamProfile = z.infer<typeof upstreamProfileSchema>;
  * as_of, read FINAL) and, over the full equity history in time order, peak, low and the worst fall from
  * the running peak (a window running max). Aggregates over no points are 0; no profile row, no result.
  */
-const READ_UPSTREAM_PROFILE = `
+export const READ_UPSTREAM_PROFILE = `
 SELECT
     p.pnl AS pnl,
     p.pnl_realized AS pnl_realized,
