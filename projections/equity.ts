@@ -58,8 +58,15 @@ LIMIT 1`;
 
 /** Offline when the poller said so, or when its heartbeats stopped coming. */
 export async function readUpstreamState(store: Store, nowSeconds: number, staleAfterSeconds: number): Promise<UpstreamState> {
-  const [row] = await store.query<{ state: string; ts: number }>(READ_UPSTREAM_STATE);
-  return upstreamStateOf(row, nowSeconds, staleAfterSeconds);
+  // The report is cached, not the state: freshness is judged against this call's clock.
+  const cache = store.caches?.upstreamState;
+  let latest = cache?.get('latest');
+  if (!latest) {
+    const [row] = await store.query<{ state: string; ts: number }>(READ_UPSTREAM_STATE);
+    latest = { row: row ?? null };
+    cache?.set('latest', latest);
+  }
+  return upstreamStateOf(latest.row ?? undefined, nowSeconds, staleAfterSeconds);
 }
 
 /** The state from READ_UPSTREAM_STATE's row (absent: no report ever). */

@@ -652,9 +652,12 @@ function toSummary(row: SummaryRow): MarketSummary {
 
 /** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
 export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
-  const [row] = await store.query<SummaryRow>(READ_MARKET_SUMMARY, { wallet, condition_id: conditionId });
-  if (!row) return null;
-  return { market: toHeader(row), summary: toSummary(row) };
+  const read = async () => {
+    const [row] = await store.query<SummaryRow>(READ_MARKET_SUMMARY, { wallet, condition_id: conditionId });
+    return row ? { market: toHeader(row), summary: toSummary(row) } : null;
+  };
+  // A resolved market's summary never changes (immutable, strong ETag); an open one is kept briefly.
+  return store.caches ? store.caches.market(`summary|${wallet}|${conditionId}`, read, (detail) => detail?.market.resolved === true) : read();
 }
 
 /** The header alone (sampled chart, tape): null when the trader never traded the market. */

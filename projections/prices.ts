@@ -216,8 +216,10 @@ ORDER BY ts`;
 
 /** The full per-second tape: change-only rows, pinned at the winner level when resolved. Uncapped. */
 export async function readFullTape(store: Store, times: MarketTimes): Promise<SeriesPoint[]> {
-  const rows = await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId });
-  return pinToWinner(toPoints(rows), times.resolution);
+  const read = async () => pinToWinner(toPoints(await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId })), times.resolution);
+  // A resolved market's tape never changes; an open one is kept briefly.
+  const resolvedAt = times.resolution ? `${times.resolution.winnerTokenSide}@${times.resolution.ts}` : 'open';
+  return store.caches ? store.caches.market(`tape|${times.conditionId}|${resolvedAt}`, read, () => times.resolution !== null) : read();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -305,8 +307,14 @@ export interface TraderMarket {
 
 /** The trader's header of the market and the market's times; null when the trader never traded it (or it is unknown). */
 export async function readTraderMarket(store: Store, wallet: string, conditionId: string): Promise<TraderMarket | null> {
-  const [header, times] = await Promise.all([readMarketHeader(store, wallet, conditionId), readMarketTimes(store, conditionId)]);
-  return header && times ? { header, times } : null;
+  const read = async () => {
+    const [header, times] = await Promise.all([readMarketHeader(store, wallet, conditionId), readMarketTimes(store, conditionId)]);
+    return header && times ? { header, times } : null;
+  };
+  // Once resolved (the header and the resolution both say so), neither part changes again.
+  return store.caches
+    ? store.caches.market(`market|${wallet}|${conditionId}`, read, (market) => market !== null && market.header.resolved && market.times.resolution !== null)
+    : read();
 }
 
 /** The sampled chart of a trader's market: the series for the request and the trader's complete fills. */
@@ -318,11 +326,19 @@ export async function readSampledChart(
   limits: ChartLimits,
   nowSeconds: number,
 ): Promise<{ series: SampledSeries; fills: MarketFill[] }> {
-  const [series, fills] = await Promise.all([
-    readSampledSeries(store, market.times, request, limits, nowSeconds),
-    readTraderMarketFills(store, wallet, market.times),
-  ]);
-  return { series, fills };
+  const read = async () => {
+    const [series, fills] = await Promise.all([
+      readSampledSeries(store, market.times, request, limits, nowSeconds),
+      readTraderMarketFills(store, wallet, market.times),
+    ]);
+    return { series, fills };
+  };
+  if (!store.caches) return read();
+  const resolved = market.header.resolved && market.times.resolution !== null;
+  // The default window depends on the clock only for a market with neither a titled start nor a trade.
+  const clock = market.times.titleStartTs === null && market.times.firstTradeTs === null ? nowSeconds : '';
+  const key = `chart|${wallet}|${market.times.conditionId}|${JSON.stringify([request.points, request.fromTs, request.toTs, request.resolution, limits, clock])}|${resolved}`;
+  return store.caches.market(key, read, () => resolved);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -107,6 +107,17 @@ export async function readWhaleFlow(
   request: WhaleFlowRequest,
   coverage: { exactAboveUsd: number; burstGapSeconds: number },
 ): Promise<WhaleFlow> {
+  const cache = store.caches?.whaleFlow;
+  // The same request in the same second (nowSeconds is part of the key) is one ranking.
+  const key = JSON.stringify([request.minUsd, request.by, request.windowHours, request.limit, request.nowSeconds, coverage.exactAboveUsd, coverage.burstGapSeconds]);
+  const cached = cache?.get(key);
+  if (cached) return cached.value as WhaleFlow;
+  const flow = await rankWhales(store, request, coverage);
+  cache?.set(key, { value: flow });
+  return flow;
+}
+
+async function rankWhales(store: Store, request: WhaleFlowRequest, coverage: { exactAboveUsd: number; burstGapSeconds: number }): Promise<WhaleFlow> {
   const minUsd = Math.max(request.minUsd, coverage.exactAboveUsd);
   const cutoff = request.nowSeconds - request.windowHours * 3600;
   const [rows, asOf] = await Promise.all([
