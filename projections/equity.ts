@@ -49,10 +49,13 @@ export interface UpstreamState {
   heartbeat_at: number | null;
 }
 
-/** The poller's latest report: the newest second's row (for a second reported twice, the later write). */
+/**
+ * The poller's latest report: the newest second's row, read backwards in the sort key (ts) without
+ * FINAL, so only the last granule of each part is touched, not the table.
+ */
 export const READ_UPSTREAM_STATE = `
 SELECT state, ts
-FROM {db:Identifier}.upstream_status FINAL
+FROM {db:Identifier}.upstream_status
 ORDER BY ts DESC
 LIMIT 1`;
 

@@ -209,8 +209,10 @@ const READ_TOP_MARKETS_WITHIN_DEPTH = topMarketsQuery(`FROM
  */
 const READ_MARKET_PARTS = `
 SELECT 'meta' AS part, condition_id, title, outcome1, outcome2, CAST(NULL AS Nullable(Float64)) AS mark
-FROM {db:Identifier}.markets_meta FINAL
+FROM {db:Identifier}.markets_meta
 WHERE condition_id IN {names_of:Array(String)}
+ORDER BY version DESC
+LIMIT 1 BY condition_id
 UNION ALL
 SELECT 'mark' AS part, condition_id, '' AS title, '' AS outcome1, '' AS outcome2, CAST(argMaxMerge(last_up_price) AS Nullable(Float64)) AS mark
 FROM {db:Identifier}.market_marks
@@ -422,20 +424,28 @@ const HEADER_COLUMNS = `
     tm.winner_token_side AS winner_token_side,
     tm.pnl_usd AS pnl_usd`;
 
-/** Point lookups by primary key: the wallet's row of the market, and the market's metadata. */
+/**
+ * Point lookups by primary key: the wallet's row of the market, and the market's metadata. Hot point
+ * reads take the newest version of their key (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own
+ * rule) instead of FINAL, which would merge every part's range first.
+ */
 const READ_MARKET_HEADER = `
 SELECT ${HEADER_COLUMNS}
 FROM
 (
     SELECT condition_id, resolved, winner_token_side, pnl_usd
-    FROM {db:Identifier}.trader_markets FINAL
+    FROM {db:Identifier}.trader_markets
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS tm
 LEFT JOIN
 (
     SELECT condition_id, title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta FINAL
+    FROM {db:Identifier}.markets_meta
     WHERE condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS m ON m.condition_id = tm.condition_id`;
 
 /**
@@ -492,20 +502,26 @@ FROM
         side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
         side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
         net_tokens1, net_tokens2
-    FROM {db:Identifier}.trader_markets FINAL
+    FROM {db:Identifier}.trader_markets
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS tm
 LEFT JOIN
 (
     SELECT condition_id, title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta FINAL
+    FROM {db:Identifier}.markets_meta
     WHERE condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS m ON m.condition_id = tm.condition_id
 LEFT JOIN
 (
     SELECT condition_id, CAST(ts AS Nullable(UInt32)) AS resolution_ts
-    FROM {db:Identifier}.market_resolutions FINAL
+    FROM {db:Identifier}.market_resolutions
     WHERE condition_id = {condition_id:String}
+    ORDER BY ts DESC
+    LIMIT 1
 ) AS r ON r.condition_id = tm.condition_id
 LEFT JOIN
 (
@@ -523,8 +539,14 @@ CROSS JOIN
         arraySort(groupArray(usd)) AS sizes,
         groupArray(ts) AS fill_ts,
         groupArray(usd) AS fill_usd
-    FROM {db:Identifier}.fills FINAL
-    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    FROM
+    (
+        SELECT ts, usd
+        FROM {db:Identifier}.fills
+        WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+        ORDER BY fill_id, source_rank DESC
+        LIMIT 1 BY fill_id
+    )
 ) AS f`;
 
 interface HeaderRow {

@@ -105,17 +105,22 @@ export interface MarketTimes {
   resolution: Resolution | null;
 }
 
-/** Three point lookups in one statement: metadata, trade span (marks), resolution; absent parts yield no row. */
+/**
+ * Three point lookups in one statement: metadata, trade span (marks), resolution; absent parts yield no
+ * row. Each takes its key's newest version (ReplacingMergeTree's rule) rather than FINAL.
+ */
 const READ_MARKET_TIMES = `
 SELECT 'meta' AS part, title_start_ts AS first, toNullable(toUInt32(0)) AS second, outcome1 AS name1, outcome2 AS name2
-FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}
+FROM {db:Identifier}.markets_meta WHERE condition_id = {condition_id:String}
+ORDER BY version DESC LIMIT 1
 UNION ALL
 SELECT 'trades', toNullable(min(first_ts)), toNullable(max(last_ts)), '', ''
 FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}
 HAVING count() > 0
 UNION ALL
 SELECT 'resolution', toNullable(toUInt32(winner_token_side)), toNullable(ts), '', ''
-FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}`;
+FROM {db:Identifier}.market_resolutions WHERE condition_id = {condition_id:String}
+ORDER BY ts DESC LIMIT 1`;
 
 /** The market's times, or null when the market is unknown (no metadata and no trades). */
 export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
@@ -286,10 +291,17 @@ export const marketFillSchema = z.object({
 });
 export type MarketFill = z.infer<typeof marketFillSchema>;
 
+/** One copy per fill: the highest source_rank (the archive's), as ReplacingMergeTree(source_rank) keeps; no FINAL. */
 const READ_FILLS = `
-SELECT ts, side, up_price AS price, token_side, size_tokens, usd
-FROM {db:Identifier}.fills FINAL
-WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+SELECT ts, side, price, token_side, size_tokens, usd
+FROM
+(
+    SELECT ts, fill_id, side, up_price AS price, token_side, size_tokens, usd
+    FROM {db:Identifier}.fills
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY fill_id, source_rank DESC
+    LIMIT 1 BY fill_id
+)
 ORDER BY ts, fill_id`;
 
 export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
