@@ -11,8 +11,10 @@ WITH
         WHERE batch IN {batches:Array(String)}
         GROUP BY condition_id
     ),
-    -- The row kept last before the recomputed range: it equals the second just before it.
-    before AS
+    -- The row kept last before the recomputed range: it equals the second just before it. Looked for in
+    -- the day before the range first (a bound in the sort key); only a market quiet for longer is
+    -- looked for over its whole earlier tape.
+    before_recent AS
     (
         SELECT c.condition_id AS condition_id, argMax((c.last, c.lo, c.hi), c.ts) AS row
         FROM
@@ -20,7 +22,27 @@ WITH
             -- Each second's newest version (ReplacingMergeTree's rule, without FINAL over the market's tape).
             SELECT condition_id, ts, last, lo, hi, is_deleted
             FROM {db:Identifier}.tape_changes
-            WHERE condition_id IN (SELECT condition_id FROM touched) AND ts < (SELECT max(from_ts) FROM touched)
+            WHERE condition_id IN (SELECT condition_id FROM touched)
+              AND ts >= greatest((SELECT min(from_ts) FROM touched), 86400) - 86400
+              AND ts < (SELECT max(from_ts) FROM touched)
+            ORDER BY version DESC
+            LIMIT 1 BY condition_id, ts
+        ) AS c
+        INNER JOIN touched AS t ON t.condition_id = c.condition_id
+        WHERE c.ts < t.from_ts AND NOT c.is_deleted
+        GROUP BY c.condition_id
+    ),
+    before AS
+    (
+        SELECT condition_id, row FROM before_recent
+        UNION ALL
+        SELECT c.condition_id AS condition_id, argMax((c.last, c.lo, c.hi), c.ts) AS row
+        FROM
+        (
+            SELECT condition_id, ts, last, lo, hi, is_deleted
+            FROM {db:Identifier}.tape_changes
+            WHERE condition_id IN (SELECT condition_id FROM touched WHERE condition_id NOT IN (SELECT condition_id FROM before_recent))
+              AND ts < (SELECT max(from_ts) FROM touched)
             ORDER BY version DESC
             LIMIT 1 BY condition_id, ts
         ) AS c
