@@ -86,9 +86,9 @@ describe('values written into SQL text on chDB', () => {
 
   it('finishes a read while a long command still runs (reads have their own sessions and no queue)', async () => {
     const order: string[] = [];
-    // About 1.5 s of engine time on the command lane, bound values included.
+    // About 2.7 s of engine time on the command lane (the engine's limit per block is 3 s), values included.
     const command = store
-      .command("INSERT INTO {db:Identifier}.probe SELECT {prefix:String} || toString(sleepEachRow(0.5)) FROM numbers(3)", { prefix: 'slow-' })
+      .command("INSERT INTO {db:Identifier}.probe SELECT {prefix:String} || toString(sleepEachRow(0.9)) FROM numbers(3)", { prefix: 'slow-' })
       .then(() => order.push('command'));
     const read = store.query<{ key: string }>('SELECT key FROM {db:Identifier}.probe WHERE key = {key:String}', { key: "it's" }).then((rows) => {
       order.push('read');
