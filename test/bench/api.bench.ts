@@ -493,7 +493,9 @@ async function main(): Promise<void> {
     const mixed = await driver.run(atRate(mixPaths));
     const ceiling = await selectOneCeiling();
     runs.push({ read, single, alone, mixed, ceiling });
-    const cell = (endpoint: Endpoint) => `${endpoint} ${read[endpoint].p50.toFixed(1)} / ${single[endpoint].endpoints[endpoint]!.p50.toFixed(1)} / ${alone[endpoint].endpoints[endpoint]!.p50.toFixed(1)}`;
+    // A percentile of no answers is NaN here and null once it has crossed the load generator's IPC.
+    const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? '-' : value.toFixed(1));
+    const cell = (endpoint: Endpoint) => `${endpoint} ${ms(read[endpoint].p50)} / ${ms(single[endpoint].endpoints[endpoint]!.p50)} / ${ms(alone[endpoint].endpoints[endpoint]!.p50)}`;
     console.log(`run ${run + 1}/${REPEAT} (p50 ms: read / HTTP one at a time / HTTP at ${RATE} req/s): ${ENDPOINTS.map(cell).join(', ')}; load average ${loadAverage()}`);
   }
   driver.close();
