@@ -325,7 +325,7 @@ export async function readTraderMarket(store: Store, wallet: string, conditionId
   };
   // Once resolved (the header and the resolution both say so), neither part changes again.
   return store.caches
-    ? store.caches.market(`market|${wallet}|${conditionId}`, read, (market) => market !== null && market.header.resolved && market.times.resolution !== null)
+    ? store.caches.market(`market|${wallet}|${conditionId}`, read, (market) => market?.header.resolved === true && market.times.resolution !== null)
     : read();
 }
 

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../../config.ts';
 import { createLogger } from '../../log.ts';
-import { openMigratedStore, withPublisher } from '../../ingest/runtime.ts';
+import { openMigratedStore, withPublisher } from '../../roles/runtime.ts';
 import { createSimulator, runSimulator } from '../../ingest/sources/simulator/index.ts';
 import { refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
 import { median, runBenchmark } from './support.ts';
