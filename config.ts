@@ -7,6 +7,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import type { ReadCacheSettings } from './projections/read-cache.ts';
 
 const optionalString = z
   .string()
@@ -54,6 +55,11 @@ const environmentSchema = z.object({
   CLICKHOUSE_EMBEDDED_PATH: optionalString,
   /** Guard on every read: seconds before a heavy query is cancelled. */
   CLICKHOUSE_QUERY_TIMEOUT_S: z.coerce.number().positive().default(10),
+  /**
+   * Reads in parallel, apart from ingest and rollup refreshes: chDB sessions of the read pool (embedded),
+   * or open sockets of the read client (server). Absent: the machine's cores within 2..4 (embedded), 16 (server).
+   */
+  CLICKHOUSE_READ_POOL_SIZE: z.coerce.number().int().min(1).max(64).optional(),
 
   KAFKA_BROKERS: optionalString,
   KAFKA_CLIENT_ID: z.string().default('trader-analytics'),
@@ -129,6 +135,17 @@ const environmentSchema = z.object({
   API_KEY_CACHE_S: z.coerce.number().min(0).max(300).default(10),
   /** `Cache-Control: private, max-age=N` of open markets' summaries, charts and tapes. */
   API_OPEN_MARKET_MAX_AGE_S: z.coerce.number().int().min(0).max(3600).default(5),
+  /** In-process read caches (projections/read-cache.ts): a display name by wallet is reused this long. 0: off. */
+  READ_CACHE_TRADER_NAME_S: z.coerce.number().min(0).max(3600).default(10),
+  READ_CACHE_TRADER_NAME_ENTRIES: z.coerce.number().int().min(1).default(100_000),
+  /** The upstream's latest report (online/offline, heartbeat) is reused this long. 0: off. */
+  READ_CACHE_UPSTREAM_STATE_S: z.coerce.number().min(0).max(60).default(1),
+  /** A whale ranking (same request, same second) is reused this long. 0: off. */
+  READ_CACHE_WHALES_S: z.coerce.number().min(0).max(60).default(1),
+  /** An open market's summary, chart or tape is reused this long; never longer than API_OPEN_MARKET_MAX_AGE_S. 0: off. */
+  READ_CACHE_OPEN_MARKET_S: z.coerce.number().min(0).max(3600).default(1),
+  /** Memory for cached market answers (resolved ones are immutable and stay until evicted), in MB of JSON. 0: off. */
+  READ_CACHE_MARKET_MB: z.coerce.number().min(0).max(65_536).default(64),
   /** Where the market-tape chart template loads its charting library (uPlot: `uPlot.iife.min.js`, `uPlot.min.css`) from. */
   CHART_SCRIPT_HOST: z.url({ protocol: /^https?$/ }).default('https://cdn.jsdelivr.net/npm/uplot@1.6.32/dist'),
 
@@ -542,6 +559,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       cluster: env.CLICKHOUSE_CLUSTER ?? null,
       embeddedPath: env.CLICKHOUSE_EMBEDDED_PATH ? path.resolve(env.CLICKHOUSE_EMBEDDED_PATH) : path.join(dataDir, 'clickhouse'),
       queryTimeoutSeconds: env.CLICKHOUSE_QUERY_TIMEOUT_S,
+      /** Absent: the store's default for its kind (projections/store.ts). */
+      readPoolSize: env.CLICKHOUSE_READ_POOL_SIZE,
     },
     kafka: {
       /** Absent: the in-process bus (embedded mode). */
@@ -569,6 +588,16 @@ function configOf(env: z.output<typeof environmentSchema>) {
       /** Load shedding of this instance (api/gates/in-flight.ts). */
       inFlight: { maxInFlight: env.API_MAX_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? 16 : 2), queueDepth: env.API_QUEUE_DEPTH, maxQueueWaitMs: env.API_QUEUE_WAIT_MS },
       openMarketMaxAgeSeconds: env.API_OPEN_MARKET_MAX_AGE_S,
+      /** The read caches of the API's store (projections/read-cache.ts). */
+      readCache: {
+        traderNameSeconds: env.READ_CACHE_TRADER_NAME_S,
+        traderNameEntries: env.READ_CACHE_TRADER_NAME_ENTRIES,
+        upstreamStateSeconds: env.READ_CACHE_UPSTREAM_STATE_S,
+        whaleFlowSeconds: env.READ_CACHE_WHALES_S,
+        // An open market's answer may be as old as its Cache-Control allows, never older.
+        openMarketSeconds: Math.min(env.READ_CACHE_OPEN_MARKET_S, env.API_OPEN_MARKET_MAX_AGE_S),
+        marketAnswerBytes: Math.round(env.READ_CACHE_MARKET_MB * 1024 * 1024),
+      } satisfies ReadCacheSettings,
       immutableMaxAgeSeconds: 31_536_000,
       marketsList: { defaultLimit: 200, maxLimit: 1000 },
       fills: { defaultLimit: 500, maxLimit: 2000 },

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import { withReadCaches } from '../projections/read-cache.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
 import { Authenticator, type Caller } from './auth.ts';
 import type { WalletRequestLog } from './wallet-requests.ts';
@@ -219,7 +220,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
 async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
-  const store = instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds));
+  // Cache hits are no statements: the caches sit outside the store's instrumentation.
+  const store = withReadCaches(instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds)), config.api.readCache);
   if (config.api.cursorSecret === null) log.info('API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)');
   const context: RouteContext = {
     config,

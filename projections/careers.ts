@@ -54,9 +54,11 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
 /**
  * One indexed read: the careers row of the wallet, and its open trader_markets rows joined with their
  * markets' marks (argMax of the last trade, UP space). Holdings at the mark: token 1 at `mark`, token 2
- * at `1 − mark`.
+ * at `1 − mark`. Each row is its key's newest version (ORDER BY version DESC LIMIT 1 [BY]: the rule of
+ * ReplacingMergeTree) rather than FINAL; the wallet's rows are read once, and the marks of its markets
+ * by primary key.
  */
-const READ_CAREER = `
+export const READ_CAREER = `
 WITH open_rows AS
 (
     SELECT
@@ -66,18 +68,22 @@ WITH open_rows AS
         tm.cash_flow_usd AS cash_flow,
         marks.mark AS mark,
         marks.marked_at AS marked_at
-    FROM {db:Identifier}.trader_markets AS tm FINAL
+    FROM
+    (
+        SELECT condition_id, net_tokens1, net_tokens2, cash_flow_usd, resolved, era
+        FROM {db:Identifier}.trader_markets
+        WHERE wallet = {wallet:String}
+        ORDER BY version DESC
+        LIMIT 1 BY condition_id
+    ) AS tm
     LEFT JOIN
     (
         SELECT condition_id, argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at
         FROM {db:Identifier}.market_marks
-        WHERE condition_id IN (
-            SELECT condition_id FROM {db:Identifier}.trader_markets FINAL
-            WHERE wallet = {wallet:String} AND NOT resolved
-        )
+        WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets WHERE wallet = {wallet:String})
         GROUP BY condition_id
     ) AS marks ON marks.condition_id = tm.condition_id
-    WHERE tm.wallet = {wallet:String} AND NOT tm.resolved AND ({include_v1:UInt8} = 1 OR tm.era = 'v2')
+    WHERE NOT tm.resolved AND ({include_v1:UInt8} = 1 OR tm.era = 'v2')
     SETTINGS join_use_nulls = 1
 )
 SELECT
@@ -98,21 +104,31 @@ SELECT
     o.2 AS open_cash_flow_usd,
     o.3 AS unmarked_markets,
     o.4 AS marked_at
-FROM {db:Identifier}.careers AS c FINAL
+FROM
+(
+    SELECT * FROM {db:Identifier}.careers
+    WHERE wallet = {wallet:String}
+    ORDER BY version DESC
+    LIMIT 1
+) AS c
 CROSS JOIN
 (
     SELECT tuple(sumIf(net1 * mark + net2 * (1 - mark), mark IS NOT NULL), sum(cash_flow), countIf(mark IS NULL), maxOrNull(marked_at)) AS o
     FROM open_rows
-) AS open_totals
-WHERE c.wallet = {wallet:String}`;
+) AS open_totals`;
 
-interface CareerRow extends Omit<CareerStatistics, 'pnl_marked_usd' | 'open_value_usd'> {
+export interface CareerRow extends Omit<CareerStatistics, 'pnl_marked_usd' | 'open_value_usd'> {
   open_value_usd: number | null;
   open_cash_flow_usd: number | null;
 }
 
 export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
   const [row] = await store.query<CareerRow>(READ_CAREER, { wallet, include_v1: includeV1 ? 1 : 0 });
+  return careerOf(row);
+}
+
+/** The statistics from READ_CAREER's row (absent: a wallet the archive has never seen). */
+export function careerOf(row: CareerRow | undefined): CareerStatistics {
   if (!row) return { ...ZERO_CAREER };
   const openValue = row.open_value_usd ?? 0;
   const { open_cash_flow_usd: openCashFlow, ...career } = row;

@@ -49,15 +49,31 @@ export interface UpstreamState {
   heartbeat_at: number | null;
 }
 
-const READ_UPSTREAM_STATE = `
+/**
+ * The poller's latest report: the newest second's row, read backwards in the sort key (ts) without
+ * FINAL, so only the last granule of each part is touched, not the table.
+ */
+export const READ_UPSTREAM_STATE = `
 SELECT state, ts
-FROM {db:Identifier}.upstream_status FINAL
+FROM {db:Identifier}.upstream_status
 ORDER BY ts DESC
 LIMIT 1`;
 
 /** Offline when the poller said so, or when its heartbeats stopped coming. */
 export async function readUpstreamState(store: Store, nowSeconds: number, staleAfterSeconds: number): Promise<UpstreamState> {
-  const [row] = await store.query<{ state: string; ts: number }>(READ_UPSTREAM_STATE);
+  // The report is cached, not the state: freshness is judged against this call's clock.
+  const cache = store.caches?.upstreamState;
+  let latest = cache?.get('latest');
+  if (!latest) {
+    const [row] = await store.query<{ state: string; ts: number }>(READ_UPSTREAM_STATE);
+    latest = { row: row ?? null };
+    cache?.set('latest', latest);
+  }
+  return upstreamStateOf(latest.row ?? undefined, nowSeconds, staleAfterSeconds);
+}
+
+/** The state from READ_UPSTREAM_STATE's row (absent: no report ever). */
+export function upstreamStateOf(row: { state: string; ts: number } | undefined, nowSeconds: number, staleAfterSeconds: number): UpstreamState {
   if (!row) return { state: 'offline', heartbeat_at: null };
   const fresh = nowSeconds - row.ts <= staleAfterSeconds;
   return { state: row.state === 'online' && fresh ? 'online' : 'offline', heartbeat_at: row.ts };

@@ -212,8 +212,10 @@ const READ_TOP_MARKETS_WITHIN_DEPTH = topMarketsQuery(`FROM
  */
 const READ_MARKET_PARTS = `
 SELECT 'meta' AS part, condition_id, title, outcome1, outcome2, CAST(NULL AS Nullable(Float64)) AS mark
-FROM {db:Identifier}.markets_meta FINAL
+FROM {db:Identifier}.markets_meta
 WHERE condition_id IN {names_of:Array(String)}
+ORDER BY version DESC
+LIMIT 1 BY condition_id
 UNION ALL
 SELECT 'mark' AS part, condition_id, '' AS title, '' AS outcome1, '' AS outcome2, CAST(argMaxMerge(last_up_price) AS Nullable(Float64)) AS mark
 FROM {db:Identifier}.market_marks
@@ -434,20 +436,28 @@ const HEADER_COLUMNS = `
     tm.up_payout AS up_payout,
     tm.pnl_usd AS pnl_usd`;
 
-/** Point lookups by primary key: the wallet's row of the market, and the market's metadata. */
+/**
+ * Point lookups by primary key: the wallet's row of the market, and the market's metadata. Hot point
+ * reads take the newest version of their key (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own
+ * rule) instead of FINAL, which would merge every part's range first.
+ */
 const READ_MARKET_HEADER = `
 SELECT ${HEADER_COLUMNS}
 FROM
 (
     SELECT condition_id, resolved, winner_token_side, up_payout, pnl_usd
-    FROM {db:Identifier}.trader_markets FINAL
+    FROM {db:Identifier}.trader_markets
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS tm
 LEFT JOIN
 (
     SELECT condition_id, title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta FINAL
+    FROM {db:Identifier}.markets_meta
     WHERE condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS m ON m.condition_id = tm.condition_id`;
 
 /**
@@ -504,20 +514,26 @@ FROM
         side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
         side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
         net_tokens1, net_tokens2
-    FROM {db:Identifier}.trader_markets FINAL
+    FROM {db:Identifier}.trader_markets
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS tm
 LEFT JOIN
 (
     SELECT condition_id, title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta FINAL
+    FROM {db:Identifier}.markets_meta
     WHERE condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1
 ) AS m ON m.condition_id = tm.condition_id
 LEFT JOIN
 (
     SELECT condition_id, CAST(ts AS Nullable(UInt32)) AS resolution_ts
-    FROM {db:Identifier}.market_resolutions FINAL
+    FROM {db:Identifier}.market_resolutions
     WHERE condition_id = {condition_id:String}
+    ORDER BY ts DESC
+    LIMIT 1
 ) AS r ON r.condition_id = tm.condition_id
 LEFT JOIN
 (
@@ -535,8 +551,14 @@ CROSS JOIN
         arraySort(groupArray(usd)) AS sizes,
         groupArray(ts) AS fill_ts,
         groupArray(usd) AS fill_usd
-    FROM {db:Identifier}.fills FINAL
-    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    FROM
+    (
+        SELECT ts, usd
+        FROM {db:Identifier}.fills
+        WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+        ORDER BY fill_id, source_rank DESC
+        LIMIT 1 BY fill_id
+    )
 ) AS f`;
 
 interface HeaderRow {
@@ -666,9 +688,12 @@ function toSummary(row: SummaryRow): MarketSummary {
 
 /** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
 export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
-  const [row] = await store.query<SummaryRow>(READ_MARKET_SUMMARY, { wallet, condition_id: conditionId });
-  if (!row) return null;
-  return { market: toHeader(row), summary: toSummary(row) };
+  const read = async () => {
+    const [row] = await store.query<SummaryRow>(READ_MARKET_SUMMARY, { wallet, condition_id: conditionId });
+    return row ? { market: toHeader(row), summary: toSummary(row) } : null;
+  };
+  // A resolved market's summary never changes (immutable, strong ETag); an open one is kept briefly.
+  return store.caches ? store.caches.market(`summary|${wallet}|${conditionId}`, read, (detail) => detail?.market.resolved === true) : read();
 }
 
 /** The header alone (sampled chart, tape): null when the trader never traded the market. */

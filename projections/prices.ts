@@ -110,11 +110,15 @@ export interface MarketTimes {
   resolution: Resolution | null;
 }
 
-/** Three point lookups in one statement: metadata, trade span (marks), resolution; absent parts yield no row. */
+/**
+ * Three point lookups in one statement: metadata, trade span (marks), resolution; absent parts yield no
+ * row. Each takes its key's newest version (ReplacingMergeTree's rule) rather than FINAL.
+ */
 const READ_MARKET_TIMES = `
 SELECT 'meta' AS part, title_start_ts AS first, toNullable(toUInt32(0)) AS second, outcome1 AS name1, outcome2 AS name2,
        toNullable(toFloat64(0)) AS up_payout
-FROM {db:Identifier}.markets_meta FINAL WHERE condition_id = {condition_id:String}
+FROM {db:Identifier}.markets_meta WHERE condition_id = {condition_id:String}
+ORDER BY version DESC LIMIT 1
 UNION ALL
 SELECT 'trades', toNullable(min(first_ts)), toNullable(max(last_ts)), '', '', toNullable(toFloat64(0))
 FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}
@@ -123,7 +127,8 @@ UNION ALL
 SELECT 'resolution', toNullable(toUInt32(winner_token_side)), toNullable(ts), '', '',
        -- a split payout (winner 0): token 1's share of the numerators; NULL when none were reported (not resolved)
        if(coalesce(payout1, 0) + coalesce(payout2, 0) > 0, toNullable(coalesce(payout1, 0) / (coalesce(payout1, 0) + coalesce(payout2, 0))), NULL)
-FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id = {condition_id:String}`;
+FROM {db:Identifier}.market_resolutions WHERE condition_id = {condition_id:String}
+ORDER BY ts DESC LIMIT 1`;
 
 /** The market's times, or null when the market is unknown (no metadata and no trades). */
 export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
@@ -231,8 +236,10 @@ ORDER BY ts`;
 
 /** The full per-second tape: change-only rows, pinned at the winner level when resolved. Uncapped. */
 export async function readFullTape(store: Store, times: MarketTimes): Promise<SeriesPoint[]> {
-  const rows = await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId });
-  return pinToWinner(toPoints(rows), times.resolution);
+  const read = async () => pinToWinner(toPoints(await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId })), times.resolution);
+  // A resolved market's tape never changes; an open one is kept briefly.
+  const resolvedAt = times.resolution ? `${times.resolution.winnerTokenSide}@${times.resolution.ts}` : 'open';
+  return store.caches ? store.caches.market(`tape|${times.conditionId}|${resolvedAt}`, read, () => times.resolution !== null) : read();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -299,10 +306,17 @@ export const marketFillSchema = z.object({
 });
 export type MarketFill = z.infer<typeof marketFillSchema>;
 
+/** One copy per fill: the highest source_rank (the archive's), as ReplacingMergeTree(source_rank) keeps; no FINAL. */
 const READ_FILLS = `
-SELECT ts, side, up_price AS price, token_side, size_tokens, usd
-FROM {db:Identifier}.fills FINAL
-WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+SELECT ts, side, price, token_side, size_tokens, usd
+FROM
+(
+    SELECT ts, fill_id, side, up_price AS price, token_side, size_tokens, usd
+    FROM {db:Identifier}.fills
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY fill_id, source_rank DESC
+    LIMIT 1 BY fill_id
+)
 ORDER BY ts, fill_id`;
 
 export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
@@ -320,8 +334,14 @@ export interface TraderMarket {
 
 /** The trader's header of the market and the market's times; null when the trader never traded it (or it is unknown). */
 export async function readTraderMarket(store: Store, wallet: string, conditionId: string): Promise<TraderMarket | null> {
-  const [header, times] = await Promise.all([readMarketHeader(store, wallet, conditionId), readMarketTimes(store, conditionId)]);
-  return header && times ? { header, times } : null;
+  const read = async () => {
+    const [header, times] = await Promise.all([readMarketHeader(store, wallet, conditionId), readMarketTimes(store, conditionId)]);
+    return header && times ? { header, times } : null;
+  };
+  // Once resolved (the header and the resolution both say so), neither part changes again.
+  return store.caches
+    ? store.caches.market(`market|${wallet}|${conditionId}`, read, (market) => market?.header.resolved === true && market.times.resolution !== null)
+    : read();
 }
 
 /** The sampled chart of a trader's market: the series for the request and the trader's complete fills. */
@@ -333,11 +353,19 @@ export async function readSampledChart(
   limits: ChartLimits,
   nowSeconds: number,
 ): Promise<{ series: SampledSeries; fills: MarketFill[] }> {
-  const [series, fills] = await Promise.all([
-    readSampledSeries(store, market.times, request, limits, nowSeconds),
-    readTraderMarketFills(store, wallet, market.times),
-  ]);
-  return { series, fills };
+  const read = async () => {
+    const [series, fills] = await Promise.all([
+      readSampledSeries(store, market.times, request, limits, nowSeconds),
+      readTraderMarketFills(store, wallet, market.times),
+    ]);
+    return { series, fills };
+  };
+  if (!store.caches) return read();
+  const resolved = market.header.resolved && market.times.resolution !== null;
+  // The default window depends on the clock only for a market with neither a titled start nor a trade.
+  const clock = market.times.titleStartTs === null && market.times.firstTradeTs === null ? nowSeconds : '';
+  const key = `chart|${wallet}|${market.times.conditionId}|${JSON.stringify([request.points, request.fromTs, request.toTs, request.resolution, limits, clock])}|${resolved}`;
+  return store.caches.market(key, read, () => resolved);
 }
 
 // ---------------------------------------------------------------------------------------------------

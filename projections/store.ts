@@ -4,9 +4,20 @@
  *
  * Every statement names its tables as `{db:Identifier}.table`; the store binds `db` to its database, so
  * one embedded engine can hold many databases (tests give each test its own).
+ *
+ * Lanes: reads (`query`) run on a pool of their own, apart from ingest inserts and from commands
+ * (DDL, rollup refreshes), so a read never waits behind a write or a refresh. Embedded, each lane is
+ * its own chDB session on the one data directory (sessions run in parallel inside the engine), and the
+ * reads' pool holds `readPoolSize` sessions, a read going to the one with the fewest in flight. On chDB
+ * every value is written into the statement by the client's formatter (projections/sql-values.ts):
+ * chDB's binding serializes every statement with bound parameters through one process-wide queue.
+ * Against a server, parameters stay bound and each lane is its own HTTP client (its own sockets).
  */
+import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import type { ReadCaches } from './read-cache.ts';
+import { inlineParams } from './sql-values.ts';
 
 export interface StoreOptions {
   /** ClickHouse server URL; absent means embedded chDB at `embeddedPath`. */
@@ -18,6 +29,11 @@ export interface StoreOptions {
   cluster?: string | null | undefined;
   embeddedPath: string;
   queryTimeoutSeconds: number;
+  /**
+   * Reads in parallel: chDB sessions of the read pool (embedded), or open sockets of the read client
+   * (server). Absent: the cores of this machine, at least 2 and at most 4 (embedded), 16 (server).
+   */
+  readPoolSize?: number | undefined;
 }
 
 export type QueryParams = Record<string, unknown>;
@@ -58,6 +74,8 @@ export function withQueryTimeout(store: Store, timeoutSeconds: number): Store {
 export interface Store {
   readonly database: string;
   readonly kind: 'embedded' | 'server';
+  /** In-process caches of rarely changing reads (projections/read-cache.ts); absent: every read queries. */
+  readonly caches?: ReadCaches | undefined;
   /** Runs a SELECT and returns its rows (JSONEachRow). With a timeout, an overrun is a QueryTimeoutError. */
   query<Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<Row[]>;
   /** Runs a statement that returns no rows (DDL, INSERT … SELECT). */
@@ -81,20 +99,34 @@ const DEDUPLICATION_TOKEN = /^[A-Za-z0-9._:,|-]{1,512}$/;
 /** Settings every connection carries: counts come back as JSON numbers, not quoted strings. */
 const SESSION_SETTINGS = { output_format_json_quote_64bit_integers: 0 } as const;
 
+/** The connections of one embedded engine or one server: a read pool, the ingest lane, the command lane. */
+interface Lanes {
+  reads: ClickHouseClient[];
+  /** Queries in flight on each read client (same index). */
+  inFlight: number[];
+  ingest: ClickHouseClient;
+  commands: ClickHouseClient;
+}
+
 interface SharedEngine {
-  client: ClickHouseClient;
+  lanes: Lanes;
   users: number;
 }
 
-/** chDB binds one data directory per process; all stores on that path share one engine. */
+/** The default read pool: the cores of this machine, within [2, 4] (embedded) or 16 sockets (server). */
+export function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
+  return kind === 'server' ? 16 : Math.min(4, Math.max(2, availableParallelism()));
+}
+
+/** chDB binds one data directory per process; all stores on that path share one engine (and its lanes). */
 const embeddedEngines = new Map<string, SharedEngine>();
 let embeddedPathInUse: string | undefined;
 
-async function acquireEmbedded(path: string): Promise<ClickHouseClient> {
+async function acquireEmbedded(path: string, readPoolSize: number): Promise<Lanes> {
   const existing = embeddedEngines.get(path);
   if (existing) {
     existing.users += 1;
-    return existing.client;
+    return existing.lanes;
   }
   if (embeddedPathInUse !== undefined && embeddedPathInUse !== path) {
     throw new Error(
@@ -103,16 +135,23 @@ async function acquireEmbedded(path: string): Promise<ClickHouseClient> {
   }
   // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
   const { createChdbConnection } = await import('chdb/connection');
-  // chdb types its connection against its own copy of @clickhouse/client-common; the runtime
-  // interface is the client's own (chdb re-exports it verbatim), only the declaration files differ.
-  const connection = createChdbConnection({ path }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'];
-  const client = createClient({
-    connection,
-    clickhouse_settings: SESSION_SETTINGS,
-  });
-  embeddedEngines.set(path, { client, users: 1 });
+  // Each call is its own chDB session (native connection) on the same data directory.
+  const session = () =>
+    createClient({
+      // chdb types its connection against its own copy of @clickhouse/client-common; the runtime
+      // interface is the client's own (chdb re-exports it verbatim), only the declaration files differ.
+      connection: createChdbConnection({ path }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'],
+      clickhouse_settings: SESSION_SETTINGS,
+    });
+  const reads = Array.from({ length: readPoolSize }, session);
+  const lanes: Lanes = { reads, inFlight: reads.map(() => 0), ingest: session(), commands: session() };
+  embeddedEngines.set(path, { lanes, users: 1 });
   embeddedPathInUse = path;
-  return client;
+  return lanes;
+}
+
+async function closeLanes(lanes: Lanes): Promise<void> {
+  await Promise.all([...lanes.reads, lanes.ingest, lanes.commands].map((client) => client.close()));
 }
 
 async function releaseEmbedded(path: string): Promise<void> {
@@ -121,8 +160,33 @@ async function releaseEmbedded(path: string): Promise<void> {
   engine.users -= 1;
   if (engine.users > 0) return;
   embeddedEngines.delete(path);
-  await engine.client.close();
+  await closeLanes(engine.lanes);
   // The native engine cannot be reopened on another path in the same process; keep the binding.
+}
+
+function serverLanes(options: StoreOptions, readPoolSize: number): Lanes {
+  const client = (maxOpenConnections: number) =>
+    createClient({
+      url: options.url,
+      username: options.user ?? 'default',
+      password: options.password ?? '',
+      // On a cluster an insert is acknowledged once the shards have it (not when queued on this node):
+      // offsets are committed after it, and its deduplication token reaches the shards with it.
+      clickhouse_settings: options.cluster ? { ...SESSION_SETTINGS, insert_distributed_sync: 1 } : SESSION_SETTINGS,
+      request_timeout: Math.max(30_000, options.queryTimeoutSeconds * 2000),
+      max_open_connections: maxOpenConnections,
+    });
+  // One client holds all the read sockets: the server runs the queries in parallel.
+  return { reads: [client(readPoolSize)], inFlight: [0], ingest: client(4), commands: client(4) };
+}
+
+/** The read client with the fewest queries in flight (never a queue: every read starts at once). */
+function pickRead(lanes: Lanes): number {
+  let best = 0;
+  for (let index = 1; index < lanes.reads.length; index++) {
+    if (lanes.inFlight[index]! < lanes.inFlight[best]!) best = index;
+  }
+  return best;
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
@@ -130,19 +194,16 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     throw new Error(`database name ${JSON.stringify(options.database)} is not a plain identifier`);
   }
   const kind = options.url ? 'server' : 'embedded';
-  const client = options.url
-    ? createClient({
-        url: options.url,
-        username: options.user ?? 'default',
-        password: options.password ?? '',
-        // On a cluster an insert is acknowledged once the shards have it (not when queued on this node):
-        // offsets are committed after it, and its deduplication token reaches the shards with it.
-        clickhouse_settings: options.cluster ? { ...SESSION_SETTINGS, insert_distributed_sync: 1 } : SESSION_SETTINGS,
-        request_timeout: Math.max(30_000, options.queryTimeoutSeconds * 2000),
-      })
-    : await acquireEmbedded(options.embeddedPath);
+  const readPoolSize = Math.max(1, Math.trunc(options.readPoolSize ?? defaultReadPoolSize(kind)));
+  const lanes = options.url ? serverLanes(options, readPoolSize) : await acquireEmbedded(options.embeddedPath, readPoolSize);
   const database = options.database;
   const bind = (params: QueryParams | undefined): QueryParams => ({ ...params, db: database });
+  /**
+   * A statement as this store sends it: on a server, the template and its bound parameters; embedded,
+   * the values written into the statement (sql-values.ts), so that chDB never queues it.
+   */
+  const statement = (sql: string, params: QueryParams | undefined): { query: string; query_params?: QueryParams } =>
+    kind === 'server' ? { query: sql, query_params: bind(params) } : { query: inlineParams(sql, bind(params)) };
   let closed = false;
 
   async function insertJsonLines(table: string, lines: readonly string[], deduplicationToken?: string): Promise<void> {
@@ -158,11 +219,23 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       settings = ` SETTINGS insert_deduplication_token = '${deduplicationToken}', deduplicate_blocks_in_dependent_materialized_views = 1`;
     }
     const body = lines.join('\n');
-    const result = await client.exec({
+    const result = await lanes.ingest.exec({
       query: `INSERT INTO \`${database}\`.\`${table}\`${settings} FORMAT JSONEachRow`,
       values: Readable.from([body]),
     });
     result.stream.destroy();
+  }
+
+  /** Runs a read on the pool's least busy client. */
+  async function read<Row>(sql: string, params: QueryParams | undefined, extra: { abort_signal?: AbortSignal; clickhouse_settings?: ClickHouseSettings }): Promise<Row[]> {
+    const index = pickRead(lanes);
+    lanes.inFlight[index]! += 1;
+    try {
+      const result = await lanes.reads[index]!.query({ ...statement(sql, params), format: 'JSONEachRow', ...extra });
+      return await result.json<Row>();
+    } finally {
+      lanes.inFlight[index]! -= 1;
+    }
   }
 
   return {
@@ -170,10 +243,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     kind,
     async query<Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<Row[]> {
       const timeoutSeconds = options?.timeoutSeconds;
-      if (timeoutSeconds === undefined) {
-        const result = await client.query({ query: sql, query_params: bind(params), format: 'JSONEachRow' });
-        return result.json<Row>();
-      }
+      if (timeoutSeconds === undefined) return read<Row>(sql, params, {});
       // A server stops the query itself (max_execution_time); the abort and the timer also bound the
       // embedded engine, whose per-query settings would leak into the session.
       const abort = new AbortController();
@@ -185,17 +255,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
         }, timeoutSeconds * 1000);
       });
       try {
-        const run = async () => {
-          const result = await client.query({
-            query: sql,
-            query_params: bind(params),
-            format: 'JSONEachRow',
-            abort_signal: abort.signal,
-            ...(kind === 'server' ? { clickhouse_settings: { max_execution_time: Math.ceil(timeoutSeconds), timeout_overflow_mode: 'throw' as const } } : {}),
-          });
-          return result.json<Row>();
-        };
-        return await Promise.race([run(), overrun]);
+        const run = read<Row>(sql, params, {
+          abort_signal: abort.signal,
+          ...(kind === 'server' ? { clickhouse_settings: { max_execution_time: Math.ceil(timeoutSeconds), timeout_overflow_mode: 'throw' as const } } : {}),
+        });
+        return await Promise.race([run, overrun]);
       } catch (error) {
         if (abort.signal.aborted) throw new QueryTimeoutError(timeoutSeconds);
         if (kind === 'server' && error instanceof Error && /TIMEOUT_EXCEEDED|Timeout exceeded/i.test(error.message)) throw new QueryTimeoutError(timeoutSeconds);
@@ -205,7 +269,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       }
     },
     async command(sql: string, params?: QueryParams): Promise<void> {
-      await client.command({ query: sql, query_params: bind(params) });
+      await lanes.commands.command(statement(sql, params));
     },
     insertJsonLines,
     insert(table, rows, deduplicationToken): Promise<void> {
@@ -216,13 +280,13 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       );
     },
     async ensureDatabase(): Promise<void> {
-      await client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
+      await lanes.commands.command({ query: `CREATE DATABASE IF NOT EXISTS \`${database}\`` });
     },
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
       if (kind === 'embedded') await releaseEmbedded(options.embeddedPath);
-      else await client.close();
+      else await closeLanes(lanes);
     },
   };
 }

@@ -78,8 +78,13 @@ WHERE wallet = {wallet:String}`;
 
 /** The current display name of a wallet ('' when none is known). */
 export async function readTraderName(store: Store, wallet: string): Promise<string> {
+  const cache = store.caches?.traderNames;
+  const cached = cache?.get(wallet);
+  if (cached !== undefined) return cached;
   const [row] = await store.query<{ name: string }>(READ_NAME, { wallet });
-  return row?.name ?? '';
+  const name = row?.name ?? '';
+  cache?.set(wallet, name);
+  return name;
 }
 
 /**

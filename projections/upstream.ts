@@ -20,10 +20,10 @@ export type UpstreamProfile = z.infer<typeof upstreamProfileSchema>;
 
 /**
  * One statement, both parts by the wallet prefix of their keys: the latest profile (ReplacingMergeTree on
- * as_of, read FINAL) and, over the full equity history in time order, peak, low and the worst fall from
+ * as_of: its newest version, without FINAL) and, over the full equity history in time order, peak, low and the worst fall from
  * the running peak (a window running max). Aggregates over no points are 0; no profile row, no result.
  */
-const READ_UPSTREAM_PROFILE = `
+export const READ_UPSTREAM_PROFILE = `
 SELECT
     p.pnl AS pnl,
     p.pnl_realized AS pnl_realized,
@@ -37,8 +37,10 @@ SELECT
 FROM
 (
     SELECT pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image, as_of
-    FROM {db:Identifier}.upstream_profiles FINAL
+    FROM {db:Identifier}.upstream_profiles
     WHERE wallet = {wallet:String}
+    ORDER BY as_of DESC
+    LIMIT 1
 ) AS p
 CROSS JOIN
 (

@@ -53,6 +53,11 @@ export const whaleFlowSchema = z.object({
 });
 export type WhaleFlow = z.infer<typeof whaleFlowSchema>;
 
+/**
+ * The window's keys come from whale_recent (sorted by last fill: a range read), their newest versions
+ * from whale_accumulations by primary key (ORDER BY version DESC LIMIT 1 BY key: ReplacingMergeTree's
+ * rule, without FINAL over the whole table); then the filter on the newest version (migration 0008).
+ */
 const READ_WHALES = `
 WITH ranked AS
 (
@@ -70,7 +75,17 @@ WITH ranked AS
         last_fill_at,
         last_price,
         if({by:String} = 'window', window_usd, burst_usd) AS ranking_usd
-    FROM {db:Identifier}.whale_accumulations FINAL
+    FROM
+    (
+        SELECT *
+        FROM {db:Identifier}.whale_accumulations
+        WHERE (wallet, condition_id, token_side) IN
+        (
+            SELECT wallet, condition_id, token_side FROM {db:Identifier}.whale_recent WHERE last_fill_at >= {cutoff:UInt32}
+        )
+        ORDER BY version DESC
+        LIMIT 1 BY wallet, condition_id, token_side
+    )
     -- Live: last filled within the window (rows filled after now belong to a later read).
     WHERE tracked AND last_fill_at >= {cutoff:UInt32} AND last_fill_at <= {now:UInt32}
 )
@@ -107,6 +122,17 @@ export async function readWhaleFlow(
   request: WhaleFlowRequest,
   coverage: { exactAboveUsd: number; burstGapSeconds: number },
 ): Promise<WhaleFlow> {
+  const cache = store.caches?.whaleFlow;
+  // The same request in the same second (nowSeconds is part of the key) is one ranking.
+  const key = JSON.stringify([request.minUsd, request.by, request.windowHours, request.limit, request.nowSeconds, coverage.exactAboveUsd, coverage.burstGapSeconds]);
+  const cached = cache?.get(key);
+  if (cached) return cached.value as WhaleFlow;
+  const flow = await rankWhales(store, request, coverage);
+  cache?.set(key, { value: flow });
+  return flow;
+}
+
+async function rankWhales(store: Store, request: WhaleFlowRequest, coverage: { exactAboveUsd: number; burstGapSeconds: number }): Promise<WhaleFlow> {
   const minUsd = Math.max(request.minUsd, coverage.exactAboveUsd);
   const cutoff = request.nowSeconds - request.windowHours * 3600;
   const [rows, asOf] = await Promise.all([

@@ -265,7 +265,15 @@ describe('end to end: replayed provider → upstream → log → ingest → read
   beforeAll(async () => {
     await replay.start();
     world(replay);
-    config = inProcessConfig('upstream_e2e', { ...replay.environment(), UPSTREAM_MAX_RETRIES: '1', UPSTREAM_BREAKER_FAILURES: '2', UPSTREAM_TIMEOUT_MS: '400', UPSTREAM_BREAKER_OPEN_S: '30' });
+    // The provider's state is read at the instant each report is ingested: the API's 1 s cache of it is off here.
+    config = inProcessConfig('upstream_e2e', {
+      ...replay.environment(),
+      UPSTREAM_MAX_RETRIES: '1',
+      UPSTREAM_BREAKER_FAILURES: '2',
+      UPSTREAM_TIMEOUT_MS: '400',
+      UPSTREAM_BREAKER_OPEN_S: '30',
+      READ_CACHE_UPSTREAM_STATE_S: '0',
+    });
     const keys = await publishPlanKeys(config, NOW - 10);
     requested.note(SWISSTONY, NOW - 60);
     poller = makePoller(config, { clock, sink, requested });

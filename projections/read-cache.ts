@@ -1,0 +1,99 @@
+/**
+ * Short in-process caches of reads whose answers change rarely or never, so that a request does not
+ * pay a statement for them: a trader's display name by wallet, the upstream's latest report, the whale
+ * ranking of the current second, and the answers about resolved markets (summaries, charts, tapes),
+ * which never change once the market has resolved (they carry immutable strong ETags).
+ *
+ * Bounded: each cache is an LRU (lru-cache) with an entry or byte budget. Correct: a resolved market's
+ * answer is immutable by contract; an open market's answer is kept at most `openMarketSeconds` (no
+ * longer than its own `Cache-Control: max-age`); names and the upstream report at most their TTL.
+ *
+ * A store carries its caches (`withReadCaches`); a store without caches reads every time (the
+ * projection tests use such stores, so they always see what they just wrote).
+ */
+import { LRUCache } from 'lru-cache';
+import type { Store } from './store.ts';
+
+export interface ReadCacheSettings {
+  /** A display name is reused this long (a rename shows within it). 0: off. */
+  traderNameSeconds: number;
+  /** The upstream's latest report is reused this long. 0: off. */
+  upstreamStateSeconds: number;
+  /** A whale ranking (same request, same second) is reused this long. 0: off. */
+  whaleFlowSeconds: number;
+  /** An open market's summary or chart is reused this long (at most its Cache-Control max-age). 0: off. */
+  openMarketSeconds: number;
+  /** Memory for the answers about markets (resolved and open), in bytes of their JSON. 0: off. */
+  marketAnswerBytes: number;
+  /** Names kept at most. */
+  traderNameEntries: number;
+}
+
+/** The clock the caches age entries by, in milliseconds (tests pass their own). */
+export interface CacheClock {
+  now(): number;
+}
+
+/** Something cached with how long it lives; `ttlMs` 0 means do not cache. */
+type Ttl = number;
+
+class MarketAnswers {
+  readonly #cache: LRUCache<string, { value: unknown }>;
+
+  constructor(maxBytes: number, perf: CacheClock | undefined) {
+    this.#cache = new LRUCache<string, { value: unknown }>({
+      ttlResolution: 0,
+      ...(perf ? { perf } : {}),
+      maxSize: Math.max(1, maxBytes),
+      // JSON length approximates the memory of the parsed answer (strings and numbers dominate).
+      sizeCalculation: (entry) => Math.max(1, JSON.stringify(entry.value)?.length ?? 1),
+      ttlAutopurge: false,
+    });
+  }
+
+  get<T>(key: string): T | undefined {
+    return this.#cache.get(key)?.value as T | undefined;
+  }
+
+  /** Resolved answers live until evicted; open ones `openTtlMs`. */
+  set(key: string, value: unknown, resolved: boolean, openTtlMs: Ttl): void {
+    if (resolved) this.#cache.set(key, { value }, { ttl: 0 });
+    else if (openTtlMs > 0) this.#cache.set(key, { value }, { ttl: openTtlMs });
+  }
+}
+
+export class ReadCaches {
+  readonly traderNames: LRUCache<string, string> | null;
+  readonly upstreamState: LRUCache<'latest', { row: { state: string; ts: number } | null }> | null;
+  readonly whaleFlow: LRUCache<string, { value: unknown }> | null;
+  readonly markets: MarketAnswers | null;
+  readonly openMarketTtlMs: number;
+
+  constructor(settings: ReadCacheSettings, clock?: CacheClock) {
+    // ttlResolution 0: every lookup reads the clock (no cached "now" between timer ticks).
+    const perf = { ttlResolution: 0, ...(clock ? { perf: clock } : {}) };
+    this.traderNames =
+      settings.traderNameSeconds > 0
+        ? new LRUCache<string, string>({ ...perf, max: Math.max(1, settings.traderNameEntries), ttl: settings.traderNameSeconds * 1000 })
+        : null;
+    this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
+    this.whaleFlow = settings.whaleFlowSeconds > 0 ? new LRUCache({ ...perf, max: 256, ttl: settings.whaleFlowSeconds * 1000 }) : null;
+    this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
+    this.openMarketTtlMs = settings.openMarketSeconds * 1000;
+  }
+
+  /** A market answer: from the cache, or read and kept (resolved: until evicted; open: briefly). */
+  async market<T>(key: string, read: () => Promise<T>, isResolved: (value: T) => boolean): Promise<T> {
+    if (!this.markets) return read();
+    const hit = this.markets.get<T>(key);
+    if (hit !== undefined) return hit;
+    const value = await read();
+    if (value !== null && value !== undefined) this.markets.set(key, value, isResolved(value), this.openMarketTtlMs);
+    return value;
+  }
+}
+
+/** The same store, its reads served from these caches where a read function uses them. */
+export function withReadCaches(store: Store, settings: ReadCacheSettings, clock?: CacheClock): Store {
+  return Object.freeze({ ...store, database: store.database, kind: store.kind, caches: new ReadCaches(settings, clock) });
+}

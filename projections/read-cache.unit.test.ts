@@ -1,0 +1,125 @@
+/**
+ * The read caches: resolved market answers are read once and kept; open ones are read again once their
+ * short lifetime is over; nothing is kept when a cache is off; the byte budget evicts; names live their
+ * TTL; a store without caches always reads. Time is a hand-driven clock.
+ */
+import { describe, expect, it } from 'vitest';
+import { ReadCaches, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
+import type { Store } from './store.ts';
+import { readTraderName } from './traders.ts';
+
+const SETTINGS: ReadCacheSettings = {
+  traderNameSeconds: 10,
+  traderNameEntries: 100,
+  upstreamStateSeconds: 1,
+  whaleFlowSeconds: 1,
+  openMarketSeconds: 2,
+  marketAnswerBytes: 10_000,
+};
+
+function clock() {
+  let ms = 1_000_000;
+  return { now: () => ms, advance: (by: number) => (ms += by) };
+}
+
+/** A read that counts its calls and answers `value`. */
+function counted<T>(value: () => T) {
+  const calls = { n: 0 };
+  return { calls, read: async () => (calls.n++, value()) };
+}
+
+describe('ReadCaches.market', () => {
+  it('reads a resolved answer once, however often and however late it is asked for', async () => {
+    const time = clock();
+    const caches = new ReadCaches(SETTINGS, time);
+    const { calls, read } = counted(() => ({ resolved: true, pnl: 5 }));
+    for (let index = 0; index < 5; index++) {
+      expect(await caches.market('summary|w|c', read, (v) => v.resolved)).toEqual({ resolved: true, pnl: 5 });
+      time.advance(3_600_000);
+    }
+    expect(calls.n).toBe(1);
+  });
+
+  it('reads an open answer again once openMarketSeconds have passed, not before', async () => {
+    const time = clock();
+    const caches = new ReadCaches(SETTINGS, time);
+    let pnl = 1;
+    const { calls, read } = counted(() => ({ resolved: false, pnl }));
+    expect(await caches.market('k', read, (v) => v.resolved)).toEqual({ resolved: false, pnl: 1 });
+    pnl = 2;
+    time.advance(1_999);
+    expect(await caches.market('k', read, (v) => v.resolved)).toEqual({ resolved: false, pnl: 1 });
+    time.advance(2);
+    expect(await caches.market('k', read, (v) => v.resolved)).toEqual({ resolved: false, pnl: 2 });
+    expect(calls.n).toBe(2);
+  });
+
+  it('keeps nothing open when openMarketSeconds is 0, and nothing at all when the budget is 0', async () => {
+    const time = clock();
+    const noOpen = new ReadCaches({ ...SETTINGS, openMarketSeconds: 0 }, time);
+    const open = counted(() => ({ resolved: false }));
+    await noOpen.market('k', open.read, (v) => v.resolved);
+    await noOpen.market('k', open.read, (v) => v.resolved);
+    expect(open.calls.n).toBe(2);
+    const off = new ReadCaches({ ...SETTINGS, marketAnswerBytes: 0 }, time);
+    const resolved = counted(() => ({ resolved: true }));
+    await off.market('k', resolved.read, (v) => v.resolved);
+    await off.market('k', resolved.read, (v) => v.resolved);
+    expect(resolved.calls.n).toBe(2);
+  });
+
+  it('never keeps a missing answer (null): the market may appear', async () => {
+    const caches = new ReadCaches(SETTINGS, clock());
+    const { calls, read } = counted(() => null as { resolved: boolean } | null);
+    await caches.market('k', read, () => true);
+    await caches.market('k', read, () => true);
+    expect(calls.n).toBe(2);
+  });
+
+  it('holds at most its byte budget: the least recently used answer goes first', async () => {
+    const caches = new ReadCaches({ ...SETTINGS, marketAnswerBytes: 2_500 }, clock());
+    const big = (label: string) => ({ resolved: true, label, pad: 'x'.repeat(1_000) });
+    const reads = ['a', 'b', 'c'].map((label) => counted(() => big(label)));
+    for (const [index, label] of ['a', 'b', 'c'].entries()) await caches.market(label, reads[index]!.read, (v) => v.resolved);
+    // Two answers of ~1 KB fit in 2.5 KB: 'a' was evicted, 'b' and 'c' are kept.
+    await caches.market('c', reads[2]!.read, (v) => v.resolved);
+    await caches.market('b', reads[1]!.read, (v) => v.resolved);
+    await caches.market('a', reads[0]!.read, (v) => v.resolved);
+    expect(reads.map((r) => r.calls.n)).toEqual([2, 1, 1]);
+  });
+});
+
+describe('readTraderName through the caches', () => {
+  function fakeStore(names: Map<string, string>) {
+    const queries = { n: 0 };
+    const store = {
+      database: 'd',
+      kind: 'embedded',
+      async query<Row>(_sql: string, params?: Record<string, unknown>): Promise<Row[]> {
+        queries.n++;
+        const name = names.get(String(params?.wallet));
+        return (name === undefined ? [] : [{ name }]) as Row[];
+      },
+    } as unknown as Store;
+    return { store, queries };
+  }
+
+  it('reuses a name for its TTL, then reads the new one; without caches every call reads', async () => {
+    const names = new Map([['0xa', 'alice']]);
+    const { store, queries } = fakeStore(names);
+    const time = clock();
+    const cached = withReadCaches(store, SETTINGS, time);
+    expect(await readTraderName(cached, '0xa')).toBe('alice');
+    names.set('0xa', 'alicia');
+    time.advance(9_999);
+    expect(await readTraderName(cached, '0xa')).toBe('alice');
+    time.advance(2);
+    expect(await readTraderName(cached, '0xa')).toBe('alicia');
+    expect(await readTraderName(cached, '0xb')).toBe('');
+    expect(await readTraderName(cached, '0xb')).toBe('');
+    expect(queries.n).toBe(3);
+    expect(await readTraderName(store, '0xa')).toBe('alicia');
+    expect(await readTraderName(store, '0xa')).toBe('alicia');
+    expect(queries.n).toBe(5);
+  });
+});

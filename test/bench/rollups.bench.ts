@@ -1,0 +1,132 @@
+/**
+ * `npm run bench:rollups` — what one rollup refresh costs, for the same amount of change, on a store
+ * that holds --days-small and then --days-large days of the simulated world (issue 17: the cost must
+ * grow with what changed, not with the tables).
+ *
+ * For each size, in its own database of one embedded engine: backfill the world, then ingest the next
+ * --step seconds of it (the change), and time refreshRollups over exactly the batches that change
+ * staged, --repeat times (a recomputation is idempotent, so every repeat does the same work). Prints
+ * the medians per part (trader_markets, careers, whales, tape) and the ratio large ÷ small: near 1×
+ * means the cost follows the change; near the size ratio means it follows the tables.
+ *
+ * Options: --days-small N (1), --days-large N (7), --traders N (30), --step S (120), --repeat N (5).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseConfig } from '../../config.ts';
+import { createLogger } from '../../log.ts';
+import { openMigratedStore, withPublisher } from '../../roles/runtime.ts';
+import { createSimulator, runSimulator } from '../../ingest/sources/simulator/index.ts';
+import { refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
+import { median, runBenchmark } from './support.ts';
+
+const { values } = parseArgs({
+  options: {
+    'days-small': { type: 'string', default: '1' },
+    'days-large': { type: 'string', default: '7' },
+    traders: { type: 'string', default: '30' },
+    step: { type: 'string', default: '120' },
+    repeat: { type: 'string', default: '5' },
+  },
+});
+const TRADERS = Number(values.traders);
+const STEP = Number(values.step);
+const REPEAT = Number(values.repeat);
+const PARTS = ['traderMarketsMs', 'careersMs', 'whalesMs', 'tapeMs'] as const;
+
+interface SizeFigures {
+  days: number;
+  rows: Record<string, number>;
+  changed: { traderKeys: number; tapeKeys: number; batches: number };
+  medians: RefreshTimings & { totalMs: number };
+}
+
+async function measure(dataDir: string, days: number, label: string): Promise<SizeFigures> {
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    CLICKHOUSE_DATABASE: `bench_rollups_${label}`,
+    LOG_LEVEL: 'error',
+    SIM_TRADERS: String(TRADERS),
+    SIM_LIVE: 'false',
+  });
+  const log = createLogger('error');
+  const store = await openMigratedStore(config, log);
+  try {
+    let genesisTs: number | undefined;
+    let until = 0;
+    const started = performance.now();
+    await withPublisher(config, log, async ({ publisher }) => {
+      const simulator = createSimulator({ seed: config.simulator.seed, traders: TRADERS });
+      await runSimulator(simulator, publisher, { backfillDays: days, live: false, onProgress: (info) => (until = info.doneTs) });
+      genesisTs = simulator.genesisTs;
+    });
+    console.log(`${days} day(s): backfilled in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+
+    // The change: the next STEP seconds of the same world, staged under batches we can name afterwards.
+    const [mark] = await store.query<{ at: number }>('SELECT toUInt32(now()) - 1 AS at');
+    await withPublisher(config, log, async ({ publisher }) => {
+      const simulator = createSimulator({ seed: config.simulator.seed, traders: TRADERS, ...(genesisTs === undefined ? {} : { genesisTs }) });
+      await simulator.emit(until, until + STEP, publisher);
+    });
+    const batches = (
+      await store.query<{ batch: string }>(
+        `SELECT DISTINCT batch FROM
+         (SELECT batch, staged_at FROM {db:Identifier}.rollup_keys UNION ALL SELECT batch, staged_at FROM {db:Identifier}.tape_keys)
+         WHERE staged_at >= toDateTime({at:UInt32})`,
+        { at: mark!.at },
+      )
+    ).map((row) => row.batch);
+    const [changed] = await store.query<{ trader_keys: number; tape_keys: number }>(
+      `SELECT (SELECT count() FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)}) AS trader_keys,
+              (SELECT count() FROM {db:Identifier}.tape_keys WHERE batch IN {batches:Array(String)}) AS tape_keys`,
+      { batches },
+    );
+    const [rows] = await store.query<Record<string, number>>(
+      `SELECT (SELECT count() FROM {db:Identifier}.fills) AS fills, (SELECT count() FROM {db:Identifier}.trader_markets) AS trader_markets,
+              (SELECT count() FROM {db:Identifier}.tape_changes) AS tape_changes, (SELECT count() FROM {db:Identifier}.price_ladder) AS price_ladder`,
+    );
+
+    const settings = { includeV1InCards: config.card.includeV1, burstGapSeconds: config.whales.burstGapSeconds, exactAboveUsd: config.whales.exactAboveUsd };
+    const timings: (RefreshTimings & { totalMs: number })[] = [];
+    for (let run = 0; run < REPEAT; run++) {
+      const runStarted = performance.now();
+      const parts = await refreshRollups(store, batches, settings);
+      timings.push({ ...parts, totalMs: performance.now() - runStarted });
+    }
+    const medians = Object.fromEntries([...PARTS, 'totalMs'].map((part) => [part, median(timings.map((t) => t[part as keyof typeof t]))])) as unknown as SizeFigures['medians'];
+    await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
+    return { days, rows: rows!, changed: { traderKeys: changed!.trader_keys, tapeKeys: changed!.tape_keys, batches: batches.length }, medians };
+  } finally {
+    await store.close();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`${os.cpus().length} CPUs; load average at start ${os.loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-rollups-'));
+  try {
+    const small = await measure(dataDir, Number(values["days-small"]), "small");
+    const large = await measure(dataDir, Number(values["days-large"]), "large");
+    console.log('');
+    console.log(`one refresh of the next ${STEP} s of the world (${TRADERS} named traders), medians of ${REPEAT} repeats, ms:`);
+    for (const size of [small, large]) {
+      console.log(
+        `  ${String(size.days).padStart(2)} day(s): tables ${Object.entries(size.rows).map(([table, n]) => `${table} ${n}`).join(', ')}; ` +
+          `changed ${size.changed.traderKeys} trader keys, ${size.changed.tapeKeys} tape keys in ${size.changed.batches} batches`,
+      );
+    }
+    console.log(`  ${'part'.padEnd(16)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}${'÷'.padStart(8)}`);
+    for (const part of [...PARTS, 'totalMs'] as const) {
+      const a = small.medians[part];
+      const b = large.medians[part];
+      console.log(`  ${part.replace('Ms', '').padEnd(16)}${a.toFixed(0).padStart(10)}${b.toFixed(0).padStart(10)}${(a > 0 ? `${(b / a).toFixed(2)}×` : '-').padStart(8)}`);
+    }
+    console.log(`  (tables grew ${(large.rows.fills! / Math.max(1, small.rows.fills!)).toFixed(1)}× in fills; a cost that follows the change stays near 1×)`);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+runBenchmark(main);
