@@ -80,7 +80,7 @@ beforeAll(async () => {
     await publisher.publish('upstreamEquity', equity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 30, state: 'online', detail: '' }]);
   });
-  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
+  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind(Date.UTC(2026, 0, 1), 3_600_000) }); // an hour a step: the budget test below reads one month's count
   const get = async (path: string) => {
     const response = await api.get(path);
     expect(response.statusCode, path).toBe(200);
