@@ -73,6 +73,11 @@ describe('ClickHouse cluster variant', () => {
           // The Distributed twins and their ALTERs need a cluster: checked from their text below.
           if (/ENGINE = Distributed\(/.test(clustered)) continue;
           if (/^ALTER TABLE \{db:Identifier\}\.(\w+) /.test(clustered) && !/^ALTER TABLE \{db:Identifier\}\.\w+_local /.test(clustered)) continue;
+          // Data statements (a migration's backfill) write through the Distributed tables: the same text as on one node.
+          if (/^INSERT\s+INTO\b/i.test(clustered)) {
+            expect(clustered).toBe(statement);
+            continue;
+          }
           await localized.command(backToOneNode(clustered));
         }
       }
