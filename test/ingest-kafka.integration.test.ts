@@ -9,27 +9,16 @@ import type { Store } from '../projections/store.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
-import { BASE_TS, makeConditionId, makeFill, makeLeg, makeMarket, makeResolution, makeWallet } from './factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeLeg, makeMarket, makeResolution, makeWallet, mulberry32 } from './factories.ts';
 import { createTestContext, kafkaLogFor, type TestContext } from './harness/context.ts';
 import { waitForIngested } from './harness/wait.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 type Leg = EventInputOf<'positions'>;
 
-/** A small deterministic PRNG for test data (mulberry32). */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomFills(seed: number, count: number, wallets: string[], markets: string[]): Fill[] {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)]!;
   return Array.from({ length: count }, (_, index) => {
     const price = Math.round((0.01 + random() * 0.98) * 100) / 100;

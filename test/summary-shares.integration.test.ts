@@ -18,7 +18,7 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
-import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet, mulberry32 } from './factories.ts';
 import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
 const config = inProcessConfig('summary_shares');
@@ -28,24 +28,13 @@ const MARKET = makeConditionId('late-pilers');
 const START = BASE_TS;
 const END = BASE_TS + 1000;
 
-/** A small deterministic generator (mulberry32): the data set is the same on every run. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface WalletFills {
   wallet: string;
   fills: EventInputOf<'fillsArchive'>[];
 }
 
-const random = generator(20261123);
+const random = mulberry32(20261123);
 /** Late buyers: every fill in the last tenth, amounts in cents as the data API has them. */
 const LATE: WalletFills[] = Array.from({ length: 48 }, (_, index) => {
   const wallet = makeWallet(`late-${index}`);

@@ -9,6 +9,7 @@ import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'vi
 import { conditionalTokensAbi, exchangeV1Abi, exchangeV2Abi } from '../../ingest/sources/archive/abi.ts';
 import type { RawLog } from '../../ingest/sources/archive/decode.ts';
 import { positionId } from '../../ingest/sources/archive/positions.ts';
+import { mulberry32 } from '../factories.ts';
 
 export const CONTRACTS = {
   exchangeV2: '0xe111180000d2663c0091e4f400237545b87b996b',
@@ -63,17 +64,6 @@ export interface ChainWorld {
 
 export const GENESIS_TS = 1_780_000_000;
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const address = (label: number) => `0x${(0xa11ce000 + label).toString(16).padStart(40, '0')}` as Hex;
 
@@ -88,7 +78,7 @@ export interface WorldOptions {
 }
 
 export function generateWorld(options: WorldOptions): ChainWorld {
-  const next = random(options.seed);
+  const next = mulberry32(options.seed);
   const int = (below: number) => Math.floor(next() * below);
   const firstBlock = options.firstBlock ?? 1000;
   const blockStep = options.blockStep ?? 1;
