@@ -49,7 +49,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { median, runBenchmark } from './support.ts';
+import { median, percentile, runBenchmark } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -85,13 +85,6 @@ const ENDPOINTS = ['card', 'markets', 'summary', 'chart', 'fills', 'pnl', 'whale
 type Endpoint = (typeof ENDPOINTS)[number];
 /** The agent workload of the mix (crack_this_trader's reads); pnl and whales are measured alone. */
 const MIX_ENDPOINTS = ['card', 'markets', 'summary', 'chart', 'fills'] as const;
-
-/** Nearest-rank percentile (p in 0..1). */
-function percentile(numbers: readonly number[], p: number): number {
-  if (numbers.length === 0) return Number.NaN;
-  const sorted = [...numbers].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The load generator (child process): autocannon, latencies per endpoint.

@@ -33,13 +33,6 @@ export interface LoadResult {
   errors: number;
 }
 
-/** Nearest-rank percentile (p in 0..1); NaN for no numbers. */
-export function percentile(numbers: readonly number[], p: number): number {
-  if (numbers.length === 0) return Number.NaN;
-  const sorted = [...numbers].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
-}
-
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const target = new URL(job.url);

@@ -24,8 +24,8 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { LoadDriver, percentile, type LoadResult } from './load.ts';
-import { median, runBenchmark } from './support.ts';
+import { LoadDriver, type LoadResult } from './load.ts';
+import { median, percentile, runBenchmark } from './support.ts';
 
 const { values } = parseArgs({
   options: {

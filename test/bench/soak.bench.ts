@@ -15,8 +15,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { percentile, runLoad } from './load.ts';
-import { median, runBenchmark } from './support.ts';
+import { runLoad } from './load.ts';
+import { median, percentile, runBenchmark } from './support.ts';
 
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const SOAK_RATE = Number(process.env.SOAK_RATE ?? 5);
