@@ -41,14 +41,13 @@
  * Options: --days N (1), --traders N (120), --pairs N (300), --calls N (80), --single N (20),
  * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import type { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ForkedRunner } from './load.ts';
 import { median, percentile, runBenchmark } from './support.ts';
 
 const { values } = parseArgs({
@@ -204,25 +203,10 @@ function runDriver(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-/** The forked load generator: same file, same loader (tsx's flags are in execArgv). */
-class LoadDriver {
-  readonly #child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--driver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-
-  run(job: LoadJob): Promise<LoadResult> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code})`));
-      this.#child.once('exit', onExit);
-      this.#child.once('message', (message: { ok: true; result: LoadResult } | { ok: false; error: string }) => {
-        this.#child.off('exit', onExit);
-        if (message.ok) resolve(message.result);
-        else reject(new Error(message.error));
-      });
-      this.#child.send(job);
-    });
-  }
-
-  close(): void {
-    this.#child.disconnect();
+/** The forked load generator: this file, started with --driver. */
+class LoadDriver extends ForkedRunner<LoadJob, LoadResult> {
+  constructor() {
+    super(import.meta.url, '--driver');
   }
 }
 

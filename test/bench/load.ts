@@ -98,24 +98,38 @@ if (process.argv.includes('--load-driver')) {
   process.on('disconnect', () => process.exit(0));
 }
 
-/** A load generator in a child process (same loader: tsx's flags are in execArgv). */
-export class LoadDriver {
-  readonly #child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--load-driver'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/**
+ * A job runner in a forked child of a bench module (same loader: tsx's flags are in execArgv): the module,
+ * started with `flag`, answers each job message with {ok, result} or {ok: false, error}.
+ */
+export class ForkedRunner<Job, Result> {
+  readonly #child: ChildProcess;
 
-  run(job: LoadJob): Promise<LoadResult> {
+  constructor(moduleUrl: string, flag: string) {
+    this.#child = fork(fileURLToPath(moduleUrl), [flag], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  }
+
+  run(job: Job): Promise<Result> {
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`the load generator exited (${code})`));
       this.#child.once('exit', onExit);
-      this.#child.once('message', (message: { ok: true; result: LoadResult } | { ok: false; error: string }) => {
+      this.#child.once('message', (message: { ok: true; result: Result } | { ok: false; error: string }) => {
         this.#child.off('exit', onExit);
         if (message.ok) resolve(message.result);
         else reject(new Error(message.error));
       });
-      this.#child.send(job);
+      this.#child.send(job as object);
     });
   }
 
   close(): void {
     this.#child.disconnect();
+  }
+}
+
+/** The paced load generator of this module in a child process. */
+export class LoadDriver extends ForkedRunner<LoadJob, LoadResult> {
+  constructor() {
+    super(import.meta.url, '--load-driver');
   }
 }
