@@ -60,6 +60,12 @@ const environmentSchema = z.object({
    * or open sockets of the read client (server). Absent: the machine's cores within 2..4 (embedded), 16 (server).
    */
   CLICKHOUSE_READ_POOL_SIZE: z.coerce.number().int().min(1).max(64).optional(),
+  /**
+   * Threads one read may use (ClickHouse's max_threads) on the embedded store's read sessions. Absent: 1
+   * embedded (reads are point lookups; two reads on two cores each take one, instead of both spreading over
+   * both and slowing each other under load), the server's own setting with CLICKHOUSE_URL.
+   */
+  CLICKHOUSE_READ_MAX_THREADS: z.coerce.number().int().min(1).max(256).optional(),
 
   KAFKA_BROKERS: optionalString,
   KAFKA_CLIENT_ID: z.string().default('trader-analytics'),
@@ -128,7 +134,7 @@ const environmentSchema = z.object({
    */
   API_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
   API_QUEUE_DEPTH: z.coerce.number().int().min(0).max(100_000).default(16),
-  API_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(100),
+  API_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(30),
   /** HMAC secret of paging cursors; every API instance of a deployment needs the same one. Absent: random per process. */
   API_CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** How long a key lookup is cached (a revocation takes effect within this). */
@@ -561,6 +567,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       queryTimeoutSeconds: env.CLICKHOUSE_QUERY_TIMEOUT_S,
       /** Absent: the store's default for its kind (projections/store.ts). */
       readPoolSize: env.CLICKHOUSE_READ_POOL_SIZE,
+      /** Absent: 1 embedded, the server's own setting (projections/store.ts). */
+      readMaxThreads: env.CLICKHOUSE_READ_MAX_THREADS,
     },
     kafka: {
       /** Absent: the in-process bus (embedded mode). */

@@ -34,6 +34,8 @@ export interface StoreOptions {
    * (server). Absent: the cores of this machine, at least 2 and at most 4 (embedded), 16 (server).
    */
   readPoolSize?: number | undefined;
+  /** max_threads of one read. Absent: 1 on the embedded store (see CLICKHOUSE_READ_MAX_THREADS), the server's own setting. */
+  readMaxThreads?: number | undefined;
 }
 
 export type QueryParams = Record<string, unknown>;
@@ -122,7 +124,7 @@ export function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
 const embeddedEngines = new Map<string, SharedEngine>();
 let embeddedPathInUse: string | undefined;
 
-async function acquireEmbedded(path: string, readPoolSize: number): Promise<Lanes> {
+async function acquireEmbedded(path: string, readPoolSize: number, readMaxThreads: number): Promise<Lanes> {
   const existing = embeddedEngines.get(path);
   if (existing) {
     existing.users += 1;
@@ -136,14 +138,14 @@ async function acquireEmbedded(path: string, readPoolSize: number): Promise<Lane
   // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
   const { createChdbConnection } = await import('chdb/connection');
   // Each call is its own chDB session (native connection) on the same data directory.
-  const session = () =>
+  const session = (settings: ClickHouseSettings = SESSION_SETTINGS) =>
     createClient({
       // chdb types its connection against its own copy of @clickhouse/client-common; the runtime
       // interface is the client's own (chdb re-exports it verbatim), only the declaration files differ.
       connection: createChdbConnection({ path }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'],
-      clickhouse_settings: SESSION_SETTINGS,
+      clickhouse_settings: settings,
     });
-  const reads = Array.from({ length: readPoolSize }, session);
+  const reads = Array.from({ length: readPoolSize }, () => session({ ...SESSION_SETTINGS, max_threads: readMaxThreads }));
   const lanes: Lanes = { reads, inFlight: reads.map(() => 0), ingest: session(), commands: session() };
   embeddedEngines.set(path, { lanes, users: 1 });
   embeddedPathInUse = path;
@@ -165,19 +167,20 @@ async function releaseEmbedded(path: string): Promise<void> {
 }
 
 function serverLanes(options: StoreOptions, readPoolSize: number): Lanes {
-  const client = (maxOpenConnections: number) =>
+  const client = (maxOpenConnections: number, extra: ClickHouseSettings = {}) =>
     createClient({
       url: options.url,
       username: options.user ?? 'default',
       password: options.password ?? '',
       // On a cluster an insert is acknowledged once the shards have it (not when queued on this node):
       // offsets are committed after it, and its deduplication token reaches the shards with it.
-      clickhouse_settings: options.cluster ? { ...SESSION_SETTINGS, insert_distributed_sync: 1 } : SESSION_SETTINGS,
+      clickhouse_settings: { ...SESSION_SETTINGS, ...(options.cluster ? { insert_distributed_sync: 1 } : {}), ...extra },
       request_timeout: Math.max(30_000, options.queryTimeoutSeconds * 2000),
       max_open_connections: maxOpenConnections,
     });
   // One client holds all the read sockets: the server runs the queries in parallel.
-  return { reads: [client(readPoolSize)], inFlight: [0], ingest: client(4), commands: client(4) };
+  const reads = client(readPoolSize, options.readMaxThreads === undefined ? {} : { max_threads: options.readMaxThreads });
+  return { reads: [reads], inFlight: [0], ingest: client(4), commands: client(4) };
 }
 
 /** The read client with the fewest queries in flight (never a queue: every read starts at once). */
@@ -195,7 +198,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
   const kind = options.url ? 'server' : 'embedded';
   const readPoolSize = Math.max(1, Math.trunc(options.readPoolSize ?? defaultReadPoolSize(kind)));
-  const lanes = options.url ? serverLanes(options, readPoolSize) : await acquireEmbedded(options.embeddedPath, readPoolSize);
+  const lanes = options.url ? serverLanes(options, readPoolSize) : await acquireEmbedded(options.embeddedPath, readPoolSize, options.readMaxThreads ?? 1);
   const database = options.database;
   const bind = (params: QueryParams | undefined): QueryParams => ({ ...params, db: database });
   /**

@@ -16,8 +16,7 @@ describe('InFlightLimiter', () => {
     const order: string[] = [];
     const third = shed.acquire().then((release) => (order.push('third'), release));
     const fourth = shed.acquire().then((release) => (order.push('fourth'), release));
-    expect(await shed.acquire()).toBeNull();
-    expect(shed.stats).toMatchObject({ running: 2, queued: 2, refusedOnArrival: 1 });
+    expect(shed.stats).toMatchObject({ running: 2, queued: 2 });
     first!();
     first!(); // idempotent: one slot comes back once
     expect(typeof (await third)).toBe('function');
@@ -25,8 +24,62 @@ describe('InFlightLimiter', () => {
     second!();
     (await third)!();
     (await fourth)!();
+    // Nothing was refused: first come, first served.
     expect(order).toEqual(['third', 'fourth']);
-    expect(shed.stats).toMatchObject({ running: 0, queued: 0, started: 4, startedAfterQueueing: 2 });
+    expect(shed.stats).toMatchObject({ running: 0, queued: 0, started: 4, startedAfterQueueing: 2, refusedOnArrival: 0 });
+    const a = await shed.acquire();
+    const b = await shed.acquire();
+    void shed.acquire();
+    void shed.acquire();
+    expect(await shed.acquire()).toBeNull();
+    expect(shed.stats).toMatchObject({ running: 2, queued: 2, refusedOnArrival: 1 });
+    void a;
+    void b;
+  });
+
+  it('overloaded (a call refused within three bounds), serves the newest waiter first; first come first served again after', async () => {
+    const { clock, limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 2, maxQueueWaitMs: 100 });
+    const running = await shed.acquire();
+    const order: string[] = [];
+    const older = shed.acquire().then((release) => (order.push('older'), release));
+    clock.ms += 1;
+    const newer = shed.acquire().then((release) => (order.push('newer'), release));
+    clock.ms += 1;
+    // The queue is full: refused on arrival, and from now on the instance counts as overloaded.
+    expect(await shed.acquire()).toBeNull();
+    running!();
+    const first = await newer;
+    expect(order).toEqual(['newer']);
+    first!();
+    const second = await older;
+    expect(typeof second).toBe('function');
+    // Three bounds after the last refusal, the order is first come, first served again.
+    clock.ms += 301;
+    const x = shed.acquire().then((release) => (order.push('x'), release));
+    clock.ms += 1;
+    const y = shed.acquire().then((release) => (order.push('y'), release));
+    second!();
+    (await x)!();
+    (await y)!();
+    expect(order).toEqual(['newer', 'older', 'x', 'y']);
+  });
+
+  it('overloaded, works on one call fewer at once, so that the calls it serves do not slow each other down', async () => {
+    const { clock, limiter: shed } = limiter({ maxInFlight: 3, queueDepth: 1, maxQueueWaitMs: 100 });
+    const running = [await shed.acquire(), await shed.acquire(), await shed.acquire()];
+    const queued = shed.acquire();
+    expect(await shed.acquire()).toBeNull(); // the queue is full: overloaded from here
+    running[0]!();
+    // A slot came back, but two are in use and the overloaded limit is two: the waiter stays queued.
+    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
+    running[1]!();
+    const second = await queued;
+    expect(typeof second).toBe('function');
+    expect(shed.stats).toMatchObject({ running: 2, queued: 0 });
+    // Three bounds after the last refusal, all three slots are in use again.
+    clock.ms += 301;
+    expect(typeof (await shed.acquire())).toBe('function');
+    expect(shed.stats.running).toBe(3);
   });
 
   it('refuses on arrival when the predicted wait (queue ahead × average hold / slots) exceeds the bound', async () => {

@@ -24,6 +24,7 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { InFlightStats } from '../../api/gates/in-flight.ts';
 import { LoadDriver, type LoadResult } from './load.ts';
 import { median, percentile, runBenchmark } from './support.ts';
 
@@ -60,6 +61,8 @@ interface Phase {
   other: number;
   errors: number;
   maxQueueWaitMs: number;
+  /** The mean time a call held its slot (its work, without the queue), ms. */
+  meanHoldMs: number;
   /** The server's event-loop delay p99 during the phase, ms (a refusal cannot be faster than the loop). */
   loopDelayP99: number;
   /** The server process's CPU time per second of the phase (1.0 = one core busy). */
@@ -78,7 +81,7 @@ async function measured(run: () => Promise<LoadResult>): Promise<{ result: LoadR
   return { result, loopDelayP99: loop.percentile(99) / 1e6, cpuCores: (used.user + used.system) / 1000 / (performance.now() - wall) };
 }
 
-function phaseOf(rate: number, { result, loopDelayP99, cpuCores }: Awaited<ReturnType<typeof measured>>, maxQueueWaitMs: number): Phase {
+function phaseOf(rate: number, { result, loopDelayP99, cpuCores }: Awaited<ReturnType<typeof measured>>, { maxQueueWaitMs, released, heldMs }: InFlightStats): Phase {
   const served = result.answers.filter((answer) => isServed(answer.status)).map((answer) => answer.ms);
   const refused = result.answers.filter((answer) => isRefused(answer.status)).map((answer) => answer.ms);
   return {
@@ -91,6 +94,7 @@ function phaseOf(rate: number, { result, loopDelayP99, cpuCores }: Awaited<Retur
     other: result.answers.length - served.length - refused.length,
     errors: result.errors,
     maxQueueWaitMs,
+    meanHoldMs: released ? heldMs / released : Number.NaN,
     loopDelayP99,
     cpuCores,
   };
@@ -164,14 +168,14 @@ async function main(): Promise<void> {
       const capacity = closed.answers.filter((answer) => isServed(answer.status)).length / closed.seconds;
       const rate = Math.max(1, Math.round(capacity * SUSTAINABLE));
       limiter.resetCounters();
-      const sustainable = phaseOf(rate, await measured(() => driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate } })), limiter.stats.maxQueueWaitMs);
+      const sustainable = phaseOf(rate, await measured(() => driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate } })), limiter.stats);
       limiter.resetCounters();
-      const overload = phaseOf(rate * FACTOR, await measured(() => driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate: rate * FACTOR } })), limiter.stats.maxQueueWaitMs);
+      const overload = phaseOf(rate * FACTOR, await measured(() => driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate: rate * FACTOR } })), limiter.stats);
       runs.push({ capacity, sustainable, overload });
       console.log(
         `run ${run}: capacity ${capacity.toFixed(0)}/s; at ${rate}/s served p50 ${ms(sustainable.servedP50)} p99 ${ms(sustainable.servedP99)} (refused ${sustainable.refused}); ` +
           `at ${rate * FACTOR}/s served ${overload.served} p50 ${ms(overload.servedP50)} p99 ${ms(overload.servedP99)}, refused ${overload.refused} p99 ${ms(overload.refusedP99)}, ` +
-          `max queue wait ${ms(overload.maxQueueWaitMs)}, other ${overload.other}, errors ${overload.errors}; ` +
+          `max queue wait ${ms(overload.maxQueueWaitMs)}, mean hold ${ms(sustainable.meanHoldMs)} → ${ms(overload.meanHoldMs)}, other ${overload.other}, errors ${overload.errors}; ` +
           `server event-loop delay p99 ${ms(sustainable.loopDelayP99)} → ${ms(overload.loopDelayP99)}, CPU ${sustainable.cpuCores.toFixed(2)} → ${overload.cpuCores.toFixed(2)} cores`,
       );
     }
@@ -190,6 +194,7 @@ async function main(): Promise<void> {
     console.log(`    served                                 ${med((run) => run.overload.served)} answers, p50 ${ms(med((run) => run.overload.servedP50))}, p99 ${ms(servedP99)} (${(servedP99 / normalP99).toFixed(2)} × the normal p99)`);
     console.log(`    refused (503 overloaded)               ${med((run) => run.overload.refused)} answers, p99 ${ms(refusedP99)} (aim ≤ ${REFUSAL_AIM_MS} ms)`);
     console.log(`    longest queue wait of a served call    ${ms(maxWait)} (bound ${limits.maxQueueWaitMs} ms)`);
+    console.log(`    mean slot hold (the call's own work)   ${ms(med((run) => run.overload.meanHoldMs))} (at the sustainable rate ${ms(med((run) => run.sustainable.meanHoldMs))})`);
     console.log(`    other statuses / errors                ${med((run) => run.overload.other)} / ${med((run) => run.overload.errors)}`);
     console.log(`    server event-loop delay p99            ${ms(med((run) => run.overload.loopDelayP99))} (at the sustainable rate ${ms(med((run) => run.sustainable.loopDelayP99))}); CPU ${med((run) => run.overload.cpuCores).toFixed(2)} cores`);
     const checks = [
