@@ -225,6 +225,11 @@ const environmentSchema = z.object({
   UPSTREAM_MAX_WALLETS: z.coerce.number().int().min(1).default(2000),
   /** A wallet asked about by a client is tracked this long after its last request. */
   UPSTREAM_REQUEST_TTL_S: z.coerce.number().int().min(60).default(7 * 86_400),
+  /**
+   * Upstream fills and legs before this instant (epoch s) are of the V1 exchange era: Polymarket's hard
+   * cut-over from the V1 to the V2 exchanges, 2026-04-28 11:00-11:15 UTC (the data API does not name the exchange).
+   */
+  UPSTREAM_V2_START_TS: z.coerce.number().int().min(0).default(1_777_374_900),
 
   /**
    * The on-chain archive (role `archive`; with it set, `all` runs the archive instead of the simulator): one
@@ -340,6 +345,8 @@ export interface UpstreamConfig {
   leaderboard: { timePeriod: 'DAY' | 'WEEK' | 'MONTH' | 'ALL'; orderBy: 'PNL' | 'VOL'; size: number };
   maxWallets: number;
   requestTtlSeconds: number;
+  /** Fills and legs polled with a time before this (epoch s) are of the V1 exchange era. */
+  v2StartTs: number;
   /** Cursors and schedules, so that a restarted poller resumes. */
   stateFile: string;
   /** Redis sorted set (wallet → last request, epoch seconds) the API adds requested wallets to. */
@@ -668,6 +675,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       leaderboard: { timePeriod: 'WEEK', orderBy: 'PNL', size: 50 },
       maxWallets: env.UPSTREAM_MAX_WALLETS,
       requestTtlSeconds: env.UPSTREAM_REQUEST_TTL_S,
+      v2StartTs: env.UPSTREAM_V2_START_TS,
       stateFile: path.join(dataDir, 'upstream-state.json'),
       requestedWalletsKey: `${env.REDIS_KEY_PREFIX}upstream:requested`,
     }))(),

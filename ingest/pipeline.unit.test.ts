@@ -7,9 +7,12 @@ import { IngestPipeline } from './pipeline.ts';
 
 const topics = new TopicNames('');
 
+/** The transaction of the test's fill with this log index (one per fill: fills are identified by their transaction and content). */
+const txOf = (logIndex: number) => `0x${'ab'.repeat(31)}${logIndex.toString(16).padStart(2, '0')}`;
+
 function fill(logIndex: number, overrides: Record<string, unknown> = {}): string {
   return JSON.stringify({
-    tx_hash: `0x${'ab'.repeat(32)}`,
+    tx_hash: txOf(logIndex),
     log_index: logIndex,
     wallet: `0x${'12'.repeat(20)}`,
     condition_id: `0x${'34'.repeat(32)}`,
@@ -45,7 +48,7 @@ function fakeStore(failure: 'bad data' | 'unreachable') {
     close: async () => {},
     insert: async (table: string, rows: readonly Record<string, unknown>[], token?: string) => void inserted.push({ table, lines: rows.map((row) => JSON.stringify(row)), token }),
     insertJsonLines: async (table: string, lines: readonly string[], token?: string) => {
-      if (table === 'fills' && lines.some((line) => line.includes('"fill_id":"0xabababababababababababababababababababababababababababababababab:13"'))) {
+      if (table === 'fills' && lines.some((line) => line.includes(`"fill_id":"${txOf(13)}:`))) {
         throw Object.assign(new Error(failure === 'bad data' ? 'Cannot parse input (simulated)' : 'connect ECONNREFUSED (simulated)'), {
           code: failure === 'bad data' ? '117' : undefined,
         });

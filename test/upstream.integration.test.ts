@@ -1,7 +1,8 @@
 /**
  * The upstream role with no network: a local server replays Polymarket's recorded answers (and
  * variations derived from them), the poller polls it on a virtual clock, and what it publishes goes
- * through the in-process log and the ingest pipeline into the store, where the read API answers.
+ * through the in-process log, or Kafka (the suite's mock brokers), and the ingest pipeline into the
+ * store, where the read API answers.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,9 +11,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisWalletRequestLog } from '../api/wallet-requests.ts';
 import { parseConfig, type Config } from '../config.ts';
-import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
-import { withPublisher } from '../roles/runtime.ts';
-import type { EventSink } from '../ingest/publisher.ts';
+import { KafkaLog } from '../ingest/bus/kafka.ts';
+import type { LogProducer } from '../ingest/bus/types.ts';
+import { TopicNames, type EventInputOf, type TopicId } from '../ingest/contract/topics.ts';
+import { EventPublisher, type EventSink } from '../ingest/publisher.ts';
+import { startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
+import type { Store } from '../projections/store.ts';
+import { openMigratedStore, withPublisher } from '../roles/runtime.ts';
 import { RecordingSink } from './harness/polymarket.ts';
 import { createUpstreamClient } from '../ingest/sources/upstream/index.ts';
 import { UpstreamPoller, type RejectionReport } from '../ingest/sources/upstream/poller.ts';
@@ -20,11 +25,11 @@ import { MemoryRequestedWallets, RedisRequestedWallets } from '../ingest/sources
 import { MemoryStateStore } from '../ingest/sources/upstream/state.ts';
 import { VirtualClock } from '../ingest/sources/upstream/test-support.ts';
 import { createLogger } from '../log.ts';
-import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, publishPlanKeysTo, startTestApi, type TestApi } from './harness/api.ts';
 import { landEvents } from './harness/land.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
 import { startRole } from './harness/child.ts';
-import { uniqueId } from './harness/context.ts';
+import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.ts';
 import { envelopePages, loadFixture, PolymarketReplay, type Json } from './harness/polymarket-replay.ts';
 
 const SWISSTONY = '0x204f72f35326db932158cba6adff0b9a1da95e14';
@@ -244,7 +249,167 @@ describe('the poller against the replayed provider', () => {
   });
 });
 
-describe('end to end: replayed provider → upstream → log → ingest → read API', () => {
+describe('the Gamma events sweep against the replayed provider', () => {
+  const replay = new PolymarketReplay();
+  const searchEvents = loadFixture<{ events: Json[] }>('gamma/nautilus_gamma_public_search.json').events;
+  const recorded = [...gammaEvent, ...searchEvents];
+  const iso = (value: unknown) => Math.floor(Date.parse(value as string) / 1000);
+  beforeAll(async () => {
+    await replay.start();
+    // Events only (no markets listing, no wallets): what is published comes from /events/keyset.
+    replay.events = recorded;
+    replay.gammaPageSize = 1;
+  });
+  afterAll(() => replay.stop());
+
+  const metadataOf = (sink: RecordingSink) => sink.events('markets').filter((event) => event.type === 'metadata');
+  const eventRequests = () => replay.requests.filter((line) => line.startsWith('GET /gamma/events/keyset'));
+
+  it("publishes every event's markets page by page, with the event's category, negRisk and version; later sweeps only changed events", async () => {
+    const clock = new VirtualClock(NOW * 1000);
+    const state = new MemoryStateStore();
+    const config = pollerConfig(replay);
+    const first = new RecordingSink();
+    const report = await makePoller(config, { clock, sink: first, state }).tick();
+    expect(report.errors).toEqual([]);
+    expect(report.eventPages).toBe(recorded.length);
+    // Each nested market once, named as Gamma names it, categorized by its event's tags, versioned by the event's updatedAt.
+    const expected = recorded.flatMap((event) =>
+      (event.markets as Json[]).map((market) => ({
+        condition_id: (market.conditionId as string).toLowerCase(),
+        title: market.question,
+        outcome1: JSON.parse(market.outcomes as string)[0],
+        category: event === gammaEvent[0] ? 'politics' : 'crypto',
+        version: Math.max(iso(event.updatedAt), iso(market.updatedAt)),
+      })),
+    );
+    expect(metadataOf(first).map((event) => ({ condition_id: event.condition_id, title: event.title, outcome1: event.outcome1, category: event.category, version: event.version }))).toEqual(expected);
+    const tokens = first.events('markets').filter((event) => event.type === 'tokens');
+    expect(tokens.map((event) => [event.condition_id, event.token1_id, event.neg_risk])).toEqual(
+      recorded.flatMap((event) => (event.markets as Json[]).map((market) => [(market.conditionId as string).toLowerCase(), JSON.parse(market.clobTokenIds as string)[0], event.negRisk === true])),
+    );
+    expect(eventRequests()[1]).toContain('cursor=1');
+    expect((await state.load()).events).toMatchObject({ cursor: null, highWater: Math.max(...recorded.map((event) => iso(event.updatedAt))) });
+
+    // Nothing changed: the next sweep reads one page and publishes nothing.
+    replay.requests.length = 0;
+    clock.advance(config.upstream.marketsEverySeconds * 1000);
+    const second = new RecordingSink();
+    expect((await makePoller(config, { clock, sink: second, state }).tick()).eventPages).toBe(1);
+    expect(eventRequests()).toHaveLength(1);
+    expect(second.events('markets')).toEqual([]);
+
+    // The search event's market is renamed (the event updated): only its market is published again, a new version.
+    const renamedMarket = { ...(searchEvents[0]!.markets as Json[])[0]!, question: 'Bitcoin above 100k this week? (renamed)' };
+    replay.events = [gammaEvent[0]!, { ...searchEvents[0]!, updatedAt: '2026-03-12T00:00:00Z', markets: [renamedMarket] }];
+    clock.advance(config.upstream.marketsEverySeconds * 1000);
+    const third = new RecordingSink();
+    await makePoller(config, { clock, sink: third, state }).tick();
+    expect(metadataOf(third)).toEqual([expect.objectContaining({ condition_id: (renamedMarket.conditionId as string).toLowerCase(), title: renamedMarket.question, category: 'crypto', version: iso('2026-03-12T00:00:00Z') })]);
+    replay.events = recorded;
+  });
+
+  it('resumes an events sweep from its saved cursor after a failed page', async () => {
+    const clock = new VirtualClock(NOW * 1000);
+    const state = new MemoryStateStore();
+    const config = pollerConfig(replay, { UPSTREAM_MAX_RETRIES: '0', UPSTREAM_BREAKER_FAILURES: '10' });
+    replay.faults.set('/gamma/events/keyset', []);
+    replay.fault('/gamma/events/keyset', { kind: 'slow', ms: 0 }, { kind: 'status', status: 500 });
+    const first = new RecordingSink();
+    const report = await makePoller(config, { clock, sink: first, state }).tick();
+    expect(report.errors.some((error) => error.startsWith('events'))).toBe(true);
+    expect(metadataOf(first).map((event) => event.condition_id)).toEqual((gammaEvent[0]!.markets as Json[]).map((market) => (market.conditionId as string).toLowerCase()));
+    expect((await state.load()).events.cursor).toBe('1');
+
+    replay.requests.length = 0;
+    clock.advance(31_000);
+    const second = new RecordingSink();
+    await makePoller(config, { clock, sink: second, state }).tick();
+    expect(eventRequests()[0]).toContain('cursor=1');
+    expect(metadataOf(second).map((event) => event.condition_id)).toEqual((searchEvents[0]!.markets as Json[]).map((market) => (market.conditionId as string).toLowerCase()));
+    expect((await state.load()).events.cursor).toBeNull();
+  });
+});
+
+/** How the poller's events reach the store in an end-to-end run. */
+interface Transport {
+  label: string;
+  /** The run's config: its own database (over Kafka, also its own topics and consumer group). */
+  configure(environment: Record<string, string>): Config;
+  /** Runs `work` against a publisher; returns once everything it published is ingested and rolled up. */
+  ingested<T>(config: Config, work: (publisher: EventSink) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** The in-process log: each round trip starts an ingest worker on the test's database and drains it. */
+const inProcessTransport: Transport = {
+  label: 'the in-process log',
+  configure: (environment) => inProcessConfig('upstream_e2e', environment),
+  ingested: (config, work) => withPublisher(config, createLogger('silent'), ({ publisher }) => work(publisher)),
+  close: async () => {},
+};
+
+/** Counts what it forwards (the Kafka round trip waits for that many events to be ingested). */
+class CountingSink implements EventSink {
+  published = 0;
+  constructor(private readonly target: EventSink) {}
+  async publish<T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]): Promise<void> {
+    this.published += events.length;
+    await this.target.publish(topicId, events);
+  }
+}
+
+/**
+ * Kafka, as deployments run it (librdkafka mock brokers via kcat, the suite's cluster): the poller's
+ * events are produced to the test's topics and one ingest worker consumes them into the test's database.
+ * A round trip returns once the worker has ingested as many events as were produced, and rolled them up.
+ */
+function kafkaTransport(): Transport {
+  const log = createLogger('silent');
+  let running: { kafka: KafkaLog; store: Store; worker: IngestWorker; producer: LogProducer; sink: CountingSink } | undefined;
+  let ingested = 0;
+  let waiting: { until: number; resolve: () => void } | undefined;
+  const settle = () => {
+    if (waiting && ingested >= waiting.until) {
+      waiting.resolve();
+      waiting = undefined;
+    }
+  };
+  return {
+    label: 'Kafka',
+    configure: (environment) => parseConfig(testEnvironment(uniqueId('upstream_kafka'), PROCESS_DATA_DIR, { INGEST_LINGER_MS: '20', INGEST_ROLLUP_INTERVAL_MS: '50', ...environment })),
+    async ingested(config, work) {
+      if (running === undefined) {
+        const kafka = new KafkaLog({ brokers: config.kafka.brokers!, clientId: config.kafka.clientId, log });
+        const store = await openMigratedStore(config, log);
+        const worker = await startIngestWorker({ config, eventLog: kafka, store, log });
+        worker.pipeline.events.on('batch', (batch) => {
+          ingested += batch.valid + batch.deadLetters;
+          settle();
+        });
+        const producer = await kafka.producer();
+        running = { kafka, store, worker, producer, sink: new CountingSink(new EventPublisher(producer, new TopicNames(config.kafka.topicPrefix))) };
+      }
+      const { sink, worker } = running;
+      const result = await work(sink);
+      await new Promise<void>((resolve) => {
+        waiting = { until: sink.published, resolve };
+        settle();
+      });
+      await worker.rollups.settled();
+      return result;
+    },
+    async close() {
+      if (running === undefined) return;
+      await running.worker.stop();
+      await running.producer.close();
+      await running.kafka.close();
+      await running.store.close();
+    },
+  };
+}
+
+for (const transport of [inProcessTransport, kafkaTransport()]) describe(`end to end: replayed provider → upstream → ${transport.label} → ingest → read API`, () => {
   const replay = new PolymarketReplay();
   let config: Config;
   let api: TestApi;
@@ -252,13 +417,12 @@ describe('end to end: replayed provider → upstream → log → ingest → read
   const sink = new ForwardSink();
   let poller: UpstreamPoller;
   const requested = new MemoryRequestedWallets();
-  const log = createLogger('silent');
 
-  /** One poller tick whose events are ingested before it returns. */
-  async function tickIngested() {
-    return withPublisher(config, log, async ({ publisher }) => {
+  /** One tick of a poller whose events are ingested before it returns. */
+  async function tickIngested(which: UpstreamPoller = poller) {
+    return transport.ingested(config, async (publisher) => {
       sink.target = publisher;
-      return poller.tick();
+      return which.tick();
     });
   }
 
@@ -266,7 +430,7 @@ describe('end to end: replayed provider → upstream → log → ingest → read
     await replay.start();
     world(replay);
     // The provider's state is read at the instant each report is ingested: the API's 1 s cache of it is off here.
-    config = inProcessConfig('upstream_e2e', {
+    config = transport.configure({
       ...replay.environment(),
       UPSTREAM_MAX_RETRIES: '1',
       UPSTREAM_BREAKER_FAILURES: '2',
@@ -274,7 +438,7 @@ describe('end to end: replayed provider → upstream → log → ingest → read
       UPSTREAM_BREAKER_OPEN_S: '30',
       READ_CACHE_UPSTREAM_STATE_S: '0',
     });
-    const keys = await publishPlanKeys(config, NOW - 10);
+    const keys = await transport.ingested(config, (publisher) => publishPlanKeysTo(publisher, NOW - 10));
     requested.note(SWISSTONY, NOW - 60);
     poller = makePoller(config, { clock, sink, requested });
     const report = await tickIngested();
@@ -282,6 +446,7 @@ describe('end to end: replayed provider → upstream → log → ingest → read
     api = await startTestApi(config, { now: () => Math.floor(clock.now() / 1000), keys, gatesClockMs: gatesNeverBind() });
   });
   afterAll(async () => {
+    await transport.close();
     await api?.store.command('DROP DATABASE IF EXISTS {db:Identifier}');
     await api?.close();
     await replay.stop();
@@ -340,11 +505,7 @@ describe('end to end: replayed provider → upstream → log → ingest → read
     const tables = ['fills', 'markets_meta', 'market_tokens', 'market_resolutions', 'upstream_profiles', 'upstream_equity', 'upstream_leaderboard', 'trades', 'position_legs'];
     const before = await Promise.all(tables.map(count));
     const fillsBefore = bodyOf(await api.get(`traders/${SWISSTONY}/fills?limit=100`));
-    const fresh = makePoller(config, { clock, sink, requested });
-    const report = await withPublisher(config, log, async ({ publisher }) => {
-      sink.target = publisher;
-      return fresh.tick();
-    });
+    const report = await tickIngested(makePoller(config, { clock, sink, requested }));
     expect(report.walletsRefreshed).toBeGreaterThan(0);
     expect(await Promise.all(tables.map(count))).toEqual(before);
     expect(bodyOf(await api.get(`traders/${SWISSTONY}/fills?limit=100`))).toEqual(fillsBefore);

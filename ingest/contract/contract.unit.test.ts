@@ -93,13 +93,25 @@ describe('topic registry', () => {
       ts: 1_767_556_800,
     };
     const archive = TOPICS.fillsArchive.schema.parse(fill);
-    const upstream = TOPICS.fillsUpstream.schema.parse({ ...fill, name: 'someone' });
+    // The data API's copy: a synthetic log index, its own role and the price to ten significant digits.
+    const upstream = TOPICS.fillsUpstream.schema.parse({ ...fill, log_index: 1_234_567, role: 'taker', price: 0.3000000001, name: 'someone' });
     expect(TOPICS.fillsArchive.id(archive)).toBe(TOPICS.fillsUpstream.id(upstream));
     expect(archive.wallet).toBe(`0x${'cd'.repeat(20)}`);
     const landed = TOPICS.fillsArchive.land(archive);
     expect(landed.table).toBe('fills');
     expect(landed.row.up_price).toBe(0.7);
-    expect(landed.row.fill_id).toBe(`0x${'ab'.repeat(32)}:7`);
+    expect(landed.row.fill_id).toBe(`0x${'ab'.repeat(32)}:2:BUY:10000000:3000`);
+    expect(TOPICS.fillsUpstream.land(upstream).row.fill_id).toBe(landed.row.fill_id);
     expect(TOPICS.fillsArchive.land(archive).row.source_rank).toBeGreaterThan(TOPICS.fillsUpstream.land(upstream).row.source_rank as number);
+  });
+
+  it('keeps two fills of one wallet in one transaction apart when their side, token, size or price level differ', () => {
+    const base = TOPICS.fillsArchive.schema.parse({
+      tx_hash: `0x${'ab'.repeat(32)}`, log_index: 7, wallet: `0x${'cd'.repeat(20)}`, condition_id: `0x${'ef'.repeat(32)}`,
+      side: 'BUY', token_side: 1, price: 0.5, size_tokens: 100, usd: 50, role: 'maker', era: 'v2', ts: 1_767_556_800,
+    });
+    const variants = [{ side: 'SELL' as const }, { token_side: 2 as const }, { size_tokens: 100.000001 }, { price: 0.5001 }];
+    const ids = variants.map((change) => TOPICS.fillsArchive.land({ ...base, ...change }).row.fill_id);
+    expect(new Set([TOPICS.fillsArchive.land(base).row.fill_id, ...ids]).size).toBe(variants.length + 1);
   });
 });

@@ -91,7 +91,8 @@ export type MarketEvent = z.infer<typeof marketEventSchema>;
 
 /**
  * A trader's fill. The archive indexer and the upstream poller publish the same shape to their own
- * topics; the fill id (transaction hash + log index, per wallet) makes the two one fill.
+ * topics; the shared fill id (`fillId`: transaction, token side, side, tokens and price, per wallet and
+ * market; not the log index, which the data API lacks) makes the two one fill, the archive's.
  */
 export const fillSchema = z.object({
   tx_hash: txHashSchema,

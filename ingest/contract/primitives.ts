@@ -64,3 +64,25 @@ export function upNormalizedPrice(tokenSide: TokenSide, tokenPrice: number): num
 export function logId(txHash: string, logIndex: number): string {
   return `${txHash}:${logIndex}`;
 }
+
+/** Tokens and USDC have 6 decimals on chain: a fill's token amount is a whole number of micro-tokens. */
+const MICRO = 1e6;
+/** The finest price tick Polymarket trades (0.0001). */
+const PRICE_TICKS = 1e4;
+
+/**
+ * The id of a fill that the archive and the upstream both compute, so that the same fill read from the
+ * chain and from the data API lands as one row of the fills table, whose key is (wallet, condition_id,
+ * fill_id): the archive's copy wins there by its source rank. The data API has no log index (its fills
+ * carry a synthetic one), so the id is what both sources state of a fill besides the wallet and the
+ * market: the transaction, the token side, the wallet's side, the tokens (micro-tokens: the same 6-decimal
+ * integer on both) and the price (USD ÷ tokens on both; the data API states it to 10 significant digits)
+ * at 4 decimals, the finest tick: two orders of one wallet filled at different levels in one transaction
+ * stay two fills, and the sources' rounding differences (about 1e-10) cross a 4-decimal boundary for
+ * about one fill in a million. Two fills of one wallet in one transaction that agree on all of these
+ * (two identical orders at one level) are one fill here: no data-API row tells them apart either. The
+ * transaction hash comes first (the id splits on ':' into it).
+ */
+export function fillId(fill: { tx_hash: string; token_side: number; side: string; size_tokens: number; price: number }): string {
+  return `${fill.tx_hash.toLowerCase()}:${fill.token_side}:${fill.side}:${Math.round(fill.size_tokens * MICRO)}:${Math.round(fill.price * PRICE_TICKS)}`;
+}

@@ -20,7 +20,7 @@ import {
   upstreamStatusSchema,
   watcherCountSchema,
 } from './events.ts';
-import { logId, upNormalizedPrice } from './primitives.ts';
+import { fillId, logId, upNormalizedPrice } from './primitives.ts';
 
 /** Tables that events land in (the raw projections; derived ones are fed from these). */
 export type LandingTable =
@@ -74,11 +74,12 @@ function fillTopic(name: keyof typeof FILL_SOURCE_RANK, description: string) {
     schema: fillSchema,
     key: (fill) => fill.wallet,
     keyName: 'wallet',
-    id: (fill) => `${fill.wallet}:${logId(fill.tx_hash, fill.log_index)}`,
+    // Not the log index: the upstream's is synthetic. The shared fill id makes the two copies one.
+    id: (fill) => `${fill.wallet}:${fill.condition_id}:${fillId(fill)}`,
     land: (fill) => ({
       table: 'fills',
       row: {
-        fill_id: logId(fill.tx_hash, fill.log_index),
+        fill_id: fillId(fill),
         wallet: fill.wallet,
         condition_id: fill.condition_id,
         side: fill.side,

@@ -14,6 +14,7 @@ import type { GateStore } from '../../api/gates/store.ts';
 import type { WalletRequestLog } from '../../api/wallet-requests.ts';
 import { withPublisher } from '../../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
+import type { EventSink } from '../../ingest/publisher.ts';
 import { createLogger, type Logger } from '../../log.ts';
 import { openStore, type Store } from '../../projections/store.ts';
 import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './context.ts';
@@ -59,14 +60,17 @@ export interface TestApi {
 
 /** Publishes one account and key per plan (through the pipeline, like the dashboard would). */
 export async function publishPlanKeys(config: Config, nowSeconds: number): Promise<Record<PlanId, string>> {
+  return withPublisher(config, createLogger('error'), ({ publisher }) => publishPlanKeysTo(publisher, nowSeconds));
+}
+
+/** The same accounts and keys, to a given sink (a test that waits for what it published to be ingested). */
+export async function publishPlanKeysTo(sink: EventSink, nowSeconds: number): Promise<Record<PlanId, string>> {
   const keys = {} as Record<PlanId, string>;
-  await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-    for (const plan of ['basic', 'pro', 'max'] as const) {
-      const accountId = `test-${plan}`;
-      await publishAccount(publisher, { accountId, plan, displayName: `Test ${plan}`, version: nowSeconds });
-      keys[plan] = (await publishNewKey(publisher, accountId, `${plan} key`, nowSeconds)).plaintext;
-    }
-  });
+  for (const plan of ['basic', 'pro', 'max'] as const) {
+    const accountId = `test-${plan}`;
+    await publishAccount(sink, { accountId, plan, displayName: `Test ${plan}`, version: nowSeconds });
+    keys[plan] = (await publishNewKey(sink, accountId, `${plan} key`, nowSeconds)).plaintext;
+  }
   return keys;
 }
 

@@ -38,6 +38,8 @@ export interface WalletData {
 export class PolymarketReplay {
   /** Gamma markets, served newest-updated first by /markets/keyset. */
   markets: Json[] = [];
+  /** Gamma events (each nesting its markets), served newest-updated first by /events/keyset. */
+  events: Json[] = [];
   gammaPageSize = 100;
   leaderboard: unknown = [];
   wallets = new Map<string, WalletData>();
@@ -101,20 +103,25 @@ export class PolymarketReplay {
     response.end(fault?.kind === 'truncated' ? text.slice(0, Math.floor(text.length / 2)) : text);
   }
 
+  /** A Gamma keyset page, newest-updated first: `{markets | events, next_cursor}`, next_cursor absent on the final page. */
+  private keysetPage(name: 'markets' | 'events', items: readonly Json[], query: URLSearchParams): Json {
+    const sorted = [...items].sort((a, b) => Date.parse(b.updatedAt as string) - Date.parse(a.updatedAt as string));
+    const start = Number(query.get('cursor') ?? '0');
+    const limit = Math.min(Number(query.get('limit') ?? this.gammaPageSize), this.gammaPageSize);
+    const page = sorted.slice(start, start + limit);
+    return start + limit < sorted.length ? { [name]: page, next_cursor: String(start + limit) } : { [name]: page };
+  }
+
   private answer(url: URL): unknown {
     const query = url.searchParams;
     const user = (query.get('user') ?? query.get('user_address') ?? '').toLowerCase();
     switch (url.pathname) {
       case '/data/ok':
         return 'OK';
-      case '/gamma/markets/keyset': {
-        const sorted = [...this.markets].sort((a, b) => Date.parse(b.updatedAt as string) - Date.parse(a.updatedAt as string));
-        const start = Number(query.get('cursor') ?? '0');
-        const limit = Math.min(Number(query.get('limit') ?? this.gammaPageSize), this.gammaPageSize);
-        const page = sorted.slice(start, start + limit);
-        // Keyset: next_cursor is absent on the final page.
-        return start + limit < sorted.length ? { markets: page, next_cursor: String(start + limit) } : { markets: page };
-      }
+      case '/gamma/markets/keyset':
+        return this.keysetPage('markets', this.markets, query);
+      case '/gamma/events/keyset':
+        return this.keysetPage('events', this.events, query);
       case '/data/v1/leaderboard': {
         if (user === '') return this.leaderboard;
         const row = this.wallets.get(user)?.leaderboardRow;

@@ -89,6 +89,8 @@ export interface GammaContext {
   category?: string;
   tags?: string[];
   negRisk?: boolean;
+  /** The enclosing event's `updatedAt` (epoch s): the metadata's version is at least this. */
+  updatedAt?: number;
 }
 
 /** Payout vectors Gamma states once a market is resolved: outcome prices of exactly 1/0, 0/1, or ½/½. */
@@ -122,6 +124,11 @@ function checked<T extends TopicId>(topicId: T, candidate: unknown, what: string
  * One Gamma market → its metadata (version: Gamma's `updatedAt`, so the same state republished is the
  * same event), its two token ids, and its resolution once Gamma states the payout (closed, outcome prices
  * 1/0, 0/1, or ½/½ for a split). A market whose outcomes are not two is rejected (the contract is binary).
+ *
+ * Read inside its `/events` answer, a market's version is the later of its own and its event's
+ * `updatedAt`: the event knows the tags (the category) a market read alone does not, and an event is
+ * updated when its markets are, so the event's reading of a market replaces the bare market's of the
+ * same moment; a market changed since (a newer `updatedAt` of its own) replaces it in turn.
  */
 export function mapGammaMarket(market: unknown, given: GammaContext = {}): MappedMarket {
   const rejected: Rejection[] = [];
@@ -132,7 +139,7 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
   const context: GammaContext =
     given.category !== undefined || given.tags !== undefined || nested === undefined
       ? given
-      : { category: text(nested.category), tags: tagLabels(nested.tags), ...(given.negRisk !== undefined ? { negRisk: given.negRisk } : {}) };
+      : { ...given, category: text(nested.category), tags: tagLabels(nested.tags) };
   const conditionId = text(market.conditionId);
   const what = `gamma market ${conditionId || text(market.id) || '?'}`;
   const outcomes = gammaArray(market.outcomes);
@@ -141,9 +148,10 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
   }
   const title = text(market.question) || text(market.title);
   const slug = text(market.slug);
-  const updatedAt = epochOf(market.updatedAt) ?? epochOf(market.createdAt) ?? 0;
+  const ownUpdatedAt = epochOf(market.updatedAt) ?? epochOf(market.createdAt) ?? 0;
+  const updatedAt = Math.max(ownUpdatedAt, context.updatedAt ?? 0);
   const endTs = epochOf(market.endDate);
-  const window = marketWindow(title, slug, epochOf(market.startDate) ?? updatedAt);
+  const window = marketWindow(title, slug, epochOf(market.startDate) ?? ownUpdatedAt);
 
   const metadata = checked(
     'markets',
@@ -178,7 +186,7 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
 
   if (market.closed === true) {
     const payout = payoutOf(gammaArray(market.outcomePrices));
-    const ts = epochOf(market.closedTime) ?? epochOf(market.umaEndDate) ?? (updatedAt > 0 ? updatedAt : null);
+    const ts = epochOf(market.closedTime) ?? epochOf(market.umaEndDate) ?? (ownUpdatedAt > 0 ? ownUpdatedAt : null);
     if (payout !== undefined && ts !== null) {
       const resolution = checked(
         'markets',
@@ -205,22 +213,41 @@ export function gammaMarketsPage(body: unknown): { markets: unknown[]; nextCurso
   return undefined;
 }
 
-/** A Gamma `/events` answer (array, or `{events}` as /public-search gives): every nested market, with its event's context. */
-export function mapGammaEvents(body: unknown): MappedMarket {
-  const list = Array.isArray(body) ? body : isRecord(body) && Array.isArray(body.events) ? body.events : undefined;
-  if (list === undefined) return { events: [], rejected: [{ what: 'gamma events', reason: 'not a list of events', raw: body }] };
+/** Gamma events pages: a bare array, `{events, next_cursor}` (`/events/keyset`, `/public-search`) or `{data, next_cursor}`. */
+export function gammaEventsPage(body: unknown): { events: unknown[]; nextCursor: string | null } | undefined {
+  if (Array.isArray(body)) return { events: body, nextCursor: null };
+  if (isRecord(body)) {
+    const events = Array.isArray(body.events) ? body.events : Array.isArray(body.data) ? body.data : undefined;
+    if (events === undefined) return undefined;
+    const cursor = text(body.next_cursor) || text(body.nextCursor);
+    return { events, nextCursor: cursor === '' || cursor === 'LTE=' ? null : cursor };
+  }
+  return undefined;
+}
+
+/** One Gamma event: every nested market, with the event's context (category, tags, negRisk, updatedAt). */
+export function mapGammaEvent(event: unknown): MappedMarket {
+  if (!isRecord(event) || !Array.isArray(event.markets)) return { events: [], rejected: [{ what: 'gamma event', reason: 'no markets', raw: event }] };
+  const updatedAt = epochOf(event.updatedAt);
+  const context: GammaContext = { category: text(event.category), tags: tagLabels(event.tags), negRisk: event.negRisk === true, ...(updatedAt === null ? {} : { updatedAt }) };
   const out: MappedMarket = { events: [], rejected: [] };
-  for (const event of list) {
-    if (!isRecord(event) || !Array.isArray(event.markets)) {
-      out.rejected.push({ what: 'gamma event', reason: 'no markets', raw: event });
-      continue;
-    }
-    const context: GammaContext = { category: text(event.category), tags: tagLabels(event.tags), negRisk: event.negRisk === true };
-    for (const market of event.markets) {
-      const mapped = mapGammaMarket(market, context);
-      out.events.push(...mapped.events);
-      out.rejected.push(...mapped.rejected);
-    }
+  for (const market of event.markets) {
+    const mapped = mapGammaMarket(market, context);
+    out.events.push(...mapped.events);
+    out.rejected.push(...mapped.rejected);
+  }
+  return out;
+}
+
+/** A Gamma `/events` answer (array, or `{events}` as /events/keyset and /public-search give): every nested market, with its event's context. */
+export function mapGammaEvents(body: unknown): MappedMarket {
+  const page = gammaEventsPage(body);
+  if (page === undefined) return { events: [], rejected: [{ what: 'gamma events', reason: 'not a list of events', raw: body }] };
+  const out: MappedMarket = { events: [], rejected: [] };
+  for (const event of page.events) {
+    const mapped = mapGammaEvent(event);
+    out.events.push(...mapped.events);
+    out.rejected.push(...mapped.rejected);
   }
   return out;
 }
@@ -244,14 +271,27 @@ export interface MappedActivity {
   rejected: Rejection[];
 }
 
-/** `/activity` or `/trades` rows through the importer's row mapping. */
-export function mapActivityRows(rows: readonly unknown[], era: ExchangeEra, origin: string): MappedActivity {
+/**
+ * The exchange era of a fill or leg at `ts` (epoch seconds): the data API does not say which exchange
+ * matched a fill, so its time does. Polymarket moved all trading from the V1 exchanges to the V2 ones in
+ * a hard cut-over on 2026-04-28 between 11:00 and 11:15 UTC (V1 fills stop inside that window, none
+ * after; the V2 exchange, deployed 2026-03-31 at block 84,902,353, carried only a test trickle before):
+ * `v2StartTs` is that instant (`UPSTREAM_V2_START_TS`, 11:15 UTC by default: the handful of V2 fills of
+ * that quarter hour count as V1, rather than the thousands of V1 fills before 11:15 as V2).
+ */
+export function exchangeEraAt(ts: number, v2StartTs: number): ExchangeEra {
+  return ts < v2StartTs ? 'v1' : 'v2';
+}
+
+/** `/activity` or `/trades` rows through the importer's row mapping, each fill and leg stamped with the era of its time. */
+export function mapActivityRows(rows: readonly unknown[], v2StartTs: number, origin: string): MappedActivity {
   const out: MappedActivity = { parsed: [], skipped: 0, rejected: [] };
   rows.forEach((row, index) => {
-    const parsed = parseExportRow(row, era);
+    const parsed = parseExportRow(row, 'v2');
     if (parsed.kind === 'rejected') out.rejected.push({ what: `${origin} row ${index + 1}`, reason: parsed.reason, raw: row });
     else if (parsed.kind === 'skipped') out.skipped += 1;
-    else out.parsed.push(parsed);
+    else if (parsed.kind === 'fill') out.parsed.push({ ...parsed, fill: { ...parsed.fill, era: exchangeEraAt(parsed.fill.ts, v2StartTs) } });
+    else out.parsed.push({ ...parsed, leg: { ...parsed.leg, era: exchangeEraAt(parsed.leg.ts, v2StartTs) } });
   });
   return out;
 }

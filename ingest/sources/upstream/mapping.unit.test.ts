@@ -5,13 +5,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../config.ts';
 import { polymarketData } from '../../../test/harness/polymarket.ts';
-import { dataApiPage, epochOf, gammaMarketsPage, mapActivityRows, mapEquity, mapGammaEvents, mapGammaMarket, mapLeaderboard, mapProfile } from './mapping.ts';
+import { dataApiPage, epochOf, exchangeEraAt, gammaEventsPage, gammaMarketsPage, mapActivityRows, mapEquity, mapGammaEvents, mapGammaMarket, mapLeaderboard, mapProfile } from './mapping.ts';
 
 const HTTP = path.join(polymarketData, 'http');
 type Json = Record<string, unknown>;
 const load = (relative: string): unknown => JSON.parse(readFileSync(path.join(HTTP, relative), 'utf8'));
 const isoSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+/** The V1 → V2 exchange cut-over (2026-04-28, 11:15 UTC), as the test reads it off the calendar. */
+const V2_START_TS = Date.UTC(2026, 3, 28, 11, 15) / 1000;
 
 /** The events one Gamma market must become, read off its JSON by hand. */
 function expectedMarketEvents(market: Json, category: string, titleStart: number | null, endTs: number | null, negRisk: boolean) {
@@ -79,14 +82,24 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     expect(resolution).toMatchObject({ winner_token_side: null, payout_numerators: [1, 1] });
   });
 
-  it('an /events answer: every nested market, negRisk and the politics category from the event', () => {
+  it("an /events answer: every nested market, negRisk and the politics category from the event, versioned by the event's later updatedAt", () => {
     const body = load('gamma/nautilus_gamma_event.json') as Json[];
     const event = body[0]!;
     const markets = event.markets as Json[];
     const { events, rejected } = mapGammaEvents(body);
     expect(rejected).toEqual([]);
-    const expected = markets.flatMap((market) => expectedMarketEvents(market, 'politics', null, isoSeconds(market.endDate as string), true));
+    // The event was updated (15:13:38) after its markets (15:13:18, 15:13:07): its reading is the newer one.
+    const eventUpdatedAt = isoSeconds(event.updatedAt as string);
+    expect(markets.every((market) => isoSeconds(market.updatedAt as string) < eventUpdatedAt)).toBe(true);
+    const expected = markets.flatMap((market) =>
+      expectedMarketEvents(market, 'politics', null, isoSeconds(market.endDate as string), true).map((expectedEvent) =>
+        expectedEvent.type === 'metadata' ? { ...expectedEvent, version: eventUpdatedAt } : expectedEvent,
+      ),
+    );
     expect(events).toEqual(expected);
+    // The same answer as an /events/keyset page ({events, next_cursor}), its cursor read.
+    expect(gammaEventsPage({ events: body, next_cursor: 'abc' })).toEqual({ events: body, nextCursor: 'abc' });
+    expect(mapGammaEvents({ events: body, next_cursor: 'abc' }).events).toEqual(expected);
   });
 
   it('a /public-search answer ({events, pagination}) maps its events the same way', () => {
@@ -136,7 +149,7 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
   it('the v1 /activity sample: 19 fills with usd = size × price and fee_usd = usdcSize − size × price, 1 redeem leg', () => {
     const rows = load('data-api/polyprinter_activity_sample.json') as Json[];
     const page = dataApiPage(rows)!;
-    const { parsed, rejected, skipped } = mapActivityRows(page.rows, 'v2', 'activity');
+    const { parsed, rejected, skipped } = mapActivityRows(page.rows, V2_START_TS, 'activity');
     expect(rejected).toEqual([]);
     expect(skipped).toBe(0);
     const fills = parsed.flatMap((row) => (row.kind === 'fill' ? [row.fill] : []));
@@ -181,7 +194,7 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
     const body = load('data-api/nautilus_data_api_trades_v2_envelope_SANITIZED.json') as { data: Json[]; pagination: Json };
     const page = dataApiPage(body)!;
     expect(page).toMatchObject({ nextCursor: null, hasMore: false });
-    const { parsed, rejected } = mapActivityRows(page.rows, 'v2', 'trades');
+    const { parsed, rejected } = mapActivityRows(page.rows, V2_START_TS, 'trades');
     expect(rejected).toEqual([]);
     expect(parsed.map((row) => (row.kind === 'fill' ? row.fill : null))).toEqual(
       body.data.map((row) =>
@@ -203,10 +216,36 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
     expect(sightings).toEqual(body.data.map((row) => ({ tokenSide: (row.outcome_index as number) + 1, name: row.outcome })));
   });
 
+  it('stamps each fill and leg with the exchange era of its time: V1 before the 2026-04-28 cut-over, V2 from it', () => {
+    const rows = load('data-api/polyprinter_activity_sample.json') as Json[];
+    const redeem = rows.find((row) => row.type === 'REDEEM')!;
+    const page = [
+      { ...rows[0], timestamp: V2_START_TS - 1 },
+      { ...rows[1], timestamp: V2_START_TS },
+      { ...rows[2], timestamp: Date.UTC(2026, 0, 4, 20) / 1000 },
+      { ...redeem, timestamp: V2_START_TS - 86_400 },
+      { ...redeem, timestamp: V2_START_TS + 86_400 },
+    ];
+    const { parsed, rejected } = mapActivityRows(page, V2_START_TS, 'activity');
+    expect(rejected).toEqual([]);
+    expect(parsed.map((row) => (row.kind === 'fill' ? ['fill', row.fill.era] : ['leg', row.leg.era]))).toEqual([
+      ['fill', 'v1'],
+      ['fill', 'v2'],
+      ['fill', 'v1'],
+      ['leg', 'v1'],
+      ['leg', 'v2'],
+    ]);
+    // The recorded sample (August 2026) is all V2.
+    expect(mapActivityRows(rows, V2_START_TS, 'activity').parsed.every((row) => (row.kind === 'fill' ? row.fill.era : row.leg.era) === 'v2')).toBe(true);
+    expect(exchangeEraAt(V2_START_TS - 1, V2_START_TS)).toBe('v1');
+    // The configured default is that instant.
+    expect(parseConfig({}).upstream.v2StartTs).toBe(V2_START_TS);
+  });
+
   it('bad rows are rejected with their reason and the rest of the page is used: price 2, negative size, a non-wallet', () => {
     const rows = load('data-api/polyprinter_activity_sample.json') as Json[];
     const page = [{ ...rows[0], price: 2 }, { ...rows[1], size: -5 }, { ...rows[2], proxyWallet: 'alice' }, rows[3], rows[4]];
-    const { parsed, rejected } = mapActivityRows(page, 'v2', 'activity');
+    const { parsed, rejected } = mapActivityRows(page, V2_START_TS, 'activity');
     expect(parsed).toHaveLength(2);
     expect(rejected.map((rejection) => rejection.what)).toEqual(['activity row 1', 'activity row 2', 'activity row 3']);
     expect(rejected[0]!.reason).toMatch(/price/);

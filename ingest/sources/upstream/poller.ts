@@ -7,7 +7,8 @@
  *   offline at once when the breaker opens, online again when it closes;
  * - the Gamma markets sweep every `marketsEverySeconds`: `/markets/keyset` newest-updated first, page by
  *   page (keyset cursor), until it reaches markets no newer than the last finished sweep's high-water
- *   mark: new and changed markets only, after a first full sweep;
+ *   mark: new and changed markets only, after a first full sweep; and the same sweep of `/events/keyset`
+ *   (each event's markets, with the event's tags and negRisk), with its own cursor and high-water mark;
  * - the leaderboard (the popular shelf) every `leaderboardEverySeconds`;
  * - tracked wallets, each every `walletEverySeconds`: profile (all-time leaderboard row, `/value`,
  *   `/positions`), equity (user-pnl), and its new `/activity` rows (fills, legs, trade prints).
@@ -25,7 +26,20 @@ import type { FillEvent, MarketEvent, PositionLegEvent, TradeEvent } from '../..
 import type { EventSink } from '../../publisher.ts';
 import { MarketCatalog, marketMetadata } from '../polymarket/markets.ts';
 import { UpstreamError, type Clock, type UpstreamHttpClient, type UpstreamResponse } from './http-client.ts';
-import { dataApiPage, epochOf, gammaMarketsPage, mapActivityRows, mapEquity, mapGammaMarket, mapLeaderboard, mapProfile, type Rejection } from './mapping.ts';
+import {
+  dataApiPage,
+  epochOf,
+  gammaEventsPage,
+  gammaMarketsPage,
+  mapActivityRows,
+  mapEquity,
+  mapGammaEvent,
+  mapGammaMarket,
+  mapLeaderboard,
+  mapProfile,
+  type MappedMarket,
+  type Rejection,
+} from './mapping.ts';
 import type { RequestedWallets } from './requests.ts';
 import type { PollerState, StateStore } from './state.ts';
 
@@ -60,9 +74,39 @@ const RETRY_STEP_S = 30;
 /** Archive activity that makes a wallet tracked. */
 const ACTIVE_WINDOW_S = 7 * 86_400;
 
+/** A Gamma listing the poller sweeps: its keyset route, how a page reads, what an item maps to. */
+interface GammaCatalog {
+  state: 'markets' | 'events';
+  path: string;
+  page: (body: unknown) => { items: unknown[]; nextCursor: string | null } | undefined;
+  map: (item: unknown) => MappedMarket;
+}
+
+const MARKETS: GammaCatalog = {
+  state: 'markets',
+  path: '/markets/keyset',
+  page: (body) => {
+    const page = gammaMarketsPage(body);
+    return page && { items: page.markets, nextCursor: page.nextCursor };
+  },
+  map: (market) => mapGammaMarket(market),
+};
+
+/** Events nest their markets with the event's tags (the category) and negRisk, which a market read alone lacks. */
+const EVENTS: GammaCatalog = {
+  state: 'events',
+  path: '/events/keyset',
+  page: (body) => {
+    const page = gammaEventsPage(body);
+    return page && { items: page.events, nextCursor: page.nextCursor };
+  },
+  map: (event) => mapGammaEvent(event),
+};
+
 export interface TickReport {
   heartbeat: 'online' | 'offline' | null;
   marketPages: number;
+  eventPages: number;
   walletsRefreshed: number;
   leaderboard: boolean;
   errors: string[];
@@ -132,12 +176,13 @@ export class UpstreamPoller {
 
   /** One tick: whatever is due. Never throws for the provider's sake (errors are in the report). */
   async tick(): Promise<TickReport> {
-    const report: TickReport = { heartbeat: null, marketPages: 0, walletsRefreshed: 0, leaderboard: false, errors: [] };
+    const report: TickReport = { heartbeat: null, marketPages: 0, eventPages: 0, walletsRefreshed: 0, leaderboard: false, errors: [] };
     await this.loadState();
     await this.heartbeat(report);
     if (this.breakerOpen()) return report;
     const steps: [string, () => Promise<void>][] = [
-      ['markets', () => this.sweepMarkets(report)],
+      ['markets', () => this.sweep(MARKETS, report)],
+      ['events', () => this.sweep(EVENTS, report)],
       ['leaderboard', () => this.leaderboard(report)],
       ['wallets', () => this.refreshWallets(report)],
     ];
@@ -159,24 +204,28 @@ export class UpstreamPoller {
 
   // ---------------------------------------------------------------------------------------------------
 
-  private async sweepMarkets(report: TickReport): Promise<void> {
-    const state = this.state!.markets;
+  /**
+   * One Gamma sweep (markets or events), a page at a time, newest-updated first: what changed since the
+   * last finished sweep is published, then the sweep is done until its next period.
+   */
+  private async sweep(catalog: GammaCatalog, report: TickReport): Promise<void> {
+    const state = this.state![catalog.state];
     const now = this.nowSeconds();
     if (now < state.nextAt) return;
     for (let page = 0; page < PAGES_PER_TICK; page += 1) {
       const query = { limit: GAMMA_PAGE, order: 'updatedAt', ascending: false, cursor: state.cursor ?? undefined };
       let answer: UpstreamResponse;
       try {
-        answer = await this.deps.http.getJson('gamma', '/markets/keyset', query);
+        answer = await this.deps.http.getJson('gamma', catalog.path, query);
       } catch (error) {
         state.nextAt = now + RETRY_STEP_S;
         // A refused cursor (expired, or the provider changed its paging) will not work later either: start over.
         if (error instanceof UpstreamError && error.status !== undefined && error.status >= 400 && error.status < 500 && error.status !== 429) state.cursor = null;
         throw error;
       }
-      const parsed = gammaMarketsPage(answer.body);
+      const parsed = catalog.page(answer.body);
       if (parsed === undefined) {
-        await this.rejected(answer.url, [{ what: 'gamma markets page', reason: 'not a markets page ({markets, next_cursor} or an array)', raw: answer.body }]);
+        await this.rejected(answer.url, [{ what: `gamma ${catalog.state} page`, reason: `not a ${catalog.state} page ({${catalog.state}, next_cursor} or an array)`, raw: answer.body }]);
         state.cursor = null;
         state.nextAt = now + RETRY_STEP_S;
         return;
@@ -184,22 +233,23 @@ export class UpstreamPoller {
       const events: MarketEvent[] = [];
       const rejections: Rejection[] = [];
       let newest = 0;
-      for (const market of parsed.markets) {
-        const updatedAt = typeof market === 'object' && market !== null ? (epochOf((market as { updatedAt?: unknown }).updatedAt) ?? 0) : 0;
+      for (const item of parsed.items) {
+        const updatedAt = typeof item === 'object' && item !== null ? (epochOf((item as { updatedAt?: unknown }).updatedAt) ?? 0) : 0;
         newest = Math.max(newest, updatedAt);
         state.sweepMax = Math.max(state.sweepMax, updatedAt);
         // Known territory: published by an earlier sweep, unchanged since.
         if (updatedAt > 0 && updatedAt <= state.highWater) continue;
-        const mapped = mapGammaMarket(market);
+        const mapped = catalog.map(item);
         events.push(...mapped.events);
         rejections.push(...mapped.rejected);
       }
       if (events.length > 0) await this.deps.sink.publish('markets', events);
       await this.rejected(answer.url, rejections);
-      report.marketPages += 1;
+      if (catalog.state === 'markets') report.marketPages += 1;
+      else report.eventPages += 1;
       // Done at the last page, or at a page with nothing newer than the last finished sweep (newest-updated
       // first, every later page is older still; a whole page is required, in case the order is only roughly kept).
-      const finished = parsed.nextCursor === null || parsed.markets.length === 0 || newest <= state.highWater;
+      const finished = parsed.nextCursor === null || parsed.items.length === 0 || newest <= state.highWater;
       if (finished) {
         state.highWater = Math.max(state.highWater, state.sweepMax);
         state.sweepMax = 0;
@@ -303,7 +353,7 @@ export class UpstreamPoller {
         await this.rejected(answer.url, [{ what: 'activity page', reason: 'not a list of rows nor a {data, pagination} envelope', raw: answer.body }]);
         break;
       }
-      const mapped = mapActivityRows(page.rows, 'v2', 'activity');
+      const mapped = mapActivityRows(page.rows, this.deps.config.v2StartTs, 'activity');
       await this.rejected(answer.url, mapped.rejected);
       await this.publishActivity(mapped.parsed);
       for (const row of mapped.parsed) newest = Math.max(newest, row.kind === 'fill' ? row.fill.ts : row.leg.ts);
@@ -349,7 +399,7 @@ export class UpstreamPoller {
     while (!signal.aborted) {
       const report = await this.tick();
       // A tick that did something says what (a tick with nothing due says nothing).
-      if (report.heartbeat !== null || report.marketPages > 0 || report.walletsRefreshed > 0 || report.leaderboard || report.errors.length > 0) {
+      if (report.heartbeat !== null || report.marketPages > 0 || report.eventPages > 0 || report.walletsRefreshed > 0 || report.leaderboard || report.errors.length > 0) {
         this.deps.log.info({ ...report }, 'upstream tick');
       }
       await this.deps.clock.sleep(tickMs, signal).catch(() => undefined);

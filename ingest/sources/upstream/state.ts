@@ -1,6 +1,6 @@
 /**
  * The poller's cursors and schedules, kept so that a restarted poller resumes where it stopped: the Gamma
- * sweep's keyset cursor and high-water mark, when each task is next due, and per tracked wallet the time
+ * sweeps' (markets, events) keyset cursors and high-water marks, when each task is next due, and per tracked wallet the time
  * of its next refresh and of its last fill seen. Written after every page (atomically: a temporary file
  * renamed over the old one), so a crash loses at most one page, which is then fetched and published
  * again: harmless, every event has a stable id.
@@ -16,19 +16,26 @@ const walletStateSchema = z.object({
   activityFrom: z.number().default(0),
 });
 
+/** A Gamma sweep (markets, or events): newest-updated first, by keyset cursor, down to the last finished sweep's newest. */
+const sweepStateSchema = z
+  .object({
+    /** Keyset cursor of the sweep in progress (null: the next sweep starts at the newest). */
+    cursor: z.string().nullable().default(null),
+    /** Items updated at or before this (epoch s) were published by a finished sweep. */
+    highWater: z.number().default(0),
+    /** The newest updatedAt of the sweep in progress: the high-water mark once it finishes. */
+    sweepMax: z.number().default(0),
+    nextAt: z.number().default(0),
+  })
+  .default({ cursor: null, highWater: 0, sweepMax: 0, nextAt: 0 });
+export type SweepState = z.infer<typeof sweepStateSchema>;
+
 export const pollerStateSchema = z.object({
   version: z.literal(1),
-  markets: z
-    .object({
-      /** Keyset cursor of the sweep in progress (null: the next sweep starts at the newest market). */
-      cursor: z.string().nullable().default(null),
-      /** Markets updated at or before this (epoch s) were published by a finished sweep. */
-      highWater: z.number().default(0),
-      /** The newest updatedAt of the sweep in progress: the high-water mark once it finishes. */
-      sweepMax: z.number().default(0),
-      nextAt: z.number().default(0),
-    })
-    .default({ cursor: null, highWater: 0, sweepMax: 0, nextAt: 0 }),
+  /** Gamma `/markets/keyset`. */
+  markets: sweepStateSchema,
+  /** Gamma `/events/keyset` (absent from a state file written before events were polled: a first full sweep). */
+  events: sweepStateSchema,
   leaderboard: z.object({ nextAt: z.number().default(0), wallets: z.array(z.string()).default([]) }).default({ nextAt: 0, wallets: [] }),
   wallets: z.record(z.string(), walletStateSchema).default({}),
 });
