@@ -126,9 +126,9 @@ function checked<T extends TopicId>(topicId: T, candidate: unknown, what: string
  * 1/0, 0/1, or ½/½ for a split). A market whose outcomes are not two is rejected (the contract is binary).
  *
  * Read inside its `/events` answer, a market's version is the later of its own and its event's
- * `updatedAt`: the event knows the tags (the category) a market read alone does not, and an event is
- * updated when its markets are, so the event's reading of a market replaces the bare market's of the
- * same moment; a market changed since (a newer `updatedAt` of its own) replaces it in turn.
+ * `updatedAt`: the event knows the tags (the category) a market read alone does not, so its reading of a
+ * market replaces the bare market's of the same state (the recorded event was updated after its
+ * markets); a market changed since (a newer `updatedAt` of its own) replaces it in turn.
  */
 export function mapGammaMarket(market: unknown, given: GammaContext = {}): MappedMarket {
   const rejected: Rejection[] = [];
