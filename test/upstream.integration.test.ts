@@ -300,7 +300,7 @@ describe('the Gamma events sweep against the replayed provider', () => {
     expect(second.events('markets')).toEqual([]);
 
     // The search event's market is renamed (the event updated): only its market is published again, a new version.
-    const renamedMarket = { ...(searchEvents[0]!.markets as Json[])[0]!, question: 'Bitcoin above 100k this week? (renamed)' };
+    const renamedMarket: Json = { ...(searchEvents[0]!.markets as Json[])[0]!, question: 'Bitcoin above 100k this week? (renamed)' };
     replay.events = [gammaEvent[0]!, { ...searchEvents[0]!, updatedAt: '2026-03-12T00:00:00Z', markets: [renamedMarket] }];
     clock.advance(config.upstream.marketsEverySeconds * 1000);
     const third = new RecordingSink();
