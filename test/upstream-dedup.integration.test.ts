@@ -1,13 +1,14 @@
 /**
- * The same real fill from both sources counts once, with the archive's values. The archive's copies are
- * the events it derives from recorded Polygon logs (two legs of one match and a taker's own order,
- * ../shared/data/polymarket/onchain/polyprinter/); the upstream's are what the poller's row mapping makes
- * of data-API rows of the same transactions. Those bodies were never saved (SOURCES.md): the rows are
- * derived from what the logs' authors checked against data-API `/activity` for these transactions
- * (expected_decodes.json: side, size, price, usdcSize), in the shape of the recorded `/activity` sample,
- * with usdcSize including the taker fee as the v2 API states it. Each source lands in its own store, in
- * both orders: the card, the markets list and the fills list must equal those of the archive alone (plus
- * an upstream-only fill, which still counts).
+ * The same real fill (or redemption) from both sources counts once, with the archive's values. The
+ * archive's copies are the events it derives from recorded Polygon logs (two legs of one match and a
+ * taker's own order, ../shared/data/polymarket/onchain/polyprinter/; a CTF PayoutRedemption, vike-trader/);
+ * the upstream's are what the poller's row mapping makes of data-API rows of the same transactions. Those
+ * bodies were never saved (SOURCES.md): the rows are derived from what the logs' authors asserted
+ * (expected_decodes.json: side, size, price, usdcSize checked against data-API `/activity`; the payout),
+ * in the shape of the recorded `/activity` sample's TRADE and REDEEM rows, with usdcSize including the
+ * taker fee as the v2 API states it. Each source lands in its own store, in both orders: the card, the
+ * markets list and the fills list must equal those of the archive alone (plus an upstream-only fill,
+ * which still counts).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -32,7 +33,12 @@ const TAKER = '0x686024b5c1fcc10eb86b8d551fae78488b1b6279';
 const LOG_FILES = ['v2_orderfilled_standard_buy_maker.json', 'v2_orderfilled_standard_takers_own_order.json', 'v2_orderfilled_standard_sell_maker.json'];
 const logs = LOG_FILES.map((file) => JSON.parse(readFileSync(path.join(ONCHAIN, 'polyprinter', file), 'utf8')) as RawLog);
 const asserted = JSON.parse(readFileSync(path.join(ONCHAIN, 'expected_decodes.json'), 'utf8')) as Record<string, Json>;
-const template = loadFixture<Json[]>('data-api/polyprinter_activity_sample.json')[0]!;
+const activitySample = loadFixture<Json[]>('data-api/polyprinter_activity_sample.json');
+const template = activitySample[0]!;
+const redeemTemplate = activitySample.find((row) => row.type === 'REDEEM')!;
+const redemptionLog = JSON.parse(readFileSync(path.join(ONCHAIN, 'vike-trader', 'ctf_payout_redemption.json'), 'utf8')) as RawLog;
+const redemption = asserted['vike-trader/ctf_payout_redemption.json']!;
+const REDEEMER = redemption.redeemer as string;
 
 /** Word 1 of a V2 OrderFilled's data: the token id (DECODING.md). */
 const tokenOf = (log: RawLog) => BigInt(`0x${log.data.slice(2 + 64, 2 + 128)}`).toString();
@@ -58,13 +64,15 @@ function archiveEvents() {
   directory.add(MARKET_B, tokenOf(logs[2]!), '2', false);
   const fills: EventInputOf<'fillsArchive'>[] = [];
   const trades: EventInputOf<'trades'>[] = [];
-  for (const log of logs) {
+  const legs: EventInputOf<'positions'>[] = [];
+  for (const log of [...logs, redemptionLog]) {
     const outcome = factsOf(decodeLog(log)!, timestampOf(log), directory, contractsOf(config.archive!));
     if (outcome.kind !== 'events') throw new Error(`the recorded log ${log.transactionHash} yields no events (${outcome.kind})`);
     fills.push(...outcome.fills);
     trades.push(...outcome.trades);
+    legs.push(...outcome.legs);
   }
-  return { fills, trades };
+  return { fills, trades, legs };
 }
 
 /** A data-API `/activity` TRADE row in the recorded sample's shape. */
@@ -100,12 +108,25 @@ const rows: Json[] = [
   // tx 0x4137…: SELL 6 at 0.48 (2.88 USDC), its fee taken from the proceeds.
   activityRow({ wallet: MAKER, log: logs[2]!, conditionId: MARKET_B, side: 'SELL', size: sellMaker.shares as number, price: sellMaker.price as number, usdcSize: Math.round((2.88 - (sellMaker.fee_usd as number)) * 1e6) / 1e6 }),
   activityRow({ wallet: MAKER, log: logs[0]!, conditionId: MARKET_A, side: 'BUY', size: 10, price: 0.5, usdcSize: 5, tx: UPSTREAM_ONLY_TX, ts: timestampOf(logs[2]!) + 60 }),
+  // The redemption: a winner's payout, tokens = USD.
+  {
+    ...redeemTemplate,
+    proxyWallet: REDEEMER,
+    timestamp: timestampOf(redemptionLog),
+    conditionId: redemption.condition_id,
+    size: redemption.payout_usdc,
+    usdcSize: redemption.payout_usdc,
+    transactionHash: redemptionLog.transactionHash,
+  },
 ];
 
-function upstreamFills(): EventInputOf<'fillsUpstream'>[] {
+function upstreamEvents() {
   const mapped = mapActivityRows(rows, parseConfig({}).upstream.v2StartTs, 'activity');
   expect(mapped.rejected).toEqual([]);
-  return mapped.parsed.flatMap((row) => (row.kind === 'fill' ? [row.fill] : []));
+  return {
+    fills: mapped.parsed.flatMap((row) => (row.kind === 'fill' ? [row.fill] : [])),
+    legs: mapped.parsed.flatMap((row) => (row.kind === 'leg' ? [row.leg] : [])),
+  };
 }
 
 /** Everything but display names (the upstream knows them, the chain does not) and the request's own timing. */
@@ -121,7 +142,7 @@ describe('a fill from both the archive and the upstream counts once, with the ar
   const NOW = timestampOf(logs[2]!) + 3600;
   const apis: TestApi[] = [];
   const archive = archiveEvents();
-  const upstream = upstreamFills();
+  const { fills: upstream, legs: upstreamLegs } = upstreamEvents();
   const upstreamOnly = upstream.filter((fill) => fill.tx_hash === UPSTREAM_ONLY_TX);
   const copies = upstream.filter((fill) => fill.tx_hash !== UPSTREAM_ONLY_TX);
   let reference: TestApi;
@@ -142,20 +163,26 @@ describe('a fill from both the archive and the upstream counts once, with the ar
 
   beforeAll(async () => {
     // The reference: the archive alone, plus the one fill only the upstream has.
-    reference = await storeOf('dedup_reference', async (publisher) => {
+    const publishArchive = async (publisher: EventSink) => {
       await publisher.publish('fillsArchive', archive.fills);
       await publisher.publish('trades', archive.trades);
+      await publisher.publish('positions', archive.legs);
+    };
+    const publishUpstream = async (publisher: EventSink) => {
+      await publisher.publish('fillsUpstream', upstream);
+      await publisher.publish('positions', upstreamLegs);
+    };
+    reference = await storeOf('dedup_reference', async (publisher) => {
+      await publishArchive(publisher);
       await publisher.publish('fillsUpstream', upstreamOnly);
     });
     upstreamFirst = await storeOf('dedup_upstream_first', async (publisher) => {
-      await publisher.publish('fillsUpstream', upstream);
-      await publisher.publish('fillsArchive', archive.fills);
-      await publisher.publish('trades', archive.trades);
+      await publishUpstream(publisher);
+      await publishArchive(publisher);
     });
     archiveFirst = await storeOf('dedup_archive_first', async (publisher) => {
-      await publisher.publish('fillsArchive', archive.fills);
-      await publisher.publish('trades', archive.trades);
-      await publisher.publish('fillsUpstream', upstream);
+      await publishArchive(publisher);
+      await publishUpstream(publisher);
     });
   });
   afterAll(async () => {
@@ -177,10 +204,14 @@ describe('a fill from both the archive and the upstream counts once, with the ar
     // The sources disagree where only the chain knows: who made and who took the liquidity.
     expect(archive.fills.map((fill) => fill.role)).toEqual(['maker', 'taker', 'taker']);
     expect(copies.map((fill) => fill.role)).toEqual(['taker', 'taker', 'taker']);
+    // The redemption: one leg each, the same payout, different log indexes.
+    expect(archive.legs).toEqual([expect.objectContaining({ kind: 'REDEEM', wallet: REDEEMER, usd: redemption.payout_usdc, tx_hash: redemptionLog.transactionHash })]);
+    expect(upstreamLegs).toEqual([expect.objectContaining({ kind: 'REDEEM', wallet: REDEEMER, condition_id: archive.legs[0]!.condition_id, usd: archive.legs[0]!.usd, tx_hash: archive.legs[0]!.tx_hash })]);
+    expect(upstreamLegs[0]!.log_index).not.toBe(archive.legs[0]!.log_index);
   });
 
-  for (const wallet of [MAKER, TAKER]) {
-    it(`${wallet === MAKER ? 'the maker' : 'the taker'}: card, markets and fills equal the archive's alone, whichever source lands first`, async () => {
+  for (const wallet of [MAKER, TAKER, REDEEMER]) {
+    it(`${wallet === MAKER ? 'the maker' : wallet === TAKER ? 'the taker' : 'the redeemer'}: card, markets and fills equal the archive's alone, whichever source lands first`, async () => {
       const reads = [`traders/${wallet}`, `traders/${wallet}/markets?limit=100`, `traders/${wallet}/fills?since=0&limit=100`];
       for (const url of reads) {
         const want = await reference.get(url);
@@ -207,6 +238,9 @@ describe('a fill from both the archive and the upstream counts once, with the ar
       const card = bodyOf(await api.get(`traders/${MAKER}`)) as { card: { volume_usd: number; markets_total: number } };
       expect(card.card.volume_usd).toBeCloseTo(2.3552 + 2.88 + 5, 6);
       expect(card.card.markets_total).toBe(2);
+      // The payout once: the redeemer's market made the payout (no fills here: nothing was paid for it).
+      const redeemed = bodyOf(await api.get(`traders/${REDEEMER}/markets?limit=100`)) as { markets: { pnl_usd: number }[] };
+      expect(redeemed.markets.map((market) => market.pnl_usd)).toEqual([expect.closeTo(redemption.payout_usdc as number, 6)]);
     }
     // The stored row of each shared fill is the archive's (source rank 2, its role).
     const stored = await upstreamFirst.store.query<{ wallet: string; role: string; source_rank: number }>(

@@ -105,6 +105,18 @@ describe('topic registry', () => {
     expect(TOPICS.fillsArchive.land(archive).row.source_rank).toBeGreaterThan(TOPICS.fillsUpstream.land(upstream).row.source_rank as number);
   });
 
+  it('gives a position leg the same id from the archive and from the upstream: transaction, kind and USD, not tokens or log index', () => {
+    const leg = { tx_hash: `0x${'AB'.repeat(32)}`, log_index: 12, wallet: `0x${'cd'.repeat(20)}`, condition_id: `0x${'ef'.repeat(32)}`, kind: 'REDEEM', tokens: 59.076955, usd: 59.076955, era: 'v2', ts: 1_784_777_541 };
+    const archive = TOPICS.positions.schema.parse(leg);
+    // The data API's copy: a synthetic log index and the tokens it redeemed (the chain states the payout only).
+    const upstream = TOPICS.positions.schema.parse({ ...leg, log_index: 987_654, tokens: 60 });
+    expect(TOPICS.positions.id(archive)).toBe(TOPICS.positions.id(upstream));
+    expect(TOPICS.positions.land(archive).row.leg_id).toBe(`0x${'ab'.repeat(32)}:REDEEM:59076955`);
+    expect(TOPICS.positions.land(upstream).row.leg_id).toBe(TOPICS.positions.land(archive).row.leg_id);
+    expect(TOPICS.positions.land({ ...archive, kind: 'MERGE' }).row.leg_id).not.toBe(TOPICS.positions.land(archive).row.leg_id);
+    expect(TOPICS.positions.land({ ...archive, usd: 59.076956 }).row.leg_id).not.toBe(TOPICS.positions.land(archive).row.leg_id);
+  });
+
   it('keeps two fills of one wallet in one transaction apart when their side, token, size or price level differ', () => {
     const base = TOPICS.fillsArchive.schema.parse({
       tx_hash: `0x${'ab'.repeat(32)}`, log_index: 7, wallet: `0x${'cd'.repeat(20)}`, condition_id: `0x${'ef'.repeat(32)}`,

@@ -86,3 +86,15 @@ const PRICE_TICKS = 1e4;
 export function fillId(fill: { tx_hash: string; token_side: number; side: string; size_tokens: number; price: number }): string {
   return `${fill.tx_hash.toLowerCase()}:${fill.token_side}:${fill.side}:${Math.round(fill.size_tokens * MICRO)}:${Math.round(fill.price * PRICE_TICKS)}`;
 }
+
+/**
+ * The id of a position leg (SPLIT, MERGE, REDEEM) that the archive and the upstream both compute, as
+ * `fillId` does for fills: per wallet and market (the position_legs key), the transaction, the kind and
+ * the USD (micro-dollars; the chain's amount or payout, the data API's usdcSize). Tokens are left out: for
+ * a redemption the chain states only the payout (the archive's tokens are the USD), the data API the
+ * tokens redeemed. The two copies are one row (the table has no source rank: the one landed last is kept;
+ * both state the same USD).
+ */
+export function legId(leg: { tx_hash: string; kind: string; usd: number }): string {
+  return `${leg.tx_hash.toLowerCase()}:${leg.kind}:${Math.round(leg.usd * MICRO)}`;
+}

@@ -20,7 +20,7 @@ import {
   upstreamStatusSchema,
   watcherCountSchema,
 } from './events.ts';
-import { fillId, logId, upNormalizedPrice } from './primitives.ts';
+import { fillId, legId, logId, upNormalizedPrice } from './primitives.ts';
 
 /** Tables that events land in (the raw projections; derived ones are fed from these). */
 export type LandingTable =
@@ -168,11 +168,12 @@ export const TOPICS = {
     schema: positionLegSchema,
     key: (leg) => leg.wallet,
     keyName: 'wallet',
-    id: (leg) => `${leg.wallet}:${logId(leg.tx_hash, leg.log_index)}`,
+    // As for fills: the upstream's log index is synthetic; the shared leg id makes the two copies one.
+    id: (leg) => `${leg.wallet}:${leg.condition_id}:${legId(leg)}`,
     land: (leg) => ({
       table: 'position_legs',
       row: {
-        leg_id: logId(leg.tx_hash, leg.log_index),
+        leg_id: legId(leg),
         wallet: leg.wallet,
         condition_id: leg.condition_id,
         kind: leg.kind,
