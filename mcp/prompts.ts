@@ -4,9 +4,9 @@
  * optional chart) and carries the interpretation rules for profit figures.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import { ARGUMENT_MAX_CHARS } from './tools/arguments.ts';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
+import { ARGUMENT_MAX_CHARS } from './tools/arguments.ts';
 
 export const CRACK_THIS_TRADER = 'crack_this_trader';
 

@@ -72,7 +72,21 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as Record<string, unknown>;
   // Nested, a definition would no longer resolve; the response schemas have none (every part inlined).
   if ('definitions' in json || '$defs' in json) throw new Error('an MCP output schema with definitions cannot be nested');
-  return json;
+  return withoutClosedTupleItems(json) as Record<string, unknown>;
+}
+
+/**
+ * A closed tuple in 2020-12 is `{prefixItems: [...], items: false, maxItems: n}`. A draft-07 validator
+ * (the v1 SDK's client, which 2025-era clients run, reads the schema as draft 7 whatever `$schema` says)
+ * takes `items: false` as "no item at all" and would refuse every non-empty tuple (a pnl series, a
+ * chart's points). Without `items: false` the schema means the same in 2020-12 (`maxItems` still
+ * closes the tuple) and a draft-07 validator checks the length and skips `prefixItems`.
+ */
+function withoutClosedTupleItems(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutClosedTupleItems);
+  if (node === null || typeof node !== 'object') return node;
+  const entries = Object.entries(node).filter(([key, value]) => !(key === 'items' && value === false && 'prefixItems' in node && 'maxItems' in node));
+  return Object.fromEntries(entries.map(([key, value]) => [key, withoutClosedTupleItems(value)]));
 }
 
 export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject>(definition: ToolDefinition<Input, Output>): Tool {
