@@ -10,6 +10,7 @@
  * any store read (every store query is recorded), naming the argument, spending nothing; a 900 KB one is
  * over the body limit (413, nothing read) unless the limit is raised, and then the same refusal.
  */
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -287,5 +288,99 @@ describe('every supported revision on the one endpoint', () => {
       expect((refused.content as Json[])[0]!.text.length).toBeLessThan(2000);
     }
     expect(await monthRequests()).toBe(before + 1);
+  });
+
+  it('2026-07-28 on the wire: server/discover, the envelope and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers are checked against the body; key, Host and costs as on 2025', async () => {
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const post = (body: Json, headers: Record<string, string | undefined> = {}) => {
+      const all: Record<string, string | undefined> = {
+        authorization: `Bearer ${keys.pro}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': body.method,
+        ...(body.params?.name ? { 'mcp-name': body.params.name } : {}),
+        ...headers,
+      };
+      return fetch(mcpUrl, { method: 'POST', headers: Object.fromEntries(Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined)), body: JSON.stringify(body) });
+    };
+    const call = (name: string, version = '2026-07-28') => ({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name, arguments: {}, _meta: { ...envelope, 'io.modelcontextprotocol/protocolVersion': version } },
+    });
+    const before = await monthRequests();
+
+    // Discovery, without initialize: what the server speaks, its capabilities and instructions; free.
+    const discover = await post({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } });
+    expect(discover.status).toBe(200);
+    const discovered = ((await discover.json()) as Json).result as Json;
+    expect(discovered.supportedVersions).toContain('2026-07-28');
+    expect(discovered.capabilities).toHaveProperty('tools');
+    expect(discovered.instructions).toContain('upstream.pnl');
+
+    // A tool call on its own (stateless: no handshake before it), as JSON.
+    const served = await post(call('whoami'));
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toMatch(/application\/json/);
+    const answer = (await served.json()) as Json;
+    expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { plan: config.plans.pro.name } } });
+
+    // Headers that disagree with the body, or are missing, are refused before any tool runs.
+    const refusals = [
+      await post(call('whoami'), { 'mcp-method': 'tools/list' }),
+      await post(call('whoami'), { 'mcp-name': 'get_trader_card' }),
+      await post(call('whoami'), { 'mcp-method': undefined }),
+      await post(call('whoami'), { 'mcp-protocol-version': undefined }),
+    ];
+    for (const refusal of refusals) {
+      expect(refusal.status).toBe(400);
+      expect(((await refusal.json()) as Json).error).toMatchObject({ code: expect.any(Number), message: expect.stringMatching(/header/i) });
+    }
+    // A revision the endpoint does not serve: the SDK's unsupported-version error, naming what it serves.
+    const unsupported = await post(call('whoami', '2099-01-01'), { 'mcp-protocol-version': '2099-01-01' });
+    expect(unsupported.status).toBe(400);
+    expect(JSON.stringify(await unsupported.json())).toContain('2026-07-28');
+
+    // The same HTTP answers as every revision: no key is 401 with the scope, a foreign Host 403.
+    const anonymous = await post(call('whoami'), { authorization: undefined });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe(`Bearer realm="agent-api", scope="${config.mcp.scope}"`);
+    // (fetch cannot set Host: a plain request does.)
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const body = JSON.stringify(call('whoami'));
+      const request = http.request(
+        {
+          host: mcpUrl.hostname,
+          port: mcpUrl.port,
+          path: mcpUrl.pathname,
+          method: 'POST',
+          headers: {
+            host: 'evil.example',
+            authorization: `Bearer ${keys.pro}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': 'whoami',
+          },
+        },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+    expect(rebound).toBe(403);
+
+    // Only the served whoami was spent (and this /me).
+    expect(await monthRequests()).toBe(before + 1 + 1);
   });
 });
