@@ -148,6 +148,12 @@ beforeAll(async () => {
       makeFill({ wallet: alpha, condition_id: traded, side: 'BUY', token_side: 1, price: 0.4, size_tokens: 100, usd: 40, ts: BASE_TS + 100 }),
       makeFill({ wallet: alpha, condition_id: traded, side: 'SELL', token_side: 1, price: 0.6, size_tokens: 50, usd: 30, ts: BASE_TS + 400 }),
     ]);
+    // A profit curve: its points are [ts, pnl] tuples, which every client validates against the listed schema.
+    await publisher.publish('upstreamEquity', [
+      { wallet: alpha, ts: NOW - 5 * DAY, pnl_usd: 12 },
+      { wallet: alpha, ts: NOW - DAY, pnl_usd: 30 },
+    ]);
+    await publisher.publish('upstreamStatus', [{ ts: NOW - 60, state: 'online', detail: '' }]);
   });
   api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs, authClockMs, wrapStore: recorded });
   mcpUrl = await listen(api);
@@ -182,6 +188,7 @@ const CALLS: { name: string; args: Json; counts: boolean }[] = [
   { name: 'get_trader_card', args: { trader: alpha }, counts: true },
   { name: 'get_market_summary', args: { trader: alpha, market: traded }, counts: true },
   { name: 'get_market_events', args: { trader: alpha, market: traded, points: 20 }, counts: true },
+  { name: 'get_pnl_series', args: { trader: alpha }, counts: true },
   { name: 'get_chart_template', args: { kind: 'equity', theme: 'day' }, counts: true },
   { name: 'get_trader_card', args: { trader: '0x123' }, counts: true }, // 400 invalid_wallet: counts, as on REST
   { name: 'get_market_summary', args: { trader: alpha, market: untraded }, counts: true }, // 404 market_not_found
@@ -227,11 +234,16 @@ describe('every supported revision on the one endpoint', () => {
       // /me before, the counted calls, this /me.
       expect(await monthRequests(), revision.label).toBe(before + 1 + counted);
 
-      const [me, card, summary, chart, template, invalidWallet, notFound, badArgument] = answers as [Json, Json, Json, Json, Json, Json, Json, Json];
+      const [me, card, summary, chart, pnl, template, invalidWallet, notFound, badArgument] = answers as [Json, Json, Json, Json, Json, Json, Json, Json, Json];
       expect(me.structured.plan).toBe(config.plans.pro.name);
       expect(card).toMatchObject({ isError: false, structured: { trader: { wallet: alpha } } });
       expect(summary).toMatchObject({ isError: false, structured: { market: { condition_id: traded } } });
       expect(chart.structured.fills).toHaveLength(2);
+      // Validated by the client against the listed schema (a draft-07 validator on v1: closed tuples must not read as empty).
+      expect(pnl.structured.series).toEqual([
+        [NOW - 5 * DAY, 12],
+        [NOW - DAY, 30],
+      ]);
       expect(template).toMatchObject({ isError: false, structured: { kind: 'equity', format: 'html', theme: 'day' } });
       expect(invalidWallet).toMatchObject({ isError: true, structured: { error: 'invalid_wallet' } });
       expect(notFound).toMatchObject({ isError: true, structured: { error: 'market_not_found' } });
