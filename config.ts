@@ -713,6 +713,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       allowedHosts: env.MCP_ALLOWED_HOSTS ?? defaultMcpHosts(env.HOST),
       /** The MCP URL as clients reach it: OAuth's audience and protected resource. */
       publicUrl: mcpPublicUrl,
+      /** The scope a token needs (named in every 401 and 403 challenge of /mcp, with or without OAuth on). */
+      scope: env.MCP_OAUTH_SCOPE,
       /** OAuth resource server settings; null: API keys only. */
       oauth: env.MCP_OAUTH_ISSUER
         ? {

@@ -4,9 +4,12 @@
  * A token's subject is an account id; the session draws from that user's one budget, like the user's
  * keys. A JWT-shaped bearer is a token, anything else a key.
  *
- * Every 401 points to the protected-resource metadata (`resource_metadata` in WWW-Authenticate, MCP
- * authorization spec) when OAuth is on. A failed authentication of either kind counts toward
- * too_many_auth_failures by client address exactly like REST.
+ * Every 401 names the scope a token needs (`scope="analytics:read"` in WWW-Authenticate, the MCP
+ * authorization spec's scope selection) and, when OAuth is on, points to the protected-resource metadata
+ * (`resource_metadata`). A genuine token of the issuer that lacks the scope is `403 insufficient_scope`
+ * (RFC 6750 §3.1), with the same challenge: signing in again with the scope is the remedy, not another
+ * key. A failed authentication of either kind counts toward too_many_auth_failures by client address
+ * exactly like REST (a token without the scope is not a failed authentication: it does not count).
  */
 import type { FastifyRequest } from 'fastify';
 import type { Authenticator, Caller } from '../api/auth.ts';
@@ -45,12 +48,31 @@ export function mcpAuthentication({ authenticator, budget, store, config, oauth 
   const metadataUrl = protectedResourceMetadataUrl(config.mcp.publicUrl);
   const accounts = new Map<string, { account: AccountRecord | null; expiresAt: number }>();
 
-  /** The contract's 401, pointing OAuth clients to the metadata (and saying why a token failed). */
-  function refusal(message: string, tokenProblem: string | null): ApiError {
-    const parameters = [`realm=${quoted(REALM)}`];
+  const { scope } = config.mcp;
+
+  /** The Bearer challenge of /mcp (RFC 6750 §3): realm, the scope needed, the metadata when OAuth is on, and the error if any. */
+  function challenge(error: { code: 'invalid_token' | 'insufficient_scope'; description: string } | null): string {
+    const parameters = [`realm=${quoted(REALM)}`, `scope=${quoted(scope)}`];
     if (oauth) parameters.push(`resource_metadata=${quoted(metadataUrl)}`);
-    if (tokenProblem) parameters.push('error="invalid_token"', `error_description=${quoted(tokenProblem)}`);
-    return new ApiError(401, 'unauthorized', message, {}, { 'WWW-Authenticate': `Bearer ${parameters.join(', ')}` });
+    if (error) parameters.push(`error=${quoted(error.code)}`, `error_description=${quoted(error.description)}`);
+    return `Bearer ${parameters.join(', ')}`;
+  }
+
+  /** The contract's 401, naming the scope and pointing OAuth clients to the metadata (and saying why a token failed). */
+  function refusal(message: string, tokenProblem: string | null): ApiError {
+    const error = tokenProblem ? { code: 'invalid_token' as const, description: tokenProblem } : null;
+    return new ApiError(401, 'unauthorized', message, {}, { 'WWW-Authenticate': challenge(error) });
+  }
+
+  /** RFC 6750 §3.1: a valid token without the scope this resource needs. */
+  function insufficientScope(description: string): ApiError {
+    return new ApiError(
+      403,
+      'insufficient_scope',
+      `The access token does not grant the scope ${scope}: sign in again and allow it.`,
+      { scope },
+      { 'WWW-Authenticate': challenge({ code: 'insufficient_scope', description }) },
+    );
   }
 
   async function accountOf(subject: string): Promise<AccountRecord | null> {
@@ -65,6 +87,7 @@ export function mcpAuthentication({ authenticator, budget, store, config, oauth 
 
   async function sessionCaller(verifier: OAuthVerifier, token: string): Promise<Caller> {
     const verdict = await verifier.verify(token);
+    if (!verdict.ok && verdict.insufficientScope) throw insufficientScope(verdict.description);
     if (!verdict.ok) throw refusal(`The access token was refused: ${verdict.description}. Sign in again.`, verdict.description);
     const account = await accountOf(verdict.subject);
     const planId = account && !account.deleted ? effectivePlan(account.plan, account.founder) : null;
@@ -86,7 +109,7 @@ export function mcpAuthentication({ authenticator, budget, store, config, oauth 
       try {
         return await authenticator.authenticate(request.headers.authorization, request.query);
       } catch (keyRefusal) {
-        if (keyRefusal instanceof ApiError && keyRefusal.status === 401 && oauth) throw refusal(keyRefusal.message, null);
+        if (keyRefusal instanceof ApiError && keyRefusal.status === 401) throw refusal(keyRefusal.message, null);
         throw keyRefusal;
       }
     } catch (failure) {

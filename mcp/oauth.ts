@@ -19,7 +19,9 @@ export interface OAuthSettings {
 
 export type OAuthVerdict =
   | { ok: true; subject: string; clientId: string | null }
-  | { ok: false; description: string };
+  /** A genuine token of the issuer, for this resource, without the scope: RFC 6750 `403 insufficient_scope`, not a 401. */
+  | { ok: false; insufficientScope: true; description: string }
+  | { ok: false; insufficientScope?: false; description: string };
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** Asymmetric algorithms only: a shared-secret (HS*) token could be minted by anyone holding the "public" key. */
@@ -51,7 +53,7 @@ export class OAuthVerifier {
         requiredClaims: ['sub', 'exp'],
       });
       const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : Array.isArray(payload.scp) ? payload.scp.map(String) : [];
-      if (!scopes.includes(this.settings.scope)) return { ok: false, description: `the token lacks the scope ${this.settings.scope}` };
+      if (!scopes.includes(this.settings.scope)) return { ok: false, insufficientScope: true, description: `the token lacks the scope ${this.settings.scope}` };
       const clientId = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : null;
       return { ok: true, subject: payload.sub!, clientId };
     } catch (failure) {

@@ -35,7 +35,8 @@ describe('OAuthVerifier', () => {
   it('refuses another audience, an expired token, a missing scope, another issuer, another signer', async () => {
     expect(await verifier.verify(await token({}, { audience: 'http://elsewhere/mcp' }))).toEqual({ ok: false, description: "the token's aud claim is not accepted here" });
     expect(await verifier.verify(await token({}, { expiresIn: Math.floor(Date.now() / 1000) - 60 }))).toEqual({ ok: false, description: 'the token has expired' });
-    expect(await verifier.verify(await token({ scope: 'openid profile' }))).toEqual({ ok: false, description: 'the token lacks the scope analytics:read' });
+    // Genuine but without the scope: told apart (403 insufficient_scope, not 401).
+    expect(await verifier.verify(await token({ scope: 'openid profile' }))).toEqual({ ok: false, insufficientScope: true, description: 'the token lacks the scope analytics:read' });
     expect(await verifier.verify(await token({}, { issuer: 'https://impostor.test' }))).toMatchObject({ ok: false });
     expect(await verifier.verify(await token({}, { key: otherKey }))).toEqual({ ok: false, description: 'the token is not signed by the issuer' });
   });

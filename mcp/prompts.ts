@@ -3,9 +3,10 @@
  * the workflow of read-api.md (whoami, card, top-markets, summaries of the revealing few, verdict,
  * optional chart) and carries the interpretation rules for profit figures.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
+import { ARGUMENT_MAX_CHARS } from './tools/arguments.ts';
 
 export const CRACK_THIS_TRADER = 'crack_this_trader';
 
@@ -38,7 +39,7 @@ export function registerPrompts(server: McpServer, config: Config): void {
       title: 'Crack this trader',
       description:
         "A guided investigation of one trader: plan and budget, career card, ranked markets, the revealing few markets' statistics, a verdict, an optional chart; with the rules for which profit figure to quote.",
-      argsSchema: { trader: z.string().describe('The trader: a 0x wallet, a profile URL of the upstream provider, or a display name.') },
+      argsSchema: z.object({ trader: z.string().max(ARGUMENT_MAX_CHARS).describe('The trader: a 0x wallet, a profile URL of the upstream provider, or a display name.') }),
     },
     ({ trader }) => ({
       description: `Investigate ${trader}`,

@@ -1,15 +1,25 @@
 /**
  * The MCP endpoint (read-api.md, Tool-protocol surface): streamable HTTP, stateless, at `/mcp` on the
- * same Fastify app as the REST API. Every POST gets a new McpServer and transport (the SDK's stateless
- * pattern), built for that request's caller; the tools call the REST routes' operations through the
- * same gates. GET and DELETE (server-sent streams, session ends) answer 405: there are no sessions.
+ * same Fastify app as the REST API, served with the SDK's 2.x line (`@modelcontextprotocol/server`).
+ * Every POST gets a new McpServer built for that request's caller; the tools call the REST routes'
+ * operations through the same gates. GET and DELETE (server-sent streams, session ends) answer 405.
+ *
+ * One endpoint, three protocol revisions, chosen by what the client sends (the SDK's own classifier,
+ * `isLegacyRequest`, which is the routing step of `createMcpHandler`):
+ * - 2026-07-28 (a request carrying the per-request `_meta` envelope: stateless, no `initialize`,
+ *   `server/discover`, `MCP-Method` / `MCP-Protocol-Version` headers checked against the body) →
+ *   `createMcpHandler(…, {legacy: 'reject'})`, the SDK's modern serving entry;
+ * - 2025-11-25 and 2025-06-18 (and the older revisions the SDK still negotiates: any request without
+ *   the envelope, `initialize` first) → a stateless `WebStandardStreamableHTTPServerTransport` with
+ *   JSON answers, as before the move to 2.x (the SDK's own legacy fallback would answer over SSE).
+ * Both legs build their server from the same factory, so tools, prompts, costs and gates cannot differ.
  *
  * Order of a request: the Host check (DNS-rebinding protection, config MCP_ALLOWED_HOSTS) → the bearer
- * key (401 / too_many_auth_failures, as REST) → the SDK. Connecting, tools/list, prompts/list and
+ * key or OAuth token (401 / 403 insufficient_scope / too_many_auth_failures) → the body (Fastify's
+ * HTTP_BODY_LIMIT_BYTES: 413) → the SDK. Connecting, discovery, tools/list, prompts/list and
  * prompts/get are free; each tools/call is one call of the budget, admitted inside the tool.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, isLegacyRequest, McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../api/auth.ts';
 import type { RouteContext } from '../api/context.ts';
@@ -53,6 +63,31 @@ function hostAllowed(config: Config, request: FastifyRequest): { allowed: true }
   return hostname !== null && allowedHosts.includes(hostname) ? { allowed: true } : { allowed: false, host };
 }
 
+/**
+ * The Fetch API view of a Fastify request, as the SDK's 2.x entries take it: method, URL and headers;
+ * no body (Fastify read and parsed it under its own limit; it is handed over as `parsedBody`). Its
+ * signal aborts when the HTTP exchange ends.
+ */
+function webRequestOf(request: FastifyRequest, origin: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(new URL(request.url, origin), { method: request.method, headers, signal });
+}
+
+/** Writes a Fetch API response to the hijacked Node response. */
+async function sendWebResponse(response: Response, reply: FastifyReply): Promise<void> {
+  const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  if (body) headers['content-length'] = String(body.length);
+  reply.raw.writeHead(response.status, headers).end(body);
+}
+
 export async function registerMcp(app: FastifyInstance, options: McpOptions): Promise<void> {
   const { context } = options;
   const { config } = context;
@@ -61,6 +96,36 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
   const instructions = serverInstructions();
   const oauth = config.mcp.oauth ? new OAuthVerifier(config.mcp.oauth) : null;
   const authenticate = mcpAuthentication({ authenticator: options.authenticator, budget: context.budget, store: context.store, config, oauth });
+  const origin = new URL(config.mcp.publicUrl).origin;
+
+  // The caller of each exchange, by its Fetch API request (the modern entry hands that very request to the factory).
+  const sessions = new WeakMap<Request, McpSession>();
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const session = requestInfo ? sessions.get(requestInfo) : undefined;
+      if (!session) throw new Error('an MCP exchange without its session');
+      return createMcpServer(session, tools, instructions);
+    },
+    {
+      // 2025-era requests never reach this entry (routed below); a stray one gets the SDK's unsupported-version answer.
+      legacy: 'reject',
+      onerror: (failure) => log.debug({ err: failure }, 'MCP request refused or failed in the SDK'),
+    },
+  );
+  app.addHook('onClose', async () => modern.close());
+
+  /** 2025-11-25 / 2025-06-18: one stateless transport and server per request, plain JSON answers. */
+  async function serveLegacy(web: Request, session: McpSession, parsedBody: unknown): Promise<Response> {
+    const server = createMcpServer(session, tools, instructions);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(web, { parsedBody });
+    } finally {
+      void transport.close();
+      void server.close();
+    }
+  }
 
   const methodNotAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('Allow', 'POST').send(jsonRpcError(-32000, 'Method not allowed.'));
@@ -86,20 +151,20 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
         const exchange = new AbortController();
         reply.raw.once('close', () => exchange.abort());
         const session: McpSession = { context, caller: request.caller!, address: request.ip, signal: exchange.signal, log };
-        const server = createMcpServer(session, tools, instructions);
-        // Stateless: no session ids; answers as plain JSON (no server-sent stream: nothing is pushed).
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        const web = webRequestOf(request, origin, exchange.signal);
         reply.hijack();
-        reply.raw.once('close', () => {
-          void transport.close();
-          void server.close();
-        });
         try {
-          await server.connect(transport);
-          await transport.handleRequest(request.raw, reply.raw, request.body);
+          let response: Response;
+          if (await isLegacyRequest(web, request.body)) {
+            response = await serveLegacy(web, session, request.body);
+          } else {
+            sessions.set(web, session);
+            response = await modern.fetch(web, { parsedBody: request.body });
+          }
+          if (!reply.raw.destroyed) await sendWebResponse(response, reply);
         } catch (failure) {
           log.error({ err: failure }, 'MCP request failed');
-          if (!reply.raw.headersSent) {
+          if (!reply.raw.headersSent && !reply.raw.destroyed) {
             reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
           }
         }
@@ -117,7 +182,7 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
   });
 }
 
-/** One request's server: the tools bound to its caller, and the prompt. */
+/** One request's server: the tools bound to its caller, and the prompt (the same for every protocol revision). */
 export function createMcpServer(session: McpSession, tools: readonly Tool[], instructions: string): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, { instructions });
   for (const tool of tools) tool.register(server, session);

@@ -6,8 +6,7 @@
  * tool result with `isError: true`, never as a JSON-RPC error: its text is the REST `message`, its
  * structuredContent the REST error body `{error, message, ...extra}`.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Caller } from '../api/auth.ts';
 import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../api/context.ts';
@@ -52,7 +51,9 @@ export interface Tool {
  * The output schema a client sees: the REST 200 body, or the contract's error body. MCP clients of SDK
  * v1 validate structuredContent against the output schema even on `isError` results (the server side
  * skips that check), so the listed schema admits both. The server still checks every success against
- * the REST schema itself (the clone keeps its definition; only its JSON Schema is this union).
+ * the REST schema itself (the clone keeps its definition; only its JSON Schema is this union: zod
+ * takes `_zod.toJSONSchema` for the whole schema, through `toJSONSchema` as through the Standard
+ * Schema `~standard.jsonSchema` the 2.x SDK lists with).
  */
 function listedOutputSchema<Output extends z.ZodObject>(output: Output): Output {
   const json = {
@@ -66,12 +67,26 @@ function listedOutputSchema<Output extends z.ZodObject>(output: Output): Output 
   return listed;
 }
 
-/** The output-side JSON Schema (draft 7, as the SDK lists schemas) of a zod schema, to nest in another. */
+/** The output-side JSON Schema (draft 2020-12, the dialect the 2.x SDK lists every schema in) of a zod schema, to nest in another. */
 function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-7', io: 'output' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as Record<string, unknown>;
   // Nested, a definition would no longer resolve; the response schemas have none (every part inlined).
   if ('definitions' in json || '$defs' in json) throw new Error('an MCP output schema with definitions cannot be nested');
-  return json;
+  return withoutClosedTupleItems(json) as Record<string, unknown>;
+}
+
+/**
+ * A closed tuple in 2020-12 is `{prefixItems: [...], items: false, maxItems: n}`. A draft-07 validator
+ * (the v1 SDK's client, which 2025-era clients run, reads the schema as draft 7 whatever `$schema` says)
+ * takes `items: false` as "no item at all" and would refuse every non-empty tuple (a pnl series, a
+ * chart's points). Without `items: false` the schema means the same in 2020-12 (`maxItems` still
+ * closes the tuple) and a draft-07 validator checks the length and skips `prefixItems`.
+ */
+function withoutClosedTupleItems(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutClosedTupleItems);
+  if (node === null || typeof node !== 'object') return node;
+  const entries = Object.entries(node).filter(([key, value]) => !(key === 'items' && value === false && 'prefixItems' in node && 'maxItems' in node));
+  return Object.fromEntries(entries.map(([key, value]) => [key, withoutClosedTupleItems(value)]));
 }
 
 export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject>(definition: ToolDefinition<Input, Output>): Tool {
@@ -84,14 +99,15 @@ export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject
         {
           title: definition.title,
           description: definition.description,
-          // Erased here: the SDK validated the arguments against this very schema before the callback.
+          // Erased here: the SDK validated the arguments against this very schema before the callback
+          // (a failure, e.g. an argument over its length bound, is an isError result before any read).
           inputSchema: definition.input as z.ZodObject,
           outputSchema,
           // Reads only, of this service's own archive; the same arguments give the same answer (a call
           // spends one request of the budget, which is metering, not an effect on the data).
           annotations: { title: definition.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
         },
-        (args, extra) => runTool(definition, session, args as z.output<Input>, extra.signal),
+        (args, context) => runTool(definition, session, args as z.output<Input>, context.mcpReq.signal),
       );
     },
   };

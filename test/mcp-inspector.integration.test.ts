@@ -5,12 +5,10 @@
  * it fail.
  *
  * The Inspector needs Node 22 (its engines say >=22.19): it runs on the binary of npm's `node` package (a
- * devDependency, node_modules/node/bin/node), taken by path. The service and this test stay on the
- * machine's Node: the root postinstall (.ci/unshadow-node.mjs) removes node_modules/.bin/node, which would
- * otherwise put Node 22 first on PATH in npm scripts and npx.
+ * devDependency), taken by path (test/harness/node22.ts). The service and this test stay on the
+ * machine's Node.
  */
-import { execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanId } from '../config.ts';
 import { inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
-import { REPO_ROOT } from './harness/child.ts';
+import { binOf, killAll, NODE_22, run, type Run } from './harness/node22.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the Inspector's JSON output
 
@@ -27,44 +25,7 @@ const DAY = 86_400;
 const NOW = Math.floor(Date.now() / 1000);
 const config = inProcessConfig('mcp-inspector');
 
-/** A package's bin entry, resolved to a path under node_modules (the package's own file, not the .bin link). */
-function binOf(packageName: string, bin: string): string {
-  const directory = path.join(REPO_ROOT, 'node_modules', packageName);
-  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
-  const relative = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin?.[bin];
-  if (!relative) throw new Error(`${packageName} has no bin "${bin}"`);
-  return path.join(directory, relative);
-}
-
-const NODE_22 = binOf('node', 'node');
 const INSPECTOR = binOf('@modelcontextprotocol/inspector', 'mcp-inspector');
-
-/** Every Inspector still running: killed when the test process exits, whatever happened to the test. */
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-interface Run {
-  /** The exit code, or the signal's name when it was killed (the time limit). */
-  exit: number | string;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a program to its end (at most `timeoutMs`, then SIGKILL), with the environment given. */
-function run(file: string, args: string[], env: Record<string, string>, timeoutMs = 120_000): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(file, args, { cwd: REPO_ROOT, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      running.delete(child);
-      const failure = error as (Error & { code?: number | string; signal?: string | null }) | null;
-      const exit = failure ? (failure.signal ?? failure.code ?? 'unknown') : 0;
-      resolve({ exit, stdout: String(stdout), stderr: String(stderr) });
-    });
-    child.stdin?.end();
-    running.add(child);
-  });
-}
 
 let home: string;
 
@@ -97,7 +58,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  killAll();
   await sdk?.close().catch(() => undefined);
   if (api) {
     await api.store.command('DROP DATABASE IF EXISTS {db:Identifier}');

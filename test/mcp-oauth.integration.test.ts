@@ -2,8 +2,9 @@
  * MCP as an OAuth 2.1 resource server: a local test issuer (its keys generated here, its JWKS served on
  * a local port) signs access tokens; the service accepts the right ones through the SDK's own client,
  * draws them from the subject's one budget (shared with the user's API keys), and refuses a wrong
- * audience, an expired token, a missing scope, another signer and an unknown subject with 401 and the
- * pointer to its protected-resource metadata.
+ * audience, an expired token, another signer and an unknown subject with 401, the scope and the pointer
+ * to its protected-resource metadata; a genuine token without the scope is 403 insufficient_scope
+ * (RFC 6750 §3.1).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -118,11 +119,10 @@ describe('MCP with OAuth access tokens', () => {
     expect(await whoamiWith(await token({ subject: 'oauth-founder' }))).toMatchObject({ plan: 'Pro Intelligence' });
   });
 
-  it('refuses a wrong audience, an expired token, a missing scope, another signer and an unknown subject: 401 with the metadata pointer', async () => {
+  it('refuses a wrong audience, an expired token, another signer and an unknown subject: 401 with the scope and the metadata pointer', async () => {
     const refused = {
       audience: await token({ audience: 'http://elsewhere.example/mcp' }),
       expired: await token({ expiresAt: NOW - 3600 }),
-      scope: await token({ scope: 'openid profile' }),
       signer: await token({ key: strangerKey }),
       subject: await token({ subject: 'no-such-account' }),
     };
@@ -130,15 +130,36 @@ describe('MCP with OAuth access tokens', () => {
       const response = await rawPost(bearer);
       expect(response.status, why).toBe(401);
       const challenge = response.headers.get('www-authenticate') ?? '';
+      expect(challenge, why).toMatch(/^Bearer /);
       expect(challenge, why).toContain(`resource_metadata="${METADATA_URL}"`);
+      expect(challenge, why).toContain(`scope="${SCOPE}"`);
       expect(challenge, why).toContain('error="invalid_token"');
       expect(await response.json()).toMatchObject({ error: 'unauthorized' });
     }
-    // An unknown API key on an OAuth-enabled endpoint also points to the metadata.
+    // An unknown API key on an OAuth-enabled endpoint also names the scope and points to the metadata.
     const keyRefused = await rawPost('tak_not-a-key');
     expect(keyRefused.status).toBe(401);
-    expect(keyRefused.headers.get('www-authenticate')).toContain('resource_metadata=');
+    expect(keyRefused.headers.get('www-authenticate')).toBe(`Bearer realm="agent-api", scope="${SCOPE}", resource_metadata="${METADATA_URL}"`);
     // The API key still works next to tokens.
     expect(await whoamiWith(proKey)).toMatchObject({ plan: 'Pro Intelligence', key: { label: 'rest key' } });
+  });
+
+  it('a genuine token without the scope is 403 insufficient_scope (RFC 6750 §3.1), not 401, and spends nothing', async () => {
+    const usage = async () => (bodyOf(await api.get('me')) as { usage: { month: { requests: number } } }).usage.month.requests;
+    const before = await usage();
+    for (const scope of ['openid profile', 'analytics:write']) {
+      const response = await rawPost(await token({ scope }));
+      expect(response.status, scope).toBe(403);
+      const challenge = response.headers.get('www-authenticate') ?? '';
+      expect(challenge).toMatch(/^Bearer realm="agent-api", /);
+      expect(challenge).toContain('error="insufficient_scope"');
+      expect(challenge).toContain(`scope="${SCOPE}"`);
+      expect(challenge).toContain(`resource_metadata="${METADATA_URL}"`);
+      expect(await response.json()).toEqual({ error: 'insufficient_scope', message: expect.stringContaining(SCOPE), scope: SCOPE });
+    }
+    // Nothing reached a tool and nothing was spent (the /me before, this /me).
+    expect(await usage()).toBe(before + 1);
+    // The same user's token with the scope still works.
+    expect(await whoamiWith(await token())).toMatchObject({ plan: 'Pro Intelligence' });
   });
 });

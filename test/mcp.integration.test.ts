@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config, PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
@@ -157,7 +158,8 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------------------------------------------
 
-const ajv = new Ajv({ strict: false, allErrors: true });
+// The SDK (2.x) lists schemas in JSON Schema 2020-12.
+const ajv = new Ajv2020({ strict: false, allErrors: true });
 const validators = new Map<string, { success: ValidateFunction; error: ValidateFunction; listed: ValidateFunction }>();
 
 function validatorsOf(tool: Tool) {
@@ -458,11 +460,11 @@ describe('the budget', () => {
 });
 
 describe('the HTTP surface', () => {
-  it('a missing or invalid key is 401 with WWW-Authenticate, as REST; a key in the query string is never read', async () => {
+  it('a missing or invalid key is 401 with WWW-Authenticate (REST\'s, plus the scope a token needs); a key in the query string is never read', async () => {
     for (const authorization of [undefined, 'Bearer tak_0000000000000000000000000000000000000000', `Basic ${keys.pro}`]) {
       const response = await rawRequest('POST', { body: initialize, ...(authorization ? { authorization } : {}) });
       expect(response.status).toBe(401);
-      expect(response.headers['www-authenticate']).toBe('Bearer realm="agent-api"');
+      expect(response.headers['www-authenticate']).toBe(`Bearer realm="agent-api", scope="${config.mcp.scope}"`);
       expect(JSON.parse(response.body)).toMatchObject({ error: 'unauthorized', message: expect.any(String) });
     }
     const inQuery = await rawRequest('POST', { body: initialize, path: `${mcpUrl.pathname}?api_key=${keys.pro}` });

@@ -6,13 +6,22 @@ import { z } from 'zod';
 import { PLAN_IDS, type Config } from '../../config.ts';
 import { historyDepthNote, marketParamsSchema } from '../../api/operations/markets.ts';
 
-export const traderArgument = z.string().min(1).meta({
+/**
+ * The longest text any argument of a tool may carry: far above every legitimate value (a wallet is 42
+ * characters, a condition_id 66, a profile URL or display name a few dozen; the REST tape routes bound
+ * `tape_id`, `wallet` and `types` the same way), far below what would cost a read. A longer argument is
+ * refused by the SDK's input validation (an isError result naming the argument) before the gates and
+ * before any store read.
+ */
+export const ARGUMENT_MAX_CHARS = 1000;
+
+export const traderArgument = z.string().min(1).max(ARGUMENT_MAX_CHARS).meta({
   description:
     'The trader: a 0x wallet (any case), a profile URL of the upstream provider (https://polymarket.com/profile/0x… or https://polymarket.com/@name), or a display name. The answer echoes the canonical wallet and name.',
 });
 
 /** `market` is the REST route's `{condition_id}`, described for a tool caller. */
-export const marketArgument = marketParamsSchema.shape.condition_id.meta({
+export const marketArgument = marketParamsSchema.shape.condition_id.max(ARGUMENT_MAX_CHARS).meta({
   description: 'The market: its condition_id (0x + 64 hex), from get_top_markets or list_trader_markets rows. Anything else is refused with invalid_condition_id.',
 });
 
