@@ -288,6 +288,18 @@ const environmentSchema = z.object({
       for (const address of list) if (!/^0x[0-9a-f]{40}$/.test(address)) context.addIssue({ code: 'custom', message: `"${address}" is not an address` });
       return list;
     }),
+  /**
+   * Other protocol contracts that act for users (the V2 pUSD collateral adapters, current and retired): a leg
+   * whose stakeholder is one of them is left out with a counter, never attributed to the contract.
+   */
+  ARCHIVE_COLLATERAL_ADAPTERS: z
+    .string()
+    .default('0xada100db00ca00073811820692005400218fce1f,0xada2005600dec949baf300f4c6120000bdb6eaab,0xada100874d00e3331d00f2007a9c336a65009718,0xada200001000ef00d07553cee7006808f895c6f1')
+    .transform((value, context) => {
+      const list = value.split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
+      for (const address of list) if (!/^0x[0-9a-f]{40}$/.test(address)) context.addIssue({ code: 'custom', message: `"${address}" is not an address` });
+      return list;
+    }),
 
   SIM_SEED: z.coerce.number().int().default(20261121),
   SIM_BACKFILL_DAYS: z.coerce.number().min(0).max(60).default(2),
@@ -518,6 +530,8 @@ export interface ArchiveConfig {
     negRiskAdapter: `0x${string}`;
   };
   collaterals: readonly `0x${string}`[];
+  /** Contracts that act for users (collateral adapters): never stakeholders, never traders. */
+  collateralAdapters: readonly `0x${string}`[];
 }
 
 /** Parses an environment into the typed configuration; throws a readable error on invalid input. */
@@ -761,6 +775,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
             negRiskAdapter: env.ARCHIVE_NEG_RISK_ADAPTER.toLowerCase() as `0x${string}`,
           },
           collaterals: env.ARCHIVE_COLLATERALS as `0x${string}`[],
+          collateralAdapters: env.ARCHIVE_COLLATERAL_ADAPTERS as `0x${string}`[],
         }
       : null) as ArchiveConfig | null,
     plans: PLANS,

@@ -159,6 +159,12 @@ export const archiveBlockLag = new Gauge({
   registers,
 });
 
+export const archiveReorgs = new Counter({
+  name: 'trader_analytics_archive_reorgs_detected_total',
+  help: 'Reorgs that replaced blocks the archive source had already published (deeper than its confirmations); the archive stops on each.',
+  registers,
+});
+
 /** The upstream poller: per endpoint of the provider's API (a fixed set named by the source). */
 export const upstreamPolls = new Counter({
   name: 'trader_analytics_upstream_polls_total',
@@ -190,6 +196,11 @@ export function recordUpstreamPoll(endpoint: string, error: string | null, nowSe
     upstreamPolls.inc({ endpoint, outcome: 'error' });
     upstreamPollErrors.inc({ endpoint, error });
   }
+}
+
+/** Records a reorg below the archive's checkpoint (it stops; an operator decides). */
+export function recordArchiveReorg(): void {
+  archiveReorgs.inc();
 }
 
 /** Records the archive's progress: a source calls this after publishing up to `indexedBlock`. */

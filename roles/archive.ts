@@ -9,9 +9,12 @@ import type { Logger } from '../log.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
-import { archiveSink, runArchiveSource } from '../ingest/sources/archive/index.ts';
+import { ArchiveReorgError, archiveSink, runArchiveSource } from '../ingest/sources/archive/index.ts';
 import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 import { openMigratedStore, shutdownSignal } from './runtime.ts';
+
+/** The archive stopped on a reorg deeper than its confirmations. */
+export const EXIT_REORG = 3;
 
 export async function runArchive(config: Config, log: Logger): Promise<number> {
   if (!config.archive) {
@@ -31,6 +34,12 @@ export async function runArchive(config: Config, log: Logger): Promise<number> {
     await runArchiveSource({ config: config.archive, log: log.child({ name: 'archive' }), store, sink: archiveSink({ publisher, producer, topics, store, durable }), signal });
     await durable();
     await worker?.rollups.settled();
+  } catch (error) {
+    if (!(error instanceof ArchiveReorgError)) throw error;
+    // Logged with both hashes where it was found; the checkpoint stays where it was. Exit code 3: a restart
+    // finds the same mismatch and stops again until an operator decides (README: "Resumable and reorg-safe").
+    await durable();
+    return EXIT_REORG;
   } finally {
     await worker?.stop();
     await producer.close();

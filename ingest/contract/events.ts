@@ -125,8 +125,10 @@ export const positionLegSchema = z.object({
   wallet: walletSchema,
   condition_id: conditionIdSchema,
   /** SPLIT: pay `usd`, receive `tokens` of both sides. MERGE: give `tokens` of both sides, receive `usd`.
-   *  REDEEM: give `tokens` of the winning side, receive `usd`. */
-  kind: z.enum(['SPLIT', 'MERGE', 'REDEEM']),
+   *  REDEEM: give `tokens` of the winning side, receive `usd`. A neg-risk conversion (NegRiskAdapter
+   *  `PositionsConverted`) is one leg per question: CONVERT_OUT gives `tokens` of token 2 (NO) and receives
+   *  `usd`; CONVERT_IN receives `tokens` of token 1 (YES) and pays `usd`. */
+  kind: z.enum(['SPLIT', 'MERGE', 'REDEEM', 'CONVERT_OUT', 'CONVERT_IN']),
   tokens: nonNegativeAmountSchema,
   usd: nonNegativeAmountSchema,
   era: exchangeEraSchema.default('v2'),

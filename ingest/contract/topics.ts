@@ -164,7 +164,7 @@ export const TOPICS = {
   fillsUpstream: fillTopic('fills.upstream', "Fills polled from the upstream provider's data API."),
   positions: topic({
     name: 'positions',
-    description: 'Position legs that never appear as fills: SPLIT, MERGE, REDEEM.',
+    description: 'Position legs that never appear as fills: SPLIT, MERGE, REDEEM, and neg-risk conversions (CONVERT_OUT, CONVERT_IN).',
     schema: positionLegSchema,
     key: (leg) => leg.wallet,
     keyName: 'wallet',

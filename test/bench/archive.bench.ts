@@ -19,6 +19,7 @@ import { EventPublisher } from '../../ingest/publisher.ts';
 import { openMigratedStore } from '../../roles/runtime.ts';
 import { EVENTS_BY_TOPIC0, INDEXED_TOPIC0S } from '../../ingest/sources/archive/abi.ts';
 import { Archive } from '../../ingest/sources/archive/archive.ts';
+import { encodeArchiveEvents } from '../../ingest/sources/archive/encode.ts';
 import { decodeLog, type RawLog } from '../../ingest/sources/archive/decode.ts';
 import { PolygonRpc } from '../../ingest/sources/archive/rpc.ts';
 import { createLogger } from '../../log.ts';
@@ -72,7 +73,8 @@ runBenchmark(async () => {
       const archive = new Archive({
         config: archiveConfig,
         rpc: new PolygonRpc({ urls: archiveConfig.rpcUrls, requestsPerSecond: 1000, retries: 2, retryBaseMs: 10, retryMaxMs: 100, timeoutMs: 120_000, signal: controller.signal }, log),
-        sink: { publish: (topicId, events) => publisher.publish(topicId, events), deadLetter: async () => {}, durable: async () => {} },
+        // As archiveSink publishes: the archive's own events encoded once, one send per topic and range.
+        sink: { publish: (topicId, events) => publisher.publishEncoded(topicId, encodeArchiveEvents(topicId, events)), deadLetter: async () => {}, durable: async () => {} },
         store,
         log,
         signal: controller.signal,

@@ -3,6 +3,8 @@
  * (numbers, `latest`, `finalized`) and eth_getLogs (address and topic0 filters) from logs the test gives it
  * (recorded real logs, or logs the test encoded). Faults are injected per request: JSON-RPC errors, HTTP 429,
  * "range too large" refusals, slow answers (timeouts), and going away (the socket closed without an answer).
+ * Blocks chain by hash (each header names its parent's); `reorg(from)` replaces every block from there on
+ * with blocks of new hashes (and, optionally, new logs), as a deep reorg does.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,9 +18,10 @@ export interface RpcCall {
 }
 
 interface Block {
-  hash: string;
   timestamp: number;
   logs: RawLog[];
+  /** The hash recorded logs name (real blocks keep their own hash until a reorg replaces them). */
+  recordedHash: string | undefined;
 }
 
 const hex = (value: number) => `0x${value.toString(16)}`;
@@ -42,10 +45,29 @@ export class LocalPolygonNode {
   /** Blocks whose logs were ever served from the fork. */
   readonly servedFork = new Set<number>();
   private port = 0;
+  /** Blocks from which a reorg replaced the chain, in order: a block's hash says how many replaced it. */
+  private readonly reorgs: number[] = [];
 
   setBlock(number: number, timestamp: number, logs: RawLog[]): void {
-    this.blocks.set(number, { hash: `0x${number.toString(16).padStart(64, '0')}`, timestamp, logs });
+    this.blocks.set(number, { timestamp, logs, recordedHash: logs.find((log) => log.blockHash !== undefined)?.blockHash?.toLowerCase() });
     this.head = Math.max(this.head, number);
+  }
+
+  /** The hash of a block on the current chain: its number, and how many reorgs replaced it. */
+  hashOf(number: number): string {
+    const generation = this.reorgs.filter((from) => from <= number).length;
+    const recorded = this.blocks.get(number)?.recordedHash;
+    if (generation === 0 && recorded !== undefined) return recorded;
+    return `0x${generation.toString(16).padStart(8, '0')}${number.toString(16).padStart(56, '0')}`;
+  }
+
+  /**
+   * A reorg: every block from `from` on gets a new hash (its parent's too, from `from + 1` on); `logs` replaces
+   * the logs of the blocks it names.
+   */
+  reorg(from: number, logs: ReadonlyMap<number, RawLog[]> = new Map()): void {
+    this.reorgs.push(from);
+    for (const [number, blockLogs] of logs) this.setBlock(number, this.blocks.get(number)?.timestamp ?? 1_767_556_800 + number * 2, blockLogs);
   }
 
   setFork(number: number, logs: RawLog[]): void {
@@ -122,7 +144,7 @@ export class LocalPolygonNode {
         const tag = call.params[0] as string;
         const number = tag === 'latest' ? this.head : tag === 'finalized' ? Math.max(0, this.head - Math.max(this.reorgDepth, 1)) : Number(BigInt(tag));
         const block = this.blocks.get(number);
-        return { number: hex(number), hash: block?.hash ?? `0x${number.toString(16).padStart(64, '0')}`, timestamp: hex(block?.timestamp ?? 1_767_556_800 + number * 2) };
+        return { number: hex(number), hash: this.hashOf(number), parentHash: this.hashOf(number - 1), timestamp: hex(block?.timestamp ?? 1_767_556_800 + number * 2) };
       }
       case 'eth_getLogs': {
         const filter = call.params[0] as { fromBlock: string; toBlock: string; address?: string[]; topics?: string[][] };

@@ -47,7 +47,18 @@ export interface KnownEvent {
   /** The event's inputs split once: indexed ones come from topics 1.., the others from data. */
   indexed: readonly AbiParameter[];
   nonIndexed: readonly AbiParameter[];
+  /** `family.name`: the decoder's rule for it. */
+  rule: string;
+  /**
+   * Every input is a static type (no arrays, bytes or strings): the topics and the data words then form one
+   * ABI-encoded tuple, indexed inputs first, which viem decodes in one call.
+   */
+  allStatic: boolean;
+  /** Indexed inputs, then the others: the order of that tuple. */
+  params: readonly AbiParameter[];
 }
+
+const isStatic = (parameter: AbiParameter) => !/\[|^bytes$|^string$|^tuple/.test(parameter.type);
 
 const FAMILIES: Record<AbiFamily, readonly AbiEvent[]> = {
   exchangeV1: exchangeV1Abi,
@@ -64,7 +75,9 @@ export const EVENTS_BY_TOPIC0: ReadonlyMap<string, KnownEvent> = new Map(
       const topic0 = toEventSelector(event);
       const indexed = event.inputs.filter((input) => input.indexed);
       const nonIndexed = event.inputs.filter((input) => !input.indexed);
-      return [topic0, { family: family as AbiFamily, event, topic0, indexed, nonIndexed }] as const;
+      const params = [...indexed, ...nonIndexed];
+      const known: KnownEvent = { family: family as AbiFamily, event, topic0, indexed, nonIndexed, rule: `${family}.${event.name}`, allStatic: params.every(isStatic), params };
+      return [topic0, known] as const;
     }),
   ),
 );

@@ -2,10 +2,21 @@
  * The archive loop: reads the chain's logs over block ranges that adapt to the node, turns them into events,
  * publishes them, and moves a durable checkpoint only once everything before it is durable on the log.
  *
+ * Throughput: the next range is requested while the current one is decoded and published (the node's
+ * latency and JSON overlap the archive's work); each log is decoded and checked once, at the boundary
+ * (decode.ts), and the events built from it are published as they are, in one batch per topic and range.
+ *
  * Reorg safety: only blocks at least `confirmations` below the head (or up to the node's `finalized` block)
- * are read. Resumption: the checkpoint is the last block whose events are all durable; after a restart or a
- * crash the archive reads again from the block after it. Events between the checkpoint and the crash are
- * published a second time with the same ids (`txHash:logIndex`), which ingest deduplicates.
+ * are read. The checkpoint keeps the hash of its block and a window of recent (block, hash) pairs; each
+ * range's first block must name the last published block's hash as its parent, and a restart compares the
+ * checkpoint's hash with the node's. A mismatch is a reorg deeper than the confirmations: the events of the
+ * replaced blocks are already ingested and the contract has no retraction, so the archive stops with
+ * ArchiveReorgError (logged with both hashes and the common ancestor it can find, counted in a metric)
+ * rather than publish a second history on top of the first.
+ *
+ * Resumption: the checkpoint is the last block whose events are all durable; after a restart or a crash the
+ * archive reads again from the block after it. Events between the checkpoint and the crash are published a
+ * second time with the same ids (`txHash:logIndex`), which ingest deduplicates.
  */
 import type { Hex } from 'viem';
 import type { ArchiveConfig } from '../../../config.ts';
@@ -15,9 +26,9 @@ import type { EventInputOf, TopicId } from '../../contract/topics.ts';
 import { INDEXED_TOPIC0S } from './abi.ts';
 import { decodeLog, LogDecodeError, type DecodedLog, type RawLog } from './decode.ts';
 import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
-import { AbortedError, RangeTooLargeError, type PolygonRpc } from './rpc.ts';
+import { AbortedError, RangeTooLargeError, RpcUnavailableError, type BlockHeader, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
-import { recordArchiveProgress } from '../../../metrics/registry.ts';
+import { recordArchiveProgress, recordArchiveReorg } from '../../../metrics/registry.ts';
 
 export interface ArchiveDeadLetter {
   /** Stable position of the log (block × 100000 + log index): a dead letter written twice is one row. */
@@ -77,6 +88,8 @@ const QUIET_RANGE_LOGS = 5_000;
 /** How often, at most, the token directory is reloaded from the store while fills wait for their market. */
 const DIRECTORY_RELOAD_MS = 2_000;
 const BLOCK_TIMESTAMP_CACHE = 10_000;
+/** Recent (block, hash) pairs kept in the checkpoint: how far back a reorg's common ancestor can be found. */
+export const RECENT_HASHES = 32;
 
 export function contractsOf(config: ArchiveConfig): ArchiveContracts {
   const c = config.contracts;
@@ -84,30 +97,86 @@ export function contractsOf(config: ArchiveConfig): ArchiveContracts {
   return {
     exchanges,
     negRiskExchanges: new Set([c.negRiskExchange, c.negRiskExchangeV2]),
-    all: new Set([...exchanges, c.conditionalTokens, c.negRiskAdapter]),
+    all: new Set([...exchanges, c.conditionalTokens, c.negRiskAdapter, ...config.collateralAdapters]),
     collaterals: config.collaterals,
+    negRiskAdapter: c.negRiskAdapter,
     v2StartBlock: config.v2StartBlock,
   };
 }
 
-export async function readCheckpoint(store: Store, source: string): Promise<number | null> {
-  const [row] = await store.query<{ block: string | number }>(
-    'SELECT max(block) AS block FROM {db:Identifier}.archive_checkpoints FINAL WHERE source = {source:String} HAVING count() > 0',
-    { source },
-  );
-  return row === undefined ? null : Number(row.block);
+/** A block the archive published, by number and hash. */
+export interface BlockRef {
+  block: number;
+  hash: string;
 }
 
-export async function writeCheckpoint(store: Store, source: string, block: number): Promise<void> {
-  await store.insert('archive_checkpoints', [{ source, block, block_hash: '' }], `archive-checkpoint-${source}-${block}`);
+/** The durable checkpoint: the last block whose events are all durable, its hash, and recent range ends. */
+export interface Checkpoint extends BlockRef {
+  /** Oldest first; the checkpoint block itself is the last entry when its hash is known. */
+  recent: BlockRef[];
+}
+
+export async function readCheckpoint(store: Store, source: string): Promise<Checkpoint | null> {
+  const [row] = await store.query<{ block: string | number; block_hash: string; recent_blocks: Array<string | number>; recent_hashes: string[] }>(
+    'SELECT block, block_hash, recent_blocks, recent_hashes FROM {db:Identifier}.archive_checkpoints FINAL WHERE source = {source:String} ORDER BY block DESC LIMIT 1',
+    { source },
+  );
+  if (row === undefined) return null;
+  const recent = row.recent_blocks.map((block, index) => ({ block: Number(block), hash: row.recent_hashes[index] ?? '' })).filter((ref) => ref.hash !== '');
+  return { block: Number(row.block), hash: row.block_hash, recent };
+}
+
+export async function writeCheckpoint(store: Store, source: string, checkpoint: Checkpoint): Promise<void> {
+  await store.insert(
+    'archive_checkpoints',
+    [{ source, block: checkpoint.block, block_hash: checkpoint.hash, recent_blocks: checkpoint.recent.map((ref) => ref.block), recent_hashes: checkpoint.recent.map((ref) => ref.hash) }],
+    `archive-checkpoint-${source}-${checkpoint.block}-${checkpoint.hash}`,
+  );
+}
+
+/**
+ * Blocks the archive published were replaced on chain (a reorg deeper than ARCHIVE_CONFIRMATIONS). The
+ * archive stops: their events are already ingested, and publishing the new chain's on top would count both.
+ */
+export class ArchiveReorgError extends Error {
+  constructor(
+    /** The published block whose hash the node no longer has. */
+    readonly block: number,
+    readonly publishedHash: string,
+    readonly nodeHash: string,
+    /** The newest published block the node still agrees with (null: none in the window). */
+    readonly commonAncestor: number | null,
+  ) {
+    super(
+      `reorg deeper than the confirmations: block ${block} was published with hash ${publishedHash}, the node now has ${nodeHash}; ` +
+        (commonAncestor === null ? 'no common block within the checkpoint window' : `the chains agree up to block ${commonAncestor} at least`) +
+        `. Events of blocks after ${commonAncestor ?? '(unknown)'} up to ${block} may be from the replaced chain and are already ingested; the archive stops.`,
+    );
+  }
 }
 
 interface Waiting {
   log: DecodedLog;
   ts: number;
-  tokenId: string;
+  waitingFor: string;
   sinceMs: number;
   raw: RawLog;
+}
+
+/** One range as the node answered it: its logs and the headers of its first and last block. */
+interface Fetched {
+  from: number;
+  to: number;
+  logs: RawLog[];
+  first: BlockHeader;
+  last: BlockHeader;
+}
+
+/** A range requested ahead, while the previous one is processed. */
+interface Ahead {
+  from: number;
+  to: number;
+  result: Promise<Fetched>;
 }
 
 export class Archive {
@@ -120,7 +189,12 @@ export class Archive {
   private range: number;
   private head = 0;
   private safeHead = 0;
+  private headReadAt = Number.NEGATIVE_INFINITY;
   private nextBlock = 0;
+  /** The last block published (the end of the last range), whose hash the next range's parent must be. */
+  private last: BlockRef | null = null;
+  /** Recent range ends, oldest first (at most RECENT_HASHES). */
+  private recent: BlockRef[] = [];
 
   constructor(private readonly options: ArchiveOptions) {
     this.contracts = contractsOf(options.config);
@@ -149,23 +223,45 @@ export class Archive {
     const { config, rpc } = this.options;
     this.head = await rpc.blockNumber('latest');
     this.safeHead = config.finalized ? await rpc.blockNumber('finalized') : this.head - config.confirmations;
+    this.headReadAt = this.now();
+  }
+
+  /**
+   * Requests one range: its logs and its last block's header together, then its first block's header. The
+   * first header is read last on purpose: if a reorg replaced the block before the range at any moment up to
+   * then, that header names the new parent and the continuity check stops the archive.
+   */
+  private async fetchRange(from: number, to: number): Promise<Fetched> {
+    const { rpc } = this.options;
+    const [logs, last] = await Promise.all([rpc.getLogs(this.filter(from, to)), rpc.blockHeader(to)]);
+    const first = from === to ? last : await rpc.blockHeader(from);
+    return { from, to, logs, first, last };
+  }
+
+  private ahead(from: number, to: number): Ahead {
+    const result = this.fetchRange(from, to);
+    // Settled later (or dropped when the range changes); never an unhandled rejection meanwhile.
+    result.catch(() => {});
+    return { from, to, result };
   }
 
   /** Runs until aborted, or until ARCHIVE_END_BLOCK is checkpointed. Returns the last checkpoint. */
   async run(): Promise<number | null> {
     const { config, store, log, signal } = this.options;
     const checkpoint = await readCheckpoint(store, config.source);
-    this.nextBlock = checkpoint === null ? config.startBlock : checkpoint + 1;
+    this.nextBlock = checkpoint === null ? config.startBlock : checkpoint.block + 1;
     const known = await this.directory.load(store);
     this.lastDirectoryLoad = this.now();
-    log.info({ source: config.source, fromBlock: this.nextBlock, checkpoint, marketsKnown: known, endpoints: config.rpcUrls.length }, 'archive starting');
+    log.info({ source: config.source, fromBlock: this.nextBlock, checkpoint: checkpoint?.block ?? null, checkpointHash: checkpoint?.hash || null, marketsKnown: known, endpoints: config.rpcUrls.length }, 'archive starting');
 
     const startedAt = this.now();
     const startBlock = this.nextBlock;
     let lastReport = 0;
     let caughtUp = false;
-    let lastCheckpoint = checkpoint;
+    let lastCheckpoint = checkpoint?.block ?? null;
     let refusalsAtOneBlock = 0;
+    let inconsistentAnswers = 0;
+    let ahead: Ahead | null = null;
     const report = (force = false) => {
       recordArchiveProgress(this.head, this.nextBlock - 1);
       const now = this.now();
@@ -194,11 +290,14 @@ export class Archive {
     };
 
     try {
+      if (checkpoint !== null) await this.resumeFrom(checkpoint);
       while (!signal.aborted) {
         if (config.endBlock !== null && this.nextBlock > config.endBlock) break;
-        await this.readSafeHead();
+        // The head is read when the known safe head would cut the next range short, and at least every poll.
+        if (this.nextBlock + this.range - 1 > this.safeHead || this.now() - this.headReadAt >= config.pollMs) await this.readSafeHead();
         const target = Math.min(this.safeHead, config.endBlock ?? Number.POSITIVE_INFINITY);
         if (this.nextBlock > target) {
+          ahead = null;
           if (!caughtUp) {
             caughtUp = true;
             report(true);
@@ -210,16 +309,17 @@ export class Archive {
           continue;
         }
         const fromBlock = this.nextBlock;
-        const toBlock = Math.min(fromBlock + this.range - 1, target);
-        let logs: RawLog[];
+        const request: Ahead = ahead !== null && ahead.from === fromBlock && ahead.to <= target ? ahead : this.ahead(fromBlock, Math.min(fromBlock + this.range - 1, target));
+        ahead = null;
+        let fetched: Fetched;
         try {
-          logs = await this.options.rpc.getLogs(this.filter(fromBlock, toBlock));
+          fetched = await request.result;
           refusalsAtOneBlock = 0;
         } catch (error) {
           if (!(error instanceof RangeTooLargeError)) throw error;
-          if (toBlock > fromBlock) {
-            this.range = Math.max(1, Math.floor((toBlock - fromBlock + 1) / 2));
-            log.info({ fromBlock, toBlock, range: this.range, reason: error.message }, 'range refused: halving');
+          if (request.to > fromBlock) {
+            this.range = Math.max(1, Math.floor((request.to - fromBlock + 1) / 2));
+            log.info({ fromBlock, toBlock: request.to, range: this.range, reason: error.message }, 'range refused: halving');
             continue;
           }
           // One block refused: nothing smaller to ask for; a bounded number of patient retries.
@@ -227,11 +327,27 @@ export class Archive {
           await sleep(this.options.rpc.backoffMs(refusalsAtOneBlock), signal);
           continue;
         }
-        await this.process(logs);
-        this.nextBlock = toBlock + 1;
-        this.counters.blocks += toBlock - fromBlock + 1;
-        lastCheckpoint = await this.settle(toBlock, lastCheckpoint);
-        if (logs.length < QUIET_RANGE_LOGS && this.range < config.range.max) this.range = Math.min(config.range.max, this.range * 2);
+        // Ask for the next range now: the node works on it while this one is decoded and published.
+        if (fetched.logs.length < QUIET_RANGE_LOGS && this.range < config.range.max) this.range = Math.min(config.range.max, this.range * 2);
+        const nextTo = Math.min(fetched.to + this.range, target);
+        if (fetched.to + 1 <= nextTo && !signal.aborted) ahead = this.ahead(fetched.to + 1, nextTo);
+
+        await this.checkContinuity(fetched);
+        if (!consistent(fetched)) {
+          // The node answered the logs and the headers from different forks (a young reorg while it was
+          // asked); ask again.
+          ahead = null;
+          if (++inconsistentAnswers > config.retries) throw new RpcUnavailableError(`blocks ${fetched.from}..${fetched.to}: logs and headers keep disagreeing on block hashes`);
+          log.warn({ fromBlock: fetched.from, toBlock: fetched.to }, 'logs and headers of a range name different block hashes: reading it again');
+          continue;
+        }
+        inconsistentAnswers = 0;
+        this.seedTimestamps(fetched);
+        await this.process(fetched.logs);
+        this.nextBlock = fetched.to + 1;
+        this.counters.blocks += fetched.to - fetched.from + 1;
+        this.published({ block: fetched.to, hash: fetched.last.hash });
+        lastCheckpoint = await this.settle(fetched.to, lastCheckpoint);
         report();
       }
       if (!signal.aborted && this.waiting.length > 0) {
@@ -247,28 +363,97 @@ export class Archive {
     return lastCheckpoint;
   }
 
+  /** A restart: the checkpoint's block must still be the node's (a reorg while the archive was away). */
+  private async resumeFrom(checkpoint: Checkpoint): Promise<void> {
+    this.recent = checkpoint.recent.slice(-RECENT_HASHES);
+    if (checkpoint.hash === '') {
+      this.options.log.info({ checkpoint: checkpoint.block }, 'checkpoint without a block hash (written before hashes were kept): continuity is checked from the next range on');
+      return;
+    }
+    const header = await this.options.rpc.blockHeader(checkpoint.block);
+    if (header.hash !== checkpoint.hash.toLowerCase()) await this.reorg({ block: checkpoint.block, hash: checkpoint.hash }, header.hash);
+    this.last = { block: checkpoint.block, hash: checkpoint.hash };
+  }
+
+  /** The range's first block must be the child of the last block published. */
+  private async checkContinuity(fetched: Fetched): Promise<void> {
+    const last = this.last;
+    // A node that names no parent (none we know of) cannot be checked here; the restart check still holds.
+    if (last === null || last.block !== fetched.from - 1 || fetched.first.parentHash === '') return;
+    if (fetched.first.parentHash !== last.hash.toLowerCase()) await this.reorg(last, fetched.first.parentHash);
+  }
+
+  private published(ref: BlockRef): void {
+    this.last = ref;
+    this.recent.push(ref);
+    if (this.recent.length > RECENT_HASHES) this.recent.splice(0, this.recent.length - RECENT_HASHES);
+  }
+
+  /**
+   * A published block's hash is not the node's any more. Finds the newest block of the window the node still
+   * agrees with, says everything loudly, counts it, and stops.
+   */
+  private async reorg(published: BlockRef, nodeHash: string): Promise<never> {
+    let commonAncestor: number | null = null;
+    for (let index = this.recent.length - 1; index >= 0; index--) {
+      const ref = this.recent[index]!;
+      if (ref.block >= published.block) continue;
+      const header = await this.options.rpc.blockHeader(ref.block);
+      if (header.hash === ref.hash.toLowerCase()) {
+        commonAncestor = ref.block;
+        break;
+      }
+    }
+    recordArchiveReorg();
+    const error = new ArchiveReorgError(published.block, published.hash, nodeHash, commonAncestor);
+    this.options.log.error(
+      { block: published.block, publishedHash: published.hash, nodeHash, commonAncestor, confirmations: this.options.config.confirmations, finalized: this.options.config.finalized },
+      `REORG DEEPER THAN THE CONFIRMATIONS: ${error.message}`,
+    );
+    throw error;
+  }
+
+  /** Block timestamps the headers of the range already told. */
+  private seedTimestamps(fetched: Fetched): void {
+    this.timestamps.set(fetched.first.number, fetched.first.timestamp);
+    this.timestamps.set(fetched.last.number, fetched.last.timestamp);
+  }
+
   /** Decodes and publishes one range's logs, in chain order. */
   private async process(logs: RawLog[]): Promise<void> {
-    const decoded: { log: DecodedLog; raw: RawLog }[] = [];
+    const decoded: DecodedLog[] = [];
+    const raws: RawLog[] = [];
     const deadLetters: ArchiveDeadLetter[] = [];
+    let ordered = true;
     for (const raw of logs) {
       if (raw.removed) continue;
       this.counters.logs++;
       try {
         const log = decodeLog(raw);
-        if (log) decoded.push({ log, raw });
-        else this.skip('not_indexed');
+        if (log === null) {
+          this.skip('not_indexed');
+          continue;
+        }
+        const previous = decoded.at(-1);
+        if (previous !== undefined && (previous.blockNumber > log.blockNumber || (previous.blockNumber === log.blockNumber && previous.logIndex > log.logIndex))) ordered = false;
+        decoded.push(log);
+        raws.push(raw);
       } catch (error) {
         if (!(error instanceof LogDecodeError)) throw error;
         this.skip('decode_error');
         deadLetters.push(letterOf(raw, error.reason));
       }
     }
-    decoded.sort((a, b) => a.log.blockNumber - b.log.blockNumber || a.log.logIndex - b.log.logIndex);
-    await this.fillTimestamps(decoded.map((entry) => entry.log));
+    // Nodes answer in chain order; sort only when one did not.
+    const order = decoded.map((_, index) => index);
+    if (!ordered) order.sort((a, b) => decoded[a]!.blockNumber - decoded[b]!.blockNumber || decoded[a]!.logIndex - decoded[b]!.logIndex);
+    await this.fillTimestamps(decoded);
 
     const batch = emptyBatch();
-    for (const { log, raw } of decoded) this.apply(log, raw, this.timestamps.get(log.blockNumber)!, batch);
+    for (const index of order) {
+      const log = decoded[index]!;
+      this.apply(log, raws[index]!, this.timestamps.get(log.blockNumber)!, batch);
+    }
     // Registrations of this range may be what earlier waiting fills needed.
     this.retryWaiting(batch);
     await this.publish(batch);
@@ -282,17 +467,16 @@ export class Archive {
         this.skip(outcome.reason);
         return true;
       case 'pending':
-        this.waiting.push({ log, ts, tokenId: outcome.tokenId, sinceMs: waitingSince, raw });
+        this.waiting.push({ log, ts, waitingFor: outcome.waitingFor, sinceMs: waitingSince, raw });
         return false;
       case 'events':
-        batch.markets.push(...outcome.markets);
-        batch.fills.push(...outcome.fills);
-        batch.trades.push(...outcome.trades);
-        batch.legs.push(...outcome.legs);
+        for (const event of outcome.markets) batch.markets.push(event);
+        for (const event of outcome.fills) batch.fills.push(event);
+        for (const event of outcome.trades) batch.trades.push(event);
+        for (const event of outcome.legs) batch.legs.push(event);
         return true;
     }
   }
-
   private retryWaiting(batch: Batch): void {
     if (this.waiting.length === 0) return;
     const still = this.waiting;
@@ -335,9 +519,17 @@ export class Archive {
     const oldestWaiting = this.waiting.reduce((oldest, entry) => Math.min(oldest, entry.log.blockNumber), Number.POSITIVE_INFINITY);
     const checkpoint = Math.min(toBlock, oldestWaiting - 1);
     if (lastCheckpoint !== null && checkpoint <= lastCheckpoint) return lastCheckpoint;
-    await writeCheckpoint(this.options.store, this.options.config.source, checkpoint);
+    const hash = await this.hashOf(checkpoint);
+    await writeCheckpoint(this.options.store, this.options.config.source, { block: checkpoint, hash, recent: this.recent.filter((ref) => ref.block <= checkpoint) });
     this.options.onCheckpoint?.(checkpoint, this.progress);
     return checkpoint;
+  }
+
+  /** The hash of a block at or before the last published one: from the window, else from the node. */
+  private async hashOf(block: number): Promise<string> {
+    for (let index = this.recent.length - 1; index >= 0; index--) if (this.recent[index]!.block === block) return this.recent[index]!.hash;
+    if (block < this.options.config.startBlock) return '';
+    return (await this.options.rpc.blockHeader(block)).hash;
   }
 
   private async expireWaiting(all: boolean): Promise<void> {
@@ -355,7 +547,7 @@ export class Archive {
     if (expired.length === 0) return;
     await this.deadLetter(
       expired.map((entry) =>
-        letterOf(entry.raw, `unknown token ${entry.tokenId}: no market claims it (no TokenRegistered, no tokens event) after ${Math.round((now - entry.sinceMs) / 1000)} s`),
+        letterOf(entry.raw, `unknown ${entry.waitingFor}: no market claims it (no TokenRegistered, no tokens event) after ${Math.round((now - entry.sinceMs) / 1000)} s`),
       ),
     );
   }
@@ -397,10 +589,23 @@ function emptyBatch(): Batch {
   return { markets: [], fills: [], trades: [], legs: [] };
 }
 
+/** Logs that name their block's hash agree with the headers of the range's ends. */
+function consistent(fetched: Fetched): boolean {
+  for (const log of fetched.logs) {
+    if (log.blockHash === undefined) continue;
+    const block = Number(log.blockNumber);
+    if (block === fetched.first.number && log.blockHash.toLowerCase() !== fetched.first.hash.toLowerCase()) return false;
+    if (block === fetched.last.number && log.blockHash.toLowerCase() !== fetched.last.hash.toLowerCase()) return false;
+  }
+  return true;
+}
+
 function letterOf(raw: RawLog, reason: string): ArchiveDeadLetter {
-  const block = Number(BigInt(raw.blockNumber));
-  const logIndex = raw.logIndex === undefined ? 0 : Number(BigInt(raw.logIndex));
-  return { position: block * SEQ_PER_BLOCK + logIndex, key: `${raw.transactionHash.toLowerCase()}:${logIndex}`, value: JSON.stringify(raw), reason };
+  // A log that failed at its position fields still gets a letter (position 0 when unreadable).
+  const number = (value: unknown) => (typeof value === 'string' && /^0x[0-9a-fA-F]{1,15}$/.test(value) ? Number(value) : 0);
+  const block = number(raw.blockNumber);
+  const logIndex = number(raw.logIndex);
+  return { position: block * SEQ_PER_BLOCK + logIndex, key: `${String(raw.transactionHash).toLowerCase()}:${logIndex}`, value: JSON.stringify(raw), reason };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

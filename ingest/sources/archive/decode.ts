@@ -3,7 +3,7 @@
  * DECODING.md: 6-decimal amounts, the side of a V1 fill from which asset is 0, price = USD ÷ tokens, the
  * fee's unit (V2: USD; V1: a BUY's fee in tokens, a SELL's in USD), the trader is the `maker` topic.
  */
-import { decodeAbiParameters, hexToNumber, type Hex } from 'viem';
+import { decodeAbiParameters, type AbiParameter, type Hex } from 'viem';
 import { EVENTS_BY_TOPIC0, type KnownEvent } from './abi.ts';
 
 /** A log as eth_getLogs returns it (quantities hex-encoded). */
@@ -102,13 +102,27 @@ export class LogDecodeError extends Error {
   }
 }
 
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const QUANTITY = /^0x[0-9a-fA-F]{1,15}$/;
+
+/** A hex quantity of the node (block number, log index, timestamp) as a number; throws on anything else. */
+function quantity(value: string, what: string): number {
+  if (!QUANTITY.test(value)) throw new Error(`${what} is not a hex quantity: ${String(value).slice(0, 80)}`);
+  return Number(value);
+}
+
+/**
+ * Where a log sits, read once at the boundary: the node's strings are checked here (a transaction hash of 32
+ * bytes, hex quantities), so the events built from them need no second validation before they are published.
+ */
 export function positionOf(log: RawLog): LogPosition {
+  if (typeof log.transactionHash !== 'string' || !HASH.test(log.transactionHash)) throw new Error(`transactionHash is not 32 bytes of hex: ${String(log.transactionHash).slice(0, 80)}`);
   return {
     address: log.address.toLowerCase() as Hex,
     txHash: log.transactionHash.toLowerCase() as Hex,
-    logIndex: log.logIndex === undefined ? 0 : hexToNumber(log.logIndex as Hex),
-    blockNumber: hexToNumber(log.blockNumber as Hex),
-    blockTimestamp: log.blockTimestamp === undefined ? null : hexToNumber(log.blockTimestamp as Hex),
+    logIndex: log.logIndex === undefined ? 0 : quantity(log.logIndex, 'logIndex'),
+    blockNumber: quantity(log.blockNumber, 'blockNumber'),
+    blockTimestamp: log.blockTimestamp === undefined ? null : quantity(log.blockTimestamp, 'blockTimestamp'),
   };
 }
 
@@ -122,44 +136,72 @@ export function decodeLog(log: RawLog): DecodedLog | null {
   const topic0 = log.topics[0]?.toLowerCase();
   const known = topic0 === undefined ? undefined : EVENTS_BY_TOPIC0.get(topic0);
   if (!known) return null;
-  const position = positionOf(log);
+  let position: LogPosition;
   let args: Record<string, unknown>;
+  try {
+    position = positionOf(log);
+  } catch (error) {
+    throw new LogDecodeError({}, `${known.rule}: ${(error as Error).message}`);
+  }
   try {
     args = decodeArgs(known, log);
   } catch (error) {
-    throw new LogDecodeError(position, `${known.family}.${known.event.name}: ${(error as Error).message.split('\n')[0]}`);
+    throw new LogDecodeError(position, `${known.rule}: ${(error as Error).message.split('\n')[0]}`);
   }
-  return { ...position, ...interpret(known.family, known.event.name, args) };
+  const decoded = interpret(known.rule, known.event.name, args) as DecodedLog;
+  // One object per log: the position is written onto the decoded fact, not spread into a copy.
+  decoded.address = position.address;
+  decoded.txHash = position.txHash;
+  decoded.logIndex = position.logIndex;
+  decoded.blockNumber = position.blockNumber;
+  decoded.blockTimestamp = position.blockTimestamp;
+  return decoded;
 }
 
+const TOPIC = /^0x[0-9a-fA-F]{64}$/;
+
 /**
- * What viem's decodeEventLog does, with the event already chosen by topic0: viem decodes each indexed topic
- * and the data words; only the selector lookup (a keccak of the signature on every call) is done once, in
- * the topic0 map.
+ * What viem's decodeEventLog does, with the event already chosen by topic0 (decodeEventLog recomputes the
+ * selector, a keccak of the signature, on every call). Events whose inputs are all static (the fills, the
+ * registrations) are one ABI tuple: the indexed topics' words followed by the data words, decoded by viem in
+ * one call. The others: the topics in one call, the data in another.
  */
 function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
-  const { indexed, nonIndexed, event } = known;
-  if (log.topics.length !== indexed.length + 1) throw new Error(`expected ${indexed.length + 1} topics, got ${log.topics.length}`);
+  const { indexed, nonIndexed, event, params } = known;
+  const topics = log.topics;
+  if (topics.length !== indexed.length + 1) throw new Error(`expected ${indexed.length + 1} topics, got ${topics.length}`);
+  let words = '0x';
+  for (let index = 1; index < topics.length; index++) {
+    const topic = topics[index]!;
+    // Indexed dynamic types are hashed; none of ours are, so every topic is one 32-byte word.
+    if (!TOPIC.test(topic)) throw new Error(`topic ${index} is not a 32-byte word`);
+    words += topic.slice(2);
+  }
+  const data = log.data;
+  if (typeof data !== 'string' || !data.startsWith('0x')) throw new Error('data is not hex');
   const args: Record<string, unknown> = {};
-  indexed.forEach((input, index) => {
-    // Indexed dynamic types are hashed; none of ours are.
-    args[input.name!] = decodeAbiParameters([input], log.topics[index + 1] as Hex)[0];
-  });
-  if (nonIndexed.length > 0) {
-    const values = decodeAbiParameters(nonIndexed, log.data as Hex);
-    nonIndexed.forEach((input, index) => {
-      args[input.name!] = values[index];
-    });
-  } else if (log.data !== '0x' && log.data !== '') {
-    throw new Error(`${event.name} carries no data, got ${log.data.length} characters`);
+  if (nonIndexed.length === 0) {
+    if (data !== '0x') throw new Error(`${event.name} carries no data, got ${data.length} characters`);
+    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, words as Hex));
+  } else if (known.allStatic) {
+    const expected = 2 + nonIndexed.length * 64;
+    if (data.length < expected) throw new Error(`data of ${(data.length - 2) / 2} bytes, ${event.name} has ${nonIndexed.length} words`);
+    assign(args, params, decodeAbiParameters(params, (words + data.slice(2)) as Hex));
+  } else {
+    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, words as Hex));
+    assign(args, nonIndexed, decodeAbiParameters(nonIndexed, data as Hex));
   }
   return args;
 }
 
-function interpret(family: string, name: string, a: Record<string, unknown>): Decoded {
+function assign(args: Record<string, unknown>, params: readonly AbiParameter[], values: readonly unknown[]): void {
+  for (let index = 0; index < params.length; index++) args[params[index]!.name!] = values[index];
+}
+
+function interpret(rule: string, name: string, a: Record<string, unknown>): Decoded {
   const big = (key: string) => a[key] as bigint;
   const hex = (key: string) => (a[key] as string).toLowerCase() as Hex;
-  switch (`${family}.${name}`) {
+  switch (rule) {
     case 'exchangeV1.OrderFilled': {
       const makerAssetId = big('makerAssetId');
       const takerAssetId = big('takerAssetId');
@@ -259,7 +301,7 @@ function interpret(family: string, name: string, a: Record<string, unknown>): De
     case 'erc20.Transfer':
       return { kind: 'transfer20', from: hex('from'), to: hex('to'), value: big('value') };
     default:
-      return { kind: 'unsupported', reason: `no rule for ${family}.${name}` };
+      return { kind: 'unsupported', reason: `no rule for ${rule}` };
   }
 }
 

@@ -4,11 +4,11 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
+import { decodeEventLog, encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { exchangeV2Abi, EVENTS_BY_TOPIC0 } from './abi.ts';
 import { decodeLog, type DecodedLog, type RawLog } from './decode.ts';
-import { orderRegisteredPair } from './positions.ts';
+import { negRiskConditionId, orderRegisteredPair } from './positions.ts';
 
 const ONCHAIN = path.resolve(import.meta.dirname, '../../../../shared/data/polymarket/onchain');
 const HTTP = path.resolve(import.meta.dirname, '../../../../shared/data/polymarket/http');
@@ -78,8 +78,10 @@ describe('recorded logs decode to what their authors asserted', () => {
     expect(Math.abs(fill.price - (want['price'] as number))).toBeLessThan(PRICE_TOLERANCE);
     expect(fill.fee).toBe(want['fee_raw_asserted_as_fee_usdc']);
     expect(fill.feeUnit).toBe('tokens');
-    // 1.77 tokens withheld at the fill's price 0.42.
-    expect(fill.feeUsd).toBeCloseTo(1.77 * 0.42, 9);
+    // The authors call it fee_usdc, but a V1 BUY's fee is in outcome tokens ([CX] Trading.sol): 1.77 tokens
+    // withheld, worth 1.77 × 0.42 USD at the fill's price. fee_usd is that USD value, never the token count.
+    expect(fill.feeUsd).toBeCloseTo((want['fee_raw_asserted_as_fee_usdc'] as number) * (want['price'] as number), 9);
+    expect(fill.feeUsd).not.toBeCloseTo(want['fee_raw_asserted_as_fee_usdc'] as number, 3);
     expect(fill.blockNumber).toBe(want['block']);
     expect(fill.blockTimestamp! * 1000).toBe(want['ts_ms']);
   });
@@ -270,5 +272,68 @@ describe('token order of a registered pair (outcome 0 first), checked against Ga
       expect(backward!.token2.toString()).toBe(market.tokens[1]);
     }
     expect(matched).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('neg-risk question conditions, checked against Gamma and the CLOB', () => {
+  const ADAPTER: Hex = '0xd91e80cf2e7be2e162c6513ced06f1dd0da35296';
+  const pairs: Array<{ conditionId: string; questionId: string; marketId: string }> = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      const record = node as Record<string, unknown>;
+      const conditionId = (record['conditionId'] ?? record['condition_id']) as string | undefined;
+      const questionId = (record['questionID'] ?? record['question_id']) as string | undefined;
+      const marketId = (record['negRiskMarketID'] ?? record['neg_risk_market_id']) as string | undefined;
+      if (conditionId && questionId && marketId) pairs.push({ conditionId, questionId, marketId });
+      Object.values(record).forEach(walk);
+    }
+  };
+  for (const folder of ['gamma', 'clob']) for (const file of readdirSync(path.join(HTTP, folder))) walk(JSON.parse(readFileSync(path.join(HTTP, folder, file), 'utf8')));
+
+  it('question i of a market is the market id with last byte i; its condition is keccak256(adapter, questionId, 2)', () => {
+    expect(pairs.length).toBeGreaterThanOrEqual(3);
+    for (const pair of pairs) {
+      const index = Number.parseInt(pair.questionId.slice(-2), 16);
+      expect(pair.questionId.slice(0, -2)).toBe(pair.marketId.slice(0, -2));
+      expect(negRiskConditionId(ADAPTER, pair.marketId as Hex, index)).toBe(pair.conditionId.toLowerCase());
+    }
+  });
+});
+
+describe('decodeLog reads the same arguments as viem’s decodeEventLog', () => {
+  it('every recorded log: each argument equal', () => {
+    for (const folder of ['vike-trader', 'polyprinter']) {
+      for (const file of readdirSync(path.join(ONCHAIN, folder))) {
+        const raw = logFile(`${folder}/${file}`);
+        const known = EVENTS_BY_TOPIC0.get(raw.topics[0]!.toLowerCase())!;
+        const viem = decodeEventLog({ abi: [known.event], topics: raw.topics as [Hex, ...Hex[]], data: raw.data as Hex, strict: true }).args as Record<string, unknown>;
+        const ours = decodeLog(raw)!;
+        // A few named arguments that each family's rule reads, compared as viem decodes them.
+        if (ours.kind === 'orderFilled') {
+          expect(ours.maker).toBe((viem['maker'] as string).toLowerCase());
+          expect(ours.taker).toBe((viem['taker'] as string).toLowerCase());
+          expect(ours.orderHash).toBe(viem['orderHash']);
+          expect(ours.tokenId).toBe(viem['tokenId'] ?? (viem['makerAssetId'] === 0n ? viem['takerAssetId'] : viem['makerAssetId']));
+        } else if (ours.kind === 'split' || ours.kind === 'merge') {
+          expect(ours.stakeholder).toBe((viem['stakeholder'] as string).toLowerCase());
+          expect(ours.conditionId).toBe(viem['conditionId']);
+          expect(ours.usd).toBe(Number(viem['amount']) / 1e6);
+        } else if (ours.kind === 'converted') {
+          expect(ours.indexSet).toBe(viem['indexSet']);
+          expect(ours.marketId).toBe(viem['marketId']);
+        } else if (ours.kind === 'redemption') {
+          expect(ours.redeemer).toBe((viem['redeemer'] as string).toLowerCase());
+          expect(ours.usd).toBe(Number(viem['payout']) / 1e6);
+        }
+      }
+    }
+  });
+
+  it('bad words at the boundary are decode errors with the rule named: short topics, a bad hash, a bad quantity', () => {
+    const log = logFile('vike-trader/v2_orderfilled_standard_sell.json');
+    expect(() => decodeLog({ ...log, topics: [log.topics[0]!, '0x1234', ...log.topics.slice(2)] })).toThrow(/exchangeV2\.OrderFilled: topic 1/);
+    expect(() => decodeLog({ ...log, transactionHash: '0xnothex' })).toThrow(/exchangeV2\.OrderFilled: transactionHash/);
+    expect(() => decodeLog({ ...log, blockNumber: 'twelve' })).toThrow(/exchangeV2\.OrderFilled: blockNumber/);
   });
 });

@@ -10,7 +10,7 @@
  */
 import type { EventInputOf } from '../../contract/topics.ts';
 import type { DecodedLog } from './decode.ts';
-import { orderRegisteredPair } from './positions.ts';
+import { NEG_RISK_MAX_QUESTIONS, negRiskConditionIds, orderRegisteredPair } from './positions.ts';
 import type { TokenDirectory } from './tokens.ts';
 
 export interface ArchiveContracts {
@@ -19,13 +19,16 @@ export interface ArchiveContracts {
   /** Every contract of the protocol: never a trader. */
   all: ReadonlySet<string>;
   collaterals: readonly `0x${string}`[];
+  /** The NegRiskAdapter: the oracle of every neg-risk question's condition. */
+  negRiskAdapter: `0x${string}`;
   /** Legs before this block are of the V1 era. */
   v2StartBlock: number;
 }
 
 export type Outcome =
   | ({ kind: 'events' } & Events)
-  | { kind: 'pending'; tokenId: string }
+  /** Waits for a market to claim what it names (`token <id>`, or a neg-risk question). */
+  | { kind: 'pending'; waitingFor: string }
   | { kind: 'skipped'; reason: SkipReason };
 
 export type SkipReason =
@@ -35,7 +38,7 @@ export type SkipReason =
   | 'contract_stakeholder'
   | 'nested_or_non_binary'
   | 'non_binary_condition'
-  | 'conversion'
+  | 'empty_conversion'
   | 'unknown_collateral'
   | 'unsupported';
 
@@ -57,7 +60,7 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
       if (contracts.all.has(log.maker)) return { kind: 'skipped', reason: 'contract_trader' };
       const tokenId = log.tokenId.toString();
       const market = directory.lookup(tokenId);
-      if (!market) return { kind: 'pending', tokenId };
+      if (!market) return { kind: 'pending', waitingFor: `token ${tokenId}` };
       const ownOrderLeg = log.taker === log.address || contracts.exchanges.has(log.taker);
       const price = Math.min(1, log.price);
       const base = { tx_hash: log.txHash, log_index: log.logIndex, condition_id: market.conditionId, token_side: market.tokenSide, price, size_tokens: log.tokens, usd: log.usd, ts };
@@ -105,6 +108,8 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
     case 'resolution': {
       if (log.outcomeSlotCount !== 2 || log.payoutNumerators.length !== 2) return { kind: 'skipped', reason: 'non_binary_condition' };
       const [one, two] = log.payoutNumerators as [bigint, bigint];
+      // The contract carries numerators as safe integers (real ones are 0 and 1).
+      if (one > BigInt(Number.MAX_SAFE_INTEGER) || two > BigInt(Number.MAX_SAFE_INTEGER)) return { kind: 'skipped', reason: 'unsupported' };
       const winner = one > 0n && two === 0n ? 1 : one === 0n && two > 0n ? 2 : null;
       return {
         kind: 'events',
@@ -113,7 +118,7 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
       };
     }
     case 'converted':
-      return { kind: 'skipped', reason: 'conversion' };
+      return conversionLegs(log, ts, directory, contracts);
     case 'ordersMatched':
       return { kind: 'skipped', reason: 'orders_matched' };
     case 'unsupported':
@@ -125,15 +130,40 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
 }
 
 function leg(log: DecodedLog & { conditionId: string }, wallet: string, kind: 'SPLIT' | 'MERGE' | 'REDEEM', usd: number, ts: number, contracts: ArchiveContracts): EventInputOf<'positions'> {
-  return {
-    tx_hash: log.txHash,
-    log_index: log.logIndex,
-    wallet,
-    condition_id: log.conditionId,
-    kind,
-    tokens: usd,
-    usd,
-    era: log.blockNumber >= contracts.v2StartBlock ? 'v2' : 'v1',
-    ts,
-  };
+  return legOf(log, wallet, log.conditionId, kind, usd, usd, ts, contracts);
+}
+
+function legOf(log: DecodedLog, wallet: string, conditionId: string, kind: EventInputOf<'positions'>['kind'], tokens: number, usd: number, ts: number, contracts: ArchiveContracts): EventInputOf<'positions'> {
+  return { tx_hash: log.txHash, log_index: log.logIndex, wallet, condition_id: conditionId, kind, tokens, usd, era: log.blockNumber >= contracts.v2StartBlock ? 'v2' : 'v1', ts };
+}
+
+/**
+ * NegRiskAdapter `PositionsConverted(stakeholder, marketId, indexSet, amount)`: the stakeholder gave `amount`
+ * NO tokens (token 2) of each question whose bit is set in `indexSet` (k of them), and received `amount` YES
+ * tokens (token 1) of every other question of the market, plus (k − 1) × `amount` USDC. The legs:
+ * CONVERT_OUT per converted question (its NO tokens out, an equal share of the USDC in) and CONVERT_IN per
+ * other question (YES tokens in, nothing paid). The market's questions are those whose condition the token
+ * directory knows (question i's condition is keccak256(adapter, marketId with last byte i, 2)); a converted
+ * question no market claims yet makes the conversion wait like a fill of an unknown token. The adapter's
+ * conversion fee (the market's feeBips, not in the event) is taken as 0.
+ */
+function conversionLegs(log: Extract<DecodedLog, { kind: 'converted' }>, ts: number, directory: TokenDirectory, contracts: ArchiveContracts): Outcome {
+  if (contracts.all.has(log.stakeholder)) return { kind: 'skipped', reason: 'contract_stakeholder' };
+  const conditions = negRiskConditionIds(contracts.negRiskAdapter, log.marketId);
+  const converted: number[] = [];
+  for (let index = 0; index < NEG_RISK_MAX_QUESTIONS; index++) if ((log.indexSet >> BigInt(index)) & 1n) converted.push(index);
+  if (converted.length === 0 || log.indexSet >> BigInt(NEG_RISK_MAX_QUESTIONS) !== 0n || log.usd <= 0) return { kind: 'skipped', reason: 'empty_conversion' };
+  for (const index of converted) {
+    const conditionId = conditions[index]!;
+    if (!directory.knowsCondition(conditionId)) return { kind: 'pending', waitingFor: `neg-risk question ${index} of market ${log.marketId} (condition ${conditionId})` };
+  }
+  const usdEach = (log.usd * (converted.length - 1)) / converted.length;
+  const events = none();
+  for (let index = 0; index < NEG_RISK_MAX_QUESTIONS; index++) {
+    const conditionId = conditions[index]!;
+    const isConverted = ((log.indexSet >> BigInt(index)) & 1n) === 1n;
+    if (isConverted) events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_OUT', log.usd, usdEach, ts, contracts));
+    else if (directory.knowsCondition(conditionId)) events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_IN', log.usd, 0, ts, contracts));
+  }
+  return { kind: 'events', ...events };
 }

@@ -8,19 +8,23 @@ import type { Logger } from '../../../log.ts';
 import type { Store } from '../../../projections/store.ts';
 import type { LogProducer } from '../../bus/types.ts';
 import type { TopicNames } from '../../contract/topics.ts';
-import type { EventSink } from '../../publisher.ts';
+import type { EventPublisher } from '../../publisher.ts';
 import { Archive, type ArchiveDeadLetter, type ArchiveProgress, type ArchiveSink } from './archive.ts';
+import { encodeArchiveEvents } from './encode.ts';
 import { PolygonRpc } from './rpc.ts';
 
-export { Archive, readCheckpoint } from './archive.ts';
+export { Archive, ArchiveReorgError, readCheckpoint } from './archive.ts';
+export { encodeArchiveEvent } from './encode.ts';
 
 /** The pseudo-topic the archive's dead letters name as their origin (the node, not a Kafka topic). */
 export const ARCHIVE_DEAD_LETTER_ORIGIN = 'archive';
 
-export function archiveSink(options: { publisher: EventSink; producer: LogProducer; topics: TopicNames; store: Store; durable: () => Promise<void> }): ArchiveSink {
+export function archiveSink(options: { publisher: EventPublisher; producer: LogProducer; topics: TopicNames; store: Store; durable: () => Promise<void> }): ArchiveSink {
   const { publisher, producer, topics, store } = options;
   return {
-    publish: (topicId, events) => publisher.publish(topicId, events),
+    // The archive's events are built by its own code from logs checked once at the boundary (decode.ts):
+    // they are encoded as they are, without a second schema pass (ingest validates every message it reads).
+    publish: (topicId, events) => publisher.publishEncoded(topicId, encodeArchiveEvents(topicId, events)),
     durable: options.durable,
     async deadLetter(letters: readonly ArchiveDeadLetter[]) {
       await producer.send(

@@ -65,3 +65,31 @@ export function orderRegisteredPair(a: bigint, b: bigint, conditionId: Hex, coll
   }
   return null;
 }
+
+/**
+ * The NegRiskAdapter prepares each question of a neg-risk market as a binary CTF condition with itself as
+ * the oracle: question `index` of market `marketId` has question id = the market id with its last byte set
+ * to the index, and condition id = keccak256(adapter, questionId, 2) (CTF `getConditionId`). Checked
+ * against Gamma's questionID/conditionId pairs in the unit tests.
+ */
+export function negRiskConditionId(adapter: Hex, marketId: Hex, index: number): Hex {
+  const questionId = `${marketId.slice(0, 64)}${index.toString(16).padStart(2, '0')}` as Hex;
+  return keccak256(encodePacked(['address', 'bytes32', 'uint256'], [adapter, questionId, 2n]));
+}
+
+/** A neg-risk market has at most 256 questions (the index is the question id's last byte). */
+export const NEG_RISK_MAX_QUESTIONS = 256;
+
+const conditionsByMarket = new Map<string, readonly Hex[]>();
+
+/** The condition ids of questions 0..255 of a neg-risk market (computed once per market). */
+export function negRiskConditionIds(adapter: Hex, marketId: Hex): readonly Hex[] {
+  const key = `${adapter}:${marketId}`;
+  let ids = conditionsByMarket.get(key);
+  if (!ids) {
+    if (conditionsByMarket.size >= 10_000) conditionsByMarket.clear();
+    ids = Array.from({ length: NEG_RISK_MAX_QUESTIONS }, (_, index) => negRiskConditionId(adapter, marketId, index));
+    conditionsByMarket.set(key, ids);
+  }
+  return ids;
+}

@@ -56,6 +56,14 @@ function describe(error: unknown): string {
   return [error.message.split('\n')[0], details, status === undefined ? undefined : `HTTP ${status}`].filter(Boolean).join(' | ');
 }
 
+/** What the archive reads of a block header. Hashes in lower case. */
+export interface BlockHeader {
+  number: number;
+  hash: string;
+  parentHash: string;
+  timestamp: number;
+}
+
 export interface RpcStats {
   requests: number;
   failures: number;
@@ -147,10 +155,10 @@ export class PolygonRpc {
     return Number(BigInt(block.number));
   }
 
-  async blockHeader(number: number): Promise<{ number: number; hash: string; timestamp: number }> {
-    const block = await this.call<{ number: string; hash: string; timestamp: string } | null>('eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+  async blockHeader(number: number): Promise<BlockHeader> {
+    const block = await this.call<{ number: string; hash: string; parentHash?: string; timestamp: string } | null>('eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
     if (!block) throw new RpcUnavailableError(`the node has no block ${number}`);
-    return { number: Number(BigInt(block.number)), hash: block.hash, timestamp: Number(BigInt(block.timestamp)) };
+    return { number: Number(BigInt(block.number)), hash: block.hash.toLowerCase(), parentHash: (block.parentHash ?? '').toLowerCase(), timestamp: Number(BigInt(block.timestamp)) };
   }
 
   /** eth_getLogs over one range; RangeTooLargeError when the node refuses the range or it times out. */

@@ -14,6 +14,7 @@ export interface TokenMarket {
 
 export class TokenDirectory {
   private readonly byToken = new Map<string, TokenMarket>();
+  private readonly conditions = new Set<string>();
 
   get size(): number {
     return this.byToken.size;
@@ -21,6 +22,11 @@ export class TokenDirectory {
 
   lookup(tokenId: string): TokenMarket | undefined {
     return this.byToken.get(tokenId);
+  }
+
+  /** Whether some market's tokens are known for this condition. */
+  knowsCondition(conditionId: string): boolean {
+    return this.conditions.has(conditionId);
   }
 
   has(conditionId: string, token1: string, token2: string): boolean {
@@ -32,6 +38,7 @@ export class TokenDirectory {
   add(conditionId: string, token1: string, token2: string, negRisk: boolean): void {
     this.byToken.set(token1, { conditionId, tokenSide: 1, negRisk });
     this.byToken.set(token2, { conditionId, tokenSide: 2, negRisk });
+    this.conditions.add(conditionId);
   }
 
   /** Loads every market's tokens from the projection (idempotent: a reload only adds or confirms). */

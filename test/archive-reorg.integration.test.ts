@@ -1,0 +1,135 @@
+/**
+ * Reorgs deeper than ARCHIVE_CONFIRMATIONS: the local node replaces blocks the archive already published
+ * (new hashes from a block on, and different logs). The archive notices, at the next range's parent hash
+ * or at a restart's checkpoint hash, logs both hashes and the common ancestor it can find, counts it in
+ * trader_analytics_archive_reorgs_detected_total, publishes nothing of the new chain and stops (the role
+ * exits 3); its checkpoint stays on the chain it published. Without a reorg the same checks never fire.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../log.ts';
+import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
+import { ArchiveReorgError, readCheckpoint, runArchiveSource } from '../ingest/sources/archive/index.ts';
+import { archiveReorgs } from '../metrics/registry.ts';
+import type { Store } from '../projections/store.ts';
+import { EXIT_REORG, runArchive } from '../roles/archive.ts';
+import { openMigratedStore } from '../roles/runtime.ts';
+import { inProcessConfig } from './harness/api.ts';
+import { archiveEnvironment, serveWorld } from './harness/archive.ts';
+import { generateWorld } from './harness/chain-world.ts';
+import { LocalPolygonNode } from './harness/polygon-node.ts';
+
+async function reorgsCounted(): Promise<number> {
+  return (await archiveReorgs.get()).values[0]?.value ?? 0;
+}
+
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { log, lines };
+}
+
+describe('archive: reorgs below the checkpoint', () => {
+  const nodes: LocalPolygonNode[] = [];
+  const stores: Store[] = [];
+  afterAll(async () => {
+    for (const store of stores) await store.close();
+    for (const node of nodes) await node.stop();
+  });
+
+  async function startNode(seed: number) {
+    const world = generateWorld({ seed, markets: 4, wallets: 6, matches: 60 });
+    const node = new LocalPolygonNode();
+    await node.start();
+    nodes.push(node);
+    serveWorld(node, world);
+    return { world, node };
+  }
+
+  it('mid-backfill: published blocks replaced → detected at the next range, both hashes logged, nothing of the new chain published, stopped', async () => {
+    const { world, node } = await startNode(51);
+    const config = inProcessConfig('archive-reorg-run', archiveEnvironment(node, {
+      ARCHIVE_START_BLOCK: String(world.firstBlock),
+      ARCHIVE_END_BLOCK: String(world.lastBlock),
+      ARCHIVE_RANGE_INITIAL: '8',
+      ARCHIVE_RANGE_MAX: '8',
+    }));
+    const store = await openMigratedStore(config, createLogger('error'));
+    stores.push(store);
+    const published: Array<{ topicId: TopicId; ts: number }> = [];
+    const { log, lines } = capturingLogger();
+    const before = await reorgsCounted();
+    let reorgFrom: number | null = null;
+    const run = runArchiveSource({
+      config: config.archive!,
+      log,
+      store,
+      signal: new AbortController().signal,
+      sink: {
+        publish: async <T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]) => {
+          for (const event of events) published.push({ topicId, ts: (event as { ts?: number }).ts ?? 0 });
+        },
+        deadLetter: async () => {},
+        durable: async () => {},
+      },
+      onCheckpoint: (block) => {
+        if (reorgFrom !== null || block < world.firstBlock + 40) return;
+        // Five blocks the archive published are replaced (the first of them now empty), and all after them.
+        reorgFrom = block - 5;
+        node.reorg(reorgFrom, new Map([[reorgFrom, []]]));
+      },
+    });
+    const error = await run.then(
+      () => null,
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(ArchiveReorgError);
+    const reorg = error as ArchiveReorgError;
+    expect(reorgFrom).not.toBeNull();
+    // The block it found replaced is one it published, at or after the reorg's first block.
+    expect(reorg.block).toBeGreaterThanOrEqual(reorgFrom!);
+    expect(reorg.block).toBeLessThan(world.lastBlock);
+    expect(reorg.publishedHash).not.toBe(reorg.nodeHash);
+    expect(reorg.nodeHash).toBe(node.hashOf(reorg.block));
+    // The newest range end both chains share lies before the reorg.
+    expect(reorg.commonAncestor).not.toBeNull();
+    expect(reorg.commonAncestor!).toBeLessThan(reorgFrom!);
+    expect(reorg.commonAncestor!).toBeGreaterThanOrEqual(reorgFrom! - 16);
+    // Logged loudly with both hashes; counted.
+    const line = lines.find((candidate) => typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'));
+    expect(line).toMatchObject({ level: 50, block: reorg.block, publishedHash: reorg.publishedHash, nodeHash: reorg.nodeHash, commonAncestor: reorg.commonAncestor });
+    expect(await reorgsCounted()).toBe(before + 1);
+    // Nothing after the replaced block was published, and the checkpoint stays on the published chain.
+    expect(Math.max(...published.map((event) => event.ts))).toBeLessThanOrEqual(world.timestampOf(reorg.block));
+    const checkpoint = await readCheckpoint(store, config.archive!.source);
+    expect(checkpoint!.block).toBeLessThanOrEqual(reorg.block);
+    expect(checkpoint!.hash).not.toBe(node.hashOf(checkpoint!.block));
+  });
+
+  it('while the archive is away: a restart compares its checkpoint hash, exits 3, and keeps its checkpoint; without a reorg it exits 0', async () => {
+    const { world, node } = await startNode(52);
+    const config = inProcessConfig('archive-reorg-restart', archiveEnvironment(node, {
+      ARCHIVE_START_BLOCK: String(world.firstBlock),
+      ARCHIVE_END_BLOCK: String(world.lastBlock),
+      ARCHIVE_RANGE_INITIAL: '16',
+    }));
+    // A whole run on one chain: every range's parent checked, no false alarm.
+    expect(await runArchive(config, createLogger('error'))).toBe(0);
+    const store = await openMigratedStore(config, createLogger('error'));
+    stores.push(store);
+    const first = await readCheckpoint(store, config.archive!.source);
+    expect(first).toMatchObject({ block: world.lastBlock, hash: node.hashOf(world.lastBlock) });
+    expect(first!.recent.length).toBeGreaterThan(1);
+    // A restart on the same chain changes nothing.
+    expect(await runArchive(config, createLogger('error'))).toBe(0);
+
+    const before = await reorgsCounted();
+    node.reorg(world.lastBlock - 3);
+    const { log, lines } = capturingLogger();
+    expect(await runArchive(config, log)).toBe(EXIT_REORG);
+    expect(await reorgsCounted()).toBe(before + 1);
+    const line = lines.find((candidate) => typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'));
+    expect(line).toMatchObject({ block: world.lastBlock, publishedHash: first!.hash, nodeHash: node.hashOf(world.lastBlock) });
+    expect(line!.commonAncestor as number).toBeLessThan(world.lastBlock - 3);
+    expect(await readCheckpoint(store, config.archive!.source)).toEqual(first);
+  });
+});
