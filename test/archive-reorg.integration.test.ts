@@ -64,6 +64,7 @@ describe('archive: reorgs below the checkpoint', () => {
       log,
       store,
       signal: new AbortController().signal,
+      checkpointIntervalMs: 0,
       sink: {
         publish: async <T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]) => {
           for (const event of events) published.push({ topicId, ts: (event as { ts?: number }).ts ?? 0 });

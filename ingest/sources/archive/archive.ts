@@ -80,6 +80,8 @@ export interface ArchiveOptions {
   onCaughtUp?: (progress: ArchiveProgress) => void;
   /** Progress log interval. */
   progressIntervalMs?: number;
+  /** Checkpoints (each one waits until everything before it is durable) at most this often while backfilling. */
+  checkpointIntervalMs?: number;
   now?: () => number;
 }
 
@@ -88,6 +90,12 @@ const QUIET_RANGE_LOGS = 5_000;
 /** How often, at most, the token directory is reloaded from the store while fills wait for their market. */
 const DIRECTORY_RELOAD_MS = 2_000;
 const BLOCK_TIMESTAMP_CACHE = 10_000;
+/**
+ * A backfill checkpoints at most once a second (and always at the safe head, at the end and after a stop):
+ * each checkpoint waits for everything before it to be durable (in process: ingested) and writes a row, which
+ * every range would otherwise pay. A crash republishes at most that much, with the same ids.
+ */
+const CHECKPOINT_INTERVAL_MS = 1_000;
 /** Recent (block, hash) pairs kept in the checkpoint: how far back a reorg's common ancestor can be found. */
 export const RECENT_HASHES = 32;
 
@@ -190,6 +198,7 @@ export class Archive {
   private head = 0;
   private safeHead = 0;
   private headReadAt = Number.NEGATIVE_INFINITY;
+  private checkpointedAt = Number.NEGATIVE_INFINITY;
   private nextBlock = 0;
   /** The last block published (the end of the last range), whose hash the next range's parent must be. */
   private last: BlockRef | null = null;
@@ -304,7 +313,7 @@ export class Archive {
             this.options.onCaughtUp?.(this.progress);
           }
           // Waiting fills may find their market meanwhile; then the checkpoint can move on.
-          if (this.waiting.length > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint);
+          if (this.waiting.length > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
           await sleep(config.pollMs, signal);
           continue;
         }
@@ -347,14 +356,19 @@ export class Archive {
         this.nextBlock = fetched.to + 1;
         this.counters.blocks += fetched.to - fetched.from + 1;
         this.published({ block: fetched.to, hash: fetched.last.hash });
-        lastCheckpoint = await this.settle(fetched.to, lastCheckpoint);
+        lastCheckpoint = await this.settle(fetched.to, lastCheckpoint, fetched.to >= target);
         report();
       }
       if (!signal.aborted && this.waiting.length > 0) {
         // A bounded run ends: what still waits is dead-lettered with its reason, never dropped.
         await this.expireWaiting(true);
-        lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint);
       }
+    } catch (error) {
+      if (!(error instanceof AbortedError)) throw error;
+    }
+    // Whatever was processed is checkpointed before returning (ranges are processed whole or not at all).
+    try {
+      lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
     } catch (error) {
       if (!(error instanceof AbortedError)) throw error;
     }
@@ -505,7 +519,7 @@ export class Archive {
    * `tokens` events land), dead-letters what waited too long, makes everything durable, and checkpoints up
    * to the block before the oldest fill still waiting.
    */
-  private async settle(toBlock: number, lastCheckpoint: number | null): Promise<number | null> {
+  private async settle(toBlock: number, lastCheckpoint: number | null, force: boolean): Promise<number | null> {
     if (this.waiting.length > 0 && this.now() - this.lastDirectoryLoad >= DIRECTORY_RELOAD_MS) {
       await this.directory.load(this.options.store);
       this.lastDirectoryLoad = this.now();
@@ -515,6 +529,8 @@ export class Archive {
     }
     await this.expireWaiting(false);
     this.counters.pending = this.waiting.length;
+    if (!force && this.now() - this.checkpointedAt < (this.options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS)) return lastCheckpoint;
+    this.checkpointedAt = this.now();
     await this.options.sink.durable();
     const oldestWaiting = this.waiting.reduce((oldest, entry) => Math.min(oldest, entry.log.blockNumber), Number.POSITIVE_INFINITY);
     const checkpoint = Math.min(toBlock, oldestWaiting - 1);

@@ -103,11 +103,12 @@ export class LogDecodeError extends Error {
 }
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const QUANTITY = /^0x[0-9a-fA-F]{1,15}$/;
 
 /** A hex quantity of the node (block number, log index, timestamp) as a number; throws on anything else. */
 function quantity(value: string, what: string): number {
-  if (!QUANTITY.test(value)) throw new Error(`${what} is not a hex quantity: ${String(value).slice(0, 80)}`);
+  if (typeof value !== 'string' || !QUANTITY.test(value)) throw new Error(`${what} is not a hex quantity: ${String(value).slice(0, 80)}`);
   return Number(value);
 }
 
@@ -117,6 +118,7 @@ function quantity(value: string, what: string): number {
  */
 export function positionOf(log: RawLog): LogPosition {
   if (typeof log.transactionHash !== 'string' || !HASH.test(log.transactionHash)) throw new Error(`transactionHash is not 32 bytes of hex: ${String(log.transactionHash).slice(0, 80)}`);
+  if (typeof log.address !== 'string' || !ADDRESS.test(log.address)) throw new Error(`address is not 20 bytes of hex: ${String(log.address).slice(0, 80)}`);
   return {
     address: log.address.toLowerCase() as Hex,
     txHash: log.transactionHash.toLowerCase() as Hex,
@@ -133,7 +135,8 @@ const lower = (address: string) => address.toLowerCase() as Hex;
  * the bytes do not fit the event (the archive dead-letters it with this reason).
  */
 export function decodeLog(log: RawLog): DecodedLog | null {
-  const topic0 = log.topics[0]?.toLowerCase();
+  const first = Array.isArray(log.topics) ? log.topics[0] : undefined;
+  const topic0 = typeof first === 'string' ? first.toLowerCase() : undefined;
   const known = topic0 === undefined ? undefined : EVENTS_BY_TOPIC0.get(topic0);
   if (!known) return null;
   let position: LogPosition;
@@ -174,10 +177,10 @@ function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
   for (let index = 1; index < topics.length; index++) {
     const topic = topics[index]!;
     // Indexed dynamic types are hashed; none of ours are, so every topic is one 32-byte word.
-    if (!TOPIC.test(topic)) throw new Error(`topic ${index} is not a 32-byte word`);
+    if (typeof topic !== 'string' || !TOPIC.test(topic)) throw new Error(`topic ${index} is not a 32-byte word`);
     words += topic.slice(2);
   }
-  const data = log.data;
+  const data = log.data === '' ? '0x' : log.data;
   if (typeof data !== 'string' || !data.startsWith('0x')) throw new Error('data is not hex');
   const args: Record<string, unknown> = {};
   if (nonIndexed.length === 0) {

@@ -59,6 +59,8 @@ export interface ArchiveSourceOptions {
   signal: AbortSignal;
   onCaughtUp?: (progress: ArchiveProgress) => void;
   onCheckpoint?: (block: number, progress: ArchiveProgress) => void;
+  /** See ArchiveOptions.checkpointIntervalMs (tests checkpoint every range). */
+  checkpointIntervalMs?: number;
 }
 
 /** Runs the archive until the signal aborts (or ARCHIVE_END_BLOCK is reached); returns the last checkpoint. */
@@ -85,6 +87,7 @@ export async function runArchiveSource(options: ArchiveSourceOptions): Promise<n
     signal,
     ...(options.onCaughtUp ? { onCaughtUp: options.onCaughtUp } : {}),
     ...(options.onCheckpoint ? { onCheckpoint: options.onCheckpoint } : {}),
+    ...(options.checkpointIntervalMs === undefined ? {} : { checkpointIntervalMs: options.checkpointIntervalMs }),
   });
   return archive.run();
 }
