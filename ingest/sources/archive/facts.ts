@@ -58,27 +58,46 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
   switch (log.kind) {
     case 'orderFilled': {
       if (contracts.all.has(log.maker)) return { kind: 'skipped', reason: 'contract_trader' };
-      const tokenId = log.tokenId.toString();
-      const market = directory.lookup(tokenId);
-      if (!market) return { kind: 'pending', waitingFor: `token ${tokenId}` };
+      const market = directory.lookup(log.tokenId);
+      if (!market) return { kind: 'pending', waitingFor: `token ${log.tokenId.toString()}` };
       const ownOrderLeg = log.taker === log.address || contracts.exchanges.has(log.taker);
       const price = Math.min(1, log.price);
-      const base = { tx_hash: log.txHash, log_index: log.logIndex, condition_id: market.conditionId, token_side: market.tokenSide, price, size_tokens: log.tokens, usd: log.usd, ts };
-      const events = none();
-      events.fills.push({
-        ...base,
+      const fill: EventInputOf<'fillsArchive'> = {
+        tx_hash: log.txHash,
+        log_index: log.logIndex,
+        condition_id: market.conditionId,
+        token_side: market.tokenSide,
+        price,
+        size_tokens: log.tokens,
+        usd: log.usd,
+        ts,
         wallet: log.maker,
         side: log.side,
-        role: ownOrderLeg ? ('taker' as const) : ('maker' as const),
+        role: ownOrderLeg ? 'taker' : 'maker',
         era: log.era,
-        ...(log.feeUsd > 0 ? { fee_usd: log.feeUsd } : {}),
-      });
+      };
+      if (log.feeUsd > 0) fill.fee_usd = log.feeUsd;
       // One print per maker order matched (the taker's own leg repeats them as one average).
-      if (!ownOrderLeg) events.trades.push({ ...base, taker_side: log.side === 'BUY' ? ('SELL' as const) : ('BUY' as const), seq: log.blockNumber * SEQ_PER_BLOCK + log.logIndex });
-      return { kind: 'events', ...events };
+      const trades: EventInputOf<'trades'>[] = ownOrderLeg
+        ? []
+        : [
+            {
+              tx_hash: log.txHash,
+              log_index: log.logIndex,
+              condition_id: market.conditionId,
+              token_side: market.tokenSide,
+              price,
+              size_tokens: log.tokens,
+              usd: log.usd,
+              ts,
+              taker_side: log.side === 'BUY' ? 'SELL' : 'BUY',
+              seq: log.blockNumber * SEQ_PER_BLOCK + log.logIndex,
+            },
+          ];
+      return { kind: 'events', markets: [], fills: [fill], trades, legs: [] };
     }
     case 'tokenRegistered': {
-      const [a, b] = [log.token0.toString(), log.token1.toString()];
+      const [a, b] = [log.token0, log.token1];
       const negRisk = contracts.negRiskExchanges.has(log.address);
       // The registry emits each pair in both orders: the second one is already known.
       if (directory.has(log.conditionId, a, b) || directory.has(log.conditionId, b, a)) return { kind: 'skipped', reason: 'not_indexed' };

@@ -13,15 +13,16 @@ export interface TokenMarket {
 }
 
 export class TokenDirectory {
-  private readonly byToken = new Map<string, TokenMarket>();
+  /** Keyed by the token id as a number: a fill's id is looked up without printing it in decimal. */
+  private readonly byToken = new Map<bigint, TokenMarket>();
   private readonly conditions = new Set<string>();
 
   get size(): number {
     return this.byToken.size;
   }
 
-  lookup(tokenId: string): TokenMarket | undefined {
-    return this.byToken.get(tokenId);
+  lookup(tokenId: bigint | string): TokenMarket | undefined {
+    return this.byToken.get(typeof tokenId === 'bigint' ? tokenId : BigInt(tokenId));
   }
 
   /** Whether some market's tokens are known for this condition. */
@@ -29,15 +30,15 @@ export class TokenDirectory {
     return this.conditions.has(conditionId);
   }
 
-  has(conditionId: string, token1: string, token2: string): boolean {
-    const one = this.byToken.get(token1);
-    const two = this.byToken.get(token2);
+  has(conditionId: string, token1: bigint | string, token2: bigint | string): boolean {
+    const one = this.lookup(token1);
+    const two = this.lookup(token2);
     return one?.conditionId === conditionId && one.tokenSide === 1 && two?.conditionId === conditionId && two.tokenSide === 2;
   }
 
-  add(conditionId: string, token1: string, token2: string, negRisk: boolean): void {
-    this.byToken.set(token1, { conditionId, tokenSide: 1, negRisk });
-    this.byToken.set(token2, { conditionId, tokenSide: 2, negRisk });
+  add(conditionId: string, token1: bigint | string, token2: bigint | string, negRisk: boolean): void {
+    this.byToken.set(BigInt(token1), { conditionId, tokenSide: 1, negRisk });
+    this.byToken.set(BigInt(token2), { conditionId, tokenSide: 2, negRisk });
     this.conditions.add(conditionId);
   }
 
