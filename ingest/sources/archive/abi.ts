@@ -56,6 +56,17 @@ export interface KnownEvent {
   allStatic: boolean;
   /** Indexed inputs, then the others: the order of that tuple. */
   params: readonly AbiParameter[];
+  /** `params` without the trailing inputs no rule reads (V2's builder and metadata): viem decodes a prefix. */
+  read: readonly AbiParameter[];
+}
+
+/** Inputs the decoder's rules never read. */
+const UNREAD = new Set(['builder', 'metadata']);
+
+function withoutUnreadTail(params: readonly AbiParameter[]): readonly AbiParameter[] {
+  let end = params.length;
+  while (end > 0 && UNREAD.has(params[end - 1]!.name ?? '')) end--;
+  return params.slice(0, end);
 }
 
 const isStatic = (parameter: AbiParameter) => !/\[|^bytes$|^string$|^tuple/.test(parameter.type);
@@ -76,7 +87,7 @@ export const EVENTS_BY_TOPIC0: ReadonlyMap<string, KnownEvent> = new Map(
       const indexed = event.inputs.filter((input) => input.indexed);
       const nonIndexed = event.inputs.filter((input) => !input.indexed);
       const params = [...indexed, ...nonIndexed];
-      const known: KnownEvent = { family: family as AbiFamily, event, topic0, indexed, nonIndexed, rule: `${family}.${event.name}`, allStatic: params.every(isStatic), params };
+      const known: KnownEvent = { family: family as AbiFamily, event, topic0, indexed, nonIndexed, rule: `${family}.${event.name}`, allStatic: params.every(isStatic), params, read: withoutUnreadTail(params) };
       return [topic0, known] as const;
     }),
   ),

@@ -170,10 +170,10 @@ const TOPIC = /^0x[0-9a-fA-F]{64}$/;
  * one call. The others: the topics in one call, the data in another.
  */
 function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
-  const { indexed, nonIndexed, event, params } = known;
+  const { indexed, nonIndexed, event } = known;
   const topics = log.topics;
   if (topics.length !== indexed.length + 1) throw new Error(`expected ${indexed.length + 1} topics, got ${topics.length}`);
-  let words = '0x';
+  let words = '';
   for (let index = 1; index < topics.length; index++) {
     const topic = topics[index]!;
     // Indexed dynamic types are hashed; none of ours are, so every topic is one 32-byte word.
@@ -185,16 +185,23 @@ function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   if (nonIndexed.length === 0) {
     if (data !== '0x') throw new Error(`${event.name} carries no data, got ${data.length} characters`);
-    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, words as Hex));
+    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, bytesOf(words)));
   } else if (known.allStatic) {
     const expected = 2 + nonIndexed.length * 64;
     if (data.length < expected) throw new Error(`data of ${(data.length - 2) / 2} bytes, ${event.name} has ${nonIndexed.length} words`);
-    assign(args, params, decodeAbiParameters(params, (words + data.slice(2)) as Hex));
+    assign(args, known.read, decodeAbiParameters(known.read, bytesOf(words + data.slice(2))));
   } else {
-    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, words as Hex));
-    assign(args, nonIndexed, decodeAbiParameters(nonIndexed, data as Hex));
+    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, bytesOf(words)));
+    assign(args, nonIndexed, decodeAbiParameters(nonIndexed, bytesOf(data.slice(2))));
   }
   return args;
+}
+
+/** Hex digits (no 0x) as bytes, by Node's native decoder; viem decodes the bytes as it would the hex. */
+function bytesOf(hex: string): Uint8Array {
+  const bytes = Buffer.from(hex, 'hex');
+  if (bytes.length * 2 !== hex.length) throw new Error('data is not hex');
+  return bytes;
 }
 
 function assign(args: Record<string, unknown>, params: readonly AbiParameter[], values: readonly unknown[]): void {
