@@ -123,9 +123,7 @@ if (values['serve-node']) {
         log,
         signal: controller.signal,
       });
-      console.log('MARK start', String(started / 1000n));
       await archive.run();
-      console.log('MARK end', String(process.hrtime.bigint() / 1000n));
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       endToEnd.push(served.length / seconds);
       published = publisher.count;

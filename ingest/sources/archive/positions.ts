@@ -43,7 +43,11 @@ export function collectionId(conditionId: Hex, indexSet: bigint): bigint {
 
 /** The ERC-1155 id of the position `indexSet` (1 = outcome 0, 2 = outcome 1) of a condition. */
 export function positionId(collateral: Hex, conditionId: Hex, indexSet: bigint): bigint {
-  return hexToBigInt(keccak256(encodePacked(['address', 'bytes32'], [collateral, toHex(collectionId(conditionId, indexSet), { size: 32 })])));
+  return positionIdOf(collateral, collectionId(conditionId, indexSet));
+}
+
+function positionIdOf(collateral: Hex, collection: bigint): bigint {
+  return hexToBigInt(keccak256(encodePacked(['address', 'bytes32'], [collateral, toHex(collection, { size: 32 })])));
 }
 
 export interface OrderedTokens {
@@ -58,8 +62,10 @@ export interface OrderedTokens {
  * gives either id (a collateral we do not know).
  */
 export function orderRegisteredPair(a: bigint, b: bigint, conditionId: Hex, collaterals: readonly Hex[]): OrderedTokens | null {
+  // The collection id (a square root on the curve) does not depend on the collateral: computed once.
+  const collection = collectionId(conditionId, 1n);
   for (const collateral of collaterals) {
-    const outcome0 = positionId(collateral, conditionId, 1n);
+    const outcome0 = positionIdOf(collateral, collection);
     if (outcome0 === a) return { token1: a, token2: b, collateral };
     if (outcome0 === b) return { token1: b, token2: a, collateral };
   }
