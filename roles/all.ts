@@ -196,7 +196,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   if (config.archive) {
     // With POLYGON_RPC_URL the chain is the source: the archive runs instead of the simulator.
     const { archiveSink, runArchiveSource } = await import('../ingest/sources/archive/index.ts');
-    const durable = eventLog instanceof MemoryLog ? () => eventLog.drained(config.kafka.groupId, topics.all()) : async () => {};
+    const durable = eventLog instanceof MemoryLog ? () => eventLog.committedThroughNow(config.kafka.groupId, topics.all()) : async () => {};
     archiveReadiness = { ready: false, detail: { phase: 'archive backfill' } };
     await runArchiveSource({
       config: config.archive,

@@ -29,7 +29,7 @@ export async function runArchive(config: Config, log: Logger): Promise<number> {
   const worker = eventLog instanceof MemoryLog ? await startIngestWorker({ config, eventLog, store, log, groupId }) : null;
   const producer = await eventLog.producer();
   const publisher = new EventPublisher(producer, topics);
-  const durable = eventLog instanceof MemoryLog ? () => eventLog.drained(groupId, topics.all()) : async () => {};
+  const durable = eventLog instanceof MemoryLog ? () => eventLog.committedThroughNow(groupId, topics.all()) : async () => {};
   try {
     await runArchiveSource({ config: config.archive, log: log.child({ name: 'archive' }), store, sink: archiveSink({ publisher, producer, topics, store, durable }), signal });
     await durable();

@@ -199,6 +199,8 @@ export class Archive {
   private safeHead = 0;
   private headReadAt = Number.NEGATIVE_INFINITY;
   private checkpointedAt = Number.NEGATIVE_INFINITY;
+  /** The checkpoint being written (durability awaited, then the row). */
+  private checkpointing: Promise<void> = Promise.resolve();
   private nextBlock = 0;
   /** The last block published (the end of the last range), whose hash the next range's parent must be. */
   private last: BlockRef | null = null;
@@ -364,7 +366,11 @@ export class Archive {
         await this.expireWaiting(true);
       }
     } catch (error) {
-      if (!(error instanceof AbortedError)) throw error;
+      if (!(error instanceof AbortedError)) {
+        // A checkpoint in flight lands (or fails) before the archive stops with the error.
+        await this.checkpointing.catch(() => {});
+        throw error;
+      }
     }
     // Whatever was processed is checkpointed before returning (ranges are processed whole or not at all).
     try {
@@ -531,13 +537,22 @@ export class Archive {
     this.counters.pending = this.waiting.length;
     if (!force && this.now() - this.checkpointedAt < (this.options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS)) return lastCheckpoint;
     this.checkpointedAt = this.now();
-    await this.options.sink.durable();
+    // One checkpoint at a time; a failed one fails the archive here.
+    await this.checkpointing;
     const oldestWaiting = this.waiting.reduce((oldest, entry) => Math.min(oldest, entry.log.blockNumber), Number.POSITIVE_INFINITY);
     const checkpoint = Math.min(toBlock, oldestWaiting - 1);
     if (lastCheckpoint !== null && checkpoint <= lastCheckpoint) return lastCheckpoint;
     const hash = await this.hashOf(checkpoint);
-    await writeCheckpoint(this.options.store, this.options.config.source, { block: checkpoint, hash, recent: this.recent.filter((ref) => ref.block <= checkpoint) });
-    this.options.onCheckpoint?.(checkpoint, this.progress);
+    const recent = this.recent.filter((ref) => ref.block <= checkpoint);
+    // Everything published so far, the checkpoint's range included, must be durable first; the archive reads
+    // and publishes on meanwhile (a backfill does not stall on the log's acknowledgements and the row's write).
+    const durable = this.options.sink.durable();
+    const write = durable
+      .then(() => writeCheckpoint(this.options.store, this.options.config.source, { block: checkpoint, hash, recent }))
+      .then(() => this.options.onCheckpoint?.(checkpoint, this.progress));
+    this.checkpointing = write;
+    write.catch(() => {});
+    if (force) await write;
     return checkpoint;
   }
 
