@@ -27,6 +27,7 @@ import { hostnameOf, type Config } from '../config.ts';
 import { OAuthVerifier } from './oauth.ts';
 import { mcpAuthentication, protectedResourceMetadataUrl } from './auth.ts';
 import { registerPrompts } from './prompts.ts';
+import { registerChartResources } from './resources/index.ts';
 import type { McpSession, Tool } from './tool.ts';
 import { buildTools } from './tools/index.ts';
 
@@ -187,5 +188,6 @@ export function createMcpServer(session: McpSession, tools: readonly Tool[], ins
   const server = new McpServer(MCP_SERVER_INFO, { instructions });
   for (const tool of tools) tool.register(server, session);
   registerPrompts(server, session.context.config);
+  registerChartResources(server, session.context.config);
   return server;
 }

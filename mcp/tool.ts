@@ -37,6 +37,8 @@ export interface ToolDefinition<Input extends z.ZodObject, Output extends z.ZodO
   traderScoped: boolean;
   /** Takes a slot of the admission lane while it runs (none of today's tools do). */
   heavy?: boolean;
+  /** The tool's `_meta` in tools/list (the MCP App that draws its result: mcp/resources). */
+  meta?: Record<string, unknown>;
   /** The REST route's operation. */
   run(context: RouteContext, call: Call, args: z.output<Input>): Promise<z.output<Output>> | z.output<Output>;
 }
@@ -106,6 +108,7 @@ export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject
           // Reads only, of this service's own archive; the same arguments give the same answer (a call
           // spends one request of the budget, which is metering, not an effect on the data).
           annotations: { title: definition.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+          ...(definition.meta ? { _meta: definition.meta } : {}),
         },
         (args, context) => runTool(definition, session, args as z.output<Input>, context.mcpReq.signal),
       );

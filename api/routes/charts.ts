@@ -6,14 +6,14 @@
  */
 import { z } from 'zod';
 import { readChartSlabs } from '../../projections/prices.ts';
-import { CHART_THEMES, chartTemplate, fillChartTemplate } from '../../mcp/charts/templates.ts';
+import { CHART_CSP, CHART_THEMES, chartTemplate, fillChartTemplate } from '../../mcp/charts/templates.ts';
 import { callOf, type ApiApp, type RouteContext } from '../context.ts';
 import { applyMarketCaching } from '../http.ts';
 import { marketParamsSchema } from '../operations/markets.ts';
 import { getMarketChart, sampledChartQuerySchema } from '../operations/prices.ts';
 
 /** The filled page allows inline scripts and styles only: nothing can be fetched from anywhere. */
-export const CHART_PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+export const CHART_PAGE_CSP = CHART_CSP;
 
 export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;

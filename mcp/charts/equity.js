@@ -8,7 +8,7 @@
   var running = -Infinity;
   var drawdown = series.map(function (p) { running = Math.max(running, p[1]); return [p[0], p[1] - running]; });
   var first = series.length ? series[0][0] : 0, last = series.length ? series[series.length - 1][0] : 1;
-  var state = { theme: root.getAttribute('data-theme') || 'night', mode: root.getAttribute('data-mode') || 'pnl', from: first, to: Math.max(last, first + 1) };
+  var state = { theme: root.getAttribute('data-theme') || 'night', zone: chartTimeZone(root, data), mode: root.getAttribute('data-mode') || 'pnl', from: first, to: Math.max(last, first + 1) };
 
   function render() {
     var theme = THEMES[state.theme] || THEMES.night;
@@ -38,6 +38,7 @@
     root.setAttribute('data-mode', state.mode);
     root.setAttribute('data-from', from);
     root.setAttribute('data-to', to);
+    root.setAttribute('data-axis-zone', state.zone);
     root.setAttribute('data-ymin', ymin);
     root.setAttribute('data-ymax', ymax);
     root.setAttribute('data-plot', [M.l, M.t, pw, ph].join(','));
@@ -59,11 +60,14 @@
       el('line', { x1: M.l, x2: M.l + pw, y1: Y(v), y2: Y(v), stroke: theme.grid }, grid);
       text(grid, M.l + pw + 8, Y(v) + 4, usdLabel(v), { fill: theme.text, 'font-size': 11, 'font-family': 'ui-monospace, Menlo, monospace' });
     });
-    var tt = timeTicks(from, to, Math.max(2, Math.floor(pw / 110)));
+    var tt = timeTicks(from, to, Math.max(2, Math.floor(pw / 110)), state.zone);
     tt.ticks.forEach(function (t) {
       el('line', { x1: X(t), x2: X(t), y1: M.t, y2: M.t + ph, stroke: theme.grid }, grid);
-      text(grid, X(t), M.t + ph + 18, timeLabel(t, tt.step), { fill: theme.text, 'font-size': 11, 'text-anchor': 'middle', 'font-family': 'ui-monospace, Menlo, monospace' });
+      var label = timeLabel(t, tt.step, state.zone);
+      // The axis end belongs to the zone's name.
+      if (X(t) + label.length * 3.4 <= M.l + pw + 4) text(grid, X(t), M.t + ph + 18, label, { class: 'tick', fill: theme.text, 'font-size': 11, 'text-anchor': 'middle', 'font-family': 'ui-monospace, Menlo, monospace' });
     });
+    text(grid, M.l + pw + 8, M.t + ph + 18, zoneLabel(from, to, state.zone), { class: 'zone', 'data-time-zone': state.zone, fill: theme.text, 'font-size': 11, 'font-family': 'ui-monospace, Menlo, monospace' });
     if (ymin < 0 && ymax > 0) el('line', { class: 'zero', x1: M.l, x2: M.l + pw, y1: Y(0), y2: Y(0), stroke: theme.axis, 'stroke-width': 1.2 }, grid);
 
     var plot = el('g', { class: 'plot', 'clip-path': 'url(#plot-clip)' }, layer);
@@ -92,6 +96,11 @@
   window.__setDom = window.__setRange;
   window.__setMode = function (mode) { if (mode === 'pnl' || mode === 'drawdown') { state.mode = mode; render(); } };
   window.__setTheme = function (theme) { if (THEMES[theme]) { state.theme = theme; render(); } };
+  window.__setTimeZone = function (zone) {
+    if (zone) { if (!knownZone(zone)) return; root.setAttribute('data-time-zone', zone); } else root.removeAttribute('data-time-zone');
+    state.zone = chartTimeZone(root, data);
+    render();
+  };
   if (!root.getAttribute('data-size')) {
     window.addEventListener('resize', render);
     window.addEventListener('keydown', function (event) { if (event.key === 'd') window.__setMode(state.mode === 'pnl' ? 'drawdown' : 'pnl'); });

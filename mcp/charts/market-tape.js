@@ -16,7 +16,7 @@
   body.forEach(function (p) { xs.push(p[0]); mids.push((p[2] + p[3]) / 2); los.push(p[2]); his.push(p[3]); });
   if (pin) { xs.push(pin[0]); mids.push(null); los.push(null); his.push(null); }
   var first = xs.length ? xs[0] : 0, last = xs.length ? xs[xs.length - 1] : 1;
-  var state = { theme: host.getAttribute('data-theme') || 'night', from: first, to: Math.max(last, first + 1) };
+  var state = { theme: host.getAttribute('data-theme') || 'night', zone: chartTimeZone(host, data), from: first, to: Math.max(last, first + 1) };
   var plot = null;
 
   function frame(from, to) {
@@ -98,14 +98,14 @@
     var opts = {
       width: Math.max(320, host.clientWidth), height: Math.max(220, host.clientHeight),
       pxAlign: 0,
-      // Times in UTC, like the other charts (not the viewer's zone).
-      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
+      // Times in the chart's zone (common.js: the title's zone by default, else UTC), never the viewer's.
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), state.zone === 'UTC' ? 'Etc/UTC' : state.zone); },
       cursor: { drag: { x: true, y: false, setScale: true }, points: { show: false } },
       legend: { show: false },
       scales: { x: { time: true, min: state.from, max: state.to }, y: { range: function (u) { var x = u.scales.x; var r = frame(x.min != null ? x.min : state.from, x.max != null ? x.max : state.to); return [r.min, r.max]; } } },
-      axes: [Object.assign({}, axis), Object.assign({ side: 1, size: 56, values: function (u, vals) { return vals.map(function (v) { return v.toFixed(2); }); } }, axis)],
+      axes: [Object.assign({ label: zoneLabel(state.from, state.to, state.zone), labelSize: 16, labelFont: '11px ui-monospace, Menlo, monospace' }, axis), Object.assign({ side: 1, size: 56, values: function (u, vals) { return vals.map(function (v) { return v.toFixed(2); }); } }, axis)],
       series: [
-        { value: function (u, v) { return v == null ? '' : dateTimeLabel(v); } },
+        { value: function (u, v) { return v == null ? '' : dateTimeLabel(v, state.zone); } },
         { label: 'lo', stroke: 'transparent', width: 0, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false }, spanGaps: false },
         { label: 'hi', stroke: 'transparent', width: 0, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false }, spanGaps: false },
         { label: 'price', stroke: COLORS.line, width: 2, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false }, spanGaps: false }
@@ -117,6 +117,7 @@
       }
     };
     plot = new uPlot(opts, [xs, los, his, mids], host);
+    host.setAttribute('data-axis-zone', state.zone);
     window.__chart = {
       x: function (ts) { return plot.valToPos(ts, 'x') + plot.over.offsetLeft; },
       y: function (p) { return plot.valToPos(p, 'y') + plot.over.offsetTop; },
@@ -127,6 +128,12 @@
   window.__setDom = window.__setRange;
   window.__setMode = function () { /* one mode: price */ };
   window.__setTheme = function (theme) { if (THEMES[theme]) { state.theme = theme; window.__ready = false; build(); } };
+  window.__setTimeZone = function (zone) {
+    if (zone) { if (!knownZone(zone)) return; host.setAttribute('data-time-zone', zone); } else host.removeAttribute('data-time-zone');
+    state.zone = chartTimeZone(host, data);
+    window.__ready = false;
+    build();
+  };
   window.addEventListener('resize', function () { if (plot) plot.setSize({ width: Math.max(320, host.clientWidth), height: Math.max(220, host.clientHeight) }); });
   host.addEventListener('dblclick', function () { window.__setRange(first, Math.max(last, first + 1)); });
   build();

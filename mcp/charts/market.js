@@ -22,7 +22,7 @@
     }
   }
   var MAX_VIEW_BUCKETS = 900;
-  var state = { theme: root.getAttribute('data-theme') || 'night', from: series.from_ts, to: Math.max(series.to_ts, series.from_ts + 1), slab: slabs[0] };
+  var state = { theme: root.getAttribute('data-theme') || 'night', zone: chartTimeZone(root, data), from: series.from_ts, to: Math.max(series.to_ts, series.from_ts + 1), slab: slabs[0] };
 
   function buckets(from, to, f) { return Math.floor(to / f) - Math.floor(from / f) + 1; }
   /* The finest slab covering [from, to] whose buckets there fit the budget; else the coarsest covering one. */
@@ -62,6 +62,7 @@
     root.setAttribute('data-theme', state.theme);
     root.setAttribute('data-from', from);
     root.setAttribute('data-to', to);
+    root.setAttribute('data-axis-zone', state.zone);
     root.setAttribute('data-fidelity', fid);
     root.setAttribute('data-ymin', ymin);
     root.setAttribute('data-ymax', ymax);
@@ -96,11 +97,14 @@
       el('line', { x1: M.l, x2: M.l + pw, y1: Y(v), y2: Y(v), stroke: theme.grid, 'stroke-width': 1 }, grid);
       text(grid, M.l + pw + 8, Y(v) + 4, fmt(v, ymax - ymin < 0.05 ? 3 : 2), { fill: theme.text, 'font-size': 11, 'font-family': 'ui-monospace, Menlo, monospace' });
     });
-    var tt = timeTicks(from, to, Math.max(2, Math.floor(pw / 110)));
+    var tt = timeTicks(from, to, Math.max(2, Math.floor(pw / 110)), state.zone);
     tt.ticks.forEach(function (t) {
       el('line', { x1: X(t), x2: X(t), y1: M.t, y2: M.t + ph, stroke: theme.grid, 'stroke-width': 1 }, grid);
-      text(grid, X(t), M.t + ph + 18, timeLabel(t, tt.step), { fill: theme.text, 'font-size': 11, 'text-anchor': 'middle', 'font-family': 'ui-monospace, Menlo, monospace' });
+      var label = timeLabel(t, tt.step, state.zone);
+      // The axis end belongs to the zone's name.
+      if (X(t) + label.length * 3.4 <= M.l + pw + 4) text(grid, X(t), M.t + ph + 18, label, { class: 'tick', fill: theme.text, 'font-size': 11, 'text-anchor': 'middle', 'font-family': 'ui-monospace, Menlo, monospace' });
     });
+    text(grid, M.l + pw + 8, M.t + ph + 18, zoneLabel(from, to, state.zone), { class: 'zone', 'data-time-zone': state.zone, fill: theme.text, 'font-size': 11, 'font-family': 'ui-monospace, Menlo, monospace' });
     el('line', { x1: M.l, x2: M.l + pw, y1: M.t + ph + 0.5, y2: M.t + ph + 0.5, stroke: theme.axis }, grid);
 
     var plot = el('g', { class: 'plot', 'clip-path': 'url(#plot-clip)' }, layer);
@@ -187,6 +191,11 @@
   };
   window.__setMode = function () { /* one mode: price */ };
   window.__setTheme = function (theme) { if (THEMES[theme]) { state.theme = theme; render(); } };
+  window.__setTimeZone = function (zone) {
+    if (zone) { if (!knownZone(zone)) return; root.setAttribute('data-time-zone', zone); } else root.removeAttribute('data-time-zone');
+    state.zone = chartTimeZone(root, data);
+    render();
+  };
 
   // People: wheel zooms around the pointer (through the slabs), drag pans, double-click resets; hover reads a bucket.
   if (!root.getAttribute('data-size')) {
@@ -200,7 +209,7 @@
       state.slab.points.forEach(function (p) { if (p[0] <= at && at < p[0] + fid) best = p; });
       var theme = THEMES[state.theme], g = el('g', { id: 'hover', 'pointer-events': 'none' }, layer);
       el('line', { x1: px, x2: px, y1: c.plot.t, y2: c.plot.t + c.plot.h, stroke: theme.text, 'stroke-opacity': 0.5, 'stroke-dasharray': '2 3' }, g);
-      var label = dateTimeLabel(Math.floor(at)) + (best ? '   mid ' + fmt((best[2] + best[3]) / 2, 3) + '   last ' + fmt(best[1], 3) + '   band ' + fmt(best[2], 3) + '–' + fmt(best[3], 3) : '   no trade (gap)');
+      var label = dateTimeLabel(Math.floor(at), state.zone) + (best ? '   mid ' + fmt((best[2] + best[3]) / 2, 3) + '   last ' + fmt(best[1], 3) + '   band ' + fmt(best[2], 3) + '–' + fmt(best[3], 3) : '   no trade (gap)');
       var near = fills.filter(function (f) { return Math.abs(c.x(f.ts) - px) < 6; });
       if (near.length) label += '   ' + near.length + ' fill' + (near.length > 1 ? 's' : '') + ': ' + near.map(function (f) { return f.side + ' ' + tokenName(f, market) + ' @' + fmt(f.price, 3) + ' ' + usdLabel(f.usd); }).slice(0, 3).join(', ');
       var t = text(g, c.plot.l + 6, c.plot.t + 14, label, { fill: theme.title, 'font-size': 11.5, 'font-family': 'ui-monospace, Menlo, monospace', stroke: theme.surface, 'stroke-width': 4, 'paint-order': 'stroke' });

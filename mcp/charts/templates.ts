@@ -21,6 +21,13 @@ export const CHART_FORMATS_OF: Record<ChartKind, readonly ChartFormat[]> = { mar
 /** The placeholder a template holds exactly once. */
 export const CHART_PLACEHOLDER = '__DATA__';
 
+/** The no-request rule of the self-contained charts: inline script and style only, nothing fetched from anywhere. */
+export const CHART_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+/** The kinds offered as MCP Apps (each drawn from one data tool's result): the self-contained ones. */
+export const CHART_APP_KINDS = ['market', 'equity'] as const;
+export type ChartAppKind = (typeof CHART_APP_KINDS)[number];
+
 const FOLDER = fileURLToPath(new URL('.', import.meta.url));
 const sources = new Map<string, string>();
 const assembled = new Map<string, string>();
@@ -44,6 +51,39 @@ export function chartTemplate(kind: ChartKind, format: ChartFormat, theme: Chart
       .replaceAll('%%THEME%%', theme)
       .replaceAll('%%SCRIPT_HOST%%', () => scriptHost.replace(/[<>"&]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`));
     if (content.split(CHART_PLACEHOLDER).length !== 2 || content.includes('%%')) throw new Error(`chart template ${kind}.${format}: expected exactly one ${CHART_PLACEHOLDER} and no other placeholder`);
+    assembled.set(key, content);
+  }
+  return content;
+}
+
+/**
+ * The MCP App document of a kind (MCP Apps extension, `text/html;profile=mcp-app`): the kind's html
+ * template with its chart script unchanged but deferred (wrapped as `window.__drawChart`), `__DATA__`
+ * left `null`, the CSP of the no-request rule as a meta tag, and `app.js`, which speaks the host protocol
+ * and fills `#chart-data` with the tool result's structuredContent before drawing. The theme follows the
+ * host's (night until it says light).
+ */
+export function chartApp(kind: ChartAppKind): string {
+  const key = `app.${kind}`;
+  let content = assembled.get(key);
+  if (content === undefined) {
+    const shell = source(`${kind}.html`);
+    const block = /<script>\n%%COMMON%%\n([\s\S]*?)<\/script>/.exec(shell);
+    if (!block) throw new Error(`chart template ${kind}.html: no inline script block holding %%COMMON%%`);
+    const script = [
+      source('common.js'),
+      'window.__drawChart = function () {',
+      block[1]!.replace('%%CHART%%', () => source(`${kind}.js`)),
+      '};',
+      `var APP_KIND = ${JSON.stringify(kind)};`,
+      source('app.js'),
+    ].join('\n');
+    content = shell
+      .replace(block[0], () => `<script>\n${script}\n</script>`)
+      .replace('<meta charset="utf-8">', () => `<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="${CHART_CSP}">`)
+      .replaceAll('%%THEME%%', 'night')
+      .replace(CHART_PLACEHOLDER, 'null');
+    if (content.includes(CHART_PLACEHOLDER) || content.includes('%%') || !content.includes('http-equiv="Content-Security-Policy"')) throw new Error(`chart app ${kind}: assembly left a placeholder or lost the CSP`);
     assembled.set(key, content);
   }
   return content;

@@ -30,7 +30,7 @@ export function chartTools(_config: Config): Tool[] {
       description: describe(
         'Returns {kind, format, theme, content}: an HTML (or SVG) chart document whose one placeholder __DATA__ (inside a <script type="application/json"> block) you replace with the JSON of a data answer, then save as a .html/.svg file for a person to open.',
         'kind market: fill with the get_market_events answer as is (optionally plus slabs [{fidelity, from_ts, to_ts, points}] of finer rungs for zooming); self-contained, no network. kind equity: fill with the get_pnl_series answer (pnl and drawdown views). kind market-tape: fill with the REST full tape {market, trader, tape} (add fills from get_market_events to see the markers); html only, it loads its charting library from a script host.',
-        'Escape <, > and & in the JSON as \\u003c, \\u003e, \\u0026 before inserting it. The chart follows the data conventions: line at (lo + hi) / 2, band lo..hi, gaps left open, fills as markers colored by token and sized by usd, the dashed way to the winner level. The template does not change between calls: fetch it once per kind, format and theme.',
+        'Escape <, > and & in the JSON as \\u003c, \\u003e, \\u0026 before inserting it. The chart follows the data conventions: line at (lo + hi) / 2, band lo..hi, gaps left open, fills as markers colored by token and sized by usd, the dashed way to the winner level. The template does not change between calls: fetch it once per kind, format and theme; the same documents are also free MCP resources (resources/read chart-template://<kind>/<theme>.<format>, e.g. chart-template://market/night.html).',
         COST,
       ),
       input: chartTemplateInputSchema,

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../../api/operations/equity.ts';
 import type { Config } from '../../config.ts';
+import { chartAppToolMeta } from '../resources/index.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe, traderArgument, walletCapNote } from './arguments.ts';
 
@@ -18,6 +19,7 @@ export function equityTools(config: Config): Tool[] {
       input: z.object({ trader: traderArgument, window: pnlSeriesQuerySchema.shape.window.meta({ description: 'One of 24h, 7d, 30d, ytd, 1y, all (default all).' }) }),
       output: pnlSeriesSchema,
       traderScoped: true,
+      meta: chartAppToolMeta('equity'),
       run: (context, call, { window }) => getPnlSeries(context, call, { window }),
     }),
   ];

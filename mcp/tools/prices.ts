@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { getMarketChart, sampledChartQuerySchema, sampledChartSchema } from '../../api/operations/prices.ts';
 import type { Config } from '../../config.ts';
+import { chartAppToolMeta } from '../resources/index.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe, marketArgument, marketDepthNote, traderArgument, walletCapNote } from './arguments.ts';
 
@@ -25,6 +26,7 @@ export function priceTools(config: Config): Tool[] {
       input: z.object({ trader: traderArgument, market: marketArgument, ...sampledChartQuerySchema(config).shape }),
       output: sampledChartSchema,
       traderScoped: true,
+      meta: chartAppToolMeta('market'),
       run: (context, call, { trader: _trader, market, ...query }) => getMarketChart(context, call, { condition_id: market, ...query }),
     }),
   ];
