@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
@@ -148,8 +148,11 @@ async function shot(page: Page, name: string): Promise<Image> {
   return decodePng(png);
 }
 
-const attrs = (page: Page) =>
-  page.evaluate(() => {
+/** Where a chart runs: a page, or the frame of an MCP App inside a host page. */
+const frameOf = (on: Page | Frame): Frame => ('mainFrame' in on ? on.mainFrame() : on);
+
+const attrs = (on: Page | Frame) =>
+  frameOf(on).evaluate(() => {
     const root = document.getElementById('chart')!;
     const out: Record<string, string> = {};
     for (const attr of Array.from(root.attributes)) out[attr.name] = attr.value;
@@ -169,8 +172,8 @@ function expectedYRange(points: number[][], winnerLevel: number | null): [number
 }
 
 /** What the market chart draws, read back from the DOM. */
-const drawn = (page: Page) =>
-  page.evaluate(() => {
+const drawn = (on: Page | Frame) =>
+  frameOf(on).evaluate(() => {
     const root = document.getElementById('chart')!;
     const box = (node: Element) => {
       const rect = node.getBoundingClientRect();
@@ -206,7 +209,7 @@ function axes(a: Record<string, string>) {
 }
 
 /** Geometry of a market chart against its data: markers, count labels, gaps, y-range. */
-async function checkMarketGeometry(page: Page, chart: Json, slabs: Json[] | undefined) {
+async function checkMarketGeometry(page: Page | Frame, chart: Json, slabs: Json[] | undefined) {
   const a = await attrs(page);
   const ax = axes(a);
   const d = await drawn(page);
@@ -368,6 +371,8 @@ describe('market-tape (uPlot from the script host)', () => {
       expect(requests.some((request) => request.startsWith(scriptHost))).toBe(true);
       const a = await attrs(page);
       expect(a['data-theme']).toBe(theme);
+      // The title names ET: the time axis speaks it too.
+      expect(a['data-axis-zone']).toBe('America/New_York');
       const markers = (await page.evaluate(() => (window as any).__markers)) as { ts: number; price: number; x: number; y: number }[]; // eslint-disable-line @typescript-eslint/no-explicit-any
       expect(markers).toHaveLength(data.resolvedChart.fills.length);
       // Markers at (ts, price) on uPlot's scales: the plot box and the scale ranges, read back from the plot.
@@ -540,5 +545,425 @@ describe('fast', () => {
     expect(perZoom).toBeLessThan(100);
     expect(Number((await attrs(page))['data-fidelity'])).toBe(1);
     await page.close();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// MCP: the chart templates as free resources, the two charts as MCP Apps, and one time zone per chart.
+
+const APP_URIS = { market: 'ui://trader-analytics/market-chart.html', equity: 'ui://trader-analytics/equity-chart.html' } as const;
+const APP_MIME = 'text/html;profile=mcp-app';
+const TEMPLATE_RESOURCES = [
+  ['market', 'html', 'text/html'],
+  ['market', 'svg', 'image/svg+xml'],
+  ['market-tape', 'html', 'text/html'],
+  ['equity', 'html', 'text/html'],
+  ['equity', 'svg', 'image/svg+xml'],
+] as const;
+
+let mcp: Client | null = null;
+
+/**
+ * The Max account's month count, read through REST /me (which counts itself: each reading is one more
+ * than the reading before it plus what was spent in between).
+ */
+const monthRequests = async () => (bodyOf(await api.get('me', { plan: 'max' })) as Json).usage.month.requests as number;
+
+/** One SDK client on the running app (a Max key), announcing MCP Apps support as a host does. */
+async function mcpClient(): Promise<Client> {
+  if (mcp) return mcp;
+  if (!api.app.server.listening) await api.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = api.app.server.address() as AddressInfo;
+  const client = new Client({ name: 'charts-app-host', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: [APP_MIME] } } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.max}` } } }));
+  mcp = client;
+  return client;
+}
+
+afterAll(async () => {
+  await mcp?.close();
+});
+
+describe('chart templates as MCP resources (free), the tools that name an MCP App', () => {
+  it('resources/list: the two Apps and one template per kind × format × theme; resources/read returns what get_chart_template returns; none of it is counted', async () => {
+    const client = await mcpClient();
+    const before = await monthRequests();
+    const { resources } = await client.listResources();
+    const expectedTemplates = TEMPLATE_RESOURCES.flatMap(([kind, format, mimeType]) =>
+      (['night', 'day'] as const).map((theme) => ({ uri: `chart-template://${kind}/${theme}.${format}`, kind, format, theme, mimeType })),
+    );
+    expect(resources.map((resource) => resource.uri).sort()).toEqual([APP_URIS.market, APP_URIS.equity, ...expectedTemplates.map((entry) => entry.uri)].sort());
+    for (const resource of resources) {
+      expect(resource.name, resource.uri).toMatch(/\S/);
+      expect(resource.description!.length, resource.uri).toBeGreaterThan(40);
+    }
+    for (const entry of expectedTemplates) {
+      const listed = resources.find((resource) => resource.uri === entry.uri)!;
+      expect(listed.mimeType).toBe(entry.mimeType);
+      const read = await client.readResource({ uri: entry.uri });
+      expect(read.contents).toHaveLength(1);
+      const [content] = read.contents as { uri: string; mimeType: string; text: string }[];
+      expect(content!.uri).toBe(entry.uri);
+      expect(content!.mimeType).toBe(entry.mimeType);
+      expect(content!.text).toBe(chartTemplate(entry.kind, entry.format, entry.theme, config.charts.scriptHost));
+      expect(content!.text.split('__DATA__')).toHaveLength(2);
+    }
+    for (const uri of Object.values(APP_URIS)) {
+      const listed = resources.find((resource) => resource.uri === uri)!;
+      expect(listed.mimeType).toBe(APP_MIME);
+      expect(listed._meta).toEqual({ ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true } });
+      const [content] = (await client.readResource({ uri })).contents as { uri: string; mimeType: string; text: string; _meta?: Json }[];
+      expect(content!.mimeType).toBe(APP_MIME);
+      expect(content!._meta).toEqual(listed._meta);
+      expect(content!.text.startsWith('<!doctype html>')).toBe(true);
+      expect(content!.text).not.toContain('__DATA__');
+      expect(content!.text).not.toMatch(/\b(src|href)=/);
+    }
+    await client.listResourceTemplates();
+    await expect(client.readResource({ uri: 'chart-template://market/dusk.html' })).rejects.toThrow(/not found/i);
+    expect(await monthRequests()).toBe(before + 1); // the first reading only: listing and reading are free
+
+    // The tool stays as the contract says: the same document, one request.
+    const tool = (await client.callTool({ name: 'get_chart_template', arguments: { kind: 'equity', theme: 'day' } })) as CallToolResult;
+    expect((tool.structuredContent as Json).content).toBe(((await client.readResource({ uri: 'chart-template://equity/day.html' })).contents[0] as { text: string }).text);
+    expect(await monthRequests()).toBe(before + 1 + 1 + 1); // two readings and the one tool call
+  });
+
+  it('tools/list: get_market_events and get_pnl_series name their App in _meta (ui.resourceUri and the flat ui/resourceUri); no other tool does; results unchanged', async () => {
+    const client = await mcpClient();
+    const { tools } = await client.listTools();
+    const withMeta = tools.filter((tool) => tool._meta !== undefined);
+    expect(withMeta.map((tool) => tool.name).sort()).toEqual(['get_market_events', 'get_pnl_series']);
+    expect(tools.find((tool) => tool.name === 'get_market_events')!._meta).toEqual({ ui: { resourceUri: APP_URIS.market }, 'ui/resourceUri': APP_URIS.market });
+    expect(tools.find((tool) => tool.name === 'get_pnl_series')!._meta).toEqual({ ui: { resourceUri: APP_URIS.equity }, 'ui/resourceUri': APP_URIS.equity });
+    // A client without MCP Apps gets today's result: the REST body, twice.
+    const result = (await client.callTool({ name: 'get_market_events', arguments: { trader, market: resolved } })) as CallToolResult;
+    expect(result.structuredContent).toEqual(data.resolvedChart);
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(data.resolvedChart) }]);
+    expect(result._meta).toBeUndefined();
+  });
+});
+
+/**
+ * A minimal MCP Apps host page (ext-apps protocol 2026-01-26): the View in an iframe of another origin
+ * (sandbox allow-scripts allow-same-origin), JSON-RPC 2.0 over postMessage checked against the iframe's
+ * window; answers ui/initialize with its context, sends nothing before ui/notifications/initialized, then
+ * tool-input and tool-result; follows size-changed; can send host-context-changed and requests.
+ */
+const HOST_PAGE = `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;background:#777777}iframe{display:block;border:0;width:100%;height:150px}</style></head><body><script>
+window.host = (function () {
+  var log = [], frame = null, initialized = false, queued = [], context = {}, pending = {}, nextId = 1000;
+  function send(message) { frame.contentWindow.postMessage(message, '*'); }
+  window.addEventListener('message', function (event) {
+    if (!frame || event.source !== frame.contentWindow) return;
+    var m = event.data;
+    log.push(m);
+    if (!m || m.jsonrpc !== '2.0') return;
+    if (m.method === undefined && pending[m.id]) { pending[m.id](m); delete pending[m.id]; return; }
+    if (m.method === 'ui/initialize' && m.id != null) {
+      send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2026-01-26', hostInfo: { name: 'test-host', version: '1.0.0' }, hostCapabilities: {}, hostContext: context } });
+    } else if (m.method === 'ui/notifications/initialized') {
+      initialized = true;
+      queued.forEach(send);
+      queued = [];
+    } else if (m.method === 'ui/notifications/size-changed') {
+      if (!(context.containerDimensions && typeof context.containerDimensions.height === 'number') && typeof m.params.height === 'number') frame.style.height = m.params.height + 'px';
+    } else if (m.id != null && m.method) {
+      send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
+    }
+  });
+  return {
+    log: log,
+    initialized: function () { return initialized; },
+    load: function (src, hostContext) {
+      context = hostContext;
+      frame = document.createElement('iframe');
+      frame.setAttribute('sandbox', 'allow-scripts allow-same-origin');
+      var box = hostContext.containerDimensions || {};
+      if (typeof box.height === 'number') frame.style.height = box.height + 'px';
+      frame.src = src;
+      document.body.appendChild(frame);
+    },
+    deliver: function (args, result) {
+      var messages = [{ jsonrpc: '2.0', method: 'ui/notifications/tool-input', params: { arguments: args } }, { jsonrpc: '2.0', method: 'ui/notifications/tool-result', params: result }];
+      if (initialized) messages.forEach(send); else queued = queued.concat(messages);
+    },
+    notify: function (method, params) { send({ jsonrpc: '2.0', method: method, params: params }); },
+    request: function (method, params) {
+      var id = nextId++;
+      return new Promise(function (resolve) { pending[id] = resolve; send({ jsonrpc: '2.0', id: id, method: method, params: params }); });
+    },
+    frameBox: function () { var r = frame.getBoundingClientRect(); return { x: r.x, y: r.y, width: r.width, height: r.height }; }
+  };
+})();
+</script></body></html>`;
+
+/** The CSP a host builds from the resource's _meta.ui.csp (the extension's construction, declared domains only). */
+function hostCsp(csp: Json | undefined): string {
+  const list = (key: string) => ((csp?.[key] as string[] | undefined) ?? []).join(' ');
+  return [
+    "default-src 'none'",
+    `script-src 'self' 'unsafe-inline' ${list('resourceDomains')}`,
+    `style-src 'self' 'unsafe-inline' ${list('resourceDomains')}`,
+    `connect-src 'self' ${list('connectDomains')}`,
+    `img-src 'self' data: ${list('resourceDomains')}`,
+    `font-src 'self' ${list('resourceDomains')}`,
+    `media-src 'self' data: ${list('resourceDomains')}`,
+    `frame-src ${list('frameDomains') || "'none'"}`,
+    "object-src 'none'",
+    `base-uri ${list('baseUriDomains') || "'self'"}`,
+  ].join('; ');
+}
+
+interface HostedApp {
+  page: Page;
+  frame: Frame;
+  requests: string[];
+  problems: string[];
+  hostUrl: string;
+  viewUrl: string;
+  protocol: () => Promise<Json[]>;
+}
+
+const HOST_ORIGIN = 'http://mcp-host.test';
+const SANDBOX_ORIGIN = 'http://mcp-sandbox.test';
+
+/**
+ * Does what an MCP Apps host does after a tool call: reads the tool's _meta.ui.resourceUri from
+ * tools/list, reads that resource (resources/read), renders it in the host page's iframe under the CSP
+ * of its _meta.ui.csp, and, once the View has initialized, hands it the tool input and the tool result.
+ */
+async function hostApp(toolName: string, args: Json, result: CallToolResult, hostContext: Json, name: string, waitReady = true): Promise<HostedApp> {
+  const client = await mcpClient();
+  const tool = (await client.listTools()).tools.find((candidate) => candidate.name === toolName)!;
+  const uri = (tool._meta as { ui: { resourceUri: string } }).ui.resourceUri;
+  const [content] = (await client.readResource({ uri })).contents as { text: string; mimeType: string; _meta?: { ui?: { csp?: Json } } }[];
+  expect(content!.mimeType).toBe(APP_MIME);
+  const page = await browser.newPage({ viewport: { width: 1100, height: 620 }, deviceScaleFactor: 1 });
+  const hostUrl = `${HOST_ORIGIN}/chat.html`;
+  const viewUrl = `${SANDBOX_ORIGIN}/views/${uri.slice('ui://'.length)}`;
+  const requests: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('pageerror', (error) => problems.push(String(error)));
+  // A blocked request (CSP) or a failed one would show here.
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`));
+  await page.route(hostUrl, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: HOST_PAGE }));
+  await page.route(viewUrl, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', headers: { 'Content-Security-Policy': hostCsp(content!._meta?.ui?.csp) }, body: content!.text }));
+  await page.goto(hostUrl);
+  await page.evaluate(([src, context]) => (window as any).host.load(src, context), [viewUrl, { ...hostContext, toolInfo: { tool } }] as const); // eslint-disable-line @typescript-eslint/no-explicit-any
+  await page.waitForFunction(() => (window as any).host.initialized() === true, undefined, { timeout: 10_000 }); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const frame = page.frames().find((candidate) => candidate.url() === viewUrl)!;
+  expect(frame, 'the View frame').toBeDefined();
+  await page.evaluate(([input, toolResult]) => (window as any).host.deliver(input, toolResult), [args, result] as const); // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (waitReady) {
+    await frame.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, { timeout: 10_000 }).catch((failure: unknown) => {
+      throw new Error(`${name}: not ready (${problems.join('; ')}) ${String(failure)}`);
+    });
+  }
+  const protocol = () => page.evaluate(() => (window as any).host.log as Json[]); // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { page, frame, requests, problems, hostUrl, viewUrl, protocol };
+}
+
+const axisText = (on: Page | Frame) =>
+  frameOf(on).evaluate(() => ({
+    ticks: Array.from(document.querySelectorAll('#chart text.tick')).map((node) => node.textContent ?? ''),
+    zone: document.querySelector('#chart text.zone')?.textContent ?? null,
+    zoneId: document.querySelector('#chart text.zone')?.getAttribute('data-time-zone') ?? null,
+  }));
+
+describe('MCP Apps: the charts drawn by a host from a tool result', () => {
+  it('market: get_market_events → the App in a host page: protocol, geometry, pixels, ET axis, hooks, theme from the host, no request', async () => {
+    const client = await mcpClient();
+    const args = { trader, market: resolved };
+    const before = await monthRequests();
+    const result = (await client.callTool({ name: 'get_market_events', arguments: args })) as CallToolResult;
+    expect(await monthRequests()).toBe(before + 1 + 1); // the first reading and the tool call
+    expect(result.structuredContent).toEqual(data.resolvedChart);
+    const app = await hostApp('get_market_events', args, result, { theme: 'dark', displayMode: 'inline', containerDimensions: { width: 1100, maxHeight: 620 } }, 'app-market');
+    const { page, frame } = app;
+    expect(await monthRequests()).toBe(before + 1 + 1 + 1); // plus the second reading: tools/list and resources/read of the host are free
+
+    // The protocol as the View spoke it: ui/initialize (protocol version, app info, capabilities), then initialized, then sizes.
+    const log = await app.protocol();
+    expect(log[0]).toMatchObject({ jsonrpc: '2.0', id: expect.any(Number), method: 'ui/initialize', params: { protocolVersion: '2026-01-26', appInfo: { name: expect.stringContaining('market'), version: expect.any(String) }, appCapabilities: expect.any(Object) } });
+    expect(log[1]).toEqual({ jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {} });
+    expect(new Set(log.map((message) => message.method))).toEqual(new Set(['ui/initialize', 'ui/notifications/initialized', 'ui/notifications/size-changed']));
+    // Flexible height (maxHeight 620): the View asks for its chart's height, and the host sizes the frame to it.
+    await page.waitForFunction(() => (window as any).host.frameBox().height === 480); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect((await app.protocol()).filter((message) => message.method === 'ui/notifications/size-changed').at(-1)!.params).toEqual({ width: 1100, height: 480 });
+    expect(await frame.evaluate(() => (window as any).__toolInput)).toEqual(args); // eslint-disable-line @typescript-eslint/no-explicit-any
+
+    // The same geometry as the chart page: lines, gaps, markers at (ts, price), count label, y-range.
+    const first = await checkMarketGeometry(frame, data.resolvedChart, undefined);
+    expect(first.ax.fidelity).toBe(data.resolvedChart.series.fidelity);
+    expect(first.d.lines.length).toBeGreaterThanOrEqual(2);
+    expect(first.d.counts).toEqual([{ slot: Math.floor((t0 + 600) / first.ax.fidelity), count: 3 }]);
+    expect(first.d.pinLine).toBe('6 5');
+    expect(first.d.surface).toBe(COLORS.night);
+    for (const fill of first.d.fills) expect(fill.color).toBe(fill.outcome === 'Up' ? COLORS.up : COLORS.down);
+    // The title says ET: so does the axis (15:00 EST is 20:00 UTC).
+    const axis = await axisText(frame);
+    expect(axis.zone).toBe('EST');
+    expect(axis.zoneId).toBe('America/New_York');
+    expect(axis.ticks.length).toBeGreaterThan(2);
+    for (const tick of axis.ticks) expect(tick).toMatch(/^1[56]:\d\d$/);
+
+    // Pixels, on the host page's screenshot (the frame sits at its top left corner).
+    expect(await page.evaluate(() => (window as any).host.frameBox())).toEqual({ x: 0, y: 0, width: 1100, height: 480 }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const image = await shot(page, 'app-market-night');
+    expect(countColor(image, COLORS.night)).toBeGreaterThan(1100 * 480 * 0.4);
+    expect(countColor(image, COLORS.line)).toBeGreaterThan(300);
+    const downFill = first.d.fills.find((fill) => fill.outcome === 'Down')!;
+    const upSell = first.d.fills.find((fill) => fill.side === 'SELL')!;
+    expect(countColor(image, COLORS.down, downFill.box)).toBeGreaterThan(20);
+    expect(countColor(image, COLORS.up, upSell.box)).toBeGreaterThan(10);
+    expect(countColor(image, COLORS.up, downFill.box)).toBe(0);
+    expect(countColor(image, COLORS.pin, first.d.pin!)).toBeGreaterThan(20);
+
+    // The template's hooks work inside the App.
+    await frame.evaluate(([from, to]) => (window as any).__setRange(from, to), [t0 + 500, t0 + 700]); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const zoomed = await checkMarketGeometry(frame, data.resolvedChart, undefined);
+    expect([zoomed.ax.from, zoomed.ax.to]).toEqual([t0 + 500, t0 + 700]);
+    expect(zoomed.d.fills).toHaveLength(3);
+    await frame.evaluate(([from, to]) => (window as any).__setRange(from, to), [data.resolvedChart.series.from_ts, data.resolvedChart.series.to_ts]); // eslint-disable-line @typescript-eslint/no-explicit-any
+
+    // The host turns light: the chart follows with the day theme.
+    await page.evaluate(() => (window as any).host.notify('ui/notifications/host-context-changed', { theme: 'light' })); // eslint-disable-line @typescript-eslint/no-explicit-any
+    await frame.waitForFunction(() => document.getElementById('chart')!.getAttribute('data-theme') === 'day');
+    const day = await shot(page, 'app-market-day');
+    expect(countColor(day, COLORS.night, undefined, 2)).toBeLessThan(50);
+    expect(countColor(day, COLORS.line)).toBeGreaterThan(300);
+    await checkMarketGeometry(frame, data.resolvedChart, undefined);
+
+    // Host requests: ping and teardown are answered.
+    expect(await page.evaluate(() => (window as any).host.request('ping', {}))).toMatchObject({ result: {} }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(await page.evaluate(() => (window as any).host.request('ui/resource-teardown', {}))).toMatchObject({ result: {} }); // eslint-disable-line @typescript-eslint/no-explicit-any
+
+    // Nothing was fetched: the host page and the View's document, both served by the page's own routes.
+    expect(app.requests).toEqual([app.hostUrl, app.viewUrl]);
+    expect(app.problems).toEqual([]);
+    await page.close();
+  });
+
+  it('equity: get_pnl_series → the App at a fixed size in a light host: the curve at (ts, pnl), drawdown by its button, UTC axis, no request', async () => {
+    const client = await mcpClient();
+    const args = { trader };
+    const result = (await client.callTool({ name: 'get_pnl_series', arguments: args })) as CallToolResult;
+    expect(result.structuredContent).toEqual(data.pnl);
+    const app = await hostApp('get_pnl_series', args, result, { theme: 'light', displayMode: 'inline', containerDimensions: { width: 1100, height: 620 } }, 'app-equity');
+    const { page, frame } = app;
+    expect(await page.evaluate(() => (window as any).host.frameBox())).toEqual({ x: 0, y: 0, width: 1100, height: 620 }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const a = await attrs(frame);
+    expect(a['data-theme']).toBe('day');
+    expect(a['data-mode']).toBe('pnl');
+    const [, , plotWidth, plotHeight] = a['data-plot']!.split(',').map(Number);
+    expect(plotWidth).toBe(1100 - 30 - 72);
+    expect(plotHeight).toBe(620 - 58 - 30); // the chart fills the fixed container
+    const series = data.pnl.series as [number, number][];
+    const line = await frame.evaluate(() => {
+      const node = document.querySelector('path.line')!;
+      return { ts: node.getAttribute('data-ts')!.split(',').map(Number), d: node.getAttribute('d')! };
+    });
+    expect(line.ts).toEqual(series.map((p) => p[0]));
+    const ax = axes(a);
+    const vertices = [...line.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [Number(match[1]), Number(match[2])]);
+    series.forEach(([ts, value], index) => {
+      expect(vertices[index]![0]).toBeCloseTo(ax.x(ts), 3);
+      expect(vertices[index]![1]).toBeCloseTo(ax.y(value), 3);
+    });
+    expect((await axisText(frame)).zone).toBe('UTC');
+    const image = await shot(page, 'app-equity-day');
+    expect(countColor(image, COLORS.line)).toBeGreaterThan(200);
+    expect(countColor(image, COLORS.night, undefined, 2)).toBeLessThan(50);
+
+    await frame.click('#modes button[data-mode="drawdown"]');
+    expect((await attrs(frame))['data-mode']).toBe('drawdown');
+    const ddImage = await shot(page, 'app-equity-day-drawdown');
+    expect(countColor(ddImage, COLORS.down)).toBeGreaterThan(100);
+    expect(app.requests).toEqual([app.hostUrl, app.viewUrl]);
+    expect(app.problems).toEqual([]);
+    await page.close();
+  });
+
+  it('an isError result (a market the trader never traded): the App shows its message and draws nothing', async () => {
+    const client = await mcpClient();
+    const args = { trader, market: makeConditionId('charts-never') };
+    const result = (await client.callTool({ name: 'get_market_events', arguments: args })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    const app = await hostApp('get_market_events', args, result, { theme: 'dark' }, 'app-market-error', false);
+    const message = (result.content[0] as { text: string }).text;
+    await app.frame.waitForFunction((text) => document.getElementById('app-message')?.textContent === text, message);
+    expect(await app.frame.evaluate(() => (window as unknown as { __ready?: boolean }).__ready)).toBe(false);
+    expect(await app.frame.evaluate(() => document.querySelectorAll('#chart path').length)).toBe(0);
+    expect(app.requests).toEqual([app.hostUrl, app.viewUrl]);
+    expect(app.problems).toEqual([]);
+    await app.page.close();
+  });
+});
+
+describe('one time zone per chart', () => {
+  it("market: the title's zone by default (ET), the data's time_zone over it, the root's data-time-zone and __setTimeZone over both; UTC when the title names none", async () => {
+    const cases: { name: string; content: string; zone: string; label: string; tick: RegExp }[] = [
+      { name: 'tz-title', content: filled('market', 'html', 'night', data.resolvedChart), zone: 'America/New_York', label: 'EST', tick: /^1[56]:\d\d$/ },
+      { name: 'tz-data', content: filled('market', 'html', 'night', { ...data.resolvedChart, time_zone: 'UTC' }), zone: 'UTC', label: 'UTC', tick: /^2[01]:\d\d$/ },
+      {
+        name: 'tz-option',
+        content: filled('market', 'html', 'night', { ...data.resolvedChart, time_zone: 'UTC' }).replace('data-theme="night"', 'data-theme="night" data-time-zone="America/Chicago"'),
+        zone: 'America/Chicago',
+        label: 'CST',
+        tick: /^1[45]:\d\d$/,
+      },
+      { name: 'tz-svg', content: filled('market', 'svg', 'day', data.resolvedChart), zone: 'America/New_York', label: 'EST', tick: /^1[56]:\d\d$/ },
+    ];
+    for (const { name, content, zone, label, tick } of cases) {
+      const { page, requests, url } = await openChart(content, name === 'tz-svg' ? 'svg' : 'html', name);
+      const axis = await axisText(page);
+      expect([axis.zoneId, axis.zone], name).toEqual([zone, label]);
+      expect((await attrs(page))['data-axis-zone']).toBe(zone);
+      expect(axis.ticks.length, name).toBeGreaterThan(2);
+      for (const text of axis.ticks) expect(text, name).toMatch(tick);
+      expect(requests).toEqual([url]);
+      if (name === 'tz-title') {
+        // A person picks a zone: 20:00 UTC is 05:00 the next day in Tokyo; an unknown zone changes nothing; '' goes back to the default.
+        await page.evaluate(() => (window as any).__setTimeZone('Asia/Tokyo')); // eslint-disable-line @typescript-eslint/no-explicit-any
+        const tokyo = await axisText(page);
+        expect([tokyo.zoneId, tokyo.zone]).toEqual(['Asia/Tokyo', 'GMT+9']);
+        for (const text of tokyo.ticks) expect(text).toMatch(/^0[56]:\d\d$/);
+        await page.evaluate(() => (window as any).__setTimeZone('Mars/Olympus_Mons')); // eslint-disable-line @typescript-eslint/no-explicit-any
+        expect((await axisText(page)).zoneId).toBe('Asia/Tokyo');
+        await page.evaluate(() => (window as any).__setTimeZone('')); // eslint-disable-line @typescript-eslint/no-explicit-any
+        expect((await axisText(page)).zoneId).toBe('America/New_York');
+        // Hover reads the same zone.
+        const plot = axes(await attrs(page));
+        await page.mouse.move(plot.x(t0 + 605), 300);
+        expect(await page.textContent('#hover text')).toMatch(/^\d{4}-\d\d-\d\d 15:10:\d\d EST/);
+        // The zone's name sits at the axis end, clear of the last tick label.
+        const boxes = await page.evaluate(() => {
+          const box = (node: Element) => node.getBoundingClientRect().toJSON() as { left: number; right: number };
+          return { zone: box(document.querySelector('#chart text.zone')!), ticks: Array.from(document.querySelectorAll('#chart text.tick')).map(box) };
+        });
+        for (const tickBox of boxes.ticks) expect(tickBox.right).toBeLessThanOrEqual(boxes.zone.left);
+      }
+      await page.close();
+    }
+    // No zone in the title ("Ducks vs. Wild"): UTC, said so.
+    const { page } = await openChart(data.openPage, 'html', 'tz-open');
+    expect(await axisText(page)).toMatchObject({ zoneId: 'UTC', zone: 'UTC' });
+    await page.close();
+  });
+
+  it('equity: UTC by default (no title), the data can choose', async () => {
+    for (const [body, zone, label] of [
+      [data.pnl, 'UTC', 'UTC'],
+      [{ ...data.pnl, time_zone: 'America/New_York' }, 'America/New_York', 'EST'],
+    ] as const) {
+      const { page } = await openChart(filled('equity', 'html', 'night', body), 'html', `tz-equity-${label}`);
+      expect(await axisText(page)).toMatchObject({ zoneId: zone, zone: label });
+      await page.close();
+    }
   });
 });

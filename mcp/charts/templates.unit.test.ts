@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CHART_FORMATS, CHART_FORMATS_OF, CHART_KINDS, CHART_THEMES, chartTemplate, fillChartTemplate } from './templates.ts';
+import { CHART_APP_KINDS, CHART_CSP, CHART_FORMATS, CHART_FORMATS_OF, CHART_KINDS, CHART_THEMES, chartApp, chartTemplate, fillChartTemplate } from './templates.ts';
 
 const HOST = 'https://scripts.example/uplot';
 
@@ -29,6 +30,25 @@ describe('chart templates', () => {
 
   it('is the same string on every call (assembled once)', () => {
     expect(chartTemplate('market', 'html', 'night', HOST)).toBe(chartTemplate('market', 'html', 'night', HOST));
+  });
+
+  it('the MCP App documents: the html template with its chart script unchanged but deferred, no __DATA__, the CSP as a meta tag, no reference out', () => {
+    expect(CHART_APP_KINDS).toEqual(['market', 'equity']);
+    for (const kind of CHART_APP_KINDS) {
+      const app = chartApp(kind);
+      expect(app.startsWith('<!doctype html>')).toBe(true);
+      expect(app).not.toContain('__DATA__');
+      expect(app).not.toContain('%%');
+      expect(app).toMatch(/<script type="application\/json" id="chart-data">null<\/script>/);
+      expect(app).toContain(`<meta http-equiv="Content-Security-Policy" content="${CHART_CSP}">`);
+      expect(app).toContain('data-theme="night"');
+      expect([...app.matchAll(/\b(?:src|href)=/g)]).toEqual([]);
+      // The template's own scripts, verbatim: the chart runs when the tool result has filled #chart-data.
+      for (const file of ['common.js', `${kind}.js`, 'app.js']) expect(app).toContain(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'));
+      expect(app.indexOf('window.__drawChart = function () {')).toBeLessThan(app.indexOf(readFileSync(new URL(`./${kind}.js`, import.meta.url), 'utf8')));
+      expect(app).toContain(`var APP_KIND = "${kind}";`);
+      expect(chartApp(kind)).toBe(app);
+    }
   });
 
   it('fills the JSON so that no value can close the script block or the CDATA section', () => {

@@ -12,7 +12,7 @@ export function equityTools(config: Config): Tool[] {
       name: 'get_pnl_series',
       title: "A trader's cumulative profit curve",
       description: describe(
-        "A trader's cumulative profit curve from the upstream provider (model upstream_profile): series of [ts, pnl_usd] over window (24h, 7d, 30d, ytd, 1y or all; default all), with peak, low and max_drawdown (a positive magnitude; drawdown per point is pnl minus the running maximum). Its last point tracks upstream.pnl of the card. When the provider is down the call is refused with upstream_offline: try again later.",
+        "A trader's cumulative profit curve from the upstream provider (model upstream_profile): series of [ts, pnl_usd] over window (24h, 7d, 30d, ytd, 1y or all; default all), with peak, low and max_drawdown (a positive magnitude; drawdown per point is pnl minus the running maximum). Its last point tracks upstream.pnl of the card. When the provider is down the call is refused with upstream_offline: try again later. A client that supports MCP Apps draws this answer as a chart right after the call (resource ui://trader-analytics/equity-chart.html).",
         COST,
         walletCapNote(config),
       ),
