@@ -97,12 +97,13 @@ function zoneOffset(ts, zone) {
   if (!zone || zone === 'UTC') return 0;
   var clock = ZONE_CLOCKS[zone] || (ZONE_CLOCKS[zone] = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }));
   var at = Math.floor(ts), p = {};
+  if (!isFinite(at)) return 0;
   clock.formatToParts(new Date(at * 1000)).forEach(function (part) { p[part.type] = +part.value; });
   return Date.UTC(p.year, p.month - 1, p.day, p.hour % 24, p.minute, p.second) / 1000 - at;
 }
 /* The zone's short name at an instant: UTC, EST, EDT, GMT+1… */
 function zoneName(ts, zone) {
-  if (!zone || zone === 'UTC') return 'UTC';
+  if (!zone || zone === 'UTC' || !isFinite(ts)) return 'UTC';
   var names = ZONE_NAMES[zone] || (ZONE_NAMES[zone] = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'short' }));
   var parts = names.formatToParts(new Date(Math.floor(ts) * 1000));
   for (var i = 0; i < parts.length; i++) if (parts[i].type === 'timeZoneName') return parts[i].value;
