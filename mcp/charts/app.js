@@ -2,7 +2,7 @@
    with the host window, and nothing else. The view asks ui/initialize, reads the host context (theme,
    container dimensions), confirms with ui/notifications/initialized, then draws the tool result the host
    sends (ui/notifications/tool-result: a CallToolResult whose structuredContent is the data tool's answer,
-   exactly what the template's __DATA__ takes) with the template's own script, unchanged. It reports its
+   exactly what a template's data placeholder takes) with the template's own script, unchanged. It reports its
    size (ui/notifications/size-changed), follows host-context-changed (theme, dimensions), answers ping and
    ui/resource-teardown, and shows the message of an isError result or a cancelled call. No request of any
    kind: the resource's CSP declares no domain. Plain ES5-style script, inlined after common.js and the
