@@ -956,6 +956,24 @@ describe('one time zone per chart', () => {
     await page.close();
   });
 
+  it('the REST chart page takes time_zone (it becomes the data\'s time_zone); a zone Intl does not know is a 422 naming the parameter', async () => {
+    const path = `traders/${trader}/markets/${resolved}/chart.html`;
+    const tokyo = await api.get(`${path}?time_zone=${encodeURIComponent('Asia/Tokyo')}`);
+    expect(tokyo.statusCode).toBe(200);
+    expect(JSON.parse(tokyo.body.match(/id="chart-data">([\s\S]*?)<\/script>/)![1]!).time_zone).toBe('Asia/Tokyo');
+    const { page, requests, url } = await openChart(tokyo.body, 'html', 'tz-rest-tokyo');
+    expect(await axisText(page)).toMatchObject({ zoneId: 'Asia/Tokyo', zone: 'GMT+9' });
+    expect(requests).toEqual([url]);
+    await page.close();
+    for (const bad of ['Mars/Olympus_Mons', 'x'.repeat(65)]) {
+      const response = await api.get(`${path}?time_zone=${encodeURIComponent(bad)}`);
+      expect(response.statusCode, bad).toBe(422);
+      const { detail } = bodyOf(response) as { detail: Json[] };
+      expect(detail.length).toBeGreaterThan(0);
+      for (const issue of detail) expect(issue).toMatchObject({ loc: ['query', 'time_zone'], input: bad, msg: expect.any(String) });
+    }
+  });
+
   it('equity: UTC by default (no title), the data can choose', async () => {
     for (const [body, zone, label] of [
       [data.pnl, 'UTC', 'UTC'],

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { readChartSlabs } from '../../projections/prices.ts';
-import { CHART_CSP, CHART_THEMES, chartTemplate, fillChartTemplate } from '../../mcp/charts/templates.ts';
+import { CHART_CSP, CHART_THEMES, chartTemplate, fillChartTemplate, isTimeZone } from '../../mcp/charts/templates.ts';
 import { callOf, type ApiApp, type RouteContext } from '../context.ts';
 import { applyMarketCaching } from '../http.ts';
 import { marketParamsSchema } from '../operations/markets.ts';
@@ -24,11 +24,16 @@ export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
       schema: {
         hide: true,
         params: marketParamsSchema,
-        querystring: z.object({ ...sampledChartQuerySchema(config).shape, theme: z.enum(CHART_THEMES).optional() }),
+        querystring: z.object({
+          ...sampledChartQuerySchema(config).shape,
+          theme: z.enum(CHART_THEMES).optional(),
+          // The zone of the time axis (the data's time_zone); default: the zone the title names, else UTC.
+          time_zone: z.string().max(64).refine(isTimeZone, 'an IANA time zone, such as America/New_York or UTC').optional(),
+        }),
       },
     },
     async (request, reply) => {
-      const { theme = 'night', ...query } = request.query;
+      const { theme = 'night', time_zone, ...query } = request.query;
       const chart = await getMarketChart(context, callOf(request), { condition_id: request.params.condition_id, ...query });
       const slabs = await readChartSlabs(
         context.store,
@@ -37,7 +42,7 @@ export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
         chart.fills.map((fill) => fill.ts),
         config.charts.slabPointBudget,
       );
-      const page = fillChartTemplate(chartTemplate('market', 'html', theme, config.charts.scriptHost)!, { ...chart, slabs });
+      const page = fillChartTemplate(chartTemplate('market', 'html', theme, config.charts.scriptHost)!, { ...chart, slabs, ...(time_zone ? { time_zone } : {}) });
       if (applyMarketCaching(request, reply, page, chart.market.resolved, config) === 'not-modified') return reply.code(304).send();
       return reply
         .header('Content-Type', 'text/html; charset=utf-8')

@@ -24,6 +24,16 @@ export const CHART_PLACEHOLDER = '__DATA__';
 /** The no-request rule of the self-contained charts: inline script and style only, nothing fetched from anywhere. */
 export const CHART_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
+/** Whether Intl knows a time zone name (the charts' `time_zone`: an IANA zone such as America/New_York, or UTC). */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The kinds offered as MCP Apps (each drawn from one data tool's result): the self-contained ones. */
 export const CHART_APP_KINDS = ['market', 'equity'] as const;
 export type ChartAppKind = (typeof CHART_APP_KINDS)[number];
