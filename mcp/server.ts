@@ -43,7 +43,7 @@ export interface McpOptions {
 export function serverInstructions(): string {
   return [
     'Read-only analytics of prediction-market traders: career cards, ranked markets, per-market statistics, sampled price charts with fills, profit curves, recent fills, popular traders.',
-    'Each tool call costs one request of your budget (whoami states the plan, limits and what is left); listing tools and prompts costs nothing. Keep answers small with limit, n and points.',
+    'Each tool call costs one request of your budget (whoami states the plan, limits and what is left); listing tools and prompts and reading resources (chart templates, MCP Apps) costs nothing. Keep answers small with limit, n and points.',
     "The one profit to quote for a trader is upstream.pnl from get_trader_card. A resolved market's pnl_usd is a result; an open market's is cash flow, whose standing is pnl_marked_usd.",
     'A result with isError carries a message written for a human: relay it. depth_gated and wallet_quota are plan walls (do not retry); daily_limit and monthly_limit mean the budget is spent (stop); rate_limited, busy and overloaded are transient (wait retry_after seconds).',
     `The prompt crack_this_trader scripts a full investigation of one trader.`,
