@@ -4,7 +4,7 @@
  * listening on a real port, with a key. Every active server scenario runs; the ones /mcp is expected to
  * fail are listed with their reasons in test/conformance-expected-failures.yaml. The test fails when an
  * unlisted scenario fails, when a listed one passes (the list must then shrink), or when a scenario the
- * service must pass (initialize, ping, tools/list, prompts/list, DNS-rebinding protection) is listed.
+ * service must pass (initialize, ping, tools/list, prompts/list, resources/list, DNS-rebinding protection) is listed.
  *
  * The suite has no option for a request header: it reaches /mcp through a local forwarding proxy (this
  * file) that adds `Authorization: Bearer <key>` to every request and keeps every other header as the
@@ -29,7 +29,7 @@ const config = inProcessConfig('mcp-conformance');
 const SUITE = binOf('@modelcontextprotocol/conformance', 'conformance');
 const EXPECTED_FAILURES_FILE = path.join(REPO_ROOT, 'test', 'conformance-expected-failures.yaml');
 /** The generic scenarios any MCP server must pass, whatever its tools: never an expected failure here. */
-const MUST_PASS = ['server-initialize', 'ping', 'tools-list', 'prompts-list', 'dns-rebinding-protection'];
+const MUST_PASS = ['server-initialize', 'ping', 'tools-list', 'prompts-list', 'resources-list', 'dns-rebinding-protection'];
 
 interface Check {
   id: string;
