@@ -10,6 +10,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -627,6 +628,28 @@ describe('chart templates as MCP resources (free), the tools that name an MCP Ap
     const tool = (await client.callTool({ name: 'get_chart_template', arguments: { kind: 'equity', theme: 'day' } })) as CallToolResult;
     expect((tool.structuredContent as Json).content).toBe(((await client.readResource({ uri: 'chart-template://equity/day.html' })).contents[0] as { text: string }).text);
     expect(await monthRequests()).toBe(before + 1 + 1 + 1); // two readings and the one tool call
+  });
+
+  it('a client of the newest revision (2026-07-28: the 2.x Client, pinned) lists and reads the same resources and sees the same _meta, free too', async () => {
+    const v1 = await mcpClient();
+    const { port } = api.app.server.address() as AddressInfo;
+    const client = new ClientV2({ name: 'charts-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new TransportV2(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.max}` } } }));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const before = await monthRequests();
+      const listed = (await client.listResources()).resources;
+      expect(listed.map((resource) => [resource.uri, resource.mimeType, resource._meta ?? null])).toEqual((await v1.listResources()).resources.map((resource) => [resource.uri, resource.mimeType, resource._meta ?? null]));
+      for (const uri of [APP_URIS.market, APP_URIS.equity, 'chart-template://market/day.svg']) {
+        expect((await client.readResource({ uri })).contents).toEqual((await v1.readResource({ uri })).contents);
+      }
+      const tools = (await client.listTools()).tools;
+      expect(tools.find((tool) => tool.name === 'get_market_events')!._meta).toEqual({ ui: { resourceUri: APP_URIS.market }, 'ui/resourceUri': APP_URIS.market });
+      expect(tools.find((tool) => tool.name === 'get_pnl_series')!._meta).toEqual({ ui: { resourceUri: APP_URIS.equity }, 'ui/resourceUri': APP_URIS.equity });
+      expect(await monthRequests()).toBe(before + 1); // the first reading only
+    } finally {
+      await client.close();
+    }
   });
 
   it('tools/list: get_market_events and get_pnl_series name their App in _meta (ui.resourceUri and the flat ui/resourceUri); no other tool does; results unchanged', async () => {
