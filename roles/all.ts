@@ -196,26 +196,34 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   if (config.archive) {
     // With POLYGON_RPC_URL the chain is the source: the archive runs instead of the simulator.
     const { archiveSink, runArchiveSource } = await import('../ingest/sources/archive/index.ts');
+    const { EXIT_REORG, runUntilReorg } = await import('./archive.ts');
+    const archiveConfig = config.archive;
     const durable = eventLog instanceof MemoryLog ? () => eventLog.committedThroughNow(config.kafka.groupId, topics.all()) : async () => {};
     archiveReadiness = { ready: false, detail: { phase: 'archive backfill' } };
-    await runArchiveSource({
-      config: config.archive,
-      log: log.child({ name: 'archive' }),
-      store,
-      signal,
-      sink: archiveSink({ publisher, producer, topics, store, durable }),
-      onCaughtUp: (progress) => {
-        archiveReadiness = { ready: true, detail: { phase: 'live', block: progress.nextBlock - 1, events_ingested: worker.pipeline.stats.events } };
-      },
-    });
-    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    const outcome = await runUntilReorg(() =>
+      runArchiveSource({
+        config: archiveConfig,
+        log: log.child({ name: 'archive' }),
+        store,
+        signal,
+        sink: archiveSink({ publisher, producer, topics, store, durable }),
+        onCaughtUp: (progress) => {
+          archiveReadiness = { ready: true, detail: { phase: 'live', block: progress.nextBlock - 1, events_ingested: worker.pipeline.stats.events } };
+        },
+      }),
+    );
+    // A reorg deeper than the confirmations stops the process as it stops the `archive` role (same log line,
+    // metric and exit code), after what was published before it landed; otherwise it serves until asked to stop.
+    if (outcome === 'reorg') {
+      await durable();
+    } else if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await app.close();
     await gates.close();
     await worker.stop();
     await producer.close();
     await eventLog.close();
     await store.close();
-    return 0;
+    return outcome === 'reorg' ? EXIT_REORG : 0;
   }
 
 

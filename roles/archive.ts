@@ -16,11 +16,30 @@ import { openMigratedStore, shutdownSignal } from './runtime.ts';
 /** The archive stopped on a reorg deeper than its confirmations. */
 export const EXIT_REORG = 3;
 
+/**
+ * Runs the archive; a reorg deeper than the confirmations ends it with 'reorg' instead of an error. The
+ * `archive` role and the `all` role (with POLYGON_RPC_URL) both stop through here: the archive logged the
+ * reorg with both hashes and counted it; this says it once more on stderr for the operator, and the role
+ * exits EXIT_REORG. A restart finds the same mismatch and stops again until an operator decides (README:
+ * "Resumable and reorg-safe").
+ */
+export async function runUntilReorg(run: () => Promise<unknown>): Promise<'done' | 'reorg'> {
+  try {
+    await run();
+    return 'done';
+  } catch (error) {
+    if (!(error instanceof ArchiveReorgError)) throw error;
+    process.stderr.write(`archive stopped (exit ${EXIT_REORG}): ${error.message}\n`);
+    return 'reorg';
+  }
+}
+
 export async function runArchive(config: Config, log: Logger): Promise<number> {
   if (!config.archive) {
     log.error('the archive role reads Polygon: set POLYGON_RPC_URL (one or more JSON-RPC endpoints, comma-separated)');
     return 2;
   }
+  const archiveConfig = config.archive;
   const signal = shutdownSignal(log);
   const store = await openMigratedStore(config, log);
   const eventLog = openEventLog(config, log);
@@ -31,15 +50,11 @@ export async function runArchive(config: Config, log: Logger): Promise<number> {
   const publisher = new EventPublisher(producer, topics);
   const durable = eventLog instanceof MemoryLog ? () => eventLog.committedThroughNow(groupId, topics.all()) : async () => {};
   try {
-    await runArchiveSource({ config: config.archive, log: log.child({ name: 'archive' }), store, sink: archiveSink({ publisher, producer, topics, store, durable }), signal });
+    const outcome = await runUntilReorg(() => runArchiveSource({ config: archiveConfig, log: log.child({ name: 'archive' }), store, sink: archiveSink({ publisher, producer, topics, store, durable }), signal }));
+    // After a reorg the checkpoint stays where it was; what was published before it still lands.
     await durable();
+    if (outcome === 'reorg') return EXIT_REORG;
     await worker?.rollups.settled();
-  } catch (error) {
-    if (!(error instanceof ArchiveReorgError)) throw error;
-    // Logged with both hashes where it was found; the checkpoint stays where it was. Exit code 3: a restart
-    // finds the same mismatch and stops again until an operator decides (README: "Resumable and reorg-safe").
-    await durable();
-    return EXIT_REORG;
   } finally {
     await worker?.stop();
     await producer.close();

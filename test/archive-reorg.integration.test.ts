@@ -5,6 +5,9 @@
  * trader_analytics_archive_reorgs_detected_total, publishes nothing of the new chain and stops (the role
  * exits 3); its checkpoint stays on the chain it published. Without a reorg the same checks never fire.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
@@ -15,6 +18,8 @@ import { EXIT_REORG, runArchive } from '../roles/archive.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { inProcessConfig } from './harness/api.ts';
 import { archiveEnvironment, serveWorld } from './harness/archive.ts';
+import { startRole, type LogLine } from './harness/child.ts';
+import { testEnvironment, uniqueId } from './harness/context.ts';
 import { generateWorld } from './harness/chain-world.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 
@@ -31,8 +36,10 @@ function capturingLogger() {
 describe('archive: reorgs below the checkpoint', () => {
   const nodes: LocalPolygonNode[] = [];
   const stores: Store[] = [];
+  const dataDirs: string[] = [];
   afterAll(async () => {
     for (const store of stores) await store.close();
+    for (const dataDir of dataDirs) await rm(dataDir, { recursive: true, force: true });
     for (const node of nodes) await node.stop();
   });
 
@@ -132,5 +139,38 @@ describe('archive: reorgs below the checkpoint', () => {
     expect(line).toMatchObject({ block: world.lastBlock, publishedHash: first!.hash, nodeHash: node.hashOf(world.lastBlock) });
     expect(line!.commonAncestor as number).toBeLessThan(world.lastBlock - 3);
     expect(await readCheckpoint(store, config.archive!.source)).toEqual(first);
+  });
+
+  it('`main.ts all` with POLYGON_RPC_URL stops on a deep reorg the way the archive role does: the same log line, exit 3', async () => {
+    const { world, node } = await startNode(53);
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-archive-all-reorg-'));
+    dataDirs.push(dataDir);
+    const environment: Record<string, string> = testEnvironment(uniqueId('archive_all_reorg'), dataDir, {
+      // No end block: `all` follows the chain live once it caught up.
+      ...archiveEnvironment(node, { ARCHIVE_START_BLOCK: String(world.firstBlock), ARCHIVE_RANGE_INITIAL: '16' }),
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      METRICS_PORT: '0',
+    });
+    delete environment.KAFKA_BROKERS;
+    const isReorgLine = (line: LogLine) => typeof line.msg === 'string' && line.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS');
+
+    const all = startRole('all', [], environment);
+    await all.waitFor((line) => line.msg === 'archive progress' && line.block === world.lastBlock);
+    // Published blocks are replaced, and the chain grows past them: the next range names a new parent.
+    node.reorg(world.lastBlock - 3);
+    node.head = world.lastBlock + 5;
+    expect(await all.exited, all.stderr()).toBe(EXIT_REORG);
+    const line = all.lines.find(isReorgLine);
+    expect(line).toMatchObject({ level: 50, block: world.lastBlock, nodeHash: node.hashOf(world.lastBlock) });
+    expect(line!.commonAncestor as number).toBeLessThan(world.lastBlock - 3);
+    expect(all.stderr()).toContain(`archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`);
+    expect(all.stderr()).not.toContain('fatal');
+
+    // The `archive` role on the same store stops on the same block with the same words and code.
+    const archive = startRole('archive', [], environment);
+    expect(await archive.exited, archive.stderr()).toBe(EXIT_REORG);
+    expect(archive.lines.find(isReorgLine)).toMatchObject({ level: 50, block: world.lastBlock, publishedHash: line!.publishedHash, nodeHash: line!.nodeHash });
+    expect(archive.stderr()).toContain(`archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`);
   });
 });
