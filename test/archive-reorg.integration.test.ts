@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
 import { ArchiveReorgError, readCheckpoint, runArchiveSource } from '../ingest/sources/archive/index.ts';
+import { UNSETTLED_READS } from '../ingest/sources/archive/archive.ts';
 import { archiveReorgs } from '../metrics/registry.ts';
 import type { Store } from '../projections/store.ts';
 import { EXIT_REORG, runArchive } from '../roles/archive.ts';
@@ -172,5 +173,94 @@ describe('archive: reorgs below the checkpoint', () => {
     expect(await archive.exited, archive.stderr()).toBe(EXIT_REORG);
     expect(archive.lines.find(isReorgLine)).toMatchObject({ level: 50, block: world.lastBlock, publishedHash: line!.publishedHash, nodeHash: line!.nodeHash });
     expect(archive.stderr()).toContain(`archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`);
+  });
+
+  /** Runs the archive over the whole world, one block per range, into a list; returns the outcome and the list. */
+  async function runCollecting(label: string, world: ReturnType<typeof generateWorld>, node: LocalPolygonNode) {
+    const config = inProcessConfig(label, archiveEnvironment(node, {
+      ARCHIVE_START_BLOCK: String(world.firstBlock),
+      ARCHIVE_END_BLOCK: String(world.lastBlock),
+      // One block per range: every block is a range's end, whose header the logs are compared with.
+      ARCHIVE_RANGE_INITIAL: '1',
+      ARCHIVE_RANGE_MAX: '1',
+    }));
+    const store = await openMigratedStore(config, createLogger('error'));
+    stores.push(store);
+    const published: Array<{ topicId: TopicId; event: string; ts: number }> = [];
+    const { log, lines } = capturingLogger();
+    const outcome = await runArchiveSource({
+      config: config.archive!,
+      log,
+      store,
+      signal: new AbortController().signal,
+      checkpointIntervalMs: 0,
+      sink: {
+        publish: async <T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]) => {
+          for (const event of events) published.push({ topicId, event: JSON.stringify(event), ts: (event as { ts?: number }).ts ?? 0 });
+        },
+        deadLetter: async () => {},
+        durable: async () => {},
+      },
+    }).then(
+      (checkpoint) => ({ checkpoint, error: null }),
+      (error: unknown) => ({ checkpoint: null, error }),
+    );
+    return { outcome, published, lines, checkpoint: await readCheckpoint(store, config.archive!.source) };
+  }
+
+  /** A block in the middle of the world that has logs the archive publishes. */
+  function busyBlock(world: ReturnType<typeof generateWorld>): number {
+    const block = [...world.blocks.keys()].sort((a, b) => a - b).find((number) => number > world.firstBlock + 20 && (world.blocks.get(number)?.length ?? 0) > 0);
+    expect(block).toBeDefined();
+    return block!;
+  }
+
+  const STALE_HASH = `0x${'de'.repeat(32)}`;
+
+  it('logs naming another block hash than the header: the range is read again, and once they agree it is published once, as on a quiet node', async () => {
+    const { world, node } = await startNode(54);
+    const clean = await runCollecting('archive-unsettled-clean', world, node);
+    expect(clean.outcome.error).toBeNull();
+
+    const block = busyBlock(world);
+    let staleReads = 0;
+    // The node's logs name the current hashes, except twice for one block (read during a reorg that came back).
+    node.logBlockHash = (number) => (number === block && staleReads < 2 ? (staleReads++, STALE_HASH) : node.hashOf(number));
+    const before = await reorgsCounted();
+    const run = await runCollecting('archive-unsettled-transient', world, node);
+    expect(run.outcome.error).toBeNull();
+    expect(run.outcome.checkpoint).toBe(world.lastBlock);
+    expect(staleReads).toBe(2);
+    const warnings = run.lines.filter((line) => line.msg === 'logs and headers of a range name different block hashes: reading it again');
+    expect(warnings).toEqual([
+      expect.objectContaining({ level: 40, block, logsHash: STALE_HASH, headerHash: node.hashOf(block), read: 1 }),
+      expect.objectContaining({ level: 40, block, logsHash: STALE_HASH, headerHash: node.hashOf(block), read: 2 }),
+    ]);
+    // Nothing published twice, nothing missing: exactly what the run on a quiet node published.
+    expect(run.published.length).toBeGreaterThan(0);
+    expect(run.published.map(({ topicId, event }) => `${topicId} ${event}`)).toEqual(clean.published.map(({ topicId, event }) => `${topicId} ${event}`));
+    expect(await reorgsCounted()).toBe(before);
+  });
+
+  it('logs and header that keep disagreeing below the safe head: read a bounded number of times, then stopped as a reorg (logged, counted), nothing of the block published', async () => {
+    const { world, node } = await startNode(55);
+    const block = busyBlock(world);
+    let staleReads = 0;
+    node.logBlockHash = (number) => (number === block ? (staleReads++, STALE_HASH) : node.hashOf(number));
+    const before = await reorgsCounted();
+    const run = await runCollecting('archive-unsettled-stuck', world, node);
+    expect(run.outcome.error).toBeInstanceOf(ArchiveReorgError);
+    const reorg = run.outcome.error as ArchiveReorgError;
+    expect(reorg).toMatchObject({ kind: 'unsettled', block, publishedHash: STALE_HASH, nodeHash: node.hashOf(block), commonAncestor: block - 1 });
+    expect(staleReads).toBe(UNSETTLED_READS);
+    expect(await reorgsCounted()).toBe(before + 1);
+    const line = run.lines.find((candidate) => typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'));
+    expect(line).toMatchObject({ level: 50, kind: 'unsettled', block, publishedHash: STALE_HASH, nodeHash: node.hashOf(block), commonAncestor: block - 1 });
+    expect(line!.msg).toContain(`over ${UNSETTLED_READS} reads`);
+    // Everything before the block was published, nothing of it or after it; the checkpoint stays before it.
+    expect(run.published.length).toBeGreaterThan(0);
+    expect(Math.max(...run.published.map((event) => event.ts))).toBeLessThan(world.timestampOf(block));
+    expect(run.checkpoint!.block).toBe(block - 1);
+    expect(run.checkpoint!.hash).toBe(node.hashOf(block - 1));
   });
 });

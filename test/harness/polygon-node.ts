@@ -4,7 +4,8 @@
  * (recorded real logs, or logs the test encoded). Faults are injected per request: JSON-RPC errors, HTTP 429,
  * "range too large" refusals, slow answers (timeouts), and going away (the socket closed without an answer).
  * Blocks chain by hash (each header names its parent's); `reorg(from)` replaces every block from there on
- * with blocks of new hashes (and, optionally, new logs), as a deep reorg does.
+ * with blocks of new hashes (and, optionally, new logs), as a deep reorg does; `logBlockHash` makes the logs
+ * name another block hash than the headers (a node read while a reorg is under way).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +39,12 @@ export class LocalPolygonNode {
   reorgDepth = 0;
   /** Refuse eth_getLogs over more blocks than this (-32005, like Infura's 10,000-results limit). */
   maxRange = Number.POSITIVE_INFINITY;
+  /**
+   * The block hash eth_getLogs names in a block's logs (called once per block and call; undefined: the logs as
+   * given, recorded ones with their hash, generated ones without). Lets a test serve logs of another fork than
+   * the headers.
+   */
+  logBlockHash: (block: number) => string | undefined = () => undefined;
   /** Decides a fault for a call (null: answer normally). */
   fault: (call: RpcCall, serial: number) => Fault | null = () => null;
   slowMs = 2_000;
@@ -159,10 +166,11 @@ export class LocalPolygonNode {
           const young = this.head - number < this.reorgDepth && this.forkLogs.has(number);
           if (young) this.servedFork.add(number);
           const blockLogs = young ? this.forkLogs.get(number)! : (this.blocks.get(number)?.logs ?? []);
+          const blockHash = this.logBlockHash(number);
           for (const log of blockLogs) {
             if (addresses && !addresses.has(log.address.toLowerCase())) continue;
             if (topic0s && !topic0s.has(log.topics[0]!.toLowerCase())) continue;
-            logs.push(log);
+            logs.push(blockHash === undefined ? log : { ...log, blockHash });
           }
         }
         return logs;

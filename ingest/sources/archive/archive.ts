@@ -26,7 +26,7 @@ import type { EventInputOf, TopicId } from '../../contract/topics.ts';
 import { INDEXED_TOPIC0S } from './abi.ts';
 import { decodeLog, LogDecodeError, type DecodedLog, type RawLog } from './decode.ts';
 import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
-import { AbortedError, RangeTooLargeError, RpcUnavailableError, type BlockHeader, type PolygonRpc } from './rpc.ts';
+import { AbortedError, RangeTooLargeError, type BlockHeader, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
 import { recordArchiveProgress, recordArchiveReorg } from '../../../metrics/registry.ts';
 
@@ -148,20 +148,34 @@ export async function writeCheckpoint(store: Store, source: string, checkpoint: 
  */
 export class ArchiveReorgError extends Error {
   constructor(
-    /** The published block whose hash the node no longer has. */
+    /** The published block whose hash the node no longer has (unsettled: the block the node names two hashes for). */
     readonly block: number,
+    /** The hash the archive published the block with (unsettled: the hash the node's logs name). */
     readonly publishedHash: string,
+    /** The block's hash in the node's header. */
     readonly nodeHash: string,
     /** The newest published block the node still agrees with (null: none in the window). */
     readonly commonAncestor: number | null,
+    /**
+     * replaced: a published block has a new hash. unsettled: below the safe head, the node's logs and headers
+     * kept naming different hashes for a block over several reads of its range (nothing of it was published).
+     */
+    readonly kind: 'replaced' | 'unsettled' = 'replaced',
+    reads = 0,
   ) {
+    const agree = commonAncestor === null ? 'no common block within the checkpoint window' : `the chains agree up to block ${commonAncestor} at least`;
     super(
-      `reorg deeper than the confirmations: block ${block} was published with hash ${publishedHash}, the node now has ${nodeHash}; ` +
-        (commonAncestor === null ? 'no common block within the checkpoint window' : `the chains agree up to block ${commonAncestor} at least`) +
-        `. Events of blocks after ${commonAncestor ?? '(unknown)'} up to ${block} may be from the replaced chain and are already ingested; the archive stops.`,
+      kind === 'replaced'
+        ? `reorg deeper than the confirmations: block ${block} was published with hash ${publishedHash}, the node now has ${nodeHash}; ${agree}` +
+            `. Events of blocks after ${commonAncestor ?? '(unknown)'} up to ${block} may be from the replaced chain and are already ingested; the archive stops.`
+        : `reorg deeper than the confirmations: block ${block} is below the safe head, yet over ${reads} reads the node's logs name its hash ${publishedHash} and its header ${nodeHash}; ${agree}` +
+            `. Nothing of block ${block} was published; the chain is still being replaced there, and the archive stops rather than guess which side stays.`,
     );
   }
 }
+
+/** Reads of one range whose logs and headers disagree on a block hash, before the archive treats it as a reorg. */
+export const UNSETTLED_READS = 4;
 
 interface Waiting {
   log: DecodedLog;
@@ -344,12 +358,18 @@ export class Archive {
         if (fetched.to + 1 <= nextTo && !signal.aborted) ahead = this.ahead(fetched.to + 1, nextTo);
 
         await this.checkContinuity(fetched);
-        if (!consistent(fetched)) {
-          // The node answered the logs and the headers from different forks (a young reorg while it was
-          // asked); ask again.
+        const disagreement = disagreementOf(fetched);
+        if (disagreement !== null) {
+          // The node answered the logs and the headers from different forks (a reorg while it was asked):
+          // nothing of the range is published; it is read again after a pause, a bounded number of times,
+          // then it is a reorg below the safe head and the archive stops as for any deeper reorg.
           ahead = null;
-          if (++inconsistentAnswers > config.retries) throw new RpcUnavailableError(`blocks ${fetched.from}..${fetched.to}: logs and headers keep disagreeing on block hashes`);
-          log.warn({ fromBlock: fetched.from, toBlock: fetched.to }, 'logs and headers of a range name different block hashes: reading it again');
+          if (++inconsistentAnswers >= UNSETTLED_READS) await this.unsettled(disagreement, inconsistentAnswers);
+          log.warn(
+            { fromBlock: fetched.from, toBlock: fetched.to, block: disagreement.block, logsHash: disagreement.logsHash, headerHash: disagreement.headerHash, read: inconsistentAnswers },
+            'logs and headers of a range name different block hashes: reading it again',
+          );
+          await sleep(this.options.rpc.backoffMs(inconsistentAnswers), signal);
           continue;
         }
         inconsistentAnswers = 0;
@@ -414,20 +434,38 @@ export class Archive {
    * agrees with, says everything loudly, counts it, and stops.
    */
   private async reorg(published: BlockRef, nodeHash: string): Promise<never> {
-    let commonAncestor: number | null = null;
+    this.stop(new ArchiveReorgError(published.block, published.hash, nodeHash, await this.commonAncestorBefore(published.block)));
+  }
+
+  /** A range's logs and headers kept disagreeing on a block's hash: a reorg below the safe head. */
+  private async unsettled(disagreement: Disagreement, reads: number): Promise<never> {
+    const { block, logsHash, headerHash } = disagreement;
+    this.stop(new ArchiveReorgError(block, logsHash, headerHash, await this.commonAncestorBefore(block), 'unsettled', reads));
+  }
+
+  /** The newest block of the window before `block` whose hash the node still has. */
+  private async commonAncestorBefore(block: number): Promise<number | null> {
     for (let index = this.recent.length - 1; index >= 0; index--) {
       const ref = this.recent[index]!;
-      if (ref.block >= published.block) continue;
+      if (ref.block >= block) continue;
       const header = await this.options.rpc.blockHeader(ref.block);
-      if (header.hash === ref.hash.toLowerCase()) {
-        commonAncestor = ref.block;
-        break;
-      }
+      if (header.hash === ref.hash.toLowerCase()) return ref.block;
     }
+    return null;
+  }
+
+  private stop(error: ArchiveReorgError): never {
     recordArchiveReorg();
-    const error = new ArchiveReorgError(published.block, published.hash, nodeHash, commonAncestor);
     this.options.log.error(
-      { block: published.block, publishedHash: published.hash, nodeHash, commonAncestor, confirmations: this.options.config.confirmations, finalized: this.options.config.finalized },
+      {
+        block: error.block,
+        publishedHash: error.publishedHash,
+        nodeHash: error.nodeHash,
+        commonAncestor: error.commonAncestor,
+        kind: error.kind,
+        confirmations: this.options.config.confirmations,
+        finalized: this.options.config.finalized,
+      },
       `REORG DEEPER THAN THE CONFIRMATIONS: ${error.message}`,
     );
     throw error;
@@ -620,15 +658,21 @@ function emptyBatch(): Batch {
   return { markets: [], fills: [], trades: [], legs: [] };
 }
 
-/** Logs that name their block's hash agree with the headers of the range's ends. */
-function consistent(fetched: Fetched): boolean {
+interface Disagreement {
+  block: number;
+  logsHash: string;
+  headerHash: string;
+}
+
+/** A log that names its block's hash and disagrees with the header read for that block (the range's ends). */
+function disagreementOf(fetched: Fetched): Disagreement | null {
   for (const log of fetched.logs) {
     if (log.blockHash === undefined) continue;
     const block = Number(log.blockNumber);
-    if (block === fetched.first.number && log.blockHash.toLowerCase() !== fetched.first.hash.toLowerCase()) return false;
-    if (block === fetched.last.number && log.blockHash.toLowerCase() !== fetched.last.hash.toLowerCase()) return false;
+    const header = block === fetched.first.number ? fetched.first : block === fetched.last.number ? fetched.last : null;
+    if (header !== null && log.blockHash.toLowerCase() !== header.hash.toLowerCase()) return { block, logsHash: log.blockHash.toLowerCase(), headerHash: header.hash.toLowerCase() };
   }
-  return true;
+  return null;
 }
 
 function letterOf(raw: RawLog, reason: string): ArchiveDeadLetter {
