@@ -164,6 +164,27 @@ export function decodeLog(log: RawLog): DecodedLog | null {
 const TOPIC = /^0x[0-9a-fA-F]{64}$/;
 
 /**
+ * The parameter lists viem decodes: each `address` input read as the 32-byte word it is encoded in (`bytes32`),
+ * then cut to its last 20 bytes by `assign`. viem's own address decoding takes the same last 20 bytes and
+ * then computes their EIP-55 checksum (a keccak per address, behind an LRU cache), which the rules lower-case
+ * again; reading the word skips that work, and yields the same lower-case address.
+ */
+interface WordParams {
+  indexed: readonly AbiParameter[];
+  nonIndexed: readonly AbiParameter[];
+  read: readonly AbiParameter[];
+}
+
+const asWords = (params: readonly AbiParameter[]): readonly AbiParameter[] =>
+  params.map((param) => {
+    if (param.type === 'address') return { ...param, type: 'bytes32' };
+    if (param.type.includes('address') || param.type.startsWith('tuple')) throw new Error(`the decoder reads no ${param.type} input (${param.name})`);
+    return param;
+  });
+
+const WORD_PARAMS = new Map<KnownEvent, WordParams>([...EVENTS_BY_TOPIC0.values()].map((known) => [known, { indexed: asWords(known.indexed), nonIndexed: asWords(known.nonIndexed), read: asWords(known.read) }]));
+
+/**
  * What viem's decodeEventLog does, with the event already chosen by topic0 (decodeEventLog recomputes the
  * selector, a keccak of the signature, on every call). Events whose inputs are all static (the fills, the
  * registrations) are one ABI tuple: the indexed topics' words followed by the data words, decoded by viem in
@@ -171,6 +192,7 @@ const TOPIC = /^0x[0-9a-fA-F]{64}$/;
  */
 function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
   const { indexed, nonIndexed, event } = known;
+  const wordParams = WORD_PARAMS.get(known)!;
   const topics = log.topics;
   if (topics.length !== indexed.length + 1) throw new Error(`expected ${indexed.length + 1} topics, got ${topics.length}`);
   let words = '';
@@ -185,14 +207,14 @@ function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   if (nonIndexed.length === 0) {
     if (data !== '0x') throw new Error(`${event.name} carries no data, got ${data.length} characters`);
-    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, bytesOf(words)));
+    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(wordParams.indexed, bytesOf(words)));
   } else if (known.allStatic) {
     const expected = 2 + nonIndexed.length * 64;
     if (data.length < expected) throw new Error(`data of ${(data.length - 2) / 2} bytes, ${event.name} has ${nonIndexed.length} words`);
-    assign(args, known.read, decodeAbiParameters(known.read, bytesOf(words + data.slice(2))));
+    assign(args, known.read, decodeAbiParameters(wordParams.read, bytesOf(words + data.slice(2))));
   } else {
-    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(indexed, bytesOf(words)));
-    assign(args, nonIndexed, decodeAbiParameters(nonIndexed, bytesOf(data.slice(2))));
+    if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(wordParams.indexed, bytesOf(words)));
+    assign(args, nonIndexed, decodeAbiParameters(wordParams.nonIndexed, bytesOf(data.slice(2))));
   }
   return args;
 }
@@ -204,8 +226,13 @@ function bytesOf(hex: string): Uint8Array {
   return bytes;
 }
 
+/** The decoded values by input name; an `address` input (decoded as its word) is the word's last 20 bytes. */
 function assign(args: Record<string, unknown>, params: readonly AbiParameter[], values: readonly unknown[]): void {
-  for (let index = 0; index < params.length; index++) args[params[index]!.name!] = values[index];
+  for (let index = 0; index < params.length; index++) {
+    const param = params[index]!;
+    const value = values[index];
+    args[param.name!] = param.type === 'address' ? `0x${(value as string).slice(26)}` : value;
+  }
 }
 
 function interpret(rule: string, name: string, a: Record<string, unknown>): Decoded {
