@@ -98,3 +98,17 @@ export function fillId(fill: { tx_hash: string; token_side: number; side: string
 export function legId(leg: { tx_hash: string; kind: string; usd: number }): string {
   return `${leg.tx_hash.toLowerCase()}:${leg.kind}:${Math.round(leg.usd * MICRO)}`;
 }
+
+/**
+ * The id of a market print (the trades table's key within a market and second) that the archive and the
+ * upstream both compute, as `fillId` does for fills, so that the same print from both lands once: the
+ * transaction, the tokens (micro-tokens) and the UP-space price at 4 decimals. The token side is left
+ * out on purpose: a print is the trade, and a match of complementary orders is one trade that the maker's
+ * leg states on one token (the archive prints maker legs) and a taker's row on the other (the data API
+ * gives the tracked wallet's row, maker or taker), at the same UP price. Two prints of one transaction
+ * that agree on all of these (two maker orders of the same size at one level) are one print here: the
+ * tape's prices (max/min of levels, the last level of a second) are the same either way.
+ */
+export function printId(print: { tx_hash: string; token_side: TokenSide; size_tokens: number; price: number }): string {
+  return `${print.tx_hash.toLowerCase()}:${Math.round(print.size_tokens * MICRO)}:${Math.round(upNormalizedPrice(print.token_side, print.price) * PRICE_TICKS)}`;
+}

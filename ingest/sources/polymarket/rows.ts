@@ -40,10 +40,9 @@ const MAX_NAME_LENGTH = 200;
 /** USDC has 6 decimals: a computed `size × price` is rounded there so float noise does not leak into usd. */
 const USD_DECIMALS = 1e6;
 
-/** seq = ts · 2^21 + (log index >> 10): 2^21 is the largest power of two for which EPOCH_MAX · 2^21 stays a safe integer. */
-const SEQ_SECOND_SPAN = 2 ** 21;
 const LOG_INDEX_BITS = 31;
-const SEQ_LOW_BITS = 21;
+/** seq < 2^16 = 65,536: below every chain print's seq (block × 100,000 + log index, block ≥ 1). */
+const SEQ_BITS = 16;
 
 // ---------------------------------------------------------------------------------------------------
 // Lenient accessors: CSV gives strings, JSON gives numbers; anything else reads as missing.
@@ -150,13 +149,14 @@ export function legIdentity(leg: {
 }
 
 /**
- * Orders prints within a market. The trades table sorts by (ts, seq), so seq only has to be monotone in
- * ts and deterministic; within one second the order it gives is arbitrary (exports carry no log
- * position). ts · 2^31 + log index would overflow Number.MAX_SAFE_INTEGER (≈ 9.0e15; 1.8e9 · 2^31 ≈
- * 3.8e18), so the top 21 bits of the log index are kept: EPOCH_MAX · 2^21 + 2^21 − 1 ≈ 8.6e15.
+ * Orders prints within a market and second (the trades table and the tape order by (ts, seq); the
+ * second comes first, so seq only orders within it, arbitrarily: exports carry no log position). The
+ * top 16 bits of the synthetic log index: always below 65,536, hence below the seq of any print read from
+ * the chain (block × 100,000 + log index), so that where the archive has prints in a second its order
+ * decides the second's last trade, and its copy of a print shared with the upstream is the one kept.
  */
-export function tradeSeq(ts: number, logIndex: number): number {
-  return ts * SEQ_SECOND_SPAN + (logIndex >>> (LOG_INDEX_BITS - SEQ_LOW_BITS));
+export function tradeSeq(logIndex: number): number {
+  return logIndex >>> (LOG_INDEX_BITS - SEQ_BITS);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -303,7 +303,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
     usd: fill.event.usd,
     // The row's side is the wallet's, and the wallet may have been the maker: the taker's side is unknown.
     ts: fill.event.ts,
-    seq: tradeSeq(fill.event.ts, logIndex),
+    seq: tradeSeq(logIndex),
   });
   if (!trade.ok) return { kind: 'rejected', reason: trade.reason };
 
