@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { TOPICS, type EventOf, type TopicId } from '../../contract/topics.ts';
-import { EPOCH_MAX, EPOCH_MIN, type ExchangeEra, type TokenSide } from '../../contract/primitives.ts';
+import { EPOCH_MAX, EPOCH_MIN, eraOf, type EraRule, type TokenSide } from '../../contract/primitives.ts';
 import type { FillEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
 import { describeZodError } from '../../decode.ts';
 import { InvalidEventError } from '../../publisher.ts';
@@ -258,7 +258,7 @@ function displayNameOf(row: Record<string, unknown>): string | undefined {
   return name === '' ? undefined : name.slice(0, MAX_NAME_LENGTH);
 }
 
-function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSize: boolean): ParsedRow {
+function parseTradeRow(row: Record<string, unknown>, era: EraRule, usdFromSize: boolean): ParsedRow {
   const tokenSide = tokenSideOf(row.outcomeIndex);
   if (tokenSide === undefined) {
     return { kind: 'rejected', reason: `outcomeIndex must be 0 or 1 on a trade (got ${JSON.stringify(row.outcomeIndex ?? null)})` };
@@ -286,7 +286,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
     usd,
     // Exports do not say whether the wallet made or took the liquidity; taker is the conservative default.
     role: 'taker',
-    era,
+    era: eraOf(era, ts),
     ts,
     name: displayNameOf(row),
     ...(feeUsd === undefined ? {} : { fee_usd: feeUsd }),
@@ -313,7 +313,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
   return { kind: 'fill', fill: fill.event, trade: trade.event, market, key };
 }
 
-function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: ExchangeEra): ParsedRow {
+function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: EraRule): ParsedRow {
   const wallet = textOf(row.proxyWallet);
   const txHash = textOf(row.transactionHash);
   const conditionId = textOf(row.conditionId);
@@ -329,7 +329,7 @@ function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: ExchangeE
     kind,
     tokens,
     usd,
-    era,
+    era: eraOf(era, ts),
     ts,
   });
   if (!leg.ok) return { kind: 'rejected', reason: leg.reason };
@@ -365,9 +365,11 @@ export function marketSightingOf(input: unknown): MarketSighting | undefined {
 /**
  * Maps one export row (v1 camelCase or v2 snake_case). `/activity` rows carry a `type`; `/trades` rows
  * have no `type` (and no usdcSize) and are all trades. The upstream poller maps the rows it fetches with
- * this same function.
+ * this same function. The era: by the row's time against the cut-over (`{v2StartTs}`, what the poller and
+ * the importer do by default), or one for all (`{fixed}`, an import's `--era`). A time that is not a
+ * number stamps v2 here and is rejected by the schema anyway.
  */
-export function parseExportRow(input: unknown, era: ExchangeEra): ParsedRow {
+export function parseExportRow(input: unknown, era: EraRule): ParsedRow {
   if (!isRecord(input)) return { kind: 'rejected', reason: 'row is not an object' };
   const row = canonicalRow(input);
   if (row.type === undefined) return parseTradeRow(row, era, true);
