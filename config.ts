@@ -226,10 +226,12 @@ const environmentSchema = z.object({
   /** A wallet asked about by a client is tracked this long after its last request. */
   UPSTREAM_REQUEST_TTL_S: z.coerce.number().int().min(60).default(7 * 86_400),
   /**
-   * Upstream fills and legs before this instant (epoch s) are of the V1 exchange era: Polymarket's hard
-   * cut-over from the V1 to the V2 exchanges, 2026-04-28 11:00-11:15 UTC (the data API does not name the exchange).
+   * The V1 → V2 exchange cut-over (epoch s): Polymarket's hard move of all trading from the V1 to the V2
+   * exchanges, 2026-04-28 11:00-11:15 UTC. Every source dates by it what names no exchange: upstream and
+   * imported fills (the data API does not name the exchange) and position legs from every source (a CTF
+   * split, merge or redemption has no exchange). A fill read from the chain carries its exchange's era.
    */
-  UPSTREAM_V2_START_TS: z.coerce.number().int().min(0).default(1_777_374_900),
+  EXCHANGE_V2_START_TS: z.coerce.number().int().min(0).default(1_777_374_900), // = DEFAULT_EXCHANGE_V2_START_TS (ingest/contract/primitives.ts; a test keeps them equal)
 
   /**
    * The on-chain archive (role `archive`; with it set, `all` runs the archive instead of the simulator): one
@@ -250,8 +252,6 @@ const environmentSchema = z.object({
   ARCHIVE_FINALIZED: booleanFlag.default(false),
   /** First block to read when there is no checkpoint (at or before the first contract's deployment). */
   ARCHIVE_START_BLOCK: z.coerce.number().int().min(0).default(33_000_000),
-  /** Position legs before this block belong to the V1 exchange era (the V1 → V2 cut-over, about 2026-04-28). */
-  ARCHIVE_V2_START_BLOCK: z.coerce.number().int().min(0).default(84_902_353),
   /** Stop after this block (a bounded backfill); absent: follow the chain. */
   ARCHIVE_END_BLOCK: z.coerce.number().int().min(0).optional(),
   /** eth_getLogs block ranges: the first size, and the bounds the adaptive size stays within. */
@@ -357,7 +357,7 @@ export interface UpstreamConfig {
   leaderboard: { timePeriod: 'DAY' | 'WEEK' | 'MONTH' | 'ALL'; orderBy: 'PNL' | 'VOL'; size: number };
   maxWallets: number;
   requestTtlSeconds: number;
-  /** Fills and legs polled with a time before this (epoch s) are of the V1 exchange era. */
+  /** Fills and legs polled with a time before this (epoch s) are of the V1 exchange era (EXCHANGE_V2_START_TS). */
   v2StartTs: number;
   /** Cursors and schedules, so that a restarted poller resumes. */
   stateFile: string;
@@ -510,7 +510,8 @@ export interface ArchiveConfig {
   finalized: boolean;
   startBlock: number;
   endBlock: number | null;
-  v2StartBlock: number;
+  /** Position legs before this instant (epoch s) are of the V1 exchange era (EXCHANGE_V2_START_TS); fills carry their exchange's. */
+  v2StartTs: number;
   range: { initial: number; max: number };
   requestsPerSecond: number;
   retries: number;
@@ -667,6 +668,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       /** Zoom slabs baked into a market chart: at most this many points in all. */
       slabPointBudget: 20_000,
     },
+    /** The V1 → V2 exchange cut-over (EXCHANGE_V2_START_TS): the era of what names no exchange (the importer's rows, every leg). */
+    exchangeV2StartTs: env.EXCHANGE_V2_START_TS,
     upstream: ((): UpstreamConfig => ({
       staleAfterSeconds: env.UPSTREAM_STALE_AFTER_S,
       baseUrls: {
@@ -689,7 +692,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       leaderboard: { timePeriod: 'WEEK', orderBy: 'PNL', size: 50 },
       maxWallets: env.UPSTREAM_MAX_WALLETS,
       requestTtlSeconds: env.UPSTREAM_REQUEST_TTL_S,
-      v2StartTs: env.UPSTREAM_V2_START_TS,
+      v2StartTs: env.EXCHANGE_V2_START_TS,
       stateFile: path.join(dataDir, 'upstream-state.json'),
       requestedWalletsKey: `${env.REDIS_KEY_PREFIX}upstream:requested`,
     }))(),
@@ -756,7 +759,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
           finalized: env.ARCHIVE_FINALIZED,
           startBlock: env.ARCHIVE_START_BLOCK,
           endBlock: env.ARCHIVE_END_BLOCK ?? null,
-          v2StartBlock: env.ARCHIVE_V2_START_BLOCK,
+          v2StartTs: env.EXCHANGE_V2_START_TS,
           range: { initial: Math.min(env.ARCHIVE_RANGE_INITIAL, env.ARCHIVE_RANGE_MAX), max: env.ARCHIVE_RANGE_MAX },
           requestsPerSecond: env.ARCHIVE_RPS,
           retries: env.ARCHIVE_RETRIES,

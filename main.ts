@@ -35,7 +35,8 @@ roles:
   replay <file|dir>...                  publish .jsonl/.jsonl.gz files (as written by export)
   export <dir> [--no-gzip]              write every topic to <dir>/<topic>.jsonl.gz
   import <file|dir>... [--era v1|v2] [--no-trades]
-                                        import Polymarket data-API exports (CSV, JSON, JSONL, .gz)
+                                        import Polymarket data-API exports (CSV, JSON, JSONL, .gz); each row's
+                                        era by its time (EXCHANGE_V2_START_TS) unless --era forces one
   migrate                               apply ClickHouse migrations and exit
   upstream                              poll Polymarket's public APIs and publish what they say (UPSTREAM_* config)
   archive                               index Polygon logs (POLYGON_RPC_URL) into the topics; resumes from its checkpoint

@@ -257,13 +257,16 @@ export interface TickPosition {
   tradeId: string;
 }
 
+// One row per print (trade_id): a print landed from both the archive and the upstream is one tick, the
+// chain's copy (its seq is above every upstream seq of the second; a replayed copy is the same row).
 const READ_TICKS = `
-SELECT ts, up_price AS price, seq, trade_id
-FROM {db:Identifier}.trades FINAL
+SELECT ts, argMax(up_price, seq) AS tick_price, max(seq) AS tick_seq, trade_id
+FROM {db:Identifier}.trades
 WHERE condition_id = {condition_id:String}
   AND ts >= {from_ts:UInt32}
-  AND (ts, seq, trade_id) > ({after_ts:UInt32}, {after_seq:UInt64}, {after_id:String})
-ORDER BY ts, seq, trade_id
+GROUP BY ts, trade_id
+HAVING (ts, tick_seq, trade_id) > ({after_ts:UInt32}, {after_seq:UInt64}, {after_id:String})
+ORDER BY ts, tick_seq, trade_id
 LIMIT {limit:UInt32}`;
 
 export async function readRawTicks(
@@ -276,7 +279,7 @@ export async function readRawTicks(
   // A window starting past the last second the store holds has no ticks (bound as UInt32 it would wrap).
   if (fromTs === null) return { ticks: [], next: null };
   // One row more than asked tells whether a next page exists.
-  const rows = await store.query<{ ts: number; price: number; seq: number; trade_id: string }>(READ_TICKS, {
+  const rows = await store.query<{ ts: number; tick_price: number; tick_seq: number; trade_id: string }>(READ_TICKS, {
     condition_id: conditionId,
     from_ts: fromTs,
     after_ts: clampEpochSeconds(after.ts),
@@ -287,8 +290,8 @@ export async function readRawTicks(
   const pageRows = rows.slice(0, page.limit);
   const lastRow = pageRows[pageRows.length - 1];
   return {
-    ticks: pageRows.map((row) => ({ ts: row.ts, price: row.price })),
-    next: rows.length > page.limit && lastRow ? { ts: lastRow.ts, seq: lastRow.seq, tradeId: lastRow.trade_id } : null,
+    ticks: pageRows.map((row) => ({ ts: row.ts, price: row.tick_price })),
+    next: rows.length > page.limit && lastRow ? { ts: lastRow.ts, seq: lastRow.tick_seq, tradeId: lastRow.trade_id } : null,
   };
 }
 

@@ -150,6 +150,7 @@ export async function runImport(
     const report = throttled(2000, () => log.info(latest, 'importing'));
     return importPolymarketExports(paths, publisher, {
       ...(era ? { era } : {}),
+      v2StartTs: config.exchangeV2StartTs,
       emitTrades: options.emitTrades,
       onRejected: (row) => log.warn(row, 'row rejected'),
       onSkipped: (skipped) => {

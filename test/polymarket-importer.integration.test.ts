@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FillEvent, MarketMetadataEvent, TradeEvent } from '../ingest/contract/events.ts';
 import type { FileFailure } from '../ingest/sources/files.ts';
 import { importPolymarketExports, type ImportCounts, type ImportProgress, type RejectedRow, type SkippedRow } from '../ingest/sources/polymarket/index.ts';
+import { mapActivityRows } from '../ingest/sources/upstream/mapping.ts';
 import { RecordingSink, collectmarketsDir, csvLine, polymarketData } from './harness/polymarket.ts';
 
 type CsvRow = Record<string, string>;
@@ -148,7 +149,9 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
     const names = new Set(fills.map((fill) => fill.name));
     expect(names).toEqual(new Set(['gabagool22', 'CRYINGLITTLEBABY']));
     expect(new Set(fills.map((fill) => fill.role))).toEqual(new Set(['taker']));
-    expect(new Set(fills.map((fill) => fill.era))).toEqual(new Set(['v2']));
+    // The exports are of January 2026, before the V1 → V2 cut-over (2026-04-28 11:15 UTC): V1 by their time.
+    expect(Math.max(...fills.map((fill) => fill.ts))).toBeLessThan(Date.UTC(2026, 3, 28, 11, 15) / 1000);
+    expect(new Set(fills.map((fill) => fill.era))).toEqual(new Set(['v1']));
   });
 
   it('publishes one metadata event per market, before any fill, leg or trade of that market', () => {
@@ -200,7 +203,7 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
     expect(hourly.title_start_ts).toBe(Date.UTC(2026, 0, 5, 3) / 1000);
   });
 
-  it('publishes a trade print per fill with the same id, the token-frame price and a seq ordered by time', () => {
+  it('publishes a trade print per fill with the same id, the token-frame price and a seq within the second below any chain print’s', () => {
     const fills = result.sink.events('fillsUpstream');
     const trades = new Map(result.sink.events('trades').map((trade) => [`${trade.tx_hash}:${trade.log_index}`, trade]));
     expect(trades.size).toBe(fills.length);
@@ -208,8 +211,9 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
       const trade = trades.get(`${fill.tx_hash}:${fill.log_index}`) as TradeEvent;
       expect(trade).toMatchObject({ condition_id: fill.condition_id, token_side: fill.token_side, price: fill.price, size_tokens: fill.size_tokens, usd: fill.usd, ts: fill.ts });
     }
-    const sorted = [...trades.values()].sort((a, b) => a.seq - b.seq);
-    for (let index = 1; index < sorted.length; index += 1) expect(sorted[index]!.ts).toBeGreaterThanOrEqual(sorted[index - 1]!.ts);
+    // The tape orders by (ts, seq): seq orders prints within a second only, and stays below the seq of every
+    // print read from the chain (block × 100,000 + log index), so the chain's order and copy win a second.
+    for (const trade of trades.values()) expect(trade.seq).toBeLessThan(2 ** 16);
   });
 
   it('publishes in chunks and reports progress up to the total', async () => {
@@ -556,9 +560,27 @@ describe('options', () => {
     expect(sink.events('fillsUpstream').length).toBeGreaterThan(0);
   });
 
-  it('stamps the era on fills and legs', async () => {
-    const { sink } = await run([file], { era: 'v1' });
-    expect(new Set([...sink.events('fillsUpstream'), ...sink.events('positions')].map((event) => event.era))).toEqual(new Set(['v1']));
+  it('stamps each fill and leg with the era of its time, as the upstream poller does', async () => {
+    // A cut-over in the middle of the file's fills: those before it V1, the rest V2.
+    const times = (await run([file])).sink.events('fillsUpstream').map((fill) => fill.ts).sort((a, b) => a - b);
+    const cutOver = times[Math.floor(times.length / 2)]!;
+    expect(cutOver).toBeGreaterThan(times[0]!);
+    const { sink } = await run([file], { v2StartTs: cutOver });
+    const events = [...sink.events('fillsUpstream'), ...sink.events('positions')];
+    for (const event of events) expect(event.era, String(event.ts)).toBe(event.ts < cutOver ? 'v1' : 'v2');
+    expect(new Set(events.map((event) => event.era))).toEqual(new Set(['v1', 'v2']));
+    // The poller's mapping of the same rows stamps the same eras.
+    const rows = parseCsvSync(await readFile(file), { columns: true, bom: true, skip_empty_lines: true }) as unknown[];
+    const polled = mapActivityRows(rows, cutOver, 'activity').parsed.flatMap((row) => (row.kind === 'fill' ? [row.fill] : []));
+    const eraOfFill = (fill: FillEvent) => `${fill.tx_hash}:${fill.log_index}:${fill.era}`;
+    expect(new Set(polled.map(eraOfFill))).toEqual(new Set(sink.events('fillsUpstream').map(eraOfFill)));
+  });
+
+  it('--era stamps one era on every fill and leg, whatever its time', async () => {
+    for (const era of ['v1', 'v2'] as const) {
+      const { sink } = await run([file], { era, v2StartTs: 0 });
+      expect(new Set([...sink.events('fillsUpstream'), ...sink.events('positions')].map((event) => event.era))).toEqual(new Set([era]));
+    }
   });
 });
 

@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
@@ -125,6 +126,7 @@ function upstreamEvents() {
   expect(mapped.rejected).toEqual([]);
   return {
     fills: mapped.parsed.flatMap((row) => (row.kind === 'fill' ? [row.fill] : [])),
+    trades: mapped.parsed.flatMap((row) => (row.kind === 'fill' ? [row.trade] : [])),
     legs: mapped.parsed.flatMap((row) => (row.kind === 'leg' ? [row.leg] : [])),
   };
 }
@@ -252,5 +254,121 @@ describe('a fill from both the archive and the upstream counts once, with the ar
       [MAKER, 'taker', 2],
       [MAKER, 'taker', 1],
     ]);
+  });
+});
+
+/**
+ * The market tape: the archive prints each maker leg (of the recorded logs, the buy maker's: the sell log
+ * is a taker's own order, whose maker legs were not recorded), the upstream prints each row of a tracked
+ * wallet (the maker's, and the taker's own order of the same match, which is the same trade as the maker
+ * leg it matched; the sell, which the archive here has no print of). A further chain print in the second of the first match (another maker leg of
+ * the same transaction, at 0.93) makes the second's last trade depend on the order within the second:
+ * the upstream's copy of the earlier print must not become the second's last. The upstream-only print
+ * still counts. Raw ticks, the sampled chart and the full tape of both sources together, in either order,
+ * equal the archive's alone plus the upstream-only print.
+ */
+describe('a print from both the archive and the upstream counts once in the market tape', () => {
+  const NOW = timestampOf(logs[2]!) + 3600;
+  const apis: TestApi[] = [];
+  const archive = archiveEvents();
+  const first = archive.trades[0]!;
+  // Another maker leg of the first match, later in the same block, at another level (the chain's order).
+  const laterLeg: EventInputOf<'trades'> = { ...first, log_index: first.log_index + 1, price: 0.93, size_tokens: 1, usd: 0.93, seq: first.seq + 1 };
+  const archiveTrades = [...archive.trades, laterLeg];
+  const { trades: upstreamTrades } = upstreamEvents();
+  // The upstream's prints of trades the archive has no print of: the upstream-only fill and the sell.
+  const upstreamOnly = upstreamTrades.filter((trade) => !archiveTrades.some((print) => print.tx_hash === trade.tx_hash));
+  let reference: TestApi;
+  let upstreamFirst: TestApi;
+  let archiveFirst: TestApi;
+
+  async function storeOf(label: string, publish: (publisher: EventSink) => Promise<void>): Promise<TestApi> {
+    const config: Config = inProcessConfig(label);
+    const keys = await publishPlanKeys(config, NOW - 10);
+    await withPublisher(config, createLogger('error'), async ({ publisher }) => {
+      await publisher.publish('markets', marketEvents);
+      // The maker's fills make the markets the maker's (the chart routes are trader-scoped).
+      await publisher.publish('fillsArchive', archive.fills);
+      await publish(publisher);
+    });
+    const api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
+    apis.push(api);
+    return api;
+  }
+
+  beforeAll(async () => {
+    reference = await storeOf('prints_reference', async (publisher) => {
+      await publisher.publish('trades', archiveTrades);
+      await publisher.publish('trades', upstreamOnly);
+    });
+    upstreamFirst = await storeOf('prints_upstream_first', async (publisher) => {
+      await publisher.publish('trades', upstreamTrades);
+      await publisher.publish('trades', archiveTrades);
+    });
+    archiveFirst = await storeOf('prints_archive_first', async (publisher) => {
+      await publisher.publish('trades', archiveTrades);
+      await publisher.publish('trades', upstreamTrades);
+    });
+  });
+  afterAll(async () => {
+    for (const api of apis) {
+      await api.store.command('DROP DATABASE IF EXISTS {db:Identifier}');
+      await api.close();
+    }
+  });
+
+  it('the upstream prints the shared trade twice (the maker’s row and the taker’s), and two of its own', () => {
+    expect(archive.trades).toHaveLength(1);
+    expect(upstreamTrades).toHaveLength(4);
+    expect(upstreamOnly.map((trade) => [trade.tx_hash, trade.size_tokens, trade.price])).toEqual([
+      [logs[2]!.transactionHash, 6, 0.48],
+      [UPSTREAM_ONLY_TX, 10, 0.5],
+    ]);
+    const shared = upstreamTrades.filter((trade) => trade.tx_hash === first.tx_hash);
+    expect(shared.map((trade) => [trade.size_tokens, trade.price, trade.token_side])).toEqual([
+      [2.56, 0.92, 1],
+      [2.56, 0.92, 1],
+    ]);
+    // Different log indexes and seqs than the chain's: only the print id can make them one.
+    expect(shared.every((trade) => trade.seq !== first.seq && trade.log_index !== first.log_index)).toBe(true);
+  });
+
+  it('raw ticks: each print once, the upstream-only one included', async () => {
+    for (const market of [MARKET_A, MARKET_B]) {
+      const url = `traders/${MAKER}/markets/${market}?raw=1&limit=100&window=${first.ts - 60}`;
+      const want = figures(bodyOf(await reference.get(url)));
+      for (const api of [upstreamFirst, archiveFirst]) {
+        const got = await api.get(url);
+        expect(got.statusCode, url).toBe(200);
+        expect(figures(bodyOf(got)), url).toEqual(want);
+      }
+    }
+    const ticks = (bodyOf(await upstreamFirst.get(`traders/${MAKER}/markets/${MARKET_A}?raw=1&limit=100&window=${first.ts - 60}`)) as { ticks: { ts: number; price: number }[] }).ticks;
+    // In the first match's second, the chain's order: 0.92 then 0.93; the upstream-only print a minute later.
+    expect(ticks).toEqual([
+      { ts: first.ts, price: 0.92 },
+      { ts: first.ts, price: 0.93 },
+      { ts: timestampOf(logs[2]!) + 60, price: 0.5 },
+    ]);
+  });
+
+  it('the sampled chart and the full tape equal the archive’s alone plus the upstream-only print', async () => {
+    for (const market of [MARKET_A, MARKET_B]) {
+      const chartUrl = `traders/${MAKER}/markets/${market}?from_ts=${first.ts - 60}&to_ts=${NOW}`;
+      const tapeUrl = `traders/${MAKER}/markets/${market}/tape`;
+      const wantChart = bodyOf(await reference.get(chartUrl));
+      const wantTape = JSON.parse(gunzipSync((await reference.get(tapeUrl)).rawPayload).toString('utf8')) as Json;
+      for (const api of [upstreamFirst, archiveFirst]) {
+        const chart = await api.get(chartUrl);
+        expect(chart.statusCode, chartUrl).toBe(200);
+        expect(figures(bodyOf(chart)), chartUrl).toEqual(figures(wantChart));
+        const tape = await api.get(tapeUrl);
+        expect(tape.statusCode, tapeUrl).toBe(200);
+        expect(figures(JSON.parse(gunzipSync(tape.rawPayload).toString('utf8'))), tapeUrl).toEqual(figures(wantTape));
+      }
+    }
+    // The first match's second ends at the chain's later print (0.93), not at the upstream's copy of the earlier.
+    const tape = JSON.parse(gunzipSync((await upstreamFirst.get(`traders/${MAKER}/markets/${MARKET_A}/tape`)).rawPayload).toString('utf8')) as { tape: number[][] };
+    expect(tape.tape.find((row) => row[0] === first.ts)).toEqual([first.ts, 0.93, 0.92, 0.93]);
   });
 });

@@ -148,7 +148,11 @@ export const tradeSchema = z.object({
   usd: nonNegativeAmountSchema,
   taker_side: tradeSideSchema.optional(),
   ts: epochSecondsSchema,
-  /** Orders prints within a market beyond the second (block number and log position). */
+  /**
+   * Orders prints within a market and second (block number and log position on chain). Sources without
+   * a log position (the upstream, the importer) use values below 65,536, under every chain print's
+   * (block × 100,000 + log index): where both have a second, the chain's order and copies win.
+   */
   seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 });
 export type TradeEvent = z.infer<typeof tradeSchema>;

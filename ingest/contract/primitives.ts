@@ -45,6 +45,31 @@ export type TokenSide = z.infer<typeof tokenSideSchema>;
 export const exchangeEraSchema = z.enum(['v1', 'v2']);
 export type ExchangeEra = z.infer<typeof exchangeEraSchema>;
 
+/** 2026-04-28 11:15 UTC: the V1 → V2 exchange cut-over (`EXCHANGE_V2_START_TS`'s default; see `exchangeEraAt`). */
+export const DEFAULT_EXCHANGE_V2_START_TS = 1_777_374_900;
+
+/**
+ * The exchange era of what happened at `ts` (epoch seconds), for whatever names no exchange: a fill from
+ * the data API (upstream or imported), which does not say which exchange matched it, and a position leg
+ * from any source (a CTF split, merge or redemption involves no exchange). A fill read from the chain
+ * carries the era of the exchange that emitted it instead. Polymarket moved all trading from the V1 to
+ * the V2 exchanges in a hard cut-over on 2026-04-28 between 11:00 and 11:15 UTC (V1 fills stop inside
+ * that window, none after; the V2 exchange, deployed 2026-03-31 at block 84,902,353, carried only a test
+ * trickle before): `v2StartTs` is that instant (`EXCHANGE_V2_START_TS`, 11:15 UTC by default: the
+ * handful of V2 fills of that quarter hour count as V1, rather than the thousands of V1 fills before
+ * 11:15 as V2).
+ */
+export function exchangeEraAt(ts: number, v2StartTs: number): ExchangeEra {
+  return ts < v2StartTs ? 'v1' : 'v2';
+}
+
+/** How a source without an exchange to name stamps an era: by time against the cut-over, or one era for all (an import's `--era`). */
+export type EraRule = { v2StartTs: number } | { fixed: ExchangeEra };
+
+export function eraOf(rule: EraRule, ts: number): ExchangeEra {
+  return 'fixed' in rule ? rule.fixed : exchangeEraAt(ts, rule.v2StartTs);
+}
+
 /**
  * Float noise such as `1 - 0.99 = 0.010000000000000009` would turn a real traded level into a value
  * nobody traded; ten decimals are far finer than any venue's tick and remove that noise.
@@ -97,4 +122,18 @@ export function fillId(fill: { tx_hash: string; token_side: number; side: string
  */
 export function legId(leg: { tx_hash: string; kind: string; usd: number }): string {
   return `${leg.tx_hash.toLowerCase()}:${leg.kind}:${Math.round(leg.usd * MICRO)}`;
+}
+
+/**
+ * The id of a market print (the trades table's key within a market and second) that the archive and the
+ * upstream both compute, as `fillId` does for fills, so that the same print from both lands once: the
+ * transaction, the tokens (micro-tokens) and the UP-space price at 4 decimals. The token side is left
+ * out on purpose: a print is the trade, and a match of complementary orders is one trade that the maker's
+ * leg states on one token (the archive prints maker legs) and a taker's row on the other (the data API
+ * gives the tracked wallet's row, maker or taker), at the same UP price. Two prints of one transaction
+ * that agree on all of these (two maker orders of the same size at one level) are one print here: the
+ * tape's prices (max/min of levels, the last level of a second) are the same either way.
+ */
+export function printId(print: { tx_hash: string; token_side: TokenSide; size_tokens: number; price: number }): string {
+  return `${print.tx_hash.toLowerCase()}:${Math.round(print.size_tokens * MICRO)}:${Math.round(upNormalizedPrice(print.token_side, print.price) * PRICE_TICKS)}`;
 }

@@ -20,7 +20,7 @@ import {
   upstreamStatusSchema,
   watcherCountSchema,
 } from './events.ts';
-import { fillId, legId, logId, upNormalizedPrice } from './primitives.ts';
+import { fillId, legId, printId, upNormalizedPrice } from './primitives.ts';
 
 /** Tables that events land in (the raw projections; derived ones are fed from these). */
 export type LandingTable =
@@ -190,11 +190,13 @@ export const TOPICS = {
     schema: tradeSchema,
     key: (trade) => trade.condition_id,
     keyName: 'condition_id',
-    id: (trade) => logId(trade.tx_hash, trade.log_index),
+    // Not the log index (the upstream's is synthetic): the shared print id makes the two copies one. The
+    // chain's copy wins by its seq (every upstream and imported print sorts before the chain's in a second).
+    id: (trade) => `${trade.condition_id}:${printId(trade)}`,
     land: (trade) => ({
       table: 'trades',
       row: {
-        trade_id: logId(trade.tx_hash, trade.log_index),
+        trade_id: printId(trade),
         condition_id: trade.condition_id,
         token_side: trade.token_side,
         price: trade.price,

@@ -24,8 +24,8 @@ export function archiveEnvironment(node: LocalPolygonNode, extra: Record<string,
     // Small ingest batches: each range is durable (ingested) before its checkpoint; a test should not wait on lingering.
     INGEST_LINGER_MS: '20',
     INGEST_ROLLUP_INTERVAL_MS: '50',
-    // The generated chain starts at block 1000: everything on it is of the V2 era the card covers.
-    ARCHIVE_V2_START_BLOCK: '0',
+    // The generated chain's times: a cut-over at 0 makes every leg on it of the V2 era the card covers (its fills are V2 exchanges').
+    EXCHANGE_V2_START_TS: '0',
     ...extra,
   };
 }

@@ -108,7 +108,7 @@ export function contractsOf(config: ArchiveConfig): ArchiveContracts {
     all: new Set([...exchanges, c.conditionalTokens, c.negRiskAdapter, ...config.collateralAdapters]),
     collaterals: config.collaterals,
     negRiskAdapter: c.negRiskAdapter,
-    v2StartBlock: config.v2StartBlock,
+    v2StartTs: config.v2StartTs,
   };
 }
 

@@ -8,6 +8,7 @@
  *   NegRiskAdapter acting on the CTF) is left out with a counter: the user it acts for has a log of their own.
  * - A fill of a token no market claims is `pending` until the directory knows the token.
  */
+import { exchangeEraAt } from '../../contract/primitives.ts';
 import type { EventInputOf } from '../../contract/topics.ts';
 import type { DecodedLog } from './decode.ts';
 import { NEG_RISK_MAX_QUESTIONS, negRiskConditionIds, orderRegisteredPair } from './positions.ts';
@@ -21,8 +22,12 @@ export interface ArchiveContracts {
   collaterals: readonly `0x${string}`[];
   /** The NegRiskAdapter: the oracle of every neg-risk question's condition. */
   negRiskAdapter: `0x${string}`;
-  /** Legs before this block are of the V1 era. */
-  v2StartBlock: number;
+  /**
+   * Legs before this instant (epoch s) are of the V1 era: the V1 → V2 exchange cut-over, the same one the
+   * upstream and the importer date by (`exchangeEraAt`). A leg involves no exchange; a fill carries the era
+   * of the exchange that emitted it.
+   */
+  v2StartTs: number;
 }
 
 export type Outcome =
@@ -153,7 +158,7 @@ function leg(log: DecodedLog & { conditionId: string }, wallet: string, kind: 'S
 }
 
 function legOf(log: DecodedLog, wallet: string, conditionId: string, kind: EventInputOf<'positions'>['kind'], tokens: number, usd: number, ts: number, contracts: ArchiveContracts): EventInputOf<'positions'> {
-  return { tx_hash: log.txHash, log_index: log.logIndex, wallet, condition_id: conditionId, kind, tokens, usd, era: log.blockNumber >= contracts.v2StartBlock ? 'v2' : 'v1', ts };
+  return { tx_hash: log.txHash, log_index: log.logIndex, wallet, condition_id: conditionId, kind, tokens, usd, era: exchangeEraAt(ts, contracts.v2StartTs), ts };
 }
 
 /**

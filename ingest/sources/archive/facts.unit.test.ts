@@ -11,6 +11,7 @@ import { decodeLog, type RawLog } from './decode.ts';
 import { parseConfig } from '../../../config.ts';
 import { contractsOf } from './archive.ts';
 import type { DecodedLog } from './decode.ts';
+import { exchangeEraAt } from '../../contract/primitives.ts';
 import { factsOf } from './facts.ts';
 import { positionId } from './positions.ts';
 import { TokenDirectory } from './tokens.ts';
@@ -78,6 +79,31 @@ describe('archive facts', () => {
     expect(factsOf({ ...split, stakeholder: config.contracts.negRiskExchange }, 1, new TokenDirectory(), contracts)).toEqual({ kind: 'skipped', reason: 'contract_stakeholder' });
     expect(factsOf({ ...split, stakeholder: WALLET }, 1_780_000_000, new TokenDirectory(), contracts)).toMatchObject({ kind: 'events', legs: [{ wallet: WALLET, kind: 'SPLIT', usd: 5, tokens: 5, era: 'v2' }] });
     expect(factsOf({ ...split, stakeholder: WALLET, binaryTopLevel: false }, 1, new TokenDirectory(), contracts)).toEqual({ kind: 'skipped', reason: 'nested_or_non_binary' });
+  });
+
+  it('era: a leg by its time against the cut-over the upstream uses, a fill by the exchange that emitted it', () => {
+    // The V2 exchange was deployed 2026-03-31 (block 84,902,353); trading moved to it 2026-04-28 11:15 UTC.
+    const deployed = Date.UTC(2026, 2, 31, 12) / 1000;
+    const cutOver = Date.UTC(2026, 3, 28, 11, 15) / 1000;
+    expect(contracts.v2StartTs).toBe(cutOver);
+    const directory = new TokenDirectory();
+    directory.add(CONDITION, TOKEN1.toString(), TOKEN2.toString(), false);
+    const split = { ...position, address: config.contracts.conditionalTokens, kind: 'split' as const, source: 'ctf' as const, conditionId: CONDITION, usd: 5, collateral: USDC, binaryTopLevel: true, stakeholder: WALLET };
+    const eraOfLeg = (ts: number, blockNumber: number) => {
+      const outcome = factsOf({ ...split, blockNumber }, ts, directory, contracts);
+      return outcome.kind === 'events' ? outcome.legs.map((leg) => leg.era) : outcome.kind;
+    };
+    // Between the V2 exchange's deployment and the cut-over (after block 84,902,353): V1, as the upstream dates it.
+    expect(eraOfLeg(deployed + 86_400, 85_000_000)).toEqual(['v1']);
+    expect(eraOfLeg(cutOver - 1, 86_100_000)).toEqual(['v1']);
+    expect(eraOfLeg(cutOver, 86_100_001)).toEqual(['v2']);
+    // The upstream's mapping of a leg at those times agrees.
+    expect([deployed + 86_400, cutOver - 1, cutOver].map((ts) => exchangeEraAt(ts, parseConfig({}).upstream.v2StartTs))).toEqual(['v1', 'v1', 'v2']);
+    // A fill keeps the era its exchange gives it, whatever its time: a V2 exchange's test trickle before the cut-over is V2.
+    const early = factsOf(fill({ era: 'v2' }), deployed + 86_400, directory, contracts);
+    expect(early).toMatchObject({ kind: 'events', fills: [{ era: 'v2' }] });
+    const lateV1 = factsOf(fill({ era: 'v1', address: config.contracts.ctfExchange }), cutOver + 60, directory, contracts);
+    expect(lateV1).toMatchObject({ kind: 'events', fills: [{ era: 'v1' }] });
   });
 
   it('payout numerators: a winner when one is zero, none (a split payout) otherwise', () => {

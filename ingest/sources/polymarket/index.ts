@@ -10,7 +10,7 @@
  * imported row a 20-character key (≈ 60 bytes) to recognise repeats across files.
  */
 import type { FillEvent, MarketMetadataEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
-import type { ExchangeEra } from '../../contract/primitives.ts';
+import { DEFAULT_EXCHANGE_V2_START_TS, type EraRule, type ExchangeEra } from '../../contract/primitives.ts';
 import type { EventSink } from '../../publisher.ts';
 import type { FileFailure } from '../files.ts';
 import { MarketCatalog, marketMetadata } from './markets.ts';
@@ -79,7 +79,10 @@ export interface ImportProgress {
 }
 
 export interface ImportOptions {
-  era?: ExchangeEra; // default 'v2'
+  /** One era for every row (`--era`); default: each row's era by its time against `v2StartTs`, as the upstream poller stamps them. */
+  era?: ExchangeEra;
+  /** The V1 → V2 exchange cut-over (epoch s; `EXCHANGE_V2_START_TS`). Default 2026-04-28 11:15 UTC. */
+  v2StartTs?: number;
   /** Also publish every TRADE row as a market-wide trade print (topic `trades`), so imported markets have a price tape. Default true. */
   emitTrades?: boolean;
   onRejected?: (row: RejectedRow) => void;
@@ -127,7 +130,7 @@ export async function importPolymarketExports(
   sink: EventSink,
   options: ImportOptions = {},
 ): Promise<ImportCounts> {
-  const era = options.era ?? 'v2';
+  const era: EraRule = options.era !== undefined ? { fixed: options.era } : { v2StartTs: options.v2StartTs ?? DEFAULT_EXCHANGE_V2_START_TS };
   const emitTrades = options.emitTrades ?? true;
   const chunkSize = Math.max(1, options.chunkSize ?? DEFAULT_CHUNK_SIZE);
   const counts = emptyCounts();

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { TOPICS, type EventOf, type TopicId } from '../../contract/topics.ts';
-import { EPOCH_MAX, EPOCH_MIN, type ExchangeEra, type TokenSide } from '../../contract/primitives.ts';
+import { EPOCH_MAX, EPOCH_MIN, eraOf, type EraRule, type TokenSide } from '../../contract/primitives.ts';
 import type { FillEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
 import { describeZodError } from '../../decode.ts';
 import { InvalidEventError } from '../../publisher.ts';
@@ -40,10 +40,9 @@ const MAX_NAME_LENGTH = 200;
 /** USDC has 6 decimals: a computed `size × price` is rounded there so float noise does not leak into usd. */
 const USD_DECIMALS = 1e6;
 
-/** seq = ts · 2^21 + (log index >> 10): 2^21 is the largest power of two for which EPOCH_MAX · 2^21 stays a safe integer. */
-const SEQ_SECOND_SPAN = 2 ** 21;
 const LOG_INDEX_BITS = 31;
-const SEQ_LOW_BITS = 21;
+/** seq < 2^16 = 65,536: below every chain print's seq (block × 100,000 + log index, block ≥ 1). */
+const SEQ_BITS = 16;
 
 // ---------------------------------------------------------------------------------------------------
 // Lenient accessors: CSV gives strings, JSON gives numbers; anything else reads as missing.
@@ -150,13 +149,14 @@ export function legIdentity(leg: {
 }
 
 /**
- * Orders prints within a market. The trades table sorts by (ts, seq), so seq only has to be monotone in
- * ts and deterministic; within one second the order it gives is arbitrary (exports carry no log
- * position). ts · 2^31 + log index would overflow Number.MAX_SAFE_INTEGER (≈ 9.0e15; 1.8e9 · 2^31 ≈
- * 3.8e18), so the top 21 bits of the log index are kept: EPOCH_MAX · 2^21 + 2^21 − 1 ≈ 8.6e15.
+ * Orders prints within a market and second (the trades table and the tape order by (ts, seq); the
+ * second comes first, so seq only orders within it, arbitrarily: exports carry no log position). The
+ * top 16 bits of the synthetic log index: always below 65,536, hence below the seq of any print read from
+ * the chain (block × 100,000 + log index), so that where the archive has prints in a second its order
+ * decides the second's last trade, and its copy of a print shared with the upstream is the one kept.
  */
-export function tradeSeq(ts: number, logIndex: number): number {
-  return ts * SEQ_SECOND_SPAN + (logIndex >>> (LOG_INDEX_BITS - SEQ_LOW_BITS));
+export function tradeSeq(logIndex: number): number {
+  return logIndex >>> (LOG_INDEX_BITS - SEQ_BITS);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -258,7 +258,7 @@ function displayNameOf(row: Record<string, unknown>): string | undefined {
   return name === '' ? undefined : name.slice(0, MAX_NAME_LENGTH);
 }
 
-function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSize: boolean): ParsedRow {
+function parseTradeRow(row: Record<string, unknown>, era: EraRule, usdFromSize: boolean): ParsedRow {
   const tokenSide = tokenSideOf(row.outcomeIndex);
   if (tokenSide === undefined) {
     return { kind: 'rejected', reason: `outcomeIndex must be 0 or 1 on a trade (got ${JSON.stringify(row.outcomeIndex ?? null)})` };
@@ -286,7 +286,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
     usd,
     // Exports do not say whether the wallet made or took the liquidity; taker is the conservative default.
     role: 'taker',
-    era,
+    era: eraOf(era, ts),
     ts,
     name: displayNameOf(row),
     ...(feeUsd === undefined ? {} : { fee_usd: feeUsd }),
@@ -303,7 +303,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
     usd: fill.event.usd,
     // The row's side is the wallet's, and the wallet may have been the maker: the taker's side is unknown.
     ts: fill.event.ts,
-    seq: tradeSeq(fill.event.ts, logIndex),
+    seq: tradeSeq(logIndex),
   });
   if (!trade.ok) return { kind: 'rejected', reason: trade.reason };
 
@@ -313,7 +313,7 @@ function parseTradeRow(row: Record<string, unknown>, era: ExchangeEra, usdFromSi
   return { kind: 'fill', fill: fill.event, trade: trade.event, market, key };
 }
 
-function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: ExchangeEra): ParsedRow {
+function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: EraRule): ParsedRow {
   const wallet = textOf(row.proxyWallet);
   const txHash = textOf(row.transactionHash);
   const conditionId = textOf(row.conditionId);
@@ -329,7 +329,7 @@ function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: ExchangeE
     kind,
     tokens,
     usd,
-    era,
+    era: eraOf(era, ts),
     ts,
   });
   if (!leg.ok) return { kind: 'rejected', reason: leg.reason };
@@ -365,9 +365,11 @@ export function marketSightingOf(input: unknown): MarketSighting | undefined {
 /**
  * Maps one export row (v1 camelCase or v2 snake_case). `/activity` rows carry a `type`; `/trades` rows
  * have no `type` (and no usdcSize) and are all trades. The upstream poller maps the rows it fetches with
- * this same function.
+ * this same function. The era: by the row's time against the cut-over (`{v2StartTs}`, what the poller and
+ * the importer do by default), or one for all (`{fixed}`, an import's `--era`). A time that is not a
+ * number stamps v2 here and is rejected by the schema anyway.
  */
-export function parseExportRow(input: unknown, era: ExchangeEra): ParsedRow {
+export function parseExportRow(input: unknown, era: EraRule): ParsedRow {
   if (!isRecord(input)) return { kind: 'rejected', reason: 'row is not an object' };
   const row = canonicalRow(input);
   if (row.type === undefined) return parseTradeRow(row, era, true);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EPOCH_MAX, EPOCH_MIN } from '../../contract/primitives.ts';
 import { TOPICS } from '../../contract/topics.ts';
+import { SEQ_PER_BLOCK } from '../archive/facts.ts';
 import { parseJsonLine } from './readers.ts';
 import { digestIdentity, numberOf, parseExportRow, syntheticLogIndex, tradeSeq, type ParsedRow } from './rows.ts';
 
@@ -59,7 +59,7 @@ function expectRejected(parsed: ParsedRow): string {
 
 describe('parseExportRow: TRADE rows', () => {
   it('maps an /activity TRADE row to an upstream fill and a trade print with the same id', () => {
-    const { fill, trade, market } = expectFill(parseExportRow(csvTradeRow(), 'v2'));
+    const { fill, trade, market } = expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' }));
     expect(fill).toMatchObject({
       tx_hash: TX,
       wallet: WALLET.toLowerCase(),
@@ -77,7 +77,7 @@ describe('parseExportRow: TRADE rows', () => {
     expect(fill.log_index).toBe(trade.log_index);
     expect(trade).toMatchObject({ tx_hash: TX, condition_id: CONDITION, token_side: 1, price: 0.99, size_tokens: 22, usd: 21.78, ts: 1767556641 });
     expect(trade.taker_side).toBeUndefined();
-    expect(trade.seq).toBe(tradeSeq(1767556641, fill.log_index));
+    expect(trade.seq).toBe(tradeSeq(fill.log_index));
     expect(market).toEqual({
       conditionId: CONDITION,
       title: 'Bitcoin Up or Down - January 4, 2:45PM-3:00PM ET',
@@ -89,18 +89,28 @@ describe('parseExportRow: TRADE rows', () => {
   });
 
   it('maps outcomeIndex 1 to token 2 and keeps the price in the token frame', () => {
-    const { fill } = expectFill(parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.3' }), 'v1'));
+    const { fill } = expectFill(parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.3' }), { fixed: 'v1' }));
     expect(fill).toMatchObject({ token_side: 2, price: 0.3, era: 'v1' });
   });
 
+  it('stamps the era by the row’s time against the cut-over, or one fixed era (--era)', () => {
+    const row = csvTradeRow();
+    const ts = Number(row.timestamp);
+    expect(expectFill(parseExportRow(row, { v2StartTs: ts + 1 })).fill.era).toBe('v1');
+    expect(expectFill(parseExportRow(row, { v2StartTs: ts })).fill.era).toBe('v2');
+    expect(expectFill(parseExportRow(row, { fixed: 'v1' })).fill.era).toBe('v1');
+    const leg = parseExportRow(csvTradeRow({ type: 'REDEEM', usdcSize: '5', size: '5' }), { v2StartTs: ts + 1 });
+    expect(leg.kind === 'leg' ? leg.leg.era : leg.kind).toBe('v1');
+  });
+
   it('falls back to the pseudonym when the row has no name', () => {
-    expect(expectFill(parseExportRow(csvTradeRow({ name: '' }), 'v2')).fill.name).toBe('Grown-Cantaloupe');
-    expect(expectFill(parseExportRow(csvTradeRow({ name: '', pseudonym: '' }), 'v2')).fill.name).toBeUndefined();
+    expect(expectFill(parseExportRow(csvTradeRow({ name: '' }), { fixed: 'v2' })).fill.name).toBe('Grown-Cantaloupe');
+    expect(expectFill(parseExportRow(csvTradeRow({ name: '', pseudonym: '' }), { fixed: 'v2' })).fill.name).toBeUndefined();
   });
 
   it('gives the same row the same id whether it came from CSV or JSON', () => {
-    const fromCsv = expectFill(parseExportRow(csvTradeRow(), 'v2'));
-    const fromJson = expectFill(parseExportRow(jsonTradeRow(), 'v2'));
+    const fromCsv = expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' }));
+    const fromJson = expectFill(parseExportRow(jsonTradeRow(), { fixed: 'v2' }));
     expect(fromJson.fill).toEqual(fromCsv.fill);
     expect(fromJson.key).toBe(fromCsv.key);
   });
@@ -109,8 +119,8 @@ describe('parseExportRow: TRADE rows', () => {
     const tradesRow = jsonTradeRow();
     delete tradesRow.type;
     delete tradesRow.usdcSize;
-    const fromTrades = expectFill(parseExportRow(tradesRow, 'v2'));
-    const fromActivity = expectFill(parseExportRow(jsonTradeRow(), 'v2'));
+    const fromTrades = expectFill(parseExportRow(tradesRow, { fixed: 'v2' }));
+    const fromActivity = expectFill(parseExportRow(jsonTradeRow(), { fixed: 'v2' }));
     expect(fromTrades.fill.usd).toBe(21.78);
     expect(fromTrades.fill.log_index).toBe(fromActivity.fill.log_index);
     expect(fromTrades.key).toBe(fromActivity.key);
@@ -120,26 +130,26 @@ describe('parseExportRow: TRADE rows', () => {
     const tradesRow: Record<string, unknown> = { ...jsonTradeRow(), size: 30974.624038, price: 0.968534758 };
     delete tradesRow.type;
     delete tradesRow.usdcSize;
-    expect(expectFill(parseExportRow(tradesRow, 'v2')).fill.usd).toBe(29999.999997); // 29999.999996785…
+    expect(expectFill(parseExportRow(tradesRow, { fixed: 'v2' })).fill.usd).toBe(29999.999997); // 29999.999996785…
   });
 
   it('tells apart the two sides of one match (same transaction, different wallets)', () => {
-    const buyer = expectFill(parseExportRow(csvTradeRow(), 'v2'));
-    const seller = expectFill(parseExportRow(csvTradeRow({ proxyWallet: OTHER_WALLET, side: 'SELL' }), 'v2'));
+    const buyer = expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' }));
+    const seller = expectFill(parseExportRow(csvTradeRow({ proxyWallet: OTHER_WALLET, side: 'SELL' }), { fixed: 'v2' }));
     expect(seller.fill.tx_hash).toBe(buyer.fill.tx_hash);
     expect(seller.key).not.toBe(buyer.key);
     expect(seller.fill.log_index).not.toBe(buyer.fill.log_index);
   });
 
   it('tells apart two fills of one wallet in one transaction', () => {
-    const up = expectFill(parseExportRow(csvTradeRow(), 'v2'));
-    const down = expectFill(parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.01', usdcSize: '0.22' }), 'v2'));
+    const up = expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' }));
+    const down = expectFill(parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.01', usdcSize: '0.22' }), { fixed: 'v2' }));
     expect(down.fill.log_index).not.toBe(up.fill.log_index);
   });
 
   it('ignores fields that do not identify the trade (name, title, datetime) in its identity', () => {
-    const renamed = expectFill(parseExportRow(csvTradeRow({ name: 'renamed', title: 'x', datetime: '' }), 'v2'));
-    expect(renamed.key).toBe(expectFill(parseExportRow(csvTradeRow(), 'v2')).key);
+    const renamed = expectFill(parseExportRow(csvTradeRow({ name: 'renamed', title: 'x', datetime: '' }), { fixed: 'v2' }));
+    expect(renamed.key).toBe(expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' })).key);
   });
 });
 
@@ -147,7 +157,7 @@ describe('parseExportRow: legs and other types', () => {
   it.each(['MERGE', 'REDEEM', 'SPLIT'] as const)('maps a %s row to a position leg (tokens = size, usd = usdcSize)', (kind) => {
     const parsed = parseExportRow(
       csvTradeRow({ type: kind, side: '', outcomeIndex: '999', outcome: '', asset: '', size: '3747.5512', usdcSize: '3747.5512', price: '0' }),
-      'v2',
+      { fixed: 'v2' },
     );
     if (parsed.kind !== 'leg') throw new Error(`expected a leg, got ${parsed.kind}`);
     expect(parsed.leg).toMatchObject({ kind, tokens: 3747.5512, usd: 3747.5512, wallet: WALLET.toLowerCase(), condition_id: CONDITION, era: 'v2' });
@@ -155,7 +165,7 @@ describe('parseExportRow: legs and other types', () => {
   });
 
   it.each(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'CONVERSION', 'YIELD'])('skips a %s row', (type) => {
-    const parsed = parseExportRow(csvTradeRow({ type, conditionId: '', side: '', outcomeIndex: '999' }), 'v2');
+    const parsed = parseExportRow(csvTradeRow({ type, conditionId: '', side: '', outcomeIndex: '999' }), { fixed: 'v2' });
     expect(parsed.kind).toBe('skipped');
   });
 });
@@ -176,15 +186,15 @@ describe('parseExportRow: malformed rows are rejected with the schema reason', (
     ['outcomeIndex 999 on a TRADE', { outcomeIndex: '999' }, /outcomeIndex/],
     ['an empty type', { type: '' }, /type/],
   ] as const)('%s', (_label, overrides, pattern) => {
-    expect(expectRejected(parseExportRow(csvTradeRow(overrides), 'v2'))).toMatch(pattern);
+    expect(expectRejected(parseExportRow(csvTradeRow(overrides), { fixed: 'v2' }))).toMatch(pattern);
   });
 
   it('rejects a row that is not an object', () => {
-    for (const row of [null, 42, 'text', [1, 2]]) expect(parseExportRow(row, 'v2').kind).toBe('rejected');
+    for (const row of [null, 42, 'text', [1, 2]]) expect(parseExportRow(row, { fixed: 'v2' }).kind).toBe('rejected');
   });
 
   it('reports the reason in the words of the contract', () => {
-    expect(expectRejected(parseExportRow(csvTradeRow({ price: '1.5' }), 'v2'))).toMatch(/^invalid fills\.upstream event: price: /);
+    expect(expectRejected(parseExportRow(csvTradeRow({ price: '1.5' }), { fixed: 'v2' }))).toMatch(/^invalid fills\.upstream event: price: /);
   });
 });
 
@@ -231,27 +241,18 @@ describe('synthetic log index (property-based)', () => {
 });
 
 describe('trade seq (property-based)', () => {
-  const ts = fc.integer({ min: EPOCH_MIN, max: EPOCH_MAX });
   const logIndex = fc.integer({ min: 0, max: 2 ** 31 - 1 });
+  // The lowest seq the archive gives a print: block 1, log 0 (block × SEQ_PER_BLOCK + log index).
+  const lowestChainSeq = 1 * SEQ_PER_BLOCK;
 
-  it('stays a safe non-negative integer over the whole contract range', () => {
-    expect(tradeSeq(EPOCH_MAX, 2 ** 31 - 1)).toBeLessThanOrEqual(Number.MAX_SAFE_INTEGER);
-    // The naive ts · 2^31 + log index would not.
-    expect(EPOCH_MAX * 2 ** 31).toBeGreaterThan(Number.MAX_SAFE_INTEGER);
+  it('is a non-negative integer below every seq a print read from the chain has', () => {
+    expect(tradeSeq(2 ** 31 - 1)).toBe(2 ** 16 - 1);
     fc.assert(
-      fc.property(ts, logIndex, (second, index) => {
-        const seq = tradeSeq(second, index);
-        expect(Number.isSafeInteger(seq)).toBe(true);
+      fc.property(logIndex, (index) => {
+        const seq = tradeSeq(index);
+        expect(Number.isInteger(seq)).toBe(true);
         expect(seq).toBeGreaterThanOrEqual(0);
-      }),
-    );
-  });
-
-  it('orders by second first', () => {
-    fc.assert(
-      fc.property(ts, ts, logIndex, logIndex, (a, b, indexA, indexB) => {
-        fc.pre(a < b);
-        expect(tradeSeq(a, indexA)).toBeLessThan(tradeSeq(b, indexB));
+        expect(seq).toBeLessThan(lowestChainSeq);
       }),
     );
   });
@@ -263,7 +264,7 @@ describe('row parser robustness (property-based)', () => {
   it('never throws on rows of arbitrary strings: it maps, skips or rejects', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...columns), fc.string()), (row) => {
-        const parsed = parseExportRow(row, 'v2');
+        const parsed = parseExportRow(row, { fixed: 'v2' });
         expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parsed.kind);
       }),
       { numRuns: 2000 },
@@ -274,7 +275,7 @@ describe('row parser robustness (property-based)', () => {
     fc.assert(
       fc.property(fc.constantFrom(...columns), fc.anything(), fc.constantFrom('TRADE', 'MERGE', 'REWARD', undefined), (column, value, type) => {
         const row: Record<string, unknown> = { ...jsonTradeRow(), type, [column]: value };
-        expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(row, 'v2').kind);
+        expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(row, { fixed: 'v2' }).kind);
       }),
       { numRuns: 2000 },
     );
@@ -284,7 +285,7 @@ describe('row parser robustness (property-based)', () => {
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.json()), (line) => {
         const parsed = parseJsonLine(line);
-        if (parsed.ok) expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(parsed.value, 'v2').kind);
+        if (parsed.ok) expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(parsed.value, { fixed: 'v2' }).kind);
         else expect(parsed.reason).toMatch(/^invalid JSON/);
       }),
       { numRuns: 2000 },

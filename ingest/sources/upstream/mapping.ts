@@ -11,7 +11,7 @@
  */
 import type { MarketEvent, MarketMetadataEvent, UpstreamEquityPointEvent, UpstreamLeaderboardEvent, UpstreamProfileEvent } from '../../contract/events.ts';
 import type { MARKET_CATEGORIES } from '../../contract/events.ts';
-import { EPOCH_MAX, EPOCH_MIN, type ExchangeEra } from '../../contract/primitives.ts';
+import { EPOCH_MAX, EPOCH_MIN } from '../../contract/primitives.ts';
 import type { EventOf, TopicId } from '../../contract/topics.ts';
 import { marketCategory, marketWindow } from '../polymarket/markets.ts';
 import { envelopeRows } from '../polymarket/readers.ts';
@@ -271,27 +271,17 @@ export interface MappedActivity {
   rejected: Rejection[];
 }
 
-/**
- * The exchange era of a fill or leg at `ts` (epoch seconds): the data API does not say which exchange
- * matched a fill, so its time does. Polymarket moved all trading from the V1 exchanges to the V2 ones in
- * a hard cut-over on 2026-04-28 between 11:00 and 11:15 UTC (V1 fills stop inside that window, none
- * after; the V2 exchange, deployed 2026-03-31 at block 84,902,353, carried only a test trickle before):
- * `v2StartTs` is that instant (`UPSTREAM_V2_START_TS`, 11:15 UTC by default: the handful of V2 fills of
- * that quarter hour count as V1, rather than the thousands of V1 fills before 11:15 as V2).
- */
-export function exchangeEraAt(ts: number, v2StartTs: number): ExchangeEra {
-  return ts < v2StartTs ? 'v1' : 'v2';
-}
+/** The era of a fill or leg at `ts`: one rule for the upstream, the importer and the archive's legs (primitives.ts). */
+export { exchangeEraAt } from '../../contract/primitives.ts';
 
 /** `/activity` or `/trades` rows through the importer's row mapping, each fill and leg stamped with the era of its time. */
 export function mapActivityRows(rows: readonly unknown[], v2StartTs: number, origin: string): MappedActivity {
   const out: MappedActivity = { parsed: [], skipped: 0, rejected: [] };
   rows.forEach((row, index) => {
-    const parsed = parseExportRow(row, 'v2');
+    const parsed = parseExportRow(row, { v2StartTs });
     if (parsed.kind === 'rejected') out.rejected.push({ what: `${origin} row ${index + 1}`, reason: parsed.reason, raw: row });
     else if (parsed.kind === 'skipped') out.skipped += 1;
-    else if (parsed.kind === 'fill') out.parsed.push({ ...parsed, fill: { ...parsed.fill, era: exchangeEraAt(parsed.fill.ts, v2StartTs) } });
-    else out.parsed.push({ ...parsed, leg: { ...parsed.leg, era: exchangeEraAt(parsed.leg.ts, v2StartTs) } });
+    else out.parsed.push(parsed);
   });
   return out;
 }
