@@ -71,7 +71,7 @@ WITH open_rows AS
     FROM
     (
         SELECT condition_id, net_tokens1, net_tokens2, cash_flow_usd, resolved, era
-        FROM {db:Identifier}.trader_markets
+        FROM {db:Identifier}.trader_markets_v2
         WHERE wallet = {wallet:String}
         ORDER BY version DESC
         LIMIT 1 BY condition_id
@@ -79,8 +79,8 @@ WITH open_rows AS
     LEFT JOIN
     (
         SELECT condition_id, argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at
-        FROM {db:Identifier}.market_marks
-        WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets WHERE wallet = {wallet:String})
+        FROM {db:Identifier}.market_marks_v2
+        WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
         GROUP BY condition_id
     ) AS marks ON marks.condition_id = tm.condition_id
     WHERE NOT tm.resolved AND ({include_v1:UInt8} = 1 OR tm.era = 'v2')
@@ -106,7 +106,7 @@ SELECT
     o.4 AS marked_at
 FROM
 (
-    SELECT * FROM {db:Identifier}.careers
+    SELECT * FROM {db:Identifier}.careers_v2
     WHERE wallet = {wallet:String}
     ORDER BY version DESC
     LIMIT 1

@@ -28,16 +28,25 @@ export interface FillPosition {
 }
 
 /**
- * One page of the wallet's fills (the wallet is the primary-key prefix of `fills`), deduplicated with
- * FINAL, in (ts, condition_id, fill_id) order, optionally narrowed to some of its markets (`markets`: a
- * static SQL condition). Titles and outcome names come after, by primary key, for the page's markets
- * only; a market without metadata gives '' for both.
+ * One page of the wallet's fills (the wallet is the primary-key prefix of `fills_v2`, index granularity
+ * 256), each fill's copy with the highest source_rank (ORDER BY source_rank DESC LIMIT 1 BY: the rule
+ * ReplacingMergeTree(source_rank) applies, without FINAL), in (ts, condition_id, fill_id) order,
+ * optionally narrowed to some of its markets (`markets`: a static SQL condition on the key). The filters
+ * on ts apply to the kept copy, as they did after FINAL (two copies of a fill may differ in ts). Titles
+ * and outcome names come after, by primary key, for the page's markets only; a market without metadata
+ * gives '' for both.
  */
 const traderFillsQuery = (markets: string) => `
-SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
-FROM {db:Identifier}.fills FINAL
-WHERE wallet = {wallet:String}${markets}
-  AND ts >= {since:UInt32}
+SELECT ts, condition_id, fill_id, side, price, token_side, size_tokens, usd
+FROM
+(
+    SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
+    FROM {db:Identifier}.fills_v2
+    WHERE wallet = {wallet:String}${markets}
+    ORDER BY source_rank DESC
+    LIMIT 1 BY condition_id, fill_id
+)
+WHERE ts >= {since:UInt32}
   AND ({has_after:UInt8} = 0 OR (ts, condition_id, fill_id) > ({after_ts:UInt32}, {after_condition_id:String}, {after_fill_id:String}))
 ORDER BY ts, condition_id, fill_id
 LIMIT {limit:UInt32}`;

@@ -126,10 +126,25 @@ export interface TraderMarketDetail {
 // ---------------------------------------------------------------------------------------------------
 // Market rows
 
-/** The trader_markets columns a market row is built from (read FINAL: the latest recomputation). */
+/** The trader_markets_v2 columns a market row is built from (each market's newest version: the latest recomputation). */
 const ROW_COLUMNS = `
         condition_id, last_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
         net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, up_payout, pnl_usd`;
+
+/**
+ * The wallet's rows of trader_markets_v2, each market's newest version (ORDER BY version DESC LIMIT 1 BY:
+ * ReplacingMergeTree's own rule) instead of FINAL, read by the wallet prefix of the key (index granularity
+ * 256: about the wallet's rows, not 8,192-row granules). Filters on other columns go outside, so that they
+ * apply to the newest version as they did after FINAL.
+ */
+const newestTraderMarkets = (columns: string) => `
+    (
+        SELECT ${columns}
+        FROM {db:Identifier}.trader_markets_v2
+        WHERE wallet = {wallet:String}
+        ORDER BY version DESC
+        LIMIT 1 BY condition_id
+    )`;
 
 /**
  * The wallet's markets within a history depth: the first `{history_depth}` of the recency order (last
@@ -138,8 +153,7 @@ const ROW_COLUMNS = `
  */
 const withinDepth = (columns: string) => `
     SELECT ${columns}
-    FROM {db:Identifier}.trader_markets FINAL
-    WHERE wallet = {wallet:String}
+    FROM ${newestTraderMarkets(columns)}
     ORDER BY last_ts DESC, condition_id DESC
     LIMIT {history_depth:UInt32}`;
 
@@ -153,14 +167,13 @@ export function historyDepthParam(historyDepth: number): number {
 
 /**
  * One page of the recency order (last activity DESC, condition_id DESC), strictly after the keyset
- * position, by the wallet prefix of the key; the filter on last_ts applies after FINAL (to the latest
- * version of each row). Unlimited depth.
+ * position, by the wallet prefix of the key; the filter on last_ts applies to each market's newest
+ * version. Unlimited depth.
  */
 const READ_TRADER_MARKETS = `
 SELECT ${ROW_COLUMNS}
-FROM {db:Identifier}.trader_markets FINAL
-WHERE wallet = {wallet:String}
-  AND ({has_after:UInt8} = 0 OR (last_ts, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
+FROM ${newestTraderMarkets(ROW_COLUMNS)}
+WHERE ({has_after:UInt8} = 0 OR (last_ts, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
 ORDER BY last_ts DESC, condition_id DESC
 LIMIT {limit:UInt32}`;
 
@@ -197,8 +210,7 @@ WHERE (win_rank BETWEEN 1 AND {n:UInt32}) OR (loss_rank BETWEEN 1 AND {n:UInt32}
    OR traded_rank <= {n:UInt32} OR volume_rank <= {n:UInt32}`;
 
 /** Unlimited depth: every row of the wallet. */
-const READ_TOP_MARKETS = topMarketsQuery(`FROM {db:Identifier}.trader_markets FINAL
-    WHERE wallet = {wallet:String}`);
+const READ_TOP_MARKETS = topMarketsQuery(`FROM ${newestTraderMarkets(ROW_COLUMNS)}`);
 
 /** Within a history depth: the slices rank only the visible rows. */
 const READ_TOP_MARKETS_WITHIN_DEPTH = topMarketsQuery(`FROM
@@ -212,13 +224,13 @@ const READ_TOP_MARKETS_WITHIN_DEPTH = topMarketsQuery(`FROM
  */
 const READ_MARKET_PARTS = `
 SELECT 'meta' AS part, condition_id, title, outcome1, outcome2, CAST(NULL AS Nullable(Float64)) AS mark
-FROM {db:Identifier}.markets_meta
+FROM {db:Identifier}.markets_meta_v2
 WHERE condition_id IN {names_of:Array(String)}
 ORDER BY version DESC
 LIMIT 1 BY condition_id
 UNION ALL
 SELECT 'mark' AS part, condition_id, '' AS title, '' AS outcome1, '' AS outcome2, CAST(argMaxMerge(last_up_price) AS Nullable(Float64)) AS mark
-FROM {db:Identifier}.market_marks
+FROM {db:Identifier}.market_marks_v2
 WHERE condition_id IN {marks_of:Array(String)}
 GROUP BY condition_id`;
 
@@ -398,11 +410,12 @@ export async function readTopMarkets(store: Store, wallet: string, n: number, op
 /**
  * Where one market stands for a caller who sees `{history_depth}` of the trader's markets: traded at
  * all (a row of the wallet), and within the visible set. Two lookups by the wallet prefix; the visible
- * set is at most `history_depth` rows.
+ * set is at most `history_depth` rows. A market is traded when any version of its row exists (no need
+ * for the newest one).
  */
 const READ_MARKET_ACCESS = `
 SELECT
-    (SELECT count() FROM {db:Identifier}.trader_markets FINAL WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}) > 0 AS traded,
+    (SELECT count() FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}) > 0 AS traded,
     {condition_id:String} IN (${MARKETS_WITHIN_DEPTH}
     ) AS visible`;
 
@@ -446,7 +459,7 @@ SELECT ${HEADER_COLUMNS}
 FROM
 (
     SELECT condition_id, resolved, winner_token_side, up_payout, pnl_usd
-    FROM {db:Identifier}.trader_markets
+    FROM {db:Identifier}.trader_markets_v2
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
     ORDER BY version DESC
     LIMIT 1
@@ -454,7 +467,7 @@ FROM
 LEFT JOIN
 (
     SELECT condition_id, title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta
+    FROM {db:Identifier}.markets_meta_v2
     WHERE condition_id = {condition_id:String}
     ORDER BY version DESC
     LIMIT 1
@@ -463,7 +476,7 @@ LEFT JOIN
 /**
  * Everything a summary needs in one statement, every part a point lookup by primary key: the wallet's
  * trader_markets row, the market's metadata, its resolution time, its traded window (marks), and the
- * wallet's fills in the market (FINAL). Percentiles are nearest-rank over the ascending sizes (1-based
+ * wallet's fills in the market (fills_v2, each fill's copy with the highest source_rank). Percentiles are nearest-rank over the ascending sizes (1-based
  * index ceil(q·n), in integers: ceil(n/2) = intDiv(n+1, 2), ceil(9n/10) = intDiv(9n+9, 10)). The
  * market's whole traded window spans its trades and the trader's own fills; the tenth shares compare in
  * integers: ts ≤ start + span/10 ⇔ 10·(ts − start) ≤ span, and ts ≥ end − span/10 ⇔ 10·(end − ts) ≤ span
@@ -514,7 +527,7 @@ FROM
         side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
         side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
         net_tokens1, net_tokens2
-    FROM {db:Identifier}.trader_markets
+    FROM {db:Identifier}.trader_markets_v2
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
     ORDER BY version DESC
     LIMIT 1
@@ -522,7 +535,7 @@ FROM
 LEFT JOIN
 (
     SELECT condition_id, title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta
+    FROM {db:Identifier}.markets_meta_v2
     WHERE condition_id = {condition_id:String}
     ORDER BY version DESC
     LIMIT 1
@@ -530,7 +543,7 @@ LEFT JOIN
 LEFT JOIN
 (
     SELECT condition_id, CAST(ts AS Nullable(UInt32)) AS resolution_ts
-    FROM {db:Identifier}.market_resolutions
+    FROM {db:Identifier}.market_resolutions_v2
     WHERE condition_id = {condition_id:String}
     ORDER BY ts DESC
     LIMIT 1
@@ -538,7 +551,7 @@ LEFT JOIN
 LEFT JOIN
 (
     SELECT condition_id, CAST(min(first_ts) AS Nullable(UInt32)) AS market_first, CAST(max(last_ts) AS Nullable(UInt32)) AS market_last
-    FROM {db:Identifier}.market_marks
+    FROM {db:Identifier}.market_marks_v2
     WHERE condition_id = {condition_id:String}
     GROUP BY condition_id
 ) AS k ON k.condition_id = tm.condition_id
@@ -554,7 +567,7 @@ CROSS JOIN
     FROM
     (
         SELECT ts, usd
-        FROM {db:Identifier}.fills
+        FROM {db:Identifier}.fills_v2
         WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
         ORDER BY fill_id, source_rank DESC
         LIMIT 1 BY fill_id

@@ -117,17 +117,17 @@ export interface MarketTimes {
 const READ_MARKET_TIMES = `
 SELECT 'meta' AS part, title_start_ts AS first, toNullable(toUInt32(0)) AS second, outcome1 AS name1, outcome2 AS name2,
        toNullable(toFloat64(0)) AS up_payout
-FROM {db:Identifier}.markets_meta WHERE condition_id = {condition_id:String}
+FROM {db:Identifier}.markets_meta_v2 WHERE condition_id = {condition_id:String}
 ORDER BY version DESC LIMIT 1
 UNION ALL
 SELECT 'trades', toNullable(min(first_ts)), toNullable(max(last_ts)), '', '', toNullable(toFloat64(0))
-FROM {db:Identifier}.market_marks WHERE condition_id = {condition_id:String}
+FROM {db:Identifier}.market_marks_v2 WHERE condition_id = {condition_id:String}
 HAVING count() > 0
 UNION ALL
 SELECT 'resolution', toNullable(toUInt32(winner_token_side)), toNullable(ts), '', '',
        -- a split payout (winner 0): token 1's share of the numerators; NULL when none were reported (not resolved)
        if(coalesce(payout1, 0) + coalesce(payout2, 0) > 0, toNullable(coalesce(payout1, 0) / (coalesce(payout1, 0) + coalesce(payout2, 0))), NULL)
-FROM {db:Identifier}.market_resolutions WHERE condition_id = {condition_id:String}
+FROM {db:Identifier}.market_resolutions_v2 WHERE condition_id = {condition_id:String}
 ORDER BY ts DESC LIMIT 1`;
 
 /** The market's times, or null when the market is unknown (no metadata and no trades). */
@@ -315,7 +315,7 @@ SELECT ts, side, price, token_side, size_tokens, usd
 FROM
 (
     SELECT ts, fill_id, side, up_price AS price, token_side, size_tokens, usd
-    FROM {db:Identifier}.fills
+    FROM {db:Identifier}.fills_v2
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
     ORDER BY fill_id, source_rank DESC
     LIMIT 1 BY fill_id

@@ -1,9 +1,11 @@
 /**
- * Rollups that hold sums (trader_markets per trader and market, careers, whale_accumulations) and the
- * change-only tapes (tape_changes) are recomputed for the keys that ingested events touched, from the
- * deduplicated landing tables. This is what makes a fill that arrives twice (replayed, or from both the
- * archive and the upstream) change nothing: a sum view would count it twice, a recomputation from
- * `FINAL` cannot. Recomputation is idempotent.
+ * Rollups that hold sums (trader_markets_v2 per trader and market, careers_v2, whale_accumulations_v2:
+ * migration 0009 re-shaped them) and the change-only tapes (tape_changes) are recomputed for the keys
+ * that ingested events touched, from the deduplicated landing tables. This is what makes a fill that
+ * arrives twice (replayed, or from both the archive and the upstream) change nothing: a sum view would
+ * count it twice, a recomputation from each fill's kept copy (the highest source_rank, as FINAL keeps)
+ * cannot. Recomputation is idempotent. The fills are read from fills_v2 by the staged (wallet, market)
+ * pairs, so a refresh reads what changed and not the wallets' whole histories.
  *
  * Two steps, so that the ingest worker can commit offsets early and recompute in bulk:
  *   staging            — in the same write as the events, under the insert's deduplication token:

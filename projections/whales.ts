@@ -1,7 +1,7 @@
 /**
  * Whale flow: live accumulations (one wallet, one market, one token side) ranked by their current
  * burst (net buys since the last pause of at least the burst gap) or by their net total over the
- * window. Reads `whale_accumulations`, which the rollup refresher keeps exact for every accumulation
+ * window. Reads `whale_accumulations_v2`, which the rollup refresher keeps exact for every accumulation
  * above the coverage threshold; the window sums come from the fills kept with each accumulation.
  */
 import { z } from 'zod';
@@ -55,8 +55,10 @@ export type WhaleFlow = z.infer<typeof whaleFlowSchema>;
 
 /**
  * The window's keys come from whale_recent (sorted by last fill: a range read), their newest versions
- * from whale_accumulations by primary key (ORDER BY version DESC LIMIT 1 BY key: ReplacingMergeTree's
+ * from whale_accumulations_v2 by primary key (ORDER BY version DESC LIMIT 1 BY key: ReplacingMergeTree's
  * rule, without FINAL over the whole table); then the filter on the newest version (migration 0008).
+ * Names and titles are read for the window's wallets and markets only (by the primary keys of
+ * trader_names and markets_meta_v2), not over both tables.
  */
 const READ_WHALES = `
 WITH ranked AS
@@ -78,7 +80,7 @@ WITH ranked AS
     FROM
     (
         SELECT *
-        FROM {db:Identifier}.whale_accumulations
+        FROM {db:Identifier}.whale_accumulations_v2
         WHERE (wallet, condition_id, token_side) IN
         (
             SELECT wallet, condition_id, token_side FROM {db:Identifier}.whale_recent WHERE last_fill_at >= {cutoff:UInt32}
@@ -111,11 +113,19 @@ FROM
     ORDER BY ranking_usd DESC, last_fill_at DESC, wallet, condition_id, token_side
     LIMIT {limit:UInt32}
 ) AS r
-LEFT JOIN (SELECT wallet, name FROM {db:Identifier}.trader_names FINAL) AS n ON n.wallet = r.wallet
-LEFT JOIN (SELECT condition_id, title, outcome1, outcome2 FROM {db:Identifier}.markets_meta FINAL) AS m ON m.condition_id = r.condition_id
+LEFT JOIN
+(
+    SELECT wallet, name FROM {db:Identifier}.trader_names FINAL
+    WHERE wallet IN (SELECT wallet FROM {db:Identifier}.whale_recent WHERE last_fill_at >= {cutoff:UInt32})
+) AS n ON n.wallet = r.wallet
+LEFT JOIN
+(
+    SELECT condition_id, title, outcome1, outcome2 FROM {db:Identifier}.markets_meta_v2 FINAL
+    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.whale_recent WHERE last_fill_at >= {cutoff:UInt32})
+) AS m ON m.condition_id = r.condition_id
 ORDER BY if({by:String} = 'window', r.window_usd, r.burst_usd) DESC, r.last_fill_at DESC, r.wallet, r.condition_id, r.token_side`;
 
-const READ_COVERAGE_AS_OF = `SELECT max(last_fill_at) AS as_of FROM {db:Identifier}.whale_accumulations`;
+const READ_COVERAGE_AS_OF = `SELECT max(last_fill_at) AS as_of FROM {db:Identifier}.whale_accumulations_v2`;
 
 export async function readWhaleFlow(
   store: Store,

@@ -172,7 +172,7 @@ describe('npm start (role all) killed at any moment', () => {
       const rollups = (store: Store) =>
         store.query(
           `SELECT wallet, condition_id, fills_count, round(buy_usd, 6) AS buy, round(sell_usd, 6) AS sell
-           FROM {db:Identifier}.trader_markets FINAL ORDER BY wallet, condition_id`,
+           FROM {db:Identifier}.trader_markets_v2 FINAL ORDER BY wallet, condition_id`,
         );
       const crashedRollups = await rollups(stores.crashed);
       expect(crashedRollups.length).toBeGreaterThan(20);

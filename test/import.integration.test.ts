@@ -92,7 +92,7 @@ describe('import of Polymarket data-API exports', () => {
         side2_sell_tokens: number;
       }>(
         `SELECT wallet, condition_id, fills_count, buy_usd, sell_usd, side1_buy_tokens, side2_buy_tokens, side1_sell_tokens, side2_sell_tokens
-         FROM {db:Identifier}.trader_markets FINAL`,
+         FROM {db:Identifier}.trader_markets_v2 FINAL`,
       );
       const actual = new Map(rows.map((row) => [`${row.wallet}|${row.condition_id}`, row]));
       expect([...actual.keys()].sort()).toEqual([...expected.byTraderMarket.keys()].sort());

@@ -138,7 +138,7 @@ describe('ingest worker crashes and restarts', () => {
         const [count] = await store.query<{ n: number; distinct: number }>('SELECT count() AS n, uniqExact(wallet, fill_id) AS distinct FROM {db:Identifier}.fills');
         expect(count).toEqual({ n: expectedFills, distinct: expectedFills });
         const rollups = await store.query<{ wallet: string; condition_id: string; fills_count: number; buy_usd: number; sell_usd: number }>(
-          'SELECT wallet, condition_id, fills_count, buy_usd, sell_usd FROM {db:Identifier}.trader_markets FINAL',
+          'SELECT wallet, condition_id, fills_count, buy_usd, sell_usd FROM {db:Identifier}.trader_markets_v2 FINAL',
         );
         const totals = rollups.reduce(
           (sum, row) => ({ fills: sum.fills + row.fills_count, usd: sum.usd + row.buy_usd + row.sell_usd }),

@@ -90,7 +90,7 @@ interface TraderMarketRow {
 async function traderMarkets(context: TestContext): Promise<Map<string, TraderMarketRow>> {
   const rows = await context.store.query<TraderMarketRow>(
     `SELECT wallet, condition_id, fills_count, buy_usd, sell_usd, net_tokens1, net_tokens2, cash_flow_usd, pnl_usd, resolved
-     FROM {db:Identifier}.trader_markets FINAL`,
+     FROM {db:Identifier}.trader_markets_v2 FINAL`,
   );
   return new Map(rows.map((row) => [`${row.wallet}|${row.condition_id}`, row]));
 }
@@ -164,7 +164,7 @@ describe('ingest from Kafka into ClickHouse projections', () => {
 
     // Per wallet: the career rollup's count and volume; per market: the fills table.
     const careers = await context.store.query<{ wallet: string; markets_total: number; volume_usd: number; fills_count: number }>(
-      'SELECT wallet, markets_total, volume_usd, fills_count FROM {db:Identifier}.careers FINAL',
+      'SELECT wallet, markets_total, volume_usd, fills_count FROM {db:Identifier}.careers_v2 FINAL',
     );
     expect(careers).toHaveLength(wallets.length);
     for (const career of careers) {

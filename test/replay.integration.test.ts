@@ -22,6 +22,10 @@ const PROJECTIONS: Record<string, string> = {
   markets_meta: 'SELECT * FROM {db:Identifier}.markets_meta FINAL ORDER BY ALL',
   market_resolutions: 'SELECT * FROM {db:Identifier}.market_resolutions FINAL ORDER BY ALL',
   fills: 'SELECT * FROM {db:Identifier}.fills FINAL ORDER BY ALL',
+  fills_v2: 'SELECT * FROM {db:Identifier}.fills_v2 FINAL ORDER BY ALL',
+  position_legs_v2: 'SELECT * FROM {db:Identifier}.position_legs_v2 FINAL ORDER BY ALL',
+  markets_meta_v2: 'SELECT * FROM {db:Identifier}.markets_meta_v2 FINAL ORDER BY ALL',
+  market_resolutions_v2: 'SELECT * FROM {db:Identifier}.market_resolutions_v2 FINAL ORDER BY ALL',
   position_legs: 'SELECT * FROM {db:Identifier}.position_legs FINAL ORDER BY ALL',
   trades: 'SELECT * FROM {db:Identifier}.trades FINAL ORDER BY ALL',
   book_ticks: 'SELECT * FROM {db:Identifier}.book_ticks FINAL ORDER BY ALL',
@@ -34,10 +38,10 @@ const PROJECTIONS: Record<string, string> = {
   market_wallets: 'SELECT * FROM {db:Identifier}.market_wallets FINAL ORDER BY ALL',
   trader_names: 'SELECT * FROM {db:Identifier}.trader_names FINAL ORDER BY ALL',
   trader_name_index: 'SELECT * FROM {db:Identifier}.trader_name_index FINAL ORDER BY ALL',
-  market_marks:
-    'SELECT condition_id, argMaxMerge(last_up_price) AS last_up_price, max(last_ts) AS last_ts, min(first_ts) AS first_ts FROM {db:Identifier}.market_marks GROUP BY condition_id ORDER BY condition_id',
-  trader_markets: 'SELECT * FROM {db:Identifier}.trader_markets FINAL ORDER BY ALL',
-  careers: 'SELECT * FROM {db:Identifier}.careers FINAL ORDER BY ALL',
+  market_marks_v2:
+    'SELECT condition_id, argMaxMerge(last_up_price) AS last_up_price, max(last_ts) AS last_ts, min(first_ts) AS first_ts FROM {db:Identifier}.market_marks_v2 GROUP BY condition_id ORDER BY condition_id',
+  trader_markets_v2: 'SELECT * FROM {db:Identifier}.trader_markets_v2 FINAL ORDER BY ALL',
+  careers_v2: 'SELECT * FROM {db:Identifier}.careers_v2 FINAL ORDER BY ALL',
   dead_letters: 'SELECT reason, original_base64 FROM {db:Identifier}.dead_letters FINAL ORDER BY ALL',
 };
 

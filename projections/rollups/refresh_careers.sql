@@ -1,7 +1,7 @@
--- Recomputes careers for the wallets staged in rollup_keys under the given batches, from trader_markets.
+-- Recomputes careers_v2 for the wallets staged in rollup_keys under the given batches, from trader_markets_v2.
 -- Parameters: batches Array(String), include_v1 UInt8 (card statistics cover the V2 era until a v1
 -- backfill is declared done).
-INSERT INTO {db:Identifier}.careers
+INSERT INTO {db:Identifier}.careers_v2
 SELECT
     wallet,
     toUInt32(count()) AS markets_total,
@@ -20,7 +20,14 @@ SELECT
     sumIf(pnl_usd, resolved) AS career_pnl_usd,
     toUInt32(countIf(NOT resolved)) AS open_markets,
     sum(version) + count() AS career_version
-FROM {db:Identifier}.trader_markets FINAL
-WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
-  AND ({include_v1:UInt8} = 1 OR era = 'v2')
+FROM
+(
+    -- Each market's newest version (ReplacingMergeTree's rule, without FINAL).
+    SELECT wallet, condition_id, resolved, pnl_usd, buy_usd, sell_usd, first_ts, last_ts, fills_count, buy_tokens, version, era
+    FROM {db:Identifier}.trader_markets_v2
+    WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+    ORDER BY version DESC
+    LIMIT 1 BY wallet, condition_id
+)
+WHERE {include_v1:UInt8} = 1 OR era = 'v2'
 GROUP BY wallet

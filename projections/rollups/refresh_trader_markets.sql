@@ -1,11 +1,14 @@
--- Recomputes trader_markets for the (wallet, market) pairs staged in rollup_keys under the given batches, from the
--- deduplicated fills and legs. The `wallet IN (…)` condition narrows the primary-key range.
+-- Recomputes trader_markets_v2 for the (wallet, market) pairs staged in rollup_keys under the given batches, from the
+-- deduplicated fills and legs. The cost follows what changed: the fills and legs are read from fills_v2 and
+-- position_legs_v2 (index granularity 256) by the staged pairs, a prefix of their sort keys, so only those pairs'
+-- granules are read, however long the wallets' histories; each fill's copy with the highest source_rank is kept
+-- (ReplacingMergeTree's rule, without FINAL over the wallets' ranges).
 --
 -- Fees: cash flow and pnl are net of the fees the fills paid (fee_usd); volumes and the fills' usd are notional.
 -- Resolutions: a winner (token 1 or 2) pays 1.00 per winning token; a split payout (numerators [1, 1]: no
 -- winner) pays each token its share, up_payout = payout1 / (payout1 + payout2) per token 1 and the rest per
 -- token 2. A resolved market's pnl is its cash flow plus the unredeemed tokens at what they pay.
-INSERT INTO {db:Identifier}.trader_markets
+INSERT INTO {db:Identifier}.trader_markets_v2
 SELECT
     m.wallet AS wallet,
     m.condition_id AS condition_id,
@@ -85,15 +88,27 @@ FROM
     (
         SELECT wallet, condition_id, 'FILL' AS kind, side, token_side, up_price, size_tokens AS tokens, usd, fee_usd, ts,
                fill_id AS id, era
-        FROM {db:Identifier}.fills FINAL
-        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
-          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+        FROM
+        (
+            SELECT wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, fee_usd, ts, era
+            FROM {db:Identifier}.fills_v2
+            WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+              AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+            ORDER BY source_rank DESC
+            LIMIT 1 BY wallet, condition_id, fill_id
+        )
         UNION ALL
         SELECT wallet, condition_id, kind, '' AS side, toUInt8(0) AS token_side, toFloat64(0) AS up_price, tokens, usd,
                toFloat64(0) AS fee_usd, ts, leg_id AS id, era
-        FROM {db:Identifier}.position_legs FINAL
-        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
-          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+        FROM
+        (
+            -- One row per leg (a repeated leg is the same event: any copy).
+            SELECT wallet, condition_id, leg_id, kind, tokens, usd, ts, era
+            FROM {db:Identifier}.position_legs_v2
+            WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+              AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+            LIMIT 1 BY wallet, condition_id, leg_id
+        )
     )
     GROUP BY wallet, condition_id
 ) AS m
@@ -104,6 +119,13 @@ LEFT JOIN
            multiIf(winner_token_side = 1, 1., winner_token_side = 2, 0.,
                    coalesce(payout1, 0) + coalesce(payout2, 0) > 0, coalesce(payout1, 0) / (coalesce(payout1, 0) + coalesce(payout2, 0)),
                    NULL) AS up_level
-    FROM {db:Identifier}.market_resolutions FINAL
-    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+    FROM
+    (
+        -- Each market's latest resolution (ReplacingMergeTree(ts)'s rule, without FINAL).
+        SELECT condition_id, winner_token_side, payout1, payout2
+        FROM {db:Identifier}.market_resolutions_v2
+        WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+        ORDER BY ts DESC
+        LIMIT 1 BY condition_id
+    )
 ) AS r ON r.condition_id = m.condition_id

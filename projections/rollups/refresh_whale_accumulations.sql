@@ -1,7 +1,8 @@
--- Recomputes whale_accumulations for the (wallet, market) pairs staged in rollup_keys under the given
--- batches, both token sides, from the deduplicated fills.
+-- Recomputes whale_accumulations_v2 for the (wallet, market) pairs staged in rollup_keys under the given
+-- batches, both token sides, from the deduplicated fills: fills_v2 read by the staged pairs (a prefix of its
+-- sort key), each fill's copy with the highest source_rank, so the cost follows the pairs, not the wallets.
 -- Parameters: batches Array(String), burst_gap_s UInt32, exact_above_usd Float64.
-INSERT INTO {db:Identifier}.whale_accumulations
+INSERT INTO {db:Identifier}.whale_accumulations_v2
 SELECT
     wallet,
     condition_id,
@@ -39,8 +40,14 @@ FROM
         accumulation[fill_count].5 AS last_price,
         arrayFilter(x -> x.1 + 86400 >= last_fill_at, accumulation) AS recent,
         arraySum(x -> x.3, recent) AS recent_buy_usd
-    FROM {db:Identifier}.fills FINAL
-    WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
-      AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+    FROM
+    (
+        SELECT wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, ts
+        FROM {db:Identifier}.fills_v2
+        WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+          AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+        ORDER BY source_rank DESC
+        LIMIT 1 BY wallet, condition_id, fill_id
+    )
     GROUP BY wallet, condition_id, token_side
 )

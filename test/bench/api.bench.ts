@@ -299,7 +299,7 @@ async function main(): Promise<void> {
 
   // Pairs: a hash order spreads them over wallets; at most MARKETS_PER_WALLET markets per wallet.
   const candidates = await store.query<{ wallet: string; condition_id: string; fills_count: number }>(
-    `SELECT wallet, condition_id, fills_count FROM {db:Identifier}.trader_markets FINAL
+    `SELECT wallet, condition_id, fills_count FROM {db:Identifier}.trader_markets_v2 FINAL
      ORDER BY cityHash64(wallet, condition_id) LIMIT 200000`,
   );
   const perWallet = new Map<string, number>();

@@ -140,7 +140,7 @@ async function main(): Promise<void> {
       authorization = `Bearer ${(await publishNewKey(publisher, 'bench-overload', 'bench key', nowSeconds())).plaintext}`;
     });
     const pairs = await store.query<{ wallet: string; condition_id: string }>(
-      `SELECT wallet, any(condition_id) AS condition_id FROM {db:Identifier}.trader_markets FINAL GROUP BY wallet ORDER BY cityHash64(wallet) LIMIT {n:UInt32}`,
+      `SELECT wallet, any(condition_id) AS condition_id FROM {db:Identifier}.trader_markets_v2 FINAL GROUP BY wallet ORDER BY cityHash64(wallet) LIMIT {n:UInt32}`,
       { n: PAIRS },
     );
     console.log(`world: ${DAYS} day(s), ${TRADERS} named traders, built in ${((performance.now() - built) / 1000).toFixed(1)} s; ${pairs.length} (trader, market) pairs`);

@@ -20,6 +20,7 @@ import { createLogger } from '../../log.ts';
 import { openMigratedStore, withPublisher } from '../../roles/runtime.ts';
 import { createSimulator, runSimulator } from '../../ingest/sources/simulator/index.ts';
 import { refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
+import type { Store } from '../../projections/store.ts';
 import { median, runBenchmark } from './support.ts';
 
 const { values } = parseArgs({
@@ -41,6 +42,30 @@ interface SizeFigures {
   rows: Record<string, number>;
   changed: { traderKeys: number; tapeKeys: number; batches: number };
   medians: RefreshTimings & { totalMs: number };
+  /** Rows the primary index selects (EXPLAIN ESTIMATE) for point reads of one trader's market. */
+  pointReads: Record<string, number>;
+}
+
+/** Point reads of one trader's market, by table: the landing table fills (index granularity 8,192) beside fills_v2 (256). */
+const POINT_READS: Record<string, string> = {
+  'fills (8,192)': 'SELECT * FROM {db:Identifier}.fills WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
+  'fills_v2 (256)': 'SELECT * FROM {db:Identifier}.fills_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
+  'trader_markets_v2 (256)': 'SELECT * FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
+  'careers_v2 (256)': 'SELECT * FROM {db:Identifier}.careers_v2 WHERE wallet = {wallet:String}',
+};
+
+async function pointReadRows(store: Store): Promise<Record<string, number>> {
+  // The busiest trader's market with the most fills: the worst case of a point read.
+  const [key] = await store.query<{ wallet: string; condition_id: string }>(
+    'SELECT wallet, condition_id FROM {db:Identifier}.fills_v2 GROUP BY wallet, condition_id ORDER BY count() DESC LIMIT 1',
+  );
+  const out: Record<string, number> = {};
+  if (!key) return out;
+  for (const [name, sql] of Object.entries(POINT_READS)) {
+    const rows = await store.query<{ rows: number }>(`EXPLAIN ESTIMATE ${sql}`, key);
+    out[name] = rows.reduce((sum, row) => sum + Number(row.rows), 0);
+  }
+  return out;
 }
 
 async function measure(dataDir: string, days: number, label: string): Promise<SizeFigures> {
@@ -84,7 +109,7 @@ async function measure(dataDir: string, days: number, label: string): Promise<Si
       { batches },
     );
     const [rows] = await store.query<Record<string, number>>(
-      `SELECT (SELECT count() FROM {db:Identifier}.fills) AS fills, (SELECT count() FROM {db:Identifier}.trader_markets) AS trader_markets,
+      `SELECT (SELECT count() FROM {db:Identifier}.fills) AS fills, (SELECT count() FROM {db:Identifier}.trader_markets_v2) AS trader_markets,
               (SELECT count() FROM {db:Identifier}.tape_changes) AS tape_changes, (SELECT count() FROM {db:Identifier}.price_ladder) AS price_ladder`,
     );
 
@@ -96,8 +121,9 @@ async function measure(dataDir: string, days: number, label: string): Promise<Si
       timings.push({ ...parts, totalMs: performance.now() - runStarted });
     }
     const medians = Object.fromEntries([...PARTS, 'totalMs'].map((part) => [part, median(timings.map((t) => t[part as keyof typeof t]))])) as unknown as SizeFigures['medians'];
+    const pointReads = await pointReadRows(store);
     await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
-    return { days, rows: rows!, changed: { traderKeys: changed!.trader_keys, tapeKeys: changed!.tape_keys, batches: batches.length }, medians };
+    return { days, rows: rows!, changed: { traderKeys: changed!.trader_keys, tapeKeys: changed!.tape_keys, batches: batches.length }, medians, pointReads };
   } finally {
     await store.close();
   }
@@ -124,6 +150,12 @@ async function main(): Promise<void> {
       console.log(`  ${part.replace('Ms', '').padEnd(16)}${a.toFixed(0).padStart(10)}${b.toFixed(0).padStart(10)}${(a > 0 ? `${(b / a).toFixed(2)}×` : '-').padStart(8)}`);
     }
     console.log(`  (tables grew ${(large.rows.fills! / Math.max(1, small.rows.fills!)).toFixed(1)}× in fills; a cost that follows the change stays near 1×)`);
+    console.log('');
+    console.log('rows the primary index selects for a point read of one trader\'s market (EXPLAIN ESTIMATE; the market with the most fills):');
+    console.log(`  ${'table (granularity)'.padEnd(26)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}`);
+    for (const name of Object.keys(POINT_READS)) {
+      console.log(`  ${name.padEnd(26)}${String(small.pointReads[name] ?? '-').padStart(10)}${String(large.pointReads[name] ?? '-').padStart(10)}`);
+    }
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }

@@ -1,0 +1,11 @@
+-- The tables that 0009 re-shaped as `<table>_v2`: nothing reads or writes them any more (their views
+-- were dropped there). Dropped in a migration of their own so that 0009, which reads them for its
+-- backfill, can always be run again; a repeat of this one finds nothing to drop.
+
+DROP TABLE IF EXISTS {db:Identifier}.trader_markets;
+
+DROP TABLE IF EXISTS {db:Identifier}.careers;
+
+DROP TABLE IF EXISTS {db:Identifier}.whale_accumulations;
+
+DROP TABLE IF EXISTS {db:Identifier}.market_marks;
