@@ -1,6 +1,6 @@
 /**
  * A trader's markets: the recency-ordered list (keyset-paged), the four ranked highlight slices, and
- * one market's header and computed summary. Everything reads `trader_markets` (the rollup the ingest
+ * one market's header and computed summary. Everything reads `trader_markets_v2` (the rollup the ingest
  * worker keeps per wallet and market), joined with market metadata and, for open rows, the market's
  * mark (its last trade, UP space).
  *
@@ -153,7 +153,7 @@ const newestTraderMarkets = (columns: string) => `
  */
 const withinDepth = (columns: string) => `
     SELECT ${columns}
-    FROM ${newestTraderMarkets(columns)}
+    FROM ${newestTraderMarkets(ROW_COLUMNS)}
     ORDER BY last_ts DESC, condition_id DESC
     LIMIT {history_depth:UInt32}`;
 
