@@ -61,7 +61,7 @@ function expectClose(actual: unknown, expected: unknown, where: string): void {
   if (Array.isArray(expected)) {
     expect(Array.isArray(actual), where).toBe(true);
     expect((actual as unknown[]).length, `${where}: length`).toBe(expected.length);
-    expected.forEach((item, index) => expectClose((actual as unknown[])[index], item, `${where}[${index}]`));
+    for (const [index, item] of expected.entries()) expectClose((actual as unknown[])[index], item, `${where}[${index}]`);
     return;
   }
   if (expected !== null && typeof expected === 'object') {
