@@ -6,8 +6,10 @@
  * For each size, in its own database of one embedded engine: backfill the world, then ingest the next
  * --step seconds of it (the change), and time refreshRollups over exactly the batches that change
  * staged, --repeat times (a recomputation is idempotent, so every repeat does the same work). Prints
- * the medians per part (trader_markets, careers, whales, tape) and the ratio large ÷ small: near 1×
- * means the cost follows the change; near the size ratio means it follows the tables.
+ * the medians per part (trader_markets, careers, whales, tape) and the ratio large ÷ small, also per
+ * changed key (the next --step seconds of two worlds are not the same amount of change): near 1× means
+ * the cost follows the change; near the size ratio means it follows the tables. Then the rows the
+ * primary index selects (EXPLAIN ESTIMATE) for point reads of one trader's market at each size.
  *
  * Options: --days-small N (1), --days-large N (7), --traders N (30), --step S (120), --repeat N (5).
  */
@@ -143,11 +145,18 @@ async function main(): Promise<void> {
           `changed ${size.changed.traderKeys} trader keys, ${size.changed.tapeKeys} tape keys in ${size.changed.batches} batches`,
       );
     }
-    console.log(`  ${'part'.padEnd(16)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}${'÷'.padStart(8)}`);
+    // The two changes are the next STEP seconds of two worlds: their sizes differ. Per changed key, the
+    // ratio compares the cost of the same amount of change (trader keys for the trader parts, tape keys for the tape).
+    const keys = (size: SizeFigures, part: (typeof PARTS)[number] | 'totalMs') =>
+      part === 'tapeMs' ? size.changed.tapeKeys : part === 'totalMs' ? size.changed.traderKeys + size.changed.tapeKeys : size.changed.traderKeys;
+    console.log(`  ${'part'.padEnd(16)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}${'÷'.padStart(8)}${'÷ per key'.padStart(12)}`);
     for (const part of [...PARTS, 'totalMs'] as const) {
       const a = small.medians[part];
       const b = large.medians[part];
-      console.log(`  ${part.replace('Ms', '').padEnd(16)}${a.toFixed(0).padStart(10)}${b.toFixed(0).padStart(10)}${(a > 0 ? `${(b / a).toFixed(2)}×` : '-').padStart(8)}`);
+      const perKey = a > 0 && keys(small, part) > 0 && keys(large, part) > 0 ? `${(b / keys(large, part) / (a / keys(small, part))).toFixed(2)}×` : '-';
+      console.log(
+        `  ${part.replace('Ms', '').padEnd(16)}${a.toFixed(0).padStart(10)}${b.toFixed(0).padStart(10)}${(a > 0 ? `${(b / a).toFixed(2)}×` : '-').padStart(8)}${perKey.padStart(12)}`,
+      );
     }
     console.log(`  (tables grew ${(large.rows.fills! / Math.max(1, small.rows.fills!)).toFixed(1)}× in fills; a cost that follows the change stays near 1×)`);
     console.log('');
