@@ -1,5 +1,5 @@
 /**
- * Recomputes the rollups (trader_markets, careers, whale accumulations, the change-only tapes) of the
+ * Recomputes the rollups (trader_markets, whale accumulations, the change-only tapes) of the
  * batches this worker staged, many at a time.
  * Coalescing is the point: a market maker's (wallet, market) pair touched by ten consecutive writes is
  * recomputed once, and a career once per refresh instead of once per write. The pause between

@@ -49,7 +49,6 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     intervalMs: config.ingest.rollupIntervalMs,
     orphanAfterSeconds: config.ingest.rollupOrphanAfterSeconds,
     settings: {
-      includeV1InCards: config.card.includeV1,
       burstGapSeconds: config.whales.burstGapSeconds,
       exactAboveUsd: config.whales.exactAboveUsd,
     },

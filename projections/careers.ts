@@ -1,8 +1,8 @@
 /**
  * The career statistics of a trader: every figure of the card's `card` block, plus the archive's own
  * profit figures (`career_pnl_usd`, `pnl_marked_usd`) that the card falls back to when the upstream is
- * offline. Static figures come from the `careers` rollup; figures that move with the market (open value,
- * marks) are computed here from the trader's open rows and each market's last trade.
+ * offline. Every figure is folded at read time from the trader's rows of the trader_markets_v2 rollup
+ * and each market's last trade (READ_CAREER).
  */
 import { z } from 'zod';
 import type { Store } from './store.ts';
@@ -52,25 +52,58 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
 });
 
 /**
- * One indexed read: the careers row of the wallet, and its open trader_markets rows joined with their
- * markets' marks (argMax of the last trade, UP space). Holdings at the mark: token 1 at `mark`, token 2
- * at `1 − mark`. Each row is its key's newest version (ORDER BY version DESC LIMIT 1 [BY]: the rule of
- * ReplacingMergeTree) rather than FINAL; the wallet's rows are read once, and the marks of its markets
- * by primary key.
+ * One indexed read, one pass: the wallet's trader_markets_v2 rows (each market's newest version, ORDER BY
+ * version DESC LIMIT 1 BY: the rule of ReplacingMergeTree, by the wallet prefix of the key), joined with
+ * the marks of its markets (argMax of the last trade, UP space, by primary key), folded into every
+ * career figure: the static ones (what the careers rollup held until migration 0010: it is computed here
+ * from the rows the open-market figures read anyway, so no refresh recomputes a wallet's whole career
+ * when one of its markets changes) and those that move with the market (open value at the marks,
+ * unmarked markets, the latest mark). Holdings at the mark: token 1 at `mark`, token 2 at `1 − mark`.
+ * A wallet without rows (in the card's era) gives no row.
  */
 export const READ_CAREER = `
-WITH open_rows AS
+SELECT
+    markets AS markets_total,
+    resolved_markets AS resolved_total,
+    if(resolved_markets = 0, NULL, wins / resolved_markets) AS winrate,
+    volume AS volume_usd,
+    first_at AS first_seen,
+    last_at AS last_seen,
+    if(bought_tokens > 0, bought_usd / bought_tokens, NULL) AS avg_entry_price,
+    if(wins = 0, NULL, win_average) AS avg_win_usd,
+    if(losses = 0, NULL, loss_average) AS avg_loss_usd,
+    open_count AS open_markets,
+    realized AS career_pnl_usd,
+    fills AS fills_count,
+    open_value AS open_value_usd,
+    open_cash_flow AS open_cash_flow_usd,
+    unmarked AS unmarked_markets,
+    latest_mark AS marked_at
+FROM
 (
     SELECT
-        tm.condition_id AS condition_id,
-        tm.net_tokens1 AS net1,
-        tm.net_tokens2 AS net2,
-        tm.cash_flow_usd AS cash_flow,
-        marks.mark AS mark,
-        marks.marked_at AS marked_at
+        toUInt32(count()) AS markets,
+        toUInt32(countIf(tm.resolved)) AS resolved_markets,
+        toUInt32(countIf(tm.resolved AND tm.pnl_usd > 0)) AS wins,
+        toUInt32(countIf(tm.resolved AND tm.pnl_usd < 0)) AS losses,
+        sum(tm.buy_usd + tm.sell_usd) AS volume,
+        min(tm.first_ts) AS first_at,
+        max(tm.last_ts) AS last_at,
+        sum(tm.buy_usd) AS bought_usd,
+        sum(tm.buy_tokens) AS bought_tokens,
+        avgIf(tm.pnl_usd, tm.resolved AND tm.pnl_usd > 0) AS win_average,
+        avgIf(tm.pnl_usd, tm.resolved AND tm.pnl_usd < 0) AS loss_average,
+        sumIf(tm.pnl_usd, tm.resolved) AS realized,
+        toUInt32(countIf(NOT tm.resolved)) AS open_count,
+        sum(tm.fills_count) AS fills,
+        sumIf(tm.net_tokens1 * marks.mark + tm.net_tokens2 * (1 - marks.mark), NOT tm.resolved AND marks.mark IS NOT NULL) AS open_value,
+        sumIf(tm.cash_flow_usd, NOT tm.resolved) AS open_cash_flow,
+        toUInt32(countIf(NOT tm.resolved AND marks.mark IS NULL)) AS unmarked,
+        maxIf(marks.marked_at, NOT tm.resolved) AS latest_mark
     FROM
     (
-        SELECT condition_id, net_tokens1, net_tokens2, cash_flow_usd, resolved, era
+        SELECT condition_id, resolved, pnl_usd, buy_usd, sell_usd, buy_tokens, fills_count, first_ts, last_ts,
+               net_tokens1, net_tokens2, cash_flow_usd, era
         FROM {db:Identifier}.trader_markets_v2
         WHERE wallet = {wallet:String}
         ORDER BY version DESC
@@ -83,39 +116,10 @@ WITH open_rows AS
         WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
         GROUP BY condition_id
     ) AS marks ON marks.condition_id = tm.condition_id
-    WHERE NOT tm.resolved AND ({include_v1:UInt8} = 1 OR tm.era = 'v2')
+    WHERE {include_v1:UInt8} = 1 OR tm.era = 'v2'
+    HAVING count() > 0
     SETTINGS join_use_nulls = 1
-)
-SELECT
-    c.markets_total AS markets_total,
-    c.resolved_total AS resolved_total,
-    c.winrate AS winrate,
-    c.volume_usd AS volume_usd,
-    c.first_seen AS first_seen,
-    c.last_seen AS last_seen,
-    c.avg_entry_price AS avg_entry_price,
-    c.avg_win_usd AS avg_win_usd,
-    c.avg_loss_usd AS avg_loss_usd,
-    c.open_markets AS open_markets,
-    c.career_pnl_usd AS career_pnl_usd,
-    c.fills_count AS fills_count,
-    -- One pass over the open rows (four scalar subqueries would each recompute them).
-    o.1 AS open_value_usd,
-    o.2 AS open_cash_flow_usd,
-    o.3 AS unmarked_markets,
-    o.4 AS marked_at
-FROM
-(
-    SELECT * FROM {db:Identifier}.careers_v2
-    WHERE wallet = {wallet:String}
-    ORDER BY version DESC
-    LIMIT 1
-) AS c
-CROSS JOIN
-(
-    SELECT tuple(sumIf(net1 * mark + net2 * (1 - mark), mark IS NOT NULL), sum(cash_flow), countIf(mark IS NULL), maxOrNull(marked_at)) AS o
-    FROM open_rows
-) AS open_totals`;
+)`;
 
 export interface CareerRow extends Omit<CareerStatistics, 'pnl_marked_usd' | 'open_value_usd'> {
   open_value_usd: number | null;

@@ -1,7 +1,7 @@
 /**
- * Rollups that hold sums (trader_markets_v2 per trader and market, careers_v2, whale_accumulations_v2:
- * migration 0009 re-shaped them) and the change-only tapes (tape_changes) are recomputed for the keys
- * that ingested events touched, from the deduplicated landing tables. This is what makes a fill that
+ * Rollups that hold sums (trader_markets_v2 per trader and market, whale_accumulations_v2: migration
+ * 0009 re-shaped them; a trader's career is folded from its trader_markets_v2 rows at read time) and the
+ * change-only tapes (tape_changes) are recomputed for the keys that ingested events touched, from the deduplicated landing tables. This is what makes a fill that
  * arrives twice (replayed, or from both the archive and the upstream) change nothing: a sum view would
  * count it twice, a recomputation from each fill's kept copy (the highest source_rank, as FINAL keeps)
  * cannot. Recomputation is idempotent. The fills are read from fills_v2 by the staged (wallet, market)
@@ -12,7 +12,7 @@
  *                        views on fills and position_legs stage (wallet, market) keys in `rollup_keys`,
  *                        the view on trades stages (market, earliest second) in `tape_keys`;
  *                        `stageResolvedMarkets` stages the wallets of markets that resolved;
- *   refreshRollups     — later, for many batches at once: recompute trader_markets, then careers, then
+ *   refreshRollups     — later, for many batches at once: recompute trader_markets, then
  *                        whale accumulations (for staged trader keys), then the change-only tapes (for
  *                        staged tape keys), reading the keys by subquery (small SQL whatever their
  *                        count), and mark the batches done.
@@ -24,7 +24,6 @@ import type { Store } from './store.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REFRESH_TRADER_MARKETS = readFileSync(path.join(here, 'rollups', 'refresh_trader_markets.sql'), 'utf8');
-const REFRESH_CAREERS = readFileSync(path.join(here, 'rollups', 'refresh_careers.sql'), 'utf8');
 const REFRESH_WHALE_ACCUMULATIONS = readFileSync(path.join(here, 'rollups', 'refresh_whale_accumulations.sql'), 'utf8');
 const REFRESH_TAPE_CHANGES = readFileSync(path.join(here, 'rollups', 'refresh_tape_changes.sql'), 'utf8');
 
@@ -65,8 +64,6 @@ function nextTapeVersion(): number {
 }
 
 export interface RollupSettings {
-  /** Card statistics cover the V2 era unless this is set. */
-  includeV1InCards: boolean;
   /** Whale flow: a pause this long ends a burst. */
   burstGapSeconds: number;
   /** Whale flow: accumulations are tracked above this many USD. */
@@ -75,17 +72,16 @@ export interface RollupSettings {
 
 export interface RefreshTimings {
   traderMarketsMs: number;
-  careersMs: number;
   whalesMs: number;
   tapeMs: number;
 }
 
 /**
- * Recomputes trader_markets, then careers, then whale accumulations, then the change-only tapes, for
+ * Recomputes trader_markets, then whale accumulations, then the change-only tapes, for
  * every key staged under these batches; marks them done.
  */
 export async function refreshRollups(store: Store, batches: readonly string[], settings: RollupSettings): Promise<RefreshTimings> {
-  if (batches.length === 0) return { traderMarketsMs: 0, careersMs: 0, whalesMs: 0, tapeMs: 0 };
+  if (batches.length === 0) return { traderMarketsMs: 0, whalesMs: 0, tapeMs: 0 };
   // A batch stages trader keys (fills, legs, resolutions) or tape keys (trades): skip what has none.
   const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(COUNT_STAGED, { batches });
   const started = performance.now();
@@ -93,10 +89,6 @@ export async function refreshRollups(store: Store, batches: readonly string[], s
     await store.command(REFRESH_TRADER_MARKETS, { batches });
   }
   const traderMarketsDone = performance.now();
-  if (staged?.trader_keys) {
-    await store.command(REFRESH_CAREERS, { batches, include_v1: settings.includeV1InCards ? 1 : 0 });
-  }
-  const careersDone = performance.now();
   if (staged?.trader_keys) {
     await store.command(REFRESH_WHALE_ACCUMULATIONS, {
       batches,
@@ -116,8 +108,7 @@ export async function refreshRollups(store: Store, batches: readonly string[], s
   );
   return {
     traderMarketsMs: Math.round(traderMarketsDone - started),
-    careersMs: Math.round(careersDone - traderMarketsDone),
-    whalesMs: Math.round(whalesDone - careersDone),
+    whalesMs: Math.round(whalesDone - traderMarketsDone),
     tapeMs: Math.round(tapeDone - whalesDone),
   };
 }

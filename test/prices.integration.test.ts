@@ -24,7 +24,7 @@ afterAll(async () => {
   await context.cleanup();
 });
 
-const SETTINGS = { includeV1InCards: false, burstGapSeconds: 900, exactAboveUsd: 1000 };
+const SETTINGS = { burstGapSeconds: 900, exactAboveUsd: 1000 };
 
 /** Lands each block as one insert, and recomputes what it staged, the way a worker would write after write. */
 async function land<T extends 'trades' | 'fillsArchive' | 'markets'>(topicId: T, blocks: readonly (readonly EventInputOf<T>[])[]): Promise<void> {

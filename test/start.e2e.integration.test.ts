@@ -95,7 +95,7 @@ describe('npm start (role all, embedded)', () => {
       ]);
       const [counts] = await store.query<{ careers: number; resolved: number; trades: number; profiles: number }>(
         `SELECT
-           (SELECT count() FROM {db:Identifier}.careers_v2 FINAL) AS careers,
+           (SELECT uniqExact(wallet) FROM {db:Identifier}.trader_markets_v2) AS careers,
            (SELECT count() FROM {db:Identifier}.market_resolutions FINAL) AS resolved,
            (SELECT count() FROM {db:Identifier}.trades) AS trades,
            (SELECT count() FROM {db:Identifier}.upstream_profiles FINAL) AS profiles`,

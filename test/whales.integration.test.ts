@@ -19,7 +19,7 @@ type Fill = EventInputOf<'fillsArchive'>;
 
 const GAP = 900;
 const EXACT_ABOVE = 1000;
-const SETTINGS = { includeV1InCards: false, burstGapSeconds: GAP, exactAboveUsd: EXACT_ABOVE };
+const SETTINGS = { burstGapSeconds: GAP, exactAboveUsd: EXACT_ABOVE };
 /** In the future: the accumulations' three-day TTL must not expire test data. */
 const FUTURE = Math.floor(Date.now() / 1000) + 30 * 86_400;
 

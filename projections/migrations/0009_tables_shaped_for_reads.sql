@@ -1,12 +1,11 @@
 -- Tables shaped for their reads (issue 17). Every hot read of these tables is a point lookup or a short
 -- range by the leading columns of the sort key, and a key holds a handful of rows (one per market of a
--- trader, one per trader, one per fill), but the tables were made with the default index granularity of
+-- trader, one per fill, one per market), but the tables were made with the default index granularity of
 -- 8,192 rows: a point read read whole 8,192-row granules (a trader's market read most of trader_markets).
 -- The granularity of a table cannot be altered, so the re-shaped tables are new ones, named `<table>_v2`
 -- with the same columns, keys and engines and an index granularity sized to the rows per key:
 --
 --   trader_markets_v2       (wallet, condition_id)              256   the rollup per trader and market
---   careers_v2              wallet                              256   the rollup per trader
 --   whale_accumulations_v2  (wallet, condition_id, token_side)  256   whale flow's newest versions by key
 --   market_marks_v2         condition_id                        256   each market's last trade (view on trades)
 --   fills_v2                (wallet, condition_id, fill_id)     256   the fills as the reads and the rollup
@@ -14,6 +13,10 @@
 --   position_legs_v2        (wallet, condition_id, leg_id)      256   the legs, for the rollup refresh (view)
 --   markets_meta_v2         condition_id                        256   titles and outcome names (view)
 --   market_resolutions_v2   condition_id                        256   resolutions (view)
+--
+-- careers is not re-shaped: the card folds a trader's career from its trader_markets_v2 rows, which it
+-- reads anyway for the open markets (projections/careers.ts), so that no refresh re-reads a trader's
+-- whole career when one of its markets changes; 0010 drops careers with the replaced tables.
 --
 -- fills, position_legs, markets_meta and market_resolutions stay the landing tables the ingest worker
 -- writes (their deduplication tokens and views are unchanged); each `_v2` of them is its read copy,
@@ -82,33 +85,6 @@ SETTINGS index_granularity = 256;
 
 INSERT INTO {db:Identifier}.trader_markets_v2
 SELECT * FROM {db:Identifier}.trader_markets FINAL;
-
-CREATE TABLE IF NOT EXISTS {db:Identifier}.careers_v2
-(
-    wallet           String,
-    markets_total    UInt32,
-    resolved_total   UInt32,
-    wins             UInt32,
-    winrate          Nullable(Float64),
-    volume_usd       Float64,
-    first_seen       UInt32,
-    last_seen        UInt32,
-    fills_count      UInt64,
-    buy_usd          Float64,
-    buy_tokens       Float64,
-    avg_entry_price  Nullable(Float64),
-    avg_win_usd      Nullable(Float64),
-    avg_loss_usd     Nullable(Float64),
-    career_pnl_usd   Float64,
-    open_markets     UInt32,
-    version          UInt64
-)
-ENGINE = ReplacingMergeTree(version)
-ORDER BY wallet
-SETTINGS index_granularity = 256;
-
-INSERT INTO {db:Identifier}.careers_v2
-SELECT * FROM {db:Identifier}.careers FINAL;
 
 CREATE TABLE IF NOT EXISTS {db:Identifier}.whale_accumulations_v2
 (

@@ -1,6 +1,7 @@
--- The tables that 0009 re-shaped as `<table>_v2`: nothing reads or writes them any more (their views
--- were dropped there). Dropped in a migration of their own so that 0009, which reads them for its
--- backfill, can always be run again; a repeat of this one finds nothing to drop.
+-- The tables that 0009 re-shaped as `<table>_v2`, and careers (the card folds it from trader_markets_v2
+-- since 0009): nothing reads or writes them any more (their views were dropped there). Dropped in a
+-- migration of their own so that 0009, which reads them for its backfill, can always be run again; a
+-- repeat of this one finds nothing to drop.
 
 DROP TABLE IF EXISTS {db:Identifier}.trader_markets;
 

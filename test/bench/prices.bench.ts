@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const start = now - DAYS * 86_400;
   const conditionId = `0x${hex(0xbeef, 64)}`;
 
-  const settings = { includeV1InCards: false, burstGapSeconds: config.whales.burstGapSeconds, exactAboveUsd: config.whales.exactAboveUsd };
+  const settings = { burstGapSeconds: config.whales.burstGapSeconds, exactAboveUsd: config.whales.exactAboveUsd };
   const loadStarted = performance.now();
   await landEvents(store, 'markets', [{ type: 'metadata', condition_id: conditionId, title: 'Will the benchmark finish?', outcome1: 'Yes', outcome2: 'No', title_start_ts: start, version: start }], 'bench-market');
   let price = 50;

@@ -6,7 +6,8 @@
  * For each size, in its own database of one embedded engine: backfill the world, then ingest the next
  * --step seconds of it (the change), and time refreshRollups over exactly the batches that change
  * staged, --repeat times (a recomputation is idempotent, so every repeat does the same work). Prints
- * the medians per part (trader_markets, careers, whales, tape) and the ratio large ÷ small, also per
+ * the medians per part (trader_markets, whales, tape; careers are folded at read time since 0010) and
+ * the ratio large ÷ small, also per
  * changed key (the next --step seconds of two worlds are not the same amount of change): near 1× means
  * the cost follows the change; near the size ratio means it follows the tables. Then the rows the
  * primary index selects (EXPLAIN ESTIMATE) for point reads of one trader's market at each size.
@@ -37,7 +38,7 @@ const { values } = parseArgs({
 const TRADERS = Number(values.traders);
 const STEP = Number(values.step);
 const REPEAT = Number(values.repeat);
-const PARTS = ['traderMarketsMs', 'careersMs', 'whalesMs', 'tapeMs'] as const;
+const PARTS = ['traderMarketsMs', 'whalesMs', 'tapeMs'] as const;
 
 interface SizeFigures {
   days: number;
@@ -53,7 +54,6 @@ const POINT_READS: Record<string, string> = {
   'fills (8,192)': 'SELECT * FROM {db:Identifier}.fills WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
   'fills_v2 (256)': 'SELECT * FROM {db:Identifier}.fills_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
   'trader_markets_v2 (256)': 'SELECT * FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
-  'careers_v2 (256)': 'SELECT * FROM {db:Identifier}.careers_v2 WHERE wallet = {wallet:String}',
 };
 
 async function pointReadRows(store: Store): Promise<Record<string, number>> {
@@ -115,7 +115,7 @@ async function measure(dataDir: string, days: number, label: string): Promise<Si
               (SELECT count() FROM {db:Identifier}.tape_changes) AS tape_changes, (SELECT count() FROM {db:Identifier}.price_ladder) AS price_ladder`,
     );
 
-    const settings = { includeV1InCards: config.card.includeV1, burstGapSeconds: config.whales.burstGapSeconds, exactAboveUsd: config.whales.exactAboveUsd };
+    const settings = { burstGapSeconds: config.whales.burstGapSeconds, exactAboveUsd: config.whales.exactAboveUsd };
     const timings: (RefreshTimings & { totalMs: number })[] = [];
     for (let run = 0; run < REPEAT; run++) {
       const runStarted = performance.now();
