@@ -55,7 +55,7 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
  * One indexed read, one pass: the wallet's trader_markets_v2 rows (each market's newest version, ORDER BY
  * version DESC LIMIT 1 BY: the rule of ReplacingMergeTree, by the wallet prefix of the key), joined with
  * the marks of its markets (argMax of the last trade, UP space, by primary key), folded into every
- * career figure: the static ones (what the careers rollup held until migration 0010: it is computed here
+ * career figure: the static ones (what the careers rollup held until migration 0011: it is computed here
  * from the rows the open-market figures read anyway, so no refresh recomputes a wallet's whole career
  * when one of its markets changes) and those that move with the market (open value at the marks,
  * unmarked markets, the latest mark). Holdings at the mark: token 1 at `mark`, token 2 at `1 − mark`.

@@ -1,6 +1,6 @@
 /**
  * Rollups that hold sums (trader_markets_v2 per trader and market, whale_accumulations_v2: migration
- * 0009 re-shaped them; a trader's career is folded from its trader_markets_v2 rows at read time) and the
+ * 0010 re-shaped them; a trader's career is folded from its trader_markets_v2 rows at read time) and the
  * change-only tapes (tape_changes) are recomputed for the keys that ingested events touched, from the deduplicated landing tables. This is what makes a fill that
  * arrives twice (replayed, or from both the archive and the upstream) change nothing: a sum view would
  * count it twice, a recomputation from each fill's kept copy (the highest source_rank, as FINAL keeps)

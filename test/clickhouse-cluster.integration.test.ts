@@ -161,7 +161,7 @@ describe('ClickHouse cluster variant', () => {
     const oneColumns = await columnsOf(single);
     const tables = [...oneTables.values()].filter((table) => table.engine !== 'MaterializedView' && table.name !== 'schema_migrations');
     const distributed = generated.filter((statement) => statement.includes('ENGINE = Distributed('));
-    // A table a later migration replaced and dropped (0010) is dropped on the cluster too: both its tables.
+    // A table a later migration replaced and dropped (0011) is dropped on the cluster too: both its tables.
     const dropped = [...new Set(distributed.map((text) => /^CREATE TABLE IF NOT EXISTS \{db:Identifier\}\.(\w+) /.exec(text)![1]!))].filter((name) => !oneTables.has(name));
     expect(dropped.length).toBeGreaterThan(0);
     for (const name of dropped) {

@@ -1,18 +1,18 @@
 /**
- * Tables shaped for their reads (migrations 0009–0010, issue 17): the re-shaped tables give the answers
+ * Tables shaped for their reads (migrations 0010–0011, issue 17): the re-shaped tables give the answers
  * the tables they replace gave, and a point read reads far fewer rows.
  *
  * One simulated world is ingested into a fully migrated store ("after": the `_v2` tables, the rollups
  * refreshed batch by batch as ingest runs). A second database ("before") holds the schema as it was up
- * to 0008, the same landing rows (copied), and the rollups recomputed from scratch by the refresh SQL
- * as it was before 0009 (test/fixtures/refresh-before-0009, over every pair in one batch). Then:
+ * to 0009, the same landing rows (copied), and the rollups recomputed from scratch by the refresh SQL
+ * as it was before 0010 (test/fixtures/refresh-before-0010, over every pair in one batch). Then:
  *   - every re-shaped table equals the one it replaces (newest versions; sums within rounding, since
  *     the rows are summed in another order), and fills_v2 equals fills deduplicated;
  *   - the read functions answer the same from both (the "before" store reads the old table names), and
  *     the markets list equals the old FINAL read of the wallet's rows;
  *   - EXPLAIN ESTIMATE (rows the primary index selects) of a point read of one trader's market is far
  *     below that of the old table;
- *   - migrating a store that holds old-shape rows (0009's backfill) carries them over.
+ *   - migrating a store that holds old-shape rows (0010's backfill) carries them over.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -31,12 +31,12 @@ import { readWhaleFlow } from '../projections/whales.ts';
 import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const beforeSql = (name: string) => readFileSync(path.join(here, 'fixtures', 'refresh-before-0009', `${name}.sql`), 'utf8');
+const beforeSql = (name: string) => readFileSync(path.join(here, 'fixtures', 'refresh-before-0010', `${name}.sql`), 'utf8');
 
-/** The tables 0009 re-shaped; the old name is the new one without `_v2`. */
+/** The tables 0010 re-shaped; the old name is the new one without `_v2`. */
 const RESHAPED = /\b(trader_markets|whale_accumulations|market_marks|fills|position_legs|markets_meta|market_resolutions)_v2\b/g;
 
-/** The landing tables 0009 gave a read copy (`<table>_v2`): the copy's columns, the key. */
+/** The landing tables 0010 gave a read copy (`<table>_v2`): the copy's columns, the key. */
 const READ_COPIES: [string, string, string][] = [
   ['fills', 'wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, fee_usd, era, ts, source_rank', 'wallet, condition_id, fill_id'],
   ['position_legs', 'wallet, condition_id, leg_id, kind, tokens, usd, era, ts', 'wallet, condition_id, leg_id'],
@@ -99,11 +99,11 @@ describe('tables shaped for their reads', () => {
     });
     after = await openStore(config.clickhouse);
 
-    // Before: the schema up to 0008, the same landing rows, the rollups as the refresh SQL computed them.
+    // Before: the schema up to 0009, the same landing rows, the rollups as the refresh SQL computed them.
     before = await openStore({ ...config.clickhouse, database: `${config.clickhouse.database}_before` });
     await before.ensureDatabase();
     for (const migration of await loadMigrations()) {
-      if (migration.version > 8) continue;
+      if (migration.version > 9) continue;
       for (const statement of migration.statements) await before.command(statement);
     }
     for (const table of ['markets_meta', 'market_resolutions', 'fills', 'position_legs', 'trades', 'upstream_profiles', 'upstream_leaderboard']) {
@@ -239,7 +239,7 @@ describe('tables shaped for their reads', () => {
     console.log('rows selected by a point read (EXPLAIN ESTIMATE):', JSON.stringify(figures), 'pair fills', pairFills!.n);
   });
 
-  it('carries old-shape rows over when a store is migrated (0009’s backfill), and runs again to no change', async () => {
+  it('carries old-shape rows over when a store is migrated (0010’s backfill), and runs again to no change', async () => {
     const log = createLogger('silent');
     const snapshot = async (store: Store, suffix: string) => ({
       trader_markets: await store.query(`SELECT * FROM {db:Identifier}.trader_markets${suffix} FINAL ORDER BY wallet, condition_id`),
@@ -253,13 +253,13 @@ describe('tables shaped for their reads', () => {
     expect(old.trader_markets.length).toBeGreaterThan(0);
     const migrations = await loadMigrations();
     const statementsOf = (version: number) => migrations.find((migration) => migration.version === version)!.statements;
-    // 0009 half-applied (a crash before its ledger row), then migrate: without a ledger (an earlier release's
-    // store whose migrations are all idempotent) it applies every migration again, 0009 a second time, then 0010.
-    for (const statement of statementsOf(9)) await before.command(statement);
+    // 0010 half-applied (a crash before its ledger row), then migrate: without a ledger (an earlier release's
+    // store whose migrations are all idempotent) it applies every migration again, 0010 a second time, then 0011.
+    for (const statement of statementsOf(10)) await before.command(statement);
     expect(await migrate(before, log)).toEqual(migrations.map((migration) => migration.version));
     expect(await snapshot(before, '_v2')).toEqual(old);
-    // 0010 again: nothing left to drop, nothing changes.
-    for (const statement of statementsOf(10)) await before.command(statement);
+    // 0011 again: nothing left to drop, nothing changes.
+    for (const statement of statementsOf(11)) await before.command(statement);
     expect(await snapshot(before, '_v2')).toEqual(old);
     for (const [table, columns, key] of READ_COPIES) {
       expect(await before.query(`SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ORDER BY ${key}`), table).toEqual(

@@ -6,7 +6,7 @@
  * For each size, in its own database of one embedded engine: backfill the world, then ingest the next
  * --step seconds of it (the change), and time refreshRollups over exactly the batches that change
  * staged, --repeat times (a recomputation is idempotent, so every repeat does the same work). Prints
- * the medians per part (trader_markets, whales, tape; careers are folded at read time since 0010) and
+ * the medians per part (trader_markets, whales, tape; careers are folded at read time since 0011) and
  * the ratio large ÷ small, also per
  * changed key (the next --step seconds of two worlds are not the same amount of change): near 1× means
  * the cost follows the change; near the size ratio means it follows the tables. Then the rows the

@@ -16,7 +16,7 @@
 --
 -- careers is not re-shaped: the card folds a trader's career from its trader_markets_v2 rows, which it
 -- reads anyway for the open markets (projections/careers.ts), so that no refresh re-reads a trader's
--- whole career when one of its markets changes; 0010 drops careers with the replaced tables.
+-- whole career when one of its markets changes; 0011 drops careers with the replaced tables.
 --
 -- fills, position_legs, markets_meta and market_resolutions stay the landing tables the ingest worker
 -- writes (their deduplication tokens and views are unchanged); each `_v2` of them is its read copy,
@@ -28,7 +28,7 @@
 -- engine). Idempotent: a repeat creates nothing, and a backfill repeated inserts rows the engine
 -- collapses (ReplacingMergeTree keeps one version of a key; the marks' argMax/max/min are unchanged
 -- by a repeated state). Each view is created before its backfill, so no row landing in between is
--- missed. The replaced tables are dropped by the next migration (0010), so that this one can always be
+-- missed. The replaced tables are dropped by the next migration (0011), so that this one can always be
 -- run again.
 
 CREATE TABLE IF NOT EXISTS {db:Identifier}.trader_markets_v2
