@@ -12,7 +12,8 @@
  * Under sustained overload (calls were refused within the last few bounds) the queue serves the newest
  * caller first (adaptive LIFO, as in CoDel-style queue management): first-in-first-out would make every
  * served call wait nearly the whole bound on top of its work, while serving the newest keeps a served
- * call's wait near zero; the older waiters run out the bound and are refused then (within it). Overloaded, it also works on one call fewer at once: at full occupancy the
+ * call's wait near zero; a full queue lets a waiter past half the bound make room for an arrival (refused
+ * then, within the bound), so that the waiter served next is a recent one. Overloaded, it also works on one call fewer at once: at full occupancy the
  * calls in flight compete for the same cores (measured: the time a call holds its slot grew by a quarter
  * on the 2-core embedded store), and the served calls' latency, not the last few percent of throughput, is
  * what an overloaded instance protects. Without refusals (a burst within capacity) all slots are used and
@@ -89,6 +90,13 @@ export class InFlightLimiter {
     if (this.#running < this.#slots(now)) return Promise.resolve(this.#start(now));
     // The places in the queue whose predicted wait (place × average hold ÷ slots) fits in the bound.
     const places = Math.min(this.limits.queueDepth, Math.floor((this.limits.maxQueueWaitMs * this.limits.maxInFlight) / Math.max(this.#averageHoldMs, Number.EPSILON)));
+    // Overloaded and full, a waiter that has spent half the bound already (behind newer arrivals, it will
+    // hardly be served in time) makes room for the arrival, which will be served next: the served calls'
+    // wait stays near zero, and the older one is refused now instead of at the end of its bound.
+    const oldest = this.#queue[0];
+    if (this.#queue.length + 1 > places && oldest && this.#overloaded(now) && now - oldest.enqueuedAt > this.limits.maxQueueWaitMs / 2 && !signal?.aborted) {
+      oldest.refuse();
+    }
     if (this.#queue.length + 1 > places || signal?.aborted) {
       this.#stats.refusedOnArrival += 1;
       this.#refusedAt = now;

@@ -64,6 +64,22 @@ describe('InFlightLimiter', () => {
     expect(order).toEqual(['newer', 'older', 'x', 'y']);
   });
 
+  it('overloaded and full, a waiter past half the bound makes room for an arrival; a younger one does not', async () => {
+    const { clock, limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 1, maxQueueWaitMs: 100 });
+    const running = await shed.acquire();
+    const old = shed.acquire();
+    expect(await shed.acquire()).toBeNull(); // full: refused, overloaded from here
+    clock.ms += 40; // the waiter is younger than half the bound: the arrival is refused
+    expect(await shed.acquire()).toBeNull();
+    expect(shed.stats).toMatchObject({ queued: 1, refusedOnArrival: 2, refusedAfterWaiting: 0 });
+    clock.ms += 20; // now past half the bound: it makes room
+    const fresh = shed.acquire();
+    expect(await old).toBeNull();
+    expect(shed.stats).toMatchObject({ queued: 1, refusedOnArrival: 2, refusedAfterWaiting: 1 });
+    running!();
+    expect(typeof (await fresh)).toBe('function');
+  });
+
   it('overloaded, works on one call fewer at once, so that the calls it serves do not slow each other down', async () => {
     const { clock, limiter: shed } = limiter({ maxInFlight: 3, queueDepth: 1, maxQueueWaitMs: 100 });
     const running = [await shed.acquire(), await shed.acquire(), await shed.acquire()];
