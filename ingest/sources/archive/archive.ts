@@ -28,6 +28,7 @@ import { decodeLog, LogDecodeError, type DecodedLog, type RawLog } from './decod
 import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
 import { AbortedError, RangeTooLargeError, type BlockHeader, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
+import { sleepUnlessAborted } from '../../sleep.ts';
 import { recordArchiveProgress, recordArchiveReorg } from '../../../metrics/registry.ts';
 
 export interface ArchiveDeadLetter {
@@ -330,7 +331,7 @@ export class Archive {
           }
           // Waiting fills may find their market meanwhile; then the checkpoint can move on.
           if (this.waiting.length > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
-          await sleep(config.pollMs, signal);
+          await sleepUnlessAborted(config.pollMs, signal);
           continue;
         }
         const fromBlock = this.nextBlock;
@@ -349,7 +350,7 @@ export class Archive {
           }
           // One block refused: nothing smaller to ask for; a bounded number of patient retries.
           if (++refusalsAtOneBlock > config.retries) throw error;
-          await sleep(this.options.rpc.backoffMs(refusalsAtOneBlock), signal);
+          await sleepUnlessAborted(this.options.rpc.backoffMs(refusalsAtOneBlock), signal);
           continue;
         }
         // Ask for the next range now: the node works on it while this one is decoded and published.
@@ -369,7 +370,7 @@ export class Archive {
             { fromBlock: fetched.from, toBlock: fetched.to, block: disagreement.block, logsHash: disagreement.logsHash, headerHash: disagreement.headerHash, read: inconsistentAnswers },
             'logs and headers of a range name different block hashes: reading it again',
           );
-          await sleep(this.options.rpc.backoffMs(inconsistentAnswers), signal);
+          await sleepUnlessAborted(this.options.rpc.backoffMs(inconsistentAnswers), signal);
           continue;
         }
         inconsistentAnswers = 0;
@@ -683,17 +684,3 @@ function letterOf(raw: RawLog, reason: string): ArchiveDeadLetter {
   return { position: block * SEQ_PER_BLOCK + logIndex, key: `${String(raw.transactionHash).toLowerCase()}:${logIndex}`, value: JSON.stringify(raw), reason };
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -6,6 +6,7 @@
 import { createPublicClient, fallback, http, webSocket, type Hex, type PublicClient } from 'viem';
 import type { Logger } from '../../../log.ts';
 import type { RawLog } from './decode.ts';
+import { sleepOrAbort } from '../../sleep.ts';
 
 export interface RpcOptions {
   urls: readonly string[];
@@ -96,19 +97,7 @@ export class PolygonRpc {
   }
 
   private sleep(ms: number): Promise<void> {
-    const signal = this.options.signal;
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(new AbortedError());
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(new AbortedError());
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOrAbort(ms, this.options.signal, () => new AbortedError());
   }
 
   /** Backoff before retry `attempt` (1, 2, …): full jitter over an exponentially growing cap. */

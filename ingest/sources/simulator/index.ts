@@ -10,6 +10,7 @@
  * each emit, so when b is such a multiple even the publish calls are the same.
  */
 import type { EventSink } from '../../publisher.ts';
+import { sleepUnlessAborted } from '../../sleep.ts';
 import { SimulationEngine } from './engine.ts';
 import { DISCARD, EventBuffers, addCounts, zeroCounts, type SimulationCounts } from './output.ts';
 import { createTraders, type SimulatedTrader } from './traders.ts';
@@ -154,19 +155,6 @@ export interface RunOptions {
 /** Backfill pieces: an hour of simulated time, so that progress shows and the event loop breathes. */
 const BACKFILL_PIECE_SECONDS = 3_600;
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, Math.max(0, ms));
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
@@ -200,7 +188,7 @@ export async function runSimulator(sim: Simulator, sink: EventSink, options: Run
       cursor = target;
       options.onProgress?.({ phase: 'live', doneTs: cursor, counts: { ...total } });
     }
-    await sleep((cursor + 1) * 1000 - now(), options.signal);
+    await sleepUnlessAborted((cursor + 1) * 1000 - now(), options.signal);
   }
   return total;
 }

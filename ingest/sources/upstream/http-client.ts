@@ -21,6 +21,7 @@
 import type { Logger } from '../../../log.ts';
 import type { UpstreamRouteLimit, UpstreamService } from '../../../config.ts';
 import { recordUpstreamPoll } from '../../../metrics/registry.ts';
+import { sleepOrAbort } from '../../sleep.ts';
 
 /** Milliseconds, and a wait that a test clock can satisfy without real time passing. */
 export interface Clock {
@@ -30,19 +31,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason as Error);
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason as Error);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
+  sleep: (ms, signal) => sleepOrAbort(ms, signal),
 };
 
 /** A token bucket: `capacity` tokens, refilled continuously at `perMs` tokens per millisecond. */
