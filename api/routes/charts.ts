@@ -12,9 +12,6 @@ import { applyMarketCaching } from '../http.ts';
 import { marketParamsSchema } from '../operations/markets.ts';
 import { getMarketChart, sampledChartQuerySchema } from '../operations/prices.ts';
 
-/** The filled page allows inline scripts and styles only: nothing can be fetched from anywhere. */
-export const CHART_PAGE_CSP = CHART_CSP;
-
 export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;
   app.get(
@@ -46,7 +43,7 @@ export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
       if (applyMarketCaching(request, reply, page, chart.market.resolved, config) === 'not-modified') return reply.code(304).send();
       return reply
         .header('Content-Type', 'text/html; charset=utf-8')
-        .header('Content-Security-Policy', CHART_PAGE_CSP)
+        .header('Content-Security-Policy', CHART_CSP)
         .header('X-Content-Type-Options', 'nosniff')
         .send(page);
     },
