@@ -145,6 +145,8 @@ const environmentSchema = z.object({
   READ_CACHE_TRADER_NAME_S: z.coerce.number().min(0).max(3600).default(10),
   READ_CACHE_TRADER_NAME_ENTRIES: z.coerce.number().int().min(1).default(100_000),
   /** The upstream's latest report (online/offline, heartbeat) is reused this long. 0: off. */
+  READ_CACHE_MARKET_NAMES_S: z.coerce.number().min(0).max(3600).default(10),
+  READ_CACHE_MARKET_NAMES_ENTRIES: z.coerce.number().int().min(1).default(200_000),
   READ_CACHE_UPSTREAM_STATE_S: z.coerce.number().min(0).max(60).default(1),
   /** A whale ranking (same request, same second) is reused this long. 0: off. */
   READ_CACHE_WHALES_S: z.coerce.number().min(0).max(60).default(1),
@@ -622,6 +624,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       readCache: {
         traderNameSeconds: env.READ_CACHE_TRADER_NAME_S,
         traderNameEntries: env.READ_CACHE_TRADER_NAME_ENTRIES,
+        marketNameSeconds: env.READ_CACHE_MARKET_NAMES_S,
+        marketNameEntries: env.READ_CACHE_MARKET_NAMES_ENTRIES,
         upstreamStateSeconds: env.READ_CACHE_UPSTREAM_STATE_S,
         whaleFlowSeconds: env.READ_CACHE_WHALES_S,
         // An open market's answer may be as old as its Cache-Control allows, never older.

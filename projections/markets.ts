@@ -9,7 +9,9 @@
  */
 import { z } from 'zod';
 import { clampUInt32, UINT32_MAX } from './params.ts';
-import type { Store } from './store.ts';
+import { bundle, readBundle, type Bundle } from './bundle.ts';
+import type { MarketNames } from './read-cache.ts';
+import type { QueryParams, Store } from './store.ts';
 
 const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
 const upPrice = z.number().meta({ description: 'UP-normalized price, 0 to 1: the probability of token 1.' });
@@ -234,11 +236,6 @@ FROM {db:Identifier}.market_marks_v2
 WHERE condition_id IN {marks_of:Array(String)}
 GROUP BY condition_id`;
 
-export interface MarketNames {
-  title: string;
-  outcome1: string;
-  outcome2: string;
-}
 
 /** '' for every name of a market without metadata. */
 export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '' });
@@ -250,14 +247,25 @@ async function readMarketParts(
 ): Promise<{ names: Map<string, MarketNames>; marks: Map<string, number> }> {
   const names = new Map<string, MarketNames>();
   const marks = new Map<string, number>();
-  if (namesOf.length === 0 && marksOf.length === 0) return { names, marks };
+  // Names change rarely (a retitle shows within the cache's lifetime); marks move with every trade.
+  const nameCache = store.caches?.marketNames;
+  const missingNames: string[] = [];
+  for (const conditionId of new Set(namesOf)) {
+    const cached = nameCache?.get(conditionId);
+    if (cached) names.set(conditionId, cached);
+    else missingNames.push(conditionId);
+  }
+  if (missingNames.length === 0 && marksOf.length === 0) return { names, marks };
   const rows = await store.query<{ part: string; condition_id: string; mark: number | null } & MarketNames>(READ_MARKET_PARTS, {
-    names_of: [...new Set(namesOf)],
+    names_of: missingNames,
     marks_of: [...new Set(marksOf)],
   });
   for (const row of rows) {
-    if (row.part === 'meta') names.set(row.condition_id, { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2 });
-    else if (row.mark !== null) marks.set(row.condition_id, row.mark);
+    if (row.part === 'meta') {
+      const market = { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2 };
+      names.set(row.condition_id, market);
+      nameCache?.set(row.condition_id, market);
+    } else if (row.mark !== null) marks.set(row.condition_id, row.mark);
   }
   return { names, marks };
 }
@@ -439,140 +447,122 @@ export async function readMarketAccess(store: Store, wallet: string, conditionId
 // ---------------------------------------------------------------------------------------------------
 // One market: header and summary
 
-const HEADER_COLUMNS = `
-    tm.condition_id AS condition_id,
-    m.title AS title,
-    m.outcome1 AS outcome1,
-    m.outcome2 AS outcome2,
-    tm.resolved AS resolved,
-    tm.winner_token_side AS winner_token_side,
-    tm.up_payout AS up_payout,
-    tm.pnl_usd AS pnl_usd`;
-
-/**
- * Point lookups by primary key: the wallet's row of the market, and the market's metadata. Hot point
- * reads take the newest version of their key (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own
- * rule) instead of FINAL, which would merge every part's range first.
- */
-const READ_MARKET_HEADER = `
-SELECT ${HEADER_COLUMNS}
-FROM
-(
-    SELECT condition_id, resolved, winner_token_side, up_payout, pnl_usd
+/** The wallet's newest row of one market (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own rule, without FINAL). */
+const newestTraderMarket = (columns: string) => `
+    SELECT ${columns}
     FROM {db:Identifier}.trader_markets_v2
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
     ORDER BY version DESC
-    LIMIT 1
-) AS tm
-LEFT JOIN
-(
-    SELECT condition_id, title, outcome1, outcome2
+    LIMIT 1`;
+
+const HEADER_COLUMNS = 'condition_id, resolved, winner_token_side, up_payout, pnl_usd';
+
+/** The market's names by primary key (its newest version). */
+const MARKET_NAMES_PART = `
+    SELECT title, outcome1, outcome2
     FROM {db:Identifier}.markets_meta_v2
     WHERE condition_id = {condition_id:String}
     ORDER BY version DESC
-    LIMIT 1
-) AS m ON m.condition_id = tm.condition_id`;
+    LIMIT 1`;
 
 /**
- * Everything a summary needs in one statement, every part a point lookup by primary key: the wallet's
- * trader_markets row, the market's metadata, its resolution time, its traded window (marks), and the
- * wallet's fills in the market (fills_v2, each fill's copy with the highest source_rank). Percentiles are nearest-rank over the ascending sizes (1-based
- * index ceil(q·n), in integers: ceil(n/2) = intDiv(n+1, 2), ceil(9n/10) = intDiv(9n+9, 10)). The
- * market's whole traded window spans its trades and the trader's own fills; the tenth shares compare in
- * integers: ts ≤ start + span/10 ⇔ 10·(ts − start) ≤ span, and ts ≥ end − span/10 ⇔ 10·(end − ts) ≤ span
- * (a window of one second puts every fill in both tenths). The USD of each tenth and the total are
- * summed over one array in one order (`sum()` adds in another order: its total can be a hair below the
- * same numbers summed by arraySum, and a share came out 1.0000000000000004); the shares are divided and
- * bounded in `usdShare`.
+ * Point lookups by primary key, as one bundle of plain parts (projections/bundle.ts): the wallet's row of
+ * the market and, unless the read caches hold them, the market's names.
  */
-const READ_MARKET_SUMMARY = `
-SELECT
-    ${HEADER_COLUMNS},
-    tm.fills_count AS fills_count,
-    tm.buy_count AS buy_count,
-    tm.sell_count AS sell_count,
-    tm.buy_usd AS buy_usd,
-    tm.sell_usd AS sell_usd,
-    tm.buy_tokens AS buy_tokens,
-    tm.buy_up_price_tokens AS buy_up_price_tokens,
-    tm.side1_buy_count AS side1_buy_count,
-    tm.side1_sell_count AS side1_sell_count,
-    tm.side1_buy_usd AS side1_buy_usd,
-    tm.side1_sell_usd AS side1_sell_usd,
-    tm.side1_buy_tokens AS side1_buy_tokens,
-    tm.side2_buy_count AS side2_buy_count,
-    tm.side2_sell_count AS side2_sell_count,
-    tm.side2_buy_usd AS side2_buy_usd,
-    tm.side2_sell_usd AS side2_sell_usd,
-    tm.side2_buy_tokens AS side2_buy_tokens,
-    tm.net_tokens1 AS net_tokens1,
-    tm.net_tokens2 AS net_tokens2,
-    r.resolution_ts AS resolution_ts,
-    if(f.n = 0, NULL, f.first_fill) AS first_fill_ts,
-    if(f.n = 0, NULL, f.last_fill) AS last_fill_ts,
-    if(f.n = 0, NULL, f.sizes[intDiv(f.n + 1, 2)]) AS size_p50_usd,
-    if(f.n = 0, NULL, f.sizes[intDiv(9 * f.n + 9, 10)]) AS size_p90_usd,
-    if(f.n = 0, NULL, f.sizes[f.n]) AS size_max_usd,
-    if(k.market_first IS NULL, toInt64(f.first_fill), least(toInt64(assumeNotNull(k.market_first)), toInt64(f.first_fill))) AS window_start,
-    if(k.market_last IS NULL, toInt64(f.last_fill), greatest(toInt64(assumeNotNull(k.market_last)), toInt64(f.last_fill))) AS window_end,
-    window_end - window_start AS span,
-    arraySum(f.fill_usd) AS usd_total,
-    arraySum((t, u) -> if(10 * (toInt64(t) - window_start) <= span, u, 0), f.fill_ts, f.fill_usd) AS usd_first_tenth,
-    arraySum((t, u) -> if(10 * (window_end - toInt64(t)) <= span, u, 0), f.fill_ts, f.fill_usd) AS usd_last_tenth
-FROM
-(
-    SELECT
-        condition_id, resolved, winner_token_side, up_payout, pnl_usd,
+const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({ tm: newestTraderMarket(HEADER_COLUMNS), names: MARKET_NAMES_PART });
+const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: newestTraderMarket(HEADER_COLUMNS) });
+
+const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
         fills_count, buy_count, sell_count, buy_usd, sell_usd, buy_tokens, buy_up_price_tokens,
         side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
         side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
-        net_tokens1, net_tokens2
-    FROM {db:Identifier}.trader_markets_v2
-    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
-    ORDER BY version DESC
-    LIMIT 1
-) AS tm
-LEFT JOIN
-(
-    SELECT condition_id, title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta_v2
-    WHERE condition_id = {condition_id:String}
-    ORDER BY version DESC
-    LIMIT 1
-) AS m ON m.condition_id = tm.condition_id
-LEFT JOIN
-(
-    SELECT condition_id, CAST(ts AS Nullable(UInt32)) AS resolution_ts
+        net_tokens1, net_tokens2`;
+
+/**
+ * Everything a summary needs, every part a point lookup by primary key, in one bundle: the wallet's
+ * trader_markets row, the market's names (unless cached), its resolution time, its traded window
+ * (marks), and the wallet's fills in the market (fills_v2, each fill's copy with the highest
+ * source_rank). Folded in summaryOf.
+ */
+const summaryParts = {
+  tm: newestTraderMarket(SUMMARY_COLUMNS),
+  resolution: `
+    SELECT ts
     FROM {db:Identifier}.market_resolutions_v2
     WHERE condition_id = {condition_id:String}
     ORDER BY ts DESC
-    LIMIT 1
-) AS r ON r.condition_id = tm.condition_id
-LEFT JOIN
-(
-    SELECT condition_id, CAST(min(first_ts) AS Nullable(UInt32)) AS market_first, CAST(max(last_ts) AS Nullable(UInt32)) AS market_last
+    LIMIT 1`,
+  window: `
+    SELECT min(first_ts) AS market_first, max(last_ts) AS market_last
     FROM {db:Identifier}.market_marks_v2
     WHERE condition_id = {condition_id:String}
-    GROUP BY condition_id
-) AS k ON k.condition_id = tm.condition_id
-CROSS JOIN
-(
-    SELECT
-        count() AS n,
-        min(ts) AS first_fill,
-        max(ts) AS last_fill,
-        arraySort(groupArray(usd)) AS sizes,
-        groupArray(ts) AS fill_ts,
-        groupArray(usd) AS fill_usd
-    FROM
-    (
-        SELECT ts, usd
-        FROM {db:Identifier}.fills_v2
-        WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
-        ORDER BY fill_id, source_rank DESC
-        LIMIT 1 BY fill_id
-    )
-) AS f`;
+    GROUP BY condition_id`,
+  fills: `
+    SELECT fill_id, ts, usd
+    FROM {db:Identifier}.fills_v2
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY fill_id, source_rank DESC
+    LIMIT 1 BY fill_id`,
+};
+interface SummaryParts {
+  tm: SummaryTraderMarketRow;
+  resolution: { ts: number };
+  window: { market_first: number; market_last: number };
+  fills: { fill_id: string; ts: number; usd: number };
+}
+const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({ ...summaryParts, names: MARKET_NAMES_PART });
+const READ_MARKET_SUMMARY_NAMED = bundle<SummaryParts>(summaryParts);
+
+interface TraderMarketHeaderRow {
+  condition_id: string;
+  resolved: boolean;
+  winner_token_side: number;
+  up_payout: number | null;
+  pnl_usd: number;
+}
+
+interface SummaryTraderMarketRow extends TraderMarketHeaderRow {
+  fills_count: number;
+  buy_count: number;
+  sell_count: number;
+  buy_usd: number;
+  sell_usd: number;
+  buy_tokens: number;
+  buy_up_price_tokens: number;
+  side1_buy_count: number;
+  side1_sell_count: number;
+  side1_buy_usd: number;
+  side1_sell_usd: number;
+  side1_buy_tokens: number;
+  side2_buy_count: number;
+  side2_sell_count: number;
+  side2_buy_usd: number;
+  side2_sell_usd: number;
+  side2_buy_tokens: number;
+  net_tokens1: number;
+  net_tokens2: number;
+}
+
+/**
+ * A bundle with the market's names unless the read caches hold them; the names found are kept.
+ * `named` is the same bundle without its `names` part.
+ */
+async function readWithNames<Parts extends { tm: object }>(
+  store: Store,
+  conditionId: string,
+  withNames: Bundle<Parts & { names: MarketNames }>,
+  named: Bundle<Parts>,
+  params: QueryParams,
+): Promise<{ parts: { [Name in keyof Parts]: Parts[Name][] }; names: MarketNames }> {
+  const cache = store.caches?.marketNames;
+  const cached = cache?.get(conditionId);
+  if (cached) return { parts: await readBundle(store, named, params), names: cached };
+  const parts = await readBundle(store, withNames, params);
+  const [names] = parts.names;
+  // A market without metadata is not kept: its names may land any moment.
+  if (names) cache?.set(conditionId, { title: names.title, outcome1: names.outcome1, outcome2: names.outcome2 });
+  return { parts, names: names ?? NO_MARKET_NAMES };
+}
 
 interface HeaderRow {
   condition_id: string;
@@ -699,11 +689,60 @@ function toSummary(row: SummaryRow): MarketSummary {
   };
 }
 
+/**
+ * The summary's row from its parts. Percentiles are nearest-rank over the ascending sizes (1-based index
+ * ceil(q·n): ceil(n/2), ceil(9n/10)). The market's whole traded window spans its trades and the trader's
+ * own fills; the tenth shares compare in integers: ts ≤ start + span/10 ⇔ 10·(ts − start) ≤ span, and
+ * ts ≥ end − span/10 ⇔ 10·(end − ts) ≤ span (a window of one second puts every fill in both tenths). The
+ * USD of each tenth and the total are summed in one order (by fill_id: the same figures on every read,
+ * so a resolved summary's ETag never moves), adding 0 for a fill outside the tenth, so each part is
+ * ≤ the whole; the shares are divided and bounded in `usdShare`.
+ */
+function summaryRowOf(parts: { [Name in keyof SummaryParts]: SummaryParts[Name][] }, tm: SummaryTraderMarketRow, names: MarketNames): SummaryRow {
+  const fills = [...parts.fills].sort((a, b) => (a.fill_id < b.fill_id ? -1 : a.fill_id > b.fill_id ? 1 : 0));
+  const n = fills.length;
+  const sizes = fills.map((fill) => fill.usd).sort((a, b) => a - b);
+  let firstFill = Number.POSITIVE_INFINITY;
+  let lastFill = Number.NEGATIVE_INFINITY;
+  for (const fill of fills) {
+    firstFill = Math.min(firstFill, fill.ts);
+    lastFill = Math.max(lastFill, fill.ts);
+  }
+  const window = parts.window[0];
+  const start = window ? Math.min(window.market_first, firstFill) : firstFill;
+  const end = window ? Math.max(window.market_last, lastFill) : lastFill;
+  const span = end - start;
+  let usdTotal = 0;
+  let usdFirstTenth = 0;
+  let usdLastTenth = 0;
+  for (const fill of fills) {
+    usdTotal += fill.usd;
+    usdFirstTenth += 10 * (fill.ts - start) <= span ? fill.usd : 0;
+    usdLastTenth += 10 * (end - fill.ts) <= span ? fill.usd : 0;
+  }
+  return {
+    ...tm,
+    ...names,
+    resolution_ts: parts.resolution[0]?.ts ?? null,
+    first_fill_ts: n === 0 ? null : firstFill,
+    last_fill_ts: n === 0 ? null : lastFill,
+    size_p50_usd: n === 0 ? null : sizes[Math.ceil(n / 2) - 1]!,
+    size_p90_usd: n === 0 ? null : sizes[Math.ceil((9 * n) / 10) - 1]!,
+    size_max_usd: n === 0 ? null : sizes[n - 1]!,
+    usd_total: usdTotal,
+    usd_first_tenth: usdFirstTenth,
+    usd_last_tenth: usdLastTenth,
+  };
+}
+
 /** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
 export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
   const read = async () => {
-    const [row] = await store.query<SummaryRow>(READ_MARKET_SUMMARY, { wallet, condition_id: conditionId });
-    return row ? { market: toHeader(row), summary: toSummary(row) } : null;
+    const { parts, names } = await readWithNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, { wallet, condition_id: conditionId });
+    const [tm] = parts.tm;
+    if (!tm) return null;
+    const row = summaryRowOf(parts, tm, names);
+    return { market: toHeader(row), summary: toSummary(row) };
   };
   // A resolved market's summary never changes (immutable, strong ETag); an open one is kept briefly.
   return store.caches ? store.caches.market(`summary|${wallet}|${conditionId}`, read, (detail) => detail?.market.resolved === true) : read();
@@ -711,6 +750,7 @@ export async function readMarketSummary(store: Store, wallet: string, conditionI
 
 /** The header alone (sampled chart, tape): null when the trader never traded the market. */
 export async function readMarketHeader(store: Store, wallet: string, conditionId: string): Promise<MarketHeader | null> {
-  const [row] = await store.query<HeaderRow>(READ_MARKET_HEADER, { wallet, condition_id: conditionId });
-  return row ? toHeader(row) : null;
+  const { parts, names } = await readWithNames(store, conditionId, READ_MARKET_HEADER, READ_MARKET_HEADER_NAMED, { wallet, condition_id: conditionId });
+  const [tm] = parts.tm;
+  return tm ? toHeader({ ...tm, ...names }) : null;
 }

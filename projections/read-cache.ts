@@ -1,6 +1,6 @@
 /**
  * Short in-process caches of reads whose answers change rarely or never, so that a request does not
- * pay a statement for them: a trader's display name by wallet, the upstream's latest report, the whale
+ * pay a statement for them: a trader's display name by wallet, a market's names by condition_id, the upstream's latest report, the whale
  * ranking of the current second, and the answers about resolved markets (summaries, charts, tapes),
  * which never change once the market has resolved (they carry immutable strong ETags).
  *
@@ -14,9 +14,20 @@
 import { LRUCache } from 'lru-cache';
 import type { Store } from './store.ts';
 
+/** A market's names as the lists show them (projections/markets.ts). */
+export interface MarketNames {
+  title: string;
+  outcome1: string;
+  outcome2: string;
+}
+
 export interface ReadCacheSettings {
   /** A display name is reused this long (a rename shows within it). 0: off. */
   traderNameSeconds: number;
+  /** A market's title and outcome names are reused this long (a retitled market shows within it). 0: off. */
+  marketNameSeconds: number;
+  /** Market names kept at most. */
+  marketNameEntries: number;
   /** The upstream's latest report is reused this long. 0: off. */
   upstreamStateSeconds: number;
   /** A whale ranking (same request, same second) is reused this long. 0: off. */
@@ -64,6 +75,7 @@ class MarketAnswers {
 
 export class ReadCaches {
   readonly traderNames: LRUCache<string, string> | null;
+  readonly marketNames: LRUCache<string, MarketNames> | null;
   readonly upstreamState: LRUCache<'latest', { row: { state: string; ts: number } | null }> | null;
   readonly whaleFlow: LRUCache<string, { value: unknown }> | null;
   readonly markets: MarketAnswers | null;
@@ -75,6 +87,10 @@ export class ReadCaches {
     this.traderNames =
       settings.traderNameSeconds > 0
         ? new LRUCache<string, string>({ ...perf, max: Math.max(1, settings.traderNameEntries), ttl: settings.traderNameSeconds * 1000 })
+        : null;
+    this.marketNames =
+      settings.marketNameSeconds > 0
+        ? new LRUCache<string, MarketNames>({ ...perf, max: Math.max(1, settings.marketNameEntries), ttl: settings.marketNameSeconds * 1000 })
         : null;
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new LRUCache({ ...perf, max: 256, ttl: settings.whaleFlowSeconds * 1000 }) : null;

@@ -6,11 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import { ReadCaches, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
 import type { Store } from './store.ts';
+import { readMarketNames } from './markets.ts';
 import { readTraderName } from './traders.ts';
 
 const SETTINGS: ReadCacheSettings = {
   traderNameSeconds: 10,
   traderNameEntries: 100,
+  marketNameSeconds: 10,
+  marketNameEntries: 100,
   upstreamStateSeconds: 1,
   whaleFlowSeconds: 1,
   openMarketSeconds: 2,
@@ -121,5 +124,51 @@ describe('readTraderName through the caches', () => {
     expect(await readTraderName(store, '0xa')).toBe('alicia');
     expect(await readTraderName(store, '0xa')).toBe('alicia');
     expect(queries.n).toBe(5);
+  });
+});
+
+describe('readMarketNames through the caches', () => {
+  /** A store that answers READ_MARKET_PARTS' meta part from `titles` and records what each statement asked for. */
+  function fakeStore(titles: Map<string, string>) {
+    const asked: string[][] = [];
+    const store = {
+      database: 'd',
+      kind: 'embedded',
+      async query<Row>(_sql: string, params?: Record<string, unknown>): Promise<Row[]> {
+        const namesOf = params?.names_of as string[];
+        asked.push([...namesOf]);
+        return namesOf
+          .filter((id) => titles.has(id))
+          .map((id) => ({ part: 'meta', condition_id: id, title: titles.get(id), outcome1: 'Yes', outcome2: 'No', mark: null })) as Row[];
+      },
+    } as unknown as Store;
+    return { store, asked };
+  }
+
+  it('reads only the names it does not hold, keeps them their TTL, never keeps a market without metadata', async () => {
+    const titles = new Map([
+      ['0xc1', 'One'],
+      ['0xc2', 'Two'],
+    ]);
+    const { store, asked } = fakeStore(titles);
+    const time = clock();
+    const cached = withReadCaches(store, SETTINGS, time);
+    const first = await readMarketNames(cached, ['0xc1', '0xc2', '0xc1']);
+    expect(Object.fromEntries([...first].map(([id, names]) => [id, names.title]))).toEqual({ '0xc1': 'One', '0xc2': 'Two' });
+    titles.set('0xc1', 'One, retitled');
+    titles.set('0xc3', 'Three');
+    const second = await readMarketNames(cached, ['0xc1', '0xc3', '0xc4']);
+    expect([...second].map(([id, names]) => [id, names.title])).toEqual([
+      ['0xc1', 'One'],
+      ['0xc3', 'Three'],
+    ]);
+    // All held: no statement at all.
+    await readMarketNames(cached, ['0xc2', '0xc3']);
+    time.advance(10_001);
+    expect((await readMarketNames(cached, ['0xc1'])).get('0xc1')?.title).toBe('One, retitled');
+    expect(asked).toEqual([['0xc1', '0xc2'], ['0xc3', '0xc4'], ['0xc1']]);
+    // Without caches every call reads everything.
+    await readMarketNames(store, ['0xc1', '0xc2']);
+    expect(asked.at(-1)).toEqual(['0xc1', '0xc2']);
   });
 });

@@ -111,7 +111,8 @@ interface Lanes {
 }
 
 interface SharedEngine {
-  lanes: Lanes;
+  /** Opening (sessions get their settings) or open; concurrent openers of one path share it. */
+  lanes: Promise<Lanes>;
   users: number;
 }
 
@@ -135,21 +136,35 @@ async function acquireEmbedded(path: string, readPoolSize: number, readMaxThread
       `embedded ClickHouse is already open at ${embeddedPathInUse}; one process can open one chDB data directory (asked for ${path})`,
     );
   }
+  const lanes = openEmbeddedLanes(path, readPoolSize, readMaxThreads);
+  embeddedEngines.set(path, { lanes, users: 1 });
+  embeddedPathInUse = path;
+  try {
+    return await lanes;
+  } catch (error) {
+    // The path stays bound: a session may have opened the engine on it before the failure.
+    embeddedEngines.delete(path);
+    throw error;
+  }
+}
+
+async function openEmbeddedLanes(path: string, readPoolSize: number, readMaxThreads: number): Promise<Lanes> {
   // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
   const { createChdbConnection } = await import('chdb/connection');
   // Each call is its own chDB session (native connection) on the same data directory.
-  const session = (settings: ClickHouseSettings = SESSION_SETTINGS) =>
-    createClient({
+  // The settings are SET once on the session, where they stay: chDB's connection turns a client's
+  // `clickhouse_settings` into SET statements before every query (three statements for one read).
+  const session = async (settings: ClickHouseSettings = SESSION_SETTINGS) => {
+    const client = createClient({
       // chdb types its connection against its own copy of @clickhouse/client-common; the runtime
       // interface is the client's own (chdb re-exports it verbatim), only the declaration files differ.
       connection: createChdbConnection({ path }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'],
-      clickhouse_settings: settings,
     });
-  const reads = Array.from({ length: readPoolSize }, () => session({ ...SESSION_SETTINGS, max_threads: readMaxThreads }));
-  const lanes: Lanes = { reads, inFlight: reads.map(() => 0), ingest: session(), commands: session() };
-  embeddedEngines.set(path, { lanes, users: 1 });
-  embeddedPathInUse = path;
-  return lanes;
+    for (const [name, value] of Object.entries(settings)) await client.command({ query: `SET ${name} = ${Number(value)}` });
+    return client;
+  };
+  const reads = await Promise.all(Array.from({ length: readPoolSize }, () => session({ ...SESSION_SETTINGS, max_threads: readMaxThreads })));
+  return { reads, inFlight: reads.map(() => 0), ingest: await session(), commands: await session() };
 }
 
 async function closeLanes(lanes: Lanes): Promise<void> {
@@ -162,7 +177,7 @@ async function releaseEmbedded(path: string): Promise<void> {
   engine.users -= 1;
   if (engine.users > 0) return;
   embeddedEngines.delete(path);
-  await closeLanes(engine.lanes);
+  await closeLanes(await engine.lanes);
   // The native engine cannot be reopened on another path in the same process; keep the binding.
 }
 

@@ -3,6 +3,7 @@
  * its full equity history), for the card's `upstream` block.
  */
 import { z } from 'zod';
+import { drawdownStats, type EquityPoint } from './equity.ts';
 import type { Store } from './store.ts';
 
 export const upstreamProfileSchema = z.object({
@@ -19,49 +20,58 @@ export const upstreamProfileSchema = z.object({
 export type UpstreamProfile = z.infer<typeof upstreamProfileSchema>;
 
 /**
- * One statement, both parts by the wallet prefix of their keys: the latest profile (ReplacingMergeTree on
- * as_of: its newest version, without FINAL) and, over the full equity history in time order, peak, low and the worst fall from
- * the running peak (a window running max). Aggregates over no points are 0; no profile row, no result.
+ * One statement of two plain parts, both by the wallet prefix of their keys: the latest profile
+ * (ReplacingMergeTree on as_of: its newest version, without FINAL) and the full equity history
+ * (FINAL: the table has no version column, so only a merge says which copy of a point is the last one).
+ * Peak, low and the worst fall from the running peak are folded here (drawdownStats), not in SQL: a
+ * window function over a join costs the engine more to plan than these few hundred points cost to send.
  */
-export const READ_UPSTREAM_PROFILE = `
-SELECT
-    p.pnl AS pnl,
-    p.pnl_realized AS pnl_realized,
-    p.pnl_unrealized AS pnl_unrealized,
-    p.portfolio_value AS portfolio_value,
-    e.peak AS peak,
-    e.low AS low,
-    e.max_drawdown AS max_drawdown,
-    p.profile_image AS profile_image,
-    p.as_of AS as_of
+const READ_UPSTREAM_PROFILE = `
+SELECT 'profile' AS part, as_of AS ts, pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image
 FROM
 (
-    SELECT pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image, as_of
+    SELECT as_of, pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image
     FROM {db:Identifier}.upstream_profiles
     WHERE wallet = {wallet:String}
     ORDER BY as_of DESC
     LIMIT 1
-) AS p
-CROSS JOIN
-(
-    SELECT
-        if(count() = 0, 0, max(pnl_usd)) AS peak,
-        if(count() = 0, 0, min(pnl_usd)) AS low,
-        if(count() = 0, 0, max(running_max - pnl_usd)) AS max_drawdown
-    FROM
-    (
-        SELECT
-            pnl_usd,
-            max(pnl_usd) OVER (ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running_max
-        FROM {db:Identifier}.upstream_equity FINAL
-        WHERE wallet = {wallet:String}
-    )
-) AS e`;
+)
+UNION ALL
+SELECT 'equity' AS part, ts, pnl_usd AS pnl, 0 AS pnl_realized, 0 AS pnl_unrealized, 0 AS portfolio_value, '' AS profile_image
+FROM {db:Identifier}.upstream_equity FINAL
+WHERE wallet = {wallet:String}`;
 
-/** The wallet's latest upstream profile with its equity extremes; null when the provider never reported it. */
+interface ProfilePartRow {
+  part: 'profile' | 'equity';
+  ts: number;
+  pnl: number;
+  pnl_realized: number;
+  pnl_unrealized: number;
+  portfolio_value: number;
+  profile_image: string;
+}
+
+/** The wallet's latest upstream profile with its equity extremes (0 without history); null when the provider never reported it. */
 export async function readUpstreamProfile(store: Store, wallet: string): Promise<UpstreamProfile | null> {
-  const [row] = await store.query<UpstreamProfile>(READ_UPSTREAM_PROFILE, { wallet });
-  return row ?? null;
+  const rows = await store.query<ProfilePartRow>(READ_UPSTREAM_PROFILE, { wallet });
+  const profile = rows.find((row) => row.part === 'profile');
+  if (!profile) return null;
+  const points: EquityPoint[] = rows
+    .filter((row) => row.part === 'equity')
+    .map((row): EquityPoint => [row.ts, row.pnl])
+    .sort((a, b) => a[0] - b[0]);
+  const extremes = drawdownStats(points);
+  return {
+    pnl: profile.pnl,
+    pnl_realized: profile.pnl_realized,
+    pnl_unrealized: profile.pnl_unrealized,
+    portfolio_value: profile.portfolio_value,
+    peak: extremes.peak ?? 0,
+    low: extremes.low ?? 0,
+    max_drawdown: extremes.max_drawdown,
+    profile_image: profile.profile_image,
+    as_of: profile.ts,
+  };
 }
 
 /** Wallets with archive fills (source rank 2: the chain, not the upstream's own copies) since a time, most recent first. */

@@ -24,6 +24,8 @@ export interface LoadJob {
 export interface Answer {
   status: number;
   ms: number;
+  /** The request's place in `paths`. */
+  path: number;
 }
 
 export interface LoadResult {
@@ -41,12 +43,13 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   let next = 0;
   const send = () =>
     new Promise<void>((resolve) => {
-      const path = job.paths[next++ % job.paths.length]!;
+      const pathIndex = next++ % job.paths.length;
+      const path = job.paths[pathIndex]!;
       const startedAt = performance.now();
       const request = http.get({ agent, host: target.hostname, port: target.port, path, headers: { authorization: job.authorization } }, (response) => {
         response.resume();
         response.on('end', () => {
-          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - startedAt });
+          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - startedAt, path: pathIndex });
           resolve();
         });
       });
