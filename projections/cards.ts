@@ -4,11 +4,12 @@
  * only then does the card carry the archive's own profit figures (`career_pnl_usd`, `pnl_marked_usd`).
  */
 import { z } from 'zod';
-import { careerCardSchema, readCareer, type CareerCard } from './careers.ts';
+import { bundle, readBundle } from './bundle.ts';
+import { CAREER_PARTS, careerCardSchema, careerOf, type CareerCard, type CareerParts } from './careers.ts';
 import { readUpstreamState } from './equity.ts';
 import type { Store } from './store.ts';
 import { traderSchema, type Trader } from './traders.ts';
-import { readUpstreamProfile, upstreamProfileSchema, type UpstreamProfile } from './upstream.ts';
+import { profileOf, UPSTREAM_PROFILE_PARTS, upstreamProfileSchema, type UpstreamProfile, type UpstreamProfileParts } from './upstream.ts';
 
 const upstreamOfflineBlock = z
   .object({ status: z.literal('upstream_offline') })
@@ -28,17 +29,19 @@ export interface CardSettings {
 }
 
 /**
- * The card's three parts, side by side on the read pool: the career (two plain reads, folded), the
- * upstream profile (one), and the upstream's state (the read caches keep it about a second). Plain
- * statements in parallel answer sooner than one statement that joins them: the engine's cost here is
- * planning, which grows with a statement's shape, not with the few rows a wallet has.
+ * The card in one statement: the career's parts and the upstream profile's parts, plain reads by the
+ * wallet prefix of their keys, as one bundle (projections/bundle.ts), folded here; the upstream's state
+ * comes from the read caches (about a second) or its own point read, alongside.
  */
+const READ_CARD = bundle<CareerParts & UpstreamProfileParts>({ ...CAREER_PARTS, ...UPSTREAM_PROFILE_PARTS });
+
 export async function readTraderCard(store: Store, trader: Trader, settings: CardSettings, nowSeconds: number): Promise<TraderCard> {
-  const [career, profile, upstreamState] = await Promise.all([
-    readCareer(store, trader.wallet, settings.includeV1),
-    readUpstreamProfile(store, trader.wallet),
+  const [parts, upstreamState] = await Promise.all([
+    readBundle(store, READ_CARD, { wallet: trader.wallet }),
     readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds),
   ]);
+  const career = careerOf(parts, settings.includeV1);
+  const profile = profileOf(parts);
   const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...statistics } = career;
   if (upstreamState.state === 'offline') {
     const card: CareerCard = { ...statistics, career_pnl_usd, pnl_marked_usd };

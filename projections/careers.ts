@@ -2,9 +2,10 @@
  * The career statistics of a trader: every figure of the card's `card` block, plus the archive's own
  * profit figures (`career_pnl_usd`, `pnl_marked_usd`) that the card falls back to when the upstream is
  * offline. Every figure is folded at read time from the trader's rows of the trader_markets_v2 rollup
- * and each open market's last trade (readCareer).
+ * and each open market's last trade (CAREER_PARTS, foldCareer).
  */
 import { z } from 'zod';
+import { bundle, readBundle } from './bundle.ts';
 import type { Store } from './store.ts';
 
 export interface CareerStatistics {
@@ -52,24 +53,34 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
 });
 
 /**
- * The wallet's markets: each one's newest trader_markets_v2 row (ORDER BY version DESC LIMIT 1 BY: the
- * rule of ReplacingMergeTree, by the wallet prefix of the key, without FINAL). The era filter applies
- * to the newest row, in the fold.
+ * The parts of a career, plain reads by primary key (a bundle, projections/bundle.ts): the wallet's
+ * markets, each one's newest trader_markets_v2 row (ORDER BY version DESC LIMIT 1 BY: the rule of
+ * ReplacingMergeTree, by the wallet prefix of the key, without FINAL; the era filter applies to the
+ * newest row, in the fold), and the marks of those markets (each one's last trade in UP space, argMax
+ * over (ts, seq), and its time). The fold is foldCareer: one statement that joined the two and computed
+ * eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading.
  */
-const READ_CAREER_MARKETS = `
-SELECT condition_id, resolved, pnl_usd, buy_usd, sell_usd, buy_tokens, fills_count, first_ts, last_ts,
-       net_tokens1, net_tokens2, cash_flow_usd, era
-FROM {db:Identifier}.trader_markets_v2
-WHERE wallet = {wallet:String}
-ORDER BY version DESC
-LIMIT 1 BY condition_id`;
+export const CAREER_PARTS = {
+  markets: `
+    SELECT condition_id, resolved, pnl_usd, buy_usd, sell_usd, buy_tokens, fills_count, first_ts, last_ts,
+           net_tokens1, net_tokens2, cash_flow_usd, era
+    FROM {db:Identifier}.trader_markets_v2
+    WHERE wallet = {wallet:String}
+    ORDER BY version DESC
+    LIMIT 1 BY condition_id`,
+  marks: `
+    SELECT condition_id, argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at
+    FROM {db:Identifier}.market_marks_v2
+    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
+    GROUP BY condition_id`,
+};
 
-/** The marks of some markets: each one's last trade in UP space (argMax over (ts, seq)) and its time, by primary key. */
-const READ_MARKS = `
-SELECT condition_id, argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at
-FROM {db:Identifier}.market_marks_v2
-WHERE condition_id IN {condition_ids:Array(String)}
-GROUP BY condition_id`;
+export interface CareerParts {
+  markets: CareerMarketRow;
+  marks: Mark & { condition_id: string };
+}
+
+const READ_CAREER = bundle<CareerParts>(CAREER_PARTS);
 
 export interface CareerMarketRow {
   condition_id: string;
@@ -92,23 +103,18 @@ export interface Mark {
   marked_at: number;
 }
 
-/**
- * Two plain reads (the wallet's markets, then the marks of its open ones) and the fold here. One
- * statement with the join and eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading;
- * these two cost ~2.5 ms each. The static figures (what the careers rollup held until migration 0011)
- * come from the same rows as those that move with the market (open value at the marks, unmarked
- * markets, the latest mark), so no refresh recomputes a wallet's career when one of its markets changes.
- */
+/** The career of a wallet (the card's era: V2 only unless `includeV1`). */
 export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
-  const rows = (await store.query<CareerMarketRow>(READ_CAREER_MARKETS, { wallet })).filter((row) => includeV1 || row.era === 'v2');
-  const open = rows.filter((row) => !row.resolved).map((row) => row.condition_id);
-  const marks = new Map<string, Mark>();
-  if (open.length > 0) {
-    for (const row of await store.query<Mark & { condition_id: string }>(READ_MARKS, { condition_ids: open })) {
-      marks.set(row.condition_id, { mark: row.mark, marked_at: row.marked_at });
-    }
-  }
-  return foldCareer(rows, marks);
+  return careerOf(await readBundle(store, READ_CAREER, { wallet }), includeV1);
+}
+
+/** The career from its parts (CAREER_PARTS). */
+export function careerOf(parts: { markets: readonly CareerMarketRow[]; marks: readonly (Mark & { condition_id: string })[] }, includeV1: boolean): CareerStatistics {
+  const marks = new Map(parts.marks.map((row) => [row.condition_id, { mark: row.mark, marked_at: row.marked_at }]));
+  return foldCareer(
+    parts.markets.filter((row) => includeV1 || row.era === 'v2'),
+    marks,
+  );
 }
 
 /**

@@ -469,8 +469,10 @@ const MARKET_NAMES_PART = `
  * Point lookups by primary key, as one bundle of plain parts (projections/bundle.ts): the wallet's row of
  * the market and, unless the read caches hold them, the market's names.
  */
-const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({ tm: newestTraderMarket(HEADER_COLUMNS), names: MARKET_NAMES_PART });
-const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: newestTraderMarket(HEADER_COLUMNS) });
+/** The header's part of a bundle: the wallet's newest row of the market (its header's columns). */
+export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
+const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({ tm: TRADER_MARKET_HEADER_PART, names: MARKET_NAMES_PART });
+const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: TRADER_MARKET_HEADER_PART });
 
 const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
         fills_count, buy_count, sell_count, buy_usd, sell_usd, buy_tokens, buy_up_price_tokens,
@@ -513,7 +515,7 @@ interface SummaryParts {
 const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({ ...summaryParts, names: MARKET_NAMES_PART });
 const READ_MARKET_SUMMARY_NAMED = bundle<SummaryParts>(summaryParts);
 
-interface TraderMarketHeaderRow {
+export interface TraderMarketHeaderRow {
   condition_id: string;
   resolved: boolean;
   winner_token_side: number;
@@ -607,7 +609,7 @@ interface SummaryRow extends HeaderRow {
   usd_last_tenth: number;
 }
 
-function toHeader(row: HeaderRow): MarketHeader {
+export function toHeader(row: HeaderRow): MarketHeader {
   return {
     condition_id: row.condition_id,
     title: row.title,

@@ -5,7 +5,8 @@
  * 0.00) that ends the full tape of a resolved market: the market is pinned there.
  */
 import { z } from 'zod';
-import { readMarketHeader, type MarketHeader } from './markets.ts';
+import { bundle, readBundle } from './bundle.ts';
+import { TRADER_MARKET_HEADER_PART, toHeader, type MarketHeader, type TraderMarketHeaderRow } from './markets.ts';
 import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
 
@@ -89,14 +90,12 @@ function toPoints(rows: readonly LadderRow[]): SeriesPoint[] {
   return rows.map((row) => [row.ts, row.last, row.lo, row.hi]);
 }
 
+function rungParams(conditionId: string, fidelity: Fidelity, fromTs: number, toTs: number) {
+  return { condition_id: conditionId, fidelity, from_bucket: Math.floor(fromTs / fidelity) * fidelity, to_ts: toTs };
+}
+
 export async function readRung(store: Store, conditionId: string, fidelity: Fidelity, fromTs: number, toTs: number): Promise<SeriesPoint[]> {
-  const rows = await store.query<LadderRow>(READ_RUNG, {
-    condition_id: conditionId,
-    fidelity,
-    from_bucket: Math.floor(fromTs / fidelity) * fidelity,
-    to_ts: toTs,
-  });
-  return toPoints(rows);
+  return toPoints(await store.query<LadderRow>(READ_RUNG, rungParams(conditionId, fidelity, fromTs, toTs)));
 }
 
 /** What places a market in time: the start its title names, its trades, its resolution. */
@@ -111,51 +110,70 @@ export interface MarketTimes {
 }
 
 /**
- * Three point lookups in one statement: metadata, trade span (marks), resolution; absent parts yield no
- * row. Each takes its key's newest version (ReplacingMergeTree's rule) rather than FINAL.
+ * What places a market in time, as plain point lookups by primary key (parts of a bundle,
+ * projections/bundle.ts): its metadata and its resolution (each key's newest version, ReplacingMergeTree's
+ * rule, rather than FINAL), its trade span (marks). An absent part has no row.
  */
-const READ_MARKET_TIMES = `
-SELECT 'meta' AS part, title_start_ts AS first, toNullable(toUInt32(0)) AS second, outcome1 AS name1, outcome2 AS name2,
-       toNullable(toFloat64(0)) AS up_payout
-FROM {db:Identifier}.markets_meta_v2 WHERE condition_id = {condition_id:String}
-ORDER BY version DESC LIMIT 1
-UNION ALL
-SELECT 'trades', toNullable(min(first_ts)), toNullable(max(last_ts)), '', '', toNullable(toFloat64(0))
-FROM {db:Identifier}.market_marks_v2 WHERE condition_id = {condition_id:String}
-HAVING count() > 0
-UNION ALL
-SELECT 'resolution', toNullable(toUInt32(winner_token_side)), toNullable(ts), '', '',
-       -- a split payout (winner 0): token 1's share of the numerators; NULL when none were reported (not resolved)
-       if(coalesce(payout1, 0) + coalesce(payout2, 0) > 0, toNullable(coalesce(payout1, 0) / (coalesce(payout1, 0) + coalesce(payout2, 0))), NULL)
-FROM {db:Identifier}.market_resolutions_v2 WHERE condition_id = {condition_id:String}
-ORDER BY ts DESC LIMIT 1`;
+const marketTimesParts = {
+  meta: `
+    SELECT title, outcome1, outcome2, title_start_ts
+    FROM {db:Identifier}.markets_meta_v2
+    WHERE condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1`,
+  trades: `
+    SELECT min(first_ts) AS first_ts, max(last_ts) AS last_ts
+    FROM {db:Identifier}.market_marks_v2
+    WHERE condition_id = {condition_id:String}
+    GROUP BY condition_id`,
+  resolution: `
+    SELECT winner_token_side, ts, payout1, payout2
+    FROM {db:Identifier}.market_resolutions_v2
+    WHERE condition_id = {condition_id:String}
+    ORDER BY ts DESC
+    LIMIT 1`,
+};
+interface MarketTimesParts {
+  meta: { title: string; outcome1: string; outcome2: string; title_start_ts: number | null };
+  trades: { first_ts: number; last_ts: number };
+  resolution: { winner_token_side: number; ts: number; payout1: number | null; payout2: number | null };
+}
+const READ_MARKET_TIMES = bundle<MarketTimesParts>(marketTimesParts);
+/** The trader's row of the market with the market's times: everything a chart or tape needs to start, in one statement. */
+const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: TraderMarketHeaderRow }>({ ...marketTimesParts, tm: TRADER_MARKET_HEADER_PART });
+
+/** The times from their parts; null when the market is unknown (no metadata and no trades). */
+function marketTimesOf(conditionId: string, parts: { [Name in keyof MarketTimesParts]: MarketTimesParts[Name][] }): MarketTimes | null {
+  const [meta] = parts.meta;
+  const [trades] = parts.trades;
+  const [resolution] = parts.resolution;
+  if (!meta && !trades) return null;
+  return {
+    conditionId,
+    titleStartTs: meta?.title_start_ts ?? null,
+    outcome1: meta?.outcome1 ?? '',
+    outcome2: meta?.outcome2 ?? '',
+    firstTradeTs: trades?.first_ts ?? null,
+    lastTradeTs: trades?.last_ts ?? null,
+    resolution: resolution ? resolutionOf(resolution) : null,
+  };
+}
+
+/**
+ * A winner (token 1 or 2), or a split payout (winner 0): token 1's share of the payout numerators; none
+ * when no payouts were reported (not resolved).
+ */
+function resolutionOf(row: MarketTimesParts['resolution']): Resolution | null {
+  const winner = row.winner_token_side;
+  if (winner === 1 || winner === 2) return { winnerTokenSide: winner, ts: row.ts };
+  const payout1 = row.payout1 ?? 0;
+  const payout2 = row.payout2 ?? 0;
+  return payout1 + payout2 > 0 ? { winnerTokenSide: null, ts: row.ts, upPayout: payout1 / (payout1 + payout2) } : null;
+}
 
 /** The market's times, or null when the market is unknown (no metadata and no trades). */
 export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
-  const parts = await store.query<{ part: string; first: number | null; second: number | null; name1: string; name2: string; up_payout: number | null }>(READ_MARKET_TIMES, {
-    condition_id: conditionId,
-  });
-  const meta = parts.find((part) => part.part === 'meta');
-  const trades = parts.find((part) => part.part === 'trades');
-  const resolution = parts.find((part) => part.part === 'resolution');
-  if (!meta && !trades) return null;
-  const winner = resolution?.first;
-  return {
-    conditionId,
-    titleStartTs: meta?.first ?? null,
-    outcome1: meta?.name1 ?? '',
-    outcome2: meta?.name2 ?? '',
-    firstTradeTs: trades?.first ?? null,
-    lastTradeTs: trades?.second ?? null,
-    resolution:
-      resolution?.second == null
-        ? null
-        : winner === 1 || winner === 2
-          ? { winnerTokenSide: winner, ts: resolution.second }
-          : resolution.up_payout !== null
-            ? { winnerTokenSide: null, ts: resolution.second, upPayout: resolution.up_payout }
-            : null,
-  };
+  return marketTimesOf(conditionId, await readBundle(store, READ_MARKET_TIMES, { condition_id: conditionId }));
 }
 
 /**
@@ -309,18 +327,26 @@ export const marketFillSchema = z.object({
 });
 export type MarketFill = z.infer<typeof marketFillSchema>;
 
-/** One copy per fill: the highest source_rank (the archive's), as ReplacingMergeTree(source_rank) keeps; no FINAL. */
-const READ_FILLS = `
-SELECT ts, side, price, token_side, size_tokens, usd
-FROM
-(
+/** The trader's fills in the market, one copy per fill: the highest source_rank (the archive's), as ReplacingMergeTree(source_rank) keeps; no FINAL. */
+const TRADER_MARKET_FILLS = `
     SELECT ts, fill_id, side, up_price AS price, token_side, size_tokens, usd
     FROM {db:Identifier}.fills_v2
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
     ORDER BY fill_id, source_rank DESC
-    LIMIT 1 BY fill_id
+    LIMIT 1 BY fill_id`;
+
+const READ_FILLS = `
+SELECT ts, side, price, token_side, size_tokens, usd
+FROM
+(${TRADER_MARKET_FILLS}
 )
 ORDER BY ts, fill_id`;
+
+/** The sampled chart in one statement: the series' rung over its window and the trader's fills (ordered by the caller). */
+const READ_CHART = bundle<{ rung: LadderRow; fills: Omit<MarketFill, 'outcome'> & { fill_id: string } }>({
+  rung: READ_RUNG,
+  fills: TRADER_MARKET_FILLS,
+});
 
 export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
   const rows = await store.query<Omit<MarketFill, 'outcome'>>(READ_FILLS, { wallet, condition_id: times.conditionId });
@@ -338,8 +364,13 @@ export interface TraderMarket {
 /** The trader's header of the market and the market's times; null when the trader never traded it (or it is unknown). */
 export async function readTraderMarket(store: Store, wallet: string, conditionId: string): Promise<TraderMarket | null> {
   const read = async () => {
-    const [header, times] = await Promise.all([readMarketHeader(store, wallet, conditionId), readMarketTimes(store, conditionId)]);
-    return header && times ? { header, times } : null;
+    const parts = await readBundle(store, READ_TRADER_MARKET, { wallet, condition_id: conditionId });
+    const [tm] = parts.tm;
+    const times = marketTimesOf(conditionId, parts);
+    if (!tm || !times) return null;
+    const [meta] = parts.meta;
+    const header = toHeader({ ...tm, title: meta?.title ?? '', outcome1: times.outcome1, outcome2: times.outcome2 });
+    return { header, times };
   };
   // Once resolved (the header and the resolution both say so), neither part changes again.
   return store.caches
@@ -357,11 +388,14 @@ export async function readSampledChart(
   nowSeconds: number,
 ): Promise<{ series: SampledSeries; fills: MarketFill[] }> {
   const read = async () => {
-    const [series, fills] = await Promise.all([
-      readSampledSeries(store, market.times, request, limits, nowSeconds),
-      readTraderMarketFills(store, wallet, market.times),
-    ]);
-    return { series, fills };
+    const plan = planChart(market.times, request, limits, nowSeconds);
+    const parts = await readBundle(store, READ_CHART, { ...rungParams(market.times.conditionId, plan.fidelity, plan.fromTs, plan.toTs), wallet });
+    const points = toPoints([...parts.rung].sort((a, b) => a.ts - b.ts));
+    const fills = [...parts.fills].sort((a, b) => a.ts - b.ts || (a.fill_id < b.fill_id ? -1 : a.fill_id > b.fill_id ? 1 : 0));
+    return {
+      series: { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points },
+      fills: fills.map(({ fill_id: _id, ...fill }) => ({ ...fill, outcome: fill.token_side === 1 ? market.times.outcome1 : market.times.outcome2 })),
+    };
   };
   if (!store.caches) return read();
   const resolved = market.header.resolved && market.times.resolution !== null;

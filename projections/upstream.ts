@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { drawdownStats, type EquityPoint } from './equity.ts';
+import { bundle, readBundle } from './bundle.ts';
 import type { Store } from './store.ts';
 
 export const upstreamProfileSchema = z.object({
@@ -20,46 +21,43 @@ export const upstreamProfileSchema = z.object({
 export type UpstreamProfile = z.infer<typeof upstreamProfileSchema>;
 
 /**
- * One statement of two plain parts, both by the wallet prefix of their keys: the latest profile
- * (ReplacingMergeTree on as_of: its newest version, without FINAL) and the full equity history
- * (FINAL: the table has no version column, so only a merge says which copy of a point is the last one).
- * Peak, low and the worst fall from the running peak are folded here (drawdownStats), not in SQL: a
- * window function over a join costs the engine more to plan than these few hundred points cost to send.
+ * The parts of the upstream's profile of a wallet, plain reads by the wallet prefix of their keys (a
+ * bundle, projections/bundle.ts): the latest profile (ReplacingMergeTree on as_of: its newest version,
+ * without FINAL) and the full equity history (FINAL: the table has no version column, so only a merge
+ * says which copy of a point is the last one). Peak, low and the worst fall from the running peak are
+ * folded in profileOf (drawdownStats), not in SQL: a window function over a join costs the engine more
+ * to plan than these few hundred points cost to send.
  */
-const READ_UPSTREAM_PROFILE = `
-SELECT 'profile' AS part, as_of AS ts, pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image
-FROM
-(
+export const UPSTREAM_PROFILE_PARTS = {
+  profile: `
     SELECT as_of, pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image
     FROM {db:Identifier}.upstream_profiles
     WHERE wallet = {wallet:String}
     ORDER BY as_of DESC
-    LIMIT 1
-)
-UNION ALL
-SELECT 'equity' AS part, ts, pnl_usd AS pnl, 0 AS pnl_realized, 0 AS pnl_unrealized, 0 AS portfolio_value, '' AS profile_image
-FROM {db:Identifier}.upstream_equity FINAL
-WHERE wallet = {wallet:String}`;
+    LIMIT 1`,
+  equity: `
+    SELECT ts, pnl_usd
+    FROM {db:Identifier}.upstream_equity FINAL
+    WHERE wallet = {wallet:String}`,
+};
 
-interface ProfilePartRow {
-  part: 'profile' | 'equity';
-  ts: number;
-  pnl: number;
-  pnl_realized: number;
-  pnl_unrealized: number;
-  portfolio_value: number;
-  profile_image: string;
+export interface UpstreamProfileParts {
+  profile: Omit<UpstreamProfile, 'peak' | 'low' | 'max_drawdown'>;
+  equity: { ts: number; pnl_usd: number };
 }
+
+const READ_UPSTREAM_PROFILE = bundle<UpstreamProfileParts>(UPSTREAM_PROFILE_PARTS);
 
 /** The wallet's latest upstream profile with its equity extremes (0 without history); null when the provider never reported it. */
 export async function readUpstreamProfile(store: Store, wallet: string): Promise<UpstreamProfile | null> {
-  const rows = await store.query<ProfilePartRow>(READ_UPSTREAM_PROFILE, { wallet });
-  const profile = rows.find((row) => row.part === 'profile');
+  return profileOf(await readBundle(store, READ_UPSTREAM_PROFILE, { wallet }));
+}
+
+/** The profile from its parts (UPSTREAM_PROFILE_PARTS); null without a profile row. */
+export function profileOf(parts: { profile: readonly UpstreamProfileParts['profile'][]; equity: readonly UpstreamProfileParts['equity'][] }): UpstreamProfile | null {
+  const [profile] = parts.profile;
   if (!profile) return null;
-  const points: EquityPoint[] = rows
-    .filter((row) => row.part === 'equity')
-    .map((row): EquityPoint => [row.ts, row.pnl])
-    .sort((a, b) => a[0] - b[0]);
+  const points = parts.equity.map((row): EquityPoint => [row.ts, row.pnl_usd]).sort((a, b) => a[0] - b[0]);
   const extremes = drawdownStats(points);
   return {
     pnl: profile.pnl,
@@ -70,7 +68,7 @@ export async function readUpstreamProfile(store: Store, wallet: string): Promise
     low: extremes.low ?? 0,
     max_drawdown: extremes.max_drawdown,
     profile_image: profile.profile_image,
-    as_of: profile.ts,
+    as_of: profile.as_of,
   };
 }
 
