@@ -60,7 +60,7 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
  * over (ts, seq), and its time). The fold is foldCareer: one statement that joined the two and computed
  * eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading.
  */
-export const CAREER_PARTS = {
+const CAREER_PARTS = {
   markets: `
     SELECT condition_id, resolved, pnl_usd, buy_usd, sell_usd, buy_tokens, fills_count, first_ts, last_ts,
            net_tokens1, net_tokens2, cash_flow_usd, era
@@ -75,7 +75,7 @@ export const CAREER_PARTS = {
     GROUP BY condition_id`,
 };
 
-export interface CareerParts {
+interface CareerParts {
   markets: CareerMarketRow;
   marks: Mark & { condition_id: string };
 }
@@ -109,7 +109,7 @@ export async function readCareer(store: Store, wallet: string, includeV1: boolea
 }
 
 /** The career from its parts (CAREER_PARTS). */
-export function careerOf(parts: { markets: readonly CareerMarketRow[]; marks: readonly (Mark & { condition_id: string })[] }, includeV1: boolean): CareerStatistics {
+function careerOf(parts: { markets: readonly CareerMarketRow[]; marks: readonly (Mark & { condition_id: string })[] }, includeV1: boolean): CareerStatistics {
   const marks = new Map(parts.marks.map((row) => [row.condition_id, { mark: row.mark, marked_at: row.marked_at }]));
   return foldCareer(
     parts.markets.filter((row) => includeV1 || row.era === 'v2'),

@@ -28,7 +28,7 @@ export type UpstreamProfile = z.infer<typeof upstreamProfileSchema>;
  * folded in profileOf (drawdownStats), not in SQL: a window function over a join costs the engine more
  * to plan than these few hundred points cost to send.
  */
-export const UPSTREAM_PROFILE_PARTS = {
+const UPSTREAM_PROFILE_PARTS = {
   profile: `
     SELECT as_of, pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image
     FROM {db:Identifier}.upstream_profiles
@@ -41,7 +41,7 @@ export const UPSTREAM_PROFILE_PARTS = {
     WHERE wallet = {wallet:String}`,
 };
 
-export interface UpstreamProfileParts {
+interface UpstreamProfileParts {
   profile: Omit<UpstreamProfile, 'peak' | 'low' | 'max_drawdown'>;
   equity: { ts: number; pnl_usd: number };
 }
@@ -54,7 +54,7 @@ export async function readUpstreamProfile(store: Store, wallet: string): Promise
 }
 
 /** The profile from its parts (UPSTREAM_PROFILE_PARTS); null without a profile row. */
-export function profileOf(parts: { profile: readonly UpstreamProfileParts['profile'][]; equity: readonly UpstreamProfileParts['equity'][] }): UpstreamProfile | null {
+function profileOf(parts: { profile: readonly UpstreamProfileParts['profile'][]; equity: readonly UpstreamProfileParts['equity'][] }): UpstreamProfile | null {
   const [profile] = parts.profile;
   if (!profile) return null;
   const points = parts.equity.map((row): EquityPoint => [row.ts, row.pnl_usd]).sort((a, b) => a[0] - b[0]);
