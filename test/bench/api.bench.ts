@@ -39,7 +39,8 @@
  * (about connections × the service time) and the achieved req/s is the service's capacity.
  *
  * Options: --days N (1), --traders N (120), --pairs N (300), --calls N (80), --single N (20),
- * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest).
+ * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest),
+ * --in-flight N (API_MAX_IN_FLIGHT), --read-pool N (CLICKHOUSE_READ_POOL_SIZE).
  */
 import type { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -62,6 +63,9 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     repeat: { type: 'string', default: '3' },
     static: { type: 'boolean', default: false },
+    // Settings of the service under test, as their environment variables would set them (default: the service's defaults).
+    'in-flight': { type: 'string' },
+    'read-pool': { type: 'string' },
     // Internal: this file, forked, is the load generator.
     driver: { type: 'boolean', default: false },
   },
@@ -270,12 +274,18 @@ async function main(): Promise<void> {
     SIM_BACKFILL_DAYS: String(DAYS),
     SIM_TRADERS: String(TRADERS),
     SIM_LIVE: 'false',
+    ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
+    ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
   });
   // The load runs far above any plan's rate: the bench key's plan is unbounded, so that the gates admit
   // everything (their own cost is measured by bench:gates) and the figures are the reads'.
   const unbounded = { ...parsed.plans.pro, rps: 1e6, burst: 1e6, rpm: 1e9, monthlyRequests: 1e12, heavyReadsInFlight: 1e6 };
   const config = { ...parsed, plans: { ...parsed.plans, pro: unbounded } };
   const log = createLogger('error');
+  console.log(
+    `service: at most ${config.api.inFlight.maxInFlight} calls in flight (queue ${config.api.inFlight.queueDepth}, wait ≤ ${config.api.inFlight.maxQueueWaitMs} ms), ` +
+      `read pool ${config.clickhouse.readPoolSize ?? 'default'} sessions`,
+  );
   // Opened first and held: the embedded engine stays up while the publisher's own store comes and goes.
   const store = await openMigratedStore(config, log);
   const nowSeconds = () => Math.floor(Date.now() / 1000);
