@@ -16,6 +16,7 @@
  * resolved the trader, on the same store wrapper, with the same read caches as the app's):
  *   card     GET /traders/{w}                          readTraderCard (career, upstream profile, upstream state)
  *   markets  GET /traders/{w}/markets?limit=50         readTraderMarkets (limit 50)
+ *   top      GET /traders/{w}/top-markets              readTopMarkets (the default n)
  *   summary  GET /traders/{w}/markets/{c}/summary      readMarketSummary
  *   chart    GET /traders/{w}/markets/{c}              readTraderMarket, then readSampledChart
  *   fills    GET /traders/{w}/fills?limit=100          readTraderFills (limit 100)
@@ -26,17 +27,17 @@
  *
  * Each of --repeat runs measures, in this order: the reads in process (--calls sequential calls each,
  * over the pairs; p50, p99); each endpoint over HTTP on one connection, one request at a time
- * (--single requests: the overhead without queueing); each endpoint alone at --rate requests/s for
- * --duration s (autocannon overallRate, --connections connections); all five mixed at --rate in total.
+ * (--single requests, autocannon: the overhead without queueing); each endpoint alone at --rate
+ * requests/s for --duration s; the mix at --rate in total: crack_this_trader's investigation of each
+ * wallet in turn (card, top-markets, a summary of each of its up to four pairs' markets, a chart, its
+ * fills). Rated runs come from test/bench/load.ts: evenly spaced requests, an open loop. A resolved
+ * market's summary is computed once per process (immutable, cached): the mix's second pass over the
+ * wallets finds them in the cache, as repeated investigations would.
  * The tables give the medians over the runs. Each run also measures the read pool's ceiling: bare
  * `SELECT 1` statements per second at --connections concurrency; the mix's achieved req/s over it is the
  * store's share (how far the requests are from the store's own limit). Then how concurrent reads scale
  * on the embedded store, and the issue's targets, met or missed.
  *
- * autocannon's rate: overallRate gives each connection a budget of rate/connections requests per
- * second, spent back to back from the top of each second (closed loop), then idle until the next. When
- * the service cannot keep up, every connection is busy all the time: the latency is then mostly queueing
- * (about connections × the service time) and the achieved req/s is the service's capacity.
  *
  * Options: --days N (1), --traders N (120), --pairs N (300), --calls N (80), --single N (20),
  * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest),
@@ -79,15 +80,20 @@ const RATE = Number(values.rate);
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
 const REPEAT = Number(values.repeat);
-const MARKETS_PER_WALLET = 3;
+const MARKETS_PER_WALLET = 4;
 const LIVE = !values.static;
 /** The issue's targets (issue 17): one request at a time, the mix, the overhead. */
 const TARGET = { singleP50: 10, singleP99: 40, whalesP50: 15, mixRps: 300, mixP99: 100, overhead: 1.3 } as const;
 
-const ENDPOINTS = ['card', 'markets', 'summary', 'chart', 'fills', 'pnl', 'whales'] as const;
+const ENDPOINTS = ['card', 'markets', 'top', 'summary', 'chart', 'fills', 'pnl', 'whales'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
-/** The agent workload of the mix (crack_this_trader's reads); pnl and whales are measured alone. */
-const MIX_ENDPOINTS = ['card', 'markets', 'summary', 'chart', 'fills'] as const;
+/**
+ * The agent workload of the mix: crack_this_trader's reads of one trader (mcp/prompts.ts), an
+ * investigation at a time: the card, top-markets, the summaries of the revealing few (up to
+ * MARKETS_PER_WALLET of its markets), a chart of one, and its fills. pnl, whales and the markets list are
+ * measured alone.
+ */
+const MIX_ENDPOINTS = ['card', 'top', 'summary', 'chart', 'fills'] as const;
 
 // ---------------------------------------------------------------------------------------------------
 // The load generator (child process): autocannon, latencies per endpoint.
@@ -234,7 +240,7 @@ async function main(): Promise<void> {
     { publishAccount, publishNewKey },
     { createSimulator, runSimulator },
     { withQueryTimeout },
-    { readMarketSummary, readTraderMarkets },
+    { readMarketSummary, readTopMarkets, readTraderMarkets },
     { readSampledChart, readTraderMarket },
     { readTraderFills },
     { readEquitySeries },
@@ -375,6 +381,7 @@ async function main(): Promise<void> {
   const reads: Record<Endpoint, (trader: Trader, pair: Pair) => Promise<unknown>> = {
     card: (trader) => readTraderCard(routeStore, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now()),
     markets: (trader) => readTraderMarkets(routeStore, trader.wallet, { limit: 50 }),
+    top: (trader) => readTopMarkets(routeStore, trader.wallet, config.api.topMarkets.defaultN),
     summary: (trader, pair) => readMarketSummary(routeStore, trader.wallet, pair.conditionId),
     chart: async (trader, pair) => {
       const market = await readTraderMarket(routeStore, trader.wallet, pair.conditionId);
@@ -393,6 +400,7 @@ async function main(): Promise<void> {
   const urls: Record<Endpoint, (pair: Pair) => string> = {
     card: (pair) => `${prefix}/traders/${pair.wallet}`,
     markets: (pair) => `${prefix}/traders/${pair.wallet}/markets?limit=50`,
+    top: (pair) => `${prefix}/traders/${pair.wallet}/top-markets`,
     summary: (pair) => `${prefix}/traders/${pair.wallet}/markets/${pair.conditionId}/summary`,
     chart: (pair) => `${prefix}/traders/${pair.wallet}/markets/${pair.conditionId}`,
     fills: (pair) => `${prefix}/traders/${pair.wallet}/fills?limit=100`,
@@ -438,7 +446,14 @@ async function main(): Promise<void> {
   const driver = new LoadDriver();
   const paced = new PacedLoadDriver();
   const pathsOf = (endpoint: Endpoint, offset = 0) => pairs.map((_pair, index) => urls[endpoint](pairs[(offset + index) % pairs.length]!));
-  const mixPaths = Object.fromEntries(MIX_ENDPOINTS.map((endpoint) => [endpoint, pathsOf(endpoint)])) as Partial<Record<Endpoint, string[]>>;
+  // The mix: one investigation per wallet, the wallets in the pairs' (hash) order.
+  const mixSequence: [Endpoint, string][] = [];
+  for (const wallet of new Set(pairs.map((pair) => pair.wallet))) {
+    const own = pairs.filter((pair) => pair.wallet === wallet);
+    mixSequence.push(['card', urls.card(own[0]!)], ['top', urls.top(own[0]!)]);
+    for (const pair of own) mixSequence.push(['summary', urls.summary(pair)]);
+    mixSequence.push(['chart', urls.chart(own[0]!)], ['fills', urls.fills(own[0]!)]);
+  }
   const oneByOne = (paths: LoadJob['paths']): LoadJob => ({ url: address, authorization, connections: 1, load: { amount: SINGLE }, paths });
 
   /**
@@ -448,17 +463,10 @@ async function main(): Promise<void> {
    * overallRate, used here before, sends each connection's budget back to back at the top of every
    * second: a burst of RATE requests, then idle, which measures bursts, not a sustained rate.
    */
-  async function atRate(paths: LoadJob['paths'], duration = DURATION): Promise<LoadResult> {
-    const sequence: string[] = [];
-    const endpointOf: Endpoint[] = [];
-    const groups = Object.entries(paths) as [Endpoint, string[]][];
-    const longest = Math.max(...groups.map(([, list]) => list.length));
-    for (let index = 0; index < longest; index++) {
-      for (const [endpoint, list] of groups) {
-        sequence.push(list[index % list.length]!);
-        endpointOf.push(endpoint);
-      }
-    }
+  async function atRate(requests: readonly [Endpoint, string][], duration = DURATION): Promise<LoadResult> {
+    const sequence = requests.map(([, path]) => path);
+    const endpointOf = requests.map(([endpoint]) => endpoint);
+    const groups = [...new Set(endpointOf)].map((endpoint) => [endpoint] as const);
     const result = await paced.run({ url: address, authorization, paths: sequence, durationS: duration, mode: { kind: 'open', rate: RATE }, timeoutMs: 10_000 });
     const statuses: Record<string, number> = {};
     const latencies = new Map<Endpoint, number[]>();
@@ -481,9 +489,10 @@ async function main(): Promise<void> {
     return { seconds: duration, completed: result.answers.length, non2xx: failed, errors: result.errors, timeouts: 0, endpoints, statuses };
   }
 
-  // Warm: every read over a slice of the pairs, and two seconds of the mix over HTTP.
+  // Warm: every read over a slice of the pairs, and two seconds of the markets list over HTTP (not in the
+  // mix: the mix's own answers are not cached before it runs).
   for (const endpoint of ENDPOINTS) await timeReads(endpoint, Math.min(pairs.length, 20), 0);
-  await atRate(mixPaths, 2);
+  await atRate(pathsOf('markets').map((path) => ['markets', path] as [Endpoint, string]), 2);
 
   interface RunFigures {
     read: Record<Endpoint, Awaited<ReturnType<typeof timeReads>>>;
@@ -518,8 +527,8 @@ async function main(): Promise<void> {
     const alone = {} as RunFigures['alone'];
     for (const endpoint of ENDPOINTS) read[endpoint] = await timeReads(endpoint, CALLS, offset);
     for (const endpoint of ENDPOINTS) single[endpoint] = await driver.run(oneByOne({ [endpoint]: pathsOf(endpoint, offset) }));
-    for (const endpoint of ENDPOINTS) alone[endpoint] = await atRate({ [endpoint]: pathsOf(endpoint, offset) });
-    const mixed = await atRate(mixPaths);
+    for (const endpoint of ENDPOINTS) alone[endpoint] = await atRate(pathsOf(endpoint, offset).map((path) => [endpoint, path] as [Endpoint, string]));
+    const mixed = await atRate(mixSequence);
     const ceiling = await selectOneCeiling();
     runs.push({ read, single, alone, mixed, ceiling });
     // A percentile of no answers is NaN here and null once it has crossed the load generator's IPC.
@@ -573,7 +582,7 @@ async function main(): Promise<void> {
   const mixRps = med((run) => (run.mixed.completed - run.mixed.non2xx) / run.mixed.seconds);
   const mixStatuses = runs.map((run) => JSON.stringify(run.mixed.statuses ?? {})).join(' ');
   console.log(
-    `mixed, ${MIX_ENDPOINTS.join(', ')} at ${RATE} req/s in total: served ${mixRps.toFixed(0)} req/s (2xx), ${failures(runs.map((run) => run.mixed))} failed; ` +
+    `mixed (one investigation per trader: card, top-markets, up to ${MARKETS_PER_WALLET} summaries, a chart, fills) at ${RATE} req/s in total: served ${mixRps.toFixed(0)} req/s (2xx), ${failures(runs.map((run) => run.mixed))} failed; ` +
       `answers by status, per run: ${mixStatuses}; per endpoint:`,
   );
   const mixP99 = new Map<Endpoint, number>();
