@@ -190,34 +190,24 @@ ORDER BY last_ts DESC, condition_id DESC
 LIMIT {limit:UInt32}`;
 
 /**
- * The four slices in one pass over the wallet's rows (`source`: all of them, or those within the history
- * depth): each row's rank in each slice (0 when it is not a candidate of that slice), keeping only rows
- * within the first `n` of some slice. Ties: last activity DESC, then condition_id.
+ * The wallet's markets for the top lists, in one bundle of plain reads by the wallet prefix of the key:
+ * every market's newest row, and the marks of the markets open in some version (a superset of the open
+ * ones). Ranked in rankTopMarkets: four window functions over the rows cost the engine more to plan
+ * than the wallet's rows cost to send.
  */
-const topMarketsQuery = (source: string) => `
-SELECT ${ROW_COLUMNS}, win_rank, loss_rank, traded_rank, volume_rank
-FROM
-(
-    SELECT
-        ${ROW_COLUMNS},
-        resolved AND pnl_usd > 0 AS is_win,
-        resolved AND pnl_usd < 0 AS is_loss,
-        toUInt32(if(is_win, row_number() OVER (PARTITION BY is_win ORDER BY pnl_usd DESC, last_ts DESC, condition_id), 0)) AS win_rank,
-        toUInt32(if(is_loss, row_number() OVER (PARTITION BY is_loss ORDER BY pnl_usd ASC, last_ts DESC, condition_id), 0)) AS loss_rank,
-        toUInt32(row_number() OVER (ORDER BY fills_count DESC, last_ts DESC, condition_id)) AS traded_rank,
-        toUInt32(row_number() OVER (ORDER BY buy_usd + sell_usd DESC, last_ts DESC, condition_id)) AS volume_rank
-    ${source}
-)
-WHERE (win_rank BETWEEN 1 AND {n:UInt32}) OR (loss_rank BETWEEN 1 AND {n:UInt32})
-   OR traded_rank <= {n:UInt32} OR volume_rank <= {n:UInt32}`;
-
-/** Unlimited depth: every row of the wallet. */
-const READ_TOP_MARKETS = topMarketsQuery(`FROM ${newestTraderMarkets(ROW_COLUMNS)}`);
-
-/** Within a history depth: the slices rank only the visible rows. */
-const READ_TOP_MARKETS_WITHIN_DEPTH = topMarketsQuery(`FROM
-    (${withinDepth(ROW_COLUMNS)}
-    )`);
+const READ_TOP_MARKETS = bundle<{ markets: TraderMarketRow; marks: { condition_id: string; mark: number } }>({
+  markets: `
+    SELECT ${ROW_COLUMNS}
+    FROM {db:Identifier}.trader_markets_v2
+    WHERE wallet = {wallet:String}
+    ORDER BY version DESC
+    LIMIT 1 BY condition_id`,
+  marks: `
+    SELECT condition_id, argMaxMerge(last_up_price) AS mark
+    FROM {db:Identifier}.market_marks_v2
+    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND NOT resolved)
+    GROUP BY condition_id`,
+});
 
 /**
  * Names of some markets, and the marks of some of them (the market's last trade in UP space: argMax
@@ -388,29 +378,49 @@ export async function readTraderMarkets(
   };
 }
 
-type RankedRow = TraderMarketRow & { win_rank: number; loss_rank: number; traded_rank: number; volume_rank: number };
-type RankKey = 'win_rank' | 'loss_rank' | 'traded_rank' | 'volume_rank';
+/** Byte order of two ids (ClickHouse's String order; the ids are ASCII). */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The four slices of at most `n` rows each. Ties: last activity DESC, then condition_id. Wins and losses
+ * rank resolved markets by their result (best first, worst first), most traded every market by fills,
+ * top volume by bought plus sold USD.
+ */
+export function rankTopMarkets<R extends TraderMarketRow>(rows: readonly R[], n: number): { top_wins: R[]; top_losses: R[]; most_traded: R[]; top_volume: R[] } {
+  const ranked = (candidates: readonly R[], key: (row: R) => number) =>
+    [...candidates].sort((a, b) => key(b) - key(a) || b.last_ts - a.last_ts || compareIds(a.condition_id, b.condition_id)).slice(0, n);
+  return {
+    top_wins: ranked(rows.filter((row) => row.resolved && row.pnl_usd > 0), (row) => row.pnl_usd),
+    top_losses: ranked(rows.filter((row) => row.resolved && row.pnl_usd < 0), (row) => -row.pnl_usd),
+    most_traded: ranked(rows, (row) => row.fills_count),
+    top_volume: ranked(rows, (row) => row.buy_usd + row.sell_usd),
+  };
+}
 
 /** The four slices, each at most `n` rows; with a history depth ≥ 0, ranked within the visible markets only. */
 export async function readTopMarkets(store: Store, wallet: string, n: number, options: DepthOption = {}): Promise<TopMarkets> {
   const size = Math.trunc(n);
   if (!(size >= 1)) return { top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE };
   const depth = options.historyDepth ?? -1;
-  const rows =
+  const parts = await readBundle(store, READ_TOP_MARKETS, { wallet });
+  // The visible set: the first `depth` of the markets list's order (last activity DESC, condition_id DESC).
+  const visible =
     depth >= 0
-      ? await store.query<RankedRow>(READ_TOP_MARKETS_WITHIN_DEPTH, { wallet, n: clampUInt32(size), history_depth: historyDepthParam(depth) })
-      : await store.query<RankedRow>(READ_TOP_MARKETS, { wallet, n: clampUInt32(size) });
-  const markets = await toMarketRows(store, rows);
-  const slice = (rank: RankKey): MarketRow[] =>
-    rows
-      .filter((row) => row[rank] >= 1 && row[rank] <= size)
-      .sort((a, b) => a[rank] - b[rank])
-      .map((row) => markets.get(row)!);
+      ? [...parts.markets].sort((a, b) => b.last_ts - a.last_ts || compareIds(b.condition_id, a.condition_id)).slice(0, depth)
+      : parts.markets;
+  const top = rankTopMarkets(visible, size);
+  const shown = [...new Set([...top.top_wins, ...top.top_losses, ...top.most_traded, ...top.top_volume])];
+  const { names } = await readMarketParts(store, shown.map((row) => row.condition_id), []);
+  const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
+  const rowOf = new Map(shown.map((row) => [row, toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, row.resolved ? undefined : marks.get(row.condition_id))]));
+  const rowsOf = (slice: TraderMarketRow[]) => slice.map((row) => rowOf.get(row)!);
   return {
-    top_wins: slice('win_rank'),
-    top_losses: slice('loss_rank'),
-    most_traded: slice('traded_rank'),
-    top_volume: slice('volume_rank'),
+    top_wins: rowsOf(top.top_wins),
+    top_losses: rowsOf(top.top_losses),
+    most_traded: rowsOf(top.most_traded),
+    top_volume: rowsOf(top.top_volume),
     note: TOP_MARKETS_NOTE,
   };
 }
