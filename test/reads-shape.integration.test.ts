@@ -148,8 +148,10 @@ describe('tables shaped for their reads', () => {
       ['whale_accumulations_v2', 'whale_accumulations', 'wallet, condition_id, token_side'],
     ];
     for (const [table, old, key] of pairs) {
-      const now = await after.query<Record<string, unknown>>(`SELECT * FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`);
-      const then = await before.query<Record<string, unknown>>(`SELECT * FROM {db:Identifier}.${old} FINAL ORDER BY ${key}`);
+      // The versions differ by design: the refreshes now rank a copy replaced by a higher source rank above
+      // the copy it replaces (test/version-ties), which the old tables' versions did not.
+      const now = await after.query<Record<string, unknown>>(`SELECT * EXCEPT (version) FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`);
+      const then = await before.query<Record<string, unknown>>(`SELECT * EXCEPT (version) FROM {db:Identifier}.${old} FINAL ORDER BY ${key}`);
       expect(now.length, table).toBeGreaterThan(0);
       expectClose(now, then, table);
     }

@@ -35,7 +35,11 @@ SELECT
     if(resolved, cash_flow_usd + net_tokens1 * assumeNotNull(r.up_level) + net_tokens2 * (1 - assumeNotNull(r.up_level)),
        cash_flow_usd) AS pnl_usd,
     m.market_era AS era,
-    (toUInt64(m.fills_count) + m.legs_count) * 2 + toUInt8(resolved) AS version,
+    -- Every recomputation outranks the one before: a fill or leg more, the resolution, or a fill's copy
+    -- replaced by one of a higher source rank (the archive's for the upstream's: same count, higher rank
+    -- sum). Ranks sum below 2^24 for any realistic market; rows of the older formula (count × 2 + resolved)
+    -- are all below the new ones.
+    ((toUInt64(m.fills_count) + m.legs_count) * 2 + toUInt8(resolved)) * 16777216 + m.source_ranks AS version,
     m.fee_usd AS fee_usd,
     r.up_level AS up_payout
 FROM
@@ -63,6 +67,7 @@ FROM
         sumIf(tokens, kind = 'FILL' AND side = 'BUY' AND token_side = 2) AS side2_buy_tokens,
         sumIf(tokens, kind = 'FILL' AND side = 'SELL' AND token_side = 2) AS side2_sell_tokens,
         toUInt32(countIf(kind != 'FILL')) AS legs_count,
+        sum(source_rank) AS source_ranks,
         sumIf(usd, kind = 'SPLIT') AS split_usd,
         sumIf(tokens, kind = 'SPLIT') AS split_tokens,
         sumIf(usd, kind = 'MERGE') AS merge_usd,
@@ -87,10 +92,10 @@ FROM
     FROM
     (
         SELECT wallet, condition_id, 'FILL' AS kind, side, token_side, up_price, size_tokens AS tokens, usd, fee_usd, ts,
-               fill_id AS id, era
+               fill_id AS id, era, toUInt64(source_rank) AS source_rank
         FROM
         (
-            SELECT wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, fee_usd, ts, era
+            SELECT wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, fee_usd, ts, era, source_rank
             FROM {db:Identifier}.fills_v2
             WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
               AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
@@ -99,7 +104,7 @@ FROM
         )
         UNION ALL
         SELECT wallet, condition_id, kind, '' AS side, toUInt8(0) AS token_side, toFloat64(0) AS up_price, tokens, usd,
-               toFloat64(0) AS fee_usd, ts, leg_id AS id, era
+               toFloat64(0) AS fee_usd, ts, leg_id AS id, era, toUInt64(0) AS source_rank
         FROM
         (
             -- One row per leg (a repeated leg is the same event: any copy).

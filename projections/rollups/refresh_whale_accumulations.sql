@@ -18,7 +18,9 @@ SELECT
     arrayMap(x -> x.2, recent) AS recent_net_usd,
     arrayMap(x -> x.4, recent) AS recent_buy_tokens,
     arrayMap(x -> x.5, recent) AS recent_up_price,
-    fill_count AS version
+    -- Every recomputation outranks the one before: a fill more, or a fill's copy replaced by one of a
+    -- higher source rank (same count, higher rank sum); rows of the older formula (the count) are below.
+    toUInt64(fill_count) * 16777216 + source_ranks AS version
 FROM
 (
     SELECT
@@ -39,10 +41,11 @@ FROM
         fill_times[fill_count] AS last_fill_at,
         accumulation[fill_count].5 AS last_price,
         arrayFilter(x -> x.1 + 86400 >= last_fill_at, accumulation) AS recent,
-        arraySum(x -> x.3, recent) AS recent_buy_usd
+        arraySum(x -> x.3, recent) AS recent_buy_usd,
+        sum(toUInt64(source_rank)) AS source_ranks
     FROM
     (
-        SELECT wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, ts
+        SELECT wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, ts, source_rank
         FROM {db:Identifier}.fills_v2
         WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
           AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
