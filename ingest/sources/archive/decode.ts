@@ -161,6 +161,32 @@ export function decodeLog(log: RawLog): DecodedLog | null {
   return decoded;
 }
 
+/** A log of one of our events whose bytes do not fit it: the reason the archive dead-letters it with. */
+export interface LogDecodeFailure {
+  kind: 'decodeError';
+  reason: string;
+}
+
+/** What decoding one log yields: the fact, null (not one of our events), or the reason it cannot be decoded. */
+export type Decoding = DecodedLog | null | LogDecodeFailure;
+
+/**
+ * Decodes a batch of logs in order, the same on the main thread and in a decode worker: a LogDecodeError
+ * becomes its log's failure, any other error (a bug, not the log's bytes) is thrown and fails the batch.
+ */
+export function decodeBatch(logs: readonly RawLog[]): Decoding[] {
+  const out = new Array<Decoding>(logs.length);
+  for (let index = 0; index < logs.length; index++) {
+    try {
+      out[index] = decodeLog(logs[index]!);
+    } catch (error) {
+      if (!(error instanceof LogDecodeError)) throw error;
+      out[index] = { kind: 'decodeError', reason: error.reason };
+    }
+  }
+  return out;
+}
+
 const TOPIC = /^0x[0-9a-fA-F]{64}$/;
 
 /**
