@@ -20,6 +20,7 @@
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -116,6 +117,8 @@ if (values['serve-node']) {
   const endToEnd: number[] = [];
   const bareViem: number[] = [];
   const bareOurs: number[] = [];
+  /** Per round, over the end-to-end window: main thread busy, decode workers busy, this process's CPU (all threads), wall; ms. */
+  const stages: Array<{ main: number; workers: number; cpu: number; wall: number }> = [];
   let published = 0;
   try {
     for (let round = 0; round < rounds; round++) {
@@ -125,6 +128,9 @@ if (values['serve-node']) {
       const publisher = new EventPublisher(producer, new TopicNames(''));
       const archiveConfig = { ...config.archive!, source: `bench-${process.pid}-${round}` };
       const controller = new AbortController();
+      const elu = performance.eventLoopUtilization();
+      const workersBusy = decoder.busyMs();
+      const cpu = process.cpuUsage();
       const started = process.hrtime.bigint();
       const archive = new Archive({
         config: archiveConfig,
@@ -138,6 +144,13 @@ if (values['serve-node']) {
       });
       await archive.run();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const used = process.cpuUsage(cpu);
+      stages.push({
+        main: performance.eventLoopUtilization(elu).active,
+        workers: decoder.busyMs() - workersBusy,
+        cpu: (used.user + used.system) / 1000,
+        wall: seconds * 1000,
+      });
       endToEnd.push(served.length / seconds);
       published = publisher.count;
       await producer.close();
@@ -150,8 +163,10 @@ if (values['serve-node']) {
       t = process.hrtime.bigint();
       for (const raw of served) decodeLog(raw);
       bareOurs.push(served.length / (Number(process.hrtime.bigint() - t) / 1e9));
+      const stage = stages.at(-1)!;
       console.log(
-        `round ${round + 1}: end to end ${Math.round(endToEnd.at(-1)!)} logs/s (${published} events published), bare viem decode ${Math.round(bareViem.at(-1)!)} logs/s, bare decodeLog ${Math.round(bareOurs.at(-1)!)} logs/s`,
+        `round ${round + 1}: end to end ${Math.round(endToEnd.at(-1)!)} logs/s (${published} events published), bare viem decode ${Math.round(bareViem.at(-1)!)} logs/s, bare decodeLog ${Math.round(bareOurs.at(-1)!)} logs/s;` +
+          ` over ${Math.round(stage.wall)} ms: main thread busy ${Math.round(stage.main)} ms, decode workers busy ${Math.round(stage.workers)} ms, this process's CPU ${Math.round(stage.cpu)} ms`,
       );
     }
   } finally {
@@ -166,4 +181,9 @@ if (values['serve-node']) {
   console.log(`archive, end to end into the topics: ${Math.round(e2e)} logs/s (median of ${rounds}; ${decoder.workers} decode workers; target >= 50,000)`);
   console.log(`bare decode on one thread, same logs: viem decodeEventLog ${Math.round(viem)} logs/s; decodeLog ${Math.round(median(bareOurs))} logs/s`);
   console.log(`ratio end to end / bare viem decode: ${(e2e / viem).toFixed(2)} (target >= 0.5); / bare decodeLog: ${(e2e / median(bareOurs)).toFixed(2)}`);
+  const ms = (pick: (stage: (typeof stages)[number]) => number) => Math.round(median(stages.map(pick)));
+  console.log(
+    `end-to-end window (medians): ${ms((stage) => stage.wall)} ms wall; main thread busy ${ms((stage) => stage.main)} ms; decode workers busy ${ms((stage) => stage.workers)} ms;` +
+      ` this process's CPU ${ms((stage) => stage.cpu)} ms (the node's process not counted; ${os.availableParallelism()} cores)`,
+  );
 });

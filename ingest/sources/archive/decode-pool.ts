@@ -12,23 +12,17 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../../log.ts';
 import { decodeBatch, type Decoding, type RawLog } from './decode.ts';
+import { unpackDecodings, type DecodeReply, type DecodeRequest } from './decode-wire.ts';
 
 export interface LogDecoder {
   /** The decodings of `logs`, in their order. */
   decode(logs: readonly RawLog[]): Promise<Decoding[]>;
   /** Worker threads decoding (0: the main thread). */
   readonly workers: number;
+  /** Milliseconds the workers' event loops were busy so far, summed (0 without workers). */
+  busyMs(): number;
   close(): Promise<void>;
 }
-
-/** A batch to a worker, by structured clone (the logs as the node answered them). */
-export interface DecodeRequest {
-  id: number;
-  logs: readonly RawLog[];
-}
-
-/** The batch's decodings, or the error decoding it threw (not a log's own failure: those are decodings). */
-export type DecodeReply = { id: number; decodings: Decoding[] } | { id: number; error: { name: string; message: string; stack: string } };
 
 /** Decodes on the calling thread. */
 export class InlineDecoder implements LogDecoder {
@@ -36,6 +30,10 @@ export class InlineDecoder implements LogDecoder {
 
   async decode(logs: readonly RawLog[]): Promise<Decoding[]> {
     return decodeBatch(logs);
+  }
+
+  busyMs(): number {
+    return 0;
   }
 
   async close(): Promise<void> {}
@@ -115,6 +113,12 @@ export class WorkerDecoder implements LogDecoder {
     return out;
   }
 
+  busyMs(): number {
+    let busy = 0;
+    for (const slot of this.slots) busy += slot.worker.performance.eventLoopUtilization().active;
+    return busy;
+  }
+
   private post(logs: readonly RawLog[]): Promise<Decoding[]> {
     let slot = this.slots[0]!;
     for (const candidate of this.slots) if (candidate.load < slot.load) slot = candidate;
@@ -147,7 +151,7 @@ export class WorkerDecoder implements LogDecoder {
       error.name = reply.error.name;
       error.stack = reply.error.stack;
       request.reject(error);
-    } else request.resolve(reply.decodings);
+    } else request.resolve(unpackDecodings(reply.decodings));
   }
 
   /** A worker died: what it held fails, and so does every later batch (the archive stops). */

@@ -11,6 +11,7 @@ import { createLogger } from '../../../log.ts';
 import { generateWorld } from '../../../test/harness/chain-world.ts';
 import { decodeBatch, type RawLog } from './decode.ts';
 import { createLogDecoder, InlineDecoder, WorkerDecoder } from './decode-pool.ts';
+import { packDecodings, unpackDecodings } from './decode-wire.ts';
 
 const ONCHAIN = path.resolve(import.meta.dirname, '../../../../shared/data/polymarket/onchain');
 const log = createLogger('silent');
@@ -99,6 +100,17 @@ describe('decode workers', () => {
     } finally {
       await dying.close();
     }
+  });
+
+  it('fills cross packed in columns and come back equal: both eras, both sides, fees in USD and in tokens, with and without a block timestamp', () => {
+    const recorded = recordedBatch(2);
+    const withoutTimestamps = recorded.map(({ blockTimestamp: _, ...raw }) => raw);
+    const decodings = decodeBatch([...recorded, ...withoutTimestamps]);
+    const fills = decodings.filter((decoding) => decoding?.kind === 'orderFilled');
+    expect(new Set(fills.map((fill) => `${fill.era} ${fill.side} ${fill.feeUnit} ${fill.blockTimestamp === null}`)).size).toBeGreaterThanOrEqual(6);
+    const packed = structuredClone(packDecodings(decodings));
+    expect(packed.others.length).toBe(decodings.length - fills.length);
+    expect(unpackDecodings(packed)).toEqual(decodings);
   });
 
   it('ARCHIVE_DECODE_WORKERS=0 decodes on the main thread', async () => {

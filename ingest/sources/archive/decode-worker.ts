@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { decodeBatch } from './decode.ts';
-import type { DecodeReply, DecodeRequest } from './decode-pool.ts';
+import { packDecodings, type DecodeReply, type DecodeRequest } from './decode-wire.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('decode-worker.ts runs as a worker thread (see decode-pool.ts)');
@@ -13,10 +13,11 @@ if (port === null) throw new Error('decode-worker.ts runs as a worker thread (se
 port.on('message', (request: DecodeRequest) => {
   let reply: DecodeReply;
   try {
-    reply = { id: request.id, decodings: decodeBatch(request.logs) };
+    reply = { id: request.id, decodings: packDecodings(decodeBatch(request.logs)) };
   } catch (error) {
     const { name, message, stack } = error instanceof Error ? error : new Error(String(error));
     reply = { id: request.id, error: { name, message, stack: stack ?? '' } };
   }
-  port.postMessage(reply);
+  // The fills' numbers are moved, not copied.
+  port.postMessage(reply, 'decodings' in reply ? [reply.decodings.numbers.buffer, reply.decodings.fill.buffer] : []);
 });
