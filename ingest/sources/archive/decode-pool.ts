@@ -49,8 +49,10 @@ const WORKER_URL = new URL('./decode-worker.ts', import.meta.url).href;
  * process (`node --import tsx`, the tsx CLI, a test runner's transform), nor does `--import tsx` in its own
  * execArgv reach its entry: the worker starts as a line of JavaScript that imports it through tsx's API.
  */
-const TSX_API = import.meta.resolve('tsx/esm/api');
-const WORKER_BOOT = `import(${JSON.stringify(TSX_API)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL)}); })`;
+function workerBoot(): string {
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  return `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL)}); })`;
+}
 
 interface Request {
   resolve: (decodings: Decoding[]) => void;
@@ -77,7 +79,7 @@ export class WorkerDecoder implements LogDecoder {
     size: number,
     private readonly log: Logger,
     /** Test seam: the workers' start-up code (default: decode-worker.ts through tsx). */
-    boot: string = WORKER_BOOT,
+    boot: string = workerBoot(),
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error(`a decode pool needs at least one worker, not ${size}`);
     for (let index = 0; index < size; index++) {
