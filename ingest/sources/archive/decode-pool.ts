@@ -2,17 +2,19 @@
  * Where the archive's logs are ABI-decoded: on worker threads (ARCHIVE_DECODE_WORKERS, default the machine's
  * cores), so that the main thread only fetches, maps and publishes; or on the main thread (0 workers).
  *
- * A range's logs are cut into one contiguous slice per worker, each posted to the least-loaded worker, and
- * the decodings come back concatenated in the logs' order: the caller sees exactly what decodeBatch returns
- * on the main thread. A log that does not fit its event is a `decodeError` decoding (dead-lettered by the
- * archive, as before); any other error thrown while decoding rejects the batch with an Error of the same name
- * and message (the archive stops with it, as before); a worker that dies fails what it held and every later
- * batch, and the archive stops.
+ * decodeLog's cheap steps (which event the topic0 names, where the log sits, its node fields checked) run
+ * here; the logs' topics and data go to the workers in one contiguous slice per worker (the least-loaded one
+ * first) for the third (viem's ABI decoding and the rules: decode-wire.ts), and each fact comes back to its
+ * log's place with its position written on it: the caller sees exactly what decodeBatch returns on the main
+ * thread. A log that does not fit its event is a `decodeError` decoding (dead-lettered by the archive, as
+ * before); any other error thrown while decoding rejects the batch with an Error of the same name and message
+ * (the archive stops with it, as before); a worker that dies fails what it held and every later batch, and the
+ * archive stops.
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../../log.ts';
-import { decodeBatch, type Decoding, type RawLog } from './decode.ts';
-import { unpackDecodings, type DecodeReply, type DecodeRequest } from './decode-wire.ts';
+import { decodeBatch, knownEventOf, LogDecodeError, positionOfKnown, type Decoding, type LogPosition, type RawLog } from './decode.ts';
+import { unpackFacts, type DecodeReply, type DecodeRequest, type PackedFacts } from './decode-wire.ts';
 
 export interface LogDecoder {
   /** The decodings of `logs`, in their order. */
@@ -55,7 +57,7 @@ function workerBoot(): string {
 }
 
 interface Request {
-  resolve: (decodings: Decoding[]) => void;
+  resolve: (facts: PackedFacts) => void;
   reject: (error: Error) => void;
   slot: Slot;
   logs: number;
@@ -103,15 +105,40 @@ export class WorkerDecoder implements LogDecoder {
 
   async decode(logs: readonly RawLog[]): Promise<Decoding[]> {
     if (this.failure) throw this.failure;
-    if (logs.length === 0) return [];
-    const parts = Math.max(1, Math.min(this.slots.length, Math.floor(logs.length / MIN_SLICE)));
-    if (parts === 1) return this.post(logs);
-    const size = Math.ceil(logs.length / parts);
-    const pending: Promise<Decoding[]>[] = [];
-    for (let start = 0; start < logs.length; start += size) pending.push(this.post(logs.slice(start, start + size)));
-    const slices = await Promise.all(pending);
-    const out: Decoding[] = [];
-    for (const slice of slices) for (let index = 0; index < slice.length; index++) out.push(slice[index]!);
+    // decodeLog's first two steps here (which event, where the log sits: cheap), its third in the workers.
+    const out = new Array<Decoding>(logs.length);
+    const at: number[] = [];
+    const positions: LogPosition[] = [];
+    const topics: RawLog['topics'][] = [];
+    const data: RawLog['data'][] = [];
+    for (let index = 0; index < logs.length; index++) {
+      const log = logs[index]!;
+      const known = knownEventOf(log);
+      if (known === undefined) {
+        out[index] = null;
+        continue;
+      }
+      try {
+        positions.push(positionOfKnown(known, log));
+      } catch (error) {
+        if (!(error instanceof LogDecodeError)) throw error;
+        out[index] = { kind: 'decodeError', reason: error.reason };
+        continue;
+      }
+      at.push(index);
+      topics.push(log.topics);
+      data.push(log.data);
+    }
+    if (at.length === 0) return out;
+    const parts = Math.max(1, Math.min(this.slots.length, Math.floor(at.length / MIN_SLICE)));
+    const size = Math.ceil(at.length / parts);
+    const pending: Promise<void>[] = [];
+    for (let start = 0; start < at.length; start += size) {
+      const end = Math.min(at.length, start + size);
+      const slice = { topics: topics.slice(start, end), data: data.slice(start, end) };
+      pending.push(this.post(slice).then((facts) => unpackFacts(facts, positions.slice(start, end), at.slice(start, end), out)));
+    }
+    await Promise.all(pending);
     return out;
   }
 
@@ -121,15 +148,16 @@ export class WorkerDecoder implements LogDecoder {
     return busy;
   }
 
-  private post(logs: readonly RawLog[]): Promise<Decoding[]> {
+  private post(batch: Omit<DecodeRequest, 'id'>): Promise<PackedFacts> {
     let slot = this.slots[0]!;
     for (const candidate of this.slots) if (candidate.load < slot.load) slot = candidate;
     const id = this.nextId++;
-    return new Promise<Decoding[]>((resolve, reject) => {
-      this.requests.set(id, { resolve, reject, slot, logs: logs.length });
+    const logs = batch.topics.length;
+    return new Promise<PackedFacts>((resolve, reject) => {
+      this.requests.set(id, { resolve, reject, slot, logs });
       if (slot.requests++ === 0) slot.worker.ref();
-      slot.load += logs.length;
-      const request: DecodeRequest = { id, logs };
+      slot.load += logs;
+      const request: DecodeRequest = { id, topics: batch.topics, data: batch.data };
       slot.worker.postMessage(request);
     });
   }
@@ -153,7 +181,7 @@ export class WorkerDecoder implements LogDecoder {
       error.name = reply.error.name;
       error.stack = reply.error.stack;
       request.reject(error);
-    } else request.resolve(unpackDecodings(reply.decodings));
+    } else request.resolve(reply.facts);
   }
 
   /** A worker died: what it held fails, and so does every later batch (the archive stops). */

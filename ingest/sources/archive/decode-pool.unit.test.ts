@@ -9,9 +9,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../log.ts';
 import { generateWorld } from '../../../test/harness/chain-world.ts';
-import { decodeBatch, type RawLog } from './decode.ts';
+import { decodeBatch, knownEventOf, positionOfKnown, type Decoding, type LogPosition, type RawLog } from './decode.ts';
 import { createLogDecoder, InlineDecoder, WorkerDecoder } from './decode-pool.ts';
-import { packDecodings, unpackDecodings } from './decode-wire.ts';
+import { decodeFacts, packFacts, unpackFacts } from './decode-wire.ts';
 
 const ONCHAIN = path.resolve(import.meta.dirname, '../../../../shared/data/polymarket/onchain');
 const log = createLogger('silent');
@@ -102,15 +102,30 @@ describe('decode workers', () => {
     }
   });
 
-  it('fills cross packed in columns and come back equal: both eras, both sides, fees in USD and in tokens, with and without a block timestamp', () => {
+  it('facts cross packed (fills in columns) and, with the positions checked here, equal decodeLog: both eras, both sides, fees in USD and in tokens, with and without a block timestamp', () => {
     const recorded = recordedBatch(2);
-    const withoutTimestamps = recorded.map(({ blockTimestamp: _, ...raw }) => raw);
-    const decodings = decodeBatch([...recorded, ...withoutTimestamps]);
+    const logs = [...recorded, ...recorded.map(({ blockTimestamp: _, ...raw }) => raw)];
+    const decodings = decodeBatch(logs);
     const fills = decodings.filter((decoding) => decoding?.kind === 'orderFilled');
     expect(new Set(fills.map((fill) => `${fill.era} ${fill.side} ${fill.feeUnit} ${fill.blockTimestamp === null}`)).size).toBeGreaterThanOrEqual(6);
-    const packed = structuredClone(packDecodings(decodings));
-    expect(packed.others.length).toBe(decodings.length - fills.length);
-    expect(unpackDecodings(packed)).toEqual(decodings);
+    // What the pool does around the worker: which event and where on this side, the facts on the other.
+    const out = new Array<Decoding>(logs.length).fill(null);
+    const at: number[] = [];
+    const positions: LogPosition[] = [];
+    for (const [index, log] of logs.entries()) {
+      const known = knownEventOf(log);
+      if (known === undefined) continue;
+      try {
+        positions.push(positionOfKnown(known, log));
+        at.push(index);
+      } catch (error) {
+        out[index] = { kind: 'decodeError', reason: (error as { reason: string }).reason };
+      }
+    }
+    const packed = structuredClone(packFacts(decodeFacts({ topics: at.map((index) => logs[index]!.topics), data: at.map((index) => logs[index]!.data) })));
+    expect(packed.strings.length).toBe(fills.length * 3);
+    unpackFacts(packed, positions, at, out);
+    expect(out).toEqual(decodings);
   });
 
   it('ARCHIVE_DECODE_WORKERS=0 decodes on the main thread', async () => {

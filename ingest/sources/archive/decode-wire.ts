@@ -1,29 +1,37 @@
 /**
  * What crosses between the archive's main thread and its decode workers (decode-pool.ts, decode-worker.ts).
+ *
+ * decodeLog is three steps: the event by topic0, the log's position (its node fields checked), then the fact
+ * from its topics and data (viem's ABI decoding and the rules). The main thread takes the first two, which
+ * are cheap, and sends a worker only what the third reads: each log's topics and data. A structured clone
+ * copies every string and writes and reads every property name of every object; sending the five position
+ * fields and getting them back cost about as much as the clone of what the worker needs. The facts come back
+ * packed (below), and the main thread writes each position onto its fact, as decodeLog does.
  */
-import type { DecodedLog, Decoding, RawLog } from './decode.ts';
+import { decodeFact, knownEventOf, LogDecodeError, withPosition, type Decoded, type Decoding, type LogDecodeFailure, type LogPosition, type RawLog } from './decode.ts';
 
-/** A batch to a worker, by structured clone (the logs as the node answered them). */
+/** A batch to a worker: the topics and data of logs of our events whose positions are checked. */
 export interface DecodeRequest {
   id: number;
-  logs: readonly RawLog[];
+  topics: RawLog['topics'][];
+  data: RawLog['data'][];
 }
 
-/** The batch's decodings (packed), or the error decoding it threw (not a log's own failure: those are decodings). */
-export type DecodeReply = { id: number; decodings: PackedDecodings } | { id: number; error: { name: string; message: string; stack: string } };
+/** The batch's facts (packed), or the error decoding it threw (not a log's own failure: those are facts). */
+export type DecodeReply = { id: number; facts: PackedFacts } | { id: number; error: { name: string; message: string; stack: string } };
 
-type Fill = Extract<DecodedLog, { kind: 'orderFilled' }>;
+type Fact = Decoded | LogDecodeFailure;
+type Fill = Extract<Decoded, { kind: 'orderFilled' }>;
 
 /**
- * Decodings as they cross back to the main thread. Fills, nearly every log, travel as columns: their numbers
- * in one Float64Array (moved, not copied), their hex strings and token ids in flat arrays. A structured clone
- * of plain objects writes and reads every property name of every object; that cost the main thread as much
- * as a third of what it saved by not decoding. Every other decoding travels as the object it is.
+ * Facts as they cross back. Fills, nearly every log, travel as columns: their numbers in one Float64Array
+ * (moved, not copied), their hex strings and token ids in flat arrays, with no property names. Every other
+ * fact (and every decode failure) travels as the object it is.
  */
-export interface PackedDecodings {
+export interface PackedFacts {
   /** Per log: 1 a fill (next in the columns), 0 the next of `others`. */
   fill: Uint8Array<ArrayBuffer>;
-  others: Decoding[];
+  others: Fact[];
   /** FILL_NUMBERS per fill. */
   numbers: Float64Array<ArrayBuffer>;
   /** FILL_STRINGS per fill. */
@@ -31,22 +39,39 @@ export interface PackedDecodings {
   tokenIds: bigint[];
 }
 
-const FILL_NUMBERS = 9;
-const FILL_STRINGS = 5;
+const FILL_NUMBERS = 6;
+const FILL_STRINGS = 3;
 const V2 = 1;
 const SELL = 2;
 const FEE_IN_TOKENS = 4;
 
-export function packDecodings(decodings: readonly Decoding[]): PackedDecodings {
-  const fill = new Uint8Array(decodings.length);
+/** The worker's step: each log's fact, or its decode failure; any other error fails the batch. */
+export function decodeFacts(request: Pick<DecodeRequest, 'topics' | 'data'>): Fact[] {
+  const facts = new Array<Fact>(request.topics.length);
+  for (let index = 0; index < facts.length; index++) {
+    const log = { topics: request.topics[index]!, data: request.data[index]! };
+    const known = knownEventOf(log);
+    if (known === undefined) throw new Error('a decode worker was sent a log of no known event');
+    try {
+      facts[index] = decodeFact(known, log, {});
+    } catch (error) {
+      if (!(error instanceof LogDecodeError)) throw error;
+      facts[index] = { kind: 'decodeError', reason: error.reason };
+    }
+  }
+  return facts;
+}
+
+export function packFacts(facts: readonly Fact[]): PackedFacts {
+  const fill = new Uint8Array(facts.length);
   const fills: Fill[] = [];
-  const others: Decoding[] = [];
-  for (let index = 0; index < decodings.length; index++) {
-    const decoding = decodings[index]!;
-    if (decoding !== null && decoding.kind === 'orderFilled') {
+  const others: Fact[] = [];
+  for (let index = 0; index < facts.length; index++) {
+    const fact = facts[index]!;
+    if (fact.kind === 'orderFilled') {
       fill[index] = 1;
-      fills.push(decoding);
-    } else others.push(decoding);
+      fills.push(fact);
+    } else others.push(fact);
   }
   const numbers = new Float64Array(fills.length * FILL_NUMBERS);
   const strings = new Array<string>(fills.length * FILL_STRINGS);
@@ -59,36 +84,32 @@ export function packDecodings(decodings: readonly Decoding[]): PackedDecodings {
     numbers[n + 2] = one.price;
     numbers[n + 3] = one.fee;
     numbers[n + 4] = one.feeUsd;
-    numbers[n + 5] = one.logIndex;
-    numbers[n + 6] = one.blockNumber;
-    numbers[n + 7] = one.blockTimestamp ?? Number.NaN;
-    numbers[n + 8] = (one.era === 'v2' ? V2 : 0) | (one.side === 'SELL' ? SELL : 0) | (one.feeUnit === 'tokens' ? FEE_IN_TOKENS : 0);
+    numbers[n + 5] = (one.era === 'v2' ? V2 : 0) | (one.side === 'SELL' ? SELL : 0) | (one.feeUnit === 'tokens' ? FEE_IN_TOKENS : 0);
     const s = index * FILL_STRINGS;
     strings[s] = one.orderHash;
     strings[s + 1] = one.maker;
     strings[s + 2] = one.taker;
-    strings[s + 3] = one.address;
-    strings[s + 4] = one.txHash;
     tokenIds[index] = one.tokenId;
   }
   return { fill, others, numbers, strings, tokenIds };
 }
 
-export function unpackDecodings(packed: PackedDecodings): Decoding[] {
+/** The main thread's step: each fact with its position (as decodeLog returns it), into `out` at `at[index]`. */
+export function unpackFacts(packed: PackedFacts, positions: readonly LogPosition[], at: readonly number[], out: Decoding[]): void {
   const { fill, others, numbers, strings, tokenIds } = packed;
-  const out = new Array<Decoding>(fill.length);
   let fills = 0;
   let other = 0;
   for (let index = 0; index < fill.length; index++) {
+    const position = positions[index]!;
     if (fill[index] === 0) {
-      out[index] = others[other++]!;
+      const fact = others[other++]!;
+      out[at[index]!] = fact.kind === 'decodeError' ? fact : withPosition(fact, position);
       continue;
     }
     const n = fills * FILL_NUMBERS;
     const s = fills * FILL_STRINGS;
-    const flags = numbers[n + 8]!;
-    const blockTimestamp = numbers[n + 7]!;
-    const decoded: Fill = {
+    const flags = numbers[n + 5]!;
+    out[at[index]!] = {
       kind: 'orderFilled',
       era: flags & V2 ? 'v2' : 'v1',
       orderHash: strings[s] as Fill['orderHash'],
@@ -102,14 +123,12 @@ export function unpackDecodings(packed: PackedDecodings): Decoding[] {
       fee: numbers[n + 3]!,
       feeUnit: flags & FEE_IN_TOKENS ? 'tokens' : 'usd',
       feeUsd: numbers[n + 4]!,
-      address: strings[s + 3] as Fill['address'],
-      txHash: strings[s + 4] as Fill['txHash'],
-      logIndex: numbers[n + 5]!,
-      blockNumber: numbers[n + 6]!,
-      blockTimestamp: Number.isNaN(blockTimestamp) ? null : blockTimestamp,
+      address: position.address,
+      txHash: position.txHash,
+      logIndex: position.logIndex,
+      blockNumber: position.blockNumber,
+      blockTimestamp: position.blockTimestamp,
     };
-    out[index] = decoded;
     fills++;
   }
-  return out;
 }
