@@ -5,6 +5,7 @@
  * Plans, limits and thresholds are data in this object, so an operator changes them without code.
  */
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ReadCacheSettings } from './projections/read-cache.ts';
@@ -273,6 +274,11 @@ const environmentSchema = z.object({
   ARCHIVE_UNKNOWN_TOKEN_WAIT_S: z.coerce.number().int().min(0).default(600),
   /** …and at most this many wait at once (the oldest are dead-lettered first). */
   ARCHIVE_PENDING_MAX: z.coerce.number().int().min(0).default(100_000),
+  /**
+   * Worker threads that ABI-decode the node's logs (the main thread fetches, maps and publishes); 0 decodes on
+   * the main thread. Default: the machine's available cores.
+   */
+  ARCHIVE_DECODE_WORKERS: z.coerce.number().int().min(0).max(64).default(availableParallelism()),
   /** Name of this archive's checkpoint (several archives, e.g. a v1 backfill, on one store). */
   ARCHIVE_SOURCE: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).default('polygon'),
   ARCHIVE_CTF_EXCHANGE: z.string().regex(/^0x[0-9a-fA-F]{40}$/).default('0x4bfb41d5b3570defd03c39a9a4d8de6bd8b8982e'),
@@ -523,6 +529,8 @@ export interface ArchiveConfig {
   pollMs: number;
   unknownTokenWaitSeconds: number;
   pendingMax: number;
+  /** Worker threads decoding logs (0: on the main thread). */
+  decodeWorkers: number;
   /** Lower-case addresses. The exchanges' own addresses are never traders. */
   contracts: {
     ctfExchange: `0x${string}`;
@@ -773,6 +781,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
           pollMs: env.ARCHIVE_POLL_MS,
           unknownTokenWaitSeconds: env.ARCHIVE_UNKNOWN_TOKEN_WAIT_S,
           pendingMax: env.ARCHIVE_PENDING_MAX,
+          decodeWorkers: env.ARCHIVE_DECODE_WORKERS,
           contracts: {
             ctfExchange: env.ARCHIVE_CTF_EXCHANGE.toLowerCase() as `0x${string}`,
             negRiskExchange: env.ARCHIVE_NEG_RISK_EXCHANGE.toLowerCase() as `0x${string}`,

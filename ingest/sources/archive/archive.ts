@@ -24,7 +24,8 @@ import type { Logger } from '../../../log.ts';
 import type { Store } from '../../../projections/store.ts';
 import type { EventInputOf, TopicId } from '../../contract/topics.ts';
 import { INDEXED_TOPIC0S } from './abi.ts';
-import { decodeLog, LogDecodeError, type DecodedLog, type RawLog } from './decode.ts';
+import type { DecodedLog, Decoding, RawLog } from './decode.ts';
+import { createLogDecoder, type LogDecoder } from './decode-pool.ts';
 import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
 import { AbortedError, RangeTooLargeError, type BlockHeader, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
@@ -79,6 +80,8 @@ export interface ArchiveOptions {
   onCheckpoint?: (block: number, progress: ArchiveProgress) => void;
   /** Called when the archive first reaches the safe head. */
   onCaughtUp?: (progress: ArchiveProgress) => void;
+  /** Where logs are decoded (default: ARCHIVE_DECODE_WORKERS worker threads, closed when run() returns). */
+  decoder?: LogDecoder;
   /** Progress log interval. */
   progressIntervalMs?: number;
   /** Checkpoints (each one waits until everything before it is durable) at most this often while backfilling. */
@@ -193,6 +196,10 @@ interface Fetched {
   logs: RawLog[];
   first: BlockHeader;
   last: BlockHeader;
+  /** The logs not marked `removed`, in the node's order. */
+  live: RawLog[];
+  /** Their decodings, in the same order: started as soon as the logs arrive (on the decode workers). */
+  decodings: Promise<Decoding[]>;
 }
 
 /** A range requested ahead, while the previous one is processed. */
@@ -207,6 +214,7 @@ export class Archive {
   private readonly contracts: ArchiveContracts;
   private readonly counters: ArchiveCounters = { blocks: 0, logs: 0, fills: 0, trades: 0, legs: 0, resolutions: 0, tokens: 0, pending: 0, deadLettered: 0, skipped: {} };
   private readonly timestamps = new Map<number, number>();
+  private decoder: LogDecoder | null = null;
   private waiting: Waiting[] = [];
   private lastDirectoryLoad = 0;
   private range: number;
@@ -259,9 +267,29 @@ export class Archive {
    */
   private async fetchRange(from: number, to: number): Promise<Fetched> {
     const { rpc } = this.options;
-    const [logs, last] = await Promise.all([rpc.getLogs(this.filter(from, to)), rpc.blockHeader(to)]);
+    // Decoding starts as soon as the logs arrive, while the headers are read and earlier ranges published.
+    const logs = rpc.getLogs(this.filter(from, to)).then((logs) => ({ logs, ...this.startDecoding(logs) }));
+    const [{ logs: all, live, decodings }, last] = await Promise.all([logs, rpc.blockHeader(to)]);
     const first = from === to ? last : await rpc.blockHeader(from);
-    return { from, to, logs, first, last };
+    return { from, to, logs: all, first, last, live, decodings };
+  }
+
+  /**
+   * The range's live logs handed to the decoder. Whatever fails here (an answer that is not a list of logs)
+   * fails in process(), where decoding always failed: the range's checks run first, as they did.
+   */
+  private startDecoding(logs: RawLog[]): { live: RawLog[]; decodings: Promise<Decoding[]> } {
+    let live: RawLog[] = [];
+    let decodings: Promise<Decoding[]>;
+    try {
+      live = logs.filter((raw) => !raw.removed);
+      decodings = this.decoder!.decode(live);
+    } catch (error) {
+      decodings = Promise.reject(error);
+    }
+    // Awaited by process(), or dropped with the range (a refused or inconsistent read): never unhandled.
+    decodings.catch(() => {});
+    return { live, decodings };
   }
 
   private ahead(from: number, to: number): Ahead {
@@ -273,12 +301,34 @@ export class Archive {
 
   /** Runs until aborted, or until ARCHIVE_END_BLOCK is checkpointed. Returns the last checkpoint. */
   async run(): Promise<number | null> {
+    const { config, log } = this.options;
+    const decoder = this.options.decoder ?? createLogDecoder(config.decodeWorkers, log);
+    this.decoder = decoder;
+    try {
+      return await this.backfill();
+    } finally {
+      if (this.options.decoder === undefined) await decoder.close();
+    }
+  }
+
+  private async backfill(): Promise<number | null> {
     const { config, store, log, signal } = this.options;
     const checkpoint = await readCheckpoint(store, config.source);
     this.nextBlock = checkpoint === null ? config.startBlock : checkpoint.block + 1;
     const known = await this.directory.load(store);
     this.lastDirectoryLoad = this.now();
-    log.info({ source: config.source, fromBlock: this.nextBlock, checkpoint: checkpoint?.block ?? null, checkpointHash: checkpoint?.hash || null, marketsKnown: known, endpoints: config.rpcUrls.length }, 'archive starting');
+    log.info(
+      {
+        source: config.source,
+        fromBlock: this.nextBlock,
+        checkpoint: checkpoint?.block ?? null,
+        checkpointHash: checkpoint?.hash || null,
+        marketsKnown: known,
+        endpoints: config.rpcUrls.length,
+        decodeWorkers: this.decoder!.workers,
+      },
+      'archive starting',
+    );
 
     const startedAt = this.now();
     const startBlock = this.nextBlock;
@@ -375,7 +425,7 @@ export class Archive {
         }
         inconsistentAnswers = 0;
         this.seedTimestamps(fetched);
-        await this.process(fetched.logs);
+        await this.process(fetched);
         this.nextBlock = fetched.to + 1;
         this.counters.blocks += fetched.to - fetched.from + 1;
         this.published({ block: fetched.to, hash: fetched.last.hash });
@@ -478,30 +528,31 @@ export class Archive {
     this.timestamps.set(fetched.last.number, fetched.last.timestamp);
   }
 
-  /** Decodes and publishes one range's logs, in chain order. */
-  private async process(logs: RawLog[]): Promise<void> {
+  /** Publishes one range's decoded logs, in chain order. */
+  private async process(fetched: Fetched): Promise<void> {
+    const { live } = fetched;
+    const decodings = await fetched.decodings;
     const decoded: DecodedLog[] = [];
     const raws: RawLog[] = [];
     const deadLetters: ArchiveDeadLetter[] = [];
     let ordered = true;
-    for (const raw of logs) {
-      if (raw.removed) continue;
+    for (let index = 0; index < live.length; index++) {
+      const raw = live[index]!;
+      const log = decodings[index]!;
       this.counters.logs++;
-      try {
-        const log = decodeLog(raw);
-        if (log === null) {
-          this.skip('not_indexed');
-          continue;
-        }
-        const previous = decoded.at(-1);
-        if (previous !== undefined && (previous.blockNumber > log.blockNumber || (previous.blockNumber === log.blockNumber && previous.logIndex > log.logIndex))) ordered = false;
-        decoded.push(log);
-        raws.push(raw);
-      } catch (error) {
-        if (!(error instanceof LogDecodeError)) throw error;
-        this.skip('decode_error');
-        deadLetters.push(letterOf(raw, error.reason));
+      if (log === null) {
+        this.skip('not_indexed');
+        continue;
       }
+      if (log.kind === 'decodeError') {
+        this.skip('decode_error');
+        deadLetters.push(letterOf(raw, log.reason));
+        continue;
+      }
+      const previous = decoded.at(-1);
+      if (previous !== undefined && (previous.blockNumber > log.blockNumber || (previous.blockNumber === log.blockNumber && previous.logIndex > log.logIndex))) ordered = false;
+      decoded.push(log);
+      raws.push(raw);
     }
     // Nodes answer in chain order; sort only when one did not.
     const order = decoded.map((_, index) => index);

@@ -135,30 +135,77 @@ const lower = (address: string) => address.toLowerCase() as Hex;
  * the bytes do not fit the event (the archive dead-letters it with this reason).
  */
 export function decodeLog(log: RawLog): DecodedLog | null {
+  const known = knownEventOf(log);
+  if (!known) return null;
+  const position = positionOfKnown(known, log);
+  return withPosition(decodeFact(known, log, position), position);
+}
+
+/** The event a log's topic0 names; undefined when it is none of ours. The first step of decodeLog. */
+export function knownEventOf(log: Pick<RawLog, 'topics'>): KnownEvent | undefined {
   const first = Array.isArray(log.topics) ? log.topics[0] : undefined;
   const topic0 = typeof first === 'string' ? first.toLowerCase() : undefined;
-  const known = topic0 === undefined ? undefined : EVENTS_BY_TOPIC0.get(topic0);
-  if (!known) return null;
-  let position: LogPosition;
-  let args: Record<string, unknown>;
+  return topic0 === undefined ? undefined : EVENTS_BY_TOPIC0.get(topic0);
+}
+
+/** Where a log of a known event sits; LogDecodeError when the node's fields are not what they must be. The second step. */
+export function positionOfKnown(known: KnownEvent, log: RawLog): LogPosition {
   try {
-    position = positionOf(log);
+    return positionOf(log);
   } catch (error) {
     throw new LogDecodeError({}, `${known.rule}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The fact a known event's topics and data state, without its position; LogDecodeError when the bytes do
+ * not fit the event. The third step (the one the decode workers run: viem's ABI decoding and the rules).
+ */
+export function decodeFact(known: KnownEvent, log: Pick<RawLog, 'topics' | 'data'>, position: Partial<LogPosition>): Decoded {
+  let args: Record<string, unknown>;
   try {
     args = decodeArgs(known, log);
   } catch (error) {
     throw new LogDecodeError(position, `${known.rule}: ${(error as Error).message.split('\n')[0]}`);
   }
-  const decoded = interpret(known.rule, known.event.name, args) as DecodedLog;
-  // One object per log: the position is written onto the decoded fact, not spread into a copy.
+  return interpret(known.rule, known.event.name, args);
+}
+
+/** The fact and its position as one object: the position is written onto the fact, not spread into a copy. */
+export function withPosition(fact: Decoded, position: LogPosition): DecodedLog {
+  const decoded = fact as DecodedLog;
   decoded.address = position.address;
   decoded.txHash = position.txHash;
   decoded.logIndex = position.logIndex;
   decoded.blockNumber = position.blockNumber;
   decoded.blockTimestamp = position.blockTimestamp;
   return decoded;
+}
+
+/** A log of one of our events whose bytes do not fit it: the reason the archive dead-letters it with. */
+export interface LogDecodeFailure {
+  kind: 'decodeError';
+  reason: string;
+}
+
+/** What decoding one log yields: the fact, null (not one of our events), or the reason it cannot be decoded. */
+export type Decoding = DecodedLog | null | LogDecodeFailure;
+
+/**
+ * Decodes a batch of logs in order, the same on the main thread and in a decode worker: a LogDecodeError
+ * becomes its log's failure, any other error (a bug, not the log's bytes) is thrown and fails the batch.
+ */
+export function decodeBatch(logs: readonly RawLog[]): Decoding[] {
+  const out = new Array<Decoding>(logs.length);
+  for (let index = 0; index < logs.length; index++) {
+    try {
+      out[index] = decodeLog(logs[index]!);
+    } catch (error) {
+      if (!(error instanceof LogDecodeError)) throw error;
+      out[index] = { kind: 'decodeError', reason: error.reason };
+    }
+  }
+  return out;
 }
 
 const TOPIC = /^0x[0-9a-fA-F]{64}$/;
@@ -190,7 +237,7 @@ const WORD_PARAMS = new Map<KnownEvent, WordParams>([...EVENTS_BY_TOPIC0.values(
  * registrations) are one ABI tuple: the indexed topics' words followed by the data words, decoded by viem in
  * one call. The others: the topics in one call, the data in another.
  */
-function decodeArgs(known: KnownEvent, log: RawLog): Record<string, unknown> {
+function decodeArgs(known: KnownEvent, log: Pick<RawLog, 'topics' | 'data'>): Record<string, unknown> {
   const { indexed, nonIndexed, event } = known;
   const wordParams = WORD_PARAMS.get(known)!;
   const topics = log.topics;
