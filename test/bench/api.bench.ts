@@ -47,6 +47,7 @@ import type { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { performance as nodePerformance } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
@@ -499,6 +500,9 @@ async function main(): Promise<void> {
     single: Record<Endpoint, LoadResult>;
     alone: Record<Endpoint, LoadResult>;
     mixed: LoadResult;
+    /** This process during the mix (the server, its store, live ingest): CPU (100% = one core) and its event loop's utilization. */
+    mixCpu: number;
+    mixLoop: number;
     /** Bare SELECT 1 per second on the read pool at --connections concurrency. */
     ceiling: number;
   }
@@ -528,9 +532,15 @@ async function main(): Promise<void> {
     for (const endpoint of ENDPOINTS) read[endpoint] = await timeReads(endpoint, CALLS, offset);
     for (const endpoint of ENDPOINTS) single[endpoint] = await driver.run(oneByOne({ [endpoint]: pathsOf(endpoint, offset) }));
     for (const endpoint of ENDPOINTS) alone[endpoint] = await atRate(pathsOf(endpoint, offset).map((path) => [endpoint, path] as [Endpoint, string]));
+    const cpuBefore = process.cpuUsage();
+    const loopBefore = nodePerformance.eventLoopUtilization();
+    const mixStarted = performance.now();
     const mixed = await atRate(mixSequence);
+    const mixCpuUsed = process.cpuUsage(cpuBefore);
+    const mixCpu = (100 * (mixCpuUsed.user + mixCpuUsed.system)) / 1000 / (performance.now() - mixStarted);
+    const mixLoop = nodePerformance.eventLoopUtilization(loopBefore).utilization;
     const ceiling = await selectOneCeiling();
-    runs.push({ read, single, alone, mixed, ceiling });
+    runs.push({ read, single, alone, mixed, mixCpu, mixLoop, ceiling });
     // A percentile of no answers is NaN here and null once it has crossed the load generator's IPC.
     const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? '-' : value.toFixed(1));
     const cell = (endpoint: Endpoint) => `${endpoint} ${ms(read[endpoint].p50)} / ${ms(single[endpoint].endpoints[endpoint]!.p50)} / ${ms(alone[endpoint].endpoints[endpoint]!.p50)}`;
@@ -595,6 +605,10 @@ async function main(): Promise<void> {
     );
   }
 
+  console.log(
+    `during the mix, the server process (API, store, live ingest) used ${med((run) => run.mixCpu).toFixed(0)}% CPU (100% = one core, ${os.cpus().length} cores; ` +
+      `the load generator is another process) and its event loop was busy ${(100 * med((run) => run.mixLoop)).toFixed(0)}% of the time`,
+  );
   const ceiling = med((run) => run.ceiling);
   const mixFailed = failures(runs.map((run) => run.mixed));
   const mixWorstP99 = Math.max(...MIX_ENDPOINTS.map((endpoint) => mixP99.get(endpoint)!));

@@ -54,10 +54,17 @@ export class LocalPolygonNode {
   private port = 0;
   /** Blocks from which a reorg replaced the chain, in order: a block's hash says how many replaced it. */
   private readonly reorgs: number[] = [];
+  /**
+   * The numbers of the blocks with logs (either chain), ascending; rebuilt after a change. eth_getLogs
+   * binary-searches it: a benchmark's node shares the machine with the archive it serves, and a remote
+   * node's CPU would not be the archive's.
+   */
+  private numbersWithLogs: number[] | null = null;
 
   setBlock(number: number, timestamp: number, logs: RawLog[]): void {
     this.blocks.set(number, { timestamp, logs, recordedHash: logs.find((log) => log.blockHash !== undefined)?.blockHash?.toLowerCase() });
     this.head = Math.max(this.head, number);
+    this.numbersWithLogs = null;
   }
 
   /** The hash of a block on the current chain: its number, and how many reorgs replaced it. */
@@ -79,6 +86,23 @@ export class LocalPolygonNode {
 
   setFork(number: number, logs: RawLog[]): void {
     this.forkLogs.set(number, logs);
+    this.numbersWithLogs = null;
+  }
+
+  /** Block numbers from `from` to `to` (inclusive) that have a block or fork entry, ascending. */
+  private numbersBetween(from: number, to: number): number[] {
+    this.numbersWithLogs ??= [...new Set([...this.blocks.keys(), ...this.forkLogs.keys()])].sort((a, b) => a - b);
+    const numbers = this.numbersWithLogs;
+    let low = 0;
+    let high = numbers.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (numbers[middle]! < from) low = middle + 1;
+      else high = middle;
+    }
+    const found: number[] = [];
+    for (let index = low; index < numbers.length && numbers[index]! <= to; index++) found.push(numbers[index]!);
+    return found;
   }
 
   get url(): string {
@@ -161,8 +185,7 @@ export class LocalPolygonNode {
         const addresses = filter.address ? new Set(filter.address.map((address) => address.toLowerCase())) : null;
         const topic0s = filter.topics?.[0] ? new Set(filter.topics[0].map((topic) => topic.toLowerCase())) : null;
         const logs: RawLog[] = [];
-        const numbers = [...new Set([...this.blocks.keys(), ...this.forkLogs.keys()])].filter((number) => number >= from && number <= to).sort((a, b) => a - b);
-        for (const number of numbers) {
+        for (const number of this.numbersBetween(from, to)) {
           const young = this.head - number < this.reorgDepth && this.forkLogs.has(number);
           if (young) this.servedFork.add(number);
           const blockLogs = young ? this.forkLogs.get(number)! : (this.blocks.get(number)?.logs ?? []);
