@@ -71,10 +71,13 @@ export function parseTraderIdentifier(input: string): TraderIdentifier {
   return parseProfileUrl(text) ?? { kind: 'name', name: text };
 }
 
+/** The wallet's newest name (ReplacingMergeTree(as_of)'s rule, by the primary key, without FINAL). */
 const READ_NAME = `
 SELECT name
-FROM {db:Identifier}.trader_names FINAL
-WHERE wallet = {wallet:String}`;
+FROM {db:Identifier}.trader_names
+WHERE wallet = {wallet:String}
+ORDER BY as_of DESC
+LIMIT 1`;
 
 /** The current display name of a wallet ('' when none is known). */
 export async function readTraderName(store: Store, wallet: string): Promise<string> {

@@ -156,7 +156,13 @@ describe('an answer that does not match its response schema', () => {
         kind: store.kind,
         query: async <Row>(sql: string, params?: Record<string, unknown>, options?: { timeoutSeconds?: number | undefined }) => {
           const rows = await store.query<Row>(sql, params, options);
-          return /AS size_p90_usd/.test(sql) ? rows.map((row) => ({ ...row, fills_count: 2.5 })) : rows;
+          // The summary's bundle (projections/bundle.ts): its trader-market part carries fills_count.
+          if (!/side2_buy_tokens/.test(sql)) return rows;
+          return rows.map((row) => {
+            const part = row as { part: number; row: string };
+            const values = JSON.parse(part.row) as Record<string, unknown>;
+            return ('fills_count' in values ? { ...part, row: JSON.stringify({ ...values, fills_count: 2.5 }) } : row) as Row;
+          });
         },
       }),
     });
