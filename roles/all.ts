@@ -25,6 +25,7 @@ import { openMigratedStore, shutdownSignal, throttled } from './runtime.ts';
 import { storeAnswers } from '../projections/store.ts';
 import { DEMO_ACCOUNT_IDS, ensureDemoAccounts, readDemoKeys } from '../ingest/sources/accounts.ts';
 import { SkipLandedSink, snapshotAccountSessions, snapshotSimulatedSince } from '../ingest/sources/skip-landed.ts';
+import { rederivedBatches, rederiveViewsSince } from '../projections/rederive.ts';
 import { publishSessions, recordSessions } from '../ingest/sources/simulator/tapes.ts';
 import { createSimulator, runSimulator } from '../ingest/sources/simulator/index.ts';
 import { readStateFile, StateFileError, writeFileAtomic } from '../ingest/state-file.ts';
@@ -125,6 +126,15 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   const saveThrottled = throttled(STATE_SAVE_INTERVAL_MS, () => void saveState().catch((error: unknown) => log.error({ err: error }, 'saving the simulator state failed')));
   await saveState();
 
+  // A resumed world's tail: what its views derive from the landing rows, derived again (a SIGKILL between a
+  // landing insert and its views' inserts leaves the row without them, and skip-landed will not publish it
+  // again); the staging the derivation makes is refreshed like any write's (projections/rederive.ts).
+  if (previous && memoryLog) {
+    const token = `rederive:${world.resumeFromTs}:${startedAt}`;
+    const views = await rederiveViewsSince(store, world.resumeFromTs, token);
+    for (const batch of rederivedBatches(token)) worker.rollups.enqueue(batch);
+    log.info({ fromTs: world.resumeFromTs, views: views.length }, 'derived the views of the resumed tail again');
+  }
   // What the store holds of a resumed world, before anything is published again (see skip-landed.ts).
   const landedWorld = previous && memoryLog ? await snapshotSimulatedSince(store, world.resumeFromTs) : new Map<string, number>();
   const landedSessions = await snapshotAccountSessions(store, DEMO_ACCOUNT_IDS);

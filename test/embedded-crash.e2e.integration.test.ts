@@ -97,6 +97,10 @@ describe('npm start (role all) killed at any moment', () => {
     const listening = await midBackfill.waitFor((line) => line.msg === 'listening');
     const resumed = await midBackfill.waitFor((line) => line.msg === 'resuming the simulated world');
     expect(resumed.genesisTs).toBe(genesisTs);
+    // The resumed tail's views are derived again (a kill between a landing insert and its views' inserts
+    // would otherwise lose the view rows for good: projections/rederive.ts, test/rederive).
+    const rederived = await midBackfill.waitFor((line) => line.msg === 'derived the views of the resumed tail again');
+    expect(rederived.views).toBeGreaterThanOrEqual(10);
     // While the backfill is missing, readiness says so and what it waits for.
     const starting = await fetch(`${String(listening.address)}/readyz`);
     expect(starting.status).toBe(503);
