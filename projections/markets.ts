@@ -10,6 +10,16 @@
 import { z } from 'zod';
 import { clampUInt32, UINT32_MAX } from './params.ts';
 import { bundle, readBundle, type Bundle } from './bundle.ts';
+import {
+  compareIds,
+  MARKET_TRADE_SPAN_PART,
+  marketMetaPart,
+  marketResolutionPart,
+  traderMarketFillsPart,
+  type MarketResolutionRow,
+  type MarketTradeSpanRow,
+  type TraderMarketFillRow,
+} from './market-parts.ts';
 import type { MarketNames } from './read-cache.ts';
 import type { QueryParams, Store } from './store.ts';
 
@@ -378,11 +388,6 @@ export async function readTraderMarkets(
   };
 }
 
-/** Byte order of two ids (ClickHouse's String order; the ids are ASCII). */
-function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /**
  * The four slices of at most `n` rows each. Ties: last activity DESC, then condition_id. Wins and losses
  * rank resolved markets by their result (best first, worst first), most traded every market by fills,
@@ -467,20 +472,14 @@ const newestTraderMarket = (columns: string) => `
 
 const HEADER_COLUMNS = 'condition_id, resolved, winner_token_side, up_payout, pnl_usd';
 
-/** The market's names by primary key (its newest version). */
-const MARKET_NAMES_PART = `
-    SELECT title, outcome1, outcome2
-    FROM {db:Identifier}.markets_meta_v2
-    WHERE condition_id = {condition_id:String}
-    ORDER BY version DESC
-    LIMIT 1`;
+/** The header's part of a bundle: the wallet's newest row of the market (its header's columns). */
+export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
 
 /**
  * Point lookups by primary key, as one bundle of plain parts (projections/bundle.ts): the wallet's row of
- * the market and, unless the read caches hold them, the market's names.
+ * the market and, unless the read caches hold them, the market's names (its metadata).
  */
-/** The header's part of a bundle: the wallet's newest row of the market (its header's columns). */
-export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
+const MARKET_NAMES_PART = marketMetaPart('title, outcome1, outcome2');
 const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({ tm: TRADER_MARKET_HEADER_PART, names: MARKET_NAMES_PART });
 const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: TRADER_MARKET_HEADER_PART });
 
@@ -492,35 +491,20 @@ const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
 
 /**
  * Everything a summary needs, every part a point lookup by primary key, in one bundle: the wallet's
- * trader_markets row, the market's names (unless cached), its resolution time, its traded window
- * (marks), and the wallet's fills in the market (fills_v2, each fill's copy with the highest
- * source_rank). Folded in summaryOf.
+ * trader_markets row, the market's names (unless cached), its resolution, its traded window (marks),
+ * and the wallet's fills in the market (projections/market-parts.ts). Folded in summaryRowOf.
  */
 const summaryParts = {
   tm: newestTraderMarket(SUMMARY_COLUMNS),
-  resolution: `
-    SELECT ts
-    FROM {db:Identifier}.market_resolutions_v2
-    WHERE condition_id = {condition_id:String}
-    ORDER BY ts DESC
-    LIMIT 1`,
-  window: `
-    SELECT min(first_ts) AS market_first, max(last_ts) AS market_last
-    FROM {db:Identifier}.market_marks_v2
-    WHERE condition_id = {condition_id:String}
-    GROUP BY condition_id`,
-  fills: `
-    SELECT fill_id, ts, usd
-    FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
-    ORDER BY fill_id, source_rank DESC
-    LIMIT 1 BY fill_id`,
+  resolution: marketResolutionPart('ts'),
+  window: MARKET_TRADE_SPAN_PART,
+  fills: traderMarketFillsPart('ts, usd'),
 };
 interface SummaryParts {
   tm: SummaryTraderMarketRow;
-  resolution: { ts: number };
-  window: { market_first: number; market_last: number };
-  fills: { fill_id: string; ts: number; usd: number };
+  resolution: Pick<MarketResolutionRow, 'ts'>;
+  window: MarketTradeSpanRow;
+  fills: Pick<TraderMarketFillRow, 'fill_id' | 'ts' | 'usd'>;
 }
 const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({ ...summaryParts, names: MARKET_NAMES_PART });
 const READ_MARKET_SUMMARY_NAMED = bundle<SummaryParts>(summaryParts);
@@ -529,6 +513,7 @@ export interface TraderMarketHeaderRow {
   condition_id: string;
   resolved: boolean;
   winner_token_side: number;
+  /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
   up_payout: number | null;
   pnl_usd: number;
 }
@@ -570,44 +555,19 @@ async function readWithNames<Parts extends { tm: object }>(
   const cached = cache?.get(conditionId);
   if (cached) return { parts: await readBundle(store, named, params), names: cached };
   const parts = await readBundle(store, withNames, params);
-  const [names] = parts.names;
+  const [meta] = parts.names;
+  if (!meta) return { parts, names: NO_MARKET_NAMES };
   // A market without metadata is not kept: its names may land any moment.
-  if (names) cache?.set(conditionId, { title: names.title, outcome1: names.outcome1, outcome2: names.outcome2 });
-  return { parts, names: names ?? NO_MARKET_NAMES };
+  const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2 };
+  cache?.set(conditionId, names);
+  return { parts, names };
 }
 
-interface HeaderRow {
-  condition_id: string;
-  title: string;
-  outcome1: string;
-  outcome2: string;
-  resolved: boolean;
-  winner_token_side: number;
-  /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
-  up_payout: number | null;
-  pnl_usd: number;
-}
+/** A header's row: the wallet's row of the market and the market's names. */
+type HeaderRow = TraderMarketHeaderRow & MarketNames;
 
-interface SummaryRow extends HeaderRow {
-  fills_count: number;
-  buy_count: number;
-  sell_count: number;
-  buy_usd: number;
-  sell_usd: number;
-  buy_tokens: number;
-  buy_up_price_tokens: number;
-  side1_buy_count: number;
-  side1_sell_count: number;
-  side1_buy_usd: number;
-  side1_sell_usd: number;
-  side1_buy_tokens: number;
-  side2_buy_count: number;
-  side2_sell_count: number;
-  side2_buy_usd: number;
-  side2_sell_usd: number;
-  side2_buy_tokens: number;
-  net_tokens1: number;
-  net_tokens2: number;
+/** A summary's row: the wallet's row of the market, the market's names, and what summaryRowOf folds from the other parts. */
+interface SummaryRow extends SummaryTraderMarketRow, MarketNames {
   resolution_ts: number | null;
   first_fill_ts: number | null;
   last_fill_ts: number | null;
@@ -711,7 +671,7 @@ function toSummary(row: SummaryRow): MarketSummary {
  * ≤ the whole; the shares are divided and bounded in `usdShare`.
  */
 function summaryRowOf(parts: { [Name in keyof SummaryParts]: SummaryParts[Name][] }, tm: SummaryTraderMarketRow, names: MarketNames): SummaryRow {
-  const fills = [...parts.fills].sort((a, b) => (a.fill_id < b.fill_id ? -1 : a.fill_id > b.fill_id ? 1 : 0));
+  const fills = [...parts.fills].sort((a, b) => compareIds(a.fill_id, b.fill_id));
   const n = fills.length;
   const sizes = fills.map((fill) => fill.usd).sort((a, b) => a - b);
   let firstFill = Number.POSITIVE_INFINITY;
@@ -721,8 +681,8 @@ function summaryRowOf(parts: { [Name in keyof SummaryParts]: SummaryParts[Name][
     lastFill = Math.max(lastFill, fill.ts);
   }
   const window = parts.window[0];
-  const start = window ? Math.min(window.market_first, firstFill) : firstFill;
-  const end = window ? Math.max(window.market_last, lastFill) : lastFill;
+  const start = window ? Math.min(window.first_ts, firstFill) : firstFill;
+  const end = window ? Math.max(window.last_ts, lastFill) : lastFill;
   const span = end - start;
   let usdTotal = 0;
   let usdFirstTenth = 0;

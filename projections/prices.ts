@@ -6,6 +6,17 @@
  */
 import { z } from 'zod';
 import { bundle, readBundle } from './bundle.ts';
+import {
+  compareIds,
+  MARKET_TRADE_SPAN_PART,
+  marketMetaPart,
+  marketResolutionPart,
+  traderMarketFillsPart,
+  type MarketMetaRow,
+  type MarketResolutionRow,
+  type MarketTradeSpanRow,
+  type TraderMarketFillRow,
+} from './market-parts.ts';
 import { TRADER_MARKET_HEADER_PART, toHeader, type MarketHeader, type TraderMarketHeaderRow } from './markets.ts';
 import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
@@ -110,33 +121,14 @@ export interface MarketTimes {
 }
 
 /**
- * What places a market in time, as plain point lookups by primary key (parts of a bundle,
- * projections/bundle.ts): its metadata and its resolution (each key's newest version, ReplacingMergeTree's
- * rule, rather than FINAL), its trade span (marks). An absent part has no row.
+ * What places a market in time, as point lookups of one bundle (projections/market-parts.ts): its
+ * metadata, its trade span (marks), its resolution.
  */
-const marketTimesParts = {
-  meta: `
-    SELECT title, outcome1, outcome2, title_start_ts
-    FROM {db:Identifier}.markets_meta_v2
-    WHERE condition_id = {condition_id:String}
-    ORDER BY version DESC
-    LIMIT 1`,
-  trades: `
-    SELECT min(first_ts) AS first_ts, max(last_ts) AS last_ts
-    FROM {db:Identifier}.market_marks_v2
-    WHERE condition_id = {condition_id:String}
-    GROUP BY condition_id`,
-  resolution: `
-    SELECT winner_token_side, ts, payout1, payout2
-    FROM {db:Identifier}.market_resolutions_v2
-    WHERE condition_id = {condition_id:String}
-    ORDER BY ts DESC
-    LIMIT 1`,
-};
+const marketTimesParts = { meta: marketMetaPart(), trades: MARKET_TRADE_SPAN_PART, resolution: marketResolutionPart() };
 interface MarketTimesParts {
-  meta: { title: string; outcome1: string; outcome2: string; title_start_ts: number | null };
-  trades: { first_ts: number; last_ts: number };
-  resolution: { winner_token_side: number; ts: number; payout1: number | null; payout2: number | null };
+  meta: MarketMetaRow;
+  trades: MarketTradeSpanRow;
+  resolution: MarketResolutionRow;
 }
 const READ_MARKET_TIMES = bundle<MarketTimesParts>(marketTimesParts);
 /** The trader's row of the market with the market's times: everything a chart or tape needs to start, in one statement. */
@@ -163,7 +155,7 @@ function marketTimesOf(conditionId: string, parts: { [Name in keyof MarketTimesP
  * A winner (token 1 or 2), or a split payout (winner 0): token 1's share of the payout numerators; none
  * when no payouts were reported (not resolved).
  */
-function resolutionOf(row: MarketTimesParts['resolution']): Resolution | null {
+function resolutionOf(row: MarketResolutionRow): Resolution | null {
   const winner = row.winner_token_side;
   if (winner === 1 || winner === 2) return { winnerTokenSide: winner, ts: row.ts };
   const payout1 = row.payout1 ?? 0;
@@ -327,30 +319,20 @@ export const marketFillSchema = z.object({
 });
 export type MarketFill = z.infer<typeof marketFillSchema>;
 
-/** The trader's fills in the market, one copy per fill: the highest source_rank (the archive's), as ReplacingMergeTree(source_rank) keeps; no FINAL. */
-const TRADER_MARKET_FILLS = `
-    SELECT ts, fill_id, side, up_price AS price, token_side, size_tokens, usd
-    FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
-    ORDER BY fill_id, source_rank DESC
-    LIMIT 1 BY fill_id`;
+/** The sampled chart in one statement: the series' rung over its window and the trader's fills (ordered in marketFillsOf). */
+const READ_CHART = bundle<{ rung: LadderRow; fills: TraderMarketFillRow }>({ rung: READ_RUNG, fills: traderMarketFillsPart() });
 
-const READ_FILLS = `
-SELECT ts, side, price, token_side, size_tokens, usd
-FROM
-(${TRADER_MARKET_FILLS}
-)
-ORDER BY ts, fill_id`;
+/** The trader's fills in time order (then fill_id), each with the name of the token traded. */
+function marketFillsOf(rows: readonly TraderMarketFillRow[], times: MarketTimes): MarketFill[] {
+  return [...rows]
+    .sort((a, b) => a.ts - b.ts || compareIds(a.fill_id, b.fill_id))
+    .map(({ fill_id: _id, ...fill }) => ({ ...fill, outcome: fill.token_side === 1 ? times.outcome1 : times.outcome2 }));
+}
 
-/** The sampled chart in one statement: the series' rung over its window and the trader's fills (ordered by the caller). */
-const READ_CHART = bundle<{ rung: LadderRow; fills: Omit<MarketFill, 'outcome'> & { fill_id: string } }>({
-  rung: READ_RUNG,
-  fills: TRADER_MARKET_FILLS,
-});
+const TRADER_MARKET_FILLS = traderMarketFillsPart();
 
 export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
-  const rows = await store.query<Omit<MarketFill, 'outcome'>>(READ_FILLS, { wallet, condition_id: times.conditionId });
-  return rows.map((row) => ({ ...row, outcome: row.token_side === 1 ? times.outcome1 : times.outcome2 }));
+  return marketFillsOf(await store.query<TraderMarketFillRow>(TRADER_MARKET_FILLS, { wallet, condition_id: times.conditionId }), times);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -391,11 +373,7 @@ export async function readSampledChart(
     const plan = planChart(market.times, request, limits, nowSeconds);
     const parts = await readBundle(store, READ_CHART, { ...rungParams(market.times.conditionId, plan.fidelity, plan.fromTs, plan.toTs), wallet });
     const points = toPoints([...parts.rung].sort((a, b) => a.ts - b.ts));
-    const fills = [...parts.fills].sort((a, b) => a.ts - b.ts || (a.fill_id < b.fill_id ? -1 : a.fill_id > b.fill_id ? 1 : 0));
-    return {
-      series: { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points },
-      fills: fills.map(({ fill_id: _id, ...fill }) => ({ ...fill, outcome: fill.token_side === 1 ? market.times.outcome1 : market.times.outcome2 })),
-    };
+    return { series: { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points }, fills: marketFillsOf(parts.fills, market.times) };
   };
   if (!store.caches) return read();
   const resolved = market.header.resolved && market.times.resolution !== null;

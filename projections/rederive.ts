@@ -77,7 +77,7 @@ export async function rederiveViewsSince(
       const time = SIMULATED_LANDING[table].time;
       await store.command(
         `INSERT INTO {db:Identifier}.{scratch:Identifier}
-         SETTINGS insert_deduplication_token = ${sqlLiteral(`${token}:${table}`)}, deduplicate_blocks_in_dependent_materialized_views = 1
+         SETTINGS insert_deduplication_token = ${sqlLiteral(batchOf(token, table))}, deduplicate_blocks_in_dependent_materialized_views = 1
          SELECT * FROM {db:Identifier}.{table:Identifier} WHERE {time:Identifier} >= {from_ts:UInt64}`,
         { scratch: scratchTable, table, time, from_ts: fromTs },
       );
@@ -90,7 +90,12 @@ export async function rederiveViewsSince(
   return fed;
 }
 
-/** The rollup batches a derivation with this token stages (one per landing table: the token, then the table). */
+/** A landing table's insert of a derivation: its deduplication token, which the rollup staging views take as the batch id. */
+function batchOf(token: string, table: SimulatedLandingTable): string {
+  return `${token}:${table}`;
+}
+
+/** The rollup batches a derivation with this token stages (one per landing table). */
 export function rederivedBatches(token: string, tables: readonly SimulatedLandingTable[] = Object.keys(SIMULATED_LANDING) as SimulatedLandingTable[]): string[] {
-  return tables.map((table) => `${token}:${table}`);
+  return tables.map((table) => batchOf(token, table));
 }

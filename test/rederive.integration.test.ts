@@ -7,7 +7,7 @@
  * lost, without a second raw row in any landing table; deriving twice changes nothing more.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig, type Config } from '../config.ts';
+import type { Config } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { readTraderMarkets } from '../projections/markets.ts';
 import { rederivedBatches, rederiveViewsSince } from '../projections/rederive.ts';
@@ -15,7 +15,7 @@ import { refreshRollups } from '../projections/rollups.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
-import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.ts';
+import { inProcessConfig } from './harness/api.ts';
 
 const wallet = makeWallet('rederive');
 const markets = [makeConditionId('rederive-a'), makeConditionId('rederive-b')];
@@ -29,12 +29,6 @@ const TAIL_TS = BASE_TS + 600;
 const lateFill = makeFill({ wallet, condition_id: markets[0]!, side: 'SELL', price: 0.7, size_tokens: 40, ts: TAIL_TS });
 const lateTrade = makeTrade({ condition_id: markets[0]!, price: 0.8, ts: TAIL_TS + 1, seq: 99 });
 
-function configOf(label: string): Config {
-  const environment = testEnvironment(uniqueId(label), PROCESS_DATA_DIR);
-  delete (environment as Record<string, string | undefined>).KAFKA_BROKERS;
-  return parseConfig(environment);
-}
-
 async function land(config: Config, publish: Parameters<typeof withPublisher>[2]): Promise<void> {
   await withPublisher(config, createLogger('error'), publish);
 }
@@ -45,8 +39,8 @@ describe('deriving the views of a crash tail again', () => {
   let config: Config;
 
   beforeAll(async () => {
-    const referenceConfig = configOf('rederive_reference');
-    config = configOf('rederive_crashed');
+    const referenceConfig = inProcessConfig('rederive_reference');
+    config = inProcessConfig('rederive_crashed');
     for (const each of [referenceConfig, config]) {
       await land(each, async ({ publisher }) => {
         await publisher.publish('markets', markets.map((conditionId) => makeMarket({ condition_id: conditionId })));

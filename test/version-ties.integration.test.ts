@@ -6,14 +6,13 @@
  * Each source lands in its own ingest (its own refresh), and the reads run before any OPTIMIZE.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { readCareer } from '../projections/careers.ts';
 import { readMarketSummary, readTraderMarkets } from '../projections/markets.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeWallet } from './factories.ts';
-import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.ts';
+import { inProcessConfig } from './harness/api.ts';
 
 describe('versions of recomputed trader markets', () => {
   let store: Store | undefined;
@@ -23,9 +22,7 @@ describe('versions of recomputed trader markets', () => {
   });
 
   it('the archive copy of a fill, landing after its upstream copy, wins in every read without a merge', async () => {
-    const environment = testEnvironment(uniqueId('versionties'), PROCESS_DATA_DIR);
-    delete (environment as Record<string, string | undefined>).KAFKA_BROKERS;
-    const config = parseConfig(environment);
+    const config = inProcessConfig('versionties');
     const log = createLogger('error');
     const wallet = makeWallet('version-ties');
     const markets = [0, 1, 2, 3, 4].map((index) => makeConditionId(`version-ties-${index}`));

@@ -97,14 +97,15 @@ type Endpoint = (typeof ENDPOINTS)[number];
 const MIX_ENDPOINTS = ['card', 'top', 'summary', 'chart', 'fills'] as const;
 
 // ---------------------------------------------------------------------------------------------------
-// The load generator (child process): autocannon, latencies per endpoint.
+// One request at a time (child process): autocannon on one connection, latencies per endpoint. Rated
+// runs use the paced open loop of test/bench/load.ts (atRate below).
 
 interface LoadJob {
   url: string;
   authorization: string;
   connections: number;
-  /** Either a fixed overall rate for a duration, or a number of requests as fast as answered. */
-  load: { rate: number; duration: number } | { amount: number };
+  /** This many requests, each sent when the last is answered. */
+  amount: number;
   /** The request paths of each endpoint in the job; several endpoints are interleaved (a mix). */
   paths: Partial<Record<Endpoint, string[]>>;
 }
@@ -148,9 +149,7 @@ type Autocannon = (
   options: {
     url: string;
     connections: number;
-    overallRate?: number;
-    duration?: number;
-    amount?: number;
+    amount: number;
     requests: AutocannonRequest[];
     setupClient: (client: AutocannonClient) => void;
   },
@@ -185,9 +184,8 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
     const offset = Math.floor(((clients++ % job.connections) * sequence.length) / job.connections);
     client.setRequests([...sequence.slice(offset), ...sequence.slice(0, offset)]);
   };
-  const load = 'amount' in job.load ? { amount: job.load.amount } : { overallRate: job.load.rate, duration: job.load.duration };
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
-    const instance = autocannon({ url: job.url, connections: job.connections, ...load, requests: sequence, setupClient }, (error, done) =>
+    const instance = autocannon({ url: job.url, connections: job.connections, amount: job.amount, requests: sequence, setupClient }, (error, done) =>
       error ? reject(error) : resolve(done),
     );
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
@@ -455,11 +453,10 @@ async function main(): Promise<void> {
     for (const pair of own) mixSequence.push(['summary', urls.summary(pair)]);
     mixSequence.push(['chart', urls.chart(own[0]!)], ['fills', urls.fills(own[0]!)]);
   }
-  const oneByOne = (paths: LoadJob['paths']): LoadJob => ({ url: address, authorization, connections: 1, load: { amount: SINGLE }, paths });
+  const oneByOne = (paths: LoadJob['paths']): LoadJob => ({ url: address, authorization, connections: 1, amount: SINGLE, paths });
 
   /**
-   * The endpoints' paths (interleaved: card, markets, … of pair 0, then of pair 1, …) at RATE requests per
-   * second in total, evenly spaced (an open loop: each request starts on its schedule, answered or not,
+   * These requests (each an endpoint and its path, taken in turn) at RATE requests per second in total, evenly spaced (an open loop: each request starts on its schedule, answered or not,
    * as agents in the wild send them; a late answer is late by all the time it waited). autocannon's
    * overallRate, used here before, sends each connection's budget back to back at the top of every
    * second: a burst of RATE requests, then idle, which measures bursts, not a sustained rate.
@@ -467,7 +464,6 @@ async function main(): Promise<void> {
   async function atRate(requests: readonly [Endpoint, string][], duration = DURATION): Promise<LoadResult> {
     const sequence = requests.map(([, path]) => path);
     const endpointOf = requests.map(([endpoint]) => endpoint);
-    const groups = [...new Set(endpointOf)].map((endpoint) => [endpoint] as const);
     const result = await paced.run({ url: address, authorization, paths: sequence, durationS: duration, mode: { kind: 'open', rate: RATE }, timeoutMs: 10_000 });
     const statuses: Record<string, number> = {};
     const latencies = new Map<Endpoint, number[]>();
@@ -481,7 +477,7 @@ async function main(): Promise<void> {
       list.push(answer.ms);
     }
     const endpoints: Partial<Record<Endpoint, EndpointLoad>> = {};
-    for (const [endpoint] of groups) {
+    for (const endpoint of new Set(endpointOf)) {
       const list = latencies.get(endpoint) ?? [];
       endpoints[endpoint] = { count: list.length, non2xx: non2xx.get(endpoint) ?? 0, p50: percentile(list, 0.5), p99: percentile(list, 0.99) };
     }

@@ -1,0 +1,77 @@
+/**
+ * The point lookups of one market (and of one trader in it) that several bundles share
+ * (projections/bundle.ts): the summary, the trader's market of a chart or tape, the sampled chart. Each
+ * lookup (table, key, which copy counts) is written once here; a bundle takes the columns it needs (on
+ * this engine every column read costs: the summary reads fewer than the chart). Keys' newest versions by
+ * ReplacingMergeTree's rule (ORDER BY version DESC LIMIT 1), never FINAL. An absent part has no row.
+ * Parameters: `condition_id`, and `wallet` for the trader's parts.
+ */
+
+/** The market's metadata: its names and the start its title names (`MarketMetaRow`). */
+export const marketMetaPart = (columns = 'title, outcome1, outcome2, title_start_ts') => `
+    SELECT ${columns}
+    FROM {db:Identifier}.markets_meta_v2
+    WHERE condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1`;
+
+export interface MarketMetaRow {
+  title: string;
+  outcome1: string;
+  outcome2: string;
+  title_start_ts: number | null;
+}
+
+/** The market's traded span (its marks): first and last trade. */
+export const MARKET_TRADE_SPAN_PART = `
+    SELECT min(first_ts) AS first_ts, max(last_ts) AS last_ts
+    FROM {db:Identifier}.market_marks_v2
+    WHERE condition_id = {condition_id:String}
+    GROUP BY condition_id`;
+
+export interface MarketTradeSpanRow {
+  first_ts: number;
+  last_ts: number;
+}
+
+/** The market's latest resolution (`MarketResolutionRow`). */
+export const marketResolutionPart = (columns = 'winner_token_side, ts, payout1, payout2') => `
+    SELECT ${columns}
+    FROM {db:Identifier}.market_resolutions_v2
+    WHERE condition_id = {condition_id:String}
+    ORDER BY ts DESC
+    LIMIT 1`;
+
+export interface MarketResolutionRow {
+  winner_token_side: number;
+  ts: number;
+  payout1: number | null;
+  payout2: number | null;
+}
+
+/**
+ * The trader's fills in the market (`TraderMarketFillRow`), one copy per fill: the highest source_rank
+ * (the archive's), as ReplacingMergeTree(source_rank) keeps. `fill_id` is always among the columns.
+ */
+export const traderMarketFillsPart = (columns = 'ts, side, up_price AS price, token_side, size_tokens, usd') => `
+    SELECT fill_id, ${columns}
+    FROM {db:Identifier}.fills_v2
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY fill_id, source_rank DESC
+    LIMIT 1 BY fill_id`;
+
+export interface TraderMarketFillRow {
+  ts: number;
+  fill_id: string;
+  side: 'BUY' | 'SELL';
+  /** UP space. */
+  price: number;
+  token_side: 1 | 2;
+  size_tokens: number;
+  usd: number;
+}
+
+/** Byte order of two ids (ClickHouse's String order; the ids are ASCII): a bundle's rows come in no order, folds sort them. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
