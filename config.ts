@@ -153,6 +153,13 @@ const environmentSchema = z.object({
   READ_CACHE_WHALES_S: z.coerce.number().min(0).max(60).default(1),
   /** An open market's summary, chart or tape is reused this long; never longer than API_OPEN_MARKET_MAX_AGE_S. 0: off. */
   READ_CACHE_OPEN_MARKET_S: z.coerce.number().min(0).max(3600).default(1),
+  /**
+   * An answer about a trader is reused until an ingest write changes that trader's data (embedded store,
+   * ingest in the same process), and at most this long; never longer than API_OPEN_MARKET_MAX_AGE_S. 0: off.
+   */
+  READ_CACHE_TRADER_S: z.coerce.number().min(0).max(3600).default(5),
+  /** Memory for cached answers about traders, in MB of JSON. 0: off. */
+  READ_CACHE_TRADER_MB: z.coerce.number().min(0).max(65_536).default(64),
   /** Memory for cached market answers (resolved ones are immutable and stay until evicted), in MB of JSON. 0: off. */
   READ_CACHE_MARKET_MB: z.coerce.number().min(0).max(65_536).default(64),
   /** Where the market-tape chart template loads its charting library (uPlot: `uPlot.iife.min.js`, `uPlot.min.css`) from. */
@@ -639,6 +646,9 @@ function configOf(env: z.output<typeof environmentSchema>) {
         // An open market's answer may be as old as its Cache-Control allows, never older.
         openMarketSeconds: Math.min(env.READ_CACHE_OPEN_MARKET_S, env.API_OPEN_MARKET_MAX_AGE_S),
         marketAnswerBytes: Math.round(env.READ_CACHE_MARKET_MB * 1024 * 1024),
+        // The marks of a trader's open markets may lag as much as an open market's answer may.
+        traderAnswerSeconds: Math.min(env.READ_CACHE_TRADER_S, env.API_OPEN_MARKET_MAX_AGE_S),
+        traderAnswerBytes: Math.round(env.READ_CACHE_TRADER_MB * 1024 * 1024),
       } satisfies ReadCacheSettings,
       immutableMaxAgeSeconds: 31_536_000,
       marketsList: { defaultLimit: 200, maxLimit: 1000 },

@@ -35,6 +35,8 @@ export interface DecodedBatch {
   deadLetters: DeadLetter[];
   /** Markets that received a resolution. */
   resolvedMarkets: string[];
+  /** The wallets whose data the rows change (every row with a `wallet`): their cached answers go stale. */
+  wallets: Set<string>;
   validCount: number;
 }
 
@@ -53,6 +55,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     rowsByTable: new Map(),
     deadLetters: [],
     resolvedMarkets: [],
+    wallets: new Set(),
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
@@ -87,6 +90,8 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     tableRows.lines.push(JSON.stringify(landing.row));
     tableRows.sources.push({ topic, partition, offset: message.offset, key: message.key, original: message.value });
     decoded.validCount += 1;
+    const wallet = (landing.row as { wallet?: unknown }).wallet;
+    if (typeof wallet === 'string') decoded.wallets.add(wallet);
     if (landing.table === 'market_resolutions') {
       decoded.resolvedMarkets.push(landing.row.condition_id as string);
     }

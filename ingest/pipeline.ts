@@ -21,6 +21,7 @@ import type { Logger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { stageResolvedMarkets } from '../projections/rollups.ts';
 import type { RollupRefresher } from './rollup-refresher.ts';
+import type { TraderChanges } from '../projections/trader-changes.ts';
 import { createHash } from 'node:crypto';
 import type { BatchProcessor, LogProducer, PartitionSlice, SliceRange } from './bus/types.ts';
 import { TOPICS, type LandingTable, type TopicNames } from './contract/topics.ts';
@@ -37,6 +38,8 @@ export interface PipelineOptions {
   retryBaseMs: number;
   /** Recomputes the rollups of staged batches. */
   rollups: Pick<RollupRefresher, 'enqueue'>;
+  /** Told whose data each write changed (the read caches of this process drop their answers). */
+  changes?: TraderChanges | undefined;
 }
 
 /** One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op. */
@@ -107,7 +110,9 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     const rowsByTable = new Map<LandingTable, TableRows>();
     const deadLetters: DeadLetter[] = [];
     const resolvedMarkets: string[] = [];
+    const wallets = new Set<string>();
     for (const slice of slices) {
+      for (const wallet of slice.wallets) wallets.add(wallet);
       for (const [table, tableRows] of slice.rowsByTable) {
         const merged = rowsByTable.get(table);
         if (merged) {
@@ -129,13 +134,17 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
       endInsert();
       for (const { index, reason } of rejected) deadLetters.push({ ...sources[index]!, reason, kind: 'store_refused' });
       // Views on fills, position_legs and trades staged the touched keys under each insert's token.
-      if (STAGING_TABLES.has(table)) for (const batch of tokens) rollups.enqueue(batch);
+      if (STAGING_TABLES.has(table)) for (const batch of tokens) rollups.enqueue(batch, wallets);
     }
     if (resolvedMarkets.length > 0) {
       const batch = `${token}|resolutions`;
       await this.withRetries('stage resolved markets', () => stageResolvedMarkets(store, batch, resolvedMarkets));
-      rollups.enqueue(batch);
+      // Every holder of those markets: unknown here (the staging found them in the store).
+      rollups.enqueue(batch, 'everyone');
     }
+    // The rows are readable now (the rollups built from them follow, and tell again).
+    if (resolvedMarkets.length > 0) this.options.changes?.everythingChanged();
+    else if (wallets.size > 0) this.options.changes?.changed(wallets);
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 
     this.stats.batches += 1;

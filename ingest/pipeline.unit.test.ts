@@ -3,6 +3,7 @@ import { createLogger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { rangeOf, type LogProducer, type OutgoingMessage, type PartitionSlice } from './bus/types.ts';
 import { TopicNames } from './contract/topics.ts';
+import { TraderChanges } from '../projections/trader-changes.ts';
 import { IngestPipeline } from './pipeline.ts';
 
 const topics = new TopicNames('');
@@ -65,8 +66,9 @@ function recordingProducer() {
   return { producer, sent };
 }
 
-function pipelineWith(store: Store, producer: LogProducer, enqueued: string[]) {
+function pipelineWith(store: Store, producer: LogProducer, enqueued: string[], changes?: TraderChanges) {
   return new IngestPipeline({
+    changes,
     store,
     topics,
     deadLetterProducer: producer,
@@ -98,6 +100,29 @@ describe('IngestPipeline.write', () => {
     // The rollups of every part that went in are queued (their keys were staged by the insert).
     const fillTokens = inserted.filter((insert) => insert.table === 'fills').map((insert) => insert.token);
     expect(enqueued.sort()).toEqual([...fillTokens].sort());
+  });
+
+  it("tells whose data a write changed once its rows are in, and nobody's when the write fails", async () => {
+    const walletA = `0x${'aa'.repeat(20)}`;
+    const walletB = `0x${'bb'.repeat(20)}`;
+    const values = [fill(1, { wallet: walletA }), fill(2, { wallet: walletB }), fill(13, { wallet: walletA })];
+    for (const failure of ['bad data', 'unreachable'] as const) {
+      const { store, inserted } = fakeStore(failure);
+      const changes = new TraderChanges();
+      const told: { wallets: string[]; landedBefore: number }[] = [];
+      changes.changed = (wallets) => void told.push({ wallets: [...wallets].sort(), landedBefore: inserted.filter((insert) => insert.table === 'fills').length });
+      const pipeline = pipelineWith(store, recordingProducer().producer, [], changes);
+      const write = pipeline.write([pipeline.prepare(slice(values))], [rangeOf(slice(values))]);
+      if (failure === 'unreachable') {
+        await expect(write).rejects.toThrow('ECONNREFUSED');
+        expect(told).toEqual([]);
+      } else {
+        await write;
+        expect(told).toHaveLength(1);
+        expect(told[0]!.wallets).toEqual([walletA, walletB]);
+        expect(told[0]!.landedBefore).toBeGreaterThan(0);
+      }
+    }
   });
 
   it('throws (so nothing is committed) when ClickHouse fails for any other reason: no row is given up', async () => {

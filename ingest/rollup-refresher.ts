@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { orphanRollupBatches, refreshRollups, type RollupSettings } from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
+import type { TraderChanges } from '../projections/trader-changes.ts';
 import { retryDelayMs } from './bus/accumulator.ts';
 import { rollupPendingBatches, rollupRefreshDuration } from '../metrics/registry.ts';
 
@@ -31,12 +32,18 @@ export interface RollupRefresherOptions {
   /** A staged batch not marked done after this long is an orphan. */
   orphanAfterSeconds: number;
   settings: RollupSettings;
+  /** Told whose rollups each refresh recomputed (the read caches of this process drop their answers). */
+  changes?: TraderChanges | undefined;
 }
+
+/** Whose data a staged batch changes: these wallets, or anyone's (a resolution's holders, a dead worker's batches). */
+export type BatchWallets = ReadonlySet<string> | 'everyone';
 
 export class RollupRefresher {
   /** Emits 'refreshed' (batch count) after each successful recomputation. */
   readonly events = new EventEmitter<{ refreshed: [number] }>();
-  private readonly pending = new Set<string>();
+  /** Staged batches not yet recomputed, with whose data they change. */
+  private readonly pending = new Map<string, BatchWallets>();
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: () => void = () => {};
@@ -62,15 +69,16 @@ export class RollupRefresher {
    */
   async caughtUp(): Promise<void> {
     await this.firstSweep;
-    const waiting = [...this.pending];
+    const waiting = [...this.pending.keys()];
     while (waiting.some((batch) => this.pending.has(batch))) {
       await new Promise<void>((resolve) => this.events.once('refreshed', () => resolve()));
     }
   }
 
-  /** Queues a batch the worker staged (after its write is durable). */
-  enqueue(batch: string): void {
-    this.pending.add(batch);
+  /** Queues a batch the worker staged (after its write is durable), with the wallets it touches. */
+  enqueue(batch: string, wallets: BatchWallets = 'everyone'): void {
+    const known = this.pending.get(batch);
+    this.pending.set(batch, known === undefined ? wallets : mergeWallets(known, wallets));
     rollupPendingBatches.set(this.pending.size);
     this.wake();
   }
@@ -97,10 +105,11 @@ export class RollupRefresher {
       await this.sweepOrphans();
       if (this.pending.size === 0) continue;
       const started = Date.now();
-      const batches = [...this.pending];
+      const batches = [...this.pending.keys()];
       this.busy = true;
       try {
         const timings = await refreshRollups(this.options.store, batches, this.options.settings);
+        this.tellChanged(batches);
         for (const batch of batches) this.pending.delete(batch);
         rollupRefreshDuration.observe({ outcome: 'ok' }, (Date.now() - started) / 1000);
         rollupPendingBatches.set(this.pending.size);
@@ -123,6 +132,19 @@ export class RollupRefresher {
     this.notifyIdle();
   }
 
+  /** Tells whose rollups these batches recomputed. */
+  private tellChanged(batches: readonly string[]): void {
+    const changes = this.options.changes;
+    if (!changes) return;
+    const wallets = new Set<string>();
+    for (const batch of batches) {
+      const touched = this.pending.get(batch) ?? 'everyone';
+      if (touched === 'everyone') return changes.everythingChanged();
+      for (const wallet of touched) wallets.add(wallet);
+    }
+    if (wallets.size > 0) changes.changed(wallets);
+  }
+
   /** Until enqueue() or stop() wakes the loop, or the sweep is due. */
   private waitForWork(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -143,7 +165,7 @@ export class RollupRefresher {
     this.lastSweep = now;
     try {
       const orphans = await orphanRollupBatches(this.options.store, olderThanSeconds);
-      for (const batch of orphans) this.pending.add(batch);
+      for (const batch of orphans) this.pending.set(batch, 'everyone');
       if (orphans.length > 0) this.options.log.info({ batches: orphans.length }, 'recomputing rollups of batches staged by a stopped worker');
     } catch (error) {
       this.options.log.warn({ err: error }, 'orphan sweep failed');
@@ -163,4 +185,10 @@ export class RollupRefresher {
     this.wake();
     await this.loop;
   }
+}
+
+function mergeWallets(a: BatchWallets, b: BatchWallets): BatchWallets {
+  if (a === 'everyone' || b === 'everyone') return 'everyone';
+  if (b.size === 0) return a;
+  return new Set([...a, ...b]);
 }

@@ -12,6 +12,7 @@ import type { EventLog, LogConsumer, LogProducer } from './bus/types.ts';
 import { TopicNames } from './contract/topics.ts';
 import { IngestPipeline } from './pipeline.ts';
 import { RollupRefresher } from './rollup-refresher.ts';
+import { traderChangesOf } from '../projections/trader-changes.ts';
 
 /** The configured log: Kafka when brokers are set, otherwise the in-process log. */
 export function openEventLog(config: Config, log: Logger): EventLog {
@@ -43,8 +44,12 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
   const log = options.log.child({ name: 'ingest' });
   const topics = new TopicNames(config.kafka.topicPrefix);
   const deadLetterProducer: LogProducer = await eventLog.producer();
+  // The API of this process keeps answers about traders until this worker says their data changed.
+  const changes = traderChangesOf(store.database);
+  const stopReporting = changes.watch();
   const rollups = new RollupRefresher({
     store,
+    changes,
     log: log.child({ name: 'rollups' }),
     intervalMs: config.ingest.rollupIntervalMs,
     orphanAfterSeconds: config.ingest.rollupOrphanAfterSeconds,
@@ -62,6 +67,7 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     writeRetries: config.ingest.writeRetries,
     retryBaseMs: config.ingest.retryBaseMs,
     rollups,
+    changes,
   });
   const consumer: LogConsumer = eventLog.consumer({
     groupId: options.groupId ?? config.kafka.groupId,
@@ -76,7 +82,13 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     heartbeatIntervalMs: config.kafka.heartbeatIntervalMs,
   });
-  await consumer.start(topics.all(), pipeline);
+  try {
+    await consumer.start(topics.all(), pipeline);
+  } catch (error) {
+    stopReporting();
+    await rollups.stop();
+    throw error;
+  }
   log.info({ topics: topics.all().length, groupId: options.groupId ?? config.kafka.groupId, log: eventLog.kind }, 'ingest worker started');
   return {
     pipeline,
@@ -84,6 +96,7 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     async stop() {
       await consumer.stop();
       await rollups.stop();
+      stopReporting();
       await deadLetterProducer.close();
       log.info({ stats: pipeline.stats }, 'ingest worker stopped');
     },

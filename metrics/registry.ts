@@ -62,6 +62,13 @@ export const storeQueryDuration = new Histogram({
   registers,
 });
 
+export const readCacheLookups = new Counter({
+  name: 'trader_analytics_read_cache_lookups_total',
+  help: 'Lookups of the answers about traders kept in the read caches, by answer (career, fills, …) and outcome (hit, miss).',
+  labelNames: ['cache', 'outcome'] as const,
+  registers,
+});
+
 // ── Ingest ──────────────────────────────────────────────────────────────────────────────────────────
 export const ingestEvents = new Counter({
   name: 'trader_analytics_ingest_events_total',

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { bundle, readBundle } from './bundle.ts';
+import { readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 export interface CareerStatistics {
@@ -105,7 +106,7 @@ export interface Mark {
 
 /** The career of a wallet (the card's era: V2 only unless `includeV1`). */
 export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
-  return careerOf(await readBundle(store, READ_CAREER, { wallet }), includeV1);
+  return readForTrader(store, 'career', wallet, includeV1, async () => careerOf(await readBundle(store, READ_CAREER, { wallet }), includeV1));
 }
 
 /** The career from its parts (CAREER_PARTS). */

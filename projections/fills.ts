@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { historyDepthParam, MARKETS_WITHIN_DEPTH, NO_MARKET_NAMES, readMarketNames, type DepthOption } from './markets.ts';
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
+import { readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({
@@ -69,6 +70,15 @@ type FillRow = Omit<TraderFill, 'title' | 'outcome'> & { fill_id: string };
  * ≥ 0, only the fills of the trader's `historyDepth` most recent markets.
  */
 export async function readTraderFills(
+  store: Store,
+  wallet: string,
+  page: { since?: number | undefined; after?: FillPosition | undefined; limit: number } & DepthOption,
+): Promise<{ fills: TraderFill[]; next: FillPosition | null }> {
+  const args = [page.since ?? null, page.after ?? null, page.limit, page.historyDepth ?? -1];
+  return readForTrader(store, 'fills', wallet, args, () => readTraderFillsFromStore(store, wallet, page));
+}
+
+async function readTraderFillsFromStore(
   store: Store,
   wallet: string,
   page: { since?: number | undefined; after?: FillPosition | undefined; limit: number } & DepthOption,

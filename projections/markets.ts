@@ -21,6 +21,7 @@ import {
   type TraderMarketFillRow,
 } from './market-parts.ts';
 import type { MarketNames } from './read-cache.ts';
+import { readForTrader } from './read-cache.ts';
 import type { QueryParams, Store } from './store.ts';
 
 const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
@@ -364,6 +365,15 @@ export async function readTraderMarkets(
   wallet: string,
   page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
 ): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+  const args = [page.after ?? null, page.limit, page.historyDepth ?? -1];
+  return readForTrader(store, 'markets', wallet, args, () => readTraderMarketsFromStore(store, wallet, page));
+}
+
+async function readTraderMarketsFromStore(
+  store: Store,
+  wallet: string,
+  page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
+): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const after = page.after;
   const params = {
@@ -406,6 +416,10 @@ export function rankTopMarkets<R extends TraderMarketRow>(rows: readonly R[], n:
 
 /** The four slices, each at most `n` rows; with a history depth ≥ 0, ranked within the visible markets only. */
 export async function readTopMarkets(store: Store, wallet: string, n: number, options: DepthOption = {}): Promise<TopMarkets> {
+  return readForTrader(store, 'top_markets', wallet, [n, options.historyDepth ?? -1], () => readTopMarketsFromStore(store, wallet, n, options));
+}
+
+async function readTopMarketsFromStore(store: Store, wallet: string, n: number, options: DepthOption): Promise<TopMarkets> {
   const size = Math.trunc(n);
   if (!(size >= 1)) return { top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE };
   const depth = options.historyDepth ?? -1;

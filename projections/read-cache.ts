@@ -12,7 +12,9 @@
  * projection tests use such stores, so they always see what they just wrote).
  */
 import { LRUCache } from 'lru-cache';
+import { readCacheLookups } from '../metrics/registry.ts';
 import type { Store } from './store.ts';
+import { traderChangesOf, type TraderChanges } from './trader-changes.ts';
 
 /** A market's names as the lists show them (projections/markets.ts). */
 export interface MarketNames {
@@ -38,6 +40,14 @@ export interface ReadCacheSettings {
   marketAnswerBytes: number;
   /** Names kept at most. */
   traderNameEntries: number;
+  /**
+   * An answer about a trader (career, upstream profile, markets list, top-markets, fills) is reused until
+   * that trader's data changes (trader-changes.ts), and at most this long: what other traders do moves the
+   * marks of its open markets, which may lag this much, as an open market's answer may. 0: off.
+   */
+  traderAnswerSeconds: number;
+  /** Memory for the answers about traders, in bytes of their JSON. 0: off. */
+  traderAnswerBytes: number;
 }
 
 /** The clock the caches age entries by, in milliseconds (tests pass their own). */
@@ -73,6 +83,34 @@ class MarketAnswers {
   }
 }
 
+/** Answers about traders, each kept with the version of its trader's data it was read at. */
+class TraderAnswers {
+  readonly #cache: LRUCache<string, { value: unknown; version: number }>;
+
+  constructor(maxBytes: number, ttlMs: number, perf: CacheClock | undefined) {
+    this.#cache = new LRUCache<string, { value: unknown; version: number }>({
+      ttl: ttlMs,
+      ttlResolution: 0,
+      ...(perf ? { perf } : {}),
+      maxSize: Math.max(1, maxBytes),
+      sizeCalculation: (entry) => Math.max(1, JSON.stringify(entry.value)?.length ?? 1),
+      ttlAutopurge: false,
+    });
+  }
+
+  get(key: string, version: number): { value: unknown } | undefined {
+    const entry = this.#cache.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.version === version) return entry;
+    this.#cache.delete(key);
+    return undefined;
+  }
+
+  set(key: string, value: unknown, version: number): void {
+    this.#cache.set(key, { value, version });
+  }
+}
+
 export class ReadCaches {
   readonly traderNames: LRUCache<string, string> | null;
   readonly marketNames: LRUCache<string, MarketNames> | null;
@@ -80,8 +118,11 @@ export class ReadCaches {
   readonly whaleFlow: LRUCache<string, { value: unknown }> | null;
   readonly markets: MarketAnswers | null;
   readonly openMarketTtlMs: number;
+  readonly #traders: TraderAnswers | null;
+  /** Null: the store may change behind this process's back (a server), so nothing about traders is kept. */
+  readonly #changes: TraderChanges | null;
 
-  constructor(settings: ReadCacheSettings, clock?: CacheClock) {
+  constructor(settings: ReadCacheSettings, clock?: CacheClock, store?: Pick<Store, 'database' | 'kind'>) {
     // ttlResolution 0: every lookup reads the clock (no cached "now" between timer ticks).
     const perf = { ttlResolution: 0, ...(clock ? { perf: clock } : {}) };
     this.traderNames =
@@ -96,6 +137,31 @@ export class ReadCaches {
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new LRUCache({ ...perf, max: 256, ttl: settings.whaleFlowSeconds * 1000 }) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
     this.openMarketTtlMs = settings.openMarketSeconds * 1000;
+    this.#changes = store?.kind === 'embedded' ? traderChangesOf(store.database) : null;
+    this.#traders =
+      this.#changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
+        ? new TraderAnswers(settings.traderAnswerBytes, settings.traderAnswerSeconds * 1000, clock)
+        : null;
+  }
+
+  /**
+   * An answer about `wallet` (`key` names the read and its arguments): from the cache while the trader's
+   * data is unchanged since it was read (and it is younger than the TTL), else read and kept. Kept only
+   * while this process's worker reports the changes of the store (trader-changes.ts).
+   */
+  async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>): Promise<T> {
+    const changes = this.#changes;
+    if (!this.#traders || !changes?.watched) return read();
+    // The version before the read: a change while it runs makes the kept answer stale at once.
+    const version = changes.versionOf(wallet);
+    const fullKey = `${kind}|${wallet}|${key}`;
+    const hit = this.#traders.get(fullKey, version);
+    readCacheLookups.inc({ cache: kind, outcome: hit ? 'hit' : 'miss' });
+    if (hit) return hit.value as T;
+    const value = await read();
+    // null is an answer too (a wallet without an upstream profile).
+    if (value !== undefined) this.#traders.set(fullKey, value, version);
+    return value;
   }
 
   /** A market answer: from the cache, or read and kept (resolved: until evicted; open: briefly). */
@@ -109,7 +175,15 @@ export class ReadCaches {
   }
 }
 
+/**
+ * `read` of an answer about `wallet`, through the store's trader cache when it has one (`kind` names the
+ * read, `args` the rest of what the answer depends on; both form the key).
+ */
+export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>): Promise<T> {
+  return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read) : read();
+}
+
 /** The same store, its reads served from these caches where a read function uses them. */
 export function withReadCaches(store: Store, settings: ReadCacheSettings, clock?: CacheClock): Store {
-  return Object.freeze({ ...store, database: store.database, kind: store.kind, caches: new ReadCaches(settings, clock) });
+  return Object.freeze({ ...store, database: store.database, kind: store.kind, caches: new ReadCaches(settings, clock, store) });
 }

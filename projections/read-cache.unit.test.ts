@@ -8,6 +8,7 @@ import { ReadCaches, withReadCaches, type ReadCacheSettings } from './read-cache
 import type { Store } from './store.ts';
 import { readMarketNames } from './markets.ts';
 import { readTraderName } from './traders.ts';
+import { traderChangesOf } from './trader-changes.ts';
 
 const SETTINGS: ReadCacheSettings = {
   traderNameSeconds: 10,
@@ -18,6 +19,8 @@ const SETTINGS: ReadCacheSettings = {
   whaleFlowSeconds: 1,
   openMarketSeconds: 2,
   marketAnswerBytes: 10_000,
+  traderAnswerSeconds: 5,
+  traderAnswerBytes: 10_000,
 };
 
 function clock() {
@@ -170,5 +173,99 @@ describe('readMarketNames through the caches', () => {
     // Without caches every call reads everything.
     await readMarketNames(store, ['0xc1', '0xc2']);
     expect(asked.at(-1)).toEqual(['0xc1', '0xc2']);
+  });
+});
+
+describe('ReadCaches.trader', () => {
+  // Each test its own database name: the changes are per database and process-wide.
+  let databases = 0;
+  function embedded() {
+    const database = `trader_cache_${databases++}`;
+    return { store: { database, kind: 'embedded' as const }, changes: traderChangesOf(database) };
+  }
+
+  it('keeps an answer while no worker changed the trader, and reads again once its data changed', async () => {
+    const time = clock();
+    const { store, changes } = embedded();
+    const stop = changes.watch();
+    const caches = new ReadCaches(SETTINGS, time, store);
+    let fills = 1;
+    const { calls, read } = counted(() => ({ fills }));
+    expect(await caches.trader('career', '0xa', '', read)).toEqual({ fills: 1 });
+    fills = 2;
+    expect(await caches.trader('career', '0xa', '', read)).toEqual({ fills: 1 });
+    // Another wallet's write leaves it alone.
+    changes.changed(['0xb']);
+    expect(await caches.trader('career', '0xa', '', read)).toEqual({ fills: 1 });
+    expect(calls.n).toBe(1);
+    changes.changed(['0xc', '0xa']);
+    expect(await caches.trader('career', '0xa', '', read)).toEqual({ fills: 2 });
+    fills = 3;
+    changes.everythingChanged();
+    expect(await caches.trader('career', '0xa', '', read)).toEqual({ fills: 3 });
+    expect(calls.n).toBe(3);
+    stop();
+  });
+
+  it('drops what changed while it was being read', async () => {
+    const { store, changes } = embedded();
+    const stop = changes.watch();
+    const caches = new ReadCaches(SETTINGS, clock(), store);
+    let fills = 1;
+    const { calls, read } = counted(() => ({ fills }));
+    // The write lands while the first read runs: its answer may predate it.
+    const during = async () => {
+      const value = await read();
+      changes.changed(['0xa']);
+      fills = 2;
+      return value;
+    };
+    expect(await caches.trader('fills', '0xa', 'p1', during)).toEqual({ fills: 1 });
+    expect(await caches.trader('fills', '0xa', 'p1', read)).toEqual({ fills: 2 });
+    expect(calls.n).toBe(2);
+    stop();
+  });
+
+  it('reads again after traderAnswerSeconds however quiet the trader, and keys each answer by its arguments', async () => {
+    const time = clock();
+    const { store, changes } = embedded();
+    const stop = changes.watch();
+    const caches = new ReadCaches(SETTINGS, time, store);
+    let mark = 0.5;
+    const { calls, read } = counted(() => ({ mark }));
+    expect(await caches.trader('markets', '0xa', 'limit=1', read)).toEqual({ mark: 0.5 });
+    expect(await caches.trader('markets', '0xa', 'limit=2', read)).toEqual({ mark: 0.5 });
+    expect(calls.n).toBe(2);
+    mark = 0.6;
+    time.advance(4_999);
+    expect(await caches.trader('markets', '0xa', 'limit=1', read)).toEqual({ mark: 0.5 });
+    time.advance(2);
+    expect(await caches.trader('markets', '0xa', 'limit=1', read)).toEqual({ mark: 0.6 });
+    expect(calls.n).toBe(3);
+    stop();
+  });
+
+  it('keeps nothing unless a worker of this process reports, nor on a server store, nor when off', async () => {
+    const { store, changes } = embedded();
+    let value = 0;
+    const { calls, read } = counted(() => ++value);
+    const unwatched = new ReadCaches(SETTINGS, clock(), store);
+    expect(await unwatched.trader('career', '0xa', '', read)).toBe(1);
+    expect(await unwatched.trader('career', '0xa', '', read)).toBe(2);
+    const stop = changes.watch();
+    const server = new ReadCaches(SETTINGS, clock(), { database: store.database, kind: 'server' });
+    expect(await server.trader('career', '0xa', '', read)).toBe(3);
+    expect(await server.trader('career', '0xa', '', read)).toBe(4);
+    const off = new ReadCaches({ ...SETTINGS, traderAnswerSeconds: 0 }, clock(), store);
+    expect(await off.trader('career', '0xa', '', read)).toBe(5);
+    expect(await off.trader('career', '0xa', '', read)).toBe(6);
+    const on = new ReadCaches(SETTINGS, clock(), store);
+    expect(await on.trader('career', '0xa', '', read)).toBe(7);
+    expect(await on.trader('career', '0xa', '', read)).toBe(7);
+    // The worker stops: what it no longer reports can no longer be kept.
+    stop();
+    expect(await on.trader('career', '0xa', '', read)).toBe(8);
+    expect(await on.trader('career', '0xa', '', read)).toBe(9);
+    expect(calls.n).toBe(9);
   });
 });

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { drawdownStats, type EquityPoint } from './equity.ts';
 import { bundle, readBundle } from './bundle.ts';
+import { readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 export const upstreamProfileSchema = z.object({
@@ -50,7 +51,7 @@ const READ_UPSTREAM_PROFILE = bundle<UpstreamProfileParts>(UPSTREAM_PROFILE_PART
 
 /** The wallet's latest upstream profile with its equity extremes (0 without history); null when the provider never reported it. */
 export async function readUpstreamProfile(store: Store, wallet: string): Promise<UpstreamProfile | null> {
-  return profileOf(await readBundle(store, READ_UPSTREAM_PROFILE, { wallet }));
+  return readForTrader(store, 'upstream_profile', wallet, null, async () => profileOf(await readBundle(store, READ_UPSTREAM_PROFILE, { wallet })));
 }
 
 /** The profile from its parts (UPSTREAM_PROFILE_PARTS); null without a profile row. */

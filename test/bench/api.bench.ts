@@ -41,7 +41,12 @@
  *
  * Options: --days N (1), --traders N (120), --pairs N (300), --calls N (80), --single N (20),
  * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest),
- * --in-flight N (API_MAX_IN_FLIGHT), --read-pool N (CLICKHOUSE_READ_POOL_SIZE).
+ * --in-flight N (API_MAX_IN_FLIGHT), --read-pool N (CLICKHOUSE_READ_POOL_SIZE), --trader-cache S
+ * (READ_CACHE_TRADER_S; 0 turns the cache of answers about traders off: every call reads the store).
+ *
+ * The answers about a trader (career, markets, top-markets, fills) are kept until live ingest changes
+ * that trader (projections/trader-changes.ts): a repeated call can be a cache hit. Each phase prints the
+ * share of such lookups that hit, so that a figure says how much of it is the store.
  */
 import type { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -68,6 +73,7 @@ const { values } = parseArgs({
     // Settings of the service under test, as their environment variables would set them (default: the service's defaults).
     'in-flight': { type: 'string' },
     'read-pool': { type: 'string' },
+    'trader-cache': { type: 'string' },
     // Internal: this file, forked, is the load generator.
     driver: { type: 'boolean', default: false },
   },
@@ -225,6 +231,7 @@ class LoadDriver extends ForkedRunner<LoadJob, LoadResult> {
 // The benchmark (this process): data, the listening app, the in-process reads, the tables.
 
 const loadAverage = () => os.loadavg().map((value) => value.toFixed(1)).join(' ');
+const percent = (share: number) => (Number.isFinite(share) ? `${(100 * share).toFixed(0)}%` : '-');
 
 async function main(): Promise<void> {
   // Loaded here, not at the top: the forked load generator needs none of it.
@@ -248,6 +255,7 @@ async function main(): Promise<void> {
     { openEventLog, startIngestWorker },
     { EventPublisher },
     { TopicNames },
+    { readCacheLookups },
   ] = await Promise.all([
     import('../../config.ts'),
     import('../../log.ts'),
@@ -268,7 +276,17 @@ async function main(): Promise<void> {
     import('../../ingest/worker.ts'),
     import('../../ingest/publisher.ts'),
     import('../../ingest/contract/topics.ts'),
+    import('../../metrics/registry.ts'),
   ]);
+  /** Lookups of answers about traders so far (this process: the app and the in-process reads). */
+  const traderLookups = async () => {
+    const counted = { hit: 0, miss: 0 };
+    for (const sample of (await readCacheLookups.get()).values) counted[sample.labels.outcome === 'hit' ? 'hit' : 'miss'] += sample.value;
+    return counted;
+  };
+  /** The share of trader-answer lookups that hit between two snapshots (NaN: none looked up). */
+  const hitShare = (before: { hit: number; miss: number }, after: { hit: number; miss: number }) =>
+    (after.hit - before.hit) / (after.hit - before.hit + after.miss - before.miss);
 
   console.log(`${os.cpus().length} CPUs; load average at start ${loadAverage()}`);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-api-'));
@@ -281,6 +299,7 @@ async function main(): Promise<void> {
     SIM_LIVE: 'false',
     ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
     ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
+    ...(values['trader-cache'] ? { READ_CACHE_TRADER_S: values['trader-cache'] } : {}),
   });
   // The load runs far above any plan's rate: the bench key's plan is unbounded, so that the gates admit
   // everything (their own cost is measured by bench:gates) and the figures are the reads'.
@@ -499,6 +518,9 @@ async function main(): Promise<void> {
     /** This process during the mix (the server, its store, live ingest): CPU (100% = one core) and its event loop's utilization. */
     mixCpu: number;
     mixLoop: number;
+    /** Shares of the trader-answer lookups that hit: one at a time (all endpoints), the mix. */
+    singleHits: number;
+    mixHits: number;
     /** Bare SELECT 1 per second on the read pool at --connections concurrency. */
     ceiling: number;
   }
@@ -526,21 +548,28 @@ async function main(): Promise<void> {
     const single = {} as RunFigures['single'];
     const alone = {} as RunFigures['alone'];
     for (const endpoint of ENDPOINTS) read[endpoint] = await timeReads(endpoint, CALLS, offset);
+    const singleBefore = await traderLookups();
     for (const endpoint of ENDPOINTS) single[endpoint] = await driver.run(oneByOne({ [endpoint]: pathsOf(endpoint, offset) }));
+    const singleHits = hitShare(singleBefore, await traderLookups());
     for (const endpoint of ENDPOINTS) alone[endpoint] = await atRate(pathsOf(endpoint, offset).map((path) => [endpoint, path] as [Endpoint, string]));
+    const mixLookups = await traderLookups();
     const cpuBefore = process.cpuUsage();
     const loopBefore = nodePerformance.eventLoopUtilization();
     const mixStarted = performance.now();
     const mixed = await atRate(mixSequence);
+    const mixHits = hitShare(mixLookups, await traderLookups());
     const mixCpuUsed = process.cpuUsage(cpuBefore);
     const mixCpu = (100 * (mixCpuUsed.user + mixCpuUsed.system)) / 1000 / (performance.now() - mixStarted);
     const mixLoop = nodePerformance.eventLoopUtilization(loopBefore).utilization;
     const ceiling = await selectOneCeiling();
-    runs.push({ read, single, alone, mixed, mixCpu, mixLoop, ceiling });
+    runs.push({ read, single, alone, mixed, mixCpu, mixLoop, singleHits, mixHits, ceiling });
     // A percentile of no answers is NaN here and null once it has crossed the load generator's IPC.
     const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? '-' : value.toFixed(1));
     const cell = (endpoint: Endpoint) => `${endpoint} ${ms(read[endpoint].p50)} / ${ms(single[endpoint].endpoints[endpoint]!.p50)} / ${ms(alone[endpoint].endpoints[endpoint]!.p50)}`;
-    console.log(`run ${run + 1}/${REPEAT} (p50 ms: read / HTTP one at a time / HTTP at ${RATE} req/s): ${ENDPOINTS.map(cell).join(', ')}; load average ${loadAverage()}`);
+    console.log(
+      `run ${run + 1}/${REPEAT} (p50 ms: read / HTTP one at a time / HTTP at ${RATE} req/s): ${ENDPOINTS.map(cell).join(', ')}; ` +
+        `trader-answer cache hits: one at a time ${percent(singleHits)}, mix ${percent(mixHits)}; load average ${loadAverage()}`,
+    );
   }
   driver.close();
   paced.close();
@@ -601,6 +630,10 @@ async function main(): Promise<void> {
     );
   }
 
+  console.log(
+    `answers about traders served from the cache (lookups that hit; ${config.api.readCache.traderAnswerSeconds > 0 ? `READ_CACHE_TRADER_S ${config.api.readCache.traderAnswerSeconds}` : 'cache OFF'}): ` +
+      `one at a time ${percent(med((run) => run.singleHits))}, mix ${percent(med((run) => run.mixHits))} (per run: ${runs.map((run) => percent(run.mixHits)).join(', ')})`,
+  );
   console.log(
     `during the mix, the server process (API, store, live ingest) used ${med((run) => run.mixCpu).toFixed(0)}% CPU (100% = one core, ${os.cpus().length} cores; ` +
       `the load generator is another process) and its event loop was busy ${(100 * med((run) => run.mixLoop)).toFixed(0)}% of the time`,

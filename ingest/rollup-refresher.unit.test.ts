@@ -1,0 +1,85 @@
+/**
+ * The refresher tells whose rollups it recomputed, after the recomputation (not before: a read in
+ * between would keep the old rollup as current): the wallets of the batches it refreshed, or everyone
+ * for a batch whose wallets it was not told (a resolution's holders, a stopped worker's orphans).
+ * The store is a stand-in that records the statements; the recomputation itself is tested against
+ * ClickHouse elsewhere.
+ */
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../log.ts';
+import type { Store } from '../projections/store.ts';
+import { TraderChanges } from '../projections/trader-changes.ts';
+import { RollupRefresher } from './rollup-refresher.ts';
+
+/** A store that answers the refresh's count of staged keys and the orphan sweep, and logs what ran. */
+function fakeStore(orphans: string[] = []) {
+  const statements: string[] = [];
+  const store = {
+    database: 'fake',
+    kind: 'embedded',
+    async query(sql: string) {
+      if (sql.includes('rollup_batches_done)')) return orphans.splice(0).map((batch) => ({ batch }));
+      return [{ trader_keys: 1, tape_keys: 0 }];
+    },
+    async command(sql: string) {
+      statements.push(sql.includes('trader_markets') ? 'refresh trader_markets' : 'refresh other');
+    },
+    async insert(table: string) {
+      statements.push(`insert ${table}`);
+    },
+  } as unknown as Store;
+  return { store, statements };
+}
+
+function refresher(store: Store, changes: TraderChanges) {
+  return new RollupRefresher({
+    store,
+    log: createLogger('silent'),
+    intervalMs: 1,
+    orphanAfterSeconds: 3600,
+    settings: { burstGapSeconds: 900, exactAboveUsd: 1000 },
+    changes,
+  });
+}
+
+describe('RollupRefresher tells whose rollups changed', () => {
+  it('names the wallets of the refreshed batches once their recomputation is done', async () => {
+    const { store, statements } = fakeStore();
+    const changes = new TraderChanges();
+    const told: { wallets: string[]; statementsBefore: number }[] = [];
+    const changed = changes.changed.bind(changes);
+    changes.changed = (wallets) => {
+      told.push({ wallets: [...wallets].sort(), statementsBefore: statements.length });
+      changed(wallets);
+    };
+    const rollups = refresher(store, changes);
+    rollups.start();
+    rollups.enqueue('b1', new Set(['0xa', '0xb']));
+    rollups.enqueue('b2', new Set(['0xb', '0xc']));
+    await rollups.settled();
+    await rollups.stop();
+    const wallets = told.flatMap((entry) => entry.wallets);
+    expect(new Set(wallets)).toEqual(new Set(['0xa', '0xb', '0xc']));
+    // Only after the refresh statements and the batches' "done" mark.
+    for (const entry of told) expect(entry.statementsBefore).toBeGreaterThanOrEqual(3);
+    expect(changes.versionOf('0xa')).toBeGreaterThan(0);
+    expect(changes.versionOf('0xz')).toBe(0);
+  });
+
+  it('counts everyone as changed for a batch without wallets and for orphans of a stopped worker', async () => {
+    for (const setup of ['unnamed', 'orphan'] as const) {
+      const { store } = fakeStore(setup === 'orphan' ? ['left-behind'] : []);
+      const changes = new TraderChanges();
+      changes.changed(['0xq']);
+      const before = changes.versionOf('0xz');
+      const rollups = refresher(store, changes);
+      rollups.start();
+      if (setup === 'unnamed') rollups.enqueue('resolution-batch');
+      await rollups.caughtUp();
+      await rollups.settled();
+      await rollups.stop();
+      expect(changes.versionOf('0xz'), setup).toBeGreaterThan(before);
+      expect(changes.versionOf('0xq'), setup).toBe(changes.versionOf('0xz'));
+    }
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * The answers about a trader (card, markets list, top-markets, fills) are kept by the API of a process
+ * whose ingest worker writes the embedded store, and dropped the moment that worker reports that the
+ * trader's data changed: a new fill of the trader shows on the very next call, another trader's write
+ * leaves the kept answers alone, a resolution (whose holders the worker cannot name) drops them all.
+ *
+ * The API and the worker share one embedded database and the in-process log, as the `all` role runs
+ * them. Whether an answer came from the cache is read from the cache's own counter
+ * (trader_analytics_read_cache_lookups_total); what it says is checked against sums of the fills this
+ * file published.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventInputOf } from '../ingest/contract/topics.ts';
+import { TopicNames } from '../ingest/contract/topics.ts';
+import { EventPublisher } from '../ingest/publisher.ts';
+import { openEventLog, startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
+import type { LogProducer } from '../ingest/bus/types.ts';
+import { createLogger } from '../log.ts';
+import { readCacheLookups } from '../metrics/registry.ts';
+import type { Store } from '../projections/store.ts';
+import { openMigratedStore } from '../roles/runtime.ts';
+import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeWallet } from './factories.ts';
+import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeysTo, startTestApi, type TestApi } from './harness/api.ts';
+import { waitForIngested } from './harness/wait.ts';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
+type Fill = EventInputOf<'fillsArchive'>;
+
+const config = inProcessConfig('trader-cache', { INGEST_LINGER_MS: '10', INGEST_ROLLUP_INTERVAL_MS: '20', READ_CACHE_TRADER_S: '5' });
+const log = createLogger('silent');
+const NOW = BASE_TS + 86_400;
+const A = makeWallet('cache-a');
+const B = makeWallet('cache-b');
+const C = makeWallet('cache-c');
+const MARKET = makeConditionId('cache-market');
+
+let store: Store;
+let worker: IngestWorker;
+let producer: LogProducer;
+let publisher: EventPublisher;
+let api: TestApi;
+let eventLog: ReturnType<typeof openEventLog>;
+
+const fill = (wallet: string, usd: number, offset: number): Fill =>
+  makeFill({ wallet, condition_id: MARKET, side: 'BUY', token_side: 1, price: 0.5, size_tokens: usd * 2, usd, ts: BASE_TS + offset });
+
+async function publishAndWait(fills: Fill[], extra: (sink: EventPublisher) => Promise<number> = async () => 0): Promise<void> {
+  const events = fills.length + (await countOf(extra));
+  const done = waitForIngested([worker], events);
+  await publisher.publish('fillsArchive', fills);
+  await extra(publisher);
+  await done;
+}
+
+/** How many events `extra` publishes (it is called again for real by publishAndWait). */
+async function countOf(extra: (sink: EventPublisher) => Promise<number>): Promise<number> {
+  return extra({ publish: async () => {} } as unknown as EventPublisher);
+}
+
+function lookups(cache: string, outcome: 'hit' | 'miss'): number {
+  const value = (readCacheLookups as unknown as { hashMap: Record<string, { value: number; labels: Record<string, string> }> }).hashMap;
+  return Object.values(value)
+    .filter((entry) => entry.labels.cache === cache && entry.labels.outcome === outcome)
+    .reduce((sum, entry) => sum + entry.value, 0);
+}
+
+async function get(path: string): Promise<Json> {
+  const response = await api.get(path);
+  expect(response.statusCode, response.body).toBe(200);
+  return bodyOf(response) as Json;
+}
+
+beforeAll(async () => {
+  store = await openMigratedStore(config, log);
+  eventLog = openEventLog(config, log);
+  worker = await startIngestWorker({ config, eventLog, store, log });
+  producer = await eventLog.producer();
+  publisher = new EventPublisher(producer, new TopicNames(config.kafka.topicPrefix));
+  const accounts = new Promise<void>((resolve) => {
+    let seen = 0;
+    const listener = (batch: { valid: number; deadLetters: number }) => {
+      seen += batch.valid + batch.deadLetters;
+      // Three accounts and three keys, then the market.
+      if (seen >= 7) {
+        worker.pipeline.events.off('batch', listener);
+        resolve();
+      }
+    };
+    worker.pipeline.events.on('batch', listener);
+  });
+  const keys = await publishPlanKeysTo(publisher, NOW - 10);
+  await publisher.publish('markets', [makeMarket({ condition_id: MARKET, title: 'Cache market', end_ts: BASE_TS + 86_400 * 10 })]);
+  await accounts;
+  await publishAndWait([fill(A, 10, 0), fill(A, 20, 60), fill(B, 40, 120)]);
+  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await worker?.stop();
+  await producer?.close();
+  await eventLog?.close();
+  await store?.command('DROP DATABASE IF EXISTS {db:Identifier}');
+  await store?.close();
+});
+
+describe('answers about a trader kept until the worker reports a change', () => {
+  it("serves a quiet trader's card, markets, top-markets and fills from the cache, and a new fill of the trader on the very next call", async () => {
+    const first = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`), top: await get(`traders/${A}/top-markets`) };
+    expect(first.card.card.volume_usd).toBeCloseTo(30, 6);
+    expect(first.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20]);
+    expect(first.markets.markets.map((row: Json) => [row.condition_id, row.volume_usd])).toEqual([[MARKET, 30]]);
+
+    const hitsBefore = { career: lookups('career', 'hit'), fills: lookups('fills', 'hit'), markets: lookups('markets', 'hit'), top: lookups('top_markets', 'hit') };
+    const again = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`), top: await get(`traders/${A}/top-markets`) };
+    expect(again).toEqual(first);
+    expect(lookups('career', 'hit')).toBe(hitsBefore.career + 1);
+    expect(lookups('fills', 'hit')).toBe(hitsBefore.fills + 1);
+    expect(lookups('markets', 'hit')).toBe(hitsBefore.markets + 1);
+    expect(lookups('top_markets', 'hit')).toBe(hitsBefore.top + 1);
+
+    // B's card is read once and kept.
+    expect((await get(`traders/${B}`)).card.volume_usd).toBeCloseTo(40, 6);
+
+    // A trades again, and C (a stranger to both) too.
+    await publishAndWait([fill(A, 5, 180), fill(C, 7, 200)]);
+    const careerMisses = lookups('career', 'miss');
+    const after = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`) };
+    expect(after.card.card.volume_usd).toBeCloseTo(35, 6);
+    expect(after.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20, 5]);
+    expect(after.markets.markets[0].volume_usd).toBeCloseTo(35, 6);
+    expect(lookups('career', 'miss')).toBe(careerMisses + 1);
+
+    // B's kept card survived the others' writes.
+    const bHits = lookups('career', 'hit');
+    expect((await get(`traders/${B}`)).card.volume_usd).toBeCloseTo(40, 6);
+    expect(lookups('career', 'hit')).toBe(bHits + 1);
+  });
+
+  it('drops every kept answer when a market resolves (the worker cannot name its holders)', async () => {
+    const before = await get(`traders/${B}`);
+    expect(before.card.resolved_total).toBe(0);
+    await get(`traders/${B}`);
+    await publishAndWait([], async (sink) => {
+      await sink.publish('markets', [makeResolution(MARKET, 1, BASE_TS + 3_600)]);
+      return 1;
+    });
+    const after = await get(`traders/${B}`);
+    expect(after.card.resolved_total).toBe(1);
+    // Bought 80 tokens at 0.5 for 40 USD; token 1 won: 80 − 40.
+    expect(after.card.winrate).toBe(1);
+  });
+});
