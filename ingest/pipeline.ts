@@ -136,15 +136,16 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
       // Views on fills, position_legs and trades staged the touched keys under each insert's token.
       if (STAGING_TABLES.has(table)) for (const batch of tokens) rollups.enqueue(batch, wallets);
     }
+    let holders: ReadonlySet<string> | 'everyone' = new Set();
     if (resolvedMarkets.length > 0) {
       const batch = `${token}|resolutions`;
-      await this.withRetries('stage resolved markets', () => stageResolvedMarkets(store, batch, resolvedMarkets));
-      // Every holder of those markets: unknown here (the staging found them in the store).
-      rollups.enqueue(batch, 'everyone');
+      // Every holder of those markets: their results change.
+      holders = await this.withRetries('stage resolved markets', () => stageResolvedMarkets(store, batch, resolvedMarkets));
+      rollups.enqueue(batch, holders);
     }
     // The rows are readable now (the rollups built from them follow, and tell again).
-    if (resolvedMarkets.length > 0) this.options.changes?.everythingChanged();
-    else if (wallets.size > 0) this.options.changes?.changed(wallets);
+    if (holders === 'everyone') this.options.changes?.everythingChanged();
+    else if (wallets.size > 0 || holders.size > 0) this.options.changes?.changed([...wallets, ...holders]);
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 
     this.stats.batches += 1;

@@ -52,9 +52,25 @@ WHERE staged_at < now() - {older_than_s:UInt32}
   AND batch NOT IN (SELECT batch FROM {db:Identifier}.rollup_batches_done)
 LIMIT 10000`;
 
-/** Stages every wallet holding a position in these markets (their results changed) under `batch`. */
-export async function stageResolvedMarkets(store: Store, batch: string, conditionIds: readonly string[]): Promise<void> {
-  await store.command(STAGE_WALLETS_OF_MARKETS, { batch, condition_ids: [...new Set(conditionIds)] });
+/** The wallets with a position in these markets (the ones STAGE_WALLETS_OF_MARKETS stages). */
+const WALLETS_OF_MARKETS = `
+SELECT DISTINCT wallet
+FROM {db:Identifier}.market_wallets FINAL
+WHERE condition_id IN {condition_ids:Array(String)}
+LIMIT {limit:UInt32}`;
+
+/** Past this many holders, a resolution counts as changing everyone's data (the list is not worth its memory). */
+const MAX_NAMED_HOLDERS = 50_000;
+
+/**
+ * Stages every wallet holding a position in these markets (their results changed) under `batch`, and
+ * returns them ('everyone' past MAX_NAMED_HOLDERS), so that their cached answers can be dropped.
+ */
+export async function stageResolvedMarkets(store: Store, batch: string, conditionIds: readonly string[]): Promise<ReadonlySet<string> | 'everyone'> {
+  const markets = [...new Set(conditionIds)];
+  await store.command(STAGE_WALLETS_OF_MARKETS, { batch, condition_ids: markets });
+  const holders = await store.query<{ wallet: string }>(WALLETS_OF_MARKETS, { condition_ids: markets, limit: MAX_NAMED_HOLDERS + 1 });
+  return holders.length > MAX_NAMED_HOLDERS ? 'everyone' : new Set(holders.map((row) => row.wallet));
 }
 
 let lastTapeVersion = 0;

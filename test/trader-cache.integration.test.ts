@@ -2,7 +2,7 @@
  * The answers about a trader (card, markets list, top-markets, fills) are kept by the API of a process
  * whose ingest worker writes the embedded store, and dropped the moment that worker reports that the
  * trader's data changed: a new fill of the trader shows on the very next call, another trader's write
- * leaves the kept answers alone, a resolution (whose holders the worker cannot name) drops them all.
+ * leaves the kept answers alone, a resolution drops the answers of the market's holders (and only theirs).
  *
  * The API and the worker share one embedded database and the in-process log, as the `all` role runs
  * them. Whether an answer came from the cache is read from the cache's own counter
@@ -32,7 +32,10 @@ const NOW = BASE_TS + 86_400;
 const A = makeWallet('cache-a');
 const B = makeWallet('cache-b');
 const C = makeWallet('cache-c');
+/** Trades another market only: not a holder of MARKET. */
+const D = makeWallet('cache-d');
 const MARKET = makeConditionId('cache-market');
+const OTHER_MARKET = makeConditionId('cache-other-market');
 
 let store: Store;
 let worker: IngestWorker;
@@ -41,8 +44,8 @@ let publisher: EventPublisher;
 let api: TestApi;
 let eventLog: ReturnType<typeof openEventLog>;
 
-const fill = (wallet: string, usd: number, offset: number): Fill =>
-  makeFill({ wallet, condition_id: MARKET, side: 'BUY', token_side: 1, price: 0.5, size_tokens: usd * 2, usd, ts: BASE_TS + offset });
+const fill = (wallet: string, usd: number, offset: number, market = MARKET): Fill =>
+  makeFill({ wallet, condition_id: market, side: 'BUY', token_side: 1, price: 0.5, size_tokens: usd * 2, usd, ts: BASE_TS + offset });
 
 async function publishAndWait(fills: Fill[], extra: (sink: EventPublisher) => Promise<number> = async () => 0): Promise<void> {
   const events = fills.length + (await countOf(extra));
@@ -80,8 +83,8 @@ beforeAll(async () => {
     let seen = 0;
     const listener = (batch: { valid: number; deadLetters: number }) => {
       seen += batch.valid + batch.deadLetters;
-      // Three accounts and three keys, then the market.
-      if (seen >= 7) {
+      // Three accounts and three keys, then the two markets.
+      if (seen >= 8) {
         worker.pipeline.events.off('batch', listener);
         resolve();
       }
@@ -90,8 +93,9 @@ beforeAll(async () => {
   });
   const keys = await publishPlanKeysTo(publisher, NOW - 10);
   await publisher.publish('markets', [makeMarket({ condition_id: MARKET, title: 'Cache market', end_ts: BASE_TS + 86_400 * 10 })]);
+  await publisher.publish('markets', [makeMarket({ condition_id: OTHER_MARKET, title: 'Other market', end_ts: BASE_TS + 86_400 * 10 })]);
   await accounts;
-  await publishAndWait([fill(A, 10, 0), fill(A, 20, 60), fill(B, 40, 120)]);
+  await publishAndWait([fill(A, 10, 0), fill(A, 20, 60), fill(B, 40, 120), fill(D, 9, 130, OTHER_MARKET)]);
   api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
 });
 
@@ -137,17 +141,24 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(lookups('career', 'hit')).toBe(bHits + 1);
   });
 
-  it('drops every kept answer when a market resolves (the worker cannot name its holders)', async () => {
+  it("drops the kept answers of a resolved market's holders, and only theirs", async () => {
     const before = await get(`traders/${B}`);
     expect(before.card.resolved_total).toBe(0);
-    await get(`traders/${B}`);
+    const stranger = await get(`traders/${D}`);
+    expect(stranger.card.volume_usd).toBeCloseTo(9, 6);
     await publishAndWait([], async (sink) => {
       await sink.publish('markets', [makeResolution(MARKET, 1, BASE_TS + 3_600)]);
       return 1;
     });
+    const misses = lookups('career', 'miss');
     const after = await get(`traders/${B}`);
+    expect(lookups('career', 'miss')).toBe(misses + 1);
     expect(after.card.resolved_total).toBe(1);
-    // Bought 80 tokens at 0.5 for 40 USD; token 1 won: 80 − 40.
+    // Bought at 0.5 on token 1, which won.
     expect(after.card.winrate).toBe(1);
+    // D holds nothing in MARKET: its card is still the kept one.
+    const hits = lookups('career', 'hit');
+    expect(await get(`traders/${D}`)).toEqual(stranger);
+    expect(lookups('career', 'hit')).toBe(hits + 1);
   });
 });
