@@ -145,6 +145,8 @@ const environmentSchema = z.object({
   /** In-process read caches (projections/read-cache.ts): a display name by wallet is reused this long. 0: off. */
   READ_CACHE_TRADER_NAME_S: z.coerce.number().min(0).max(3600).default(10),
   READ_CACHE_TRADER_NAME_ENTRIES: z.coerce.number().int().min(1).default(100_000),
+  /** With ingest in the process (embedded store), a display name is reused until its wallet's data changes, at most this long. */
+  READ_CACHE_TRADER_NAME_WATCHED_S: z.coerce.number().min(0).max(86_400).default(600),
   /** The upstream's latest report (online/offline, heartbeat) is reused this long. 0: off. */
   READ_CACHE_MARKET_NAMES_S: z.coerce.number().min(0).max(3600).default(10),
   READ_CACHE_MARKET_NAMES_ENTRIES: z.coerce.number().int().min(1).default(200_000),
@@ -639,6 +641,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       readCache: {
         traderNameSeconds: env.READ_CACHE_TRADER_NAME_S,
         traderNameEntries: env.READ_CACHE_TRADER_NAME_ENTRIES,
+        traderNameWatchedSeconds: env.READ_CACHE_TRADER_NAME_WATCHED_S,
         marketNameSeconds: env.READ_CACHE_MARKET_NAMES_S,
         marketNameEntries: env.READ_CACHE_MARKET_NAMES_ENTRIES,
         upstreamStateSeconds: env.READ_CACHE_UPSTREAM_STATE_S,

@@ -41,6 +41,12 @@ export interface ReadCacheSettings {
   /** Names kept at most. */
   traderNameEntries: number;
   /**
+   * While the ingest worker of this process reports whose data changed (trader-changes.ts), a display
+   * name is reused until its wallet's data changes (a rename lands as a row of that wallet), at most this
+   * long. 0: only `traderNameSeconds`.
+   */
+  traderNameWatchedSeconds: number;
+  /**
    * An answer about a trader (career, upstream profile, markets list, top-markets, fills) is reused until
    * that trader's data changes (trader-changes.ts), and at most this long: what other traders do moves the
    * marks of its open markets, which may lag this much, as an open market's answer may. 0: off.
@@ -112,7 +118,8 @@ class TraderAnswers {
 }
 
 export class ReadCaches {
-  readonly traderNames: LRUCache<string, string> | null;
+  readonly #traderNames: LRUCache<string, { name: string; version: number | null }> | null;
+  readonly #traderNameTtlMs: { unwatched: number; watched: number };
   readonly marketNames: LRUCache<string, MarketNames> | null;
   readonly upstreamState: LRUCache<'latest', { row: { state: string; ts: number } | null }> | null;
   readonly whaleFlow: LRUCache<string, { value: unknown }> | null;
@@ -125,9 +132,11 @@ export class ReadCaches {
   constructor(settings: ReadCacheSettings, clock?: CacheClock, store?: Pick<Store, 'database' | 'kind'>) {
     // ttlResolution 0: every lookup reads the clock (no cached "now" between timer ticks).
     const perf = { ttlResolution: 0, ...(clock ? { perf: clock } : {}) };
-    this.traderNames =
-      settings.traderNameSeconds > 0
-        ? new LRUCache<string, string>({ ...perf, max: Math.max(1, settings.traderNameEntries), ttl: settings.traderNameSeconds * 1000 })
+    const nameTtlMs = { unwatched: settings.traderNameSeconds * 1000, watched: Math.max(settings.traderNameSeconds, settings.traderNameWatchedSeconds) * 1000 };
+    this.#traderNameTtlMs = nameTtlMs;
+    this.#traderNames =
+      settings.traderNameSeconds > 0 || settings.traderNameWatchedSeconds > 0
+        ? new LRUCache<string, { name: string; version: number | null }>({ ...perf, max: Math.max(1, settings.traderNameEntries), ttl: Math.max(nameTtlMs.unwatched, nameTtlMs.watched, 1) })
         : null;
     this.marketNames =
       settings.marketNameSeconds > 0
@@ -142,6 +151,30 @@ export class ReadCaches {
       this.#changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
         ? new TraderAnswers(settings.traderAnswerBytes, settings.traderAnswerSeconds * 1000, clock)
         : null;
+  }
+
+  /**
+   * A wallet's display name: from the cache, or read and kept. Kept `traderNameSeconds`; while this
+   * process's worker reports changes (embedded store), until the wallet's data changes, at most
+   * `traderNameWatchedSeconds`.
+   */
+  async traderName(wallet: string, read: () => Promise<string>): Promise<string> {
+    const cache = this.#traderNames;
+    if (!cache) return read();
+    const changes = this.#changes?.watched ? this.#changes : null;
+    const version = changes ? changes.versionOf(wallet) : null;
+    const entry = cache.get(wallet);
+    if (entry !== undefined) {
+      // An entry read while watched is current while its wallet's version holds; one read unwatched, for
+      // its own (short) TTL, which the LRU enforces.
+      const current = entry.version === null || entry.version === version;
+      if (current) return entry.name;
+      cache.delete(wallet);
+    }
+    const name = await read();
+    const ttl = version === null ? this.#traderNameTtlMs.unwatched : this.#traderNameTtlMs.watched;
+    if (ttl > 0) cache.set(wallet, { name, version }, { ttl });
+    return name;
   }
 
   /**

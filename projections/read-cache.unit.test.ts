@@ -13,6 +13,7 @@ import { traderChangesOf } from './trader-changes.ts';
 const SETTINGS: ReadCacheSettings = {
   traderNameSeconds: 10,
   traderNameEntries: 100,
+  traderNameWatchedSeconds: 600,
   marketNameSeconds: 10,
   marketNameEntries: 100,
   upstreamStateSeconds: 1,
@@ -127,6 +128,35 @@ describe('readTraderName through the caches', () => {
     expect(await readTraderName(store, '0xa')).toBe('alicia');
     expect(await readTraderName(store, '0xa')).toBe('alicia');
     expect(queries.n).toBe(5);
+  });
+
+  it('with a worker reporting, keeps a name past its TTL until its wallet changes, at most traderNameWatchedSeconds', async () => {
+    const names = new Map([['0xa', 'alice']]);
+    const { store, queries } = fakeStore(names);
+    const database = 'names_watched';
+    const changes = traderChangesOf(database);
+    const stop = changes.watch();
+    const time = clock();
+    const cached = withReadCaches({ ...store, database }, SETTINGS, time);
+    expect(await readTraderName(cached, '0xa')).toBe('alice');
+    names.set('0xa', 'alicia');
+    time.advance(60_000);
+    // Nothing of 0xa was written: the kept name is current.
+    expect(await readTraderName(cached, '0xa')).toBe('alice');
+    changes.changed(['0xb']);
+    expect(await readTraderName(cached, '0xa')).toBe('alice');
+    expect(queries.n).toBe(1);
+    changes.changed(['0xa']);
+    expect(await readTraderName(cached, '0xa')).toBe('alicia');
+    expect(queries.n).toBe(2);
+    names.set('0xa', 'al');
+    time.advance(600_001);
+    expect(await readTraderName(cached, '0xa')).toBe('al');
+    expect(queries.n).toBe(3);
+    stop();
+    // Unwatched again: the kept name is no longer known to be current.
+    names.set('0xa', 'alf');
+    expect(await readTraderName(cached, '0xa')).toBe('alf');
   });
 });
 

@@ -81,13 +81,8 @@ LIMIT 1`;
 
 /** The current display name of a wallet ('' when none is known). */
 export async function readTraderName(store: Store, wallet: string): Promise<string> {
-  const cache = store.caches?.traderNames;
-  const cached = cache?.get(wallet);
-  if (cached !== undefined) return cached;
-  const [row] = await store.query<{ name: string }>(READ_NAME, { wallet });
-  const name = row?.name ?? '';
-  cache?.set(wallet, name);
-  return name;
+  const read = async () => (await store.query<{ name: string }>(READ_NAME, { wallet }))[0]?.name ?? '';
+  return store.caches ? store.caches.traderName(wallet, read) : read();
 }
 
 /**

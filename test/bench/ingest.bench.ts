@@ -14,7 +14,12 @@
  * Unless --skip-all, it also starts the `all` role on a fresh data directory and reports the time to
  * demo data and that process's peak memory.
  *
- * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all.
+ * Then, unless --reads 0, the same stream again into the `all` role (worker and read API in one process
+ * on one embedded store, simulator off) while this process reads cards and fills pages of the stream's
+ * traders at --reads requests/s (default 20, one Max user's rate) with the demo Max key: the issue's
+ * figure is ingest with reads running alongside.
+ *
+ * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all, --reads N.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -22,7 +27,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../../config.ts';
-import { median, runBenchmark } from './support.ts';
+import { median, percentile, runBenchmark } from './support.ts';
+import { readDemoKeys } from '../../ingest/sources/accounts.ts';
 import { createLogger } from '../../log.ts';
 import { KafkaLog } from '../../ingest/bus/kafka.ts';
 import type { OutgoingMessage } from '../../ingest/bus/types.ts';
@@ -38,10 +44,13 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     fills: { type: 'string', default: '100000' },
     'skip-all': { type: 'boolean', default: false },
+    reads: { type: 'string', default: '20' },
   },
 });
 const ROUNDS = Number(values.rounds);
 const ROUND_FILLS = Number(values.fills);
+/** Reads per second alongside the second stream (0: no second stream). */
+const READS_RATE = Number(values.reads);
 /** Fills per produce request, and how far the producer may run ahead of the worker. */
 const PRODUCE_CHUNK = 5_000;
 const MAX_BACKLOG = 40_000;
@@ -110,38 +119,18 @@ function follow(worker: RoleProcess) {
   };
 }
 
-async function main(): Promise<void> {
-  const log = createLogger('error');
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-'));
-  const environment = parseConfig(process.env);
-  const mock = environment.kafka.brokers ? undefined : await startMockKafka();
-  const brokers = environment.kafka.brokers ?? mock!.brokers;
-  const workerEnvironment = {
-    DATA_DIR: dataDir,
-    KAFKA_BROKERS: brokers.join(','),
-    KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
-    KAFKA_GROUP_ID: `bench-${Date.now()}`,
-    CLICKHOUSE_DATABASE: 'bench_worker',
-    LOG_LEVEL: 'debug',
-    // Tuning knobs (INGEST_*) pass through, to compare settings on the same data.
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith('INGEST_') && value !== undefined)),
-  };
-  const config = parseConfig(workerEnvironment);
-  const topics = new TopicNames(config.kafka.topicPrefix);
-  const kafka = new KafkaLog({ brokers, clientId: 'bench-producer', log });
-  const publisher = new EventPublisher(await kafka.producer(), topics);
-  console.log(`ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills of the demo world, one worker process, embedded ClickHouse, Kafka at ${brokers.join(',')}`);
+interface StreamFigures {
+  endToEnd: number[];
+  rss: number[];
+  overall: number;
+}
 
-  // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
-  const worker = startRole('ingest', [], workerEnvironment, process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
-  await worker.waitFor((line) => line.msg === 'ingest worker started');
+/**
+ * Streams the rounds to `worker` (a started role process), never more than MAX_BACKLOG ahead of it, and
+ * times each round from the worker's commits; stops the worker at the end.
+ */
+async function streamTo(worker: RoleProcess, publisher: EventPublisher, rounds: OutgoingMessage[][], label: string): Promise<StreamFigures> {
   const progress = follow(worker);
-
-  // The whole stream is encoded before the clock starts: the figure is about the log and the worker,
-  // not the producer's validation.
-  const rounds: OutgoingMessage[][] = [];
-  for await (const fills of simulatedRounds()) rounds.push(fills.map((fill) => encodeEvent('fillsArchive', fill)));
-
   // One continuous stream; round k is timed from the moment the worker had committed everything before
   // it (round 1: from the first produce) to the moment it committed round k. The rollup refresher runs
   // all along, so its work is in every round; the last round also waits until the rollups caught up.
@@ -167,13 +156,113 @@ async function main(): Promise<void> {
     const seconds = (roundDone[round]! - (round === 0 ? streamStarted : roundDone[round - 1]!)) / 1000;
     endToEnd.push(ROUND_FILLS / seconds);
     rss.push(peakRssMb(worker.child.pid!));
-    console.log(`  round ${round + 1}: end to end ${Math.round(endToEnd[round]!)} fills/s, worker peak RSS ${Math.round(rss[round]!)} MB`);
+    console.log(`  ${label} round ${round + 1}: end to end ${Math.round(endToEnd[round]!)} fills/s, worker peak RSS ${Math.round(rss[round]!)} MB`);
   }
   await producing;
   const overall = (rounds.length * ROUND_FILLS) / ((roundDone.at(-1)! - streamStarted) / 1000);
   worker.child.kill('SIGTERM');
   await worker.exited;
+  return { endToEnd, rss, overall };
+}
+
+/**
+ * Reads alongside: `rate` requests per second, evenly spaced (an open loop), alternating a trader's card
+ * and fills page over `wallets`, with the demo Max key, until `signal` aborts. Answers by status and
+ * latencies.
+ */
+async function readAlongside(address: string, authorization: string, wallets: readonly string[], rate: number, signal: AbortSignal) {
+  const statuses: Record<string, number> = {};
+  const latencies: number[] = [];
+  const pending: Promise<void>[] = [];
+  const started = performance.now();
+  for (let index = 0; !signal.aborted; index++) {
+    const due = started + (index * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (signal.aborted) break;
+    const wallet = wallets[Math.floor(index / 2) % wallets.length]!;
+    const url = `${address}/api/agent/v1/traders/${wallet}${index % 2 === 0 ? '' : '/fills?limit=100'}`;
+    const sent = performance.now();
+    pending.push(
+      fetch(url, { headers: { authorization } })
+        .then(async (response) => {
+          await response.arrayBuffer();
+          statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+          latencies.push(performance.now() - sent);
+        })
+        .catch(() => {
+          statuses.error = (statuses.error ?? 0) + 1;
+        }),
+    );
+  }
+  await Promise.all(pending);
+  return { statuses, latencies };
+}
+
+async function main(): Promise<void> {
+  const log = createLogger('error');
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-'));
+  const environment = parseConfig(process.env);
+  const mock = environment.kafka.brokers ? undefined : await startMockKafka();
+  const brokers = environment.kafka.brokers ?? mock!.brokers;
+  const workerEnvironment = {
+    DATA_DIR: dataDir,
+    KAFKA_BROKERS: brokers.join(','),
+    KAFKA_TOPIC_PREFIX: `bench${Date.now()}.`,
+    KAFKA_GROUP_ID: `bench-${Date.now()}`,
+    CLICKHOUSE_DATABASE: 'bench_worker',
+    LOG_LEVEL: 'debug',
+    // Tuning knobs (INGEST_*) pass through, to compare settings on the same data.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith('INGEST_') && value !== undefined)),
+  };
+  const config = parseConfig(workerEnvironment);
+  const topics = new TopicNames(config.kafka.topicPrefix);
+  const kafka = new KafkaLog({ brokers, clientId: 'bench-producer', log });
+  const publisher = new EventPublisher(await kafka.producer(), topics);
+  console.log(`ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills of the demo world, one worker process, embedded ClickHouse, Kafka at ${brokers.join(',')}`);
+
+  // The whole stream is encoded before the clock starts: the figure is about the log and the worker,
+  // not the producer's validation.
+  const rounds: OutgoingMessage[][] = [];
+  const streamWallets = new Set<string>();
+  for await (const fills of simulatedRounds()) {
+    rounds.push(fills.map((fill) => encodeEvent('fillsArchive', fill)));
+    for (const fill of fills) streamWallets.add(fill.wallet);
+  }
+
+  // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
+  const worker = startRole('ingest', [], workerEnvironment, process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
+  await worker.waitFor((line) => line.msg === 'ingest worker started');
+  const { endToEnd, rss, overall } = await streamTo(worker, publisher, rounds, 'ingest role,');
   if (process.env.BENCH_WORKER_LOG) writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
+
+  // Again with reads alongside: the same stream into the `all` role (worker and read API in one process
+  // on one embedded store, the simulator off), while this process reads cards and fills pages of the
+  // stream's traders at READS_RATE requests/s with the demo Max key.
+  let withReads: (StreamFigures & { statuses: Record<string, number>; latencies: number[] }) | undefined;
+  if (READS_RATE > 0) {
+    const readsDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-reads-'));
+    const readsEnvironment = {
+      ...workerEnvironment,
+      DATA_DIR: readsDir,
+      KAFKA_TOPIC_PREFIX: `benchreads${Date.now()}.`,
+      KAFKA_GROUP_ID: `bench-reads-${Date.now()}`,
+      PORT: '0',
+      SIM_BACKFILL_DAYS: '0',
+      SIM_LIVE: 'false',
+    };
+    const readsTopics = new TopicNames(parseConfig(readsEnvironment).kafka.topicPrefix);
+    const readsPublisher = new EventPublisher(await kafka.producer(), readsTopics);
+    const all = startRole('all', [], readsEnvironment);
+    const listening = await all.waitFor((line) => line.msg === 'listening');
+    const demoKeys = (await readDemoKeys(readsDir))!;
+    const stop = new AbortController();
+    const reading = readAlongside(String(listening.address), `Bearer ${demoKeys.max}`, [...streamWallets], READS_RATE, stop.signal);
+    const figures = await streamTo(all, readsPublisher, rounds, `all role + ${READS_RATE} reads/s,`);
+    stop.abort();
+    withReads = { ...figures, ...(await reading) };
+    await rm(readsDir, { recursive: true, force: true });
+  }
   await kafka.close();
 
   // Baseline, same rows, same table definition, plain batched inserts.
@@ -200,6 +289,20 @@ async function main(): Promise<void> {
   console.log(`median bare insert: ${Math.round(bareMedian)} rows/s (batches of ${BARE_BATCH})`);
   console.log(`ratio end-to-end / bare insert: ${(endToEndMedian / bareMedian).toFixed(2)}`);
   console.log(`worker peak RSS: ${Math.round(Math.max(...rss))} MB (after each round: ${rss.map(Math.round).join(', ')} MB)`);
+  if (withReads) {
+    const readsMedian = median(withReads.endToEnd);
+    const answered = Object.values(withReads.statuses).reduce((sum, count) => sum + count, 0);
+    console.log(
+      `with reads alongside (all role, ${READS_RATE} card and fills reads/s of the stream's traders): median end to end ${Math.round(readsMedian)} fills/s ` +
+        `(whole stream ${Math.round(withReads.overall)}), ${(readsMedian / bareMedian).toFixed(2)} of the bare insert; ` +
+        `reads: ${answered} answered, by status ${JSON.stringify(withReads.statuses)}, p50 ${percentile(withReads.latencies, 0.5).toFixed(1)} ms, p99 ${percentile(withReads.latencies, 0.99).toFixed(1)} ms`,
+    );
+  }
+  const headline = withReads ? median(withReads.endToEnd) : endToEndMedian;
+  console.log(
+    `targets (issue 17): ≥ 50,000 fills/s and ≥ 0.5× the bare insert${withReads ? ', with reads alongside' : ' (no reads alongside: --reads 0)'}: ` +
+      `${Math.round(headline)} fills/s ${headline >= 50_000 ? 'met' : 'MISSED'}, ${(headline / bareMedian).toFixed(2)}× ${headline / bareMedian >= 0.5 ? 'met' : 'MISSED'}`,
+  );
 
   if (!values['skip-all']) {
     const allDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-all-'));
