@@ -16,7 +16,7 @@
  *
  * Then, unless --reads 0, the same stream again into the `all` role (worker and read API in one process
  * on one embedded store, simulator off) while this process reads cards and fills pages of the stream's
- * traders at --reads requests/s (default 20, one Max user's rate) with the demo Max key: the issue's
+ * traders at --reads requests/s (default 15, one Max user below its 20/s) with the demo Max key: the issue's
  * figure is ingest with reads running alongside.
  *
  * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all, --reads N.
@@ -44,7 +44,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     fills: { type: 'string', default: '100000' },
     'skip-all': { type: 'boolean', default: false },
-    reads: { type: 'string', default: '20' },
+    reads: { type: 'string', default: '15' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -129,7 +129,13 @@ interface StreamFigures {
  * Streams the rounds to `worker` (a started role process), never more than MAX_BACKLOG ahead of it, and
  * times each round from the worker's commits; stops the worker at the end.
  */
-async function streamTo(worker: RoleProcess, publisher: EventPublisher, rounds: OutgoingMessage[][], label: string): Promise<StreamFigures> {
+async function streamTo(
+  worker: RoleProcess,
+  publisher: EventPublisher,
+  rounds: OutgoingMessage[][],
+  label: string,
+  beforeStop: () => Promise<void> = async () => {},
+): Promise<StreamFigures> {
   const progress = follow(worker);
   // One continuous stream; round k is timed from the moment the worker had committed everything before
   // it (round 1: from the first produce) to the moment it committed round k. The rollup refresher runs
@@ -160,6 +166,7 @@ async function streamTo(worker: RoleProcess, publisher: EventPublisher, rounds: 
   }
   await producing;
   const overall = (rounds.length * ROUND_FILLS) / ((roundDone.at(-1)! - streamStarted) / 1000);
+  await beforeStop();
   worker.child.kill('SIGTERM');
   await worker.exited;
   return { endToEnd, rss, overall };
@@ -199,6 +206,14 @@ async function readAlongside(address: string, authorization: string, wallets: re
   return { statuses, latencies };
 }
 
+/** The wallets with the most fills in the stream (at most 50). */
+function activeWallets(fillsByWallet: ReadonlyMap<string, number>): string[] {
+  return [...fillsByWallet]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 50)
+    .map(([wallet]) => wallet);
+}
+
 async function main(): Promise<void> {
   const log = createLogger('error');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-'));
@@ -224,10 +239,10 @@ async function main(): Promise<void> {
   // The whole stream is encoded before the clock starts: the figure is about the log and the worker,
   // not the producer's validation.
   const rounds: OutgoingMessage[][] = [];
-  const streamWallets = new Set<string>();
+  const fillsByWallet = new Map<string, number>();
   for await (const fills of simulatedRounds()) {
     rounds.push(fills.map((fill) => encodeEvent('fillsArchive', fill)));
-    for (const fill of fills) streamWallets.add(fill.wallet);
+    for (const fill of fills) fillsByWallet.set(fill.wallet, (fillsByWallet.get(fill.wallet) ?? 0) + 1);
   }
 
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
@@ -250,17 +265,26 @@ async function main(): Promise<void> {
       PORT: '0',
       SIM_BACKFILL_DAYS: '0',
       SIM_LIVE: 'false',
+      // The bench polls /me until the demo key is ingested: those 401s must not block its address.
+      AUTH_FAILURE_LIMIT: '1000000',
     };
     const readsTopics = new TopicNames(parseConfig(readsEnvironment).kafka.topicPrefix);
     const readsPublisher = new EventPublisher(await kafka.producer(), readsTopics);
     const all = startRole('all', [], readsEnvironment);
     const listening = await all.waitFor((line) => line.msg === 'listening');
-    const demoKeys = (await readDemoKeys(readsDir))!;
+    const address = String(listening.address);
+    const authorization = `Bearer ${(await readDemoKeys(readsDir))!.max}`;
+    // The demo accounts go through the log too: read once the key is known to the API.
+    while ((await fetch(`${address}/api/agent/v1/me`, { headers: { authorization } })).status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
     const stop = new AbortController();
-    const reading = readAlongside(String(listening.address), `Bearer ${demoKeys.max}`, [...streamWallets], READS_RATE, stop.signal);
-    const figures = await streamTo(all, readsPublisher, rounds, `all role + ${READS_RATE} reads/s,`);
-    stop.abort();
-    withReads = { ...figures, ...(await reading) };
+    // The stream's most active traders, as an agent watching them would ask.
+    const reading = readAlongside(address, authorization, activeWallets(fillsByWallet), READS_RATE, stop.signal);
+    let reads: Awaited<typeof reading> | undefined;
+    const figures = await streamTo(all, readsPublisher, rounds, `all role + ${READS_RATE} reads/s,`, async () => {
+      stop.abort();
+      reads = await reading;
+    });
+    withReads = { ...figures, ...reads! };
     await rm(readsDir, { recursive: true, force: true });
   }
   await kafka.close();
