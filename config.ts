@@ -150,6 +150,8 @@ const environmentSchema = z.object({
   /** The upstream's latest report (online/offline, heartbeat) is reused this long. 0: off. */
   READ_CACHE_MARKET_NAMES_S: z.coerce.number().min(0).max(3600).default(10),
   READ_CACHE_MARKET_NAMES_ENTRIES: z.coerce.number().int().min(1).default(200_000),
+  /** With ingest in the process (embedded store), a market's names are reused until its metadata changes, at most this long. */
+  READ_CACHE_MARKET_NAMES_WATCHED_S: z.coerce.number().min(0).max(86_400).default(600),
   READ_CACHE_UPSTREAM_STATE_S: z.coerce.number().min(0).max(60).default(1),
   /** A whale ranking (same request, same second) is reused this long. 0: off. */
   READ_CACHE_WHALES_S: z.coerce.number().min(0).max(60).default(1),
@@ -644,6 +646,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
         traderNameWatchedSeconds: env.READ_CACHE_TRADER_NAME_WATCHED_S,
         marketNameSeconds: env.READ_CACHE_MARKET_NAMES_S,
         marketNameEntries: env.READ_CACHE_MARKET_NAMES_ENTRIES,
+        marketNameWatchedSeconds: env.READ_CACHE_MARKET_NAMES_WATCHED_S,
         upstreamStateSeconds: env.READ_CACHE_UPSTREAM_STATE_S,
         whaleFlowSeconds: env.READ_CACHE_WHALES_S,
         // An open market's answer may be as old as its Cache-Control allows, never older.

@@ -37,6 +37,8 @@ export interface DecodedBatch {
   resolvedMarkets: string[];
   /** The wallets whose data the rows change (every row with a `wallet`): their cached answers go stale. */
   wallets: Set<string>;
+  /** The markets whose metadata (title, outcome names) the rows change: their cached names go stale. */
+  markets: Set<string>;
   validCount: number;
 }
 
@@ -56,6 +58,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     deadLetters: [],
     resolvedMarkets: [],
     wallets: new Set(),
+    markets: new Set(),
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
@@ -92,6 +95,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     decoded.validCount += 1;
     const wallet = (landing.row as { wallet?: unknown }).wallet;
     if (typeof wallet === 'string') decoded.wallets.add(wallet);
+    if (landing.table === 'markets_meta') decoded.markets.add(landing.row.condition_id as string);
     if (landing.table === 'market_resolutions') {
       decoded.resolvedMarkets.push(landing.row.condition_id as string);
     }

@@ -21,7 +21,7 @@ import type { Logger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { stageResolvedMarkets } from '../projections/rollups.ts';
 import type { RollupRefresher } from './rollup-refresher.ts';
-import type { TraderChanges } from '../projections/trader-changes.ts';
+import type { StoreChanges } from '../projections/changes.ts';
 import { createHash } from 'node:crypto';
 import type { BatchProcessor, LogProducer, PartitionSlice, SliceRange } from './bus/types.ts';
 import { TOPICS, type LandingTable, type TopicNames } from './contract/topics.ts';
@@ -39,7 +39,7 @@ export interface PipelineOptions {
   /** Recomputes the rollups of staged batches. */
   rollups: Pick<RollupRefresher, 'enqueue'>;
   /** Told whose data each write changed (the read caches of this process drop their answers). */
-  changes?: TraderChanges | undefined;
+  changes?: StoreChanges | undefined;
 }
 
 /** One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op. */
@@ -111,8 +111,10 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     const deadLetters: DeadLetter[] = [];
     const resolvedMarkets: string[] = [];
     const wallets = new Set<string>();
+    const markets = new Set<string>();
     for (const slice of slices) {
       for (const wallet of slice.wallets) wallets.add(wallet);
+      for (const conditionId of slice.markets) markets.add(conditionId);
       for (const [table, tableRows] of slice.rowsByTable) {
         const merged = rowsByTable.get(table);
         if (merged) {
@@ -146,6 +148,7 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     // The rows are readable now (the rollups built from them follow, and tell again).
     if (holders === 'everyone') this.options.changes?.everythingChanged();
     else if (wallets.size > 0 || holders.size > 0) this.options.changes?.changed([...wallets, ...holders]);
+    if (markets.size > 0) this.options.changes?.marketsChanged(markets);
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 
     this.stats.batches += 1;

@@ -3,7 +3,7 @@ import { createLogger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { rangeOf, type LogProducer, type OutgoingMessage, type PartitionSlice } from './bus/types.ts';
 import { TopicNames } from './contract/topics.ts';
-import { TraderChanges } from '../projections/trader-changes.ts';
+import { StoreChanges } from '../projections/changes.ts';
 import { IngestPipeline } from './pipeline.ts';
 
 const topics = new TopicNames('');
@@ -66,7 +66,7 @@ function recordingProducer() {
   return { producer, sent };
 }
 
-function pipelineWith(store: Store, producer: LogProducer, enqueued: string[], changes?: TraderChanges) {
+function pipelineWith(store: Store, producer: LogProducer, enqueued: string[], changes?: StoreChanges) {
   return new IngestPipeline({
     changes,
     store,
@@ -108,7 +108,7 @@ describe('IngestPipeline.write', () => {
     const values = [fill(1, { wallet: walletA }), fill(2, { wallet: walletB }), fill(13, { wallet: walletA })];
     for (const failure of ['bad data', 'unreachable'] as const) {
       const { store, inserted } = fakeStore(failure);
-      const changes = new TraderChanges();
+      const changes = new StoreChanges();
       const told: { wallets: string[]; landedBefore: number }[] = [];
       changes.changed = (wallets) => void told.push({ wallets: [...wallets].sort(), landedBefore: inserted.filter((insert) => insert.table === 'fills').length });
       const pipeline = pipelineWith(store, recordingProducer().producer, [], changes);

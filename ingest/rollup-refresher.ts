@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { orphanRollupBatches, refreshRollups, type RollupSettings } from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
-import type { TraderChanges } from '../projections/trader-changes.ts';
+import type { StoreChanges } from '../projections/changes.ts';
 import { retryDelayMs } from './bus/accumulator.ts';
 import { rollupPendingBatches, rollupRefreshDuration } from '../metrics/registry.ts';
 
@@ -33,7 +33,7 @@ export interface RollupRefresherOptions {
   orphanAfterSeconds: number;
   settings: RollupSettings;
   /** Told whose rollups each refresh recomputed (the read caches of this process drop their answers). */
-  changes?: TraderChanges | undefined;
+  changes?: StoreChanges | undefined;
 }
 
 /** Whose data a staged batch changes: these wallets, or anyone's (a resolution's holders, a dead worker's batches). */

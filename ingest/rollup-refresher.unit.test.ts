@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
-import { TraderChanges } from '../projections/trader-changes.ts';
+import { StoreChanges } from '../projections/changes.ts';
 import { RollupRefresher } from './rollup-refresher.ts';
 
 /** A store that answers the refresh's count of staged keys and the orphan sweep, and logs what ran. */
@@ -31,7 +31,7 @@ function fakeStore(orphans: string[] = []) {
   return { store, statements };
 }
 
-function refresher(store: Store, changes: TraderChanges) {
+function refresher(store: Store, changes: StoreChanges) {
   return new RollupRefresher({
     store,
     log: createLogger('silent'),
@@ -45,7 +45,7 @@ function refresher(store: Store, changes: TraderChanges) {
 describe('RollupRefresher tells whose rollups changed', () => {
   it('names the wallets of the refreshed batches once their recomputation is done', async () => {
     const { store, statements } = fakeStore();
-    const changes = new TraderChanges();
+    const changes = new StoreChanges();
     const told: { wallets: string[]; statementsBefore: number }[] = [];
     const changed = changes.changed.bind(changes);
     changes.changed = (wallets) => {
@@ -69,7 +69,7 @@ describe('RollupRefresher tells whose rollups changed', () => {
   it('counts everyone as changed for a batch without wallets and for orphans of a stopped worker', async () => {
     for (const setup of ['unnamed', 'orphan'] as const) {
       const { store } = fakeStore(setup === 'orphan' ? ['left-behind'] : []);
-      const changes = new TraderChanges();
+      const changes = new StoreChanges();
       changes.changed(['0xq']);
       const before = changes.versionOf('0xz');
       const rollups = refresher(store, changes);

@@ -249,10 +249,11 @@ async function readMarketParts(
   const names = new Map<string, MarketNames>();
   const marks = new Map<string, number>();
   // Names change rarely (a retitle shows within the cache's lifetime); marks move with every trade.
-  const nameCache = store.caches?.marketNames;
+  const caches = store.caches;
+  const readStart = caches?.marketNamesReadStart() ?? null;
   const missingNames: string[] = [];
   for (const conditionId of new Set(namesOf)) {
-    const cached = nameCache?.get(conditionId);
+    const cached = caches?.marketNames(conditionId);
     if (cached) names.set(conditionId, cached);
     else missingNames.push(conditionId);
   }
@@ -265,7 +266,7 @@ async function readMarketParts(
     if (row.part === 'meta') {
       const market = { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2 };
       names.set(row.condition_id, market);
-      nameCache?.set(row.condition_id, market);
+      caches?.keepMarketNames(row.condition_id, market, readStart);
     } else if (row.mark !== null) marks.set(row.condition_id, row.mark);
   }
   return { names, marks };
@@ -565,15 +566,16 @@ async function readWithNames<Parts extends { tm: object }>(
   named: Bundle<Parts>,
   params: QueryParams,
 ): Promise<{ parts: { [Name in keyof Parts]: Parts[Name][] }; names: MarketNames }> {
-  const cache = store.caches?.marketNames;
-  const cached = cache?.get(conditionId);
+  const caches = store.caches;
+  const cached = caches?.marketNames(conditionId);
   if (cached) return { parts: await readBundle(store, named, params), names: cached };
+  const readStart = caches?.marketNamesReadStart() ?? null;
   const parts = await readBundle(store, withNames, params);
   const [meta] = parts.names;
   if (!meta) return { parts, names: NO_MARKET_NAMES };
   // A market without metadata is not kept: its names may land any moment.
   const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2 };
-  cache?.set(conditionId, names);
+  caches?.keepMarketNames(conditionId, names, readStart);
   return { parts, names };
 }
 

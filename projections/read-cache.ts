@@ -14,7 +14,7 @@
 import { LRUCache } from 'lru-cache';
 import { readCacheLookups } from '../metrics/registry.ts';
 import type { Store } from './store.ts';
-import { traderChangesOf, type TraderChanges } from './trader-changes.ts';
+import { changesOf, type StoreChanges } from './changes.ts';
 
 /** A market's names as the lists show them (projections/markets.ts). */
 export interface MarketNames {
@@ -30,6 +30,11 @@ export interface ReadCacheSettings {
   marketNameSeconds: number;
   /** Market names kept at most. */
   marketNameEntries: number;
+  /**
+   * While the ingest worker of this process reports changes (changes.ts), a market's names are reused
+   * until its metadata changes, at most this long. 0: only `marketNameSeconds`.
+   */
+  marketNameWatchedSeconds: number;
   /** The upstream's latest report is reused this long. 0: off. */
   upstreamStateSeconds: number;
   /** A whale ranking (same request, same second) is reused this long. 0: off. */
@@ -41,14 +46,14 @@ export interface ReadCacheSettings {
   /** Names kept at most. */
   traderNameEntries: number;
   /**
-   * While the ingest worker of this process reports whose data changed (trader-changes.ts), a display
+   * While the ingest worker of this process reports whose data changed (changes.ts), a display
    * name is reused until its wallet's data changes (a rename lands as a row of that wallet), at most this
    * long. 0: only `traderNameSeconds`.
    */
   traderNameWatchedSeconds: number;
   /**
    * An answer about a trader (career, upstream profile, markets list, top-markets, fills) is reused until
-   * that trader's data changes (trader-changes.ts), and at most this long: what other traders do moves the
+   * that trader's data changes (changes.ts), and at most this long: what other traders do moves the
    * marks of its open markets, which may lag this much, as an open market's answer may. 0: off.
    */
   traderAnswerSeconds: number;
@@ -120,14 +125,15 @@ class TraderAnswers {
 export class ReadCaches {
   readonly #traderNames: LRUCache<string, { name: string; version: number | null }> | null;
   readonly #traderNameTtlMs: { unwatched: number; watched: number };
-  readonly marketNames: LRUCache<string, MarketNames> | null;
+  readonly #marketNames: LRUCache<string, { names: MarketNames; version: number | null }> | null;
+  readonly #marketNameTtlMs: { unwatched: number; watched: number };
   readonly upstreamState: LRUCache<'latest', { row: { state: string; ts: number } | null }> | null;
   readonly whaleFlow: LRUCache<string, { value: unknown }> | null;
   readonly markets: MarketAnswers | null;
   readonly openMarketTtlMs: number;
   readonly #traders: TraderAnswers | null;
   /** Null: the store may change behind this process's back (a server), so nothing about traders is kept. */
-  readonly #changes: TraderChanges | null;
+  readonly #changes: StoreChanges | null;
 
   constructor(settings: ReadCacheSettings, clock?: CacheClock, store?: Pick<Store, 'database' | 'kind'>) {
     // ttlResolution 0: every lookup reads the clock (no cached "now" between timer ticks).
@@ -138,19 +144,46 @@ export class ReadCaches {
       settings.traderNameSeconds > 0 || settings.traderNameWatchedSeconds > 0
         ? new LRUCache<string, { name: string; version: number | null }>({ ...perf, max: Math.max(1, settings.traderNameEntries), ttl: Math.max(nameTtlMs.unwatched, nameTtlMs.watched, 1) })
         : null;
-    this.marketNames =
-      settings.marketNameSeconds > 0
-        ? new LRUCache<string, MarketNames>({ ...perf, max: Math.max(1, settings.marketNameEntries), ttl: settings.marketNameSeconds * 1000 })
+    const marketNameTtlMs = { unwatched: settings.marketNameSeconds * 1000, watched: Math.max(settings.marketNameSeconds, settings.marketNameWatchedSeconds) * 1000 };
+    this.#marketNameTtlMs = marketNameTtlMs;
+    this.#marketNames =
+      marketNameTtlMs.watched > 0
+        ? new LRUCache<string, { names: MarketNames; version: number | null }>({ ...perf, max: Math.max(1, settings.marketNameEntries), ttl: marketNameTtlMs.watched })
         : null;
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new LRUCache({ ...perf, max: 256, ttl: settings.whaleFlowSeconds * 1000 }) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
     this.openMarketTtlMs = settings.openMarketSeconds * 1000;
-    this.#changes = store?.kind === 'embedded' ? traderChangesOf(store.database) : null;
+    this.#changes = store?.kind === 'embedded' ? changesOf(store.database) : null;
     this.#traders =
       this.#changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
         ? new TraderAnswers(settings.traderAnswerBytes, settings.traderAnswerSeconds * 1000, clock)
         : null;
+  }
+
+  /**
+   * Where a read of market names starts: names it reads are kept as current from this point (null: no
+   * worker reports changes, so they are kept `marketNameSeconds` only). Take it before the read.
+   */
+  marketNamesReadStart(): number | null {
+    return this.#changes?.watched ? this.#changes.latest : null;
+  }
+
+  /** A market's names if kept and still current. */
+  marketNames(conditionId: string): MarketNames | undefined {
+    const entry = this.#marketNames?.get(conditionId);
+    if (entry === undefined) return undefined;
+    // Read while watched: current while the market's metadata has not changed since; read unwatched: for
+    // its own (short) TTL, which the LRU enforces.
+    if (entry.version === null || (this.#changes?.watched && this.#changes.versionOfMarket(conditionId) <= entry.version)) return entry.names;
+    this.#marketNames?.delete(conditionId);
+    return undefined;
+  }
+
+  /** Keeps a market's names read from `readStart` (marketNamesReadStart) on. */
+  keepMarketNames(conditionId: string, names: MarketNames, readStart: number | null): void {
+    const ttl = readStart === null ? this.#marketNameTtlMs.unwatched : this.#marketNameTtlMs.watched;
+    if (ttl > 0) this.#marketNames?.set(conditionId, { names, version: readStart }, { ttl });
   }
 
   /**
@@ -180,7 +213,7 @@ export class ReadCaches {
   /**
    * An answer about `wallet` (`key` names the read and its arguments): from the cache while the trader's
    * data is unchanged since it was read (and it is younger than the TTL), else read and kept. Kept only
-   * while this process's worker reports the changes of the store (trader-changes.ts).
+   * while this process's worker reports the changes of the store (changes.ts).
    */
   async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>): Promise<T> {
     const changes = this.#changes;

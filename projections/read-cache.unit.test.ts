@@ -8,7 +8,7 @@ import { ReadCaches, withReadCaches, type ReadCacheSettings } from './read-cache
 import type { Store } from './store.ts';
 import { readMarketNames } from './markets.ts';
 import { readTraderName } from './traders.ts';
-import { traderChangesOf } from './trader-changes.ts';
+import { changesOf } from './changes.ts';
 
 const SETTINGS: ReadCacheSettings = {
   traderNameSeconds: 10,
@@ -16,6 +16,7 @@ const SETTINGS: ReadCacheSettings = {
   traderNameWatchedSeconds: 600,
   marketNameSeconds: 10,
   marketNameEntries: 100,
+  marketNameWatchedSeconds: 600,
   upstreamStateSeconds: 1,
   whaleFlowSeconds: 1,
   openMarketSeconds: 2,
@@ -134,7 +135,7 @@ describe('readTraderName through the caches', () => {
     const names = new Map([['0xa', 'alice']]);
     const { store, queries } = fakeStore(names);
     const database = 'names_watched';
-    const changes = traderChangesOf(database);
+    const changes = changesOf(database);
     const stop = changes.watch();
     const time = clock();
     const cached = withReadCaches({ ...store, database }, SETTINGS, time);
@@ -204,6 +205,44 @@ describe('readMarketNames through the caches', () => {
     await readMarketNames(store, ['0xc1', '0xc2']);
     expect(asked.at(-1)).toEqual(['0xc1', '0xc2']);
   });
+
+  it("with a worker reporting, keeps a market's names past their TTL until its metadata changes, also when it changes during the read", async () => {
+    const titles = new Map([
+      ['0xc1', 'One'],
+      ['0xc2', 'Two'],
+    ]);
+    const { store, asked } = fakeStore(titles);
+    const database = 'market_names_watched';
+    const changes = changesOf(database);
+    const stop = changes.watch();
+    const time = clock();
+    const cached = withReadCaches({ ...store, database }, SETTINGS, time);
+    await readMarketNames(cached, ['0xc1', '0xc2']);
+    titles.set('0xc1', 'One, retitled');
+    time.advance(120_000);
+    // Nothing about 0xc1 was written: both still held, no statement.
+    expect((await readMarketNames(cached, ['0xc1', '0xc2'])).get('0xc1')?.title).toBe('One');
+    expect(asked).toHaveLength(1);
+    changes.marketsChanged(['0xc1']);
+    expect((await readMarketNames(cached, ['0xc1', '0xc2'])).get('0xc1')?.title).toBe('One, retitled');
+    expect(asked.at(-1)).toEqual(['0xc1']);
+    // A retitle that lands while the names are being read: what was read is not kept as current.
+    const racing = { ...store, database, query: async <Row>(sql: string, params?: Record<string, unknown>) => {
+      const rows = await store.query<Row>(sql, params);
+      changes.marketsChanged(['0xc2']);
+      titles.set('0xc2', 'Two, retitled');
+      return rows;
+    } } as Store;
+    changes.marketsChanged(['0xc2']);
+    const racingCached = withReadCaches(racing, SETTINGS, time);
+    expect((await readMarketNames(racingCached, ['0xc2'])).get('0xc2')?.title).toBe('Two');
+    expect((await readMarketNames(racingCached, ['0xc2'])).get('0xc2')?.title).toBe('Two, retitled');
+    // At most marketNameWatchedSeconds.
+    titles.set('0xc1', 'One again');
+    time.advance(600_001);
+    expect((await readMarketNames(cached, ['0xc1'])).get('0xc1')?.title).toBe('One again');
+    stop();
+  });
 });
 
 describe('ReadCaches.trader', () => {
@@ -211,7 +250,7 @@ describe('ReadCaches.trader', () => {
   let databases = 0;
   function embedded() {
     const database = `trader_cache_${databases++}`;
-    return { store: { database, kind: 'embedded' as const }, changes: traderChangesOf(database) };
+    return { store: { database, kind: 'embedded' as const }, changes: changesOf(database) };
   }
 
   it('keeps an answer while no worker changed the trader, and reads again once its data changed', async () => {

@@ -161,4 +161,16 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(await get(`traders/${D}`)).toEqual(stranger);
     expect(lookups('career', 'hit')).toBe(hits + 1);
   });
+
+  it("keeps a market's names until its metadata changes: a retitle shows in the next answer read", async () => {
+    const before = await get(`traders/${D}/fills?limit=5`);
+    expect(before.fills.map((row: Json) => row.title)).toEqual(['Other market']);
+    await publishAndWait([], async (sink) => {
+      await sink.publish('markets', [makeMarket({ condition_id: OTHER_MARKET, title: 'Other market, retitled', end_ts: BASE_TS + 86_400 * 10, version: NOW })]);
+      return 1;
+    });
+    // Another page size: an answer not kept yet, whose names come from the names cache.
+    const after = await get(`traders/${D}/fills?limit=6`);
+    expect(after.fills.map((row: Json) => row.title)).toEqual(['Other market, retitled']);
+  });
 });

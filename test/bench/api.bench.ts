@@ -45,7 +45,7 @@
  * (READ_CACHE_TRADER_S; 0 turns the cache of answers about traders off: every call reads the store).
  *
  * The answers about a trader (career, markets, top-markets, fills) are kept until live ingest changes
- * that trader (projections/trader-changes.ts): a repeated call can be a cache hit. Each phase prints the
+ * that trader (projections/changes.ts): a repeated call can be a cache hit. Each phase prints the
  * share of such lookups that hit, so that a figure says how much of it is the store.
  */
 import type { EventEmitter } from 'node:events';
@@ -302,6 +302,8 @@ async function main(): Promise<void> {
     ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
     ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
     ...(values['trader-cache'] ? { READ_CACHE_TRADER_S: values['trader-cache'] } : {}),
+    // The read caches' settings (READ_CACHE_*) pass through, to compare them on the same world.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith('READ_CACHE_') && value !== undefined)),
   });
   // The load runs far above any plan's rate: the bench key's plan is unbounded, so that the gates admit
   // everything (their own cost is measured by bench:gates) and the figures are the reads'.

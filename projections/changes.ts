@@ -1,7 +1,8 @@
 /**
- * Which traders' data changed, as the ingest worker of this process writes it, so that the read
- * caches (read-cache.ts) can keep answers about a trader (career, upstream profile, markets list,
- * top-markets, fills) until that trader's data changes, instead of re-reading them on every call.
+ * Which traders' data and which markets' metadata changed, as the ingest worker of this process writes
+ * them, so that the read caches (read-cache.ts) can keep answers about a trader (career, upstream
+ * profile, markets list, top-markets, fills, display name) until that trader's data changes, and a
+ * market's names (title, outcomes) until its metadata changes, instead of re-reading them on every call.
  *
  * The worker reports, per database:
  *   - at each write, the wallets of the rows it made durable (fills, position legs, upstream profiles,
@@ -16,15 +17,16 @@
  * that worker sees every write. With a ClickHouse server other processes write too, and nothing is kept.
  */
 
-/** Wallets remembered one by one at most; beyond, everything counts as changed and the map starts over. */
+/** Wallets (and markets) remembered one by one at most; beyond, everything counts as changed and the maps start over. */
 const MAX_TRACKED_WALLETS = 200_000;
 
-export class TraderChanges {
+export class StoreChanges {
   /** Last version handed out (every change takes the next). */
   #last = 0;
   /** Everything changed at this version (wallets without their own entry share it). */
   #everything = 0;
   readonly #wallets = new Map<string, number>();
+  readonly #markets = new Map<string, number>();
   #reporters = 0;
 
   /** True while at least one worker of this process reports its writes here. */
@@ -50,6 +52,25 @@ export class TraderChanges {
     return this.#wallets.get(wallet) ?? this.#everything;
   }
 
+  /**
+   * The newest version handed out: an answer read after this call is current while the versions of
+   * what it depends on are not above it.
+   */
+  get latest(): number {
+    return this.#last;
+  }
+
+  /** The market's current version (its metadata). */
+  versionOfMarket(conditionId: string): number {
+    return this.#markets.get(conditionId) ?? this.#everything;
+  }
+
+  marketsChanged(conditionIds: Iterable<string>): void {
+    const version = ++this.#last;
+    for (const conditionId of conditionIds) this.#markets.set(conditionId, version);
+    if (this.#markets.size > MAX_TRACKED_WALLETS) this.everythingChanged();
+  }
+
   changed(wallets: Iterable<string>): void {
     const version = ++this.#last;
     for (const wallet of wallets) this.#wallets.set(wallet, version);
@@ -59,14 +80,15 @@ export class TraderChanges {
   everythingChanged(): void {
     this.#everything = ++this.#last;
     this.#wallets.clear();
+    this.#markets.clear();
   }
 }
 
-const byDatabase = new Map<string, TraderChanges>();
+const byDatabase = new Map<string, StoreChanges>();
 
 /** The changes of one database in this process (the worker reports, the API's caches consult). */
-export function traderChangesOf(database: string): TraderChanges {
+export function changesOf(database: string): StoreChanges {
   let changes = byDatabase.get(database);
-  if (!changes) byDatabase.set(database, (changes = new TraderChanges()));
+  if (!changes) byDatabase.set(database, (changes = new StoreChanges()));
   return changes;
 }
