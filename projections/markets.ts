@@ -206,6 +206,13 @@ LIMIT {limit:UInt32}`;
  * ones). Ranked in rankTopMarkets: four window functions over the rows cost the engine more to plan
  * than the wallet's rows cost to send.
  */
+/** The marks of the wallet's markets open in some version (a superset of the open ones), by primary key. */
+const MARKS_OF_OPEN_MARKETS = `
+    SELECT condition_id, argMaxMerge(last_up_price) AS mark
+    FROM {db:Identifier}.market_marks_v2
+    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND NOT resolved)
+    GROUP BY condition_id`;
+
 const READ_TOP_MARKETS = bundle<{ markets: TraderMarketRow; marks: { condition_id: string; mark: number } }>({
   markets: `
     SELECT ${ROW_COLUMNS}
@@ -213,12 +220,16 @@ const READ_TOP_MARKETS = bundle<{ markets: TraderMarketRow; marks: { condition_i
     WHERE wallet = {wallet:String}
     ORDER BY version DESC
     LIMIT 1 BY condition_id`,
-  marks: `
-    SELECT condition_id, argMaxMerge(last_up_price) AS mark
-    FROM {db:Identifier}.market_marks_v2
-    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND NOT resolved)
-    GROUP BY condition_id`,
+  marks: MARKS_OF_OPEN_MARKETS,
 });
+
+/**
+ * A page of the markets list and the marks of the wallet's open markets, in one statement (a bundle: the
+ * page's rows come back unordered and are sorted again); the names come from the cache, or one more read.
+ */
+type MarketsPageParts = { rows: TraderMarketRow; marks: { condition_id: string; mark: number } };
+const READ_TRADER_MARKETS_PAGE = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS, marks: MARKS_OF_OPEN_MARKETS });
+const READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS_WITHIN_DEPTH, marks: MARKS_OF_OPEN_MARKETS });
 
 /**
  * Names of some markets, and the marks of some of them (the market's last trade in UP space: argMax
@@ -341,16 +352,6 @@ function toMarketRow(row: TraderMarketRow, names: MarketNames, mark: number | un
   return market;
 }
 
-/** Market rows from trader_markets rows: names for all, marks for the open ones (one lookup). */
-async function toMarketRows<R extends TraderMarketRow>(store: Store, rows: readonly R[]): Promise<Map<R, MarketRow>> {
-  const { names, marks } = await readMarketParts(
-    store,
-    rows.map((row) => row.condition_id),
-    rows.filter((row) => !row.resolved).map((row) => row.condition_id),
-  );
-  return new Map(rows.map((row) => [row, toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, marks.get(row.condition_id))]));
-}
-
 /** How far back a caller sees a trader: `historyDepth` most recent markets; -1 (or absent) is unlimited. */
 export interface DepthOption {
   historyDepth?: number | undefined;
@@ -386,15 +387,22 @@ async function readTraderMarketsFromStore(
     limit: limit + 1,
   };
   const depth = page.historyDepth ?? -1;
-  const rows =
+  const parts =
     depth >= 0
-      ? await store.query<TraderMarketRow>(READ_TRADER_MARKETS_WITHIN_DEPTH, { ...params, history_depth: historyDepthParam(depth) })
-      : await store.query<TraderMarketRow>(READ_TRADER_MARKETS, params);
+      ? await readBundle(store, READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH, { ...params, history_depth: historyDepthParam(depth) })
+      : await readBundle(store, READ_TRADER_MARKETS_PAGE, params);
+  // The list's order (a bundle keeps none).
+  const rows = [...parts.rows].sort((a, b) => b.last_ts - a.last_ts || compareIds(b.condition_id, a.condition_id));
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
-  const markets = await toMarketRows(store, pageRows);
+  const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
+  const { names } = await readMarketParts(
+    store,
+    pageRows.map((row) => row.condition_id),
+    [],
+  );
   return {
-    markets: pageRows.map((row) => markets.get(row)!),
+    markets: pageRows.map((row) => toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, row.resolved ? undefined : marks.get(row.condition_id))),
     next: rows.length > limit && lastRow ? { lastTradedAt: lastRow.last_ts, conditionId: lastRow.condition_id } : null,
   };
 }
