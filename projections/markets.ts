@@ -231,61 +231,39 @@ type MarketsPageParts = { rows: TraderMarketRow; marks: { condition_id: string; 
 const READ_TRADER_MARKETS_PAGE = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS, marks: MARKS_OF_OPEN_MARKETS });
 const READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS_WITHIN_DEPTH, marks: MARKS_OF_OPEN_MARKETS });
 
-/**
- * Names of some markets, and the marks of some of them (the market's last trade in UP space: argMax
- * over (ts, seq)); point lookups by the primary keys of metadata and marks. A market without metadata
- * or without trades has no row of that part.
- */
-const READ_MARKET_PARTS = `
-SELECT 'meta' AS part, condition_id, title, outcome1, outcome2, CAST(NULL AS Nullable(Float64)) AS mark
+/** Names of some markets: point lookups by the primary key of their metadata (a market without metadata has no row). */
+const READ_MARKET_NAMES = `
+SELECT condition_id, title, outcome1, outcome2
 FROM {db:Identifier}.markets_meta_v2
 WHERE condition_id IN {names_of:Array(String)}
 ORDER BY version DESC
-LIMIT 1 BY condition_id
-UNION ALL
-SELECT 'mark' AS part, condition_id, '' AS title, '' AS outcome1, '' AS outcome2, CAST(argMaxMerge(last_up_price) AS Nullable(Float64)) AS mark
-FROM {db:Identifier}.market_marks_v2
-WHERE condition_id IN {marks_of:Array(String)}
-GROUP BY condition_id`;
-
+LIMIT 1 BY condition_id`;
 
 /** '' for every name of a market without metadata. */
 export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '' });
 
-async function readMarketParts(
-  store: Store,
-  namesOf: readonly string[],
-  marksOf: readonly string[],
-): Promise<{ names: Map<string, MarketNames>; marks: Map<string, number> }> {
+/**
+ * Title and outcome names of some markets (absent: no metadata): from the cache (names change rarely:
+ * read-cache.ts says how long they are kept), the rest in one read.
+ */
+export async function readMarketNames(store: Store, conditionIds: readonly string[]): Promise<Map<string, MarketNames>> {
   const names = new Map<string, MarketNames>();
-  const marks = new Map<string, number>();
-  // Names change rarely (a retitle shows within the cache's lifetime); marks move with every trade.
   const caches = store.caches;
   const readStart = caches?.marketNamesReadStart() ?? null;
-  const missingNames: string[] = [];
-  for (const conditionId of new Set(namesOf)) {
+  const missing: string[] = [];
+  for (const conditionId of new Set(conditionIds)) {
     const cached = caches?.marketNames(conditionId);
     if (cached) names.set(conditionId, cached);
-    else missingNames.push(conditionId);
+    else missing.push(conditionId);
   }
-  if (missingNames.length === 0 && marksOf.length === 0) return { names, marks };
-  const rows = await store.query<{ part: string; condition_id: string; mark: number | null } & MarketNames>(READ_MARKET_PARTS, {
-    names_of: missingNames,
-    marks_of: [...new Set(marksOf)],
-  });
+  if (missing.length === 0) return names;
+  const rows = await store.query<{ condition_id: string } & MarketNames>(READ_MARKET_NAMES, { names_of: missing });
   for (const row of rows) {
-    if (row.part === 'meta') {
-      const market = { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2 };
-      names.set(row.condition_id, market);
-      caches?.keepMarketNames(row.condition_id, market, readStart);
-    } else if (row.mark !== null) marks.set(row.condition_id, row.mark);
+    const market = { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2 };
+    names.set(row.condition_id, market);
+    caches?.keepMarketNames(row.condition_id, market, readStart);
   }
-  return { names, marks };
-}
-
-/** Title and outcome names of some markets (absent: no metadata), by primary key. */
-export async function readMarketNames(store: Store, conditionIds: readonly string[]): Promise<Map<string, MarketNames>> {
-  return (await readMarketParts(store, conditionIds, [])).names;
+  return names;
 }
 
 interface TraderMarketRow {
@@ -396,10 +374,9 @@ async function readTraderMarketsFromStore(
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
   const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
-  const { names } = await readMarketParts(
+  const names = await readMarketNames(
     store,
     pageRows.map((row) => row.condition_id),
-    [],
   );
   return {
     markets: pageRows.map((row) => toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, row.resolved ? undefined : marks.get(row.condition_id))),
@@ -440,7 +417,7 @@ async function readTopMarketsFromStore(store: Store, wallet: string, n: number, 
       : parts.markets;
   const top = rankTopMarkets(visible, size);
   const shown = [...new Set([...top.top_wins, ...top.top_losses, ...top.most_traded, ...top.top_volume])];
-  const { names } = await readMarketParts(store, shown.map((row) => row.condition_id), []);
+  const names = await readMarketNames(store, shown.map((row) => row.condition_id));
   const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
   const rowOf = new Map(shown.map((row) => [row, toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, row.resolved ? undefined : marks.get(row.condition_id))]));
   const rowsOf = (slice: TraderMarketRow[]) => slice.map((row) => rowOf.get(row)!);

@@ -162,7 +162,7 @@ describe('readTraderName through the caches', () => {
 });
 
 describe('readMarketNames through the caches', () => {
-  /** A store that answers READ_MARKET_PARTS' meta part from `titles` and records what each statement asked for. */
+  /** A store that answers READ_MARKET_NAMES from `titles` and records what each statement asked for. */
   function fakeStore(titles: Map<string, string>) {
     const asked: string[][] = [];
     const store = {
