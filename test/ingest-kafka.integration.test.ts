@@ -297,10 +297,8 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     first.pipeline.events.on('batch', (batch) => (perWorker[0] = (perWorker[0] ?? 0) + batch.valid));
     second.pipeline.events.on('batch', (batch) => (perWorker[1] = (perWorker[1] ?? 0) + batch.valid));
     const ingested = waitForIngested([first, second], fills.length);
-    const timer = setInterval(() => console.log('DEBUG', JSON.stringify({ perWorker, total: fills.length, p1: (first.rollups as any).pending.size, p2: (second.rollups as any).pending.size, b1: (first.rollups as any).busy, b2: (second.rollups as any).busy })), 15000);
     await publisher.publish('fillsArchive', fills);
     await ingested;
-    clearInterval(timer);
 
     expect(perWorker[0] ?? 0).toBeGreaterThan(0);
     expect(perWorker[1] ?? 0).toBeGreaterThan(0);
