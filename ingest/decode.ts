@@ -39,6 +39,8 @@ export interface DecodedBatch {
   wallets: Set<string>;
   /** The markets whose metadata (title, outcome names) the rows change: their cached names go stale. */
   markets: Set<string>;
+  /** The wallets of rows that carry a display name (`name`, non-empty): their cached names go stale. */
+  named: Set<string>;
   validCount: number;
 }
 
@@ -59,6 +61,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     resolvedMarkets: [],
     wallets: new Set(),
     markets: new Set(),
+    named: new Set(),
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
@@ -94,7 +97,12 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     tableRows.sources.push({ topic, partition, offset: message.offset, key: message.key, original: message.value });
     decoded.validCount += 1;
     const wallet = (landing.row as { wallet?: unknown }).wallet;
-    if (typeof wallet === 'string') decoded.wallets.add(wallet);
+    if (typeof wallet === 'string') {
+      decoded.wallets.add(wallet);
+      // trader_names is fed only by rows with a non-empty name (migrations 0002 and 0007).
+      const name = (landing.row as { name?: unknown }).name;
+      if (typeof name === 'string' && name !== '') decoded.named.add(wallet);
+    }
     if (landing.table === 'markets_meta') decoded.markets.add(landing.row.condition_id as string);
     if (landing.table === 'market_resolutions') {
       decoded.resolvedMarkets.push(landing.row.condition_id as string);

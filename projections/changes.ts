@@ -27,6 +27,7 @@ export class StoreChanges {
   #everything = 0;
   readonly #wallets = new Map<string, number>();
   readonly #markets = new Map<string, number>();
+  readonly #names = new Map<string, number>();
   #reporters = 0;
 
   /** True while at least one worker of this process reports its writes here. */
@@ -60,6 +61,18 @@ export class StoreChanges {
     return this.#last;
   }
 
+  /** The version of the wallet's display name: moved only by rows that carry a name for the wallet. */
+  versionOfName(wallet: string): number {
+    return this.#names.get(wallet) ?? this.#everything;
+  }
+
+  /** Rows that carry a display name for these wallets landed (trader_names is fed by such rows only). */
+  namesChanged(wallets: Iterable<string>): void {
+    const version = ++this.#last;
+    for (const wallet of wallets) this.#names.set(wallet, version);
+    if (this.#names.size > MAX_TRACKED_WALLETS) this.everythingChanged();
+  }
+
   /** The market's current version (its metadata). */
   versionOfMarket(conditionId: string): number {
     return this.#markets.get(conditionId) ?? this.#everything;
@@ -81,6 +94,7 @@ export class StoreChanges {
     this.#everything = ++this.#last;
     this.#wallets.clear();
     this.#markets.clear();
+    this.#names.clear();
   }
 }
 

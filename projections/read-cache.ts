@@ -188,14 +188,15 @@ export class ReadCaches {
 
   /**
    * A wallet's display name: from the cache, or read and kept. Kept `traderNameSeconds`; while this
-   * process's worker reports changes (embedded store), until the wallet's data changes, at most
-   * `traderNameWatchedSeconds`.
+   * process's worker reports changes (embedded store), until a row carrying a name for the wallet lands,
+   * at most `traderNameWatchedSeconds`.
    */
   async traderName(wallet: string, read: () => Promise<string>): Promise<string> {
     const cache = this.#traderNames;
     if (!cache) return read();
     const changes = this.#changes?.watched ? this.#changes : null;
-    const version = changes ? changes.versionOf(wallet) : null;
+    // The name's own version: a fill without a name (most of them) leaves it current.
+    const version = changes ? changes.versionOfName(wallet) : null;
     const entry = cache.get(wallet);
     if (entry !== undefined) {
       // An entry read while watched is current while its wallet's version holds; one read unwatched, for

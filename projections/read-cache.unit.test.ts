@@ -131,7 +131,7 @@ describe('readTraderName through the caches', () => {
     expect(queries.n).toBe(5);
   });
 
-  it('with a worker reporting, keeps a name past its TTL until its wallet changes, at most traderNameWatchedSeconds', async () => {
+  it('with a worker reporting, keeps a name past its TTL until a row naming its wallet lands, at most traderNameWatchedSeconds', async () => {
     const names = new Map([['0xa', 'alice']]);
     const { store, queries } = fakeStore(names);
     const database = 'names_watched';
@@ -142,12 +142,13 @@ describe('readTraderName through the caches', () => {
     expect(await readTraderName(cached, '0xa')).toBe('alice');
     names.set('0xa', 'alicia');
     time.advance(60_000);
-    // Nothing of 0xa was written: the kept name is current.
+    // Nothing naming 0xa was written: the kept name is current, whatever else of 0xa (its fills) landed.
     expect(await readTraderName(cached, '0xa')).toBe('alice');
-    changes.changed(['0xb']);
+    changes.namesChanged(['0xb']);
+    changes.changed(['0xa']);
     expect(await readTraderName(cached, '0xa')).toBe('alice');
     expect(queries.n).toBe(1);
-    changes.changed(['0xa']);
+    changes.namesChanged(['0xa']);
     expect(await readTraderName(cached, '0xa')).toBe('alicia');
     expect(queries.n).toBe(2);
     names.set('0xa', 'al');

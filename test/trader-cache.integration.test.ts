@@ -162,6 +162,16 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(lookups('career', 'hit')).toBe(hits + 1);
   });
 
+  it("keeps a display name through the trader's unnamed fills, and shows a new one on the next call", async () => {
+    const before = await get(`traders/${C}`);
+    expect(before.trader).toEqual({ wallet: C, name: '' });
+    await publishAndWait([fill(C, 3, 400)]);
+    expect((await get(`traders/${C}`)).trader.name).toBe('');
+    // A fill that names its wallet (trader_names takes the newest).
+    await publishAndWait([{ ...fill(C, 4, 500), name: 'Gamma' }]);
+    expect((await get(`traders/${C}`)).trader).toEqual({ wallet: C, name: 'Gamma' });
+  });
+
   it("keeps a market's names until its metadata changes: a retitle shows in the next answer read", async () => {
     const before = await get(`traders/${D}/fills?limit=5`);
     expect(before.fills.map((row: Json) => row.title)).toEqual(['Other market']);
