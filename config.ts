@@ -145,7 +145,7 @@ const environmentSchema = z.object({
   /** In-process read caches (projections/read-cache.ts): a display name by wallet is reused this long. 0: off. */
   READ_CACHE_TRADER_NAME_S: z.coerce.number().min(0).max(3600).default(10),
   READ_CACHE_TRADER_NAME_ENTRIES: z.coerce.number().int().min(1).default(100_000),
-  /** With ingest in the process (embedded store), a display name is reused until its wallet's data changes, at most this long. */
+  /** With ingest in the process (embedded store), a display name is reused until a row carrying a name for its wallet lands, at most this long. */
   READ_CACHE_TRADER_NAME_WATCHED_S: z.coerce.number().min(0).max(86_400).default(600),
   /** The upstream's latest report (online/offline, heartbeat) is reused this long. 0: off. */
   READ_CACHE_MARKET_NAMES_S: z.coerce.number().min(0).max(3600).default(10),

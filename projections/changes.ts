@@ -1,33 +1,38 @@
 /**
- * Which traders' data and which markets' metadata changed, as the ingest worker of this process writes
- * them, so that the read caches (read-cache.ts) can keep answers about a trader (career, upstream
- * profile, markets list, top-markets, fills, display name) until that trader's data changes, and a
+ * What changed in the store, as the ingest worker of this process writes it, so that the read caches
+ * (read-cache.ts) can keep answers about a trader (career, upstream profile, markets list, top-markets,
+ * fills) until that trader's data changes, a display name until a row naming its wallet lands, and a
  * market's names (title, outcomes) until its metadata changes, instead of re-reading them on every call.
  *
  * The worker reports, per database:
- *   - at each write, the wallets of the rows it made durable (fills, position legs, upstream profiles,
- *     equity points…: every landing row with a `wallet`);
- *   - after each rollup refresh, the wallets of the batches it recomputed (trader_markets changed);
- *   - everything, when it cannot tell whose data changed (a market resolved: all its holders; batches a
- *     stopped worker left behind; its own start and stop).
+ *   - at each write: the wallets of the landing rows it made durable (every row with a `wallet`: fills,
+ *     position legs, upstream profiles, equity points…), the wallets of those rows that carry a display
+ *     name (the only rows that feed trader_names: fills, upstream profiles and leaderboard rows with a
+ *     non-empty name), the markets whose metadata rows landed, and a resolved market's holders;
+ *   - after each rollup refresh: the wallets of the batches it recomputed (trader_markets changed);
+ *   - everything, when it cannot tell what changed (batches a stopped worker left behind, the restart's
+ *     re-derivation, its own start and stop).
  *
- * A version is a number that only grows: an answer read while a wallet's version was v is current as
- * long as the version is still v. Answers are cached only while a worker of this process reports on
- * the database (`watched`) and the store is embedded: chDB binds its data directory to one process, so
- * that worker sees every write. With a ClickHouse server other processes write too, and nothing is kept.
+ * Versions come from one counter that only grows. An answer read after `latest` was v is current while
+ * the version of what it depends on is not above v. Answers are kept only while a worker of this
+ * process reports on the database (`watched`) and the store is embedded: chDB binds its data directory
+ * to one process, so that worker sees every write. With a ClickHouse server other processes write too.
  */
 
-/** Wallets (and markets) remembered one by one at most; beyond, everything counts as changed and the maps start over. */
-const MAX_TRACKED_WALLETS = 200_000;
+/** Keys remembered one by one at most, per kind; beyond, everything counts as changed and the maps start over. */
+const MAX_TRACKED_KEYS = 200_000;
 
 export class StoreChanges {
   /** Last version handed out (every change takes the next). */
   #last = 0;
-  /** Everything changed at this version (wallets without their own entry share it). */
+  /** Everything changed at this version (keys without their own entry share it). */
   #everything = 0;
+  /** Trader data by wallet. */
   readonly #wallets = new Map<string, number>();
-  readonly #markets = new Map<string, number>();
+  /** Display names by wallet. */
   readonly #names = new Map<string, number>();
+  /** Market metadata by condition_id. */
+  readonly #markets = new Map<string, number>();
   #reporters = 0;
 
   /** True while at least one worker of this process reports its writes here. */
@@ -48,53 +53,54 @@ export class StoreChanges {
     };
   }
 
-  /** The wallet's current version: compare with the version an answer was read at. */
-  versionOf(wallet: string): number {
-    return this.#wallets.get(wallet) ?? this.#everything;
-  }
-
-  /**
-   * The newest version handed out: an answer read after this call is current while the versions of
-   * what it depends on are not above it.
-   */
+  /** The newest version handed out: take it before a read; what the read returns is current from there on. */
   get latest(): number {
     return this.#last;
   }
 
+  /** The version of the wallet's data. */
+  versionOf(wallet: string): number {
+    return this.#versionIn(this.#wallets, wallet);
+  }
+
   /** The version of the wallet's display name: moved only by rows that carry a name for the wallet. */
   versionOfName(wallet: string): number {
-    return this.#names.get(wallet) ?? this.#everything;
+    return this.#versionIn(this.#names, wallet);
+  }
+
+  /** The version of the market's metadata. */
+  versionOfMarket(conditionId: string): number {
+    return this.#versionIn(this.#markets, conditionId);
+  }
+
+  changed(wallets: Iterable<string>): void {
+    this.#bump(this.#wallets, wallets);
   }
 
   /** Rows that carry a display name for these wallets landed (trader_names is fed by such rows only). */
   namesChanged(wallets: Iterable<string>): void {
-    const version = ++this.#last;
-    for (const wallet of wallets) this.#names.set(wallet, version);
-    if (this.#names.size > MAX_TRACKED_WALLETS) this.everythingChanged();
-  }
-
-  /** The market's current version (its metadata). */
-  versionOfMarket(conditionId: string): number {
-    return this.#markets.get(conditionId) ?? this.#everything;
+    this.#bump(this.#names, wallets);
   }
 
   marketsChanged(conditionIds: Iterable<string>): void {
-    const version = ++this.#last;
-    for (const conditionId of conditionIds) this.#markets.set(conditionId, version);
-    if (this.#markets.size > MAX_TRACKED_WALLETS) this.everythingChanged();
-  }
-
-  changed(wallets: Iterable<string>): void {
-    const version = ++this.#last;
-    for (const wallet of wallets) this.#wallets.set(wallet, version);
-    if (this.#wallets.size > MAX_TRACKED_WALLETS) this.everythingChanged();
+    this.#bump(this.#markets, conditionIds);
   }
 
   everythingChanged(): void {
     this.#everything = ++this.#last;
     this.#wallets.clear();
-    this.#markets.clear();
     this.#names.clear();
+    this.#markets.clear();
+  }
+
+  #versionIn(versions: ReadonlyMap<string, number>, key: string): number {
+    return versions.get(key) ?? this.#everything;
+  }
+
+  #bump(versions: Map<string, number>, keys: Iterable<string>): void {
+    const version = ++this.#last;
+    for (const key of keys) versions.set(key, version);
+    if (versions.size > MAX_TRACKED_KEYS) this.everythingChanged();
   }
 }
 

@@ -46,9 +46,8 @@ export interface ReadCacheSettings {
   /** Names kept at most. */
   traderNameEntries: number;
   /**
-   * While the ingest worker of this process reports whose data changed (changes.ts), a display
-   * name is reused until its wallet's data changes (a rename lands as a row of that wallet), at most this
-   * long. 0: only `traderNameSeconds`.
+   * While the ingest worker of this process reports changes (changes.ts), a display name is reused until
+   * a row carrying a name for its wallet lands, at most this long. 0: only `traderNameSeconds`.
    */
   traderNameWatchedSeconds: number;
   /**
@@ -94,96 +93,111 @@ class MarketAnswers {
   }
 }
 
-/** Answers about traders, each kept with the version of its trader's data it was read at. */
-class TraderAnswers {
-  readonly #cache: LRUCache<string, { value: unknown; version: number }>;
+/** How long an entry of a KeptUntilChanged lives: read while no worker reports changes, or while one does. 0: not kept. */
+interface ChangeTtlMs {
+  unwatched: number;
+  watched: number;
+}
 
-  constructor(maxBytes: number, ttlMs: number, perf: CacheClock | undefined) {
-    this.#cache = new LRUCache<string, { value: unknown; version: number }>({
-      ttl: ttlMs,
+/**
+ * Entries kept with the point of the store's changes they were read from (`StoreChanges.latest`, taken
+ * before the read), current while the version of what they depend on (`versionOf`) is not above it: a
+ * change that lands during or after the read makes them stale. An entry read while no worker reported
+ * changes (`readAt` null) is current for its own short TTL, which the LRU enforces; one read while a
+ * worker reported is no longer current once none does.
+ */
+class KeptUntilChanged<V> {
+  readonly #cache: LRUCache<string, { value: V; readAt: number | null }>;
+
+  constructor(
+    size: { entries: number } | { bytes: number },
+    private readonly ttlMs: ChangeTtlMs,
+    private readonly changes: StoreChanges | null,
+    private readonly versionOf: (changes: StoreChanges, key: string) => number,
+    perf: CacheClock | undefined,
+  ) {
+    this.#cache = new LRUCache<string, { value: V; readAt: number | null }>({
+      ttl: Math.max(1, ttlMs.unwatched, ttlMs.watched),
       ttlResolution: 0,
       ...(perf ? { perf } : {}),
-      maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (entry) => Math.max(1, JSON.stringify(entry.value)?.length ?? 1),
+      ...('entries' in size
+        ? { max: Math.max(1, size.entries) }
+        : { maxSize: Math.max(1, size.bytes), sizeCalculation: (entry: { value: V }) => Math.max(1, JSON.stringify(entry.value)?.length ?? 1) }),
       ttlAutopurge: false,
     });
   }
 
-  get(key: string, version: number): { value: unknown } | undefined {
+  /** Where a read starts: take it before reading, and keep what it returns with it. */
+  readStart(): number | null {
+    return this.changes?.watched ? this.changes.latest : null;
+  }
+
+  /** The entry under `key` while current; `dependsOn` is the key of the versions it follows (default: `key`). */
+  get(key: string, dependsOn = key): { value: V } | undefined {
     const entry = this.#cache.get(key);
     if (entry === undefined) return undefined;
-    if (entry.version === version) return entry;
+    const changes = this.changes;
+    if (entry.readAt === null || (changes?.watched && this.versionOf(changes, dependsOn) <= entry.readAt)) return entry;
     this.#cache.delete(key);
     return undefined;
   }
 
-  set(key: string, value: unknown, version: number): void {
-    this.#cache.set(key, { value, version });
+  keep(key: string, value: V, readAt: number | null): void {
+    const ttl = readAt === null ? this.ttlMs.unwatched : this.ttlMs.watched;
+    if (ttl > 0) this.#cache.set(key, { value, readAt }, { ttl });
   }
 }
 
 export class ReadCaches {
-  readonly #traderNames: LRUCache<string, { name: string; version: number | null }> | null;
-  readonly #traderNameTtlMs: { unwatched: number; watched: number };
-  readonly #marketNames: LRUCache<string, { names: MarketNames; version: number | null }> | null;
-  readonly #marketNameTtlMs: { unwatched: number; watched: number };
+  readonly #traderNames: KeptUntilChanged<string> | null;
+  readonly #marketNames: KeptUntilChanged<MarketNames> | null;
   readonly upstreamState: LRUCache<'latest', { row: { state: string; ts: number } | null }> | null;
   readonly whaleFlow: LRUCache<string, { value: unknown }> | null;
   readonly markets: MarketAnswers | null;
   readonly openMarketTtlMs: number;
-  readonly #traders: TraderAnswers | null;
-  /** Null: the store may change behind this process's back (a server), so nothing about traders is kept. */
-  readonly #changes: StoreChanges | null;
+  /** Null without changes to follow (a server store, which other processes write too) or when off. */
+  readonly #traders: KeptUntilChanged<unknown> | null;
 
   constructor(settings: ReadCacheSettings, clock?: CacheClock, store?: Pick<Store, 'database' | 'kind'>) {
     // ttlResolution 0: every lookup reads the clock (no cached "now" between timer ticks).
     const perf = { ttlResolution: 0, ...(clock ? { perf: clock } : {}) };
+    // Null: the store may change behind this process's back (a server); names then live their short TTL.
+    const changes = store?.kind === 'embedded' ? changesOf(store.database) : null;
     const nameTtlMs = { unwatched: settings.traderNameSeconds * 1000, watched: Math.max(settings.traderNameSeconds, settings.traderNameWatchedSeconds) * 1000 };
-    this.#traderNameTtlMs = nameTtlMs;
     this.#traderNames =
-      settings.traderNameSeconds > 0 || settings.traderNameWatchedSeconds > 0
-        ? new LRUCache<string, { name: string; version: number | null }>({ ...perf, max: Math.max(1, settings.traderNameEntries), ttl: Math.max(nameTtlMs.unwatched, nameTtlMs.watched, 1) })
-        : null;
+      nameTtlMs.watched > 0 ? new KeptUntilChanged({ entries: settings.traderNameEntries }, nameTtlMs, changes, (c, wallet) => c.versionOfName(wallet), clock) : null;
     const marketNameTtlMs = { unwatched: settings.marketNameSeconds * 1000, watched: Math.max(settings.marketNameSeconds, settings.marketNameWatchedSeconds) * 1000 };
-    this.#marketNameTtlMs = marketNameTtlMs;
     this.#marketNames =
       marketNameTtlMs.watched > 0
-        ? new LRUCache<string, { names: MarketNames; version: number | null }>({ ...perf, max: Math.max(1, settings.marketNameEntries), ttl: marketNameTtlMs.watched })
+        ? new KeptUntilChanged({ entries: settings.marketNameEntries }, marketNameTtlMs, changes, (c, conditionId) => c.versionOfMarket(conditionId), clock)
+        : null;
+    // Answers about traders are kept only while a worker reports (an unwatched TTL of 0).
+    this.#traders =
+      changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
+        ? new KeptUntilChanged({ bytes: settings.traderAnswerBytes }, { unwatched: 0, watched: settings.traderAnswerSeconds * 1000 }, changes, (c, wallet) => c.versionOf(wallet), clock)
         : null;
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new LRUCache({ ...perf, max: 256, ttl: settings.whaleFlowSeconds * 1000 }) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
     this.openMarketTtlMs = settings.openMarketSeconds * 1000;
-    this.#changes = store?.kind === 'embedded' ? changesOf(store.database) : null;
-    this.#traders =
-      this.#changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
-        ? new TraderAnswers(settings.traderAnswerBytes, settings.traderAnswerSeconds * 1000, clock)
-        : null;
+  }
+
+  /** Where a read of market names starts (take it before the read; pass it to keepMarketNames). */
+  marketNamesReadStart(): number | null {
+    return this.#marketNames?.readStart() ?? null;
   }
 
   /**
-   * Where a read of market names starts: names it reads are kept as current from this point (null: no
-   * worker reports changes, so they are kept `marketNameSeconds` only). Take it before the read.
+   * A market's names if kept and still current: `marketNameSeconds`; while this process's worker reports
+   * changes (embedded store), until the market's metadata changes, at most `marketNameWatchedSeconds`.
    */
-  marketNamesReadStart(): number | null {
-    return this.#changes?.watched ? this.#changes.latest : null;
-  }
-
-  /** A market's names if kept and still current. */
   marketNames(conditionId: string): MarketNames | undefined {
-    const entry = this.#marketNames?.get(conditionId);
-    if (entry === undefined) return undefined;
-    // Read while watched: current while the market's metadata has not changed since; read unwatched: for
-    // its own (short) TTL, which the LRU enforces.
-    if (entry.version === null || (this.#changes?.watched && this.#changes.versionOfMarket(conditionId) <= entry.version)) return entry.names;
-    this.#marketNames?.delete(conditionId);
-    return undefined;
+    return this.#marketNames?.get(conditionId)?.value;
   }
 
   /** Keeps a market's names read from `readStart` (marketNamesReadStart) on. */
   keepMarketNames(conditionId: string, names: MarketNames, readStart: number | null): void {
-    const ttl = readStart === null ? this.#marketNameTtlMs.unwatched : this.#marketNameTtlMs.watched;
-    if (ttl > 0) this.#marketNames?.set(conditionId, { names, version: readStart }, { ttl });
+    this.#marketNames?.keep(conditionId, names, readStart);
   }
 
   /**
@@ -194,20 +208,11 @@ export class ReadCaches {
   async traderName(wallet: string, read: () => Promise<string>): Promise<string> {
     const cache = this.#traderNames;
     if (!cache) return read();
-    const changes = this.#changes?.watched ? this.#changes : null;
-    // The name's own version: a fill without a name (most of them) leaves it current.
-    const version = changes ? changes.versionOfName(wallet) : null;
-    const entry = cache.get(wallet);
-    if (entry !== undefined) {
-      // An entry read while watched is current while its wallet's version holds; one read unwatched, for
-      // its own (short) TTL, which the LRU enforces.
-      const current = entry.version === null || entry.version === version;
-      if (current) return entry.name;
-      cache.delete(wallet);
-    }
+    const kept = cache.get(wallet);
+    if (kept) return kept.value;
+    const readAt = cache.readStart();
     const name = await read();
-    const ttl = version === null ? this.#traderNameTtlMs.unwatched : this.#traderNameTtlMs.watched;
-    if (ttl > 0) cache.set(wallet, { name, version }, { ttl });
+    cache.keep(wallet, name, readAt);
     return name;
   }
 
@@ -217,17 +222,17 @@ export class ReadCaches {
    * while this process's worker reports the changes of the store (changes.ts).
    */
   async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>): Promise<T> {
-    const changes = this.#changes;
-    if (!this.#traders || !changes?.watched) return read();
-    // The version before the read: a change while it runs makes the kept answer stale at once.
-    const version = changes.versionOf(wallet);
+    const cache = this.#traders;
+    // Before the read: a change while it runs makes the kept answer stale at once.
+    const readAt = cache?.readStart() ?? null;
+    if (!cache || readAt === null) return read();
     const fullKey = `${kind}|${wallet}|${key}`;
-    const hit = this.#traders.get(fullKey, version);
+    const hit = cache.get(fullKey, wallet);
     readCacheLookups.inc({ cache: kind, outcome: hit ? 'hit' : 'miss' });
     if (hit) return hit.value as T;
     const value = await read();
     // null is an answer too (a wallet without an upstream profile).
-    if (value !== undefined) this.#traders.set(fullKey, value, version);
+    if (value !== undefined) cache.keep(fullKey, value, readAt);
     return value;
   }
 

@@ -47,24 +47,19 @@ let eventLog: ReturnType<typeof openEventLog>;
 const fill = (wallet: string, usd: number, offset: number, market = MARKET): Fill =>
   makeFill({ wallet, condition_id: market, side: 'BUY', token_side: 1, price: 0.5, size_tokens: usd * 2, usd, ts: BASE_TS + offset });
 
-async function publishAndWait(fills: Fill[], extra: (sink: EventPublisher) => Promise<number> = async () => 0): Promise<void> {
-  const events = fills.length + (await countOf(extra));
-  const done = waitForIngested([worker], events);
+/** Publishes fills (and market events), and resolves once the worker ingested them and refreshed the rollups. */
+async function publishAndWait(fills: Fill[], markets: EventInputOf<'markets'>[] = []): Promise<void> {
+  const done = waitForIngested([worker], fills.length + markets.length);
   await publisher.publish('fillsArchive', fills);
-  await extra(publisher);
+  await publisher.publish('markets', markets);
   await done;
 }
 
-/** How many events `extra` publishes (it is called again for real by publishAndWait). */
-async function countOf(extra: (sink: EventPublisher) => Promise<number>): Promise<number> {
-  return extra({ publish: async () => {} } as unknown as EventPublisher);
-}
-
-function lookups(cache: string, outcome: 'hit' | 'miss'): number {
-  const value = (readCacheLookups as unknown as { hashMap: Record<string, { value: number; labels: Record<string, string> }> }).hashMap;
-  return Object.values(value)
-    .filter((entry) => entry.labels.cache === cache && entry.labels.outcome === outcome)
-    .reduce((sum, entry) => sum + entry.value, 0);
+/** The cache's own counter of trader-answer lookups (trader_analytics_read_cache_lookups_total). */
+async function lookups(cache: string, outcome: 'hit' | 'miss'): Promise<number> {
+  return (await readCacheLookups.get()).values
+    .filter((sample) => sample.labels.cache === cache && sample.labels.outcome === outcome)
+    .reduce((sum, sample) => sum + sample.value, 0);
 }
 
 async function get(path: string): Promise<Json> {
@@ -79,18 +74,8 @@ beforeAll(async () => {
   worker = await startIngestWorker({ config, eventLog, store, log });
   producer = await eventLog.producer();
   publisher = new EventPublisher(producer, new TopicNames(config.kafka.topicPrefix));
-  const accounts = new Promise<void>((resolve) => {
-    let seen = 0;
-    const listener = (batch: { valid: number; deadLetters: number }) => {
-      seen += batch.valid + batch.deadLetters;
-      // Three accounts and three keys, then the two markets.
-      if (seen >= 8) {
-        worker.pipeline.events.off('batch', listener);
-        resolve();
-      }
-    };
-    worker.pipeline.events.on('batch', listener);
-  });
+  // Three accounts and three keys, then the two markets.
+  const accounts = waitForIngested([worker], 8);
   const keys = await publishPlanKeysTo(publisher, NOW - 10);
   await publisher.publish('markets', [makeMarket({ condition_id: MARKET, title: 'Cache market', end_ts: BASE_TS + 86_400 * 10 })]);
   await publisher.publish('markets', [makeMarket({ condition_id: OTHER_MARKET, title: 'Other market', end_ts: BASE_TS + 86_400 * 10 })]);
@@ -115,30 +100,30 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(first.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20]);
     expect(first.markets.markets.map((row: Json) => [row.condition_id, row.volume_usd])).toEqual([[MARKET, 30]]);
 
-    const hitsBefore = { career: lookups('career', 'hit'), fills: lookups('fills', 'hit'), markets: lookups('markets', 'hit'), top: lookups('top_markets', 'hit') };
+    const hitsBefore = { career: await lookups('career', 'hit'), fills: await lookups('fills', 'hit'), markets: await lookups('markets', 'hit'), top: await lookups('top_markets', 'hit') };
     const again = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`), top: await get(`traders/${A}/top-markets`) };
     expect(again).toEqual(first);
-    expect(lookups('career', 'hit')).toBe(hitsBefore.career + 1);
-    expect(lookups('fills', 'hit')).toBe(hitsBefore.fills + 1);
-    expect(lookups('markets', 'hit')).toBe(hitsBefore.markets + 1);
-    expect(lookups('top_markets', 'hit')).toBe(hitsBefore.top + 1);
+    expect(await lookups('career', 'hit')).toBe(hitsBefore.career + 1);
+    expect(await lookups('fills', 'hit')).toBe(hitsBefore.fills + 1);
+    expect(await lookups('markets', 'hit')).toBe(hitsBefore.markets + 1);
+    expect(await lookups('top_markets', 'hit')).toBe(hitsBefore.top + 1);
 
     // B's card is read once and kept.
     expect((await get(`traders/${B}`)).card.volume_usd).toBeCloseTo(40, 6);
 
     // A trades again, and C (a stranger to both) too.
     await publishAndWait([fill(A, 5, 180), fill(C, 7, 200)]);
-    const careerMisses = lookups('career', 'miss');
+    const careerMisses = await lookups('career', 'miss');
     const after = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`) };
     expect(after.card.card.volume_usd).toBeCloseTo(35, 6);
     expect(after.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20, 5]);
     expect(after.markets.markets[0].volume_usd).toBeCloseTo(35, 6);
-    expect(lookups('career', 'miss')).toBe(careerMisses + 1);
+    expect(await lookups('career', 'miss')).toBe(careerMisses + 1);
 
     // B's kept card survived the others' writes.
-    const bHits = lookups('career', 'hit');
+    const bHits = await lookups('career', 'hit');
     expect((await get(`traders/${B}`)).card.volume_usd).toBeCloseTo(40, 6);
-    expect(lookups('career', 'hit')).toBe(bHits + 1);
+    expect(await lookups('career', 'hit')).toBe(bHits + 1);
   });
 
   it("drops the kept answers of a resolved market's holders, and only theirs", async () => {
@@ -146,20 +131,17 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(before.card.resolved_total).toBe(0);
     const stranger = await get(`traders/${D}`);
     expect(stranger.card.volume_usd).toBeCloseTo(9, 6);
-    await publishAndWait([], async (sink) => {
-      await sink.publish('markets', [makeResolution(MARKET, 1, BASE_TS + 3_600)]);
-      return 1;
-    });
-    const misses = lookups('career', 'miss');
+    await publishAndWait([], [makeResolution(MARKET, 1, BASE_TS + 3_600)]);
+    const misses = await lookups('career', 'miss');
     const after = await get(`traders/${B}`);
-    expect(lookups('career', 'miss')).toBe(misses + 1);
+    expect(await lookups('career', 'miss')).toBe(misses + 1);
     expect(after.card.resolved_total).toBe(1);
     // Bought at 0.5 on token 1, which won.
     expect(after.card.winrate).toBe(1);
     // D holds nothing in MARKET: its card is still the kept one.
-    const hits = lookups('career', 'hit');
+    const hits = await lookups('career', 'hit');
     expect(await get(`traders/${D}`)).toEqual(stranger);
-    expect(lookups('career', 'hit')).toBe(hits + 1);
+    expect(await lookups('career', 'hit')).toBe(hits + 1);
   });
 
   it("keeps a display name through the trader's unnamed fills, and shows a new one on the next call", async () => {
@@ -175,10 +157,7 @@ describe('answers about a trader kept until the worker reports a change', () => 
   it("keeps a market's names until its metadata changes: a retitle shows in the next answer read", async () => {
     const before = await get(`traders/${D}/fills?limit=5`);
     expect(before.fills.map((row: Json) => row.title)).toEqual(['Other market']);
-    await publishAndWait([], async (sink) => {
-      await sink.publish('markets', [makeMarket({ condition_id: OTHER_MARKET, title: 'Other market, retitled', end_ts: BASE_TS + 86_400 * 10, version: NOW })]);
-      return 1;
-    });
+    await publishAndWait([], [makeMarket({ condition_id: OTHER_MARKET, title: 'Other market, retitled', end_ts: BASE_TS + 86_400 * 10, version: NOW })]);
     // Another page size: an answer not kept yet, whose names come from the names cache.
     const after = await get(`traders/${D}/fills?limit=6`);
     expect(after.fills.map((row: Json) => row.title)).toEqual(['Other market, retitled']);
