@@ -199,6 +199,8 @@ const environmentSchema = z.object({
   INGEST_MAX_BATCH_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
   /** …or waits at most this long after the first one (the freshness cost of batching). */
   INGEST_LINGER_MS: z.coerce.number().int().min(0).default(200),
+  /** …unless it already holds this many: then it is written as soon as the previous write is done. */
+  INGEST_EAGER_BATCH_MESSAGES: z.coerce.number().int().positive().default(5_000),
   /** Rollups (trader_markets, careers, whale accumulations, change-only tapes) are recomputed for many writes at once, at most this often (longer when refreshes are costly). */
   INGEST_ROLLUP_INTERVAL_MS: z.coerce.number().int().min(0).default(500),
   /** A staged rollup batch not done after this long belonged to a stopped worker; any worker redoes it. */
@@ -670,6 +672,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       maxBatchMessages: env.INGEST_MAX_BATCH_MESSAGES,
       maxBatchBytes: env.INGEST_MAX_BATCH_BYTES,
       lingerMs: env.INGEST_LINGER_MS,
+      eagerBatchMessages: env.INGEST_EAGER_BATCH_MESSAGES,
       rollupIntervalMs: env.INGEST_ROLLUP_INTERVAL_MS,
       rollupOrphanAfterSeconds: env.INGEST_ROLLUP_ORPHAN_AFTER_S,
       writeRetries: env.INGEST_WRITE_RETRIES,

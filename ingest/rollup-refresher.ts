@@ -5,7 +5,9 @@
  * recomputed once, and a career once per refresh instead of once per write. The pause between
  * refreshes adapts to their cost: at least `intervalMs`, and long enough that refreshing takes at most
  * 1/REFRESH_SHARE_DIVISOR of the store's time, so a backfill is not slowed by its own rollups while
- * live traffic (cheap refreshes) stays fresh within about `intervalMs`.
+ * live traffic (cheap refreshes) stays fresh within about `intervalMs`. The pause only lasts while
+ * writes keep queueing batches: once none came for `intervalMs` (a backfill ended, a burst passed),
+ * there is nothing left to coalesce with and the refresh runs at once.
  *
  * Durability does not depend on this loop: keys are staged in ClickHouse with the events, before the
  * offsets are committed. Batches whose worker died before refreshing them are found by a periodic sweep
@@ -44,6 +46,8 @@ export class RollupRefresher {
   readonly events = new EventEmitter<{ refreshed: [number] }>();
   /** Staged batches not yet recomputed, with whose data they change. */
   private readonly pending = new Map<string, BatchWallets>();
+  /** When enqueue() last queued a batch (ms since the epoch). */
+  private lastEnqueuedAt = 0;
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: () => void = () => {};
@@ -79,6 +83,7 @@ export class RollupRefresher {
   enqueue(batch: string, wallets: BatchWallets = 'everyone'): void {
     const known = this.pending.get(batch);
     this.pending.set(batch, known === undefined ? wallets : mergeWallets(known, wallets));
+    this.lastEnqueuedAt = Date.now();
     rollupPendingBatches.set(this.pending.size);
     this.wake();
   }
@@ -127,9 +132,24 @@ export class RollupRefresher {
       // Coalesce: let the next writes stage their keys before recomputing again.
       const took = Date.now() - started;
       const pause = Math.min(MAX_PAUSE_MS, Math.max(this.options.intervalMs, took * (REFRESH_SHARE_DIVISOR - 1)));
-      if (this.running) await sleep(Math.max(0, pause - took));
+      await this.coalesce(started + pause);
     }
     this.notifyIdle();
+  }
+
+  /**
+   * Waits until `until` (ms since the epoch) while writes keep queueing batches; returns early once none
+   * came for `intervalMs` (nothing more to coalesce with) or when stopping.
+   */
+  private async coalesce(until: number): Promise<void> {
+    const quietMs = Math.max(1, this.options.intervalMs);
+    while (this.running) {
+      const now = Date.now();
+      if (now >= until) return;
+      const quietSince = this.lastEnqueuedAt + quietMs;
+      if (now >= quietSince) return;
+      await sleep(Math.min(until, quietSince) - now);
+    }
   }
 
   /** Tells whose rollups these batches recomputed. */

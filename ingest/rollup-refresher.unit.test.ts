@@ -83,3 +83,43 @@ describe('RollupRefresher tells whose rollups changed', () => {
     }
   });
 });
+
+describe('RollupRefresher pauses to coalesce only while writes keep coming', () => {
+  it('refreshes the last batch of a stream at once instead of waiting out the pause its costly refresh earned', async () => {
+    const refreshedAt: number[] = [];
+    let first = true;
+    let rollups: RollupRefresher | undefined;
+    const store = {
+      database: 'fake',
+      kind: 'embedded',
+      query: async () => [{ trader_keys: 1, tape_keys: 0 }],
+      async command(sql: string) {
+        if (!sql.includes('trader_markets')) return;
+        if (first) {
+          first = false;
+          // The stream's last write lands during a costly refresh (600 ms: a pause of 4 × 600 ms earned).
+          rollups!.enqueue('last', new Set(['0xb']));
+          await new Promise((resolve) => setTimeout(resolve, 600));
+        }
+      },
+      async insert() {
+        refreshedAt.push(performance.now());
+      },
+    } as unknown as Store;
+    rollups = new RollupRefresher({
+      store,
+      log: createLogger('silent'),
+      intervalMs: 20,
+      orphanAfterSeconds: 3600,
+      settings: { burstGapSeconds: 900, exactAboveUsd: 1000 },
+    });
+    rollups.start();
+    rollups.enqueue('first', new Set(['0xa']));
+    await rollups.caughtUp();
+    await rollups.settled();
+    await rollups.stop();
+    expect(refreshedAt).toHaveLength(2);
+    // Waiting out the pause would put 1,800 ms between them; no write came after 'last', so it goes at once.
+    expect(refreshedAt[1]! - refreshedAt[0]!).toBeLessThan(900);
+  });
+});

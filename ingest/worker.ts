@@ -79,6 +79,7 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     maxBatchMessages: config.ingest.maxBatchMessages,
     maxBatchBytes: config.ingest.maxBatchBytes,
     lingerMs: config.ingest.lingerMs,
+    eagerBatchMessages: config.ingest.eagerBatchMessages,
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     heartbeatIntervalMs: config.kafka.heartbeatIntervalMs,
   });

@@ -15,6 +15,8 @@ export interface AccumulatorLimits {
   maxBatchMessages: number;
   maxBatchBytes: number;
   lingerMs: number;
+  /** A batch this large is written as soon as the previous write is done, without lingering (default: never early). */
+  eagerBatchMessages?: number | undefined;
 }
 
 interface Pending<Prepared> {
@@ -41,6 +43,8 @@ export class SliceAccumulator<Prepared> {
   private pending: Pending<Prepared> = empty();
   private writing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  /** A write of the pending batch is already chained (it takes the batch when it starts). */
+  private flushQueued = false;
   private failure: unknown;
   /** Bumped by reset(): a write that started before a reset must not commit into the new generation. */
   private generation = 0;
@@ -75,6 +79,10 @@ export class SliceAccumulator<Prepared> {
       });
       return this.failure === undefined;
     }
+    if (this.pending.messages >= (this.limits.eagerBatchMessages ?? Number.POSITIVE_INFINITY)) {
+      if (!this.flushQueued) this.flush().catch(() => {});
+      return true;
+    }
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       this.flush().catch(() => {});
@@ -93,7 +101,9 @@ export class SliceAccumulator<Prepared> {
       this.timer = undefined;
     }
     const generation = this.generation;
+    this.flushQueued = true;
     const run = this.writing.then(async () => {
+      this.flushQueued = false;
       if (generation !== this.generation || this.failure !== undefined) return;
       const batch = this.pending;
       this.pending = empty();

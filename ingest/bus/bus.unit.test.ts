@@ -55,6 +55,38 @@ describe('SliceAccumulator', () => {
     expect(writes).toHaveLength(1);
   });
 
+  it('writes a batch that reached the eager size as soon as the store is free, without lingering', async () => {
+    const writes: number[][] = [];
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const processor: BatchProcessor<number> = {
+      prepare: (s) => s.messages.length,
+      write: async (prepared) => {
+        writes.push(prepared);
+        if (writes.length === 1) await gate;
+      },
+    };
+    let commits = 0;
+    let bothCommitted: () => void = () => {};
+    const written = new Promise<void>((resolve) => (bothCommitted = resolve));
+    const limits = { maxBatchMessages: 1000, maxBatchBytes: 1 << 20, lingerMs: 60_000, eagerBatchMessages: 5 };
+    const accumulator = new SliceAccumulator(processor, async () => void (++commits === 2 && bothCommitted()), limits, log);
+    await accumulator.add(slice('t', 0, 0, 3));
+    expect(writes).toHaveLength(0); // 3 < 5: it lingers
+    await accumulator.add(slice('t', 1, 0, 3));
+    await Promise.resolve();
+    expect(writes).toEqual([[3, 3]]); // 6 ≥ 5: written without waiting out the linger
+    // While that write runs, the next batch fills; past the eager size it follows right after.
+    await accumulator.add(slice('t', 0, 3, 2));
+    await accumulator.add(slice('t', 1, 3, 4));
+    release();
+    await written;
+    expect(writes).toEqual([
+      [3, 3],
+      [2, 4],
+    ]);
+  });
+
   it('commits nothing of a failed write, reports it once, and refuses slices until reset', async () => {
     const { processor, writes, failNextWrite } = recorder();
     const commits: SliceRange[][] = [];

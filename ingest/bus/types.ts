@@ -74,6 +74,8 @@ export interface LogConsumerOptions {
   maxBatchMessages: number;
   maxBatchBytes: number;
   lingerMs: number;
+  /** A batch this large is written as soon as the store is free, without lingering. */
+  eagerBatchMessages?: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
 }

@@ -3,8 +3,10 @@
  *
  * The worker is the real program (`main.ts ingest`) in its own process, so its memory and CPU are its
  * own. This process plays the producer: it streams ROUNDS × ROUND_FILLS archive fills of the demo world
- * (the simulator at its default scale, in time order: market makers, whales and the rest) to Kafka,
- * never more than MAX_BACKLOG ahead of the worker (the librdkafka mock keeps only ~5 MB per partition),
+ * (the simulator at its default scale, in time order: market makers, whales and the rest) to Kafka
+ * through librdkafka's producer (kcat; --producer kafkajs for the service's own publisher, which takes
+ * ~0.8 of a core from the worker here), never more than MAX_BACKLOG ahead of the worker (the librdkafka
+ * mock keeps only ~5 MB per partition and a few wallets hold most fills: more would be dropped unread),
  * and times each round of the stream from the worker's commits (the rollup refresher runs all along;
  * the last round also waits until trader_markets and careers caught up: the projections are visible).
  *
@@ -19,8 +21,11 @@
  * traders at --reads requests/s (default 15, one Max user below its 20/s) with the demo Max key: the issue's
  * figure is ingest with reads running alongside.
  *
- * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all, --reads N.
+ * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all, --reads N,
+ * --producer kcat|kafkajs.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -45,6 +50,7 @@ const { values } = parseArgs({
     fills: { type: 'string', default: '100000' },
     'skip-all': { type: 'boolean', default: false },
     reads: { type: 'string', default: '15' },
+    producer: { type: 'string', default: 'kcat' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -53,13 +59,56 @@ const ROUND_FILLS = Number(values.fills);
 const READS_RATE = Number(values.reads);
 /** Fills per produce request, and how far the producer may run ahead of the worker. */
 const PRODUCE_CHUNK = 5_000;
-const MAX_BACKLOG = 40_000;
+const MAX_BACKLOG = 20_000;
 /** Rows per bare insert: the size of a worker's write under load. */
 const BARE_BATCH = 20_000;
 const SIMULATION_START = 1_767_225_600; // 2026-01-01T00:00:00Z
 const SIMULATION_STEP = 3_600;
 
 type Fill = EventInputOf<'fillsArchive'>;
+
+/** What streams the rounds into the log: sends a chunk (resolves once handed over), then closes (all delivered). */
+interface StreamProducer {
+  send(messages: readonly OutgoingMessage[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * librdkafka's producer (kcat -P) fed through its stdin, one `key<TAB>value` line per message, keys
+ * partitioned like the JVM and kafkajs clients (murmur2). The producer shares this machine's two cores
+ * with the worker (in production it runs elsewhere): kafkajs would take ~0.8 of a core here to produce
+ * 30,000 messages/s, librdkafka a small fraction of that, so the figure is the worker's, not the harness's.
+ */
+function kcatProducer(brokers: readonly string[], topic: string): StreamProducer {
+  const child = spawn('kcat', ['-P', '-b', brokers.join(','), '-t', topic, '-K', '\t', '-X', 'partitioner=murmur2_random', '-X', 'acks=all', '-X', 'linger.ms=5'], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  let errors = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    errors = (errors + chunk.toString('utf8')).slice(-4_000);
+  });
+  const exited = once(child, 'exit');
+  return {
+    async send(messages) {
+      // JSON values and wallet keys hold no raw tab or newline (JSON.stringify escapes them).
+      const lines = messages.map((message) => `${message.key ?? ''}\t${message.value.toString()}\n`).join('');
+      if (!child.stdin!.write(lines)) await once(child.stdin!, 'drain');
+    },
+    async close() {
+      child.stdin!.end();
+      const [code] = await exited;
+      if (code !== 0) throw new Error(`kcat producer exited with ${code}: ${errors}`);
+    },
+  };
+}
+
+/** kafkajs through the service's own publisher (what the source roles use), for comparison (--producer kafkajs). */
+function kafkajsProducer(publisher: EventPublisher): StreamProducer {
+  return {
+    send: (messages) => publisher.publishEncoded('fillsArchive', messages),
+    close: async () => {},
+  };
+}
 
 function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -89,12 +138,18 @@ async function* simulatedRounds(): AsyncGenerator<Fill[]> {
 /** Ingested counts and the rollup refresher's activity, from the worker's debug log. */
 function follow(worker: RoleProcess) {
   let ingested = 0;
+  let deadLetters = 0;
   let read = 0;
   const take = () => {
     for (; read < worker.lines.length; read++) {
       const line: LogLine = worker.lines[read]!;
-      if (line.msg === 'batch ingested') ingested += Number(line.valid);
+      if (line.msg === 'batch ingested') {
+        ingested += Number(line.valid);
+        deadLetters += Number(line.deadLetters);
+      }
     }
+    // A fill dead-lettered is a broken stream (the figures would be wrong): stop at once.
+    if (deadLetters > 0) throw new Error(`the worker dead-lettered ${deadLetters} fills of the stream`);
     return ingested;
   };
   return {
@@ -131,7 +186,7 @@ interface StreamFigures {
  */
 async function streamTo(
   worker: RoleProcess,
-  publisher: EventPublisher,
+  producer: StreamProducer,
   rounds: OutgoingMessage[][],
   label: string,
   beforeStop: () => Promise<void> = async () => {},
@@ -150,10 +205,11 @@ async function streamTo(
       for (let start = 0; start < encoded.length; start += PRODUCE_CHUNK) {
         const ahead = produced + start - MAX_BACKLOG;
         if (ahead > 0) await progress.until(ahead);
-        await publisher.publishEncoded('fillsArchive', encoded.slice(start, start + PRODUCE_CHUNK));
+        await producer.send(encoded.slice(start, start + PRODUCE_CHUNK));
       }
       produced += encoded.length;
     }
+    await producer.close();
   })();
   for (let round = 0; round < rounds.length; round++) {
     await progress.until((round + 1) * ROUND_FILLS);
@@ -233,8 +289,10 @@ async function main(): Promise<void> {
   const config = parseConfig(workerEnvironment);
   const topics = new TopicNames(config.kafka.topicPrefix);
   const kafka = new KafkaLog({ brokers, clientId: 'bench-producer', log });
-  const publisher = new EventPublisher(await kafka.producer(), topics);
-  console.log(`ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills of the demo world, one worker process, embedded ClickHouse, Kafka at ${brokers.join(',')}`);
+  /** A producer of the fills topic under `names` (kcat by default; --producer kafkajs for the service's own). */
+  const producerFor = async (names: TopicNames): Promise<StreamProducer> =>
+    values.producer === 'kafkajs' ? kafkajsProducer(new EventPublisher(await kafka.producer(), names)) : kcatProducer(brokers, names.of('fillsArchive'));
+  console.log(`ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills of the demo world, one worker process, embedded ClickHouse, produced by ${values.producer}, Kafka at ${brokers.join(',')}`);
 
   // The whole stream is encoded before the clock starts: the figure is about the log and the worker,
   // not the producer's validation.
@@ -248,7 +306,7 @@ async function main(): Promise<void> {
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
   const worker = startRole('ingest', [], workerEnvironment, process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
   await worker.waitFor((line) => line.msg === 'ingest worker started');
-  const { endToEnd, rss, overall } = await streamTo(worker, publisher, rounds, 'ingest role,');
+  const { endToEnd, rss, overall } = await streamTo(worker, await producerFor(topics), rounds, 'ingest role,');
   if (process.env.BENCH_WORKER_LOG) writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
 
   // Again with reads alongside: the same stream into the `all` role (worker and read API in one process
@@ -269,7 +327,6 @@ async function main(): Promise<void> {
       AUTH_FAILURE_LIMIT: '1000000',
     };
     const readsTopics = new TopicNames(parseConfig(readsEnvironment).kafka.topicPrefix);
-    const readsPublisher = new EventPublisher(await kafka.producer(), readsTopics);
     const all = startRole('all', [], readsEnvironment);
     const listening = await all.waitFor((line) => line.msg === 'listening');
     const address = String(listening.address);
@@ -280,7 +337,7 @@ async function main(): Promise<void> {
     // The stream's most active traders, as an agent watching them would ask.
     const reading = readAlongside(address, authorization, activeWallets(fillsByWallet), READS_RATE, stop.signal);
     let reads: Awaited<typeof reading> | undefined;
-    const figures = await streamTo(all, readsPublisher, rounds, `all role + ${READS_RATE} reads/s,`, async () => {
+    const figures = await streamTo(all, await producerFor(readsTopics), rounds, `all role + ${READS_RATE} reads/s,`, async () => {
       stop.abort();
       reads = await reading;
     });
