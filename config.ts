@@ -130,10 +130,14 @@ const environmentSchema = z.object({
    * Load shedding, per API instance: at most API_MAX_IN_FLIGHT calls are worked on at once, at most
    * API_QUEUE_DEPTH wait for a slot, and none waits longer than API_QUEUE_WAIT_MS: the excess is refused
    * at once with 503 overloaded (429 busy for a heavy read) + Retry-After, consuming no call. Default in
-   * flight: 2 on the embedded store (it runs one query at a time: more in flight only lengthens every
-   * answer; two keep the store busy while the other call is serialized), 16 against a ClickHouse server.
+   * flight: twice the cores on the embedded store (its reads run on this machine's cores: a burst of
+   * costly calls runs side by side rather than queueing while a core idles), 16 against a ClickHouse
+   * server. While overloaded (calls refused within the last few bounds), API_OVERLOADED_IN_FLIGHT
+   * (default: the cores on the embedded store, one fewer than API_MAX_IN_FLIGHT on a server), so that
+   * the calls served do not slow each other down.
    */
   API_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
+  API_OVERLOADED_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
   API_QUEUE_DEPTH: z.coerce.number().int().min(0).max(100_000).default(16),
   API_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(30),
   /** HMAC secret of paging cursors; every API instance of a deployment needs the same one. Absent: random per process. */
@@ -559,6 +563,14 @@ export interface ArchiveConfig {
 }
 
 /** Parses an environment into the typed configuration; throws a readable error on invalid input. */
+/** Load shedding's limits (API_MAX_IN_FLIGHT and the rest), with the defaults of the store in use. */
+function inFlightLimits(env: z.infer<typeof environmentSchema>) {
+  const cores = availableParallelism();
+  const maxInFlight = env.API_MAX_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? 16 : Math.max(2, 2 * cores));
+  const overloadedInFlight = Math.min(maxInFlight, env.API_OVERLOADED_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? Math.max(1, maxInFlight - 1) : Math.max(1, Math.min(cores, maxInFlight - 1))));
+  return { maxInFlight, overloadedInFlight, queueDepth: env.API_QUEUE_DEPTH, maxQueueWaitMs: env.API_QUEUE_WAIT_MS };
+}
+
 export function parseConfig(environment: Record<string, string | undefined>): Config {
   const parsed = environmentSchema.safeParse(environment);
   if (!parsed.success) {
@@ -639,7 +651,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       cursorSecret: env.API_CURSOR_SECRET ?? null,
       keyCacheSeconds: env.API_KEY_CACHE_S,
       /** Load shedding of this instance (api/gates/in-flight.ts). */
-      inFlight: { maxInFlight: env.API_MAX_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? 16 : 2), queueDepth: env.API_QUEUE_DEPTH, maxQueueWaitMs: env.API_QUEUE_WAIT_MS },
+      inFlight: inFlightLimits(env),
       openMarketMaxAgeSeconds: env.API_OPEN_MARKET_MAX_AGE_S,
       /** The read caches of the API's store (projections/read-cache.ts). */
       readCache: {

@@ -1,8 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { InFlightLimiter } from './in-flight.ts';
+import { parseConfig } from '../../config.ts';
+import { InFlightLimiter, type InFlightLimits } from './in-flight.ts';
 
 /** A limiter on a clock the test moves. */
-function limiter(limits: { maxInFlight: number; queueDepth: number; maxQueueWaitMs: number }) {
+function limiter(limits: InFlightLimits) {
   const clock = { ms: 0 };
   return { clock, limiter: new InFlightLimiter(limits, () => clock.ms) };
 }
@@ -80,6 +82,25 @@ describe('InFlightLimiter', () => {
     expect(typeof (await fresh)).toBe('function');
   });
 
+  it('overloaded, works on overloadedInFlight calls at once when it is set (the embedded store: its cores of twice as many slots)', async () => {
+    const { clock, limiter: shed } = limiter({ maxInFlight: 4, overloadedInFlight: 2, queueDepth: 1, maxQueueWaitMs: 100 });
+    const running = await Promise.all([shed.acquire(), shed.acquire(), shed.acquire(), shed.acquire()]);
+    const queued = shed.acquire();
+    expect(await shed.acquire()).toBeNull(); // the queue is full: overloaded from here
+    running[0]!();
+    running[1]!();
+    // Two slots came back, but two are in use and the overloaded limit is two: the waiter stays queued.
+    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
+    running[2]!();
+    expect(typeof (await queued)).toBe('function');
+    expect(shed.stats).toMatchObject({ running: 2, queued: 0 });
+    // Three bounds after the last refusal, all four slots are in use again.
+    clock.ms += 301;
+    const again = await Promise.all([shed.acquire(), shed.acquire()]);
+    expect(again.every((release) => typeof release === 'function')).toBe(true);
+    expect(shed.stats.running).toBe(4);
+  });
+
   it('overloaded, works on one call fewer at once, so that the calls it serves do not slow each other down', async () => {
     const { clock, limiter: shed } = limiter({ maxInFlight: 3, queueDepth: 1, maxQueueWaitMs: 100 });
     const running = [await shed.acquire(), await shed.acquire(), await shed.acquire()];
@@ -136,5 +157,19 @@ describe('InFlightLimiter', () => {
     const next = shed.acquire();
     running!();
     expect(typeof (await next)).toBe('function');
+  });
+});
+
+describe('load shedding defaults (config)', () => {
+  const cores = availableParallelism();
+  it('embedded: twice the cores in flight, the cores while overloaded', () => {
+    expect(parseConfig({}).api.inFlight).toEqual({ maxInFlight: 2 * cores, overloadedInFlight: cores, queueDepth: 16, maxQueueWaitMs: 30 });
+  });
+  it('a ClickHouse server: 16 in flight, one fewer while overloaded', () => {
+    expect(parseConfig({ CLICKHOUSE_URL: 'http://clickhouse:8123' }).api.inFlight).toMatchObject({ maxInFlight: 16, overloadedInFlight: 15 });
+  });
+  it('set: as set, the overloaded limit never above the limit', () => {
+    expect(parseConfig({ API_MAX_IN_FLIGHT: '2' }).api.inFlight).toMatchObject({ maxInFlight: 2, overloadedInFlight: 1 });
+    expect(parseConfig({ API_MAX_IN_FLIGHT: '3', API_OVERLOADED_IN_FLIGHT: '9' }).api.inFlight).toMatchObject({ maxInFlight: 3, overloadedInFlight: 3 });
   });
 });

@@ -89,6 +89,23 @@ const CONNECTIONS = Number(values.connections);
 const REPEAT = Number(values.repeat);
 const MARKETS_PER_WALLET = 4;
 const LIVE = !values.static;
+/** Busy and total CPU time of every core so far (ms). */
+function machineCpuTimes(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of os.cpus()) {
+    const all = times.user + times.nice + times.sys + times.idle + times.irq;
+    total += all;
+    busy += all - times.idle;
+  }
+  return { busy, total };
+}
+
+/** The machine's busy share between two readings, 100% = one core. */
+function machineBusyPercent(before: { busy: number; total: number }, after: { busy: number; total: number }): number {
+  return (100 * os.cpus().length * (after.busy - before.busy)) / (after.total - before.total);
+}
+
 /** The issue's targets (issue 17): one request at a time, the mix, the overhead. */
 /** An in-process read faster than this at p50 came from a cache. */
 const CACHED_READ_MS = 0.2;
@@ -258,6 +275,7 @@ async function main(): Promise<void> {
     { EventPublisher },
     { TopicNames },
     { readCacheLookups },
+    { InFlightLimiter },
   ] = await Promise.all([
     import('../../config.ts'),
     import('../../log.ts'),
@@ -279,6 +297,7 @@ async function main(): Promise<void> {
     import('../../ingest/publisher.ts'),
     import('../../ingest/contract/topics.ts'),
     import('../../metrics/registry.ts'),
+    import('../../api/gates/in-flight.ts'),
   ]);
   /** Lookups of answers about traders so far (this process: the app and the in-process reads). */
   const traderLookups = async () => {
@@ -378,12 +397,13 @@ async function main(): Promise<void> {
     console.log('live ingest on: the simulated world continues in real time into the same store while everything is measured');
   }
 
-  // The app as it serves: same store, same clock; listening on a port.
+  // The app as it serves: same store, same clock; listening on a port. Its load shedding is read after each mix.
+  const limiter = new InFlightLimiter(config.api.inFlight);
   const app = await buildApp({
     log: createLogger('silent'),
     storeAlive: async () => true,
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store, now: nowSeconds },
+    api: { config, store, now: nowSeconds, inFlight: limiter },
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   const prefix = config.api.prefix;
@@ -530,6 +550,8 @@ async function main(): Promise<void> {
     /** This process during the mix (the server, its store, live ingest): CPU (100% = one core) and its event loop's utilization. */
     mixCpu: number;
     mixLoop: number;
+    /** The whole machine during the mix (every process: server, load generator, the rest), 100% = one core. */
+    mixMachineCpu: number;
     /** Shares of the trader-answer lookups that hit: one at a time (all endpoints), the mix. */
     singleHits: number;
     mixHits: number;
@@ -566,15 +588,23 @@ async function main(): Promise<void> {
     for (const endpoint of ENDPOINTS) alone[endpoint] = await atRate(pathsOf(endpoint, offset).map((path) => [endpoint, path] as [Endpoint, string]));
     const mixLookups = await traderLookups();
     const cpuBefore = process.cpuUsage();
+    const machineBefore = machineCpuTimes();
     const loopBefore = nodePerformance.eventLoopUtilization();
+    limiter.resetCounters();
     const mixStarted = performance.now();
     const mixed = await atRate(mixSequence);
     const mixHits = hitShare(mixLookups, await traderLookups());
     const mixCpuUsed = process.cpuUsage(cpuBefore);
     const mixCpu = (100 * (mixCpuUsed.user + mixCpuUsed.system)) / 1000 / (performance.now() - mixStarted);
     const mixLoop = nodePerformance.eventLoopUtilization(loopBefore).utilization;
+    const mixMachineCpu = machineBusyPercent(machineBefore, machineCpuTimes());
+    const shed = limiter.stats;
+    console.log(
+      `  mix, load shedding: ${shed.started} started (${shed.startedAfterQueueing} after queueing, longest wait ${shed.maxQueueWaitMs.toFixed(1)} ms), ` +
+        `refused ${shed.refusedOnArrival} on arrival and ${shed.refusedAfterWaiting} after waiting; slot held ${(shed.heldMs / Math.max(1, shed.released)).toFixed(1)} ms on average`,
+    );
     const ceiling = await selectOneCeiling();
-    runs.push({ read, single, alone, mixed, mixCpu, mixLoop, singleHits, mixHits, ceiling });
+    runs.push({ read, single, alone, mixed, mixCpu, mixLoop, mixMachineCpu, singleHits, mixHits, ceiling });
     // A percentile of no answers is NaN here and null once it has crossed the load generator's IPC.
     const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? '-' : value.toFixed(1));
     const cell = (endpoint: Endpoint) => `${endpoint} ${ms(read[endpoint].p50)} / ${ms(single[endpoint].endpoints[endpoint]!.p50)} / ${ms(alone[endpoint].endpoints[endpoint]!.p50)}`;
@@ -648,7 +678,8 @@ async function main(): Promise<void> {
   );
   console.log(
     `during the mix, the server process (API, store, live ingest) used ${med((run) => run.mixCpu).toFixed(0)}% CPU (100% = one core, ${os.cpus().length} cores; ` +
-      `the load generator is another process) and its event loop was busy ${(100 * med((run) => run.mixLoop)).toFixed(0)}% of the time`,
+      `the load generator is another process) and its event loop was busy ${(100 * med((run) => run.mixLoop)).toFixed(0)}% of the time; ` +
+      `the whole machine was busy ${med((run) => run.mixMachineCpu).toFixed(0)}% (every process)`,
   );
   const ceiling = med((run) => run.ceiling);
   const mixFailed = failures(runs.map((run) => run.mixed));
