@@ -157,7 +157,7 @@ const environmentSchema = z.object({
   /** With ingest in the process (embedded store), a market's names are reused until its metadata changes, at most this long. */
   READ_CACHE_MARKET_NAMES_WATCHED_S: z.coerce.number().min(0).max(86_400).default(600),
   READ_CACHE_UPSTREAM_STATE_S: z.coerce.number().min(0).max(60).default(1),
-  /** A whale ranking (same request, same second) is reused this long. 0: off. */
+  /** A whale ranking (same request) this much older than its second is served while the current one is computed. 0: off. */
   READ_CACHE_WHALES_S: z.coerce.number().min(0).max(60).default(1),
   /** An open market's summary, chart or tape is reused this long; never longer than API_OPEN_MARKET_MAX_AGE_S. 0: off. */
   READ_CACHE_OPEN_MARKET_S: z.coerce.number().min(0).max(3600).default(1),

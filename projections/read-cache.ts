@@ -148,11 +148,60 @@ class KeptUntilChanged<V> {
   }
 }
 
+/**
+ * Answers computed for a second (`at`: a ranking whose window ends now), by request shape. A caller
+ * gets the answer for its second; while that one is computed, an answer at most `maxAgeSeconds` older
+ * is served at once and the new one computed in the background, and callers that need the same
+ * computation share it (never two of the same key and second at once).
+ *
+ * Why: a key per second made every new second a miss for every caller at once: at 300 requests/s all
+ * API slots waited on the same ~50 ms ranking and the calls behind them were refused (bench:api
+ * whales, 2026-11-24), while the previous second's ranking was at hand.
+ */
+export class RefreshAhead<V> {
+  readonly #answers: LRUCache<string, { at: number; value: V }>;
+  readonly #computing = new Map<string, Promise<V>>();
+
+  constructor(
+    entries: number,
+    readonly maxAgeSeconds: number,
+  ) {
+    this.#answers = new LRUCache({ max: entries });
+  }
+
+  async get(key: string, at: number, compute: () => Promise<V>): Promise<V> {
+    const kept = this.#answers.get(key);
+    if (kept && kept.at === at) return kept.value;
+    if (kept && Math.abs(at - kept.at) <= this.maxAgeSeconds) {
+      // A failed background computation is retried by the next caller; the answer at hand stands.
+      this.#compute(key, at, compute).catch(() => {});
+      return kept.value;
+    }
+    return this.#compute(key, at, compute);
+  }
+
+  #compute(key: string, at: number, compute: () => Promise<V>): Promise<V> {
+    const id = `${at}|${key}`;
+    let computing = this.#computing.get(id);
+    if (!computing) {
+      computing = compute()
+        .then((value) => {
+          const kept = this.#answers.get(key);
+          if (!kept || kept.at <= at) this.#answers.set(key, { at, value });
+          return value;
+        })
+        .finally(() => this.#computing.delete(id));
+      this.#computing.set(id, computing);
+    }
+    return computing;
+  }
+}
+
 export class ReadCaches {
   readonly #traderNames: KeptUntilChanged<string> | null;
   readonly #marketNames: KeptUntilChanged<MarketNames> | null;
   readonly upstreamState: LRUCache<'latest', { row: { state: string; ts: number } | null }> | null;
-  readonly whaleFlow: LRUCache<string, { value: unknown }> | null;
+  readonly whaleFlow: RefreshAhead<unknown> | null;
   readonly markets: MarketAnswers | null;
   readonly openMarketTtlMs: number;
   /** Null without changes to follow (a server store, which other processes write too) or when off. */
@@ -177,7 +226,7 @@ export class ReadCaches {
         ? new KeptUntilChanged({ bytes: settings.traderAnswerBytes }, { unwatched: 0, watched: settings.traderAnswerSeconds * 1000 }, changes, (c, wallet) => c.versionOf(wallet), clock)
         : null;
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
-    this.whaleFlow = settings.whaleFlowSeconds > 0 ? new LRUCache({ ...perf, max: 256, ttl: settings.whaleFlowSeconds * 1000 }) : null;
+    this.whaleFlow = settings.whaleFlowSeconds > 0 ? new RefreshAhead(256, settings.whaleFlowSeconds) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
     this.openMarketTtlMs = settings.openMarketSeconds * 1000;
   }

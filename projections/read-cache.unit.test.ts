@@ -4,7 +4,7 @@
  * TTL; a store without caches always reads. Time is a hand-driven clock.
  */
 import { describe, expect, it } from 'vitest';
-import { ReadCaches, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
+import { ReadCaches, RefreshAhead, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
 import type { Store } from './store.ts';
 import { readMarketNames } from './markets.ts';
 import { readTraderName } from './traders.ts';
@@ -337,5 +337,70 @@ describe('ReadCaches.trader', () => {
     expect(await on.trader('career', '0xa', '', read)).toBe(8);
     expect(await on.trader('career', '0xa', '', read)).toBe(9);
     expect(calls.n).toBe(9);
+  });
+});
+
+describe('RefreshAhead (the whale ranking)', () => {
+  /** A computation the test finishes by hand, counting how often it started. */
+  function computations() {
+    const started: { at: number; finish: (value: string) => void; fail: (error: Error) => void }[] = [];
+    const compute = (at: number) => () =>
+      new Promise<string>((resolve, reject) => {
+        started.push({ at, finish: resolve, fail: reject });
+      });
+    return { started, compute };
+  }
+
+  it('shares one computation among the callers of the same second, then answers from it', async () => {
+    const rankings = new RefreshAhead<string>(10, 1);
+    const { started, compute } = computations();
+    const first = rankings.get('shape', 100, compute(100));
+    const second = rankings.get('shape', 100, compute(100));
+    expect(started).toHaveLength(1);
+    started[0]!.finish('ranking@100');
+    expect(await Promise.all([first, second])).toEqual(['ranking@100', 'ranking@100']);
+    expect(await rankings.get('shape', 100, compute(100))).toBe('ranking@100');
+    expect(started).toHaveLength(1);
+  });
+
+  it('serves the previous second at once while computing the new one (once), then the new one', async () => {
+    const rankings = new RefreshAhead<string>(10, 1);
+    const { started, compute } = computations();
+    const initial = rankings.get('shape', 100, compute(100));
+    started[0]!.finish('ranking@100');
+    await initial;
+    expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@100');
+    expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@100');
+    expect(started.map((computation) => computation.at)).toEqual([100, 101]);
+    started[1]!.finish('ranking@101');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@101');
+    // Another shape is its own ranking.
+    const other = rankings.get('other', 101, compute(101));
+    expect(started).toHaveLength(3);
+    started[2]!.finish('other@101');
+    expect(await other).toBe('other@101');
+  });
+
+  it('waits for the computation when the answer at hand is older than the bound; a failed refresh leaves the old answer', async () => {
+    const rankings = new RefreshAhead<string>(10, 1);
+    const { started, compute } = computations();
+    const initial = rankings.get('shape', 100, compute(100));
+    started[0]!.finish('ranking@100');
+    await initial;
+    // One second later: served; the refresh fails.
+    expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@100');
+    started[1]!.fail(new Error('store down'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@100');
+    expect(started).toHaveLength(3); // the next caller retried
+    // Two seconds past it: too old to serve, the caller waits for its own second.
+    let answered: string | undefined;
+    const late = rankings.get('shape', 103, compute(103)).then((value) => (answered = value));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBeUndefined();
+    started[3]!.finish('ranking@103');
+    await late;
+    expect(answered).toBe('ranking@103');
   });
 });

@@ -133,13 +133,10 @@ export async function readWhaleFlow(
   coverage: { exactAboveUsd: number; burstGapSeconds: number },
 ): Promise<WhaleFlow> {
   const cache = store.caches?.whaleFlow;
-  // The same request in the same second (nowSeconds is part of the key) is one ranking.
-  const key = JSON.stringify([request.minUsd, request.by, request.windowHours, request.limit, request.nowSeconds, coverage.exactAboveUsd, coverage.burstGapSeconds]);
-  const cached = cache?.get(key);
-  if (cached) return cached.value as WhaleFlow;
-  const flow = await rankWhales(store, request, coverage);
-  cache?.set(key, { value: flow });
-  return flow;
+  if (!cache) return rankWhales(store, request, coverage);
+  // One ranking per request shape and second; the previous second's is served while this one is computed.
+  const shape = JSON.stringify([request.minUsd, request.by, request.windowHours, request.limit, coverage.exactAboveUsd, coverage.burstGapSeconds]);
+  return (await cache.get(shape, request.nowSeconds, () => rankWhales(store, request, coverage))) as WhaleFlow;
 }
 
 async function rankWhales(store: Store, request: WhaleFlowRequest, coverage: { exactAboveUsd: number; burstGapSeconds: number }): Promise<WhaleFlow> {

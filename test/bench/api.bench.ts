@@ -52,7 +52,7 @@ import type { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { performance as nodePerformance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance as nodePerformance } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
@@ -89,6 +89,26 @@ const CONNECTIONS = Number(values.connections);
 const REPEAT = Number(values.repeat);
 const MARKETS_PER_WALLET = 4;
 const LIVE = !values.static;
+/**
+ * When the 503s of a run were sent, as bursts (refusals less than 100 ms apart): "0.57–0.69 s (24)". A
+ * few short bursts are a cluster of costly calls meeting the queue's bound; refusals spread over the
+ * run are a rate above capacity.
+ */
+function refusalBursts(sentAtMs: readonly number[]): string {
+  if (sentAtMs.length === 0) return 'none';
+  const sorted = [...sentAtMs].sort((a, b) => a - b);
+  const bursts: { from: number; to: number; count: number }[] = [];
+  for (const at of sorted) {
+    const last = bursts.at(-1);
+    if (last && at - last.to < 100) {
+      last.to = at;
+      last.count += 1;
+    } else bursts.push({ from: at, to: at, count: 1 });
+  }
+  const shown = bursts.slice(0, 8).map((burst) => `${(burst.from / 1000).toFixed(2)}–${(burst.to / 1000).toFixed(2)} s (${burst.count})`);
+  return `${bursts.length} burst(s): ${shown.join(', ')}${bursts.length > 8 ? ', …' : ''}`;
+}
+
 /** Busy and total CPU time of every core so far (ms). */
 function machineCpuTimes(): { busy: number; total: number } {
   let busy = 0;
@@ -151,6 +171,8 @@ interface LoadResult {
   endpoints: Partial<Record<Endpoint, EndpointLoad>>;
   /** Answers by HTTP status (paced runs). */
   statuses?: Record<string, number>;
+  /** When the 503s were sent (paced runs; refusalBursts). */
+  refusals?: string;
 }
 
 /** The parts of autocannon (it ships no type declarations) this benchmark uses. */
@@ -533,8 +555,9 @@ async function main(): Promise<void> {
       endpoints[endpoint] = { count: list.length, non2xx: non2xx.get(endpoint) ?? 0, p50: percentile(list, 0.5), p99: percentile(list, 0.99) };
     }
     const failed = [...non2xx.values()].reduce((sum, count) => sum + count, 0);
+    const refusedAt = result.answers.filter((answer) => answer.status === 503).map((answer) => answer.sentAtMs);
     // Answered within the run's length: the requests are spread over `duration`, the answers end a little later.
-    return { seconds: duration, completed: result.answers.length, non2xx: failed, errors: result.errors, timeouts: 0, endpoints, statuses };
+    return { seconds: duration, completed: result.answers.length, non2xx: failed, errors: result.errors, timeouts: 0, endpoints, statuses, refusals: refusalBursts(refusedAt) };
   }
 
   // Warm: every read over a slice of the pairs, and two seconds of the markets list over HTTP (not in the
@@ -591,6 +614,8 @@ async function main(): Promise<void> {
     const machineBefore = machineCpuTimes();
     const loopBefore = nodePerformance.eventLoopUtilization();
     limiter.resetCounters();
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
     const mixStarted = performance.now();
     const mixed = await atRate(mixSequence);
     const mixHits = hitShare(mixLookups, await traderLookups());
@@ -598,10 +623,12 @@ async function main(): Promise<void> {
     const mixCpu = (100 * (mixCpuUsed.user + mixCpuUsed.system)) / 1000 / (performance.now() - mixStarted);
     const mixLoop = nodePerformance.eventLoopUtilization(loopBefore).utilization;
     const mixMachineCpu = machineBusyPercent(machineBefore, machineCpuTimes());
+    loopDelay.disable();
     const shed = limiter.stats;
     console.log(
       `  mix, load shedding: ${shed.started} started (${shed.startedAfterQueueing} after queueing, longest wait ${shed.maxQueueWaitMs.toFixed(1)} ms), ` +
-        `refused ${shed.refusedOnArrival} on arrival and ${shed.refusedAfterWaiting} after waiting; slot held ${(shed.heldMs / Math.max(1, shed.released)).toFixed(1)} ms on average`,
+        `refused ${shed.refusedOnArrival} on arrival and ${shed.refusedAfterWaiting} after waiting (503s sent at: ${mixed.refusals}); slot held ${(shed.heldMs / Math.max(1, shed.released)).toFixed(1)} ms on average; ` +
+        `event-loop delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms`,
     );
     const ceiling = await selectOneCeiling();
     runs.push({ read, single, alone, mixed, mixCpu, mixLoop, mixMachineCpu, singleHits, mixHits, ceiling });

@@ -26,6 +26,8 @@ export interface Answer {
   ms: number;
   /** The request's place in `paths`. */
   path: number;
+  /** When it was sent, ms after the run started. */
+  sentAtMs: number;
 }
 
 export interface LoadResult {
@@ -41,6 +43,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const answers: Answer[] = [];
   let errors = 0;
   let next = 0;
+  let runStartedAt = performance.now();
   const send = () =>
     new Promise<void>((resolve) => {
       const pathIndex = next++ % job.paths.length;
@@ -49,7 +52,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
       const request = http.get({ agent, host: target.hostname, port: target.port, path, headers: { authorization: job.authorization } }, (response) => {
         response.resume();
         response.on('end', () => {
-          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - startedAt, path: pathIndex });
+          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - startedAt, path: pathIndex, sentAtMs: startedAt - runStartedAt });
           resolve();
         });
       });
@@ -60,7 +63,8 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
       });
     });
 
-  const startedAt = performance.now();
+  runStartedAt = performance.now();
+  const startedAt = runStartedAt;
   const endsAt = startedAt + job.durationS * 1000;
   const pending: Promise<void>[] = [];
   if (job.mode.kind === 'closed') {
