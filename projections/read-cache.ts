@@ -56,6 +56,12 @@ export interface ReadCacheSettings {
    * marks of its open markets, which may lag this much, as an open market's answer may. 0: off.
    */
   traderAnswerSeconds: number;
+  /**
+   * An answer built from the trader's own rows alone (the upstream profile: nothing of other traders,
+   * no market titles) is reused until that trader's data changes, at most this long (at least
+   * `traderAnswerSeconds`).
+   */
+  traderOwnAnswerSeconds: number;
   /** Memory for the answers about traders, in bytes of their JSON. 0: off. */
   traderAnswerBytes: number;
 }
@@ -142,8 +148,9 @@ class KeptUntilChanged<V> {
     return undefined;
   }
 
-  keep(key: string, value: V, readAt: number | null): void {
-    const ttl = readAt === null ? this.ttlMs.unwatched : this.ttlMs.watched;
+  /** Keeps `value` read from `readAt` on; `watchedTtlMs` overrides the watched lifetime of this entry. */
+  keep(key: string, value: V, readAt: number | null, watchedTtlMs = this.ttlMs.watched): void {
+    const ttl = readAt === null ? this.ttlMs.unwatched : watchedTtlMs;
     if (ttl > 0) this.#cache.set(key, { value, readAt }, { ttl });
   }
 }
@@ -204,6 +211,7 @@ export class ReadCaches {
   readonly whaleFlow: RefreshAhead<unknown> | null;
   readonly markets: MarketAnswers | null;
   readonly openMarketTtlMs: number;
+  readonly #traderOwnAnswerMs: number;
   /** Null without changes to follow (a server store, which other processes write too) or when off. */
   readonly #traders: KeptUntilChanged<unknown> | null;
 
@@ -229,6 +237,7 @@ export class ReadCaches {
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new RefreshAhead(256, settings.whaleFlowSeconds) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
     this.openMarketTtlMs = settings.openMarketSeconds * 1000;
+    this.#traderOwnAnswerMs = Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000;
   }
 
   /** Where a read of market names starts (take it before the read; pass it to keepMarketNames). */
@@ -268,9 +277,10 @@ export class ReadCaches {
   /**
    * An answer about `wallet` (`key` names the read and its arguments): from the cache while the trader's
    * data is unchanged since it was read (and it is younger than the TTL), else read and kept. Kept only
-   * while this process's worker reports the changes of the store (changes.ts).
+   * while this process's worker reports the changes of the store (changes.ts). `ownRowsOnly`: the answer
+   * is built from the trader's own rows alone, so it lives `traderOwnAnswerSeconds`.
    */
-  async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>): Promise<T> {
+  async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>, ownRowsOnly = false): Promise<T> {
     const cache = this.#traders;
     // Before the read: a change while it runs makes the kept answer stale at once.
     const readAt = cache?.readStart() ?? null;
@@ -281,7 +291,7 @@ export class ReadCaches {
     if (hit) return hit.value as T;
     const value = await read();
     // null is an answer too (a wallet without an upstream profile).
-    if (value !== undefined) cache.keep(fullKey, value, readAt);
+    if (value !== undefined) cache.keep(fullKey, value, readAt, ownRowsOnly ? this.#traderOwnAnswerMs : undefined);
     return value;
   }
 
@@ -300,8 +310,8 @@ export class ReadCaches {
  * `read` of an answer about `wallet`, through the store's trader cache when it has one (`kind` names the
  * read, `args` the rest of what the answer depends on; both form the key).
  */
-export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>): Promise<T> {
-  return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read) : read();
+export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>, ownRowsOnly = false): Promise<T> {
+  return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read, ownRowsOnly) : read();
 }
 
 /** The same store, its reads served from these caches where a read function uses them. */

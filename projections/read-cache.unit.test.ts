@@ -22,6 +22,7 @@ const SETTINGS: ReadCacheSettings = {
   openMarketSeconds: 2,
   marketAnswerBytes: 10_000,
   traderAnswerSeconds: 5,
+  traderOwnAnswerSeconds: 600,
   traderAnswerBytes: 10_000,
 };
 
@@ -311,6 +312,30 @@ describe('ReadCaches.trader', () => {
     expect(await caches.trader('markets', '0xa', 'limit=1', read)).toEqual({ mark: 0.5 });
     time.advance(2);
     expect(await caches.trader('markets', '0xa', 'limit=1', read)).toEqual({ mark: 0.6 });
+    expect(calls.n).toBe(3);
+    stop();
+  });
+
+  it("keeps an answer of the trader's own rows alone (the upstream profile) for traderOwnAnswerSeconds, until the trader changes", async () => {
+    const time = clock();
+    const { store, changes } = embedded();
+    const stop = changes.watch();
+    const caches = new ReadCaches(SETTINGS, time, store);
+    let pnl = 10;
+    const { calls, read } = counted(() => ({ pnl }));
+    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 10 });
+    pnl = 11;
+    // Long past traderAnswerSeconds (5 s), nothing of the trader written: the same answer.
+    time.advance(300_000);
+    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 10 });
+    expect(calls.n).toBe(1);
+    // Its rows change: read again at once.
+    changes.changed(['0xa']);
+    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 11 });
+    // And at most traderOwnAnswerSeconds, however quiet.
+    pnl = 12;
+    time.advance(600_001);
+    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 12 });
     expect(calls.n).toBe(3);
     stop();
   });

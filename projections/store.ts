@@ -116,12 +116,9 @@ interface SharedEngine {
   users: number;
 }
 
-/**
- * The default read pool: twice the cores of this machine, within [2, 8] (embedded: one session per call
- * the API works on at once, API_MAX_IN_FLIGHT's default) or 16 sockets (server).
- */
+/** The default read pool: the cores of this machine, within [2, 4] (embedded) or 16 sockets (server). */
 export function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
-  return kind === 'server' ? 16 : Math.min(8, Math.max(2, 2 * availableParallelism()));
+  return kind === 'server' ? 16 : Math.min(4, Math.max(2, availableParallelism()));
 }
 
 /** chDB binds one data directory per process; all stores on that path share one engine (and its lanes). */

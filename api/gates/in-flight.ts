@@ -17,11 +17,8 @@
  * calls in flight compete for the same cores (measured: the time a call holds its slot grew by a quarter
  * on the 2-core embedded store), and the served calls' latency, not the last few percent of throughput, is
  * what an overloaded instance protects. Without refusals (a burst within capacity) all slots are used and
- * the order stays first-in-first-out, so nobody is starved. On the embedded store the slots are twice
- * its cores and the overloaded ones its cores: within capacity, a cluster of costly calls (an agent's
- * four summaries and a chart) runs side by side instead of queueing past the bound while a core idles;
- * overloaded, each served call has a core (measured on 2 cores: 4 slots served 5× overload at 1.4× the
- * normal p99, 2 at 0.8×).
+ * the order stays first-in-first-out, so nobody is starved. How many fewer is `overloadedInFlight`
+ * (API_OVERLOADED_IN_FLIGHT; default one fewer).
  */
 import { EventEmitter } from 'node:events';
 

@@ -162,8 +162,9 @@ describe('InFlightLimiter', () => {
 
 describe('load shedding defaults (config)', () => {
   const cores = availableParallelism();
-  it('embedded: twice the cores in flight, the cores while overloaded', () => {
-    expect(parseConfig({}).api.inFlight).toEqual({ maxInFlight: 2 * cores, overloadedInFlight: cores, queueDepth: 16, maxQueueWaitMs: 30 });
+  it('embedded: the cores in flight (at least 2), one fewer while overloaded', () => {
+    const slots = Math.max(2, cores);
+    expect(parseConfig({}).api.inFlight).toEqual({ maxInFlight: slots, overloadedInFlight: slots - 1, queueDepth: 16, maxQueueWaitMs: 30 });
   });
   it('a ClickHouse server: 16 in flight, one fewer while overloaded', () => {
     expect(parseConfig({ CLICKHOUSE_URL: 'http://clickhouse:8123' }).api.inFlight).toMatchObject({ maxInFlight: 16, overloadedInFlight: 15 });
