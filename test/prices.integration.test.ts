@@ -110,6 +110,26 @@ describe('price projections', () => {
     );
   });
 
+  it('a late trade that makes a second equal to the one before deletes that second from the change-only tape', async () => {
+    const conditionId = makeConditionId(`late-equal-${Math.random()}`);
+    const trade = (second: number, seq: number, price: number) => makeTrade({ condition_id: conditionId, ts: BASE_TS + second, seq, token_side: 1, price, size_tokens: 5 });
+    // Second 0 prints 0.5; second 1 prints 0.5 then 0.6: two changes, (0.5, 0.5, 0.5) and (0.6, 0.5, 0.6).
+    const first = [trade(0, 10, 0.5), trade(1, 20, 0.5), trade(1, 21, 0.6)];
+    await land('trades', [first]);
+    const times = await readMarketTimes(context.store, conditionId);
+    expect(await readFullTape(context.store, times!)).toEqual([
+      [BASE_TS, 0.5, 0.5, 0.5],
+      [BASE_TS + 1, 0.6, 0.5, 0.6],
+    ]);
+    // A late print in second 0 (0.6, after the 0.5): second 0 becomes (0.6, 0.5, 0.6), the same as second 1,
+    // which is then no change any more and must be gone from the tape.
+    const late = [trade(0, 11, 0.6)];
+    await land('trades', [late]);
+    const tape = await readFullTape(context.store, (await readMarketTimes(context.store, conditionId))!);
+    expect(tape).toEqual([[BASE_TS, 0.6, 0.5, 0.6]]);
+    expect(tape).toEqual(referenceChangeOnly(referenceRung([...first, ...late], 1)));
+  });
+
   it('keeps exactly the rungs the read side knows (FIDELITY_LADDER)', async () => {
     const rungs = await context.store.query<{ fidelity: number }>('SELECT DISTINCT fidelity FROM {db:Identifier}.price_ladder ORDER BY fidelity');
     expect(rungs.map((row) => row.fidelity)).toEqual([...FIDELITY_LADDER]);

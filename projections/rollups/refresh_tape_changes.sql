@@ -92,8 +92,16 @@ WITH
         INNER JOIN touched AS t ON t.condition_id = e.condition_id
         WHERE e.ts >= t.from_ts AND NOT e.is_deleted
     )
-SELECT condition_id, ts, last, lo, hi, 0 AS is_deleted, {version:UInt64} AS version FROM changes
-UNION ALL
-SELECT x.condition_id, x.ts, x.last, x.lo, x.hi, 1 AS is_deleted, {version:UInt64} AS version
-FROM existing AS x
-LEFT ANTI JOIN changes AS c ON c.condition_id = x.condition_id AND c.ts = x.ts
+-- One pass over both (a FULL JOIN: `changes` is computed once): every recomputed change row, and a
+-- deletion of each existing row of the range that is no longer a change.
+SELECT
+    if(c.present, c.condition_id, x.condition_id) AS condition_id,
+    if(c.present, c.ts, x.ts) AS ts,
+    if(c.present, c.last, x.last) AS last,
+    if(c.present, c.lo, x.lo) AS lo,
+    if(c.present, c.hi, x.hi) AS hi,
+    NOT c.present AS is_deleted,
+    {version:UInt64} AS version
+FROM (SELECT condition_id, ts, last, lo, hi, 1 AS present FROM changes) AS c
+FULL OUTER JOIN existing AS x ON c.condition_id = x.condition_id AND c.ts = x.ts
+SETTINGS join_use_nulls = 0
