@@ -565,7 +565,6 @@ export interface ArchiveConfig {
   collateralAdapters: readonly `0x${string}`[];
 }
 
-/** Parses an environment into the typed configuration; throws a readable error on invalid input. */
 /** Load shedding's limits (API_MAX_IN_FLIGHT and the rest), with the defaults of the store in use. */
 function inFlightLimits(env: z.infer<typeof environmentSchema>) {
   const cores = availableParallelism();
@@ -574,6 +573,7 @@ function inFlightLimits(env: z.infer<typeof environmentSchema>) {
   return { maxInFlight, overloadedInFlight, queueDepth: env.API_QUEUE_DEPTH, maxQueueWaitMs: env.API_QUEUE_WAIT_MS };
 }
 
+/** Parses an environment into the typed configuration; throws a readable error on invalid input. */
 export function parseConfig(environment: Record<string, string | undefined>): Config {
   const parsed = environmentSchema.safeParse(environment);
   if (!parsed.success) {

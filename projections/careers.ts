@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { bundle, readBundle } from './bundle.ts';
+import { marksOfOpenMarketsPart } from './market-parts.ts';
 import { readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
@@ -57,10 +58,9 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
  * The parts of a career, plain reads by primary key (a bundle, projections/bundle.ts): the wallet's
  * markets, each one's newest trader_markets_v2 row (ORDER BY version DESC LIMIT 1 BY: the rule of
  * ReplacingMergeTree, by the wallet prefix of the key, without FINAL; the era filter applies to the
- * newest row, in the fold), and the marks of its open markets (each one's last trade in UP space, argMax
- * over (ts, seq), and its time; a market with any unresolved row, a superset of the open ones, since the
- * fold reads marks of open markets only: a trader's resolved markets, usually most, cost no mark lookup). The fold is foldCareer: one statement that joined the two and computed
- * eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading.
+ * newest row, in the fold), and the marks of its open markets with their times (market-parts.ts; the
+ * fold reads marks of open markets only). The fold is foldCareer: one statement that joined the two and
+ * computed eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading.
  */
 const CAREER_PARTS = {
   markets: `
@@ -70,11 +70,7 @@ const CAREER_PARTS = {
     WHERE wallet = {wallet:String}
     ORDER BY version DESC
     LIMIT 1 BY condition_id`,
-  marks: `
-    SELECT condition_id, argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at
-    FROM {db:Identifier}.market_marks_v2
-    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND NOT resolved)
-    GROUP BY condition_id`,
+  marks: marksOfOpenMarketsPart('argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at'),
 };
 
 interface CareerParts {

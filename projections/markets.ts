@@ -15,6 +15,7 @@ import {
   MARKET_TRADE_SPAN_PART,
   marketMetaPart,
   marketResolutionPart,
+  marksOfOpenMarketsPart,
   traderMarketFillsPart,
   type MarketResolutionRow,
   type MarketTradeSpanRow,
@@ -200,19 +201,15 @@ WHERE ({has_after:UInt8} = 0 OR (last_ts, condition_id) < ({after_ts:UInt32}, {a
 ORDER BY last_ts DESC, condition_id DESC
 LIMIT {limit:UInt32}`;
 
+/** The marks of the wallet's open markets (market-parts.ts). */
+const MARKS_OF_OPEN_MARKETS = marksOfOpenMarketsPart();
+
 /**
  * The wallet's markets for the top lists, in one bundle of plain reads by the wallet prefix of the key:
  * every market's newest row, and the marks of the markets open in some version (a superset of the open
  * ones). Ranked in rankTopMarkets: four window functions over the rows cost the engine more to plan
  * than the wallet's rows cost to send.
  */
-/** The marks of the wallet's markets open in some version (a superset of the open ones), by primary key. */
-const MARKS_OF_OPEN_MARKETS = `
-    SELECT condition_id, argMaxMerge(last_up_price) AS mark
-    FROM {db:Identifier}.market_marks_v2
-    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND NOT resolved)
-    GROUP BY condition_id`;
-
 const READ_TOP_MARKETS = bundle<{ markets: TraderMarketRow; marks: { condition_id: string; mark: number } }>({
   markets: `
     SELECT ${ROW_COLUMNS}
@@ -306,7 +303,9 @@ function marketValue(net1: number, net2: number, mark: number): number {
   return net1 * mark + net2 * (1 - mark);
 }
 
-function toMarketRow(row: TraderMarketRow, names: MarketNames, mark: number | undefined): MarketRow {
+/** A row of the lists, with its market's names (none: '') and, open, its mark (none: unmarked). */
+function toMarketRow(row: TraderMarketRow, namesOf: ReadonlyMap<string, MarketNames>, marks: ReadonlyMap<string, number>): MarketRow {
+  const names = namesOf.get(row.condition_id) ?? NO_MARKET_NAMES;
   const market: MarketRow = {
     condition_id: row.condition_id,
     title: names.title,
@@ -323,6 +322,7 @@ function toMarketRow(row: TraderMarketRow, names: MarketNames, mark: number | un
   };
   if (!row.resolved) {
     // Open rows only: unmarked (no trade yet) is null, never zero.
+    const mark = marks.get(row.condition_id);
     const value = mark === undefined ? null : marketValue(row.net_tokens1, row.net_tokens2, mark);
     market.market_value_usd = value;
     market.pnl_marked_usd = value === null ? null : row.cash_flow_usd + value;
@@ -379,7 +379,7 @@ async function readTraderMarketsFromStore(
     pageRows.map((row) => row.condition_id),
   );
   return {
-    markets: pageRows.map((row) => toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, row.resolved ? undefined : marks.get(row.condition_id))),
+    markets: pageRows.map((row) => toMarketRow(row, names, marks)),
     next: rows.length > limit && lastRow ? { lastTradedAt: lastRow.last_ts, conditionId: lastRow.condition_id } : null,
   };
 }
@@ -419,7 +419,7 @@ async function readTopMarketsFromStore(store: Store, wallet: string, n: number, 
   const shown = [...new Set([...top.top_wins, ...top.top_losses, ...top.most_traded, ...top.top_volume])];
   const names = await readMarketNames(store, shown.map((row) => row.condition_id));
   const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
-  const rowOf = new Map(shown.map((row) => [row, toMarketRow(row, names.get(row.condition_id) ?? NO_MARKET_NAMES, row.resolved ? undefined : marks.get(row.condition_id))]));
+  const rowOf = new Map(shown.map((row) => [row, toMarketRow(row, names, marks)]));
   const rowsOf = (slice: TraderMarketRow[]) => slice.map((row) => rowOf.get(row)!);
   return {
     top_wins: rowsOf(top.top_wins),

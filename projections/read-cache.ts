@@ -37,7 +37,10 @@ export interface ReadCacheSettings {
   marketNameWatchedSeconds: number;
   /** The upstream's latest report is reused this long. 0: off. */
   upstreamStateSeconds: number;
-  /** A whale ranking (same request, same second) is reused this long. 0: off. */
+  /**
+   * A whale ranking is computed once per request shape and second; one up to this many seconds older is
+   * served while the current one is computed (RefreshAhead). 0: off.
+   */
   whaleFlowSeconds: number;
   /** An open market's summary or chart is reused this long (at most its Cache-Control max-age). 0: off. */
   openMarketSeconds: number;

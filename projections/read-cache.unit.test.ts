@@ -254,12 +254,16 @@ describe('ReadCaches.trader', () => {
     const database = `trader_cache_${databases++}`;
     return { store: { database, kind: 'embedded' as const }, changes: changesOf(database) };
   }
-
-  it('keeps an answer while no worker changed the trader, and reads again once its data changed', async () => {
+  /** Caches on an embedded store whose worker reports (stop() ends the reporting), on a hand-driven clock. */
+  function watched() {
     const time = clock();
     const { store, changes } = embedded();
     const stop = changes.watch();
-    const caches = new ReadCaches(SETTINGS, time, store);
+    return { time, changes, stop, caches: new ReadCaches(SETTINGS, time, store) };
+  }
+
+  it('keeps an answer while no worker changed the trader, and reads again once its data changed', async () => {
+    const { changes, stop, caches } = watched();
     let fills = 1;
     const { calls, read } = counted(() => ({ fills }));
     expect(await caches.trader('career', '0xa', '', read)).toEqual({ fills: 1 });
@@ -279,9 +283,7 @@ describe('ReadCaches.trader', () => {
   });
 
   it('drops what changed while it was being read', async () => {
-    const { store, changes } = embedded();
-    const stop = changes.watch();
-    const caches = new ReadCaches(SETTINGS, clock(), store);
+    const { changes, stop, caches } = watched();
     let fills = 1;
     const { calls, read } = counted(() => ({ fills }));
     // The write lands while the first read runs: its answer may predate it.
@@ -298,10 +300,7 @@ describe('ReadCaches.trader', () => {
   });
 
   it('reads again after traderAnswerSeconds however quiet the trader, and keys each answer by its arguments', async () => {
-    const time = clock();
-    const { store, changes } = embedded();
-    const stop = changes.watch();
-    const caches = new ReadCaches(SETTINGS, time, store);
+    const { time, stop, caches } = watched();
     let mark = 0.5;
     const { calls, read } = counted(() => ({ mark }));
     expect(await caches.trader('markets', '0xa', 'limit=1', read)).toEqual({ mark: 0.5 });
@@ -317,10 +316,7 @@ describe('ReadCaches.trader', () => {
   });
 
   it("keeps an answer of the trader's own rows alone (the upstream profile) for traderOwnAnswerSeconds, until the trader changes", async () => {
-    const time = clock();
-    const { store, changes } = embedded();
-    const stop = changes.watch();
-    const caches = new ReadCaches(SETTINGS, time, store);
+    const { time, changes, stop, caches } = watched();
     let pnl = 10;
     const { calls, read } = counted(() => ({ pnl }));
     expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 10 });

@@ -82,7 +82,7 @@ describe('InFlightLimiter', () => {
     expect(typeof (await fresh)).toBe('function');
   });
 
-  it('overloaded, works on overloadedInFlight calls at once when it is set (the embedded store: its cores of twice as many slots)', async () => {
+  it('overloaded, works on overloadedInFlight calls at once when it is set', async () => {
     const { clock, limiter: shed } = limiter({ maxInFlight: 4, overloadedInFlight: 2, queueDepth: 1, maxQueueWaitMs: 100 });
     const running = await Promise.all([shed.acquire(), shed.acquire(), shed.acquire(), shed.acquire()]);
     const queued = shed.acquire();

@@ -126,9 +126,9 @@ function machineBusyPercent(before: { busy: number; total: number }, after: { bu
   return (100 * os.cpus().length * (after.busy - before.busy)) / (after.total - before.total);
 }
 
-/** The issue's targets (issue 17): one request at a time, the mix, the overhead. */
 /** An in-process read faster than this at p50 came from a cache. */
 const CACHED_READ_MS = 0.2;
+/** The issue's targets (issue 17): one request at a time, the mix, the overhead. */
 const TARGET = { singleP50: 10, singleP99: 40, whalesP50: 15, mixRps: 300, mixP99: 100, overhead: 1.3 } as const;
 
 const ENDPOINTS = ['card', 'markets', 'top', 'summary', 'chart', 'fills', 'pnl', 'whales'] as const;

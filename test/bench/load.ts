@@ -43,16 +43,15 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const answers: Answer[] = [];
   let errors = 0;
   let next = 0;
-  let runStartedAt = performance.now();
   const send = () =>
     new Promise<void>((resolve) => {
       const pathIndex = next++ % job.paths.length;
       const path = job.paths[pathIndex]!;
-      const startedAt = performance.now();
+      const sentAt = performance.now();
       const request = http.get({ agent, host: target.hostname, port: target.port, path, headers: { authorization: job.authorization } }, (response) => {
         response.resume();
         response.on('end', () => {
-          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - startedAt, path: pathIndex, sentAtMs: startedAt - runStartedAt });
+          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - sentAt, path: pathIndex, sentAtMs: sentAt - startedAt });
           resolve();
         });
       });
@@ -63,8 +62,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
       });
     });
 
-  runStartedAt = performance.now();
-  const startedAt = runStartedAt;
+  const startedAt = performance.now();
   const endsAt = startedAt + job.durationS * 1000;
   const pending: Promise<void>[] = [];
   if (job.mode.kind === 'closed') {
