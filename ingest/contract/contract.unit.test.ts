@@ -44,6 +44,18 @@ describe('title windows (US Eastern, no year)', () => {
     expect(new Date(window!.startTs * 1000).toISOString()).toBe('2026-03-08T06:45:00.000Z');
   });
 
+  it('reads the hour repeated when daylight saving ends as the occurrence nearest the observation', () => {
+    // 2026-11-01: clocks fall back from 2:00 EDT to 1:00 EST, so 1:00–1:59 AM happens twice:
+    // 05:00–05:59 UTC (EDT), then 06:00–06:59 UTC (EST). The fast-check seed -309673020 found the second one read as the first.
+    const title = 'Bitcoin Up or Down - November 1, 1:00AM-1:15AM ET';
+    const first = Date.UTC(2026, 10, 1, 5, 0) / 1000;
+    const second = Date.UTC(2026, 10, 1, 6, 0) / 1000;
+    expect(parseTitleWindow(title, first + 120)).toEqual({ startTs: first, endTs: first + 900 });
+    expect(parseTitleWindow(title, second + 120)).toEqual({ startTs: second, endTs: second + 900 });
+    // An hourly title of the second 1 AM.
+    expect(parseTitleWindow('Bitcoin Up or Down - November 1, 1AM ET', second + 120)).toEqual({ startTs: second, endTs: second + 3600 });
+  });
+
   it('parses back what it formats, for any quarter-hour or hour in a four-year span', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 4 * 365 * 96 }), fc.constantFrom(300, 900, 3600), (slot, length) => {

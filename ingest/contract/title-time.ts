@@ -75,6 +75,20 @@ export function easternWallClockToEpoch(clock: WallClock): number {
   return guess;
 }
 
+/**
+ * Every instant at which Eastern wall-clock time reads `clock`: one, or two in the hour repeated when
+ * daylight saving time ends (1:00–1:59 AM on the first Sunday of November, once in EDT, then in EST).
+ */
+function easternInstantsOf(clock: WallClock): number[] {
+  const instant = easternWallClockToEpoch(clock);
+  const instants = [instant];
+  for (const other of [instant - 3600, instant + 3600]) {
+    const reads = wallClockOf(other);
+    if (reads.year === clock.year && reads.month === clock.month && reads.day === clock.day && reads.hour === clock.hour && reads.minute === clock.minute) instants.push(other);
+  }
+  return instants.sort((a, b) => a - b);
+}
+
 function to24Hour(hour12: number, meridiem: string): number {
   const base = hour12 % 12;
   return meridiem.toLowerCase() === 'pm' ? base + 12 : base;
@@ -87,8 +101,9 @@ export interface TitleWindow {
 }
 
 /**
- * Parses the window named in a title. The title carries no year: the year that puts the start closest
- * to `referenceTs` (when the market was observed) is chosen. Returns null when the title names no time.
+ * Parses the window named in a title. The title carries no year (nor which of the two 1 AM hours of the
+ * night DST ends): the start closest to `referenceTs` (when the market was observed) is chosen, and the
+ * end is the first instant after it that reads the end time. Returns null when the title names no time.
  */
 export function parseTitleWindow(title: string, referenceTs: number): TitleWindow | null {
   const match = TITLE_WINDOW.exec(title);
@@ -107,8 +122,9 @@ export function parseTitleWindow(title: string, referenceTs: number): TitleWindo
     // Reject dates that do not exist (February 30 rolls over in Date.UTC).
     const probe = new Date(Date.UTC(year, month - 1, day));
     if (probe.getUTCMonth() !== month - 1) continue;
-    const candidate = easternWallClockToEpoch({ year, month, day, hour, minute: startMinute });
-    if (best === null || Math.abs(candidate - referenceTs) < Math.abs(best - referenceTs)) best = candidate;
+    for (const candidate of easternInstantsOf({ year, month, day, hour, minute: startMinute })) {
+      if (best === null || Math.abs(candidate - referenceTs) < Math.abs(best - referenceTs)) best = candidate;
+    }
   }
   if (best === null) return null;
 
@@ -122,14 +138,15 @@ export function parseTitleWindow(title: string, referenceTs: number): TitleWindo
   const crossesMidnight = endHour * 60 + endMinute <= hour * 60 + startMinute;
   const endDate = new Date(Date.UTC(startDate.year, startDate.month - 1, startDate.day + (crossesMidnight ? 1 : 0)));
   // Through the wall clock, not by adding minutes: a window across a DST change is shorter or longer.
-  const endTs = easternWallClockToEpoch({
+  const ends = easternInstantsOf({
     year: endDate.getUTCFullYear(),
     month: endDate.getUTCMonth() + 1,
     day: endDate.getUTCDate(),
     hour: endHour,
     minute: endMinute,
   });
-  return { startTs: best, endTs };
+  const start = best;
+  return { startTs: start, endTs: ends.find((end) => end > start) ?? ends.at(-1)! };
 }
 
 function formatClock(clock: WallClock, withMinutes: boolean): string {
