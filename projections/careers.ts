@@ -2,13 +2,11 @@
  * The career statistics of a trader: every figure of the card's `card` block, plus the archive's own
  * profit figures (`career_pnl_usd`, `pnl_marked_usd`) that the card falls back to when the upstream is
  * offline. Every figure is folded at read time from the trader's rows of the trader_markets_v2 rollup
- * and each open market's last trade (CAREER_PARTS, foldCareer).
+ * and each open market's last trade (wallet-markets.ts, foldCareer).
  */
 import { z } from 'zod';
-import { bundle, readBundle } from './bundle.ts';
-import { marksOfOpenMarketsPart } from './market-parts.ts';
-import { readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
+import { readWalletMarkets, type WalletMarketRow } from './wallet-markets.ts';
 
 export interface CareerStatistics {
   markets_total: number;
@@ -54,64 +52,40 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
   fills_count: 0,
 });
 
-/**
- * The parts of a career, plain reads by primary key (a bundle, projections/bundle.ts): the wallet's
- * markets, each one's newest trader_markets_v2 row (ORDER BY version DESC LIMIT 1 BY: the rule of
- * ReplacingMergeTree, by the wallet prefix of the key, without FINAL; the era filter applies to the
- * newest row, in the fold), and the marks of its open markets with their times (market-parts.ts; the
- * fold reads marks of open markets only). The fold is foldCareer: one statement that joined the two and
- * computed eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading.
- */
-const CAREER_PARTS = {
-  markets: `
-    SELECT condition_id, resolved, pnl_usd, buy_usd, sell_usd, buy_tokens, fills_count, first_ts, last_ts,
-           net_tokens1, net_tokens2, cash_flow_usd, era
-    FROM {db:Identifier}.trader_markets_v2
-    WHERE wallet = {wallet:String}
-    ORDER BY version DESC
-    LIMIT 1 BY condition_id`,
-  marks: marksOfOpenMarketsPart('argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at'),
-};
-
-interface CareerParts {
-  markets: CareerMarketRow;
-  marks: Mark & { condition_id: string };
-}
-
-const READ_CAREER = bundle<CareerParts>(CAREER_PARTS);
-
-export interface CareerMarketRow {
-  condition_id: string;
-  resolved: boolean;
-  pnl_usd: number;
-  buy_usd: number;
-  sell_usd: number;
-  buy_tokens: number;
-  fills_count: number;
-  first_ts: number;
-  last_ts: number;
-  net_tokens1: number;
-  net_tokens2: number;
-  cash_flow_usd: number;
-  era: string;
-}
+/** The columns of a wallet's market rows the career folds. */
+export type CareerMarketRow = Pick<
+  WalletMarketRow,
+  | 'condition_id'
+  | 'resolved'
+  | 'pnl_usd'
+  | 'buy_usd'
+  | 'sell_usd'
+  | 'buy_tokens'
+  | 'fills_count'
+  | 'first_ts'
+  | 'last_ts'
+  | 'net_tokens1'
+  | 'net_tokens2'
+  | 'cash_flow_usd'
+  | 'era'
+>;
 
 export interface Mark {
   mark: number;
   marked_at: number;
 }
 
-/** The career of a wallet (the card's era: V2 only unless `includeV1`). */
+/**
+ * The career of a wallet (the card's era: V2 only unless `includeV1`), folded (foldCareer) from the
+ * wallet's markets and their marks (wallet-markets.ts: read once for the card, top-markets and the list;
+ * the era filter applies to each market's newest row). One statement that joined the rows and the marks
+ * and computed eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading.
+ */
 export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
-  return readForTrader(store, 'career', wallet, includeV1, async () => careerOf(await readBundle(store, READ_CAREER, { wallet }), includeV1));
-}
-
-/** The career from its parts (CAREER_PARTS). */
-function careerOf(parts: { markets: readonly CareerMarketRow[]; marks: readonly (Mark & { condition_id: string })[] }, includeV1: boolean): CareerStatistics {
-  const marks = new Map(parts.marks.map((row) => [row.condition_id, { mark: row.mark, marked_at: row.marked_at }]));
+  const { markets, marks } = await readWalletMarkets(store, wallet);
   return foldCareer(
-    parts.markets.filter((row) => includeV1 || row.era === 'v2'),
-    marks,
+    markets.filter((row) => includeV1 || row.era === 'v2'),
+    new Map(marks.map((row) => [row.condition_id, { mark: row.mark, marked_at: row.marked_at }])),
   );
 }
 

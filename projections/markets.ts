@@ -24,6 +24,7 @@ import {
 import type { MarketNames } from './read-cache.ts';
 import { readForTrader } from './read-cache.ts';
 import type { QueryParams, Store } from './store.ts';
+import { keptWalletMarkets, readWalletMarkets, type WalletMarketRow, type WalletMarkets } from './wallet-markets.ts';
 
 const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
 const upPrice = z.number().meta({ description: 'UP-normalized price, 0 to 1: the probability of token 1.' });
@@ -205,22 +206,6 @@ LIMIT {limit:UInt32}`;
 const MARKS_OF_OPEN_MARKETS = marksOfOpenMarketsPart();
 
 /**
- * The wallet's markets for the top lists, in one bundle of plain reads by the wallet prefix of the key:
- * every market's newest row, and the marks of the markets open in some version (a superset of the open
- * ones). Ranked in rankTopMarkets: four window functions over the rows cost the engine more to plan
- * than the wallet's rows cost to send.
- */
-const READ_TOP_MARKETS = bundle<{ markets: TraderMarketRow; marks: { condition_id: string; mark: number } }>({
-  markets: `
-    SELECT ${ROW_COLUMNS}
-    FROM {db:Identifier}.trader_markets_v2
-    WHERE wallet = {wallet:String}
-    ORDER BY version DESC
-    LIMIT 1 BY condition_id`,
-  marks: MARKS_OF_OPEN_MARKETS,
-});
-
-/**
  * A page of the markets list and the marks of the wallet's open markets, in one statement (a bundle: the
  * page's rows come back unordered and are sorted again); the names come from the cache, or one more read.
  */
@@ -346,7 +331,52 @@ export async function readTraderMarkets(
   page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
 ): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
   const args = [page.after ?? null, page.limit, page.historyDepth ?? -1];
+  // The wallet's every market, when at hand (the card or top-markets just read it): paged in memory.
+  const walletMarkets = keptWalletMarkets(store, wallet);
+  if (walletMarkets) return pageOfWalletMarkets(store, await walletMarkets, page);
   return readForTrader(store, 'markets', wallet, args, () => readTraderMarketsFromStore(store, wallet, page));
+}
+
+/** The page READ_TRADER_MARKETS(_WITHIN_DEPTH) selects, from every market of the wallet in memory. */
+async function pageOfWalletMarkets(
+  store: Store,
+  walletMarkets: WalletMarkets,
+  page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
+): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+  const limit = Math.max(1, Math.trunc(page.limit));
+  const depth = page.historyDepth ?? -1;
+  const ordered = [...walletMarkets.markets].sort(inListOrder);
+  const visible = depth >= 0 ? ordered.slice(0, historyDepthParam(depth)) : ordered;
+  const after = page.after;
+  const afterTs = clampUInt32(after?.lastTradedAt ?? 0);
+  const afterId = after?.conditionId ?? '';
+  const rows = after ? visible.filter((row) => row.last_ts < afterTs || (row.last_ts === afterTs && compareIds(row.condition_id, afterId) < 0)) : visible;
+  return pageOf(store, rows, limit, walletMarkets.marks);
+}
+
+/** The markets list's order: last activity DESC, then condition_id DESC. */
+function inListOrder(a: TraderMarketRow, b: TraderMarketRow): number {
+  return b.last_ts - a.last_ts || compareIds(b.condition_id, a.condition_id);
+}
+
+/** The first `limit` of `rows` (in list order, after the position) as list rows with names and marks, and where the next page starts. */
+async function pageOf(
+  store: Store,
+  rows: readonly TraderMarketRow[],
+  limit: number,
+  markRows: readonly { condition_id: string; mark: number }[],
+): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+  const pageRows = rows.slice(0, limit);
+  const lastRow = pageRows[pageRows.length - 1];
+  const marks = new Map(markRows.map((row) => [row.condition_id, row.mark]));
+  const names = await readMarketNames(
+    store,
+    pageRows.map((row) => row.condition_id),
+  );
+  return {
+    markets: pageRows.map((row) => toMarketRow(row, names, marks)),
+    next: rows.length > limit && lastRow ? { lastTradedAt: lastRow.last_ts, conditionId: lastRow.condition_id } : null,
+  };
 }
 
 async function readTraderMarketsFromStore(
@@ -369,19 +399,8 @@ async function readTraderMarketsFromStore(
     depth >= 0
       ? await readBundle(store, READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH, { ...params, history_depth: historyDepthParam(depth) })
       : await readBundle(store, READ_TRADER_MARKETS_PAGE, params);
-  // The list's order (a bundle keeps none).
-  const rows = [...parts.rows].sort((a, b) => b.last_ts - a.last_ts || compareIds(b.condition_id, a.condition_id));
-  const pageRows = rows.slice(0, limit);
-  const lastRow = pageRows[pageRows.length - 1];
-  const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
-  const names = await readMarketNames(
-    store,
-    pageRows.map((row) => row.condition_id),
-  );
-  return {
-    markets: pageRows.map((row) => toMarketRow(row, names, marks)),
-    next: rows.length > limit && lastRow ? { lastTradedAt: lastRow.last_ts, conditionId: lastRow.condition_id } : null,
-  };
+  // The list's order (a bundle keeps none); the statement returned at most limit + 1 rows.
+  return pageOf(store, [...parts.rows].sort(inListOrder), limit, parts.marks);
 }
 
 /**
@@ -400,27 +419,24 @@ export function rankTopMarkets<R extends TraderMarketRow>(rows: readonly R[], n:
   };
 }
 
-/** The four slices, each at most `n` rows; with a history depth ≥ 0, ranked within the visible markets only. */
+/**
+ * The four slices, each at most `n` rows; with a history depth ≥ 0, ranked within the visible markets
+ * only. Ranked in rankTopMarkets from every market of the wallet (wallet-markets.ts): four window
+ * functions over the rows cost the engine more to plan than the wallet's rows cost to send.
+ */
 export async function readTopMarkets(store: Store, wallet: string, n: number, options: DepthOption = {}): Promise<TopMarkets> {
-  return readForTrader(store, 'top_markets', wallet, [n, options.historyDepth ?? -1], () => readTopMarketsFromStore(store, wallet, n, options));
-}
-
-async function readTopMarketsFromStore(store: Store, wallet: string, n: number, options: DepthOption): Promise<TopMarkets> {
   const size = Math.trunc(n);
   if (!(size >= 1)) return { top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE };
   const depth = options.historyDepth ?? -1;
-  const parts = await readBundle(store, READ_TOP_MARKETS, { wallet });
-  // The visible set: the first `depth` of the markets list's order (last activity DESC, condition_id DESC).
-  const visible =
-    depth >= 0
-      ? [...parts.markets].sort((a, b) => b.last_ts - a.last_ts || compareIds(b.condition_id, a.condition_id)).slice(0, depth)
-      : parts.markets;
+  const parts = await readWalletMarkets(store, wallet);
+  // The visible set: the first `depth` of the markets list's order.
+  const visible = depth >= 0 ? [...parts.markets].sort(inListOrder).slice(0, depth) : parts.markets;
   const top = rankTopMarkets(visible, size);
   const shown = [...new Set([...top.top_wins, ...top.top_losses, ...top.most_traded, ...top.top_volume])];
   const names = await readMarketNames(store, shown.map((row) => row.condition_id));
   const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
   const rowOf = new Map(shown.map((row) => [row, toMarketRow(row, names, marks)]));
-  const rowsOf = (slice: TraderMarketRow[]) => slice.map((row) => rowOf.get(row)!);
+  const rowsOf = (slice: readonly WalletMarketRow[]) => slice.map((row) => rowOf.get(row)!);
   return {
     top_wins: rowsOf(top.top_wins),
     top_losses: rowsOf(top.top_losses),

@@ -151,6 +151,12 @@ class KeptUntilChanged<V> {
     return undefined;
   }
 
+  /** Nothing that `key` depends on changed since `readAt` (a read started then is still current). */
+  unchangedSince(readAt: number, dependsOn: string): boolean {
+    const changes = this.changes;
+    return changes?.watched === true && this.versionOf(changes, dependsOn) <= readAt;
+  }
+
   /** Keeps `value` read from `readAt` on; `watchedTtlMs` overrides the watched lifetime of this entry. */
   keep(key: string, value: V, readAt: number | null, watchedTtlMs = this.ttlMs.watched): void {
     const ttl = readAt === null ? this.ttlMs.unwatched : watchedTtlMs;
@@ -217,6 +223,12 @@ export class ReadCaches {
   readonly #traderOwnAnswerMs: number;
   /** Null without changes to follow (a server store, which other processes write too) or when off. */
   readonly #traders: KeptUntilChanged<unknown> | null;
+  /**
+   * Reads of answers about traders under way, by full key, with where each started: a caller that asks
+   * for the same answer while nothing of the trader changed since joins it instead of reading again
+   * (an agent's card and top-markets of one trader arrive milliseconds apart).
+   */
+  readonly #traderReads = new Map<string, { readAt: number; value: Promise<unknown> }>();
 
   constructor(settings: ReadCacheSettings, clock?: CacheClock, store?: Pick<Store, 'database' | 'kind'>) {
     // ttlResolution 0: every lookup reads the clock (no cached "now" between timer ticks).
@@ -289,13 +301,43 @@ export class ReadCaches {
     const readAt = cache?.readStart() ?? null;
     if (!cache || readAt === null) return read();
     const fullKey = `${kind}|${wallet}|${key}`;
-    const hit = cache.get(fullKey, wallet);
+    const hit = this.#keptTrader<T>(cache, fullKey, wallet);
     readCacheLookups.inc({ cache: kind, outcome: hit ? 'hit' : 'miss' });
-    if (hit) return hit.value as T;
-    const value = await read();
-    // null is an answer too (a wallet without an upstream profile).
-    if (value !== undefined) cache.keep(fullKey, value, readAt, ownRowsOnly ? this.#traderOwnAnswerMs : undefined);
-    return value;
+    if (hit) return hit;
+    const reading = read().then((value) => {
+      // null is an answer too (a wallet without an upstream profile).
+      if (value !== undefined) cache.keep(fullKey, value, readAt, ownRowsOnly ? this.#traderOwnAnswerMs : undefined);
+      return value;
+    });
+    const entry = { readAt, value: reading };
+    this.#traderReads.set(fullKey, entry);
+    const forget = () => {
+      if (this.#traderReads.get(fullKey) === entry) this.#traderReads.delete(fullKey);
+    };
+    reading.then(forget, forget);
+    return reading;
+  }
+
+  /**
+   * An answer about `wallet` this process already has or is reading, without reading it: kept and
+   * current, or read since the trader last changed. Undefined: it would have to be read. For reads that
+   * can answer from a wider answer when it is at hand and read less themselves when it is not.
+   */
+  keptTrader<T>(kind: string, wallet: string, key: string): Promise<T> | undefined {
+    const cache = this.#traders;
+    if (!cache || cache.readStart() === null) return undefined;
+    const kept = this.#keptTrader<T>(cache, `${kind}|${wallet}|${key}`, wallet);
+    // A look that finds nothing reads nothing of this kind: only what it finds counts (as a hit).
+    if (kept) readCacheLookups.inc({ cache: kind, outcome: 'hit' });
+    return kept;
+  }
+
+  #keptTrader<T>(cache: KeptUntilChanged<unknown>, fullKey: string, wallet: string): Promise<T> | undefined {
+    const kept = cache.get(fullKey, wallet);
+    if (kept) return Promise.resolve(kept.value as T);
+    const reading = this.#traderReads.get(fullKey);
+    if (reading && cache.unchangedSince(reading.readAt, wallet)) return reading.value as Promise<T>;
+    return undefined;
   }
 
   /** A market answer: from the cache, or read and kept (resolved: until evicted; open: briefly). */
@@ -315,6 +357,11 @@ export class ReadCaches {
  */
 export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>, ownRowsOnly = false): Promise<T> {
   return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read, ownRowsOnly) : read();
+}
+
+/** What readForTrader would answer without reading (ReadCaches.keptTrader); undefined without it or without caches. */
+export function keptForTrader<T>(store: Store, kind: string, wallet: string, args: unknown): Promise<T> | undefined {
+  return store.caches?.keptTrader<T>(kind, wallet, JSON.stringify(args) ?? '');
 }
 
 /** The same store, its reads served from these caches where a read function uses them. */

@@ -282,6 +282,58 @@ describe('ReadCaches.trader', () => {
     stop();
   });
 
+  it('shares a read under way with the callers of the same answer, unless the trader changed since it started', async () => {
+    const { changes, stop, caches } = watched();
+    let fills = 1;
+    // Each read waits until released, oldest first.
+    const waiting: (() => void)[] = [];
+    const release = () => waiting.shift()?.();
+    const { calls, read } = counted(async () => {
+      const value = { fills };
+      await new Promise<void>((resolve) => waiting.push(resolve));
+      return value;
+    });
+    const first = caches.trader('career', '0xa', '', read);
+    const second = caches.trader('career', '0xa', '', read);
+    // A look without reading finds the read under way.
+    const looked = caches.keptTrader('career', '0xa', '');
+    expect(looked).toBeDefined();
+    expect(calls.n).toBe(1);
+    release();
+    expect(await Promise.all([first, second, looked])).toEqual([{ fills: 1 }, { fills: 1 }, { fills: 1 }]);
+    expect(calls.n).toBe(1);
+
+    // The trader changes while a read is under way: a later caller reads again.
+    changes.changed(['0xa']);
+    fills = 2;
+    const stale = caches.trader('career', '0xa', '', read);
+    changes.changed(['0xa']);
+    fills = 3;
+    expect(caches.keptTrader('career', '0xa', '')).toBeUndefined();
+    const fresh = caches.trader('career', '0xa', '', read);
+    expect(calls.n).toBe(3);
+    release();
+    await stale;
+    release();
+    expect(await fresh).toEqual({ fills: 3 });
+    stop();
+  });
+
+  it('looks without reading: nothing kept or under way is undefined, a kept answer is found', async () => {
+    const { stop, caches } = watched();
+    const { calls, read } = counted(() => ({ fills: 7 }));
+    expect(caches.keptTrader('career', '0xa', '')).toBeUndefined();
+    expect(calls.n).toBe(0);
+    await caches.trader('career', '0xa', '', read);
+    expect(await caches.keptTrader('career', '0xa', '')).toEqual({ fills: 7 });
+    // Another key of the same trader is not the same answer.
+    expect(caches.keptTrader('career', '0xa', 'other')).toBeUndefined();
+    expect(calls.n).toBe(1);
+    stop();
+    // No worker reports any more: nothing kept counts.
+    expect(caches.keptTrader('career', '0xa', '')).toBeUndefined();
+  });
+
   it('drops what changed while it was being read', async () => {
     const { changes, stop, caches } = watched();
     let fills = 1;

@@ -17,7 +17,10 @@ import { openEventLog, startIngestWorker, type IngestWorker } from '../ingest/wo
 import type { LogProducer } from '../ingest/bus/types.ts';
 import { createLogger } from '../log.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
+import { readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
+import { withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
+import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeWallet } from './factories.ts';
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeysTo, startTestApi, type TestApi } from './harness/api.ts';
@@ -100,30 +103,31 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(first.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20]);
     expect(first.markets.markets.map((row: Json) => [row.condition_id, row.volume_usd])).toEqual([[MARKET, 30]]);
 
-    const hitsBefore = { career: await lookups('career', 'hit'), fills: await lookups('fills', 'hit'), markets: await lookups('markets', 'hit'), top: await lookups('top_markets', 'hit') };
+    // The card, the markets list and top-markets all fold the wallet's markets (read once, kept).
+    const hitsBefore = { walletMarkets: await lookups('wallet_markets', 'hit'), fills: await lookups('fills', 'hit') };
+    const missesBefore = await lookups('wallet_markets', 'miss');
     const again = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`), top: await get(`traders/${A}/top-markets`) };
     expect(again).toEqual(first);
-    expect(await lookups('career', 'hit')).toBe(hitsBefore.career + 1);
+    expect(await lookups('wallet_markets', 'hit')).toBe(hitsBefore.walletMarkets + 3);
+    expect(await lookups('wallet_markets', 'miss')).toBe(missesBefore);
     expect(await lookups('fills', 'hit')).toBe(hitsBefore.fills + 1);
-    expect(await lookups('markets', 'hit')).toBe(hitsBefore.markets + 1);
-    expect(await lookups('top_markets', 'hit')).toBe(hitsBefore.top + 1);
 
     // B's card is read once and kept.
     expect((await get(`traders/${B}`)).card.volume_usd).toBeCloseTo(40, 6);
 
     // A trades again, and C (a stranger to both) too.
     await publishAndWait([fill(A, 5, 180), fill(C, 7, 200)]);
-    const careerMisses = await lookups('career', 'miss');
+    const careerMisses = await lookups('wallet_markets', 'miss');
     const after = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`) };
     expect(after.card.card.volume_usd).toBeCloseTo(35, 6);
     expect(after.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20, 5]);
     expect(after.markets.markets[0].volume_usd).toBeCloseTo(35, 6);
-    expect(await lookups('career', 'miss')).toBe(careerMisses + 1);
+    expect(await lookups('wallet_markets', 'miss')).toBe(careerMisses + 1);
 
     // B's kept card survived the others' writes.
-    const bHits = await lookups('career', 'hit');
+    const bHits = await lookups('wallet_markets', 'hit');
     expect((await get(`traders/${B}`)).card.volume_usd).toBeCloseTo(40, 6);
-    expect(await lookups('career', 'hit')).toBe(bHits + 1);
+    expect(await lookups('wallet_markets', 'hit')).toBe(bHits + 1);
   });
 
   it("drops the kept answers of a resolved market's holders, and only theirs", async () => {
@@ -132,16 +136,52 @@ describe('answers about a trader kept until the worker reports a change', () => 
     const stranger = await get(`traders/${D}`);
     expect(stranger.card.volume_usd).toBeCloseTo(9, 6);
     await publishAndWait([], [makeResolution(MARKET, 1, BASE_TS + 3_600)]);
-    const misses = await lookups('career', 'miss');
+    const misses = await lookups('wallet_markets', 'miss');
     const after = await get(`traders/${B}`);
-    expect(await lookups('career', 'miss')).toBe(misses + 1);
+    expect(await lookups('wallet_markets', 'miss')).toBe(misses + 1);
     expect(after.card.resolved_total).toBe(1);
     // Bought at 0.5 on token 1, which won.
     expect(after.card.winrate).toBe(1);
     // D holds nothing in MARKET: its card is still the kept one.
-    const hits = await lookups('career', 'hit');
+    const hits = await lookups('wallet_markets', 'hit');
     expect(await get(`traders/${D}`)).toEqual(stranger);
-    expect(await lookups('career', 'hit')).toBe(hits + 1);
+    expect(await lookups('wallet_markets', 'hit')).toBe(hits + 1);
+  });
+
+  it('pages the markets list from the kept markets of the wallet exactly as the store pages it', async () => {
+    const E = makeWallet('cache-e');
+    const markets = Array.from({ length: 7 }, (_, index) => makeConditionId(`cache-e-${index}`));
+    await publishAndWait([], markets.map((conditionId, index) => makeMarket({ condition_id: conditionId, title: `E market ${index}`, end_ts: BASE_TS + 86_400 * 10 })));
+    // Markets two by two share their last trade's second: the condition_id breaks the tie.
+    const lastTs = (index: number) => BASE_TS + 1_000 + Math.floor(index / 2) * 10;
+    await publishAndWait(markets.map((conditionId, index) => fill(E, 1 + index, lastTs(index) - BASE_TS, conditionId)));
+    const listOrder = markets
+      .map((conditionId, index) => ({ conditionId, ts: lastTs(index) }))
+      .sort((a, b) => b.ts - a.ts || (a.conditionId < b.conditionId ? 1 : -1))
+      .map((market) => market.conditionId);
+
+    const cached = withReadCaches(store, config.api.readCache);
+    const walk = async (from: Store, limit: number, historyDepth: number | undefined) => {
+      const pages: Awaited<ReturnType<typeof readTraderMarkets>>[] = [];
+      let after: MarketListPosition | undefined;
+      do {
+        const page = await readTraderMarkets(from, E, { after, limit, historyDepth });
+        pages.push(page);
+        after = page.next ?? undefined;
+      } while (after && pages.length < 20);
+      return pages;
+    };
+    for (const historyDepth of [undefined, 0, 3, 7, 9]) {
+      for (const limit of [1, 2, 5, 10]) {
+        // The store's own pages (no caches), then the same walk over the wallet's kept markets.
+        const fromStore = await walk(store, limit, historyDepth);
+        await readWalletMarkets(cached, E);
+        expect(keptWalletMarkets(cached, E)).toBeDefined();
+        expect(await walk(cached, limit, historyDepth)).toEqual(fromStore);
+        const listed = fromStore.flatMap((page) => page.markets.map((row) => row.condition_id));
+        expect(listed).toEqual(listOrder.slice(0, historyDepth ?? listOrder.length));
+      }
+    }
   });
 
   it("keeps a display name through the trader's unnamed fills, and shows a new one on the next call", async () => {
