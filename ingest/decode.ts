@@ -39,6 +39,8 @@ export interface DecodedBatch {
   wallets: Set<string>;
   /** The markets whose metadata (title, outcome names) the rows change: their cached names go stale. */
   markets: Set<string>;
+  /** The markets whose trades the rows add: their marks (last trade) may move, their cached marks go stale. */
+  traded: Set<string>;
   /** The wallets of rows that carry a display name (`name`, non-empty): their cached names go stale. */
   named: Set<string>;
   validCount: number;
@@ -61,6 +63,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     resolvedMarkets: [],
     wallets: new Set(),
     markets: new Set(),
+    traded: new Set(),
     named: new Set(),
     validCount: 0,
   };
@@ -104,6 +107,8 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
       if (typeof name === 'string' && name !== '') decoded.named.add(wallet);
     }
     if (landing.table === 'markets_meta') decoded.markets.add(landing.row.condition_id as string);
+    // market_marks_v2 is a view on trades alone.
+    if (landing.table === 'trades') decoded.traded.add(landing.row.condition_id as string);
     if (landing.table === 'market_resolutions') {
       decoded.resolvedMarkets.push(landing.row.condition_id as string);
     }

@@ -59,6 +59,15 @@ describe('decodeBatch', () => {
     expect(decoded.rowsByTable.get('market_resolutions')?.lines).toHaveLength(1);
   });
 
+  it('reports the markets whose trades land (their marks move), and no others', () => {
+    const trade = { tx_hash: fill.tx_hash, log_index: 3, condition_id: market, token_side: 1, price: 0.4, size_tokens: 5, usd: 2, ts: 1_767_556_900, seq: 7 };
+    const traded = decodeBatch('trades', 'trades', 0, [message(0, JSON.stringify(trade)), message(1, JSON.stringify({ ...trade, price: 2 }))]);
+    expect(traded.rowsByTable.get('trades')?.lines).toHaveLength(1);
+    expect([...traded.traded]).toEqual([market]);
+    // A fill is the trader's, not a trade of the market's tape: the mark is not moved by it.
+    expect([...decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]).traded]).toEqual([]);
+  });
+
   it('never throws, and accounts for every message, whatever the bytes', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.string(), fc.json(), fc.constant(JSON.stringify(fill)))), (values) => {

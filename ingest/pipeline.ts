@@ -112,11 +112,13 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     const resolvedMarkets: string[] = [];
     const wallets = new Set<string>();
     const markets = new Set<string>();
+    const traded = new Set<string>();
     const named = new Set<string>();
     for (const slice of slices) {
       for (const wallet of slice.named) named.add(wallet);
       for (const wallet of slice.wallets) wallets.add(wallet);
       for (const conditionId of slice.markets) markets.add(conditionId);
+      for (const conditionId of slice.traded) traded.add(conditionId);
       for (const [table, tableRows] of slice.rowsByTable) {
         const merged = rowsByTable.get(table);
         if (merged) {
@@ -151,6 +153,7 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     if (holders === 'everyone') this.options.changes?.everythingChanged();
     else if (wallets.size > 0 || holders.size > 0) this.options.changes?.changed([...wallets, ...holders]);
     if (markets.size > 0) this.options.changes?.marketsChanged(markets);
+    if (traded.size > 0) this.options.changes?.marksChanged(traded);
     if (named.size > 0) this.options.changes?.namesChanged(named);
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 

@@ -8,7 +8,8 @@
  *   - at each write: the wallets of the landing rows it made durable (every row with a `wallet`: fills,
  *     position legs, upstream profiles, equity points…), the wallets of those rows that carry a display
  *     name (the only rows that feed trader_names: fills, upstream profiles and leaderboard rows with a
- *     non-empty name), the markets whose metadata rows landed, and a resolved market's holders;
+ *     non-empty name), the markets whose metadata rows landed, the markets whose trades landed (their
+ *     marks), and a resolved market's holders;
  *   - after each rollup refresh: the wallets of the batches it recomputed (trader_markets changed);
  *   - everything, when it cannot tell what changed (batches a stopped worker left behind, the restart's
  *     re-derivation, its own start and stop).
@@ -33,6 +34,8 @@ export class StoreChanges {
   readonly #names = new Map<string, number>();
   /** Market metadata by condition_id. */
   readonly #markets = new Map<string, number>();
+  /** Market marks (the last trade) by condition_id. */
+  readonly #marks = new Map<string, number>();
   #reporters = 0;
 
   /** True while at least one worker of this process reports its writes here. */
@@ -73,6 +76,11 @@ export class StoreChanges {
     return this.#versionIn(this.#markets, conditionId);
   }
 
+  /** The version of the market's mark: moved only by its trades. */
+  versionOfMark(conditionId: string): number {
+    return this.#versionIn(this.#marks, conditionId);
+  }
+
   changed(wallets: Iterable<string>): void {
     this.#bump(this.#wallets, wallets);
   }
@@ -86,11 +94,17 @@ export class StoreChanges {
     this.#bump(this.#markets, conditionIds);
   }
 
+  /** Trades of these markets landed (market_marks_v2 is fed by trades alone). */
+  marksChanged(conditionIds: Iterable<string>): void {
+    this.#bump(this.#marks, conditionIds);
+  }
+
   everythingChanged(): void {
     this.#everything = ++this.#last;
     this.#wallets.clear();
     this.#names.clear();
     this.#markets.clear();
+    this.#marks.clear();
   }
 
   #versionIn(versions: ReadonlyMap<string, number>, key: string): number {

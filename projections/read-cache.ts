@@ -16,6 +16,12 @@ import { readCacheLookups } from '../metrics/registry.ts';
 import type { Store } from './store.ts';
 import { changesOf, type StoreChanges } from './changes.ts';
 
+/** A market's mark: its last trade in UP space, and when (projections/wallet-markets.ts). */
+export interface MarketMark {
+  mark: number;
+  marked_at: number;
+}
+
 /** A market's names as the lists show them (projections/markets.ts). */
 export interface MarketNames {
   title: string;
@@ -216,6 +222,8 @@ export class RefreshAhead<V> {
 export class ReadCaches {
   readonly #traderNames: KeptUntilChanged<string> | null;
   readonly #marketNames: KeptUntilChanged<MarketNames> | null;
+  /** Marks by market (null: no trade yet), kept until the market trades again; only while a worker reports. */
+  readonly #marks: KeptUntilChanged<MarketMark | null> | null;
   readonly upstreamState: LRUCache<'latest', { row: { state: string; ts: number } | null }> | null;
   readonly whaleFlow: RefreshAhead<unknown> | null;
   readonly markets: MarketAnswers | null;
@@ -242,6 +250,12 @@ export class ReadCaches {
     this.#marketNames =
       marketNameTtlMs.watched > 0
         ? new KeptUntilChanged({ entries: settings.marketNameEntries }, marketNameTtlMs, changes, (c, conditionId) => c.versionOfMarket(conditionId), clock)
+        : null;
+    // A mark moves with every trade of its market: kept only while a worker reports the trades (an
+    // unwatched TTL of 0), then until the market trades again, with the names' lifetime and bound.
+    this.#marks =
+      changes && marketNameTtlMs.watched > 0
+        ? new KeptUntilChanged({ entries: settings.marketNameEntries }, { unwatched: 0, watched: marketNameTtlMs.watched }, changes, (c, conditionId) => c.versionOfMark(conditionId), clock)
         : null;
     // Answers about traders are kept only while a worker reports (an unwatched TTL of 0).
     this.#traders =
@@ -271,6 +285,21 @@ export class ReadCaches {
   /** Keeps a market's names read from `readStart` (marketNamesReadStart) on. */
   keepMarketNames(conditionId: string, names: MarketNames, readStart: number | null): void {
     this.#marketNames?.keep(conditionId, names, readStart);
+  }
+
+  /** Where a read of marks starts (pass it to keepMark); null: marks are not kept (no worker reports the trades). */
+  marksReadStart(): number | null {
+    return this.#marks?.readStart() ?? null;
+  }
+
+  /** A market's mark if kept and still current (null: it had no trade); undefined: read it. */
+  mark(conditionId: string): MarketMark | null | undefined {
+    return this.#marks?.get(conditionId)?.value;
+  }
+
+  /** Keeps a market's mark (null: no trade) read from `readStart` (marksReadStart) on. */
+  keepMark(conditionId: string, mark: MarketMark | null, readStart: number | null): void {
+    this.#marks?.keep(conditionId, mark, readStart);
   }
 
   /**

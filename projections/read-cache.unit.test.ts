@@ -247,6 +247,44 @@ describe('readMarketNames through the caches', () => {
   });
 });
 
+describe('ReadCaches marks', () => {
+  it('keeps a mark until its market trades again, only while a worker reports the trades', () => {
+    const time = clock();
+    const database = 'marks_cache';
+    const changes = changesOf(database);
+    const caches = new ReadCaches(SETTINGS, time, { database, kind: 'embedded' });
+    // No worker reports: nothing is kept.
+    expect(caches.marksReadStart()).toBeNull();
+    caches.keepMark('0xm', { mark: 0.4, marked_at: 10 }, caches.marksReadStart());
+    expect(caches.mark('0xm')).toBeUndefined();
+
+    const stop = changes.watch();
+    const readStart = caches.marksReadStart();
+    caches.keepMark('0xm', { mark: 0.4, marked_at: 10 }, readStart);
+    caches.keepMark('0xquiet', null, readStart);
+    expect(caches.mark('0xm')).toEqual({ mark: 0.4, marked_at: 10 });
+    // No trade yet is an answer too.
+    expect(caches.mark('0xquiet')).toBeNull();
+    // Another market's trade, a trader's change and a retitle leave it.
+    changes.marksChanged(['0xother']);
+    changes.changed(['0xm']);
+    changes.marketsChanged(['0xm']);
+    time.advance(60_000);
+    expect(caches.mark('0xm')).toEqual({ mark: 0.4, marked_at: 10 });
+    // A trade of the market: read again.
+    changes.marksChanged(['0xm', '0xquiet']);
+    expect(caches.mark('0xm')).toBeUndefined();
+    expect(caches.mark('0xquiet')).toBeUndefined();
+
+    // A mark read while the market traded is stale at once.
+    const during = caches.marksReadStart();
+    changes.marksChanged(['0xm']);
+    caches.keepMark('0xm', { mark: 0.5, marked_at: 11 }, during);
+    expect(caches.mark('0xm')).toBeUndefined();
+    stop();
+  });
+});
+
 describe('ReadCaches.trader', () => {
   // Each test its own database name: the changes are per database and process-wide.
   let databases = 0;

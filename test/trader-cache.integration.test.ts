@@ -17,12 +17,13 @@ import { openEventLog, startIngestWorker, type IngestWorker } from '../ingest/wo
 import type { LogProducer } from '../ingest/bus/types.ts';
 import { createLogger } from '../log.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
+import { readCareer } from '../projections/careers.ts';
 import { readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
 import { withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
 import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
-import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeWallet } from './factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeysTo, startTestApi, type TestApi } from './harness/api.ts';
 import { waitForIngested } from './harness/wait.ts';
 
@@ -55,6 +56,13 @@ async function publishAndWait(fills: Fill[], markets: EventInputOf<'markets'>[] 
   const done = waitForIngested([worker], fills.length + markets.length);
   await publisher.publish('fillsArchive', fills);
   await publisher.publish('markets', markets);
+  await done;
+}
+
+/** Publishes market trades, and resolves once the worker ingested them. */
+async function publishTradesAndWait(trades: EventInputOf<'trades'>[]): Promise<void> {
+  const done = waitForIngested([worker], trades.length);
+  await publisher.publish('trades', trades);
   await done;
 }
 
@@ -182,6 +190,27 @@ describe('answers about a trader kept until the worker reports a change', () => 
         expect(listed).toEqual(listOrder.slice(0, historyDepth ?? listOrder.length));
       }
     }
+  });
+
+  it("values open holdings at the market's last trade, kept until the market trades again", async () => {
+    const X = makeWallet('mark-x');
+    const Y = makeWallet('mark-y');
+    const M = makeConditionId('mark-market');
+    await publishAndWait([], [makeMarket({ condition_id: M, title: 'Mark market', end_ts: BASE_TS + 86_400 * 10 })]);
+    // Both buy token 1 at 0.5: X holds 20 tokens, Y 60.
+    await publishAndWait([fill(X, 10, 2_000, M), fill(Y, 30, 2_001, M)]);
+    await publishTradesAndWait([makeTrade({ condition_id: M, token_side: 1, price: 0.4, ts: BASE_TS + 2_002, seq: 1 })]);
+
+    const cached = withReadCaches(store, config.api.readCache);
+    expect((await readCareer(cached, X, true)).open_value_usd).toBeCloseTo(20 * 0.4, 9);
+    // The mark X's card read is kept for the next holder's.
+    expect(cached.caches?.mark(M)).toEqual({ mark: 0.4, marked_at: BASE_TS + 2_002 });
+
+    // The market trades again: the kept mark goes, and the next card reads the new one.
+    await publishTradesAndWait([makeTrade({ condition_id: M, token_side: 1, price: 0.8, ts: BASE_TS + 2_003, seq: 2 })]);
+    expect(cached.caches?.mark(M)).toBeUndefined();
+    expect((await readCareer(cached, Y, true)).open_value_usd).toBeCloseTo(60 * 0.8, 9);
+    expect(cached.caches?.mark(M)).toEqual({ mark: 0.8, marked_at: BASE_TS + 2_003 });
   });
 
   it("keeps a display name through the trader's unnamed fills, and shows a new one on the next call", async () => {
