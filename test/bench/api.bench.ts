@@ -126,8 +126,12 @@ function machineBusyPercent(before: { busy: number; total: number }, after: { bu
   return (100 * os.cpus().length * (after.busy - before.busy)) / (after.total - before.total);
 }
 
-/** An in-process read faster than this at p50 came from a cache. */
-const CACHED_READ_MS = 0.2;
+/**
+ * An in-process read faster than this at p50 came from a cache: a statement costs at least a bare
+ * `SELECT 1` (0.7–1 ms on the embedded store). A markets page cut from the wallet's kept markets (sorted
+ * and named in memory) takes ~0.2 ms.
+ */
+const CACHED_READ_MS = 0.5;
 /** The issue's targets (issue 17): one request at a time, the mix, the overhead. */
 const TARGET = { singleP50: 10, singleP99: 40, whalesP50: 15, mixRps: 300, mixP99: 100, overhead: 1.3 } as const;
 
