@@ -5,6 +5,7 @@
  * and each open market's last trade (wallet-markets.ts, foldCareer).
  */
 import { z } from 'zod';
+import type { MarketMark } from './read-cache.ts';
 import type { Store } from './store.ts';
 import { readWalletMarkets, type WalletMarketRow } from './wallet-markets.ts';
 
@@ -70,10 +71,8 @@ export type CareerMarketRow = Pick<
   | 'era'
 >;
 
-export interface Mark {
-  mark: number;
-  marked_at: number;
-}
+/** An open market's mark and when it was made (read-cache.ts keeps them). */
+export type Mark = MarketMark;
 
 /**
  * The career of a wallet (the card's era: V2 only unless `includeV1`), folded (foldCareer) from the

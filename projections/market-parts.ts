@@ -1,7 +1,8 @@
 /**
  * The point lookups of one market (and of one trader in it) that several bundles share
  * (projections/bundle.ts): the summary, the trader's market of a chart or tape, the sampled chart; and
- * the marks of a trader's open markets, which the career, the markets list and top-markets share. Each
+ * the marks of a trader's open markets, which the wallet's markets (career, top-markets) and a markets
+ * list page read without the marks cache share. Each
  * lookup (table, key, which copy counts) is written once here; a bundle takes the columns it needs (on
  * this engine every column read costs: the summary reads fewer than the chart). Keys' newest versions by
  * ReplacingMergeTree's rule (ORDER BY version DESC LIMIT 1), never FINAL. An absent part has no row.

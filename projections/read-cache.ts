@@ -1,6 +1,6 @@
 /**
  * Short in-process caches of reads whose answers change rarely or never, so that a request does not
- * pay a statement for them: a trader's display name by wallet, a market's names by condition_id, the upstream's latest report, the whale
+ * pay a statement for them: a trader's display name by wallet, a market's names and mark by condition_id, the upstream's latest report, the whale
  * ranking of the current second, and the answers about resolved markets (summaries, charts, tapes),
  * which never change once the market has resolved (they carry immutable strong ETags).
  *
@@ -60,7 +60,7 @@ export interface ReadCacheSettings {
    */
   traderNameWatchedSeconds: number;
   /**
-   * An answer about a trader (career, upstream profile, markets list, top-markets, fills) is reused until
+   * An answer about a trader (the wallet's markets, upstream profile, markets list, fills) is reused until
    * that trader's data changes (changes.ts), and at most this long: what other traders do moves the
    * marks of its open markets, which may lag this much, as an open market's answer may. 0: off.
    */

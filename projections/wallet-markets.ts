@@ -11,7 +11,7 @@
  */
 import { bundle, readBundle } from './bundle.ts';
 import { marksOfOpenMarketsPart } from './market-parts.ts';
-import { keptForTrader, readForTrader } from './read-cache.ts';
+import { keptForTrader, type MarketMark, readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 /** A wallet's newest row of one market: the columns its readers fold (the era filters the card's statistics). */
@@ -36,11 +36,9 @@ export interface WalletMarketRow {
   era: string;
 }
 
-/** An open market's mark: its last trade in UP space, and when it was. */
-export interface WalletMark {
+/** An open market's mark (its last trade in UP space, and when it was), by market. */
+export interface WalletMark extends MarketMark {
   condition_id: string;
-  mark: number;
-  marked_at: number;
 }
 
 export interface WalletMarkets {
