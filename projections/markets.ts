@@ -315,6 +315,15 @@ function toMarketRow(row: TraderMarketRow, namesOf: ReadonlyMap<string, MarketNa
   return market;
 }
 
+/** A page of the markets list asked for: after a keyset position, at most `limit` rows, within a history depth. */
+type MarketsPageRequest = { after?: MarketListPosition | undefined; limit: number } & DepthOption;
+
+/** A page of the markets list and the position the next one starts from (null at the end). */
+interface MarketsPage {
+  markets: MarketRow[];
+  next: MarketListPosition | null;
+}
+
 /** How far back a caller sees a trader: `historyDepth` most recent markets; -1 (or absent) is unlimited. */
 export interface DepthOption {
   historyDepth?: number | undefined;
@@ -328,8 +337,8 @@ export interface DepthOption {
 export async function readTraderMarkets(
   store: Store,
   wallet: string,
-  page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
-): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+  page: MarketsPageRequest,
+): Promise<MarketsPage> {
   const args = [page.after ?? null, page.limit, page.historyDepth ?? -1];
   // The wallet's every market, when at hand (the card or top-markets just read it): paged in memory.
   const walletMarkets = keptWalletMarkets(store, wallet);
@@ -341,8 +350,8 @@ export async function readTraderMarkets(
 async function pageOfWalletMarkets(
   store: Store,
   walletMarkets: WalletMarkets,
-  page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
-): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+  page: MarketsPageRequest,
+): Promise<MarketsPage> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const depth = page.historyDepth ?? -1;
   const ordered = [...walletMarkets.markets].sort(inListOrder);
@@ -365,7 +374,7 @@ async function pageOf(
   rows: readonly TraderMarketRow[],
   limit: number,
   markRows: readonly { condition_id: string; mark: number }[],
-): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+): Promise<MarketsPage> {
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
   const marks = new Map(markRows.map((row) => [row.condition_id, row.mark]));
@@ -382,8 +391,8 @@ async function pageOf(
 async function readTraderMarketsFromStore(
   store: Store,
   wallet: string,
-  page: { after?: MarketListPosition | undefined; limit: number } & DepthOption,
-): Promise<{ markets: MarketRow[]; next: MarketListPosition | null }> {
+  page: MarketsPageRequest,
+): Promise<MarketsPage> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const after = page.after;
   const params = {
