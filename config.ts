@@ -67,6 +67,13 @@ const environmentSchema = z.object({
    * both and slowing each other under load), the server's own setting with CLICKHOUSE_URL.
    */
   CLICKHOUSE_READ_MAX_THREADS: z.coerce.number().int().min(1).max(256).optional(),
+  /**
+   * Niceness (ClickHouse's os_thread_priority, 0–19) of the threads that run inserts, rollup refreshes and
+   * DDL, so that reads get the cores first when ingest keeps them busy. Default 10 on the embedded store
+   * (reads and ingest share this machine's cores), 0 against a server (set it there if the server may
+   * renice, CAP_SYS_NICE; without it the server ignores the setting). 0 turns it off.
+   */
+  CLICKHOUSE_WRITE_NICE: z.coerce.number().int().min(0).max(19).optional(),
 
   KAFKA_BROKERS: optionalString,
   KAFKA_CLIENT_ID: z.string().default('trader-analytics'),
@@ -629,6 +636,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       readPoolSize: env.CLICKHOUSE_READ_POOL_SIZE,
       /** Absent: 1 embedded, the server's own setting (projections/store.ts). */
       readMaxThreads: env.CLICKHOUSE_READ_MAX_THREADS,
+      /** Absent: 10 embedded, 0 (off) against a server (projections/store.ts). */
+      writeNice: env.CLICKHOUSE_WRITE_NICE,
     },
     kafka: {
       /** Absent: the in-process bus (embedded mode). */

@@ -245,6 +245,10 @@ export async function readMarketNames(store: Store, conditionIds: readonly strin
     names.set(row.condition_id, market);
     caches?.keepMarketNames(row.condition_id, market, readStart);
   }
+  // No metadata yet is kept too while this process's worker reports changes (readStart not null): the
+  // metadata landing changes the market's version and ends it. A trader's fills often arrive before
+  // their markets' names, and every card and fills page of that trader would read them again.
+  if (readStart !== null) for (const conditionId of missing) if (!names.has(conditionId)) caches?.keepMarketNames(conditionId, NO_MARKET_NAMES, readStart);
   return names;
 }
 
@@ -582,8 +586,12 @@ async function readWithNames<Parts extends { tm: object }>(
   const readStart = caches?.marketNamesReadStart() ?? null;
   const parts = await readBundle(store, withNames, params);
   const [meta] = parts.names;
-  if (!meta) return { parts, names: NO_MARKET_NAMES };
-  // A market without metadata is not kept: its names may land any moment.
+  // A market without metadata is kept only while this process's worker reports changes (its metadata
+  // landing ends it); otherwise its names may land any moment.
+  if (!meta) {
+    if (readStart !== null) caches?.keepMarketNames(conditionId, NO_MARKET_NAMES, readStart);
+    return { parts, names: NO_MARKET_NAMES };
+  }
   const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2 };
   caches?.keepMarketNames(conditionId, names, readStart);
   return { parts, names };

@@ -36,6 +36,12 @@ export interface StoreOptions {
   readPoolSize?: number | undefined;
   /** max_threads of one read. Absent: 1 on the embedded store (see CLICKHOUSE_READ_MAX_THREADS), the server's own setting. */
   readMaxThreads?: number | undefined;
+  /**
+   * Niceness (os_thread_priority) of the ingest and command lanes' query threads: with the cores busy,
+   * the kernel runs reads first, so a burst of inserts or a rollup refresh delays reads less. Absent:
+   * 10 embedded (one machine's cores for both), 0 against a server.
+   */
+  writeNice?: number | undefined;
 }
 
 export type QueryParams = Record<string, unknown>;
@@ -125,7 +131,10 @@ export function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
 const embeddedEngines = new Map<string, SharedEngine>();
 let embeddedPathInUse: string | undefined;
 
-async function acquireEmbedded(path: string, readPoolSize: number, readMaxThreads: number): Promise<Lanes> {
+/** The embedded default of `writeNice`: reads before writes when they compete for this machine's cores. */
+export const EMBEDDED_WRITE_NICE = 10;
+
+async function acquireEmbedded(path: string, readPoolSize: number, readMaxThreads: number, writeNice: number): Promise<Lanes> {
   const existing = embeddedEngines.get(path);
   if (existing) {
     existing.users += 1;
@@ -136,7 +145,7 @@ async function acquireEmbedded(path: string, readPoolSize: number, readMaxThread
       `embedded ClickHouse is already open at ${embeddedPathInUse}; one process can open one chDB data directory (asked for ${path})`,
     );
   }
-  const lanes = openEmbeddedLanes(path, readPoolSize, readMaxThreads);
+  const lanes = openEmbeddedLanes(path, readPoolSize, readMaxThreads, writeNice);
   embeddedEngines.set(path, { lanes, users: 1 });
   embeddedPathInUse = path;
   try {
@@ -148,7 +157,7 @@ async function acquireEmbedded(path: string, readPoolSize: number, readMaxThread
   }
 }
 
-async function openEmbeddedLanes(path: string, readPoolSize: number, readMaxThreads: number): Promise<Lanes> {
+async function openEmbeddedLanes(path: string, readPoolSize: number, readMaxThreads: number, writeNice: number): Promise<Lanes> {
   // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
   const { createChdbConnection } = await import('chdb/connection');
   // Each call is its own chDB session (native connection) on the same data directory.
@@ -164,7 +173,9 @@ async function openEmbeddedLanes(path: string, readPoolSize: number, readMaxThre
     return client;
   };
   const reads = await Promise.all(Array.from({ length: readPoolSize }, () => session({ ...SESSION_SETTINGS, max_threads: readMaxThreads })));
-  return { reads, inFlight: reads.map(() => 0), ingest: await session(), commands: await session() };
+  // ClickHouse renices a query's threads for its duration and back after (os_thread_priority).
+  const writes = { ...SESSION_SETTINGS, os_thread_priority: String(writeNice) };
+  return { reads, inFlight: reads.map(() => 0), ingest: await session(writes), commands: await session(writes) };
 }
 
 async function closeLanes(lanes: Lanes): Promise<void> {
@@ -195,7 +206,8 @@ function serverLanes(options: StoreOptions, readPoolSize: number): Lanes {
     });
   // One client holds all the read sockets: the server runs the queries in parallel.
   const reads = client(readPoolSize, options.readMaxThreads === undefined ? {} : { max_threads: options.readMaxThreads });
-  return { reads: [reads], inFlight: [0], ingest: client(4), commands: client(4) };
+  const writes = options.writeNice ? { os_thread_priority: String(options.writeNice) } : {};
+  return { reads: [reads], inFlight: [0], ingest: client(4, writes), commands: client(4, writes) };
 }
 
 /** The read client with the fewest queries in flight (never a queue: every read starts at once). */
@@ -213,7 +225,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
   const kind = options.url ? 'server' : 'embedded';
   const readPoolSize = Math.max(1, Math.trunc(options.readPoolSize ?? defaultReadPoolSize(kind)));
-  const lanes = options.url ? serverLanes(options, readPoolSize) : await acquireEmbedded(options.embeddedPath, readPoolSize, options.readMaxThreads ?? 1);
+  const lanes = options.url ? serverLanes(options, readPoolSize) : await acquireEmbedded(options.embeddedPath, readPoolSize, options.readMaxThreads ?? 1, options.writeNice ?? EMBEDDED_WRITE_NICE);
   const database = options.database;
   const bind = (params: QueryParams | undefined): QueryParams => ({ ...params, db: database });
   /**

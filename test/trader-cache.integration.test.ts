@@ -18,7 +18,7 @@ import type { LogProducer } from '../ingest/bus/types.ts';
 import { createLogger } from '../log.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
 import { readCareer } from '../projections/careers.ts';
-import { readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
+import { NO_MARKET_NAMES, readMarketNames, readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
 import { withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
 import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
@@ -230,5 +230,20 @@ describe('answers about a trader kept until the worker reports a change', () => 
     // Another page size: an answer not kept yet, whose names come from the names cache.
     const after = await get(`traders/${D}/fills?limit=6`);
     expect(after.fills.map((row: Json) => row.title)).toEqual(['Other market, retitled']);
+  });
+
+  it("keeps a market's missing names, and shows them in the next answer read once its metadata lands", async () => {
+    const G = makeWallet('names-g');
+    const UNNAMED = makeConditionId('names-unnamed-market');
+    await publishAndWait([fill(G, 6, 700, UNNAMED)]);
+    const cached = withReadCaches(store, config.api.readCache);
+    const first = await readMarketNames(cached, [UNNAMED]);
+    expect(first.get(UNNAMED) ?? NO_MARKET_NAMES).toEqual(NO_MARKET_NAMES);
+    // Kept: the next answer about this market asks the store nothing about its names.
+    expect(cached.caches?.marketNames(UNNAMED)).toEqual(NO_MARKET_NAMES);
+    await publishAndWait([], [makeMarket({ condition_id: UNNAMED, title: 'Named at last', end_ts: BASE_TS + 86_400 * 10 })]);
+    expect(cached.caches?.marketNames(UNNAMED)).toBeUndefined();
+    expect((await readMarketNames(cached, [UNNAMED])).get(UNNAMED)?.title).toBe('Named at last');
+    expect((await get(`traders/${G}/fills?limit=5`)).fills.map((row: Json) => row.title)).toEqual(['Named at last']);
   });
 });

@@ -37,6 +37,15 @@ export function retryDelayMs(consecutiveFailures: number): number {
   return Math.min(30_000, 250 * 2 ** Math.min(Math.max(consecutiveFailures, 1), 7));
 }
 
+/**
+ * The most messages prepared in one synchronous step: about 5 ms of decoding (~10 µs a fill, garbage
+ * collection included), so a read served by the same process waits at most about that for its turn.
+ */
+export const PREPARE_PART_MESSAGES = 500;
+
+/** One turn of the event loop (I/O callbacks run before it resolves). */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const empty = <Prepared>(): Pending<Prepared> => ({ prepared: [], ranges: [], messages: 0, bytes: 0 });
 
 export class SliceAccumulator<Prepared> {
@@ -65,9 +74,27 @@ export class SliceAccumulator<Prepared> {
 
   /**
    * Prepares a slice and adds it to the next write; waits while the batch is full. Returns false when
-   * the slice was refused (after a failed write): the caller must not advance past it.
+   * the slice was refused (after a failed write, or a reset while it was being added): the caller must
+   * not advance past it. A long slice is prepared in parts of at most PREPARE_PART_MESSAGES, with a turn
+   * of the event loop between parts: decoding is synchronous, and the API served by the same process
+   * (the `all` role) must not wait behind a whole fetch of it.
    */
   async add(slice: PartitionSlice): Promise<boolean> {
+    const count = slice.messages.length;
+    if (count <= PREPARE_PART_MESSAGES) return this.addPart(slice);
+    const generation = this.generation;
+    for (let start = 0; start < count; start += PREPARE_PART_MESSAGES) {
+      if (start > 0) {
+        await turn();
+        // A reset meanwhile dropped the parts held so far: the rest must not be written after them.
+        if (generation !== this.generation) return false;
+      }
+      if (!(await this.addPart({ ...slice, messages: slice.messages.slice(start, start + PREPARE_PART_MESSAGES) }))) return false;
+    }
+    return true;
+  }
+
+  private async addPart(slice: PartitionSlice): Promise<boolean> {
     if (this.failure !== undefined) return false;
     this.pending.prepared.push(this.processor.prepare(slice));
     this.pending.ranges.push(rangeOf(slice));

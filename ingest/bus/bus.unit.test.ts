@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../log.ts';
-import { SliceAccumulator } from './accumulator.ts';
+import { PREPARE_PART_MESSAGES, SliceAccumulator } from './accumulator.ts';
 import { MemoryLog } from './memory.ts';
 import type { BatchProcessor, PartitionSlice, SliceRange } from './types.ts';
 
@@ -109,6 +109,45 @@ describe('SliceAccumulator', () => {
     const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log);
     await accumulator.add(slice('t', 0, 0, 5));
     await accumulator.reset();
+    await accumulator.flush();
+    expect(writes).toHaveLength(0);
+  });
+});
+
+describe('SliceAccumulator, long slices', () => {
+  it('prepares a long slice in parts with a turn of the event loop between them, and writes all of it in order', async () => {
+    const prepared: number[] = [];
+    const writes: SliceRange[][] = [];
+    const processor: BatchProcessor<number> = {
+      prepare: (s) => {
+        prepared.push(s.messages.length);
+        return s.messages.length;
+      },
+      write: async (_prepared, ranges) => void writes.push(ranges),
+    };
+    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 10_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    // A callback queued before the add: it runs once the first part is prepared, before the second.
+    let preparedWhenTheLoopTurned: number | undefined;
+    setImmediate(() => (preparedWhenTheLoopTurned = prepared.length));
+    const count = 2 * PREPARE_PART_MESSAGES + 250;
+    expect(await accumulator.add(slice('t', 3, 1000, count))).toBe(true);
+    expect(prepared).toEqual([PREPARE_PART_MESSAGES, PREPARE_PART_MESSAGES, 250]);
+    expect(preparedWhenTheLoopTurned).toBe(1);
+    await accumulator.flush();
+    const ranges = writes.flat().map((range) => `${range.partition}:${range.firstOffset}-${range.lastOffset}`);
+    expect(ranges).toEqual([
+      `3:1000-${999 + PREPARE_PART_MESSAGES}`,
+      `3:${1000 + PREPARE_PART_MESSAGES}-${999 + 2 * PREPARE_PART_MESSAGES}`,
+      `3:${1000 + 2 * PREPARE_PART_MESSAGES}-${999 + count}`,
+    ]);
+  });
+
+  it('refuses the rest of a long slice after a reset between its parts (nothing after a dropped part is written)', async () => {
+    const { processor, writes } = recorder();
+    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    // A rebalance lands between the first and the second part.
+    setImmediate(() => void accumulator.reset());
+    expect(await accumulator.add(slice('t', 0, 0, 3 * PREPARE_PART_MESSAGES))).toBe(false);
     await accumulator.flush();
     expect(writes).toHaveLength(0);
   });
