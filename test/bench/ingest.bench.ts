@@ -327,7 +327,8 @@ async function main(): Promise<void> {
       AUTH_FAILURE_LIMIT: '1000000',
     };
     const readsTopics = new TopicNames(parseConfig(readsEnvironment).kafka.topicPrefix);
-    const all = startRole('all', [], readsEnvironment);
+    // BENCH_ALL_NODE_ARGS, like BENCH_WORKER_NODE_ARGS, e.g. profiles that process.
+    const all = startRole('all', [], readsEnvironment, process.env.BENCH_ALL_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
     const listening = await all.waitFor((line) => line.msg === 'listening');
     const address = String(listening.address);
     const authorization = `Bearer ${(await readDemoKeys(readsDir))!.max}`;
@@ -340,6 +341,8 @@ async function main(): Promise<void> {
     const figures = await streamTo(all, await producerFor(readsTopics), rounds, `all role + ${READS_RATE} reads/s,`, async () => {
       stop.abort();
       reads = await reading;
+      // BENCH_ALL_METRICS=<file> keeps the all role's /metrics (store statement times by read function).
+      if (process.env.BENCH_ALL_METRICS) writeFileSync(process.env.BENCH_ALL_METRICS, await (await fetch(`${address}/metrics`)).text());
     });
     withReads = { ...figures, ...reads! };
     await rm(readsDir, { recursive: true, force: true });
