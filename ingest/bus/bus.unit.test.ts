@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../log.ts';
 import { PREPARE_PART_MESSAGES, SliceAccumulator } from './accumulator.ts';
 import { MemoryLog } from './memory.ts';
-import type { BatchProcessor, PartitionSlice, SliceRange } from './types.ts';
+import { commitOffsetsOf, type BatchProcessor, type PartitionSlice, type SliceRange } from './types.ts';
 
 const log = createLogger('silent');
 
@@ -150,6 +150,23 @@ describe('SliceAccumulator, long slices', () => {
     expect(await accumulator.add(slice('t', 0, 0, 3 * PREPARE_PART_MESSAGES))).toBe(false);
     await accumulator.flush();
     expect(writes).toHaveLength(0);
+  });
+});
+
+describe('commitOffsetsOf', () => {
+  it('commits each partition once, past the furthest range of it in the write', () => {
+    const range = (topic: string, partition: number, first: number, last: number): SliceRange => ({
+      topic,
+      partition,
+      firstOffset: String(first),
+      lastOffset: String(last),
+      messageCount: last - first + 1,
+    });
+    expect(commitOffsetsOf([range('a', 0, 0, 499), range('a', 1, 10, 19), range('a', 0, 500, 999), range('b', 0, 7, 7), range('a', 0, 1000, 1249)])).toEqual([
+      { topic: 'a', partition: 0, offset: '1250' },
+      { topic: 'a', partition: 1, offset: '20' },
+      { topic: 'b', partition: 0, offset: '8' },
+    ]);
   });
 });
 

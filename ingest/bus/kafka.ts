@@ -7,7 +7,7 @@ import type { Logger } from '../../log.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
 import { consumerLag, ingestLastCommit } from '../../metrics/registry.ts';
-import { nextOffset, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogProducer, type OutgoingMessage, type PartitionSlice } from './types.ts';
+import { commitOffsetsOf, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogProducer, type OutgoingMessage, type PartitionSlice } from './types.ts';
 
 export interface KafkaLogOptions {
   brokers: string[];
@@ -104,7 +104,7 @@ class KafkaConsumer implements LogConsumer {
     const accumulator = new SliceAccumulator<Prepared>(
       processor,
       async (ranges) => {
-        const offsets = ranges.map((range) => ({ topic: range.topic, partition: range.partition, offset: nextOffset(range) }));
+        const offsets = commitOffsetsOf(ranges);
         await consumer.commitOffsets(offsets);
         this.consecutiveFailures = 0;
         ingestLastCommit.setToCurrentTime();

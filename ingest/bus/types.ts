@@ -118,3 +118,19 @@ export function rangeOf(slice: PartitionSlice): SliceRange {
 export function nextOffset(range: SliceRange): string {
   return (BigInt(range.lastOffset) + 1n).toString();
 }
+
+/**
+ * What to commit after a write of these ranges: one offset per partition, the furthest. A write holds
+ * several slices of a partition (fetches, and the parts a long fetch is prepared in); a commit request
+ * names each partition once.
+ */
+export function commitOffsetsOf(ranges: readonly SliceRange[]): { topic: string; partition: number; offset: string }[] {
+  const furthest = new Map<string, { topic: string; partition: number; offset: string }>();
+  for (const range of ranges) {
+    const key = `${range.topic}|${range.partition}`;
+    const offset = nextOffset(range);
+    const known = furthest.get(key);
+    if (!known || BigInt(offset) > BigInt(known.offset)) furthest.set(key, { topic: range.topic, partition: range.partition, offset });
+  }
+  return [...furthest.values()];
+}
