@@ -110,6 +110,14 @@ function kafkajsProducer(publisher: EventPublisher): StreamProducer {
   };
 }
 
+/** CPU time a process used so far (all its threads, user + system), seconds: less noisy than wall time on a shared machine. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime (fields 14 and 15 of proc(5)), in clock ticks of 1/100 s on Linux.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : Number.NaN;
@@ -176,6 +184,8 @@ function follow(worker: RoleProcess) {
 
 interface StreamFigures {
   endToEnd: number[];
+  /** The worker process's CPU per fill in each round, µs (all its threads: decoding, inserts, refreshes, merges). */
+  cpuPerFill: number[];
   rss: number[];
   overall: number;
 }
@@ -196,9 +206,11 @@ async function streamTo(
   // it (round 1: from the first produce) to the moment it committed round k. The rollup refresher runs
   // all along, so its work is in every round; the last round also waits until the rollups caught up.
   const endToEnd: number[] = [];
+  const cpuPerFill: number[] = [];
   const rss: number[] = [];
   const roundDone: number[] = [];
   const streamStarted = performance.now();
+  let cpuBefore = cpuSeconds(worker.child.pid!);
   const producing = (async () => {
     let produced = 0;
     for (const encoded of rounds) {
@@ -217,15 +229,20 @@ async function streamTo(
     roundDone.push(performance.now());
     const seconds = (roundDone[round]! - (round === 0 ? streamStarted : roundDone[round - 1]!)) / 1000;
     endToEnd.push(ROUND_FILLS / seconds);
+    const cpuNow = cpuSeconds(worker.child.pid!);
+    cpuPerFill.push(((cpuNow - cpuBefore) * 1e6) / ROUND_FILLS);
+    cpuBefore = cpuNow;
     rss.push(peakRssMb(worker.child.pid!));
-    console.log(`  ${label} round ${round + 1}: end to end ${Math.round(endToEnd[round]!)} fills/s, worker peak RSS ${Math.round(rss[round]!)} MB`);
+    console.log(
+      `  ${label} round ${round + 1}: end to end ${Math.round(endToEnd[round]!)} fills/s, worker CPU ${cpuPerFill[round]!.toFixed(1)} µs a fill, peak RSS ${Math.round(rss[round]!)} MB`,
+    );
   }
   await producing;
   const overall = (rounds.length * ROUND_FILLS) / ((roundDone.at(-1)! - streamStarted) / 1000);
   await beforeStop();
   worker.child.kill('SIGTERM');
   await worker.exited;
-  return { endToEnd, rss, overall };
+  return { endToEnd, cpuPerFill, rss, overall };
 }
 
 /**
@@ -306,7 +323,7 @@ async function main(): Promise<void> {
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
   const worker = startRole('ingest', [], workerEnvironment, process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
   await worker.waitFor((line) => line.msg === 'ingest worker started');
-  const { endToEnd, rss, overall } = await streamTo(worker, await producerFor(topics), rounds, 'ingest role,');
+  const { endToEnd, cpuPerFill, rss, overall } = await streamTo(worker, await producerFor(topics), rounds, 'ingest role,');
   if (process.env.BENCH_WORKER_LOG) writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
 
   // Again with reads alongside: the same stream into the `all` role (worker and read API in one process
@@ -351,19 +368,23 @@ async function main(): Promise<void> {
 
   // Baseline, same rows, same table definition, plain batched inserts.
   const bare: number[] = [];
+  const bareCpuPerRow: number[] = [];
   let round = 0;
   for await (const fills of simulatedRounds()) {
     const store = await openMigratedStore(parseConfig({ ...workerEnvironment, CLICKHOUSE_DATABASE: `bench_bare_${round}` }), log);
     const rows = fills.map((fill) => TOPICS.fillsArchive.land(TOPICS.fillsArchive.schema.parse(fill)).row);
     const lines = rows.map((row) => JSON.stringify(row));
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     for (let start = 0; start < lines.length; start += BARE_BATCH) {
       await store.insertJsonLines('fills', lines.slice(start, start + BARE_BATCH), `bare-${round}-${start}`);
     }
     bare.push(rows.length / ((performance.now() - started) / 1000));
+    const cpuUsed = process.cpuUsage(cpuStarted);
+    bareCpuPerRow.push((cpuUsed.user + cpuUsed.system) / rows.length);
     await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
     await store.close();
-    console.log(`  round ${round + 1}: bare insert ${Math.round(bare.at(-1)!)} rows/s`);
+    console.log(`  round ${round + 1}: bare insert ${Math.round(bare.at(-1)!)} rows/s, CPU ${bareCpuPerRow.at(-1)!.toFixed(1)} µs a row`);
     round += 1;
   }
 
@@ -373,12 +394,17 @@ async function main(): Promise<void> {
   console.log(`median bare insert: ${Math.round(bareMedian)} rows/s (batches of ${BARE_BATCH})`);
   console.log(`ratio end-to-end / bare insert: ${(endToEndMedian / bareMedian).toFixed(2)}`);
   console.log(`worker peak RSS: ${Math.round(Math.max(...rss))} MB (after each round: ${rss.map(Math.round).join(', ')} MB)`);
+  // CPU, unlike wall time, hardly depends on what else the machine runs: the steadier figure to compare changes by.
+  console.log(
+    `CPU a fill (medians): worker ${median(cpuPerFill).toFixed(1)} µs (decoding, inserts, rollup refreshes, merges), bare insert ${median(bareCpuPerRow).toFixed(1)} µs: ` +
+      `${(median(cpuPerFill) / median(bareCpuPerRow)).toFixed(2)}× the bare insert's CPU`,
+  );
   if (withReads) {
     const readsMedian = median(withReads.endToEnd);
     const answered = Object.values(withReads.statuses).reduce((sum, count) => sum + count, 0);
     console.log(
       `with reads alongside (all role, ${READS_RATE} card and fills reads/s of the stream's traders): median end to end ${Math.round(readsMedian)} fills/s ` +
-        `(whole stream ${Math.round(withReads.overall)}), ${(readsMedian / bareMedian).toFixed(2)} of the bare insert; ` +
+        `(whole stream ${Math.round(withReads.overall)}), ${(readsMedian / bareMedian).toFixed(2)} of the bare insert, process CPU ${median(withReads.cpuPerFill).toFixed(1)} µs a fill (reads included); ` +
         `reads: ${answered} answered, by status ${JSON.stringify(withReads.statuses)}, p50 ${percentile(withReads.latencies, 0.5).toFixed(1)} ms, p99 ${percentile(withReads.latencies, 0.99).toFixed(1)} ms`,
     );
   }
