@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TOPICS, TOPIC_IDS, TopicNames } from './topics.ts';
-import { upNormalizedPrice } from './primitives.ts';
+import { conditionIdSchema, txHashSchema, upNormalizedPrice, walletSchema } from './primitives.ts';
 import { formatTitleWindow, parseTitleWindow } from './title-time.ts';
 
 describe('UP-space price normalization', () => {
@@ -76,6 +76,28 @@ describe('title windows (US Eastern, no year)', () => {
         if (parsed) expect(parsed.endTs).toBeGreaterThan(parsed.startTs);
       }),
     );
+  });
+});
+
+describe('hex identifiers', () => {
+  const hexString = (digits: number) => fc.array(fc.constantFrom(...'0123456789abcdefABCDEF'), { minLength: digits, maxLength: digits }).map((chars) => `0x${chars.join('')}`);
+
+  it('accepts any case and lands lowercase (one wallet, market or transaction whatever its source wrote)', () => {
+    fc.assert(
+      fc.property(hexString(40), hexString(64), (wallet, hash) => {
+        expect(walletSchema.parse(wallet)).toBe(wallet.toLowerCase());
+        expect(conditionIdSchema.parse(hash)).toBe(hash.toLowerCase());
+        expect(txHashSchema.parse(hash)).toBe(hash.toLowerCase());
+      }),
+    );
+  });
+
+  it('refuses what is not 0x and the exact number of hex digits', () => {
+    for (const bad of [`0x${'a'.repeat(39)}`, `0x${'a'.repeat(41)}`, `0X${'a'.repeat(40)}`, `0x${'g'.repeat(40)}`, ` 0x${'a'.repeat(40)}`, `0x${'a'.repeat(40)}\n`]) {
+      expect(walletSchema.safeParse(bad).success, bad).toBe(false);
+    }
+    expect(conditionIdSchema.safeParse(`0x${'a'.repeat(63)}`).success).toBe(false);
+    expect(txHashSchema.safeParse(`0x${'a'.repeat(65)}`).success).toBe(false);
   });
 });
 

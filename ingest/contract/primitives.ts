@@ -11,18 +11,18 @@ export const EPOCH_MAX = 4_102_444_800;
 export const walletSchema = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/, 'wallet must be 0x followed by 40 hex digits')
-  .transform((wallet) => wallet.toLowerCase());
+  .toLowerCase();
 
 /** A market id: 0x plus 64 hex digits, lower case once parsed. */
 export const conditionIdSchema = z
   .string()
   .regex(/^0x[0-9a-fA-F]{64}$/, 'condition_id must be 0x followed by 64 hex digits')
-  .transform((id) => id.toLowerCase());
+  .toLowerCase();
 
 export const txHashSchema = z
   .string()
   .regex(/^0x[0-9a-fA-F]{64}$/, 'tx_hash must be 0x followed by 64 hex digits')
-  .transform((hash) => hash.toLowerCase());
+  .toLowerCase();
 
 export const logIndexSchema = z.number().int().min(0).max(2 ** 31 - 1);
 
