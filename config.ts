@@ -70,8 +70,8 @@ const environmentSchema = z.object({
   /**
    * Niceness (ClickHouse's os_thread_priority, 0–19) of the threads that run inserts, rollup refreshes and
    * DDL, so that reads get the cores first when ingest keeps them busy. Default 10 on the embedded store
-   * (reads and ingest share this machine's cores), 0 against a server (set it there if the server may
-   * renice, CAP_SYS_NICE; without it the server ignores the setting). 0 turns it off.
+   * (reads and ingest share this machine's cores), 0 against a server. The engine renices only where its
+   * process may (CAP_SYS_NICE); elsewhere the setting does nothing. 0 turns it off.
    */
   CLICKHOUSE_WRITE_NICE: z.coerce.number().int().min(0).max(19).optional(),
 
