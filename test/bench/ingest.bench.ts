@@ -12,6 +12,8 @@
  *
  * Then, in this process, the baseline: the same rows inserted into the same `fills` table (same DDL,
  * views included) by plain batched inserts of BARE_BATCH rows. The figure is the ratio of medians.
+ * Beside the rates, CPU: the worker process's CPU time per fill in each round (all its threads, from
+ * /proc) and this process's per bare row; on a shared machine they move less than wall time.
  * The worker's peak resident memory is read after every round: it must plateau, not grow.
  * Unless --skip-all, it also starts the `all` role on a fresh data directory and reports the time to
  * demo data and that process's peak memory.
@@ -22,7 +24,9 @@
  * figure is ingest with reads running alongside.
  *
  * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all, --reads N,
- * --producer kcat|kafkajs.
+ * --producer kcat|kafkajs. Environment: INGEST_* passes through to the worker; BENCH_WORKER_NODE_ARGS and
+ * BENCH_ALL_NODE_ARGS add Node flags to the ingest role and the `all` role (e.g. --cpu-prof);
+ * BENCH_WORKER_LOG=<file> keeps the worker's log, BENCH_ALL_METRICS=<file> the `all` role's /metrics.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
