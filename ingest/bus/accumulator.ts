@@ -55,6 +55,8 @@ export class SliceAccumulator<Prepared> {
   /** A write of the pending batch is already chained (it takes the batch when it starts). */
   private flushQueued = false;
   private failure: unknown;
+  /** Set by close(): the consumer is stopping, and nothing offered after its final write may be written. */
+  private closing = false;
   /** Bumped by reset(): a write that started before a reset must not commit into the new generation. */
   private generation = 0;
 
@@ -95,7 +97,7 @@ export class SliceAccumulator<Prepared> {
   }
 
   private async addPart(slice: PartitionSlice): Promise<boolean> {
-    if (this.failure !== undefined) return false;
+    if (this.failure !== undefined || this.closing) return false;
     this.pending.prepared.push(this.processor.prepare(slice));
     this.pending.ranges.push(rangeOf(slice));
     this.pending.messages += slice.messages.length;
@@ -154,6 +156,17 @@ export class SliceAccumulator<Prepared> {
     });
     this.writing = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * The consumer's stop: refuses every slice (and part of one) offered from now on, then writes and
+   * commits what it holds. Without the refusal, a handler still adding the parts of a long fetch would
+   * write them after this final write, while the consumer leaves its group: rows in the store whose
+   * offsets may never be committed, read and written again by the next worker.
+   */
+  close(): Promise<void> {
+    this.closing = true;
+    return this.flush();
   }
 
   /**

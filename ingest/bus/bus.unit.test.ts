@@ -153,6 +153,25 @@ describe('SliceAccumulator, long slices', () => {
   });
 });
 
+describe('SliceAccumulator, closing', () => {
+  it('writes nothing offered after close(): the rest of a long slice being added is refused', async () => {
+    const { processor, writes } = recorder();
+    const commits: SliceRange[][] = [];
+    const accumulator = new SliceAccumulator(processor, async (ranges) => void commits.push(ranges), { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    // The consumer stops between the first and the second part of a fetch.
+    let closed: Promise<void> = Promise.resolve();
+    setImmediate(() => (closed = accumulator.close()));
+    expect(await accumulator.add(slice('t', 0, 0, 3 * PREPARE_PART_MESSAGES))).toBe(false);
+    await closed;
+    // The final write holds the first part, committed; nothing after it.
+    expect(writes.flat().map((range) => `${range.firstOffset}-${range.lastOffset}`)).toEqual([`0-${PREPARE_PART_MESSAGES - 1}`]);
+    expect(commits).toEqual(writes);
+    expect(await accumulator.add(slice('t', 0, 3 * PREPARE_PART_MESSAGES, 5))).toBe(false);
+    await accumulator.flush();
+    expect(writes).toHaveLength(1);
+  });
+});
+
 describe('commitOffsetsOf', () => {
   it('commits each partition once, past the furthest range of it in the write', () => {
     const range = (topic: string, partition: number, first: number, last: number): SliceRange => ({

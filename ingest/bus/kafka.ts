@@ -191,7 +191,7 @@ class KafkaConsumer implements LogConsumer {
     await this.recovering;
     this.consumer = undefined;
     // Write and commit what is held, then leave (disconnect waits for a batch handler in flight).
-    await this.accumulator?.flush().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
+    await this.accumulator?.close().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
     await consumer.disconnect();
   }
 }

@@ -321,6 +321,6 @@ class MemoryConsumer implements LogConsumer {
     this.running = false;
     this.memoryLog.appended.notify();
     await this.loop;
-    await this.accumulator?.flush().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
+    await this.accumulator?.close().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
   }
 }
