@@ -79,9 +79,10 @@ export class SliceAccumulator<Prepared> {
    * the slice was refused (after a failed write, or a reset while it was being added): the caller must
    * not advance past it. A long slice is prepared in parts of at most PREPARE_PART_MESSAGES, with a turn
    * of the event loop between parts: decoding is synchronous, and the API served by the same process
-   * (the `all` role) must not wait behind a whole fetch of it.
+   * (the `all` role) must not wait behind a whole fetch of it. Between parts, `stillOwned` (the
+   * consumer still runs and holds the partition) must hold, or the rest is refused.
    */
-  async add(slice: PartitionSlice): Promise<boolean> {
+  async add(slice: PartitionSlice, stillOwned: () => boolean = () => true): Promise<boolean> {
     const count = slice.messages.length;
     if (count <= PREPARE_PART_MESSAGES) return this.addPart(slice);
     const generation = this.generation;
@@ -89,7 +90,7 @@ export class SliceAccumulator<Prepared> {
       if (start > 0) {
         await turn();
         // A reset meanwhile dropped the parts held so far: the rest must not be written after them.
-        if (generation !== this.generation) return false;
+        if (generation !== this.generation || !stillOwned()) return false;
       }
       if (!(await this.addPart({ ...slice, messages: slice.messages.slice(start, start + PREPARE_PART_MESSAGES) }))) return false;
     }

@@ -172,6 +172,19 @@ describe('SliceAccumulator, closing', () => {
   });
 });
 
+describe('SliceAccumulator, a partition lost mid-fetch', () => {
+  it('refuses the rest of a long slice once the consumer no longer holds its partition', async () => {
+    const { processor, writes } = recorder();
+    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    let owned = true;
+    setImmediate(() => (owned = false));
+    expect(await accumulator.add(slice('t', 2, 0, 3 * PREPARE_PART_MESSAGES), () => owned)).toBe(false);
+    await accumulator.flush();
+    // What was added before is written (its offsets are the partition's, committed or refused by Kafka).
+    expect(writes.flat().map((range) => `${range.partition}:${range.firstOffset}-${range.lastOffset}`)).toEqual([`2:0-${PREPARE_PART_MESSAGES - 1}`]);
+  });
+});
+
 describe('commitOffsetsOf', () => {
   it('commits each partition once, past the furthest range of it in the write', () => {
     const range = (topic: string, partition: number, first: number, last: number): SliceRange => ({

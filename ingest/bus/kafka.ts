@@ -150,7 +150,7 @@ class KafkaConsumer implements LogConsumer {
         };
         // Waits while the batch is full. A refused slice (a write failed) is not resolved: the
         // consumer is about to restart from the committed offsets.
-        if (!(await accumulator.add(slice))) return;
+        if (!(await accumulator.add(slice, () => !this.stopping && isRunning() && !isStale()))) return;
         // Resolving moves the fetch position only: with autoCommit off, kafkajs commits nothing itself.
         resolveOffset(batch.lastOffset());
         await heartbeat();
