@@ -427,7 +427,7 @@ async function main(): Promise<void> {
     const allRss = peakRssMb(all.child.pid!);
     all.child.kill('SIGTERM');
     await all.exited;
-    console.log(`all role: demo data (${ready.ingested} events) ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(allRss)} MB`);
+    console.log(`all role: demo data (${ready.eventsStored} events) ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(allRss)} MB`);
     await rm(allDir, { recursive: true, force: true });
   }
 
