@@ -4,9 +4,9 @@
  * fill's `ts` sees that second again, so fills of the same second that landed late are not missed).
  */
 import { z } from 'zod';
-import { historyDepthParam, MARKETS_WITHIN_DEPTH, NO_MARKET_NAMES, readMarketNames, type DepthOption } from './markets.ts';
+import { historyDepthParam, MARKETS_WITHIN_DEPTH, readMarketNames, type DepthOption } from './markets.ts';
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
-import { readForTrader } from './read-cache.ts';
+import { NO_MARKET_NAMES, readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({

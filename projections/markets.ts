@@ -21,8 +21,7 @@ import {
   type MarketTradeSpanRow,
   type TraderMarketFillRow,
 } from './market-parts.ts';
-import type { MarketNames } from './read-cache.ts';
-import { readForTrader } from './read-cache.ts';
+import { NO_MARKET_NAMES, readForTrader, type MarketNames } from './read-cache.ts';
 import type { QueryParams, Store } from './store.ts';
 import { keptWalletMarkets, readWalletMarkets, type WalletMarketRow, type WalletMarkets } from './wallet-markets.ts';
 
@@ -221,8 +220,6 @@ WHERE condition_id IN {names_of:Array(String)}
 ORDER BY version DESC
 LIMIT 1 BY condition_id`;
 
-/** '' for every name of a market without metadata. */
-export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '' });
 
 /**
  * Title and outcome names of some markets (absent: no metadata): from the cache (names change rarely:
@@ -245,10 +242,8 @@ export async function readMarketNames(store: Store, conditionIds: readonly strin
     names.set(row.condition_id, market);
     caches?.keepMarketNames(row.condition_id, market, readStart);
   }
-  // No metadata yet is kept too while this process's worker reports changes (readStart not null): the
-  // metadata landing changes the market's version and ends it. A trader's fills often arrive before
-  // their markets' names, and every card and fills page of that trader would read them again.
-  if (readStart !== null) for (const conditionId of missing) if (!names.has(conditionId)) caches?.keepMarketNames(conditionId, NO_MARKET_NAMES, readStart);
+  // No metadata yet: kept as such while this process's worker watches (read-cache.ts).
+  for (const conditionId of missing) if (!names.has(conditionId)) caches?.keepMarketNames(conditionId, null, readStart);
   return names;
 }
 
@@ -586,10 +581,8 @@ async function readWithNames<Parts extends { tm: object }>(
   const readStart = caches?.marketNamesReadStart() ?? null;
   const parts = await readBundle(store, withNames, params);
   const [meta] = parts.names;
-  // A market without metadata is kept only while this process's worker reports changes (its metadata
-  // landing ends it); otherwise its names may land any moment.
   if (!meta) {
-    if (readStart !== null) caches?.keepMarketNames(conditionId, NO_MARKET_NAMES, readStart);
+    caches?.keepMarketNames(conditionId, null, readStart);
     return { parts, names: NO_MARKET_NAMES };
   }
   const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2 };

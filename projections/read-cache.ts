@@ -29,6 +29,9 @@ export interface MarketNames {
   outcome2: string;
 }
 
+/** A market without metadata: the lists show '' for its title and outcome names. */
+export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '' });
+
 export interface ReadCacheSettings {
   /** A display name is reused this long (a rename shows within it). 0: off. */
   traderNameSeconds: number;
@@ -282,9 +285,15 @@ export class ReadCaches {
     return this.#marketNames?.get(conditionId)?.value;
   }
 
-  /** Keeps a market's names read from `readStart` (marketNamesReadStart) on. */
-  keepMarketNames(conditionId: string, names: MarketNames, readStart: number | null): void {
-    this.#marketNames?.keep(conditionId, names, readStart);
+  /**
+   * Keeps a market's names read from `readStart` (marketNamesReadStart) on. `null` (no metadata yet) is
+   * kept as NO_MARKET_NAMES only while this process's worker reports changes (readStart not null: the
+   * metadata landing ends it), never on the lifetime alone: the names may land any moment. A trader's
+   * fills often arrive before their markets' names, and every answer naming them would read them again.
+   */
+  keepMarketNames(conditionId: string, names: MarketNames | null, readStart: number | null): void {
+    if (names !== null) this.#marketNames?.keep(conditionId, names, readStart);
+    else if (readStart !== null) this.#marketNames?.keep(conditionId, NO_MARKET_NAMES, readStart);
   }
 
   /** Where a read of marks starts (pass it to keepMark); null: marks are not kept (no worker reports the trades). */

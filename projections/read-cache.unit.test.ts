@@ -4,7 +4,7 @@
  * TTL; a store without caches always reads. Time is a hand-driven clock.
  */
 import { describe, expect, it } from 'vitest';
-import { ReadCaches, RefreshAhead, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
+import { NO_MARKET_NAMES, ReadCaches, RefreshAhead, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
 import type { Store } from './store.ts';
 import { readMarketNames } from './markets.ts';
 import { readTraderName } from './traders.ts';
@@ -206,6 +206,30 @@ describe('readMarketNames through the caches', () => {
     // Without caches every call reads everything.
     await readMarketNames(store, ['0xc1', '0xc2']);
     expect(asked.at(-1)).toEqual(['0xc1', '0xc2']);
+  });
+
+  it('keeps a market without metadata only while a worker reports changes, until its metadata lands', async () => {
+    const titles = new Map<string, string>();
+    const { store, asked } = fakeStore(titles);
+    const time = clock();
+    // No worker: the names may land any moment, so each read asks again.
+    const unwatched = withReadCaches(store, SETTINGS, time);
+    await readMarketNames(unwatched, ['0xn1']);
+    expect((await readMarketNames(unwatched, ['0xn1'])).get('0xn1')).toBeUndefined();
+    expect(asked).toEqual([['0xn1'], ['0xn1']]);
+    // A worker reports: kept as having no names (no statement), until the market's metadata lands.
+    const database = 'market_names_missing';
+    const changes = changesOf(database);
+    const stop = changes.watch();
+    const watched = withReadCaches({ ...store, database }, SETTINGS, time);
+    await readMarketNames(watched, ['0xn1']);
+    expect((await readMarketNames(watched, ['0xn1'])).get('0xn1')).toEqual(NO_MARKET_NAMES);
+    expect(asked).toHaveLength(3);
+    titles.set('0xn1', 'Named');
+    changes.marketsChanged(['0xn1']);
+    expect((await readMarketNames(watched, ['0xn1'])).get('0xn1')?.title).toBe('Named');
+    expect(asked).toHaveLength(4);
+    stop();
   });
 
   it("with a worker reporting, keeps a market's names past their TTL until its metadata changes, also when it changes during the read", async () => {

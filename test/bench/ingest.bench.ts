@@ -122,6 +122,11 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Node flags for a role process from a variable (BENCH_WORKER_NODE_ARGS, BENCH_ALL_NODE_ARGS), space-separated. */
+function nodeArgsFrom(variable: string): string[] {
+  return process.env[variable]?.split(' ').filter(Boolean) ?? [];
+}
+
 function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : Number.NaN;
@@ -325,7 +330,7 @@ async function main(): Promise<void> {
   }
 
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
-  const worker = startRole('ingest', [], workerEnvironment, process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
+  const worker = startRole('ingest', [], workerEnvironment, nodeArgsFrom('BENCH_WORKER_NODE_ARGS'));
   await worker.waitFor((line) => line.msg === 'ingest worker started');
   const { endToEnd, cpuPerFill, rss, overall } = await streamTo(worker, await producerFor(topics), rounds, 'ingest role,');
   if (process.env.BENCH_WORKER_LOG) writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
@@ -348,8 +353,7 @@ async function main(): Promise<void> {
       AUTH_FAILURE_LIMIT: '1000000',
     };
     const readsTopics = new TopicNames(parseConfig(readsEnvironment).kafka.topicPrefix);
-    // BENCH_ALL_NODE_ARGS, like BENCH_WORKER_NODE_ARGS, e.g. profiles that process.
-    const all = startRole('all', [], readsEnvironment, process.env.BENCH_ALL_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
+    const all = startRole('all', [], readsEnvironment, nodeArgsFrom('BENCH_ALL_NODE_ARGS'));
     const listening = await all.waitFor((line) => line.msg === 'listening');
     const address = String(listening.address);
     const authorization = `Bearer ${(await readDemoKeys(readsDir))!.max}`;
