@@ -9,23 +9,29 @@
  * bound; a queued call that has still not started when the bound runs out is refused then (the bound
  * holds even when the prediction was wrong). This instance's own, like the per-instance heavy-read cap.
  *
- * Under sustained overload (calls were refused within the last few bounds) the queue serves the newest
- * caller first (adaptive LIFO, as in CoDel-style queue management): first-in-first-out would make every
- * served call wait nearly the whole bound on top of its work, while serving the newest keeps a served
- * call's wait near zero; a full queue lets a waiter past half the bound make room for an arrival (refused
- * then, within the bound), so that the waiter served next is a recent one. Overloaded, it also works on one call fewer at once: at full occupancy the
- * calls in flight compete for the same cores (measured: the time a call holds its slot grew by a quarter
- * on the 2-core embedded store), and the served calls' latency, not the last few percent of throughput, is
- * what an overloaded instance protects. Without refusals (a burst within capacity) all slots are used and
- * the order stays first-in-first-out, so nobody is starved. How many fewer is `overloadedInFlight`
- * (API_OVERLOADED_IN_FLIGHT; default one fewer).
+ * While it refuses (calls were refused within the last few bounds) the queue serves the newest caller
+ * first (adaptive LIFO, as in CoDel-style queue management): first-in-first-out would make every served
+ * call wait nearly the whole bound on top of its work, while serving the newest keeps a served call's
+ * wait near zero; a full queue lets a waiter past half the bound make room for an arrival (refused then,
+ * within the bound), so that the waiter served next is a recent one. Without refusals (a burst within
+ * capacity) the order stays first-in-first-out, so nobody is starved.
+ *
+ * Under sustained overload (besides, at least half the recent calls refused: demand twice what it serves
+ * or more) it also works on fewer calls at once, `overloadedInFlight` (API_OVERLOADED_IN_FLIGHT; default
+ * one fewer): at full occupancy the calls in flight compete for the same cores (measured: the time a call
+ * holds its slot grew by a quarter on the 2-core embedded store), and the served calls' latency, not the
+ * last few percent of throughput, is what an overloaded instance protects. A short burst of costly calls
+ * (an agent's first look at a trader: several uncached reads at once) that meets the bound refuses a few
+ * calls and keeps every slot: dropping one at the first refusal halved the capacity exactly when it was
+ * short, and a handful of refusals cascaded into a hundred (bench:api's mix at 300 requests/s: 58–133
+ * refused with the slot dropped at any refusal, 0–17 with it kept).
  */
 import { EventEmitter } from 'node:events';
 
 export interface InFlightLimits {
   /** Calls worked on at once. */
   maxInFlight: number;
-  /** Calls worked on at once while overloaded (default: one fewer than maxInFlight, at least one). */
+  /** Calls worked on at once under sustained overload (default: one fewer than maxInFlight, at least one). */
   overloadedInFlight?: number | undefined;
   /** Calls waiting for a slot, at most. */
   queueDepth: number;
@@ -60,9 +66,15 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-/** How long the instance counts as overloaded after it last refused a call: three bounds, at most a second. */
+/** How long the instance counts as refusing after it last refused a call: three bounds, at most a second. */
 const OVERLOAD_MEMORY_BOUNDS = 3;
 const OVERLOAD_MEMORY_MAX_MS = 1000;
+/**
+ * Sustained overload: the refused share of the recent arrivals (each counted with weight e^(−age / this))
+ * at or above OVERLOADED_REFUSED_SHARE.
+ */
+const REFUSED_SHARE_MEMORY_MS = 1000;
+const OVERLOADED_REFUSED_SHARE = 0.5;
 
 /** Weight of the latest hold time in the average (about the last 10 calls dominate). */
 const HOLD_SMOOTHING = 0.1;
@@ -76,6 +88,10 @@ export class InFlightLimiter {
   #holdMeasured = false;
   /** When a call was last refused (on arrival or after waiting); none yet: -Infinity. */
   #refusedAt = Number.NEGATIVE_INFINITY;
+  /** Arrivals and refusals, each weighted by e^(−age / REFUSED_SHARE_MEMORY_MS) as of #countedAt. */
+  #recentArrivals = 0;
+  #recentRefusals = 0;
+  #countedAt = 0;
   readonly #stats = { started: 0, startedAfterQueueing: 0, refusedOnArrival: 0, refusedAfterWaiting: 0, maxQueueWaitMs: 0, released: 0, heldMs: 0 };
 
   constructor(
@@ -90,6 +106,7 @@ export class InFlightLimiter {
    */
   acquire(signal?: AbortSignal): Promise<(() => void) | null> {
     const now = this.clockMs();
+    this.#count(now, 1, 0);
     if (this.#running < this.#slots(now)) return Promise.resolve(this.#start(now));
     // The places in the queue whose predicted wait (place × average hold ÷ slots) fits in the bound.
     const places = Math.min(this.limits.queueDepth, Math.floor((this.limits.maxQueueWaitMs * this.#slots(now)) / Math.max(this.#averageHoldMs, Number.EPSILON)));
@@ -97,12 +114,12 @@ export class InFlightLimiter {
     // hardly be served in time) makes room for the arrival, which will be served next: the served calls'
     // wait stays near zero, and the older one is refused now instead of at the end of its bound.
     const oldest = this.#queue[0];
-    if (this.#queue.length + 1 > places && oldest && this.#overloaded(now) && now - oldest.enqueuedAt > this.limits.maxQueueWaitMs / 2 && !signal?.aborted) {
+    if (this.#queue.length + 1 > places && oldest && this.#refusing(now) && now - oldest.enqueuedAt > this.limits.maxQueueWaitMs / 2 && !signal?.aborted) {
       oldest.refuse();
     }
     if (this.#queue.length + 1 > places || signal?.aborted) {
       this.#stats.refusedOnArrival += 1;
-      this.#refusedAt = now;
+      this.#refused(now);
       return Promise.resolve(null);
     }
     return new Promise((resolve) => {
@@ -125,7 +142,7 @@ export class InFlightLimiter {
         refuse: () => {
           leave();
           this.#stats.refusedAfterWaiting += 1;
-          this.#refusedAt = this.clockMs();
+          this.#refused(this.clockMs());
           resolve(null);
         },
         timer: setTimeout(() => waiter.refuse(), this.limits.maxQueueWaitMs),
@@ -145,12 +162,30 @@ export class InFlightLimiter {
     Object.assign(this.#stats, { started: 0, startedAfterQueueing: 0, refusedOnArrival: 0, refusedAfterWaiting: 0, maxQueueWaitMs: 0, released: 0, heldMs: 0 });
   }
 
-  /** Calls were refused within the last few bounds: demand is above what this instance serves. */
-  #overloaded(now: number): boolean {
+  /** Calls were refused within the last few bounds: demand is above what this instance serves right now. */
+  #refusing(now: number): boolean {
     return now - this.#refusedAt <= Math.min(OVERLOAD_MEMORY_BOUNDS * this.limits.maxQueueWaitMs, OVERLOAD_MEMORY_MAX_MS);
   }
 
-  /** Slots in use at most: fewer when overloaded, so that the calls served do not slow each other down. */
+  #refused(now: number): void {
+    this.#refusedAt = now;
+    this.#count(now, 0, 1);
+  }
+
+  /** Ages the recent counts to `now`, then adds arrivals and refusals. */
+  #count(now: number, arrivals: number, refusals: number): void {
+    const kept = Math.exp(-Math.max(0, now - this.#countedAt) / REFUSED_SHARE_MEMORY_MS);
+    this.#recentArrivals = this.#recentArrivals * kept + arrivals;
+    this.#recentRefusals = this.#recentRefusals * kept + refusals;
+    this.#countedAt = Math.max(this.#countedAt, now);
+  }
+
+  /** Refusing, and at least half the recent calls were refused: demand is twice what this instance serves, or more. */
+  #overloaded(now: number): boolean {
+    return this.#refusing(now) && this.#recentRefusals >= OVERLOADED_REFUSED_SHARE * this.#recentArrivals;
+  }
+
+  /** Slots in use at most: fewer under sustained overload, so that the calls served do not slow each other down. */
   #slots(now: number): number {
     if (!this.#overloaded(now)) return this.limits.maxInFlight;
     return Math.max(1, Math.min(this.limits.maxInFlight, this.limits.overloadedInFlight ?? this.limits.maxInFlight - 1));
@@ -173,7 +208,7 @@ export class InFlightLimiter {
       // The bound is strict: a waiter past it (its timer not yet run, the event loop being busy) is
       // refused, not started late.
       for (const waiter of this.#queue.filter((queued) => now - queued.enqueuedAt > this.limits.maxQueueWaitMs)) waiter.refuse();
-      const next = this.#overloaded(now) ? this.#queue.at(-1) : this.#queue[0];
+      const next = this.#refusing(now) ? this.#queue.at(-1) : this.#queue[0];
       if (next && this.#running < this.#slots(now)) {
         this.#stats.startedAfterQueueing += 1;
         this.#stats.maxQueueWaitMs = Math.max(this.#stats.maxQueueWaitMs, now - next.enqueuedAt);

@@ -82,11 +82,12 @@ describe('InFlightLimiter', () => {
     expect(typeof (await fresh)).toBe('function');
   });
 
-  it('overloaded, works on overloadedInFlight calls at once when it is set', async () => {
+  it('overloaded (half the recent calls refused), works on overloadedInFlight calls at once when it is set', async () => {
     const { clock, limiter: shed } = limiter({ maxInFlight: 4, overloadedInFlight: 2, queueDepth: 1, maxQueueWaitMs: 100 });
     const running = await Promise.all([shed.acquire(), shed.acquire(), shed.acquire(), shed.acquire()]);
     const queued = shed.acquire();
-    expect(await shed.acquire()).toBeNull(); // the queue is full: overloaded from here
+    // Five arrivals taken, five refused (the queue is full): half refused, overloaded from here.
+    for (let refused = 0; refused < 5; refused++) expect(await shed.acquire()).toBeNull();
     running[0]!();
     running[1]!();
     // Two slots came back, but two are in use and the overloaded limit is two: the waiter stays queued.
@@ -105,7 +106,8 @@ describe('InFlightLimiter', () => {
     const { clock, limiter: shed } = limiter({ maxInFlight: 3, queueDepth: 1, maxQueueWaitMs: 100 });
     const running = [await shed.acquire(), await shed.acquire(), await shed.acquire()];
     const queued = shed.acquire();
-    expect(await shed.acquire()).toBeNull(); // the queue is full: overloaded from here
+    // Four arrivals taken, four refused (the queue is full): half refused, overloaded from here.
+    for (let refused = 0; refused < 4; refused++) expect(await shed.acquire()).toBeNull();
     running[0]!();
     // A slot came back, but two are in use and the overloaded limit is two: the waiter stays queued.
     expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
@@ -117,6 +119,36 @@ describe('InFlightLimiter', () => {
     clock.ms += 301;
     expect(typeof (await shed.acquire())).toBe('function');
     expect(shed.stats.running).toBe(3);
+  });
+
+  it('a burst that refuses a few calls keeps every slot: fewer only once half the recent calls are refused', async () => {
+    const { clock, limiter: shed } = limiter({ maxInFlight: 2, queueDepth: 1, maxQueueWaitMs: 100 });
+    // Calls served in the last second, none refused.
+    for (let served = 0; served < 8; served++) {
+      (await shed.acquire())!();
+      clock.ms += 50;
+    }
+    const running = [await shed.acquire(), await shed.acquire()];
+    const queued = shed.acquire();
+    // Three refused of the recent arrivals (a burst meeting the bound): refusing, not overloaded.
+    for (let refused = 0; refused < 3; refused++) expect(await shed.acquire()).toBeNull();
+    running[0]!();
+    // The slot that came back goes to the waiter at once: both slots stay in use.
+    expect(typeof (await queued)).toBe('function');
+    expect(shed.stats).toMatchObject({ running: 2, queued: 0 });
+    // Demand keeps coming, most of it refused: now half the recent calls were refused, and one slot is dropped.
+    const waiter = shed.acquire();
+    for (let refused = 0; refused < 12; refused++) expect(await shed.acquire()).toBeNull();
+    running[1]!();
+    expect(shed.stats).toMatchObject({ running: 1, queued: 1 });
+    // A second later (the refusals aged out, none since), every slot again.
+    clock.ms += 1_000;
+    const fresh = await shed.acquire();
+    expect(typeof fresh).toBe('function');
+    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
+    // The waiter, long past its bound, is refused at the next release, not started late.
+    fresh!();
+    expect(await waiter).toBeNull();
   });
 
   it('refuses on arrival when the predicted wait (queue ahead × average hold / slots) exceeds the bound', async () => {
