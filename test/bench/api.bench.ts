@@ -347,8 +347,8 @@ async function main(): Promise<void> {
     ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
     ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
     ...(values['trader-cache'] ? { READ_CACHE_TRADER_S: values['trader-cache'] } : {}),
-    // The read caches' and load shedding's settings (READ_CACHE_*, API_*, CLICKHOUSE_WRITE_NICE) pass through, to compare them on the same world.
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('READ_CACHE_') || name.startsWith('API_') || name.startsWith('CLICKHOUSE_WRITE_')) && value !== undefined)),
+    // The read caches' and load shedding's settings (READ_CACHE_*, API_*, CLICKHOUSE_WRITE_NICE, CLICKHOUSE_READ_*) pass through, to compare them on the same world.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('READ_CACHE_') || name.startsWith('API_') || name.startsWith('CLICKHOUSE_WRITE_') || name.startsWith('CLICKHOUSE_READ_')) && value !== undefined)),
   });
   // The load runs far above any plan's rate: the bench key's plan is unbounded, so that the gates admit
   // everything (their own cost is measured by bench:gates) and the figures are the reads'.
