@@ -8,6 +8,7 @@
  * ReplacingMergeTree's rule (ORDER BY version DESC LIMIT 1), never FINAL. An absent part has no row.
  * Parameters: `condition_id`, and `wallet` for the trader's parts.
  */
+import type { MarketHeader } from './markets.ts';
 
 /**
  * The marks of the wallet's markets open in some version (a superset of the open ones: a trader's
@@ -82,6 +83,75 @@ export interface TraderMarketFillRow {
   token_side: 1 | 2;
   size_tokens: number;
   usd: number;
+}
+
+export interface Resolution {
+  /** Null: a split payout (no winner). */
+  winnerTokenSide: 1 | 2 | null;
+  ts: number;
+  /** A split payout: what one token 1 paid (0.5 for numerators [1, 1]). */
+  upPayout?: number;
+}
+
+/** What places a market in time: the start its title names, its trades, its resolution. */
+export interface MarketTimes {
+  conditionId: string;
+  titleStartTs: number | null;
+  outcome1: string;
+  outcome2: string;
+  firstTradeTs: number | null;
+  lastTradeTs: number | null;
+  resolution: Resolution | null;
+}
+
+/** A trader's market as a chart or tape starts from: the trader's header of it and the market's times. */
+export interface TraderMarket {
+  header: MarketHeader;
+  times: MarketTimes;
+}
+
+/**
+ * The read caches' key of a trader's market (ReadCaches.market): the chart and tape read it under this
+ * key, and a summary, which reads the same parts, keeps it there too.
+ */
+export function traderMarketKey(wallet: string, conditionId: string): string {
+  return `market|${wallet}|${conditionId}`;
+}
+
+/** The times from the market's parts (each absent without a row); null when the market is unknown (no metadata and no trades). */
+export function marketTimesOf(
+  conditionId: string,
+  meta: MarketMetaRow | undefined,
+  trades: MarketTradeSpanRow | undefined,
+  resolution: MarketResolutionRow | undefined,
+): MarketTimes | null {
+  if (!meta && !trades) return null;
+  return {
+    conditionId,
+    titleStartTs: meta?.title_start_ts ?? null,
+    outcome1: meta?.outcome1 ?? '',
+    outcome2: meta?.outcome2 ?? '',
+    firstTradeTs: trades?.first_ts ?? null,
+    lastTradeTs: trades?.last_ts ?? null,
+    resolution: resolution ? resolutionOf(resolution) : null,
+  };
+}
+
+/**
+ * A winner (token 1 or 2), or a split payout (winner 0): token 1's share of the payout numerators; none
+ * when no payouts were reported (not resolved).
+ */
+function resolutionOf(row: MarketResolutionRow): Resolution | null {
+  const winner = row.winner_token_side;
+  if (winner === 1 || winner === 2) return { winnerTokenSide: winner, ts: row.ts };
+  const payout1 = row.payout1 ?? 0;
+  const payout2 = row.payout2 ?? 0;
+  return payout1 + payout2 > 0 ? { winnerTokenSide: null, ts: row.ts, upPayout: payout1 / (payout1 + payout2) } : null;
+}
+
+/** Whether a trader's market never changes again: the header and the resolution both say resolved. */
+export function traderMarketResolved(market: TraderMarket | null): boolean {
+  return market?.header.resolved === true && market.times.resolution !== null;
 }
 
 /** Byte order of two ids (ClickHouse's String order; the ids are ASCII): a bundle's rows come in no order, folds sort them. */

@@ -15,10 +15,14 @@ import {
   MARKET_TRADE_SPAN_PART,
   marketMetaPart,
   marketResolutionPart,
+  marketTimesOf,
   marksOfOpenMarketsPart,
   traderMarketFillsPart,
+  traderMarketKey,
+  traderMarketResolved,
   type MarketResolutionRow,
   type MarketTradeSpanRow,
+  type TraderMarket,
   type TraderMarketFillRow,
 } from './market-parts.ts';
 import { NO_MARKET_NAMES, readForTrader, type MarketNames } from './read-cache.ts';
@@ -214,7 +218,7 @@ const READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH = bundle<MarketsPageParts>({ rows: R
 
 /** Names of some markets: point lookups by the primary key of their metadata (a market without metadata has no row). */
 const READ_MARKET_NAMES = `
-SELECT condition_id, title, outcome1, outcome2
+SELECT condition_id, title, outcome1, outcome2, title_start_ts
 FROM {db:Identifier}.markets_meta_v2
 WHERE condition_id IN {names_of:Array(String)}
 ORDER BY version DESC
@@ -238,7 +242,7 @@ export async function readMarketNames(store: Store, conditionIds: readonly strin
   if (missing.length === 0) return names;
   const rows = await store.query<{ condition_id: string } & MarketNames>(READ_MARKET_NAMES, { names_of: missing });
   for (const row of rows) {
-    const market = { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2 };
+    const market: MarketNames = { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2, title_start_ts: row.title_start_ts };
     names.set(row.condition_id, market);
     caches?.keepMarketNames(row.condition_id, market, readStart);
   }
@@ -503,7 +507,7 @@ export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
  * Point lookups by primary key, as one bundle of plain parts (projections/bundle.ts): the wallet's row of
  * the market and, unless the read caches hold them, the market's names (its metadata).
  */
-const MARKET_NAMES_PART = marketMetaPart('title, outcome1, outcome2');
+const MARKET_NAMES_PART = marketMetaPart('title, outcome1, outcome2, title_start_ts');
 const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({ tm: TRADER_MARKET_HEADER_PART, names: MARKET_NAMES_PART });
 const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: TRADER_MARKET_HEADER_PART });
 
@@ -520,13 +524,13 @@ const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
  */
 const summaryParts = {
   tm: newestTraderMarket(SUMMARY_COLUMNS),
-  resolution: marketResolutionPart('ts'),
+  resolution: marketResolutionPart(),
   window: MARKET_TRADE_SPAN_PART,
   fills: traderMarketFillsPart('ts, usd'),
 };
 interface SummaryParts {
   tm: SummaryTraderMarketRow;
-  resolution: Pick<MarketResolutionRow, 'ts'>;
+  resolution: MarketResolutionRow;
   window: MarketTradeSpanRow;
   fills: Pick<TraderMarketFillRow, 'fill_id' | 'ts' | 'usd'>;
 }
@@ -585,13 +589,13 @@ async function readWithNames<Parts extends { tm: object }>(
     caches?.keepMarketNames(conditionId, null, readStart);
     return { parts, names: NO_MARKET_NAMES };
   }
-  const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2 };
+  const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2, title_start_ts: meta.title_start_ts };
   caches?.keepMarketNames(conditionId, names, readStart);
   return { parts, names };
 }
 
 /** A header's row: the wallet's row of the market and the market's names. */
-type HeaderRow = TraderMarketHeaderRow & MarketNames;
+type HeaderRow = TraderMarketHeaderRow & Pick<MarketNames, 'title' | 'outcome1' | 'outcome2'>;
 
 /** A summary's row: the wallet's row of the market, the market's names, and what summaryRowOf folds from the other parts. */
 interface SummaryRow extends SummaryTraderMarketRow, MarketNames {
@@ -741,7 +745,15 @@ export async function readMarketSummary(store: Store, wallet: string, conditionI
     const [tm] = parts.tm;
     if (!tm) return null;
     const row = summaryRowOf(parts, tm, names);
-    return { market: toHeader(row), summary: toSummary(row) };
+    const market = toHeader(row);
+    // The same parts are the trader's market a chart or tape of this market starts from (an agent's next
+    // call, as crack_this_trader asks): kept under its own key, it costs that call its first statement.
+    const times = marketTimesOf(conditionId, names === NO_MARKET_NAMES ? undefined : names, parts.window[0], parts.resolution[0]);
+    if (times) {
+      const traderMarket: TraderMarket = { header: market, times };
+      store.caches?.keepMarket(traderMarketKey(wallet, conditionId), traderMarket, traderMarketResolved(traderMarket));
+    }
+    return { market, summary: toSummary(row) };
   };
   // A resolved market's summary never changes (immutable, strong ETag); an open one is kept briefly.
   return store.caches ? store.caches.market(`summary|${wallet}|${conditionId}`, read, (detail) => detail?.market.resolved === true) : read();

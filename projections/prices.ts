@@ -11,13 +11,19 @@ import {
   MARKET_TRADE_SPAN_PART,
   marketMetaPart,
   marketResolutionPart,
+  marketTimesOf,
   traderMarketFillsPart,
+  traderMarketKey,
+  traderMarketResolved,
   type MarketMetaRow,
   type MarketResolutionRow,
+  type MarketTimes,
   type MarketTradeSpanRow,
+  type Resolution,
+  type TraderMarket,
   type TraderMarketFillRow,
 } from './market-parts.ts';
-import { TRADER_MARKET_HEADER_PART, toHeader, type MarketHeader, type TraderMarketHeaderRow } from './markets.ts';
+import { TRADER_MARKET_HEADER_PART, toHeader, type TraderMarketHeaderRow } from './markets.ts';
 import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
 
@@ -48,14 +54,6 @@ export function finestFittingFidelity(fromTs: number, toTs: number, points: numb
 export function snapToLadder(seconds: number): Fidelity {
   for (const fidelity of FIDELITY_LADDER) if (fidelity >= seconds) return fidelity;
   return FIDELITY_LADDER[FIDELITY_LADDER.length - 1]!;
-}
-
-export interface Resolution {
-  /** Null: a split payout (no winner). */
-  winnerTokenSide: 1 | 2 | null;
-  ts: number;
-  /** A split payout: what one token 1 paid (0.5 for numerators [1, 1]). */
-  upPayout?: number;
 }
 
 /** The level a resolved market is pinned at: 1.00 when token 1 won, 0.00 when token 2 won, a split payout's token-1 share (0.50). */
@@ -109,17 +107,6 @@ export async function readRung(store: Store, conditionId: string, fidelity: Fide
   return toPoints(await store.query<LadderRow>(READ_RUNG, rungParams(conditionId, fidelity, fromTs, toTs)));
 }
 
-/** What places a market in time: the start its title names, its trades, its resolution. */
-export interface MarketTimes {
-  conditionId: string;
-  titleStartTs: number | null;
-  outcome1: string;
-  outcome2: string;
-  firstTradeTs: number | null;
-  lastTradeTs: number | null;
-  resolution: Resolution | null;
-}
-
 /**
  * What places a market in time, as point lookups of one bundle (projections/market-parts.ts): its
  * metadata, its trade span (marks), its resolution.
@@ -134,38 +121,10 @@ const READ_MARKET_TIMES = bundle<MarketTimesParts>(marketTimesParts);
 /** The trader's row of the market with the market's times: everything a chart or tape needs to start, in one statement. */
 const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: TraderMarketHeaderRow }>({ ...marketTimesParts, tm: TRADER_MARKET_HEADER_PART });
 
-/** The times from their parts; null when the market is unknown (no metadata and no trades). */
-function marketTimesOf(conditionId: string, parts: { [Name in keyof MarketTimesParts]: MarketTimesParts[Name][] }): MarketTimes | null {
-  const [meta] = parts.meta;
-  const [trades] = parts.trades;
-  const [resolution] = parts.resolution;
-  if (!meta && !trades) return null;
-  return {
-    conditionId,
-    titleStartTs: meta?.title_start_ts ?? null,
-    outcome1: meta?.outcome1 ?? '',
-    outcome2: meta?.outcome2 ?? '',
-    firstTradeTs: trades?.first_ts ?? null,
-    lastTradeTs: trades?.last_ts ?? null,
-    resolution: resolution ? resolutionOf(resolution) : null,
-  };
-}
-
-/**
- * A winner (token 1 or 2), or a split payout (winner 0): token 1's share of the payout numerators; none
- * when no payouts were reported (not resolved).
- */
-function resolutionOf(row: MarketResolutionRow): Resolution | null {
-  const winner = row.winner_token_side;
-  if (winner === 1 || winner === 2) return { winnerTokenSide: winner, ts: row.ts };
-  const payout1 = row.payout1 ?? 0;
-  const payout2 = row.payout2 ?? 0;
-  return payout1 + payout2 > 0 ? { winnerTokenSide: null, ts: row.ts, upPayout: payout1 / (payout1 + payout2) } : null;
-}
-
 /** The market's times, or null when the market is unknown (no metadata and no trades). */
 export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
-  return marketTimesOf(conditionId, await readBundle(store, READ_MARKET_TIMES, { condition_id: conditionId }));
+  const parts = await readBundle(store, READ_MARKET_TIMES, { condition_id: conditionId });
+  return marketTimesOf(conditionId, parts.meta[0], parts.trades[0], parts.resolution[0]);
 }
 
 /**
@@ -338,26 +297,22 @@ export async function readTraderMarketFills(store: Store, wallet: string, times:
 // ---------------------------------------------------------------------------------------------------
 // A trader's market, as the chart and tape answers need it.
 
-export interface TraderMarket {
-  header: MarketHeader;
-  times: MarketTimes;
-}
+export type { MarketTimes, Resolution, TraderMarket };
 
 /** The trader's header of the market and the market's times; null when the trader never traded it (or it is unknown). */
 export async function readTraderMarket(store: Store, wallet: string, conditionId: string): Promise<TraderMarket | null> {
   const read = async () => {
     const parts = await readBundle(store, READ_TRADER_MARKET, { wallet, condition_id: conditionId });
     const [tm] = parts.tm;
-    const times = marketTimesOf(conditionId, parts);
+    const times = marketTimesOf(conditionId, parts.meta[0], parts.trades[0], parts.resolution[0]);
     if (!tm || !times) return null;
     const [meta] = parts.meta;
     const header = toHeader({ ...tm, title: meta?.title ?? '', outcome1: times.outcome1, outcome2: times.outcome2 });
     return { header, times };
   };
-  // Once resolved (the header and the resolution both say so), neither part changes again.
-  return store.caches
-    ? store.caches.market(`market|${wallet}|${conditionId}`, read, (market) => market?.header.resolved === true && market.times.resolution !== null)
-    : read();
+  // Once resolved (the header and the resolution both say so), neither part changes again. A summary of
+  // the same market keeps this answer too (readMarketSummary reads the same parts).
+  return store.caches ? store.caches.market(traderMarketKey(wallet, conditionId), read, traderMarketResolved) : read();
 }
 
 /** The sampled chart of a trader's market: the series for the request and the trader's complete fills. */

@@ -27,10 +27,12 @@ export interface MarketNames {
   title: string;
   outcome1: string;
   outcome2: string;
+  /** The start the title names (metadata like the names, kept with them): a chart's default window starts there. */
+  title_start_ts: number | null;
 }
 
 /** A market without metadata: the lists show '' for its title and outcome names. */
-export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '' });
+export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '', title_start_ts: null });
 
 export interface ReadCacheSettings {
   /** A display name is reused this long (a rename shows within it). 0: off. */
@@ -376,6 +378,11 @@ export class ReadCaches {
     const reading = this.#traderReads.get(fullKey);
     if (reading && cache.unchangedSince(reading.readAt, wallet)) return reading.value as Promise<T>;
     return undefined;
+  }
+
+  /** Keeps a market answer read along with another one (resolved: until evicted; open: briefly), as market() would have. */
+  keepMarket<T>(key: string, value: T, resolved: boolean): void {
+    if (this.markets && value !== null && value !== undefined) this.markets.set(key, value, resolved, this.openMarketTtlMs);
   }
 
   /** A market answer: from the cache, or read and kept (resolved: until evicted; open: briefly). */
