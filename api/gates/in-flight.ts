@@ -71,11 +71,11 @@ const OVERLOAD_MEMORY_BOUNDS = 3;
 const OVERLOAD_MEMORY_MAX_MS = 1000;
 /**
  * Sustained overload: the refused share of the recent arrivals (each counted with weight e^(−age / this))
- * at or above OVERLOADED_REFUSED_SHARE. 300 ms: at 5× overload the share passes a half within ~0.1 s (the
- * served calls get the fewer slots almost at once), while a burst's ten refusals weigh against ~90
- * arrivals' worth at 300 requests/s (about a tenth).
+ * at or above OVERLOADED_REFUSED_SHARE. 150 ms: at 5× overload the share passes a half within ~50 ms (the
+ * served calls get the fewer slots almost at once), while a burst's ten refusals weigh against ~45
+ * arrivals' worth at 300 requests/s (about a fifth).
  */
-const REFUSED_SHARE_MEMORY_MS = 300;
+const REFUSED_SHARE_MEMORY_MS = 150;
 const OVERLOADED_REFUSED_SHARE = 0.5;
 
 /** Weight of the latest hold time in the average (about the last 10 calls dominate). */
