@@ -522,20 +522,26 @@ const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
  * trader_markets row, the market's names (unless cached), its resolution, its traded window (marks),
  * and the wallet's fills in the market (projections/market-parts.ts). Folded in summaryRowOf.
  */
-const summaryParts = {
-  tm: newestTraderMarket(SUMMARY_COLUMNS),
+/** The market's parts of a summary (and the trader's fills in it): all but the trader's row. */
+const summaryMarketParts = {
   resolution: marketResolutionPart(),
   window: MARKET_TRADE_SPAN_PART,
   fills: traderMarketFillsPart('ts, usd'),
 };
-interface SummaryParts {
-  tm: SummaryTraderMarketRow;
+interface SummaryMarketParts {
   resolution: MarketResolutionRow;
   window: MarketTradeSpanRow;
   fills: Pick<TraderMarketFillRow, 'fill_id' | 'ts' | 'usd'>;
 }
+interface SummaryParts extends SummaryMarketParts {
+  tm: SummaryTraderMarketRow;
+}
+const summaryParts = { tm: newestTraderMarket(SUMMARY_COLUMNS), ...summaryMarketParts };
 const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({ ...summaryParts, names: MARKET_NAMES_PART });
 const READ_MARKET_SUMMARY_NAMED = bundle<SummaryParts>(summaryParts);
+/** Without the trader's row, when the wallet's kept markets have it (keptSummaryRow). */
+const READ_SUMMARY_MARKET_PARTS = bundle<SummaryMarketParts & { names: MarketNames }>({ ...summaryMarketParts, names: MARKET_NAMES_PART });
+const READ_SUMMARY_MARKET_PARTS_NAMED = bundle<SummaryMarketParts>(summaryMarketParts);
 
 export interface TraderMarketHeaderRow {
   condition_id: string;
@@ -572,7 +578,7 @@ interface SummaryTraderMarketRow extends TraderMarketHeaderRow {
  * A bundle with the market's names unless the read caches hold them; the names found are kept.
  * `named` is the same bundle without its `names` part.
  */
-async function readWithNames<Parts extends { tm: object }>(
+async function readWithNames<Parts extends object>(
   store: Store,
   conditionId: string,
   withNames: Bundle<Parts & { names: MarketNames }>,
@@ -701,7 +707,7 @@ function toSummary(row: SummaryRow): MarketSummary {
  * so a resolved summary's ETag never moves), adding 0 for a fill outside the tenth, so each part is
  * ≤ the whole; the shares are divided and bounded in `usdShare`.
  */
-function summaryRowOf(parts: { [Name in keyof SummaryParts]: SummaryParts[Name][] }, tm: SummaryTraderMarketRow, names: MarketNames): SummaryRow {
+function summaryRowOf(parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] }, tm: SummaryTraderMarketRow, names: MarketNames): SummaryRow {
   const fills = [...parts.fills].sort((a, b) => compareIds(a.fill_id, b.fill_id));
   const n = fills.length;
   const sizes = fills.map((fill) => fill.usd).sort((a, b) => a - b);
@@ -739,10 +745,28 @@ function summaryRowOf(parts: { [Name in keyof SummaryParts]: SummaryParts[Name][
 }
 
 /** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
+/**
+ * The wallet's row of the market from its kept markets (the card's read, kept until the trader changes:
+ * projections/wallet-markets.ts); undefined when they are not at hand or lack the market (then the
+ * summary reads the row itself). An agent asks for the card, then the summaries of its markets.
+ */
+async function keptSummaryRow(store: Store, wallet: string, conditionId: string): Promise<SummaryTraderMarketRow | undefined> {
+  const kept = keptWalletMarkets(store, wallet);
+  return kept ? (await kept).markets.find((row) => row.condition_id === conditionId) : undefined;
+}
+
 export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
   const read = async () => {
-    const { parts, names } = await readWithNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, { wallet, condition_id: conditionId });
-    const [tm] = parts.tm;
+    const params = { wallet, condition_id: conditionId };
+    let tm = await keptSummaryRow(store, wallet, conditionId);
+    let fetched: { parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] }; names: MarketNames };
+    if (tm) fetched = await readWithNames(store, conditionId, READ_SUMMARY_MARKET_PARTS, READ_SUMMARY_MARKET_PARTS_NAMED, params);
+    else {
+      const withRow = await readWithNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, params);
+      [tm] = withRow.parts.tm;
+      fetched = withRow;
+    }
+    const { parts, names } = fetched;
     if (!tm) return null;
     const row = summaryRowOf(parts, tm, names);
     const market = toHeader(row);

@@ -18,7 +18,7 @@ import type { LogProducer } from '../ingest/bus/types.ts';
 import { createLogger } from '../log.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
 import { readCareer } from '../projections/careers.ts';
-import { readMarketNames, readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
+import { readMarketNames, readMarketSummary, readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
 import { NO_MARKET_NAMES, withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
 import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
@@ -190,6 +190,49 @@ describe('answers about a trader kept until the worker reports a change', () => 
         expect(listed).toEqual(listOrder.slice(0, historyDepth ?? listOrder.length));
       }
     }
+  });
+
+  it("a summary after the card takes the trader's row from the wallet's kept markets (no statement part for it), the same answer; after a fill, its own again", async () => {
+    const F = makeWallet('cache-f');
+    const M = makeConditionId('cache-f-market');
+    await publishAndWait(
+      [
+        fill(F, 12, 300, M),
+        makeFill({ wallet: F, condition_id: M, side: 'SELL', token_side: 2, price: 0.3, size_tokens: 10, usd: 7, ts: BASE_TS + 320 }),
+      ],
+      [makeMarket({ condition_id: M, title: 'F market', end_ts: BASE_TS + 86_400 * 10 })],
+    );
+    const sent: string[] = [];
+    const recorded: Store = Object.freeze({
+      ...store,
+      database: store.database,
+      kind: store.kind,
+      query: async <Row>(...args: Parameters<Store['query']>): Promise<Row[]> => {
+        sent.push(args[0]);
+        return store.query<Row>(...args);
+      },
+    });
+    const time = { ms: 1_000_000 };
+    const cached = withReadCaches(recorded, config.api.readCache, { now: () => time.ms });
+    const expected = await readMarketSummary(store, F, M);
+    expect(expected?.summary).toMatchObject({ fills_count: 2, buy_count: 1, sell_count: 1, buy_usd: 12, sell_usd: 7 });
+    // The card's read of the wallet's markets, kept.
+    await readWalletMarkets(cached, F);
+    sent.length = 0;
+    expect(await readMarketSummary(cached, F, M)).toEqual(expected);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toContain('trader_markets_v2');
+    // F trades again: the kept markets are dropped, and the next summary (past the open market's
+    // short cache) reads the trader's row with the rest.
+    await publishAndWait([fill(F, 3, 400, M)]);
+    expect(keptWalletMarkets(cached, F)).toBeUndefined();
+    time.ms += config.api.readCache.openMarketSeconds * 1000 + 1;
+    sent.length = 0;
+    const after = await readMarketSummary(cached, F, M);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toContain('trader_markets_v2');
+    expect(after?.summary).toMatchObject({ fills_count: 3, buy_count: 2, buy_usd: 15 });
+    expect(after).toEqual(await readMarketSummary(store, F, M));
   });
 
   it("values open holdings at the market's last trade, kept until the market trades again", async () => {
