@@ -1,7 +1,8 @@
 /**
  * Every market of a wallet as one answer: each market's newest trader_markets_v2 row (every column the
- * career, top-markets and the markets list build from) and the marks of its open markets. The career
- * and top-markets fold it; the markets list pages it when it is at hand.
+ * career, top-markets, the markets list and a market summary build from) and the marks of its open
+ * markets. The career and top-markets fold it; the markets list pages it and a summary takes its row of
+ * the market from it when it is at hand.
  *
  * Why one answer: an agent investigating a trader asks for the card, then top-markets, then the list,
  * milliseconds apart (crack_this_trader), and each read the same rows of the wallet (a bundle of ~9 ms
