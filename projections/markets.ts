@@ -27,7 +27,7 @@ import {
 } from './market-parts.ts';
 import { NO_MARKET_NAMES, readForTrader, type MarketNames } from './read-cache.ts';
 import type { QueryParams, Store } from './store.ts';
-import { keptWalletMarkets, readWalletMarkets, type WalletMarketRow, type WalletMarkets } from './wallet-markets.ts';
+import { keptWalletMarkets, readWalletMarkets, TRADE_BREAKDOWN_COLUMNS, type TradeBreakdown, type WalletMarketRow, type WalletMarkets } from './wallet-markets.ts';
 
 const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
 const upPrice = z.number().meta({ description: 'UP-normalized price, 0 to 1: the probability of token 1.' });
@@ -512,17 +512,16 @@ const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketName
 const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: TRADER_MARKET_HEADER_PART });
 
 const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
-        fills_count, buy_count, sell_count, buy_usd, sell_usd, buy_tokens, buy_up_price_tokens,
-        side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
-        side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
-        net_tokens1, net_tokens2`;
+        fills_count, buy_usd, sell_usd, buy_tokens, net_tokens1, net_tokens2,
+        ${TRADE_BREAKDOWN_COLUMNS}`;
 
 /**
  * Everything a summary needs, every part a point lookup by primary key, in one bundle: the wallet's
  * trader_markets row, the market's names (unless cached), its resolution, its traded window (marks),
- * and the wallet's fills in the market (projections/market-parts.ts). Folded in summaryRowOf.
+ * and the wallet's fills in the market (projections/market-parts.ts). Folded in summaryRowOf. The
+ * market's parts alone (all but the trader's row) when the wallet's kept markets have the row
+ * (readSummaryParts).
  */
-/** The market's parts of a summary (and the trader's fills in it): all but the trader's row. */
 const summaryMarketParts = {
   resolution: marketResolutionPart(),
   window: MARKET_TRADE_SPAN_PART,
@@ -539,7 +538,6 @@ interface SummaryParts extends SummaryMarketParts {
 const summaryParts = { tm: newestTraderMarket(SUMMARY_COLUMNS), ...summaryMarketParts };
 const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({ ...summaryParts, names: MARKET_NAMES_PART });
 const READ_MARKET_SUMMARY_NAMED = bundle<SummaryParts>(summaryParts);
-/** Without the trader's row, when the wallet's kept markets have it (keptSummaryRow). */
 const READ_SUMMARY_MARKET_PARTS = bundle<SummaryMarketParts & { names: MarketNames }>({ ...summaryMarketParts, names: MARKET_NAMES_PART });
 const READ_SUMMARY_MARKET_PARTS_NAMED = bundle<SummaryMarketParts>(summaryMarketParts);
 
@@ -552,24 +550,11 @@ export interface TraderMarketHeaderRow {
   pnl_usd: number;
 }
 
-interface SummaryTraderMarketRow extends TraderMarketHeaderRow {
+interface SummaryTraderMarketRow extends TraderMarketHeaderRow, TradeBreakdown {
   fills_count: number;
-  buy_count: number;
-  sell_count: number;
   buy_usd: number;
   sell_usd: number;
   buy_tokens: number;
-  buy_up_price_tokens: number;
-  side1_buy_count: number;
-  side1_sell_count: number;
-  side1_buy_usd: number;
-  side1_sell_usd: number;
-  side1_buy_tokens: number;
-  side2_buy_count: number;
-  side2_sell_count: number;
-  side2_buy_usd: number;
-  side2_sell_usd: number;
-  side2_buy_tokens: number;
   net_tokens1: number;
   net_tokens2: number;
 }
@@ -744,29 +729,28 @@ function summaryRowOf(parts: { [Name in keyof SummaryMarketParts]: SummaryMarket
   };
 }
 
-/** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
 /**
- * The wallet's row of the market from its kept markets (the card's read, kept until the trader changes:
- * projections/wallet-markets.ts); undefined when they are not at hand or lack the market (then the
- * summary reads the row itself). An agent asks for the card, then the summaries of its markets.
+ * A summary's parts: the trader's row of the market (none: never traded) from the wallet's kept markets
+ * when they are at hand (the card's read, kept until the trader changes: an agent asks for the card, then
+ * the summaries of its markets), then the market's parts alone; else all of them in one bundle.
  */
-async function keptSummaryRow(store: Store, wallet: string, conditionId: string): Promise<SummaryTraderMarketRow | undefined> {
+async function readSummaryParts(
+  store: Store,
+  wallet: string,
+  conditionId: string,
+): Promise<{ tm: SummaryTraderMarketRow | undefined; parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] }; names: MarketNames }> {
+  const params = { wallet, condition_id: conditionId };
   const kept = keptWalletMarkets(store, wallet);
-  return kept ? (await kept).markets.find((row) => row.condition_id === conditionId) : undefined;
+  const keptRow = kept ? (await kept).markets.find((row) => row.condition_id === conditionId) : undefined;
+  if (keptRow) return { tm: keptRow, ...(await readWithNames(store, conditionId, READ_SUMMARY_MARKET_PARTS, READ_SUMMARY_MARKET_PARTS_NAMED, params)) };
+  const { parts, names } = await readWithNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, params);
+  return { tm: parts.tm[0], parts, names };
 }
 
+/** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
 export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
   const read = async () => {
-    const params = { wallet, condition_id: conditionId };
-    let tm = await keptSummaryRow(store, wallet, conditionId);
-    let fetched: { parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] }; names: MarketNames };
-    if (tm) fetched = await readWithNames(store, conditionId, READ_SUMMARY_MARKET_PARTS, READ_SUMMARY_MARKET_PARTS_NAMED, params);
-    else {
-      const withRow = await readWithNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, params);
-      [tm] = withRow.parts.tm;
-      fetched = withRow;
-    }
-    const { parts, names } = fetched;
+    const { tm, parts, names } = await readSummaryParts(store, wallet, conditionId);
     if (!tm) return null;
     const row = summaryRowOf(parts, tm, names);
     const market = toHeader(row);

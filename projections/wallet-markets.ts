@@ -15,8 +15,35 @@ import { marksOfOpenMarketsPart } from './market-parts.ts';
 import { keptForTrader, type MarketMark, readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
+/**
+ * A market's trades by side and token (a summary's counts and volumes beyond the career's), one column
+ * each of trader_markets_v2: the wallet's rows carry them so that a summary asked for after the card (an
+ * agent's next call) takes its trader row from here instead of a statement part of its own (~4 ms of ~11;
+ * markets.ts, readMarketSummary).
+ */
+export interface TradeBreakdown {
+  buy_count: number;
+  sell_count: number;
+  buy_up_price_tokens: number;
+  side1_buy_count: number;
+  side1_sell_count: number;
+  side1_buy_usd: number;
+  side1_sell_usd: number;
+  side1_buy_tokens: number;
+  side2_buy_count: number;
+  side2_sell_count: number;
+  side2_buy_usd: number;
+  side2_sell_usd: number;
+  side2_buy_tokens: number;
+}
+
+/** TradeBreakdown's columns, for the SELECTs that read it. */
+export const TRADE_BREAKDOWN_COLUMNS = `buy_count, sell_count, buy_up_price_tokens,
+           side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
+           side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens`;
+
 /** A wallet's newest row of one market: the columns its readers fold (the era filters the card's statistics). */
-export interface WalletMarketRow {
+export interface WalletMarketRow extends TradeBreakdown {
   condition_id: string;
   resolved: boolean;
   winner_token_side: number;
@@ -35,21 +62,6 @@ export interface WalletMarketRow {
   net_tokens2: number;
   cash_flow_usd: number;
   era: string;
-  // The rest of a market summary's row (markets.ts): a summary asked for after the card (an agent's next
-  // call) takes its trader row from here instead of a statement part of its own (~4 ms of ~11).
-  buy_count: number;
-  sell_count: number;
-  buy_up_price_tokens: number;
-  side1_buy_count: number;
-  side1_sell_count: number;
-  side1_buy_usd: number;
-  side1_sell_usd: number;
-  side1_buy_tokens: number;
-  side2_buy_count: number;
-  side2_sell_count: number;
-  side2_buy_usd: number;
-  side2_sell_usd: number;
-  side2_buy_tokens: number;
 }
 
 /** An open market's mark (its last trade in UP space, and when it was), by market. */
@@ -67,9 +79,7 @@ export interface WalletMarkets {
 const WALLET_MARKET_ROWS = `
     SELECT condition_id, resolved, winner_token_side, up_payout, pnl_usd, buy_usd, sell_usd, buy_tokens, fills_count,
            first_ts, last_ts, last_action, last_price, net_tokens1, net_tokens2, cash_flow_usd, era,
-           buy_count, sell_count, buy_up_price_tokens,
-           side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
-           side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens
+           ${TRADE_BREAKDOWN_COLUMNS}
     FROM {db:Identifier}.trader_markets_v2
     WHERE wallet = {wallet:String}
     ORDER BY version DESC

@@ -23,6 +23,7 @@ import { createLogger } from '../log.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeWallet } from './factories.ts';
 import { bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import { recordingQueries } from './harness/recorded-store.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are compared field by field
 
@@ -33,19 +34,9 @@ const alpha = makeWallet('revisions-alpha');
 const traded = makeConditionId('revisions-traded');
 const untraded = makeConditionId('revisions-untraded');
 
-/** Every store query the app makes, in order (SQL text), while `recording`. */
+/** Every store query the app makes, in order (SQL text). */
 const storeReads: string[] = [];
-function recorded(store: Store): Store {
-  return Object.freeze({
-    ...store,
-    database: store.database,
-    kind: store.kind,
-    query: async <Row>(...args: Parameters<Store['query']>): Promise<Row[]> => {
-      storeReads.push(args[0]);
-      return store.query<Row>(...args);
-    },
-  });
-}
+const recorded = (store: Store): Store => recordingQueries(store, storeReads);
 
 /** What a test needs of a client, whichever SDK line it comes from. */
 interface Session {

@@ -19,6 +19,7 @@ import type { Store } from '../projections/store.ts';
 import { openMigratedStore, withPublisher } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { inProcessConfig } from './harness/api.ts';
+import { recordingQueries } from './harness/recorded-store.ts';
 
 const config = inProcessConfig('summary-keeps-market');
 const WALLET = makeWallet('keeps-market');
@@ -32,24 +33,13 @@ const UNKNOWN = makeConditionId('keeps-unknown');
 
 let store: Store;
 
-/** Every statement sent while a test records, in order. */
+/** Every statement the cached reads send, in order (tests clear it before what they check). */
 const sent: string[] = [];
-function recorded(inner: Store): Store {
-  return Object.freeze({
-    ...inner,
-    database: inner.database,
-    kind: inner.kind,
-    query: async <Row>(...args: Parameters<Store['query']>): Promise<Row[]> => {
-      sent.push(args[0]);
-      return inner.query<Row>(...args);
-    },
-  });
-}
 
 /** The app's read caches over the recorded store, on a clock the test moves. */
 function cachedStore() {
   const time = { ms: 1_000_000 };
-  return { time, store: withReadCaches(recorded(store), config.api.readCache, { now: () => time.ms }) };
+  return { time, store: withReadCaches(recordingQueries(store, sent), config.api.readCache, { now: () => time.ms }) };
 }
 
 beforeAll(async () => {
@@ -82,14 +72,15 @@ afterAll(async () => {
 });
 
 describe('a summary keeps the trader market its chart starts from', () => {
+  // What this file published: each market's times (trades at BASE_TS + 10 + i and BASE_TS + 700 + i, i its place).
   it.each([
-    ['an open market', OPEN],
-    ['a resolved market', RESOLVED],
-    ['a split payout', SPLIT],
-    ['a market without metadata', UNNAMED],
-  ])('%s, names read with the summary: the chart sends no statement for it and gets what it would read', async (_label, market) => {
+    ['an open market', OPEN, { titleStartTs: BASE_TS - 600, outcome1: 'Yes', firstTradeTs: BASE_TS + 10, lastTradeTs: BASE_TS + 700, resolution: null }],
+    ['a resolved market', RESOLVED, { titleStartTs: BASE_TS, outcome2: 'Down', firstTradeTs: BASE_TS + 11, resolution: { winnerTokenSide: 2, ts: BASE_TS + 900 } }],
+    ['a split payout', SPLIT, { titleStartTs: null, outcome1: 'A', resolution: { winnerTokenSide: null, ts: BASE_TS + 950, upPayout: 0.25 } }],
+    ['a market without metadata', UNNAMED, { titleStartTs: null, outcome1: '', outcome2: '', lastTradeTs: BASE_TS + 703, resolution: null }],
+  ])('%s, names read with the summary: the chart sends no statement for it and gets what it would read', async (_label, market, times) => {
     const expected = await readTraderMarket(store, WALLET, market);
-    expect(expected).not.toBeNull();
+    expect(expected?.times).toMatchObject({ conditionId: market, ...times });
     const { store: cached } = cachedStore();
     expect(await readMarketSummary(cached, WALLET, market)).not.toBeNull();
     sent.length = 0;

@@ -25,6 +25,7 @@ import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-mark
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeysTo, startTestApi, type TestApi } from './harness/api.ts';
+import { recordingQueries } from './harness/recorded-store.ts';
 import { waitForIngested } from './harness/wait.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
@@ -203,17 +204,8 @@ describe('answers about a trader kept until the worker reports a change', () => 
       [makeMarket({ condition_id: M, title: 'F market', end_ts: BASE_TS + 86_400 * 10 })],
     );
     const sent: string[] = [];
-    const recorded: Store = Object.freeze({
-      ...store,
-      database: store.database,
-      kind: store.kind,
-      query: async <Row>(...args: Parameters<Store['query']>): Promise<Row[]> => {
-        sent.push(args[0]);
-        return store.query<Row>(...args);
-      },
-    });
     const time = { ms: 1_000_000 };
-    const cached = withReadCaches(recorded, config.api.readCache, { now: () => time.ms });
+    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache, { now: () => time.ms });
     const expected = await readMarketSummary(store, F, M);
     expect(expected?.summary).toMatchObject({ fills_count: 2, buy_count: 1, sell_count: 1, buy_usd: 12, sell_usd: 7 });
     // The card's read of the wallet's markets, kept.
