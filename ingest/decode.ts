@@ -43,10 +43,15 @@ export interface DecodedBatch {
   traded: Set<string>;
   /** The wallets of rows that carry a display name (`name`, non-empty): their cached names go stale. */
   named: Set<string>;
+  /** The wallets of upstream profile and equity rows (UPSTREAM_PROFILE_TABLES): their cached upstream profiles go stale. */
+  upstream: Set<string>;
   validCount: number;
 }
 
 const MAX_REASON_LENGTH = 1000;
+
+/** The tables the card's upstream block is read from (projections/upstream.ts): only their rows move a wallet's upstream profile. */
+const UPSTREAM_PROFILE_TABLES: ReadonlySet<LandingTable> = new Set(['upstream_profiles', 'upstream_equity']);
 
 export function describeZodError(error: z.ZodError): string {
   const text = error.issues
@@ -65,6 +70,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     markets: new Set(),
     traded: new Set(),
     named: new Set(),
+    upstream: new Set(),
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
@@ -105,6 +111,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
       // trader_names is fed only by rows with a non-empty name (migrations 0002 and 0007).
       const name = (landing.row as { name?: unknown }).name;
       if (typeof name === 'string' && name !== '') decoded.named.add(wallet);
+      if (UPSTREAM_PROFILE_TABLES.has(landing.table)) decoded.upstream.add(wallet);
     }
     if (landing.table === 'markets_meta') decoded.markets.add(landing.row.condition_id as string);
     // market_marks_v2 is a view on trades alone.

@@ -68,6 +68,20 @@ describe('decodeBatch', () => {
     expect([...decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]).traded]).toEqual([]);
   });
 
+  it("reports the wallets whose upstream profile or equity rows land (their cached upstream profile goes stale), and no others", () => {
+    const other = `0x${'d4'.repeat(20)}`;
+    const profile = { wallet, name: 'Someone', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 5, as_of: 1_767_556_800 };
+    const profiles = decodeBatch('upstreamProfiles', 'upstream.profiles', 0, [message(0, JSON.stringify(profile)), message(1, JSON.stringify({ ...profile, pnl: 'x' }))]);
+    expect(profiles.validCount).toBe(1);
+    expect([...profiles.upstream]).toEqual([wallet]);
+    const equity = decodeBatch('upstreamEquity', 'upstream.equity', 0, [message(0, JSON.stringify({ wallet: other, ts: 1_767_556_800, pnl_usd: 3 }))]);
+    expect([...equity.upstream]).toEqual([other]);
+    // A fill is the wallet's data (its answers go stale), not the provider's report on it.
+    const fills = decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]);
+    expect([...fills.wallets]).toEqual([wallet]);
+    expect([...fills.upstream]).toEqual([]);
+  });
+
   it('never throws, and accounts for every message, whatever the bytes', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.string(), fc.json(), fc.constant(JSON.stringify(fill)))), (values) => {

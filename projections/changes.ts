@@ -8,8 +8,10 @@
  *   - at each write: the wallets of the landing rows it made durable (every row with a `wallet`: fills,
  *     position legs, upstream profiles, equity points…), the wallets of those rows that carry a display
  *     name (the only rows that feed trader_names: fills, upstream profiles and leaderboard rows with a
- *     non-empty name), the markets whose metadata rows landed, the markets whose trades landed (their
- *     marks), and a resolved market's holders;
+ *     non-empty name), the wallets of the upstream provider's profile and equity rows (the card's
+ *     upstream block: a trader who trades all day keeps its profile until the provider reports again),
+ *     the markets whose metadata rows landed, the markets whose trades landed (their marks), and a
+ *     resolved market's holders;
  *   - after each rollup refresh: the wallets of the batches it recomputed (trader_markets changed);
  *   - everything, when it cannot tell what changed (batches a stopped worker left behind, the restart's
  *     re-derivation, its own start and stop).
@@ -36,6 +38,8 @@ export class StoreChanges {
   readonly #markets = new Map<string, number>();
   /** Market marks (the last trade) by condition_id. */
   readonly #marks = new Map<string, number>();
+  /** The upstream provider's rows (profile, equity history) by wallet. */
+  readonly #upstream = new Map<string, number>();
   #reporters = 0;
 
   /** True while at least one worker of this process reports its writes here. */
@@ -80,6 +84,10 @@ export class StoreChanges {
   versionOfMark(conditionId: string): number {
     return this.#versionIn(this.#marks, conditionId);
   }
+  /** The version of the wallet's upstream profile: moved only by the provider's profile and equity rows of the wallet. */
+  versionOfUpstream(wallet: string): number {
+    return this.#versionIn(this.#upstream, wallet);
+  }
 
   changed(wallets: Iterable<string>): void {
     this.#bump(this.#wallets, wallets);
@@ -98,6 +106,10 @@ export class StoreChanges {
   marksChanged(conditionIds: Iterable<string>): void {
     this.#bump(this.#marks, conditionIds);
   }
+  /** The provider's profile or equity rows of these wallets landed (the card's upstream block is read from those alone). */
+  upstreamChanged(wallets: Iterable<string>): void {
+    this.#bump(this.#upstream, wallets);
+  }
 
   everythingChanged(): void {
     this.#everything = ++this.#last;
@@ -105,6 +117,7 @@ export class StoreChanges {
     this.#names.clear();
     this.#markets.clear();
     this.#marks.clear();
+    this.#upstream.clear();
   }
 
   #versionIn(versions: ReadonlyMap<string, number>, key: string): number {

@@ -34,6 +34,9 @@ export interface MarketNames {
 /** A market without metadata: the lists show '' for its title and outcome names. */
 export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '', title_start_ts: null });
 
+/** What a kept answer about a trader follows: any of the trader's data ('trader'), or only its upstream provider rows ('upstream'). */
+export type TraderAnswerFollows = 'trader' | 'upstream';
+
 export interface ReadCacheSettings {
   /** A display name is reused this long (a rename shows within it). 0: off. */
   traderNameSeconds: number;
@@ -71,9 +74,9 @@ export interface ReadCacheSettings {
    */
   traderAnswerSeconds: number;
   /**
-   * An answer built from the trader's own rows alone (the upstream profile: nothing of other traders,
-   * no market titles) is reused until that trader's data changes, at most this long (at least
-   * `traderAnswerSeconds`).
+   * The upstream profile (built from the provider's rows of the wallet alone: none of its fills, nothing
+   * of other traders, no market titles) is reused until the provider's rows of that wallet change, at
+   * most this long (at least `traderAnswerSeconds`); off with `traderAnswerSeconds`.
    */
   traderOwnAnswerSeconds: number;
   /** Memory for the answers about traders, in bytes of their JSON. 0: off. */
@@ -233,9 +236,10 @@ export class ReadCaches {
   readonly whaleFlow: RefreshAhead<unknown> | null;
   readonly markets: MarketAnswers | null;
   readonly openMarketTtlMs: number;
-  readonly #traderOwnAnswerMs: number;
   /** Null without changes to follow (a server store, which other processes write too) or when off. */
   readonly #traders: KeptUntilChanged<unknown> | null;
+  /** Answers built from a wallet's upstream rows alone (its upstream profile), kept until those change; null as #traders. */
+  readonly #upstreamAnswers: KeptUntilChanged<unknown> | null;
   /**
    * Reads of answers about traders under way, by full key, with where each started: a caller that asks
    * for the same answer while nothing of the trader changed since joins it instead of reading again
@@ -267,11 +271,17 @@ export class ReadCaches {
       changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
         ? new KeptUntilChanged({ bytes: settings.traderAnswerBytes }, { unwatched: 0, watched: settings.traderAnswerSeconds * 1000 }, changes, (c, wallet) => c.versionOf(wallet), clock)
         : null;
+    // The upstream profile is the provider's figures: kept until the provider reports on the wallet
+    // again, not until the wallet trades (an active trader's card would read it on nearly every call).
+    const upstreamAnswerMs = Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000;
+    this.#upstreamAnswers =
+      changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
+        ? new KeptUntilChanged({ bytes: settings.traderAnswerBytes }, { unwatched: 0, watched: upstreamAnswerMs }, changes, (c, wallet) => c.versionOfUpstream(wallet), clock)
+        : null;
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new RefreshAhead(256, settings.whaleFlowSeconds) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
     this.openMarketTtlMs = settings.openMarketSeconds * 1000;
-    this.#traderOwnAnswerMs = Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000;
   }
 
   /** Where a read of market names starts (take it before the read; pass it to keepMarketNames). */
@@ -332,11 +342,12 @@ export class ReadCaches {
   /**
    * An answer about `wallet` (`key` names the read and its arguments): from the cache while the trader's
    * data is unchanged since it was read (and it is younger than the TTL), else read and kept. Kept only
-   * while this process's worker reports the changes of the store (changes.ts). `ownRowsOnly`: the answer
-   * is built from the trader's own rows alone, so it lives `traderOwnAnswerSeconds`.
+   * while this process's worker reports the changes of the store (changes.ts). `follows: 'upstream'`: the
+   * answer is built from the wallet's upstream provider rows alone (its upstream profile), so it is kept
+   * until those change (not the wallet's fills), at most `traderOwnAnswerSeconds`.
    */
-  async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>, ownRowsOnly = false): Promise<T> {
-    const cache = this.#traders;
+  async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>, follows: TraderAnswerFollows = 'trader'): Promise<T> {
+    const cache = follows === 'upstream' ? this.#upstreamAnswers : this.#traders;
     // Before the read: a change while it runs makes the kept answer stale at once.
     const readAt = cache?.readStart() ?? null;
     if (!cache || readAt === null) return read();
@@ -346,7 +357,7 @@ export class ReadCaches {
     if (hit) return hit;
     const reading = read().then((value) => {
       // null is an answer too (a wallet without an upstream profile).
-      if (value !== undefined) cache.keep(fullKey, value, readAt, ownRowsOnly ? this.#traderOwnAnswerMs : undefined);
+      if (value !== undefined) cache.keep(fullKey, value, readAt);
       return value;
     });
     const entry = { readAt, value: reading };
@@ -400,8 +411,8 @@ export class ReadCaches {
  * `read` of an answer about `wallet`, through the store's trader cache when it has one (`kind` names the
  * read, `args` the rest of what the answer depends on; both form the key).
  */
-export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>, ownRowsOnly = false): Promise<T> {
-  return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read, ownRowsOnly) : read();
+export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>, follows: TraderAnswerFollows = 'trader'): Promise<T> {
+  return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read, follows) : read();
 }
 
 /** What readForTrader would answer without reading (ReadCaches.keptTrader); undefined without it or without caches. */

@@ -429,24 +429,47 @@ describe('ReadCaches.trader', () => {
     stop();
   });
 
-  it("keeps an answer of the trader's own rows alone (the upstream profile) for traderOwnAnswerSeconds, until the trader changes", async () => {
+  it("keeps the upstream profile for traderOwnAnswerSeconds, until the provider's rows of the wallet change (not its fills)", async () => {
     const { time, changes, stop, caches } = watched();
     let pnl = 10;
     const { calls, read } = counted(() => ({ pnl }));
-    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 10 });
+    const profile = () => caches.trader('upstream_profile', '0xa', '', read, 'upstream');
+    expect(await profile()).toEqual({ pnl: 10 });
     pnl = 11;
-    // Long past traderAnswerSeconds (5 s), nothing of the trader written: the same answer.
+    // Long past traderAnswerSeconds (5 s), the trader trading all along: the same answer.
     time.advance(300_000);
-    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 10 });
-    expect(calls.n).toBe(1);
-    // Its rows change: read again at once.
     changes.changed(['0xa']);
-    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 11 });
-    // And at most traderOwnAnswerSeconds, however quiet.
+    expect(await profile()).toEqual({ pnl: 10 });
+    expect(calls.n).toBe(1);
+    // The provider's rows of another wallet: still the same.
+    changes.upstreamChanged(['0xb']);
+    expect(await profile()).toEqual({ pnl: 10 });
+    expect(calls.n).toBe(1);
+    // The provider's rows of this wallet: read again at once.
+    changes.upstreamChanged(['0xa']);
+    expect(await profile()).toEqual({ pnl: 11 });
+    // Everything changed (a restart's re-derivation): read again.
     pnl = 12;
+    changes.everythingChanged();
+    expect(await profile()).toEqual({ pnl: 12 });
+    // And at most traderOwnAnswerSeconds, however quiet.
+    pnl = 13;
     time.advance(600_001);
-    expect(await caches.trader('upstream_profile', '0xa', '', read, true)).toEqual({ pnl: 12 });
-    expect(calls.n).toBe(3);
+    expect(await profile()).toEqual({ pnl: 13 });
+    expect(calls.n).toBe(4);
+    stop();
+  });
+
+  it('an answer about the trader follows changed() (the worker reports every row of the wallet there, the provider\'s too), not upstreamChanged() alone', async () => {
+    const { changes, stop, caches } = watched();
+    let value = 0;
+    const { calls, read } = counted(() => ++value);
+    expect(await caches.trader('career', '0xa', '', read)).toBe(1);
+    changes.upstreamChanged(['0xa']);
+    expect(await caches.trader('career', '0xa', '', read)).toBe(1);
+    changes.changed(['0xa']);
+    expect(await caches.trader('career', '0xa', '', read)).toBe(2);
+    expect(calls.n).toBe(2);
     stop();
   });
 

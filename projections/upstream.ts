@@ -51,8 +51,8 @@ const READ_UPSTREAM_PROFILE = bundle<UpstreamProfileParts>(UPSTREAM_PROFILE_PART
 
 /** The wallet's latest upstream profile with its equity extremes (0 without history); null when the provider never reported it. */
 export async function readUpstreamProfile(store: Store, wallet: string): Promise<UpstreamProfile | null> {
-  // Built from the wallet's own upstream rows only (no marks, no titles): kept until they change.
-  return readForTrader(store, 'upstream_profile', wallet, null, async () => profileOf(await readBundle(store, READ_UPSTREAM_PROFILE, { wallet })), true);
+  // Built from the wallet's upstream rows only (no fills, marks or titles): kept until the provider reports on the wallet again.
+  return readForTrader(store, 'upstream_profile', wallet, null, async () => profileOf(await readBundle(store, READ_UPSTREAM_PROFILE, { wallet })), 'upstream');
 }
 
 /** The profile from its parts (UPSTREAM_PROFILE_PARTS); null without a profile row. */

@@ -21,6 +21,7 @@ import { readCareer } from '../projections/careers.ts';
 import { readMarketNames, readMarketSummary, readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
 import { NO_MARKET_NAMES, withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
+import { readUpstreamProfile } from '../projections/upstream.ts';
 import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
@@ -225,6 +226,53 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(sent[0]).toContain('trader_markets_v2');
     expect(after?.summary).toMatchObject({ fills_count: 3, buy_count: 2, buy_usd: 15 });
     expect(after).toEqual(await readMarketSummary(store, F, M));
+  });
+
+  it("keeps the upstream profile through the trader's fills, and reads it again once the provider reports on the wallet", async () => {
+    const H = makeWallet('cache-h');
+    const M = makeConditionId('cache-h-market');
+    const profile = (pnl: number, asOf: number): EventInputOf<'upstreamProfiles'> => ({
+      wallet: H,
+      name: '',
+      pnl,
+      pnl_realized: pnl,
+      pnl_unrealized: 0,
+      portfolio_value: 100,
+      as_of: BASE_TS + asOf,
+    });
+    const published = waitForIngested([worker], 3);
+    await publisher.publish('upstreamProfiles', [profile(5, 500)]);
+    await publisher.publish('upstreamEquity', [
+      { wallet: H, ts: BASE_TS + 400, pnl_usd: 2 },
+      { wallet: H, ts: BASE_TS + 500, pnl_usd: 5 },
+    ]);
+    await published;
+    await publishAndWait([fill(H, 4, 510, M)], [makeMarket({ condition_id: M, title: 'H market', end_ts: BASE_TS + 86_400 * 10 })]);
+    const sent: string[] = [];
+    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
+    const first = await readUpstreamProfile(cached, H);
+    expect(first).toMatchObject({ pnl: 5, peak: 5, low: 2, as_of: BASE_TS + 500 });
+    expect(sent.filter((sql) => sql.includes('upstream_profiles'))).toHaveLength(1);
+
+    // H trades: its markets are read again, its upstream profile is not (and equals a read from the store).
+    await publishAndWait([fill(H, 6, 520, M)]);
+    sent.length = 0;
+    expect((await readWalletMarkets(cached, H)).markets[0]?.buy_usd).toBeCloseTo(10, 6);
+    expect(await readUpstreamProfile(cached, H)).toEqual(first);
+    expect(await readUpstreamProfile(store, H)).toEqual(first);
+    expect(sent.some((sql) => sql.includes('trader_markets_v2'))).toBe(true);
+    expect(sent.some((sql) => sql.includes('upstream_profiles'))).toBe(false);
+
+    // The provider reports again (a new profile, then a new equity low): each shows on the next read.
+    const reported = waitForIngested([worker], 1);
+    await publisher.publish('upstreamProfiles', [profile(9, 600)]);
+    await reported;
+    expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: 2, as_of: BASE_TS + 600 });
+    const pointed = waitForIngested([worker], 1);
+    await publisher.publish('upstreamEquity', [{ wallet: H, ts: BASE_TS + 600, pnl_usd: -3 }]);
+    await pointed;
+    expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: -3, max_drawdown: 8 });
+    expect(await readUpstreamProfile(cached, H)).toEqual(await readUpstreamProfile(store, H));
   });
 
   it("values open holdings at the market's last trade, kept until the market trades again", async () => {
