@@ -23,6 +23,7 @@ import { createLogger } from '../log.ts';
 import { createSimulator, runSimulator } from '../ingest/sources/simulator/index.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { readCareer } from '../projections/careers.ts';
+import { WALLET_MARKET_FIELDS } from '../projections/wallet-markets.ts';
 import { readTraderFills } from '../projections/fills.ts';
 import { readMarketSummary, readTopMarkets, readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
 import { loadMigrations, migrate } from '../projections/migrate.ts';
@@ -102,9 +103,14 @@ describe('tables shaped for their reads', () => {
     // Before: the schema up to 0009, the same landing rows, the rollups as the refresh SQL computed them.
     before = await openStore({ ...config.clickhouse, database: `${config.clickhouse.database}_before` });
     await before.ensureDatabase();
-    for (const migration of await loadMigrations()) {
+    const migrations = await loadMigrations();
+    for (const migration of migrations) {
       if (migration.version > 9) continue;
       for (const statement of migration.statements) await before.command(statement);
+    }
+    // The wallet's rows are read as one serialized column (0012): the old table gets it from the same migration.
+    for (const statement of migrations.find((migration) => migration.version === 12)!.statements) {
+      await before.command(statement.replaceAll('trader_markets_v2', 'trader_markets'));
     }
     for (const table of ['markets_meta', 'market_resolutions', 'fills', 'position_legs', 'trades', 'upstream_profiles', 'upstream_leaderboard']) {
       await before.command(`INSERT INTO {db:Identifier}.${table} SELECT * FROM {source:Identifier}.${table}`, { source: after.database });
@@ -209,6 +215,25 @@ describe('tables shaped for their reads', () => {
     const flow = await readWhaleFlow(after, whales, coverage);
     expect(flow.rows.length).toBeGreaterThan(0);
     expectClose(flow, await readWhaleFlow(old, whales, coverage), 'whale flow');
+  });
+
+  it("serializes each trader_markets_v2 row's fields in wallet_row exactly as a read of its columns returns them (0012)", async () => {
+    const rows = await after.query<Record<string, unknown> & { wallet_row: string }>(
+      `SELECT wallet_row, ${WALLET_MARKET_FIELDS.join(', ')} FROM {db:Identifier}.trader_markets_v2 ORDER BY wallet, condition_id, version`,
+    );
+    expect(rows.length).toBeGreaterThan(100);
+    const kinds = { resolved: 0, open: 0, nullPrice: 0 };
+    for (const { wallet_row, ...columns } of rows) {
+      const serialized = JSON.parse(wallet_row) as Record<string, unknown>;
+      expect(Object.keys(serialized)).toEqual([...WALLET_MARKET_FIELDS]);
+      expect(serialized).toEqual(columns);
+      if (serialized.resolved === true) kinds.resolved++;
+      else if (serialized.up_payout === null) kinds.open++;
+      if (serialized.last_price === null) kinds.nullPrice++;
+    }
+    // Both kinds of market (a payout, and none yet) are among them.
+    expect(kinds.resolved).toBeGreaterThan(0);
+    expect(kinds.open).toBeGreaterThan(0);
   });
 
   it('reads far fewer rows for a point read of one trader’s market', async () => {
