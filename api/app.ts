@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { withReadCaches } from '../projections/read-cache.ts';
+import { withJoinedReadWait, withReadCaches } from '../projections/read-cache.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
 import { Authenticator, type Caller } from './auth.ts';
 import type { WalletRequestLog } from './wallet-requests.ts';
@@ -290,6 +290,13 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
           heavy: budget?.heavy?.(request.query as Record<string, unknown>) ?? false,
           signal: connection.signal,
         });
+      });
+      // The rest of the call (its handler) runs with the slot's lend for reads it joins (withJoinedReadWait):
+      // a callback hook, so that the handler runs inside the context it sets.
+      v1.addHook('onRequest', (request, _reply, done) => {
+        const admitted = request.admitted;
+        if (admitted) withJoinedReadWait(admitted.whileWaiting, done);
+        else done();
       });
       v1.addHook('onResponse', async (request) => {
         request.admitted?.release();

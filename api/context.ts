@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaul
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import type { JoinedReadWait } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
 import { findWalletByName, parseTraderIdentifier, readTraderName, type Trader } from '../projections/traders.ts';
 import type { Caller } from './auth.ts';
@@ -41,6 +42,8 @@ export interface AdmittedCall extends Admission {
   trader: Trader | null;
   /** Why `{trader}` did not resolve (400 invalid_wallet, 404 trader_not_found): answered after the call was counted. */
   traderRefusal: ApiError | null;
+  /** Waits for a read another call started with this call's slot lent out (Slot.whileWaiting; the reads get it through withJoinedReadWait). */
+  whileWaiting: JoinedReadWait;
 }
 
 export interface CallRequest {
@@ -61,8 +64,8 @@ export interface CallRequest {
 export async function admitCall(context: RouteContext, caller: Caller, call: CallRequest): Promise<AdmittedCall> {
   // First a slot of this instance's work (load shedding), before anything is read or counted: a call
   // refused here consumed nothing. The slot is held until the call's release (its answer, or its caller gone).
-  const releaseSlot = await context.inFlight.acquire(call.signal);
-  if (!releaseSlot) throw call.heavy ? errors.busy(caller.limits, SHED_RETRY_SECONDS) : errors.overloaded(SHED_RETRY_SECONDS);
+  const slot = await context.inFlight.acquire(call.signal);
+  if (!slot) throw call.heavy ? errors.busy(caller.limits, SHED_RETRY_SECONDS) : errors.overloaded(SHED_RETRY_SECONDS);
   let admission: Admission;
   let wallet: string | null;
   let name: string | null;
@@ -77,11 +80,11 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
       ...admitted,
       release: () => {
         admitted.release();
-        releaseSlot();
+        slot();
       },
     };
   } catch (failure) {
-    releaseSlot();
+    slot();
     throw failure;
   }
   // A wallet asked about in an admitted call (the budget bounds how many a caller can name) reaches the
@@ -91,7 +94,7 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
   try {
     const trader = wallet === null ? null : { wallet, name: name ?? (await readTraderName(context.store, wallet)) };
-    return { ...admission, trader, traderRefusal };
+    return { ...admission, trader, traderRefusal, whileWaiting: (read) => slot.whileWaiting(read) };
   } catch (failure) {
     admission.release();
     throw failure;

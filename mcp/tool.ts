@@ -13,6 +13,7 @@ import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../a
 import { errorBodySchema, toApiError } from '../api/errors.ts';
 import { encodeResponse } from '../api/response-schema.ts';
 import type { Logger } from '../log.ts';
+import { withJoinedReadWait } from '../projections/read-cache.ts';
 
 /** One MCP exchange (one HTTP request: stateless), as the tools see it. */
 export interface McpSession {
@@ -131,7 +132,8 @@ async function runTool<Input extends z.ZodObject, Output extends z.ZodObject>(
       heavy: tool.heavy ?? false,
       signal: AbortSignal.any([session.signal, cancelled]),
     });
-    const body = await tool.run(session.context, { caller: session.caller, admitted }, args);
+    const call = { caller: session.caller, admitted };
+    const body = await withJoinedReadWait(admitted.whileWaiting, () => tool.run(session.context, call, args));
     const structured = encodeResponse(tool.output, body, `tool ${tool.name}`) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (failure) {

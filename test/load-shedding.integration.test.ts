@@ -8,6 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InFlightLimiter, type InFlightLimits } from '../api/gates/in-flight.ts';
 import type { Config } from '../config.ts';
+import { changesOf } from '../projections/changes.ts';
 import { makeWallet } from './factories.ts';
 import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { QueryHold } from './harness/gates.ts';
@@ -130,5 +131,37 @@ describe('load shedding', () => {
     expect((await held).statusCode).toBe(200);
     expect(await monthRequests(api)).toBe(before + 2);
     expect(limiter.stats.maxQueueWaitMs).toBeLessThanOrEqual(limits.maxQueueWaitMs);
+  });
+
+  it("a call waiting for another call's read of the same answer lends its slot: with every slot taken and no queue, the next call is served", async () => {
+    // Answers about traders are shared between calls only while a worker of this process reports the
+    // store's changes (read-cache.ts): this test stands in for it.
+    const stopWatching = changesOf(config.clickhouse.database).watch();
+    try {
+      const { api, hold, limiter } = await start({ maxInFlight: 2, queueDepth: 0, maxQueueWaitMs: 60_000 });
+      const trader = makeWallet('shed-join');
+      // The trader's name read and kept first: the held calls below hold at their reads of the answers.
+      expect((await api.get(`traders/${trader}/fills`)).statusCode).toBe(200);
+      hold.holding = true;
+      const lent = new Promise<void>((resolve) => limiter.events.once('lent', () => resolve()));
+      const cardCall = api.get(`traders/${trader}`);
+      await hold.heldCount(1);
+      // top-markets folds the same rows of the wallet the card is reading: it joins that read.
+      const topCall = api.get(`traders/${trader}/top-markets`);
+      await lent;
+      expect(limiter.stats).toMatchObject({ running: 1, queued: 0 });
+      // Both calls are in flight, the queue holds none: the next call gets the lent slot.
+      const otherCall = api.get(card(200));
+      await hold.heldCount(hold.held.length + 1);
+      expect(limiter.stats).toMatchObject({ running: 2, queued: 0, refusedOnArrival: 0, started: 4 });
+      hold.holding = false;
+      hold.resumeAll();
+      const [cardAnswer, topAnswer, otherAnswer] = await Promise.all([cardCall, topCall, otherCall]);
+      expect([cardAnswer.statusCode, topAnswer.statusCode, otherAnswer.statusCode]).toEqual([200, 200, 200]);
+      expect(bodyOf(topAnswer)).toMatchObject({ trader: { wallet: trader }, top_wins: [], most_traded: [] });
+      expect(limiter.stats).toMatchObject({ running: 0, queued: 0 });
+    } finally {
+      stopWatching();
+    }
   });
 });

@@ -59,9 +59,20 @@ export interface InFlightStats {
   heldMs: number;
 }
 
+/**
+ * A call's slot: calling it gives the slot back for good (idempotent). `whileWaiting` lends it out while
+ * the call waits for work another call is doing for it (a read of the same answer already under way,
+ * projections/read-cache.ts): the slot serves a waiting call meanwhile, and the call takes a slot again
+ * when the work is done, before any queued call (it was admitted already: never refused).
+ */
+export interface Slot {
+  (): void;
+  whileWaiting<T>(work: Promise<T>): Promise<T>;
+}
+
 interface Waiter {
   enqueuedAt: number;
-  grant: (release: () => void) => void;
+  grant: (slot: Slot) => void;
   refuse: () => void;
   timer: NodeJS.Timeout;
 }
@@ -82,7 +93,7 @@ const OVERLOADED_REFUSED_SHARE = 0.5;
 const HOLD_SMOOTHING = 0.1;
 
 export class InFlightLimiter {
-  /** 'queued' (queue length) when a call starts waiting: tests await it instead of polling. */
+  /** 'queued' (queue length) when a call starts waiting, 'lent' when a call lends its slot: tests await them instead of polling. */
   readonly events = new EventEmitter();
   #running = 0;
   readonly #queue: Waiter[] = [];
@@ -91,6 +102,8 @@ export class InFlightLimiter {
   /** When a call was last refused (on arrival or after waiting); none yet: -Infinity. */
   #refusedAt = Number.NEGATIVE_INFINITY;
   /** Arrivals and refusals, each weighted by e^(−age / REFUSED_SHARE_MEMORY_MS) as of #countedAt. */
+  /** Admitted calls whose lent slot is due back (Slot.whileWaiting), served before the queue, first come first served. */
+  readonly #returning: (() => void)[] = [];
   #recentArrivals = 0;
   #recentRefusals = 0;
   #countedAt = 0;
@@ -106,7 +119,7 @@ export class InFlightLimiter {
    * queue is full, the predicted wait exceeds the bound, the bound ran out while queued, or `signal`
    * aborted (the caller went away) while queued.
    */
-  acquire(signal?: AbortSignal): Promise<(() => void) | null> {
+  acquire(signal?: AbortSignal): Promise<Slot | null> {
     const now = this.clockMs();
     this.#count(now, 1, 0);
     if (this.#running < this.#slots(now)) return Promise.resolve(this.#start(now));
@@ -193,29 +206,86 @@ export class InFlightLimiter {
     return Math.max(1, Math.min(this.limits.maxInFlight, this.limits.overloadedInFlight ?? this.limits.maxInFlight - 1));
   }
 
-  #start(startedAt: number): () => void {
+  #start(startedAt: number): Slot {
     this.#running += 1;
     this.#stats.started += 1;
     let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const now = this.clockMs();
-      const heldMs = now - startedAt;
+    /** While lent out (whileWaiting), the slot is not this call's: it holds nothing. */
+    let lent = false;
+    /** Time the call held a slot before its current hold (holds before a lend). */
+    let heldBeforeMs = 0;
+    let heldSince = startedAt;
+    /** The call is done: its time in slots counts toward the average hold (the wait prediction). */
+    const account = (heldMs: number) => {
       this.#averageHoldMs = this.#holdMeasured ? this.#averageHoldMs + HOLD_SMOOTHING * (heldMs - this.#averageHoldMs) : heldMs;
       this.#holdMeasured = true;
       this.#stats.released += 1;
       this.#stats.heldMs += heldMs;
-      this.#running -= 1;
-      // The bound is strict: a waiter past it (its timer not yet run, the event loop being busy) is
-      // refused, not started late.
-      for (const waiter of this.#queue.filter((queued) => now - queued.enqueuedAt > this.limits.maxQueueWaitMs)) waiter.refuse();
-      const next = this.#refusing(now) ? this.#queue.at(-1) : this.#queue[0];
-      if (next && this.#running < this.#slots(now)) {
-        this.#stats.startedAfterQueueing += 1;
-        this.#stats.maxQueueWaitMs = Math.max(this.#stats.maxQueueWaitMs, now - next.enqueuedAt);
-        next.grant(this.#start(now));
+    };
+    const release = () => {
+      if (released) return;
+      released = true;
+      // Lent out, the call holds nothing now: the lend's end accounts for it.
+      if (lent) return;
+      const now = this.clockMs();
+      account(heldBeforeMs + (now - heldSince));
+      this.#freeSlot(now);
+    };
+    const whileWaiting = async <T>(work: Promise<T>): Promise<T> => {
+      if (released || lent) return work;
+      lent = true;
+      const lentAt = this.clockMs();
+      heldBeforeMs += lentAt - heldSince;
+      this.#freeSlot(lentAt);
+      this.events.emit('lent');
+      try {
+        return await work;
+      } finally {
+        // Back before anything queued. A call released meanwhile (its caller gone) takes nothing back,
+        // and one released while it waited to come back gives the slot up at once.
+        let back = false;
+        if (!released) {
+          await this.#takeBack();
+          back = true;
+          heldSince = this.clockMs();
+        }
+        lent = false;
+        if (released) {
+          account(heldBeforeMs);
+          if (back) this.#freeSlot(this.clockMs());
+        }
       }
     };
+    return Object.assign(release, { whileWaiting });
+  }
+
+  /** A lent slot comes back: at once if one is free, else as the next one frees, before the queue. */
+  #takeBack(): Promise<void> {
+    if (this.#running < this.#slots(this.clockMs())) {
+      this.#running += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#returning.push(resolve));
+  }
+
+  /** A slot is free: a returning call takes it first, else the next waiter (LIFO while refusing). */
+  #freeSlot(now: number): void {
+    this.#running -= 1;
+    // The bound is strict: a waiter past it (its timer not yet run, the event loop being busy) is
+    // refused, not started late.
+    for (const waiter of this.#queue.filter((queued) => now - queued.enqueuedAt > this.limits.maxQueueWaitMs)) waiter.refuse();
+    if (this.#running >= this.#slots(now)) return;
+    const returning = this.#returning.shift();
+    if (returning) {
+      this.#running += 1;
+      returning();
+      return;
+    }
+    const next = this.#refusing(now) ? this.#queue.at(-1) : this.#queue[0];
+    if (next) {
+      this.#stats.startedAfterQueueing += 1;
+      this.#stats.maxQueueWaitMs = Math.max(this.#stats.maxQueueWaitMs, now - next.enqueuedAt);
+      next.grant(this.#start(now));
+    }
   }
 }

@@ -178,6 +178,70 @@ describe('InFlightLimiter', () => {
     expect(shed.stats).toMatchObject({ running: 0, refusedAfterWaiting: 1, maxQueueWaitMs: 0 });
   });
 
+  it('a call waiting for work another call does lends its slot to the queue, and comes back before newer callers', async () => {
+    const { limiter: shed } = limiter({ maxInFlight: 2, queueDepth: 4, maxQueueWaitMs: 60_000 });
+    const reader = await shed.acquire();
+    const joiner = await shed.acquire();
+    const order: string[] = [];
+    const queued = shed.acquire().then((slot) => (order.push('queued'), slot));
+    let finishRead!: (value: string) => void;
+    const read = new Promise<string>((resolve) => (finishRead = resolve));
+    // The joiner waits for the reader's read: its slot goes to the queued call at once.
+    const joined = joiner!.whileWaiting(read).then((value) => (order.push('joiner back'), value));
+    const served = (await queued)!;
+    expect(shed.stats).toMatchObject({ running: 2, queued: 0 });
+    const newer = shed.acquire().then((slot) => (order.push('newer'), slot));
+    finishRead('rows');
+    // Both slots busy (reader, queued call): the joiner waits for one, ahead of the newer caller.
+    await Promise.resolve();
+    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
+    reader!();
+    expect(await joined).toBe('rows');
+    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
+    served();
+    const last = (await newer)!;
+    expect(order).toEqual(['queued', 'joiner back', 'newer']);
+    joiner!();
+    last();
+    expect(shed.stats).toMatchObject({ running: 0, queued: 0, released: 4 });
+  });
+
+  it('a call that ends while its slot is lent out, or while it waits to take it back, gives back exactly one slot', async () => {
+    const { limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 4, maxQueueWaitMs: 60_000 });
+    // Ends while lent: nothing is taken back.
+    const first = (await shed.acquire())!;
+    let finish!: () => void;
+    const lent = first.whileWaiting(new Promise<void>((resolve) => (finish = resolve)));
+    expect(shed.stats.running).toBe(0);
+    first();
+    finish();
+    await lent;
+    expect(shed.stats).toMatchObject({ running: 0, released: 1 });
+    // Ends while waiting to come back: the slot it gets is given up at once.
+    const holder = (await shed.acquire())!;
+    const second = await new Promise<NonNullable<Awaited<ReturnType<typeof shed.acquire>>>>((resolve) => {
+      void shed.acquire().then((slot) => resolve(slot!));
+      holder();
+    });
+    let done!: () => void;
+    const waiting = second.whileWaiting(new Promise<void>((resolve) => (done = resolve)));
+    const blocker = (await shed.acquire())!;
+    done();
+    await Promise.resolve();
+    second();
+    blocker();
+    await waiting;
+    expect(shed.stats).toMatchObject({ running: 0, queued: 0 });
+    // One slot, as configured: one call runs, the next queues.
+    const a = await shed.acquire();
+    expect(typeof a).toBe('function');
+    const b = shed.acquire();
+    expect(shed.stats).toMatchObject({ running: 1, queued: 1 });
+    a!();
+    (await b)!();
+    expect(shed.stats.running).toBe(0);
+  });
+
   it('a queued caller that goes away leaves the queue', async () => {
     const { limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 1, maxQueueWaitMs: 60_000 });
     const running = await shed.acquire();

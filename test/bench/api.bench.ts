@@ -42,7 +42,9 @@
  * Options: --days N (1), --traders N (120), --pairs N (300), --calls N (80), --single N (20),
  * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest),
  * --in-flight N (API_MAX_IN_FLIGHT), --read-pool N (CLICKHOUSE_READ_POOL_SIZE), --trader-cache S
- * (READ_CACHE_TRADER_S; 0 turns the cache of answers about traders off: every call reads the store).
+ * (READ_CACHE_TRADER_S; 0 turns the cache of answers about traders off: every call reads the store),
+ * --trace-refusals (prints every answer of a mixed run sent within 120 ms of a refusal: endpoint, status,
+ * latency, trader and its fills; what a burst of refusals was made of).
  *
  * The answers about a trader (career, markets, top-markets, fills) are kept until live ingest changes
  * that trader (projections/changes.ts): a repeated call can be a cache hit. Each phase prints the
@@ -70,6 +72,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     repeat: { type: 'string', default: '3' },
     static: { type: 'boolean', default: false },
+    'trace-refusals': { type: 'boolean', default: false },
     // Settings of the service under test, as their environment variables would set them (default: the service's defaults).
     'in-flight': { type: 'string' },
     'read-pool': { type: 'string' },
@@ -560,6 +563,17 @@ async function main(): Promise<void> {
     }
     const failed = [...non2xx.values()].reduce((sum, count) => sum + count, 0);
     const refusedAt = result.answers.filter((answer) => answer.status === 503).map((answer) => answer.sentAtMs);
+    // --trace-refusals: each answer of a mixed run sent within 120 ms of a refusal (what the burst was made of).
+    if (values['trace-refusals'] && new Set(endpointOf).size > 1 && refusedAt.length > 0) {
+      const fillsOf = new Map(pairs.map((pair) => [pair.wallet, 0]));
+      for (const row of await store.query<{ wallet: string; n: number }>('SELECT wallet, count() AS n FROM {db:Identifier}.fills_v2 GROUP BY wallet')) fillsOf.set(row.wallet, row.n);
+      for (const answer of [...result.answers].sort((a, b) => a.sentAtMs - b.sentAtMs)) {
+        if (!refusedAt.some((at) => Math.abs(at - answer.sentAtMs) < 120)) continue;
+        const url = sequence[answer.path]!;
+        const wallet = /traders\/(0x[0-9a-f]+)/.exec(url)?.[1] ?? '';
+        console.log(`  trace: sent at ${answer.sentAtMs.toFixed(0)} ms, ${endpointOf[answer.path]} ${answer.status} in ${answer.ms.toFixed(1)} ms, trader ${wallet.slice(0, 10)} (${fillsOf.get(wallet)} fills)`);
+      }
+    }
     // Answered within the run's length: the requests are spread over `duration`, the answers end a little later.
     return { seconds: duration, completed: result.answers.length, non2xx: failed, errors: result.errors, timeouts: 0, endpoints, statuses, refusals: refusalBursts(refusedAt) };
   }
