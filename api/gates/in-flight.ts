@@ -25,6 +25,10 @@
  * calls and keeps every slot: dropping one at the first refusal halved the capacity exactly when it was
  * short, and a handful of refusals cascaded into a hundred (bench:api's mix at 300 requests/s: 58–133
  * refused with the slot dropped at any refusal, 0–17 with it kept).
+ *
+ * A slot is for work: a call that waits for work another call is doing for it (Slot.whileWaiting: a read
+ * of the same answer under way) lends its slot to the queue meanwhile and takes one back, before the
+ * queue, when that work is done.
  */
 import { EventEmitter } from 'node:events';
 
