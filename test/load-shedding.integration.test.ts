@@ -69,13 +69,19 @@ const monthRequests = async (api: TestApi) => {
   return (bodyOf(response) as { usage: { month: { requests: number } } }).usage.month.requests;
 };
 
-function mcpCall(api: TestApi, name: string): Promise<LightMyRequestResponse> {
+function mcpCall(api: TestApi, name: string, args: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {
   return api.app.inject({
     method: 'POST',
     url: config.mcp.path,
     headers: { host: 'localhost', authorization: `Bearer ${keys.pro}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: {} } }),
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } }),
   });
+}
+
+/** A tool call's structured result (isError and the body), from the JSON-RPC answer. */
+function toolResult(response: LightMyRequestResponse): { isError?: boolean; structuredContent: Record<string, unknown> } {
+  expect(response.statusCode, response.body).toBe(200);
+  return (JSON.parse(response.body) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } }).result;
 }
 
 describe('load shedding', () => {
@@ -133,35 +139,40 @@ describe('load shedding', () => {
     expect(limiter.stats.maxQueueWaitMs).toBeLessThanOrEqual(limits.maxQueueWaitMs);
   });
 
-  it("a call waiting for another call's read of the same answer lends its slot: with every slot taken and no queue, the next call is served", async () => {
-    // Answers about traders are shared between calls only while a worker of this process reports the
-    // store's changes (read-cache.ts): this test stands in for it.
-    const stopWatching = changesOf(config.clickhouse.database).watch();
-    try {
-      const { api, hold, limiter } = await start({ maxInFlight: 2, queueDepth: 0, maxQueueWaitMs: 60_000 });
-      const trader = makeWallet('shed-join');
-      // The trader's name read and kept first: the held calls below hold at their reads of the answers.
-      expect((await api.get(`traders/${trader}/fills`)).statusCode).toBe(200);
-      hold.holding = true;
-      const lent = new Promise<void>((resolve) => limiter.events.once('lent', () => resolve()));
-      const cardCall = api.get(`traders/${trader}`);
-      await hold.heldCount(1);
-      // top-markets folds the same rows of the wallet the card is reading: it joins that read.
-      const topCall = api.get(`traders/${trader}/top-markets`);
-      await lent;
-      expect(limiter.stats).toMatchObject({ running: 1, queued: 0 });
-      // Both calls are in flight, the queue holds none: the next call gets the lent slot.
-      const otherCall = api.get(card(200));
-      await hold.heldCount(hold.held.length + 1);
-      expect(limiter.stats).toMatchObject({ running: 2, queued: 0, refusedOnArrival: 0, started: 4 });
-      hold.holding = false;
-      hold.resumeAll();
-      const [cardAnswer, topAnswer, otherAnswer] = await Promise.all([cardCall, topCall, otherCall]);
-      expect([cardAnswer.statusCode, topAnswer.statusCode, otherAnswer.statusCode]).toEqual([200, 200, 200]);
-      expect(bodyOf(topAnswer)).toMatchObject({ trader: { wallet: trader }, top_wins: [], most_traded: [] });
-      expect(limiter.stats).toMatchObject({ running: 0, queued: 0 });
-    } finally {
-      stopWatching();
-    }
-  });
+  for (const transport of ['REST', 'MCP'] as const) {
+    it(`a call waiting for another call's read of the same answer lends its slot (${transport}): with every slot taken and no queue, the next call is served`, async () => {
+      // Answers about traders are shared between calls only while a worker of this process reports the
+      // store's changes (read-cache.ts): this test stands in for it.
+      const stopWatching = changesOf(config.clickhouse.database).watch();
+      try {
+        const { api, hold, limiter } = await start({ maxInFlight: 2, queueDepth: 0, maxQueueWaitMs: 60_000 });
+        const trader = makeWallet(`shed-join-${transport}`);
+        // The trader's name read and kept first: the held calls below hold at their reads of the answers.
+        expect((await api.get(`traders/${trader}/fills`)).statusCode).toBe(200);
+        hold.holding = true;
+        const lent = new Promise<void>((resolve) => limiter.events.once('lent', () => resolve()));
+        const cardCall = transport === 'REST' ? api.get(`traders/${trader}`) : mcpCall(api, 'get_trader_card', { trader });
+        await hold.heldCount(1);
+        // top-markets folds the same rows of the wallet the card is reading: it joins that read.
+        const topCall = transport === 'REST' ? api.get(`traders/${trader}/top-markets`) : mcpCall(api, 'get_top_markets', { trader });
+        await lent;
+        expect(limiter.stats).toMatchObject({ running: 1, queued: 0 });
+        // Both calls are in flight, the queue holds none: the next call gets the lent slot.
+        const otherCall = api.get(card(transport === 'REST' ? 200 : 201));
+        await hold.heldCount(hold.held.length + 1);
+        expect(limiter.stats).toMatchObject({ running: 2, queued: 0, refusedOnArrival: 0, started: 4 });
+        hold.holding = false;
+        hold.resumeAll();
+        const [cardAnswer, topAnswer, otherAnswer] = await Promise.all([cardCall, topCall, otherCall]);
+        expect(otherAnswer.statusCode).toBe(200);
+        const top = transport === 'REST' ? (expect(topAnswer.statusCode).toBe(200), bodyOf(topAnswer)) : toolResult(topAnswer).structuredContent;
+        const cardBody = transport === 'REST' ? (expect(cardAnswer.statusCode).toBe(200), bodyOf(cardAnswer)) : toolResult(cardAnswer).structuredContent;
+        expect(top).toMatchObject({ trader: { wallet: trader }, top_wins: [], most_traded: [] });
+        expect(cardBody).toMatchObject({ trader: { wallet: trader } });
+        expect(limiter.stats).toMatchObject({ running: 0, queued: 0 });
+      } finally {
+        stopWatching();
+      }
+    });
+  }
 });
