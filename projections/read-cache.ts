@@ -52,6 +52,9 @@ export interface MarketNames {
 /** A market without metadata: the lists show '' for its title and outcome names. */
 export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '', title_start_ts: null });
 
+/** The upstream profiles' share of the trader answers' memory (traderAnswerBytes ÷ this). */
+const UPSTREAM_SHARE_OF_TRADER_BYTES = 16;
+
 /** What a kept answer about a trader follows: any of the trader's data ('trader'), or only its upstream provider rows ('upstream'). */
 export type TraderAnswerFollows = 'trader' | 'upstream';
 
@@ -97,7 +100,7 @@ export interface ReadCacheSettings {
    * most this long (at least `traderAnswerSeconds`); off with `traderAnswerSeconds`.
    */
   traderOwnAnswerSeconds: number;
-  /** Memory for the answers about traders, in bytes of their JSON. 0: off. */
+  /** Memory for the answers about traders, in bytes of their JSON (a sixteenth of it for the upstream profiles). 0: off. */
   traderAnswerBytes: number;
 }
 
@@ -285,16 +288,25 @@ export class ReadCaches {
         ? new KeptUntilChanged({ entries: settings.marketNameEntries }, { unwatched: 0, watched: marketNameTtlMs.watched }, changes, (c, conditionId) => c.versionOfMark(conditionId), clock)
         : null;
     // Answers about traders are kept only while a worker reports (an unwatched TTL of 0).
+    // One budget for both: a sixteenth for the upstream profiles (a few hundred bytes each), the rest for
+    // the other answers about traders.
+    const upstreamBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / UPSTREAM_SHARE_OF_TRADER_BYTES));
     this.#traders =
       changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
-        ? new KeptUntilChanged({ bytes: settings.traderAnswerBytes }, { unwatched: 0, watched: settings.traderAnswerSeconds * 1000 }, changes, (c, wallet) => c.versionOf(wallet), clock)
+        ? new KeptUntilChanged(
+            { bytes: Math.max(1, settings.traderAnswerBytes - upstreamBytes) },
+            { unwatched: 0, watched: settings.traderAnswerSeconds * 1000 },
+            changes,
+            (c, wallet) => c.versionOf(wallet),
+            clock,
+          )
         : null;
     // The upstream profile is the provider's figures: kept until the provider reports on the wallet
     // again, not until the wallet trades (an active trader's card would read it on nearly every call).
     const upstreamAnswerMs = Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000;
     this.#upstreamAnswers =
       changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
-        ? new KeptUntilChanged({ bytes: settings.traderAnswerBytes }, { unwatched: 0, watched: upstreamAnswerMs }, changes, (c, wallet) => c.versionOfUpstream(wallet), clock)
+        ? new KeptUntilChanged({ bytes: upstreamBytes }, { unwatched: 0, watched: upstreamAnswerMs }, changes, (c, wallet) => c.versionOfUpstream(wallet), clock)
         : null;
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new RefreshAhead(256, settings.whaleFlowSeconds) : null;
