@@ -287,27 +287,21 @@ export class ReadCaches {
       changes && marketNameTtlMs.watched > 0
         ? new KeptUntilChanged({ entries: settings.marketNameEntries }, { unwatched: 0, watched: marketNameTtlMs.watched }, changes, (c, conditionId) => c.versionOfMark(conditionId), clock)
         : null;
-    // Answers about traders are kept only while a worker reports (an unwatched TTL of 0).
-    // One budget for both: a sixteenth for the upstream profiles (a few hundred bytes each), the rest for
-    // the other answers about traders.
+    // Answers about traders are kept only while a worker reports (an unwatched TTL of 0). One budget for
+    // both kinds: a sixteenth for the upstream profiles (a few hundred bytes each), the rest for the others.
     const upstreamBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / UPSTREAM_SHARE_OF_TRADER_BYTES));
-    this.#traders =
+    const answersAboutTraders = (bytes: number, watchedMs: number, versionOf: (c: StoreChanges, wallet: string) => number) =>
       changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
-        ? new KeptUntilChanged(
-            { bytes: Math.max(1, settings.traderAnswerBytes - upstreamBytes) },
-            { unwatched: 0, watched: settings.traderAnswerSeconds * 1000 },
-            changes,
-            (c, wallet) => c.versionOf(wallet),
-            clock,
-          )
+        ? new KeptUntilChanged<unknown>({ bytes: Math.max(1, bytes) }, { unwatched: 0, watched: watchedMs }, changes, versionOf, clock)
         : null;
+    this.#traders = answersAboutTraders(settings.traderAnswerBytes - upstreamBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet));
     // The upstream profile is the provider's figures: kept until the provider reports on the wallet
     // again, not until the wallet trades (an active trader's card would read it on nearly every call).
-    const upstreamAnswerMs = Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000;
-    this.#upstreamAnswers =
-      changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
-        ? new KeptUntilChanged({ bytes: upstreamBytes }, { unwatched: 0, watched: upstreamAnswerMs }, changes, (c, wallet) => c.versionOfUpstream(wallet), clock)
-        : null;
+    this.#upstreamAnswers = answersAboutTraders(
+      upstreamBytes,
+      Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000,
+      (c, wallet) => c.versionOfUpstream(wallet),
+    );
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new RefreshAhead(256, settings.whaleFlowSeconds) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { TopicNames } from '../ingest/contract/topics.ts';
+import { TopicNames, type TopicId } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog, startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
 import type { LogProducer } from '../ingest/bus/types.ts';
@@ -61,10 +61,10 @@ async function publishAndWait(fills: Fill[], markets: EventInputOf<'markets'>[] 
   await done;
 }
 
-/** Publishes market trades, and resolves once the worker ingested them. */
-async function publishTradesAndWait(trades: EventInputOf<'trades'>[]): Promise<void> {
-  const done = waitForIngested([worker], trades.length);
-  await publisher.publish('trades', trades);
+/** Publishes events of one topic (market trades, the upstream's reports), and resolves once the worker ingested them. */
+async function publishOnAndWait<T extends TopicId>(topic: T, events: EventInputOf<T>[]): Promise<void> {
+  const done = waitForIngested([worker], events.length);
+  await publisher.publish(topic, events);
   await done;
 }
 
@@ -240,13 +240,11 @@ describe('answers about a trader kept until the worker reports a change', () => 
       portfolio_value: 100,
       as_of: BASE_TS + asOf,
     });
-    const published = waitForIngested([worker], 3);
-    await publisher.publish('upstreamProfiles', [profile(5, 500)]);
-    await publisher.publish('upstreamEquity', [
+    await publishOnAndWait('upstreamProfiles', [profile(5, 500)]);
+    await publishOnAndWait('upstreamEquity', [
       { wallet: H, ts: BASE_TS + 400, pnl_usd: 2 },
       { wallet: H, ts: BASE_TS + 500, pnl_usd: 5 },
     ]);
-    await published;
     await publishAndWait([fill(H, 4, 510, M)], [makeMarket({ condition_id: M, title: 'H market', end_ts: BASE_TS + 86_400 * 10 })]);
     const sent: string[] = [];
     const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
@@ -264,13 +262,9 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(sent.some((sql) => sql.includes('upstream_profiles'))).toBe(false);
 
     // The provider reports again (a new profile, then a new equity low): each shows on the next read.
-    const reported = waitForIngested([worker], 1);
-    await publisher.publish('upstreamProfiles', [profile(9, 600)]);
-    await reported;
+    await publishOnAndWait('upstreamProfiles', [profile(9, 600)]);
     expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: 2, as_of: BASE_TS + 600 });
-    const pointed = waitForIngested([worker], 1);
-    await publisher.publish('upstreamEquity', [{ wallet: H, ts: BASE_TS + 600, pnl_usd: -3 }]);
-    await pointed;
+    await publishOnAndWait('upstreamEquity', [{ wallet: H, ts: BASE_TS + 600, pnl_usd: -3 }]);
     expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: -3, max_drawdown: 8 });
     expect(await readUpstreamProfile(cached, H)).toEqual(await readUpstreamProfile(store, H));
   });
@@ -282,7 +276,7 @@ describe('answers about a trader kept until the worker reports a change', () => 
     await publishAndWait([], [makeMarket({ condition_id: M, title: 'Mark market', end_ts: BASE_TS + 86_400 * 10 })]);
     // Both buy token 1 at 0.5: X holds 20 tokens, Y 60.
     await publishAndWait([fill(X, 10, 2_000, M), fill(Y, 30, 2_001, M)]);
-    await publishTradesAndWait([makeTrade({ condition_id: M, token_side: 1, price: 0.4, ts: BASE_TS + 2_002, seq: 1 })]);
+    await publishOnAndWait('trades', [makeTrade({ condition_id: M, token_side: 1, price: 0.4, ts: BASE_TS + 2_002, seq: 1 })]);
 
     const cached = withReadCaches(store, config.api.readCache);
     expect((await readCareer(cached, X, true)).open_value_usd).toBeCloseTo(20 * 0.4, 9);
@@ -290,7 +284,7 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(cached.caches?.mark(M)).toEqual({ mark: 0.4, marked_at: BASE_TS + 2_002 });
 
     // The market trades again: the kept mark goes, and the next card reads the new one.
-    await publishTradesAndWait([makeTrade({ condition_id: M, token_side: 1, price: 0.8, ts: BASE_TS + 2_003, seq: 2 })]);
+    await publishOnAndWait('trades', [makeTrade({ condition_id: M, token_side: 1, price: 0.8, ts: BASE_TS + 2_003, seq: 2 })]);
     expect(cached.caches?.mark(M)).toBeUndefined();
     expect((await readCareer(cached, Y, true)).open_value_usd).toBeCloseTo(60 * 0.8, 9);
     expect(cached.caches?.mark(M)).toEqual({ mark: 0.8, marked_at: BASE_TS + 2_003 });
