@@ -7,18 +7,23 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
-import type { Store } from '../projections/store.ts';
+import type { QueryOptions, Store } from '../projections/store.ts';
+import { stageResolvedMarkets } from '../projections/rollups.ts';
 import { StoreChanges } from '../projections/changes.ts';
 import { RollupRefresher } from './rollup-refresher.ts';
 
 /** A store that answers the refresh's count of staged keys and the orphan sweep, and logs what ran. */
 function fakeStore(orphans: string[] = []) {
   const statements: string[] = [];
+  /** The options of every read, in order. */
+  const reads: (QueryOptions | undefined)[] = [];
   const store = {
     database: 'fake',
     kind: 'embedded',
-    async query(sql: string) {
+    async query(sql: string, _params?: unknown, options?: QueryOptions) {
+      reads.push(options);
       if (sql.includes('rollup_batches_done)')) return orphans.splice(0).map((batch) => ({ batch }));
+      if (sql.includes('wallet')) return [{ wallet: '0xh' }];
       return [{ trader_keys: 1, tape_keys: 0 }];
     },
     async command(sql: string) {
@@ -28,7 +33,7 @@ function fakeStore(orphans: string[] = []) {
       statements.push(`insert ${table}`);
     },
   } as unknown as Store;
-  return { store, statements };
+  return { store, statements, reads };
 }
 
 function refresher(store: Store, changes: StoreChanges) {
@@ -81,6 +86,23 @@ describe('RollupRefresher tells whose rollups changed', () => {
       expect(changes.versionOf('0xz'), setup).toBeGreaterThan(before);
       expect(changes.versionOf('0xq'), setup).toBe(changes.versionOf('0xz'));
     }
+  });
+});
+
+describe("the worker's reads stay off the API's read sessions", () => {
+  it('counts staged keys, sweeps orphans and finds a resolution\'s holders on the background lane', async () => {
+    const { store, reads } = fakeStore(['left-behind']);
+    const rollups = refresher(store, new StoreChanges());
+    rollups.start();
+    rollups.enqueue('b1', new Set(['0xa']));
+    await rollups.caughtUp();
+    await rollups.settled();
+    await rollups.stop();
+    const holders = await stageResolvedMarkets(store, 'resolutions', ['0xc']);
+    expect(holders).toEqual(new Set(['0xh']));
+    // The sweep, at least one count, and the holders: every one asked for the background lane.
+    expect(reads.length).toBeGreaterThanOrEqual(3);
+    for (const options of reads) expect(options?.background).toBe(true);
   });
 });
 

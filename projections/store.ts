@@ -48,6 +48,13 @@ export type QueryParams = Record<string, unknown>;
 
 export interface QueryOptions {
   timeoutSeconds?: number | undefined;
+  /**
+   * A read of ingest's own (staged keys to count, a resolution's holders, an archive's cursor): it runs
+   * on the command lane, niced like the writes (CLICKHOUSE_WRITE_NICE), never on the read pool. The
+   * pool's sessions are the API's: on the embedded store a worker's 15–40 ms count there left the API
+   * one session, and the calls queued behind it were refused (bench:api --trace-refusals).
+   */
+  background?: boolean | undefined;
 }
 
 /** Liveness of a store: a trivial query answers. */
@@ -272,6 +279,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     database,
     kind,
     async query<Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<Row[]> {
+      if (options?.background) {
+        const result = await lanes.commands.query({ ...statement(sql, params), format: 'JSONEachRow' });
+        return await result.json<Row>();
+      }
       const timeoutSeconds = options?.timeoutSeconds;
       if (timeoutSeconds === undefined) return read<Row>(sql, params, {});
       // A server stops the query itself (max_execution_time); the abort and the timer also bound the

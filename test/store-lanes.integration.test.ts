@@ -33,6 +33,19 @@ describe('lanes of the embedded store', () => {
     expect(row).toEqual({ nice: 0 });
   });
 
+  it("runs ingest's own reads (background) reniced on the command lane, not on the read pool", async () => {
+    const [row] = await store.query<{ nice: number; threads: number }>(
+      "SELECT toInt64(getSetting('os_thread_priority')) AS nice, toInt64(getSetting('max_threads')) AS threads",
+      {},
+      { background: true },
+    );
+    expect(row?.nice).toBe(10);
+    // The read pool's sessions carry max_threads 1 (embedded); the command lane does not.
+    const [pooled] = await store.query<{ threads: number }>("SELECT toInt64(getSetting('max_threads')) AS threads");
+    expect(pooled?.threads).toBe(1);
+    expect(row?.threads).not.toBe(1);
+  });
+
   it('runs inserts and commands (refreshes, DDL) reniced by 10', async () => {
     await store.insertJsonLines('lane_priority', [JSON.stringify({ lane: 'ingest' })]);
     await store.command("INSERT INTO {db:Identifier}.lane_priority SELECT 'commands', toInt64(getSetting('os_thread_priority'))");
