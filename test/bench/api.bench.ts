@@ -59,6 +59,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
 import { median, percentile, runBenchmark } from './support.ts';
+import type { Store } from '../../projections/store.ts';
 
 const { values } = parseArgs({
   options: {
@@ -137,6 +138,39 @@ function machineBusyPercent(before: { busy: number; total: number }, after: { bu
 const CACHED_READ_MS = 0.5;
 /** The issue's targets (issue 17): one request at a time, the mix, the overhead. */
 const TARGET = { singleP50: 10, singleP99: 40, whalesP50: 15, mixRps: 300, mixP99: 100, overhead: 1.3 } as const;
+
+const TRACE = values['trace-refusals'];
+
+/** One store call of the live worker: what (insert into which table, a statement's first words) and when (epoch ms). */
+interface StoreCall {
+  what: string;
+  startedAtEpochMs: number;
+  endedAtEpochMs: number;
+}
+
+/** The store, recording the span of each call into `calls` (the last 20,000). */
+function recordingWrites(store: Store, calls: StoreCall[]): Store {
+  const epochNow = () => performance.timeOrigin + performance.now();
+  const record = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
+    const startedAtEpochMs = epochNow();
+    try {
+      return await call();
+    } finally {
+      calls.push({ what, startedAtEpochMs, endedAtEpochMs: epochNow() });
+      if (calls.length > 20_000) calls.splice(0, 10_000);
+    }
+  };
+  const statement = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 60);
+  return {
+    ...store,
+    database: store.database,
+    kind: store.kind,
+    query: (sql, params, options) => record(`${options?.background ? "background query" : "pool query"} ${statement(sql)}`, () => store.query(sql, params, options)),
+    command: (sql, params) => record(`command ${statement(sql)}`, () => store.command(sql, params)),
+    insert: (table, rows, token) => record(`insert ${table} (${rows.length} rows)`, () => store.insert(table, rows, token)),
+    insertJsonLines: (table, lines, token) => record(`insert ${table} (${lines.length} rows)`, () => store.insertJsonLines(table, lines, token)),
+  };
+}
 
 const ENDPOINTS = ['card', 'markets', 'top', 'summary', 'chart', 'fills', 'pnl', 'whales'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
@@ -408,10 +442,12 @@ async function main(): Promise<void> {
   // Live ingest (as `npm start` runs it): the same world continues in real time, through an in-process
   // log and worker, into the same store, for as long as the measurements run.
   const live = new AbortController();
+  /** --trace-refusals: the live worker's store calls (inserts, refreshes), to see what a burst overlapped. */
+  const liveWrites: StoreCall[] = [];
   let stopLive = async () => {};
   if (LIVE) {
     const eventLog = openEventLog(config, log);
-    const worker = await startIngestWorker({ config, eventLog, store, log });
+    const worker = await startIngestWorker({ config, eventLog, store: TRACE ? recordingWrites(store, liveWrites) : store, log });
     const producer = await eventLog.producer();
     const publisher = new EventPublisher(producer, new TopicNames(config.kafka.topicPrefix));
     const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders, ...(genesisTs === undefined ? {} : { genesisTs }) });
@@ -572,6 +608,15 @@ async function main(): Promise<void> {
         const url = sequence[answer.path]!;
         const wallet = /traders\/(0x[0-9a-f]+)/.exec(url)?.[1] ?? '';
         console.log(`  trace: sent at ${answer.sentAtMs.toFixed(0)} ms, ${endpointOf[answer.path]} ${answer.status} in ${answer.ms.toFixed(1)} ms, trader ${wallet.slice(0, 10)} (${fillsOf.get(wallet)} fills)`);
+      }
+      // What live ingest had the store do around the refusals (the same clock: ms after the run started).
+      const first = Math.min(...refusedAt) - 300;
+      const last = Math.max(...refusedAt) + 120;
+      for (const call of liveWrites) {
+        const from = call.startedAtEpochMs - result.startedAtEpochMs;
+        const to = call.endedAtEpochMs - result.startedAtEpochMs;
+        if (to < first || from > last) continue;
+        console.log(`  trace: live ingest ${call.what} from ${from.toFixed(0)} to ${to.toFixed(0)} ms (${(to - from).toFixed(1)} ms)`);
       }
     }
     // Answered within the run's length: the requests are spread over `duration`, the answers end a little later.

@@ -32,6 +32,8 @@ export interface Answer {
 
 export interface LoadResult {
   seconds: number;
+  /** When the run started, ms since the epoch (performance.timeOrigin + now: comparable across processes). */
+  startedAtEpochMs: number;
   answers: Answer[];
   /** Connection errors and timeouts. */
   errors: number;
@@ -89,7 +91,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
     await Promise.all(pending);
   }
   agent.destroy();
-  return { seconds: (performance.now() - startedAt) / 1000, answers, errors };
+  return { seconds: (performance.now() - startedAt) / 1000, startedAtEpochMs: performance.timeOrigin + startedAt, answers, errors };
 }
 
 /** This file forked: runs the jobs it is sent. */
