@@ -58,7 +58,7 @@ import { monitorEventLoopDelay, performance as nodePerformance } from 'node:perf
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
-import { median, percentile, runBenchmark } from './support.ts';
+import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 import type { Store } from '../../projections/store.ts';
 
 const { values } = parseArgs({
@@ -373,6 +373,7 @@ async function main(): Promise<void> {
     (after.hit - before.hit) / (after.hit - before.hit + after.miss - before.miss);
 
   console.log(`${os.cpus().length} CPUs; load average at start ${loadAverage()}`);
+  probeFilesystem(os.tmpdir());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-api-'));
   const parsed = parseConfig({
     DATA_DIR: dataDir,
@@ -384,8 +385,8 @@ async function main(): Promise<void> {
     ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
     ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
     ...(values['trader-cache'] ? { READ_CACHE_TRADER_S: values['trader-cache'] } : {}),
-    // The read caches' and load shedding's settings (READ_CACHE_*, API_*, CLICKHOUSE_WRITE_NICE, CLICKHOUSE_READ_*) pass through, to compare them on the same world.
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('READ_CACHE_') || name.startsWith('API_') || name.startsWith('CLICKHOUSE_WRITE_') || name.startsWith('CLICKHOUSE_READ_')) && value !== undefined)),
+    // The read caches', load shedding's and live ingest's settings (READ_CACHE_*, API_*, INGEST_*, CLICKHOUSE_WRITE_NICE, CLICKHOUSE_READ_*) pass through, to compare them on the same world.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('READ_CACHE_') || name.startsWith('API_') || name.startsWith('INGEST_') || name.startsWith('CLICKHOUSE_WRITE_') || name.startsWith('CLICKHOUSE_READ_')) && value !== undefined)),
   });
   // The load runs far above any plan's rate: the bench key's plan is unbounded, so that the gates admit
   // everything (their own cost is measured by bench:gates) and the figures are the reads'.

@@ -36,7 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../../config.ts';
-import { median, percentile, runBenchmark } from './support.ts';
+import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 import { readDemoKeys } from '../../ingest/sources/accounts.ts';
 import { createLogger } from '../../log.ts';
 import { KafkaLog } from '../../ingest/bus/kafka.ts';
@@ -298,6 +298,7 @@ function activeWallets(fillsByWallet: ReadonlyMap<string, number>): string[] {
 
 async function main(): Promise<void> {
   const log = createLogger('error');
+  probeFilesystem(os.tmpdir());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-'));
   const environment = parseConfig(process.env);
   const mock = environment.kafka.brokers ? undefined : await startMockKafka();

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { InFlightStats } from '../../api/gates/in-flight.ts';
 import { LoadDriver, type LoadResult } from './load.ts';
-import { median, percentile, runBenchmark } from './support.ts';
+import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -114,6 +114,7 @@ async function main(): Promise<void> {
       import('../../ingest/sources/simulator/index.ts'),
     ]);
   console.log(`${os.cpus().length} CPUs; load average at start ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+  probeFilesystem(os.tmpdir());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-overload-'));
   const driver = new LoadDriver();
   try {

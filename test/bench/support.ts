@@ -1,4 +1,6 @@
-/** What the benchmarks share: medians, and running a main function with a clean exit code. */
+/** What the benchmarks share: medians, running a main function with a clean exit code, and a look at the filesystem. */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 
 export function median(numbers: readonly number[]): number {
   const sorted = [...numbers].sort((a, b) => a - b);
@@ -22,4 +24,45 @@ export function runBenchmark(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/** Creates `count` one-byte files in a fresh directory under `parent`; µs per file. Removes them after. */
+function fileCreationMicros(parent: string, count: number): number {
+  const dir = mkdtempSync(path.join(parent, 'ta-fs-probe-'));
+  try {
+    const started = performance.now();
+    for (let index = 0; index < count; index++) writeFileSync(path.join(dir, String(index)), 'x');
+    return ((performance.now() - started) * 1000) / count;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** In RAM, where this machine has it (tmpfs): the baseline a disk's file creation is compared with. */
+const RAM_DIRECTORY = '/dev/shm';
+/** A disk this many times slower than RAM at creating files inflates every insert (see probeFilesystem). */
+const SLOW_FILESYSTEM_RATIO = 4;
+
+/**
+ * How fast files can be created where the benchmark keeps its store (`parent`), beside the same in RAM,
+ * µs per file (median of 3 rounds of 200). The embedded store writes about a dozen files per part, so a
+ * filesystem that creates files slowly makes every insert slower. Seen on this machine (ext4 mounted
+ * without a journal, which skips every inode freed in the last minutes when it allocates one): after a run
+ * deleted its data directory (tens of thousands of files), creating a file took 150–350 µs instead of ~30
+ * for several minutes, an insert of 3 fills cost ~50 ms of CPU instead of ~10, and a benchmark started
+ * right after another measured the other's cleanup. Printed at the start of a run, with a warning when slow.
+ */
+export function probeFilesystem(parent: string): { diskUs: number; ramUs: number | null; slow: boolean } {
+  const rounds = (where: string) => median([0, 1, 2].map(() => fileCreationMicros(where, 200)));
+  const diskUs = rounds(parent);
+  const ramUs = existsSync(RAM_DIRECTORY) ? rounds(RAM_DIRECTORY) : null;
+  const slow = ramUs !== null && diskUs > SLOW_FILESYSTEM_RATIO * ramUs;
+  console.log(
+    `filesystem: creating a file in ${parent} takes ${diskUs.toFixed(0)} µs` +
+      (ramUs === null ? '' : ` (in RAM ${ramUs.toFixed(0)} µs)`) +
+      (slow
+        ? ` — WARNING: ${SLOW_FILESYSTEM_RATIO}× slower than RAM or more: inserts will cost more than usual (recent mass deletions on a journal-less ext4 do this for minutes; wait, or compare code with TMPDIR=${RAM_DIRECTORY})`
+        : ''),
+  );
+  return { diskUs, ramUs, slow };
 }

@@ -49,6 +49,10 @@ export function testEnvironment(id: string, dataDir: string, extra: Record<strin
     KAFKA_GROUP_ID: `g-${id}`,
     KAFKA_CLIENT_ID: `c-${id}`,
     INGEST_RETRY_BASE_MS: '50',
+    // Tests publish a few events and wait for them: they would wait out the production linger and
+    // refresh interval (1 s, 2 s: batching for the store's sake) on every step.
+    INGEST_LINGER_MS: '200',
+    INGEST_ROLLUP_INTERVAL_MS: '500',
     // Short group timers: membership changes (a second worker, a killed worker) settle in seconds.
     KAFKA_SESSION_TIMEOUT_MS: '6000',
     KAFKA_HEARTBEAT_INTERVAL_MS: '500',
