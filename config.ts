@@ -213,9 +213,10 @@ const environmentSchema = z.object({
   INGEST_MAX_BATCH_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
   /**
    * …or waits at most this long after the first one (the freshness cost of batching). Live traffic is a
-   * trickle of small writes, and a write costs the store about the same whatever its size (an insert of 3
-   * fills with its views measured 10–18 ms of CPU on the embedded store, 40–60 where creating files is slow: a part per table and view), so
-   * a second's worth goes in one write rather than five: reads served alongside keep their cores.
+   * trickle of small writes, and a write costs the store about the same whatever its size (an insert of
+   * 3 fills with its views measured 10–18 ms of CPU on the embedded store, 40–60 where creating files is
+   * slow: a part per table and view), so a second's worth goes in one write rather than five, and the
+   * reads served alongside keep their cores.
    */
   INGEST_LINGER_MS: z.coerce.number().int().min(0).default(1_000),
   /** …unless it already holds this many: then it is written as soon as the previous write is done. */

@@ -47,6 +47,8 @@ export class TokenDirectory {
     const rows = await store.query<{ condition_id: string; token1_id: string; token2_id: string; neg_risk: number }>(
       'SELECT condition_id, token1_id, token2_id, neg_risk FROM {db:Identifier}.market_tokens FINAL',
       {},
+      // An ingest role's own read: beside its writes, not on the API's read sessions.
+      { background: true },
     );
     for (const row of rows) this.add(row.condition_id, row.token1_id, row.token2_id, row.neg_risk === 1);
     return rows.length;
