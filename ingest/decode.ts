@@ -45,6 +45,8 @@ export interface DecodedBatch {
   named: Set<string>;
   /** The wallets of upstream profile and equity rows (UPSTREAM_PROFILE_TABLES): their cached upstream profiles go stale. */
   upstream: Set<string>;
+  /** The wallets of fill rows (FILLS_PAGE_TABLES): their cached fills pages go stale. */
+  filled: Set<string>;
   validCount: number;
 }
 
@@ -52,6 +54,9 @@ const MAX_REASON_LENGTH = 1000;
 
 /** The tables the card's upstream block is read from (projections/upstream.ts): only their rows move a wallet's upstream profile. */
 const UPSTREAM_PROFILE_TABLES: ReadonlySet<LandingTable> = new Set(['upstream_profiles', 'upstream_equity']);
+
+/** The tables a fills page is read from (projections/fills.ts reads fills_v2, a view on fills alone): only their rows move a wallet's pages. */
+const FILLS_PAGE_TABLES: ReadonlySet<LandingTable> = new Set(['fills']);
 
 export function describeZodError(error: z.ZodError): string {
   const text = error.issues
@@ -71,6 +76,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     traded: new Set(),
     named: new Set(),
     upstream: new Set(),
+    filled: new Set(),
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
@@ -112,6 +118,7 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
       const name = (landing.row as { name?: unknown }).name;
       if (typeof name === 'string' && name !== '') decoded.named.add(wallet);
       if (UPSTREAM_PROFILE_TABLES.has(landing.table)) decoded.upstream.add(wallet);
+      if (FILLS_PAGE_TABLES.has(landing.table)) decoded.filled.add(wallet);
     }
     if (landing.table === 'markets_meta') decoded.markets.add(landing.row.condition_id as string);
     // market_marks_v2 is a view on trades alone.

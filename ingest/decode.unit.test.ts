@@ -82,6 +82,16 @@ describe('decodeBatch', () => {
     expect([...fills.upstream]).toEqual([]);
   });
 
+  it('reports the wallets whose fill rows land (their cached fills pages go stale), and no others', () => {
+    const fills = decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]);
+    expect([...fills.filled]).toEqual([wallet]);
+    // The provider's profile is the wallet's data too, but no fills page is read from it.
+    const profile = { wallet, name: 'Someone', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 5, as_of: 1_767_556_800 };
+    const profiles = decodeBatch('upstreamProfiles', 'upstream.profiles', 0, [message(0, JSON.stringify(profile))]);
+    expect([...profiles.wallets]).toEqual([wallet]);
+    expect([...profiles.filled]).toEqual([]);
+  });
+
   it('never throws, and accounts for every message, whatever the bytes', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.string(), fc.json(), fc.constant(JSON.stringify(fill)))), (values) => {

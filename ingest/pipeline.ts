@@ -115,9 +115,11 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     const traded = new Set<string>();
     const named = new Set<string>();
     const upstream = new Set<string>();
+    const filled = new Set<string>();
     for (const slice of slices) {
       for (const wallet of slice.named) named.add(wallet);
       for (const wallet of slice.upstream) upstream.add(wallet);
+      for (const wallet of slice.filled) filled.add(wallet);
       for (const wallet of slice.wallets) wallets.add(wallet);
       for (const conditionId of slice.markets) markets.add(conditionId);
       for (const conditionId of slice.traded) traded.add(conditionId);
@@ -158,6 +160,7 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     if (traded.size > 0) this.options.changes?.marksChanged(traded);
     if (named.size > 0) this.options.changes?.namesChanged(named);
     if (upstream.size > 0) this.options.changes?.upstreamChanged(upstream);
+    if (filled.size > 0) this.options.changes?.fillsChanged(filled);
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 
     this.stats.batches += 1;

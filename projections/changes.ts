@@ -10,6 +10,8 @@
  *     name (the only rows that feed trader_names: fills, upstream profiles and leaderboard rows with a
  *     non-empty name), the wallets of the upstream provider's profile and equity rows (the card's
  *     upstream block: a trader who trades all day keeps its profile until the provider reports again),
+ *     the wallets of fill rows (a fills page: kept through the wallet's other rows and the rollup
+ *     refreshes, which do not change fills_v2),
  *     the markets whose metadata rows landed, the markets whose trades landed (their marks), and a
  *     resolved market's holders;
  *   - after each rollup refresh: the wallets of the batches it recomputed (trader_markets changed);
@@ -40,6 +42,8 @@ export class StoreChanges {
   readonly #marks = new Map<string, number>();
   /** The upstream provider's rows (profile, equity history) by wallet. */
   readonly #upstream = new Map<string, number>();
+  /** Fill rows by wallet (what a fills page is read from). */
+  readonly #fills = new Map<string, number>();
   #reporters = 0;
 
   /** True while at least one worker of this process reports its writes here. */
@@ -89,6 +93,11 @@ export class StoreChanges {
     return this.#versionIn(this.#upstream, wallet);
   }
 
+  /** The version of the wallet's fills: moved only by its fill rows (not by its other rows, nor by rollup refreshes). */
+  versionOfFills(wallet: string): number {
+    return this.#versionIn(this.#fills, wallet);
+  }
+
   changed(wallets: Iterable<string>): void {
     this.#bump(this.#wallets, wallets);
   }
@@ -111,6 +120,11 @@ export class StoreChanges {
     this.#bump(this.#upstream, wallets);
   }
 
+  /** Fill rows of these wallets landed (a fills page is read from fills_v2, a view on fills alone). */
+  fillsChanged(wallets: Iterable<string>): void {
+    this.#bump(this.#fills, wallets);
+  }
+
   everythingChanged(): void {
     this.#everything = ++this.#last;
     this.#wallets.clear();
@@ -118,6 +132,7 @@ export class StoreChanges {
     this.#markets.clear();
     this.#marks.clear();
     this.#upstream.clear();
+    this.#fills.clear();
   }
 
   #versionIn(versions: ReadonlyMap<string, number>, key: string): number {

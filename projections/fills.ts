@@ -74,8 +74,11 @@ export async function readTraderFills(
   wallet: string,
   page: { since?: number | undefined; after?: FillPosition | undefined; limit: number } & DepthOption,
 ): Promise<{ fills: TraderFill[]; next: FillPosition | null }> {
-  const args = [page.since ?? null, page.after ?? null, page.limit, page.historyDepth ?? -1];
-  return readForTrader(store, 'fills', wallet, args, () => readTraderFillsFromStore(store, wallet, page));
+  const depth = page.historyDepth ?? -1;
+  const args = [page.since ?? null, page.after ?? null, page.limit, depth];
+  // Over all the wallet's markets the page is read from fills_v2 alone: it follows the wallet's fills.
+  // Within a history depth the visible markets come from trader_markets_v2 (its rollups): it follows all.
+  return readForTrader(store, 'fills', wallet, args, () => readTraderFillsFromStore(store, wallet, page), depth < 0 ? 'fills' : 'trader');
 }
 
 async function readTraderFillsFromStore(

@@ -54,9 +54,15 @@ export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '',
 
 /** The upstream profiles' share of the trader answers' memory (traderAnswerBytes ÷ this). */
 const UPSTREAM_SHARE_OF_TRADER_BYTES = 16;
+/** The fills pages' share of the trader answers' memory (traderAnswerBytes ÷ this). */
+const FILLS_SHARE_OF_TRADER_BYTES = 4;
 
-/** What a kept answer about a trader follows: any of the trader's data ('trader'), or only its upstream provider rows ('upstream'). */
-export type TraderAnswerFollows = 'trader' | 'upstream';
+/**
+ * What a kept answer about a trader follows: any of the trader's data ('trader'), only its upstream
+ * provider rows ('upstream'), or only its fill rows ('fills': a fills page over all its markets, read
+ * from fills_v2 alone, which neither its other rows nor the rollup refreshes change).
+ */
+export type TraderAnswerFollows = 'trader' | 'upstream' | 'fills';
 
 export interface ReadCacheSettings {
   /** A display name is reused this long (a rename shows within it). 0: off. */
@@ -100,7 +106,7 @@ export interface ReadCacheSettings {
    * most this long (at least `traderAnswerSeconds`); off with `traderAnswerSeconds`.
    */
   traderOwnAnswerSeconds: number;
-  /** Memory for the answers about traders, in bytes of their JSON (a sixteenth of it for the upstream profiles). 0: off. */
+  /** Memory for the answers about traders, in bytes of their JSON (a sixteenth of it for the upstream profiles, a quarter for the fills pages). 0: off. */
   traderAnswerBytes: number;
 }
 
@@ -261,6 +267,8 @@ export class ReadCaches {
   readonly #traders: KeptUntilChanged<unknown> | null;
   /** Answers built from a wallet's upstream rows alone (its upstream profile), kept until those change; null as #traders. */
   readonly #upstreamAnswers: KeptUntilChanged<unknown> | null;
+  /** Answers built from a wallet's fills alone (its fills pages over all its markets), kept until those change; null as #traders. */
+  readonly #fillsAnswers: KeptUntilChanged<unknown> | null;
   /**
    * Reads of answers about traders under way, by full key, with where each started: a caller that asks
    * for the same answer while nothing of the trader changed since joins it instead of reading again
@@ -288,13 +296,19 @@ export class ReadCaches {
         ? new KeptUntilChanged({ entries: settings.marketNameEntries }, { unwatched: 0, watched: marketNameTtlMs.watched }, changes, (c, conditionId) => c.versionOfMark(conditionId), clock)
         : null;
     // Answers about traders are kept only while a worker reports (an unwatched TTL of 0). One budget for
-    // both kinds: a sixteenth for the upstream profiles (a few hundred bytes each), the rest for the others.
+    // the three kinds: a sixteenth for the upstream profiles (a few hundred bytes each), a quarter for the
+    // fills pages, the rest for the others.
     const upstreamBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / UPSTREAM_SHARE_OF_TRADER_BYTES));
+    const fillsBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / FILLS_SHARE_OF_TRADER_BYTES));
     const answersAboutTraders = (bytes: number, watchedMs: number, versionOf: (c: StoreChanges, wallet: string) => number) =>
       changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
         ? new KeptUntilChanged<unknown>({ bytes: Math.max(1, bytes) }, { unwatched: 0, watched: watchedMs }, changes, versionOf, clock)
         : null;
-    this.#traders = answersAboutTraders(settings.traderAnswerBytes - upstreamBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet));
+    this.#traders = answersAboutTraders(settings.traderAnswerBytes - upstreamBytes - fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet));
+    // A fills page is its fills and their markets' names: kept until the wallet's fills change, not
+    // until its rollups are refreshed (every write of its fills was followed by a refresh that dropped
+    // the page read in between), with the others' lifetime (the names may lag that much).
+    this.#fillsAnswers = answersAboutTraders(fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOfFills(wallet));
     // The upstream profile is the provider's figures: kept until the provider reports on the wallet
     // again, not until the wallet trades (an active trader's card would read it on nearly every call).
     this.#upstreamAnswers = answersAboutTraders(
@@ -368,10 +382,12 @@ export class ReadCaches {
    * data is unchanged since it was read (and it is younger than the TTL), else read and kept. Kept only
    * while this process's worker reports the changes of the store (changes.ts). `follows: 'upstream'`: the
    * answer is built from the wallet's upstream provider rows alone (its upstream profile), so it is kept
-   * until those change (not the wallet's fills), at most `traderOwnAnswerSeconds`.
+   * until those change (not the wallet's fills), at most `traderOwnAnswerSeconds`. `follows: 'fills'`:
+   * built from the wallet's fills alone (a page over all its markets), kept until those change (not its
+   * other rows, nor its rollups), at most `traderAnswerSeconds`.
    */
   async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>, follows: TraderAnswerFollows = 'trader'): Promise<T> {
-    const cache = follows === 'upstream' ? this.#upstreamAnswers : this.#traders;
+    const cache = follows === 'upstream' ? this.#upstreamAnswers : follows === 'fills' ? this.#fillsAnswers : this.#traders;
     // Before the read: a change while it runs makes the kept answer stale at once.
     const readAt = cache?.readStart() ?? null;
     if (!cache || readAt === null) return read();

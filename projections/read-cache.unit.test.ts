@@ -486,6 +486,43 @@ describe('ReadCaches.trader', () => {
     stop();
   });
 
+  it("keeps a fills page through the wallet's other rows and its rollups' refreshes, until its fills change", async () => {
+    const { time, changes, stop, caches } = watched();
+    let fills = 1;
+    const { calls, read } = counted(() => ({ fills }));
+    const page = () => caches.trader('fills', '0xa', 'limit=100', read, 'fills');
+    expect(await page()).toEqual({ fills: 1 });
+    fills = 2;
+    // A refresh of the wallet's rollups, its position legs, the provider's rows: the same page.
+    changes.changed(['0xa']);
+    changes.upstreamChanged(['0xa']);
+    expect(await page()).toEqual({ fills: 1 });
+    expect(calls.n).toBe(1);
+    // Another wallet's fills: still the same.
+    changes.fillsChanged(['0xb']);
+    expect(await page()).toEqual({ fills: 1 });
+    // This wallet's fills: read again at once.
+    changes.fillsChanged(['0xa']);
+    expect(await page()).toEqual({ fills: 2 });
+    // Everything changed: read again.
+    fills = 3;
+    changes.everythingChanged();
+    expect(await page()).toEqual({ fills: 3 });
+    // And at most traderAnswerSeconds, however quiet.
+    fills = 4;
+    time.advance(5_001);
+    expect(await page()).toEqual({ fills: 4 });
+    expect(calls.n).toBe(4);
+    // An answer that follows everything is dropped by a fill too (the worker reports fills there as well).
+    const career = () => caches.trader('career', '0xa', '', read);
+    expect(await career()).toEqual({ fills: 4 });
+    changes.fillsChanged(['0xa']);
+    changes.changed(['0xa']);
+    fills = 5;
+    expect(await career()).toEqual({ fills: 5 });
+    stop();
+  });
+
   it('an answer about the trader follows changed() (the worker reports every row of the wallet there, the provider\'s too), not upstreamChanged() alone', async () => {
     const { changes, stop, caches } = watched();
     let value = 0;

@@ -22,6 +22,8 @@ import { readMarketNames, readMarketSummary, readTraderMarkets, type MarketListP
 import { NO_MARKET_NAMES, withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
 import { readUpstreamProfile } from '../projections/upstream.ts';
+import { changesOf } from '../projections/changes.ts';
+import { readTraderFills } from '../projections/fills.ts';
 import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
@@ -267,6 +269,38 @@ describe('answers about a trader kept until the worker reports a change', () => 
     await publishOnAndWait('upstreamEquity', [{ wallet: H, ts: BASE_TS + 600, pnl_usd: -3 }]);
     expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: -3, max_drawdown: 8 });
     expect(await readUpstreamProfile(cached, H)).toEqual(await readUpstreamProfile(store, H));
+  });
+
+  it("keeps a fills page through the trader's other rows and its rollups' refreshes, and reads it again once its fills change", async () => {
+    const J = makeWallet('cache-j');
+    const M = makeConditionId('cache-j-market');
+    await publishAndWait([fill(J, 3, 800, M), fill(J, 4, 810, M)], [makeMarket({ condition_id: M, title: 'J market', end_ts: BASE_TS + 86_400 * 10 })]);
+    const sent: string[] = [];
+    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
+    const page = () => readTraderFills(cached, J, { limit: 100 });
+    const first = await page();
+    expect(first.fills.map((row) => [row.usd, row.title])).toEqual([
+      [3, 'J market'],
+      [4, 'J market'],
+    ]);
+    expect(sent.filter((sql) => sql.includes('fills_v2'))).toHaveLength(1);
+
+    // The provider reports on J (a row of the wallet, not a fill), and J's rollups are refreshed (what
+    // the refresher reports after recomputing them): its markets are read again, its fills page is not.
+    await publishOnAndWait('upstreamProfiles', [{ wallet: J, name: '', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 10, as_of: BASE_TS + 820 }]);
+    changesOf(store.database).changed([J]);
+    sent.length = 0;
+    expect((await readWalletMarkets(cached, J)).markets[0]?.buy_usd).toBeCloseTo(7, 6);
+    expect(await page()).toEqual(first);
+    expect(sent.some((sql) => sql.includes('trader_markets_v2'))).toBe(true);
+    expect(sent.some((sql) => sql.includes('fills_v2'))).toBe(false);
+
+    // J trades: the next page read has the new fill, as the store has it.
+    await publishAndWait([fill(J, 5, 830, M)]);
+    const after = await page();
+    expect(after.fills.map((row) => row.usd)).toEqual([3, 4, 5]);
+    expect(after).toEqual(await readTraderFills(store, J, { limit: 100 }));
+    expect(sent.filter((sql) => sql.includes('fills_v2'))).toHaveLength(1);
   });
 
   it("values open holdings at the market's last trade, kept until the market trades again", async () => {
