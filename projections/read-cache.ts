@@ -263,12 +263,12 @@ export class ReadCaches {
   readonly whaleFlow: RefreshAhead<unknown> | null;
   readonly markets: MarketAnswers | null;
   readonly openMarketTtlMs: number;
-  /** Null without changes to follow (a server store, which other processes write too) or when off. */
-  readonly #traders: KeptUntilChanged<unknown> | null;
-  /** Answers built from a wallet's upstream rows alone (its upstream profile), kept until those change; null as #traders. */
-  readonly #upstreamAnswers: KeptUntilChanged<unknown> | null;
-  /** Answers built from a wallet's fills alone (its fills pages over all its markets), kept until those change; null as #traders. */
-  readonly #fillsAnswers: KeptUntilChanged<unknown> | null;
+  /**
+   * Answers about traders, by what each follows (TraderAnswerFollows): all of the trader's data, its
+   * upstream provider rows alone (its upstream profile), its fills alone (its fills pages over all its
+   * markets). Null without changes to follow (a server store, which other processes write too) or when off.
+   */
+  readonly #traders: Record<TraderAnswerFollows, KeptUntilChanged<unknown> | null>;
   /**
    * Reads of answers about traders under way, by full key, with where each started: a caller that asks
    * for the same answer while nothing of the trader changed since joins it instead of reading again
@@ -304,18 +304,18 @@ export class ReadCaches {
       changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
         ? new KeptUntilChanged<unknown>({ bytes: Math.max(1, bytes) }, { unwatched: 0, watched: watchedMs }, changes, versionOf, clock)
         : null;
-    this.#traders = answersAboutTraders(settings.traderAnswerBytes - upstreamBytes - fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet));
-    // A fills page is its fills and their markets' names: kept until the wallet's fills change, not
-    // until its rollups are refreshed (every write of its fills was followed by a refresh that dropped
-    // the page read in between), with the others' lifetime (the names may lag that much).
-    this.#fillsAnswers = answersAboutTraders(fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOfFills(wallet));
-    // The upstream profile is the provider's figures: kept until the provider reports on the wallet
-    // again, not until the wallet trades (an active trader's card would read it on nearly every call).
-    this.#upstreamAnswers = answersAboutTraders(
-      upstreamBytes,
-      Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000,
-      (c, wallet) => c.versionOfUpstream(wallet),
-    );
+    this.#traders = {
+      trader: answersAboutTraders(settings.traderAnswerBytes - upstreamBytes - fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet)),
+      // The upstream profile is the provider's figures: kept until the provider reports on the wallet
+      // again, not until the wallet trades (an active trader's card would read it on nearly every call).
+      upstream: answersAboutTraders(upstreamBytes, Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000, (c, wallet) =>
+        c.versionOfUpstream(wallet),
+      ),
+      // A fills page is its fills and their markets' names: kept until the wallet's fills change, not
+      // until its rollups are refreshed (every write of its fills was followed by a refresh that dropped
+      // the page read in between), with the others' lifetime (the names may lag that much).
+      fills: answersAboutTraders(fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOfFills(wallet)),
+    };
     this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new RefreshAhead(256, settings.whaleFlowSeconds) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
@@ -387,7 +387,7 @@ export class ReadCaches {
    * other rows, nor its rollups), at most `traderAnswerSeconds`.
    */
   async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>, follows: TraderAnswerFollows = 'trader'): Promise<T> {
-    const cache = follows === 'upstream' ? this.#upstreamAnswers : follows === 'fills' ? this.#fillsAnswers : this.#traders;
+    const cache = this.#traders[follows];
     // Before the read: a change while it runs makes the kept answer stale at once.
     const readAt = cache?.readStart() ?? null;
     if (!cache || readAt === null) return read();
@@ -415,7 +415,7 @@ export class ReadCaches {
    * can answer from a wider answer when it is at hand and read less themselves when it is not.
    */
   keptTrader<T>(kind: string, wallet: string, key: string): Promise<T> | undefined {
-    const cache = this.#traders;
+    const cache = this.#traders.trader;
     if (!cache || cache.readStart() === null) return undefined;
     const kept = this.#keptTrader<T>(cache, `${kind}|${wallet}|${key}`, wallet);
     // A look that finds nothing reads nothing of this kind: only what it finds counts (as a hit).

@@ -8,7 +8,7 @@ import { NO_MARKET_NAMES, ReadCaches, RefreshAhead, withJoinedReadWait, withRead
 import type { Store } from './store.ts';
 import { readMarketNames } from './markets.ts';
 import { readTraderName } from './traders.ts';
-import { changesOf } from './changes.ts';
+import { changesOf, type StoreChanges } from './changes.ts';
 
 const SETTINGS: ReadCacheSettings = {
   traderNameSeconds: 10,
@@ -455,80 +455,70 @@ describe('ReadCaches.trader', () => {
     stop();
   });
 
-  it("keeps the upstream profile for traderOwnAnswerSeconds, until the provider's rows of the wallet change (not its fills)", async () => {
-    const { time, changes, stop, caches } = watched();
-    let pnl = 10;
-    const { calls, read } = counted(() => ({ pnl }));
-    const profile = () => caches.trader('upstream_profile', '0xa', '', read, 'upstream');
-    expect(await profile()).toEqual({ pnl: 10 });
-    pnl = 11;
-    // Long past traderAnswerSeconds (5 s), the trader trading all along: the same answer.
-    time.advance(300_000);
-    changes.changed(['0xa']);
-    expect(await profile()).toEqual({ pnl: 10 });
-    expect(calls.n).toBe(1);
-    // The provider's rows of another wallet: still the same.
-    changes.upstreamChanged(['0xb']);
-    expect(await profile()).toEqual({ pnl: 10 });
-    expect(calls.n).toBe(1);
-    // The provider's rows of this wallet: read again at once.
-    changes.upstreamChanged(['0xa']);
-    expect(await profile()).toEqual({ pnl: 11 });
-    // Everything changed (a restart's re-derivation): read again.
-    pnl = 12;
-    changes.everythingChanged();
-    expect(await profile()).toEqual({ pnl: 12 });
-    // And at most traderOwnAnswerSeconds, however quiet.
-    pnl = 13;
-    time.advance(600_001);
-    expect(await profile()).toEqual({ pnl: 13 });
-    expect(calls.n).toBe(4);
-    stop();
-  });
+  // Answers built from one kind of the wallet's rows: kept through its other rows (and, for the upstream
+  // profile, past traderAnswerSeconds), dropped by a report of their own kind for the wallet, by
+  // everything changing, and by their own lifetime.
+  const followingOneKind = [
+    {
+      answer: 'the upstream profile',
+      follows: 'upstream',
+      // Long past traderAnswerSeconds (5 s), the trader trading all along.
+      quietMs: 300_000,
+      others: (changes: StoreChanges) => changes.changed(['0xa']),
+      own: (changes: StoreChanges, wallet: string) => changes.upstreamChanged([wallet]),
+      lifetimeMs: SETTINGS.traderOwnAnswerSeconds * 1000,
+    },
+    {
+      answer: 'a fills page',
+      follows: 'fills',
+      quietMs: 4_000,
+      // A refresh of the wallet's rollups, its position legs, the provider's rows.
+      others: (changes: StoreChanges) => {
+        changes.changed(['0xa']);
+        changes.upstreamChanged(['0xa']);
+      },
+      own: (changes: StoreChanges, wallet: string) => changes.fillsChanged([wallet]),
+      lifetimeMs: SETTINGS.traderAnswerSeconds * 1000,
+    },
+  ] as const;
+  for (const { answer, follows, quietMs, others, own, lifetimeMs } of followingOneKind) {
+    it(`keeps ${answer} through the wallet's other rows, until its own rows change, at most ${lifetimeMs / 1000} s`, async () => {
+      const { time, changes, stop, caches } = watched();
+      let value = 1;
+      const { calls, read } = counted(() => ({ value }));
+      const kept = () => caches.trader(follows, '0xa', '', read, follows);
+      expect(await kept()).toEqual({ value: 1 });
+      value = 2;
+      time.advance(quietMs);
+      others(changes);
+      expect(await kept()).toEqual({ value: 1 });
+      // Its own kind of rows of another wallet: still the same.
+      own(changes, '0xb');
+      expect(await kept()).toEqual({ value: 1 });
+      expect(calls.n).toBe(1);
+      // Of this wallet: read again at once.
+      own(changes, '0xa');
+      expect(await kept()).toEqual({ value: 2 });
+      // Everything changed (a restart's re-derivation): read again.
+      value = 3;
+      changes.everythingChanged();
+      expect(await kept()).toEqual({ value: 3 });
+      // And at most its lifetime, however quiet.
+      value = 4;
+      time.advance(lifetimeMs + 1);
+      expect(await kept()).toEqual({ value: 4 });
+      expect(calls.n).toBe(4);
+      stop();
+    });
+  }
 
-  it("keeps a fills page through the wallet's other rows and its rollups' refreshes, until its fills change", async () => {
-    const { time, changes, stop, caches } = watched();
-    let fills = 1;
-    const { calls, read } = counted(() => ({ fills }));
-    const page = () => caches.trader('fills', '0xa', 'limit=100', read, 'fills');
-    expect(await page()).toEqual({ fills: 1 });
-    fills = 2;
-    // A refresh of the wallet's rollups, its position legs, the provider's rows: the same page.
-    changes.changed(['0xa']);
-    changes.upstreamChanged(['0xa']);
-    expect(await page()).toEqual({ fills: 1 });
-    expect(calls.n).toBe(1);
-    // Another wallet's fills: still the same.
-    changes.fillsChanged(['0xb']);
-    expect(await page()).toEqual({ fills: 1 });
-    // This wallet's fills: read again at once.
-    changes.fillsChanged(['0xa']);
-    expect(await page()).toEqual({ fills: 2 });
-    // Everything changed: read again.
-    fills = 3;
-    changes.everythingChanged();
-    expect(await page()).toEqual({ fills: 3 });
-    // And at most traderAnswerSeconds, however quiet.
-    fills = 4;
-    time.advance(5_001);
-    expect(await page()).toEqual({ fills: 4 });
-    expect(calls.n).toBe(4);
-    // An answer that follows everything is dropped by a fill too (the worker reports fills there as well).
-    const career = () => caches.trader('career', '0xa', '', read);
-    expect(await career()).toEqual({ fills: 4 });
-    changes.fillsChanged(['0xa']);
-    changes.changed(['0xa']);
-    fills = 5;
-    expect(await career()).toEqual({ fills: 5 });
-    stop();
-  });
-
-  it('an answer about the trader follows changed() (the worker reports every row of the wallet there, the provider\'s too), not upstreamChanged() alone', async () => {
+  it('an answer about the trader follows changed() (the worker reports every row of the wallet there, the provider\'s and the fills too), not upstreamChanged() or fillsChanged() alone', async () => {
     const { changes, stop, caches } = watched();
     let value = 0;
     const { calls, read } = counted(() => ++value);
     expect(await caches.trader('career', '0xa', '', read)).toBe(1);
     changes.upstreamChanged(['0xa']);
+    changes.fillsChanged(['0xa']);
     expect(await caches.trader('career', '0xa', '', read)).toBe(1);
     changes.changed(['0xa']);
     expect(await caches.trader('career', '0xa', '', read)).toBe(2);

@@ -78,10 +78,12 @@ function mcpCall(api: TestApi, name: string, args: Record<string, unknown> = {})
   });
 }
 
-/** A tool call's structured result (isError and the body), from the JSON-RPC answer. */
-function toolResult(response: LightMyRequestResponse): { isError?: boolean; structuredContent: Record<string, unknown> } {
+/** A successful tool call's structured result, from the JSON-RPC answer (an error result fails the test). */
+function toolAnswer(response: LightMyRequestResponse): Record<string, unknown> {
   expect(response.statusCode, response.body).toBe(200);
-  return (JSON.parse(response.body) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } }).result;
+  const { result } = JSON.parse(response.body) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } };
+  expect(result.isError ?? false, response.body).toBe(false);
+  return result.structuredContent;
 }
 
 describe('load shedding', () => {
@@ -151,10 +153,17 @@ describe('load shedding', () => {
         expect((await api.get(`traders/${trader}/fills`)).statusCode).toBe(200);
         hold.holding = true;
         const lent = new Promise<void>((resolve) => limiter.events.once('lent', () => resolve()));
-        const cardCall = transport === 'REST' ? api.get(`traders/${trader}`) : mcpCall(api, 'get_trader_card', { trader });
+        // The same read over either transport: a REST path under the trader, or its MCP tool.
+        const call = (path: string, tool: string) => (transport === 'REST' ? api.get(`traders/${trader}${path}`) : mcpCall(api, tool, { trader }));
+        const answer = (response: LightMyRequestResponse) => {
+          if (transport === 'MCP') return toolAnswer(response);
+          expect(response.statusCode, response.body).toBe(200);
+          return bodyOf(response);
+        };
+        const cardCall = call('', 'get_trader_card');
         await hold.heldCount(1);
         // top-markets folds the same rows of the wallet the card is reading: it joins that read.
-        const topCall = transport === 'REST' ? api.get(`traders/${trader}/top-markets`) : mcpCall(api, 'get_top_markets', { trader });
+        const topCall = call('/top-markets', 'get_top_markets');
         await lent;
         expect(limiter.stats).toMatchObject({ running: 1, queued: 0 });
         // Both calls are in flight, the queue holds none: the next call gets the lent slot.
@@ -165,10 +174,8 @@ describe('load shedding', () => {
         hold.resumeAll();
         const [cardAnswer, topAnswer, otherAnswer] = await Promise.all([cardCall, topCall, otherCall]);
         expect(otherAnswer.statusCode).toBe(200);
-        const top = transport === 'REST' ? (expect(topAnswer.statusCode).toBe(200), bodyOf(topAnswer)) : toolResult(topAnswer).structuredContent;
-        const cardBody = transport === 'REST' ? (expect(cardAnswer.statusCode).toBe(200), bodyOf(cardAnswer)) : toolResult(cardAnswer).structuredContent;
-        expect(top).toMatchObject({ trader: { wallet: trader }, top_wins: [], most_traded: [] });
-        expect(cardBody).toMatchObject({ trader: { wallet: trader } });
+        expect(answer(topAnswer)).toMatchObject({ trader: { wallet: trader }, top_wins: [], most_traded: [] });
+        expect(answer(cardAnswer)).toMatchObject({ trader: { wallet: trader } });
         expect(limiter.stats).toMatchObject({ running: 0, queued: 0 });
       } finally {
         stopWatching();

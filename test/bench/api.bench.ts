@@ -59,7 +59,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
 import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
-import type { Store } from '../../projections/store.ts';
+import { recordingCalls, type StoreCall } from '../harness/recorded-store.ts';
 
 const { values } = parseArgs({
   options: {
@@ -140,37 +140,6 @@ const CACHED_READ_MS = 0.5;
 const TARGET = { singleP50: 10, singleP99: 40, whalesP50: 15, mixRps: 300, mixP99: 100, overhead: 1.3 } as const;
 
 const TRACE = values['trace-refusals'];
-
-/** One store call of the live worker: what (insert into which table, a statement's first words) and when (epoch ms). */
-interface StoreCall {
-  what: string;
-  startedAtEpochMs: number;
-  endedAtEpochMs: number;
-}
-
-/** The store, recording the span of each call into `calls` (the last 20,000). */
-function recordingWrites(store: Store, calls: StoreCall[]): Store {
-  const epochNow = () => performance.timeOrigin + performance.now();
-  const record = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
-    const startedAtEpochMs = epochNow();
-    try {
-      return await call();
-    } finally {
-      calls.push({ what, startedAtEpochMs, endedAtEpochMs: epochNow() });
-      if (calls.length > 20_000) calls.splice(0, 10_000);
-    }
-  };
-  const statement = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 60);
-  return {
-    ...store,
-    database: store.database,
-    kind: store.kind,
-    query: (sql, params, options) => record(`${options?.background ? "background query" : "pool query"} ${statement(sql)}`, () => store.query(sql, params, options)),
-    command: (sql, params) => record(`command ${statement(sql)}`, () => store.command(sql, params)),
-    insert: (table, rows, token) => record(`insert ${table} (${rows.length} rows)`, () => store.insert(table, rows, token)),
-    insertJsonLines: (table, lines, token) => record(`insert ${table} (${lines.length} rows)`, () => store.insertJsonLines(table, lines, token)),
-  };
-}
 
 const ENDPOINTS = ['card', 'markets', 'top', 'summary', 'chart', 'fills', 'pnl', 'whales'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
@@ -448,7 +417,7 @@ async function main(): Promise<void> {
   let stopLive = async () => {};
   if (LIVE) {
     const eventLog = openEventLog(config, log);
-    const worker = await startIngestWorker({ config, eventLog, store: TRACE ? recordingWrites(store, liveWrites) : store, log });
+    const worker = await startIngestWorker({ config, eventLog, store: TRACE ? recordingCalls(store, liveWrites) : store, log });
     const producer = await eventLog.producer();
     const publisher = new EventPublisher(producer, new TopicNames(config.kafka.topicPrefix));
     const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders, ...(genesisTs === undefined ? {} : { genesisTs }) });
