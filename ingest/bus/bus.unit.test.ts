@@ -104,6 +104,65 @@ describe('SliceAccumulator', () => {
     expect(commits).toHaveLength(1);
   });
 
+  it('starts the next write while the previous batch is being committed, and commits in the order of the writes', async () => {
+    const events: string[] = [];
+    const processor: BatchProcessor<number> = {
+      prepare: (s) => s.messages.length,
+      write: async (_prepared, ranges) => void events.push(`write ${ranges[0]!.partition}`),
+      committed: (_prepared, ranges) => void events.push(`reported ${ranges[0]!.partition}`),
+    };
+    let releaseFirstCommit: () => void = () => {};
+    const firstCommitHeld = new Promise<void>((resolve) => (releaseFirstCommit = resolve));
+    let bothCommitted: () => void = () => {};
+    const done = new Promise<void>((resolve) => (bothCommitted = resolve));
+    const commit = async (ranges: SliceRange[]) => {
+      const partition = ranges[0]!.partition;
+      events.push(`commit ${partition} started`);
+      if (partition === 0) await firstCommitHeld;
+      events.push(`commit ${partition} done`);
+      if (partition === 1) bothCommitted();
+    };
+    const limits = { maxBatchMessages: 1000, maxBatchBytes: 1 << 20, lingerMs: 60_000, eagerBatchMessages: 2 };
+    const accumulator = new SliceAccumulator(processor, commit, limits, log);
+    await accumulator.add(slice('t', 0, 0, 2)); // eager: written at once, its commit held
+    await new Promise((resolve) => setImmediate(resolve));
+    await accumulator.add(slice('t', 1, 0, 2));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The second write did not wait for the first commit; its own commit waits for it.
+    expect(events).toEqual(['write 0', 'commit 0 started', 'write 1']);
+    releaseFirstCommit();
+    await done;
+    expect(events).toEqual(['write 0', 'commit 0 started', 'write 1', 'commit 0 done', 'reported 0', 'commit 1 started', 'commit 1 done']);
+    await accumulator.close();
+    expect(events.at(-1)).toBe('reported 1');
+  });
+
+  it('a failed commit is reported once and refuses slices until reset; nothing of the old generation is committed after the reset', async () => {
+    const { processor, writes } = recorder();
+    const commits: SliceRange[][] = [];
+    const failures: unknown[] = [];
+    let failCommits = true;
+    const commit = async (ranges: SliceRange[]) => {
+      if (failCommits) throw new Error('not the owner of the partition any more');
+      commits.push(ranges);
+    };
+    const accumulator = new SliceAccumulator(processor, commit, { maxBatchMessages: 2, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log, (error) => failures.push(error));
+    expect(await accumulator.add(slice('t', 0, 0, 2))).toBe(false); // written, its commit failed
+    expect(writes).toHaveLength(1);
+    expect(failures).toHaveLength(1);
+    expect(accumulator.failed).toBe(true);
+    expect(await accumulator.add(slice('t', 0, 2, 2))).toBe(false);
+    expect(writes).toHaveLength(1);
+    failCommits = false;
+    await accumulator.reset();
+    expect(commits).toHaveLength(0);
+    // Read again from the committed offsets: written and committed anew.
+    expect(await accumulator.add(slice('t', 0, 0, 2))).toBe(true);
+    expect(writes).toHaveLength(2);
+    expect(commits.map((ranges) => `${ranges[0]!.firstOffset}-${ranges[0]!.lastOffset}`)).toEqual(['0-1']);
+    expect(failures).toHaveLength(1);
+  });
+
   it('drops what it holds on reset: those messages are read again from the committed offsets', async () => {
     const { processor, writes } = recorder();
     const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log);
