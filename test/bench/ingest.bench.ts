@@ -64,6 +64,11 @@ const READS_RATE = Number(values.reads);
 /** Fills per produce request, and how far the producer may run ahead of the worker. */
 const PRODUCE_CHUNK = 5_000;
 const MAX_BACKLOG = 20_000;
+/**
+ * The worker committing nothing for this long while the bench waits for fills means a broken stream: the
+ * mock dropped fills before they were read (a larger backlog once did), and the bench would wait forever.
+ */
+const STALL_MS = 60_000;
 /** Rows per bare insert: the size of a worker's write under load. */
 const BARE_BATCH = 20_000;
 const SIMULATION_START = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -157,12 +162,14 @@ function follow(worker: RoleProcess) {
   let ingested = 0;
   let deadLetters = 0;
   let read = 0;
+  let lastCommitAt = performance.now();
   const take = () => {
     for (; read < worker.lines.length; read++) {
       const line: LogLine = worker.lines[read]!;
       if (line.msg === 'batch ingested') {
         ingested += Number(line.valid);
         deadLetters += Number(line.deadLetters);
+        lastCommitAt = performance.now();
       }
     }
     // A fill dead-lettered is a broken stream (the figures would be wrong): stop at once.
@@ -171,10 +178,23 @@ function follow(worker: RoleProcess) {
   };
   return {
     ingested: take,
-    /** Waits until the worker reported at least `count` fills ingested. */
+    /** Waits until the worker reported at least `count` fills ingested; fails if it commits nothing for STALL_MS meanwhile. */
     async until(count: number) {
       if (take() >= count) return;
-      await worker.waitFor(() => take() >= count);
+      let timer: NodeJS.Timeout | undefined;
+      const stalled = new Promise<never>((_resolve, reject) => {
+        const check = () => {
+          take();
+          if (performance.now() - lastCommitAt < STALL_MS) timer = setTimeout(check, 1_000);
+          else reject(new Error(`the worker committed nothing for ${STALL_MS / 1000} s at ${ingested} of ${count} fills: the stream is broken (did the mock broker drop fills before they were read?)`));
+        };
+        timer = setTimeout(check, 1_000);
+      });
+      try {
+        await Promise.race([worker.waitFor(() => take() >= count), stalled]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     /**
      * Waits until the rollups cover every write so far: a refresh that left nothing pending, logged
