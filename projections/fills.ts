@@ -30,27 +30,25 @@ export interface FillPosition {
 
 /**
  * One page of the wallet's fills (the wallet is the primary-key prefix of `fills_v2`, index granularity
- * 256), each fill's copy with the highest source_rank (ORDER BY source_rank DESC LIMIT 1 BY: the rule
- * ReplacingMergeTree(source_rank) applies, without FINAL), in (ts, condition_id, fill_id) order,
+ * 256), each fill's copy with the highest source_rank (`FINAL`: ReplacingMergeTree(source_rank) merges a
+ * fill's copies as it reads the wallet's range in key order), in (ts, condition_id, fill_id) order,
  * optionally narrowed to some of its markets (`markets`: a static SQL condition on the key). The filters
- * on ts apply to the kept copy, as they did after FINAL (two copies of a fill may differ in ts). Titles
- * and outcome names come after, by primary key, for the page's markets only; a market without metadata
- * gives '' for both.
+ * on ts apply to the kept copy (two copies of a fill may differ in ts): a WHERE on a column outside the
+ * key runs after FINAL's merge (it is not moved to PREWHERE: optimize_move_to_prewhere_if_final is off).
+ * `ORDER BY source_rank DESC LIMIT 1 BY` over the wallet's rows did the same by sorting all of them
+ * first: 33.9 ms against 20.3 for a 24,500-fill wallet, 7.6 against 6.9 for 640 fills (a simulated day).
+ * Titles and outcome names come after, by primary key, for the page's markets only; a market without
+ * metadata gives '' for both.
  */
 const traderFillsQuery = (markets: string) => `
-SELECT ts, condition_id, fill_id, side, price, token_side, size_tokens, usd
-FROM
-(
-    SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
-    FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String}${markets}
-    ORDER BY source_rank DESC
-    LIMIT 1 BY condition_id, fill_id
-)
-WHERE ts >= {since:UInt32}
+SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
+FROM {db:Identifier}.fills_v2 FINAL
+WHERE wallet = {wallet:String}${markets}
+  AND ts >= {since:UInt32}
   AND ({has_after:UInt8} = 0 OR (ts, condition_id, fill_id) > ({after_ts:UInt32}, {after_condition_id:String}, {after_fill_id:String}))
 ORDER BY ts, condition_id, fill_id
-LIMIT {limit:UInt32}`;
+LIMIT {limit:UInt32}
+SETTINGS optimize_move_to_prewhere_if_final = 0`;
 
 /** Unlimited depth: every fill of the wallet. */
 const READ_TRADER_FILLS = traderFillsQuery('');
