@@ -28,49 +28,40 @@ export interface FillPosition {
   fillId: string;
 }
 
-/** A page's filters, order and size, on the kept copies' columns (`ts` is the kept copy's: copies of a fill may differ in it). */
-const PAGE = `
-  ts >= {since:UInt32}
-  AND ({has_after:UInt8} = 0 OR (ts, condition_id, fill_id) > ({after_ts:UInt32}, {after_condition_id:String}, {after_fill_id:String}))
-ORDER BY ts, condition_id, fill_id
-LIMIT {limit:UInt32}`;
-
 /**
- * One page of the wallet's fills over all its markets (the wallet is the primary-key prefix of
- * `fills_v2`, index granularity 256), each fill's copy with the highest source_rank: `FINAL`
- * (ReplacingMergeTree(source_rank)) merges a fill's copies as it reads the wallet's range in key order,
- * where `ORDER BY source_rank DESC LIMIT 1 BY` sorted all of the wallet's rows first (a simulated day:
- * 20–26 ms against 30–35 for a 24,500-fill wallet, the same page). The filters on ts stay in WHERE, which
- * runs after FINAL's merge (not moved to PREWHERE: optimize_move_to_prewhere_if_final is off), so they
- * apply to the kept copy. Titles and outcome names come after, by primary key, for the page's markets
- * only; a market without metadata gives '' for both.
+ * One page of the wallet's fills (the wallet is the primary-key prefix of `fills_v2`, index granularity
+ * 256), each fill's copy with the highest source_rank (ORDER BY source_rank DESC LIMIT 1 BY: the rule
+ * ReplacingMergeTree(source_rank) applies, without FINAL), in (ts, condition_id, fill_id) order,
+ * optionally narrowed to some of its markets (`markets`: a static SQL condition on the key). The filters
+ * on ts apply to the kept copy, as they did after FINAL (two copies of a fill may differ in ts). Titles
+ * and outcome names come after, by primary key, for the page's markets only; a market without metadata
+ * gives '' for both.
  */
-const READ_TRADER_FILLS = `
-SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
-FROM {db:Identifier}.fills_v2 FINAL
-WHERE wallet = {wallet:String}
-  AND ${PAGE}
-SETTINGS optimize_move_to_prewhere_if_final = 0`;
-
-/**
- * Within a history depth: only the fills of the wallet's visible markets (the `history_depth` most
- * recent, the markets list's order; the keyset is unchanged, the narrowing is a fixed set of markets),
- * each one's kept copy chosen by ORDER BY source_rank DESC LIMIT 1 BY: with the visible markets as a
- * subquery, FINAL read more (24.6 ms against 19–21 for the same wallet).
- */
-const READ_TRADER_FILLS_WITHIN_DEPTH = `
+const traderFillsQuery = (markets: string) => `
 SELECT ts, condition_id, fill_id, side, price, token_side, size_tokens, usd
 FROM
 (
     SELECT ts, condition_id, fill_id, side, up_price AS price, token_side, size_tokens, usd
     FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String}
-      AND condition_id IN (${MARKETS_WITHIN_DEPTH}
-      )
+    WHERE wallet = {wallet:String}${markets}
     ORDER BY source_rank DESC
     LIMIT 1 BY condition_id, fill_id
 )
-WHERE ${PAGE}`;
+WHERE ts >= {since:UInt32}
+  AND ({has_after:UInt8} = 0 OR (ts, condition_id, fill_id) > ({after_ts:UInt32}, {after_condition_id:String}, {after_fill_id:String}))
+ORDER BY ts, condition_id, fill_id
+LIMIT {limit:UInt32}`;
+
+/** Unlimited depth: every fill of the wallet. */
+const READ_TRADER_FILLS = traderFillsQuery('');
+
+/**
+ * Within a history depth: only the fills of the wallet's visible markets (the `history_depth` most
+ * recent, the markets list's order). The keyset is unchanged: the narrowing is a fixed set of markets.
+ */
+const READ_TRADER_FILLS_WITHIN_DEPTH = traderFillsQuery(`
+  AND condition_id IN (${MARKETS_WITHIN_DEPTH}
+  )`);
 
 type FillRow = Omit<TraderFill, 'title' | 'outcome'> & { fill_id: string };
 
