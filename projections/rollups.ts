@@ -20,7 +20,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Store } from './store.ts';
+import { BACKGROUND_READ, type Store } from './store.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REFRESH_TRADER_MARKETS = readFileSync(path.join(here, 'rollups', 'refresh_trader_markets.sql'), 'utf8');
@@ -59,9 +59,6 @@ FROM {db:Identifier}.market_wallets FINAL
 WHERE condition_id IN {condition_ids:Array(String)}
 LIMIT {limit:UInt32}`;
 
-/** The worker's reads run beside its writes, never on the API's read sessions (QueryOptions.background). */
-const BACKGROUND = { background: true } as const;
-
 /** Past this many holders, a resolution counts as changing everyone's data (the list is not worth its memory). */
 const MAX_NAMED_HOLDERS = 50_000;
 
@@ -72,7 +69,7 @@ const MAX_NAMED_HOLDERS = 50_000;
 export async function stageResolvedMarkets(store: Store, batch: string, conditionIds: readonly string[]): Promise<ReadonlySet<string> | 'everyone'> {
   const markets = [...new Set(conditionIds)];
   await store.command(STAGE_WALLETS_OF_MARKETS, { batch, condition_ids: markets });
-  const holders = await store.query<{ wallet: string }>(WALLETS_OF_MARKETS, { condition_ids: markets, limit: MAX_NAMED_HOLDERS + 1 }, BACKGROUND);
+  const holders = await store.query<{ wallet: string }>(WALLETS_OF_MARKETS, { condition_ids: markets, limit: MAX_NAMED_HOLDERS + 1 }, BACKGROUND_READ);
   return holders.length > MAX_NAMED_HOLDERS ? 'everyone' : new Set(holders.map((row) => row.wallet));
 }
 
@@ -102,7 +99,7 @@ export interface RefreshTimings {
 export async function refreshRollups(store: Store, batches: readonly string[], settings: RollupSettings): Promise<RefreshTimings> {
   if (batches.length === 0) return { traderMarketsMs: 0, whalesMs: 0, tapeMs: 0 };
   // A batch stages trader keys (fills, legs, resolutions) or tape keys (trades): skip what has none.
-  const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(COUNT_STAGED, { batches }, BACKGROUND);
+  const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(COUNT_STAGED, { batches }, BACKGROUND_READ);
   const started = performance.now();
   if (staged?.trader_keys) {
     await store.command(REFRESH_TRADER_MARKETS, { batches });
@@ -133,6 +130,6 @@ export async function refreshRollups(store: Store, batches: readonly string[], s
 }
 
 export async function orphanRollupBatches(store: Store, olderThanSeconds: number): Promise<string[]> {
-  const rows = await store.query<{ batch: string }>(ORPHAN_BATCHES, { older_than_s: olderThanSeconds }, BACKGROUND);
+  const rows = await store.query<{ batch: string }>(ORPHAN_BATCHES, { older_than_s: olderThanSeconds }, BACKGROUND_READ);
   return rows.map((row) => row.batch);
 }

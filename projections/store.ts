@@ -57,6 +57,9 @@ export interface QueryOptions {
   background?: boolean | undefined;
 }
 
+/** The options of a read of ingest's own (QueryOptions.background): beside its writes, never on the API's read sessions. */
+export const BACKGROUND_READ: Readonly<QueryOptions> = Object.freeze({ background: true });
+
 /** Liveness of a store: a trivial query answers. */
 export async function storeAnswers(store: Store): Promise<boolean> {
   try {

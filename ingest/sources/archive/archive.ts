@@ -21,7 +21,7 @@
 import type { Hex } from 'viem';
 import type { ArchiveConfig } from '../../../config.ts';
 import type { Logger } from '../../../log.ts';
-import type { Store } from '../../../projections/store.ts';
+import { BACKGROUND_READ, type Store } from '../../../projections/store.ts';
 import type { EventInputOf, TopicId } from '../../contract/topics.ts';
 import { INDEXED_TOPIC0S } from './abi.ts';
 import type { DecodedLog, Decoding, RawLog } from './decode.ts';
@@ -132,8 +132,7 @@ export async function readCheckpoint(store: Store, source: string): Promise<Chec
   const [row] = await store.query<{ block: string | number; block_hash: string; recent_blocks: Array<string | number>; recent_hashes: string[] }>(
     'SELECT block, block_hash, recent_blocks, recent_hashes FROM {db:Identifier}.archive_checkpoints FINAL WHERE source = {source:String} ORDER BY block DESC LIMIT 1',
     { source },
-    // An ingest role's own read: beside its writes, not on the API's read sessions.
-    { background: true },
+    BACKGROUND_READ,
   );
   if (row === undefined) return null;
   const recent = row.recent_blocks.map((block, index) => ({ block: Number(block), hash: row.recent_hashes[index] ?? '' })).filter((ref) => ref.hash !== '');

@@ -4,7 +4,7 @@
  * from Gamma `clobTokenIds`). The archive's own registrations reach the projection too, so a restarted
  * archive finds the tokens of blocks before its checkpoint there.
  */
-import type { Store } from '../../../projections/store.ts';
+import { BACKGROUND_READ, type Store } from '../../../projections/store.ts';
 
 export interface TokenMarket {
   conditionId: string;
@@ -47,8 +47,7 @@ export class TokenDirectory {
     const rows = await store.query<{ condition_id: string; token1_id: string; token2_id: string; neg_risk: number }>(
       'SELECT condition_id, token1_id, token2_id, neg_risk FROM {db:Identifier}.market_tokens FINAL',
       {},
-      // An ingest role's own read: beside its writes, not on the API's read sessions.
-      { background: true },
+      BACKGROUND_READ,
     );
     for (const row of rows) this.add(row.condition_id, row.token1_id, row.token2_id, row.neg_risk === 1);
     return rows.length;
