@@ -13,7 +13,9 @@
  * does: reads then compete with inserts and rollup refreshes.
  *
  * Endpoints, and the in-process read timed for each (the calls the route's handler makes after it has
- * resolved the trader, on the same store wrapper, with the same read caches as the app's):
+ * resolved the trader, on the same store wrapper, with read caches of the app's settings but their own
+ * instance: an answer the app keeps is not kept for the in-process reads, nor the reverse, so a request
+ * can be a hit on one side and a miss on the other; --trader-cache 0 makes both sides read the store):
  *   card     GET /traders/{w}                          readTraderCard (career, upstream profile, upstream state)
  *   markets  GET /traders/{w}/markets?limit=50         readTraderMarkets (limit 50)
  *   top      GET /traders/{w}/top-markets              readTopMarkets (the default n)
@@ -443,7 +445,8 @@ async function main(): Promise<void> {
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   const prefix = config.api.prefix;
 
-  // The reads of each route, on the store the routes get (wrapped with the query timeout).
+  // The reads of each route, on the store the routes get (wrapped with the query timeout), with read caches
+  // of the app's settings: their own instance (the app builds its own in buildApp).
   const routeStore = withReadCaches(withQueryTimeout(store, config.clickhouse.queryTimeoutSeconds), config.api.readCache);
   const context = {
     config,
