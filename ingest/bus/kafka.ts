@@ -60,13 +60,19 @@ class KafkaProducer implements LogProducer {
   }
 }
 
-class KafkaConsumer implements LogConsumer {
+/** One consumer-group member (KafkaLog.consumer); exported for its unit test, which drives it with a fake kafkajs. */
+export class KafkaConsumer implements LogConsumer {
   private consumer: Consumer | undefined;
   private accumulator: SliceAccumulator<unknown> | undefined;
   private runConfig: ConsumerRunConfig | undefined;
   private stopping = false;
-  private recovering: Promise<void> | undefined;
-  /** Failed writes since the last successful one: the pause before reading again grows with it. */
+  /** Ends the pause before a restart when the consumer stops. */
+  private readonly stopped = new AbortController();
+  /** The consumer's restarts, one after another (recover). */
+  private restarting: Promise<void> = Promise.resolve();
+  /** A restart is queued and has not begun: a failure reported meanwhile is handled by it. */
+  private restartQueued = false;
+  /** Failed writes and crashes since the last successful commit: the pause before reading again grows with it. */
   private consecutiveFailures = 0;
   /** Per `topic|partition` of the assignment: the high watermark of the last fetch and the next offset to commit. */
   private readonly positions = new Map<string, { highWatermark: bigint; committed: bigint | undefined }>();
@@ -113,7 +119,7 @@ class KafkaConsumer implements LogConsumer {
       },
       this.options,
       this.log,
-      () => void this.recover(),
+      () => void this.recover('write'),
     );
     this.accumulator = accumulator as SliceAccumulator<unknown>;
 
@@ -126,6 +132,15 @@ class KafkaConsumer implements LogConsumer {
       this.positions.clear();
       consumerLag.reset();
       void accumulator.reset().then(() => joinedOnce());
+    });
+    // kafkajs starts a crashed consumer again itself only after an error it deems retriable. After any
+    // other (the librdkafka mock brokers answer a rejoin's SyncGroup with INVALID_REQUEST now and then;
+    // a real cluster has its own non-retriable answers) it has disconnected the consumer and stops there:
+    // the worker would run on, consuming nothing, and a worker still joining would never finish starting.
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || this.stopping) return;
+      this.log.error({ err: payload.error }, 'the consumer crashed on an error kafkajs does not retry');
+      void this.recover('crash');
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [...topics], fromBeginning: this.options.fromBeginning });
@@ -162,33 +177,44 @@ class KafkaConsumer implements LogConsumer {
   }
 
   /**
-   * After a failed write: pause, then stop and run the consumer again, so that it rejoins and reads
-   * from the committed offsets. (A rejoin resets the accumulator.)
+   * After a failed write, or a crash kafkajs does not recover from: pause (longer after each failure in a
+   * row), then stop the consumer, connect it (a crashed one was disconnected; a connected one stays as it
+   * is) and run it again, so that it rejoins its group and reads from the committed offsets (a rejoin
+   * resets the accumulator). One restart at a time: a crash during a restart's run queues another one
+   * after it, and a restart that fails queues the next.
    */
-  private recover(): Promise<void> {
-    this.recovering ??= (async () => {
+  private recover(cause: 'write' | 'crash'): Promise<void> {
+    if (this.restartQueued) return this.restarting;
+    this.restartQueued = true;
+    this.restarting = this.restarting.then(async () => {
+      this.restartQueued = false;
+      if (this.stopping) return;
       this.consecutiveFailures += 1;
       const delayMs = retryDelayMs(this.consecutiveFailures);
-      this.log.warn({ failures: this.consecutiveFailures, retryInMs: delayMs }, 'restarting the consumer from the committed offsets');
-      await sleep(delayMs);
-      const consumer = this.consumer;
-      if (!consumer || this.stopping || !this.runConfig) return;
-      await consumer.stop();
-      await this.accumulator?.reset();
-      await consumer.run(this.runConfig);
-    })()
-      .catch((error: unknown) => this.log.error({ err: error }, 'consumer restart failed'))
-      .finally(() => {
-        this.recovering = undefined;
-      });
-    return this.recovering;
+      this.log.warn({ cause, failures: this.consecutiveFailures, retryInMs: delayMs }, 'restarting the consumer from the committed offsets');
+      try {
+        await sleep(delayMs, undefined, { signal: this.stopped.signal });
+        const consumer = this.consumer;
+        if (!consumer || this.stopping || !this.runConfig) return;
+        await consumer.stop();
+        await this.accumulator?.reset();
+        await consumer.connect();
+        await consumer.run(this.runConfig);
+      } catch (error) {
+        if (this.stopping) return;
+        this.log.error({ err: error }, 'consumer restart failed; trying again');
+        void this.recover(cause);
+      }
+    });
+    return this.restarting;
   }
 
   async stop(): Promise<void> {
     const consumer = this.consumer;
     if (!consumer) return;
     this.stopping = true;
-    await this.recovering;
+    this.stopped.abort();
+    await this.restarting;
     this.consumer = undefined;
     // Write and commit what is held, then leave (disconnect waits for a batch handler in flight).
     await this.accumulator?.close().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
