@@ -19,7 +19,6 @@ class FakeKafkaConsumer extends EventEmitter {
   readonly events = EVENTS;
   connects = 0;
   runs = 0;
-  stops = 0;
   connected = false;
 
   async connect(): Promise<void> {
@@ -33,9 +32,7 @@ class FakeKafkaConsumer extends EventEmitter {
     this.emit(EVENTS.GROUP_JOIN, { payload: {} });
     this.emit('ran', this.runs);
   }
-  async stop(): Promise<void> {
-    this.stops += 1;
-  }
+  async stop(): Promise<void> {}
   async disconnect(): Promise<void> {
     this.connected = false;
   }
