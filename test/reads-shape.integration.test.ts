@@ -24,7 +24,7 @@ import { createSimulator, runSimulator } from '../ingest/sources/simulator/index
 import { withPublisher } from '../roles/runtime.ts';
 import { readCareer } from '../projections/careers.ts';
 import { WALLET_MARKET_FIELDS } from '../projections/wallet-markets.ts';
-import { readTraderFills } from '../projections/fills.ts';
+import { FILL_ROW_FIELDS, readTraderFills } from '../projections/fills.ts';
 import { readMarketSummary, readTopMarkets, readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
 import { loadMigrations, migrate } from '../projections/migrate.ts';
 import { openStore, type QueryParams, type Store } from '../projections/store.ts';
@@ -111,6 +111,10 @@ describe('tables shaped for their reads', () => {
     // The wallet's rows are read as one serialized column (0012): the old table gets it from the same migration.
     for (const statement of migrations.find((migration) => migration.version === 12)!.statements) {
       await before.command(statement.replaceAll('trader_markets_v2', 'trader_markets'));
+    }
+    // So are a fill's trade fields (0013): the old fills page reads them from the landing table.
+    for (const statement of migrations.find((migration) => migration.version === 13)!.statements) {
+      await before.command(statement.replaceAll('fills_v2', 'fills'));
     }
     for (const table of ['markets_meta', 'market_resolutions', 'fills', 'position_legs', 'trades', 'upstream_profiles', 'upstream_leaderboard']) {
       await before.command(`INSERT INTO {db:Identifier}.${table} SELECT * FROM {source:Identifier}.${table}`, { source: after.database });
@@ -234,6 +238,25 @@ describe('tables shaped for their reads', () => {
     // Both kinds of market (a payout, and none yet) are among them.
     expect(kinds.resolved).toBeGreaterThan(0);
     expect(kinds.open).toBeGreaterThan(0);
+  });
+
+  it("serializes each fills_v2 row's trade fields in fill_row exactly as a read of its columns returns them (0013)", async () => {
+    const rows = await after.query<Record<string, unknown> & { fill_row: string }>(
+      `SELECT fill_row, ${FILL_ROW_FIELDS.join(', ')} FROM {db:Identifier}.fills_v2 ORDER BY wallet, condition_id, fill_id, source_rank`,
+    );
+    expect(rows.length).toBeGreaterThan(1000);
+    const kinds = { buy: 0, sell: 0, token1: 0, token2: 0 };
+    for (const { fill_row, ...columns } of rows) {
+      const serialized = JSON.parse(fill_row) as Record<string, unknown>;
+      expect(Object.keys(serialized)).toEqual([...FILL_ROW_FIELDS]);
+      expect(serialized).toEqual(columns);
+      if (serialized.side === 'BUY') kinds.buy++;
+      else kinds.sell++;
+      if (serialized.token_side === 1) kinds.token1++;
+      else kinds.token2++;
+    }
+    // Both sides and both tokens are among them.
+    expect(Math.min(kinds.buy, kinds.sell, kinds.token1, kinds.token2)).toBeGreaterThan(0);
   });
 
   it('reads far fewer rows for a point read of one trader’s market', async () => {
