@@ -52,8 +52,8 @@ export interface MarketNames {
 /** A market without metadata: the lists show '' for its title and outcome names. */
 export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '', title_start_ts: null });
 
-/** The upstream profiles' share of the trader answers' memory (traderAnswerBytes ÷ this). */
-const UPSTREAM_SHARE_OF_TRADER_BYTES = 16;
+/** The upstream answers' share of the trader answers' memory (traderAnswerBytes ÷ this): profiles and equity curves. */
+const UPSTREAM_SHARE_OF_TRADER_BYTES = 8;
 /** The fills pages' share of the trader answers' memory (traderAnswerBytes ÷ this). */
 const FILLS_SHARE_OF_TRADER_BYTES = 4;
 
@@ -101,12 +101,12 @@ export interface ReadCacheSettings {
    */
   traderAnswerSeconds: number;
   /**
-   * The upstream profile (built from the provider's rows of the wallet alone: none of its fills, nothing
-   * of other traders, no market titles) is reused until the provider's rows of that wallet change, at
+   * The upstream profile and equity curve (built from the provider's rows of the wallet alone: none of its
+   * fills, nothing of other traders, no market titles) are reused until the provider's rows of that wallet change, at
    * most this long (at least `traderAnswerSeconds`); off with `traderAnswerSeconds`.
    */
   traderOwnAnswerSeconds: number;
-  /** Memory for the answers about traders, in bytes of their JSON (a sixteenth of it for the upstream profiles, a quarter for the fills pages). 0: off. */
+  /** Memory for the answers about traders, in bytes of their JSON (an eighth of it for the upstream profiles and equity curves, a quarter for the fills pages). 0: off. */
   traderAnswerBytes: number;
 }
 
@@ -265,7 +265,7 @@ export class ReadCaches {
   readonly openMarketTtlMs: number;
   /**
    * Answers about traders, by what each follows (TraderAnswerFollows): all of the trader's data, its
-   * upstream provider rows alone (its upstream profile), its fills alone (its fills pages over all its
+   * upstream provider rows alone (its upstream profile and equity curve), its fills alone (its fills pages over all its
    * markets). Null without changes to follow (a server store, which other processes write too) or when off.
    */
   readonly #traders: Record<TraderAnswerFollows, KeptUntilChanged<unknown> | null>;
@@ -296,7 +296,7 @@ export class ReadCaches {
         ? new KeptUntilChanged({ entries: settings.marketNameEntries }, { unwatched: 0, watched: marketNameTtlMs.watched }, changes, (c, conditionId) => c.versionOfMark(conditionId), clock)
         : null;
     // Answers about traders are kept only while a worker reports (an unwatched TTL of 0). One budget for
-    // the three kinds: a sixteenth for the upstream profiles (a few hundred bytes each), a quarter for the
+    // the three kinds: an eighth for the upstream answers (a profile a few hundred bytes, a curve a few KB), a quarter for the
     // fills pages, the rest for the others.
     const upstreamBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / UPSTREAM_SHARE_OF_TRADER_BYTES));
     const fillsBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / FILLS_SHARE_OF_TRADER_BYTES));
@@ -306,7 +306,7 @@ export class ReadCaches {
         : null;
     this.#traders = {
       trader: answersAboutTraders(settings.traderAnswerBytes - upstreamBytes - fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet)),
-      // The upstream profile is the provider's figures: kept until the provider reports on the wallet
+      // The upstream profile and curve are the provider's figures: kept until the provider reports on the wallet
       // again, not until the wallet trades (an active trader's card would read it on nearly every call).
       upstream: answersAboutTraders(upstreamBytes, Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000, (c, wallet) =>
         c.versionOfUpstream(wallet),

@@ -22,6 +22,7 @@ import { readMarketNames, readMarketSummary, readTraderMarkets, type MarketListP
 import { NO_MARKET_NAMES, withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
 import { readUpstreamProfile } from '../projections/upstream.ts';
+import { readEquitySeries, type EquityWindow } from '../projections/equity.ts';
 import { changesOf } from '../projections/changes.ts';
 import { readTraderFills } from '../projections/fills.ts';
 import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
@@ -269,6 +270,72 @@ describe('answers about a trader kept until the worker reports a change', () => 
     await publishOnAndWait('upstreamEquity', [{ wallet: H, ts: BASE_TS + 600, pnl_usd: -3 }]);
     expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: -3, max_drawdown: 8 });
     expect(await readUpstreamProfile(cached, H)).toEqual(await readUpstreamProfile(store, H));
+  });
+
+  it("keeps the equity curve through the trader's fills, cuts each window from it at the call's clock, and reads it again once the provider reports on the wallet", async () => {
+    const P = makeWallet('cache-p');
+    const M = makeConditionId('cache-p-market');
+    await publishOnAndWait('upstreamProfiles', [{ wallet: P, name: '', pnl: 2, pnl_realized: 2, pnl_unrealized: 0, portfolio_value: 50, as_of: BASE_TS + 700 }]);
+    // The last point is dated after the first call's clock (a provider's clock ahead of ours).
+    await publishOnAndWait('upstreamEquity', [
+      { wallet: P, ts: BASE_TS + 600, pnl_usd: 1 },
+      { wallet: P, ts: BASE_TS + 650, pnl_usd: 4 },
+      { wallet: P, ts: BASE_TS + 700, pnl_usd: 2 },
+      { wallet: P, ts: NOW + 50, pnl_usd: 7 },
+    ]);
+    await publishAndWait([fill(P, 4, 710, M)], [makeMarket({ condition_id: M, title: 'P market', end_ts: BASE_TS + 86_400 * 10 })]);
+    const sent: string[] = [];
+    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
+    const staleAfter = { upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds };
+    const series = async (on: Store, window: EquityWindow, nowSeconds: number) => {
+      const { upstream: _upstream, ...body } = await readEquitySeries(on, P, window, { nowSeconds, ...staleAfter });
+      return body;
+    };
+    // The statements that read the curve (the upstream's state is a cache of its own).
+    const curveReads = () => sent.filter((sql) => sql.includes('upstream_equity')).length;
+    const curve = (...points: [number, number][]) => points.map(([offset, pnl]) => [BASE_TS + offset, pnl]);
+
+    expect(await series(cached, 'all', NOW)).toEqual({
+      window: 'all',
+      model: 'upstream_profile',
+      series: curve([600, 1], [650, 4], [700, 2]),
+      peak: 4,
+      low: 1,
+      max_drawdown: 2,
+      as_of: NOW + 50,
+    });
+    expect(curveReads()).toBe(1);
+    // Later, from the kept points: the point dated after the first call is in the window now.
+    sent.length = 0;
+    const later = await series(cached, 'all', NOW + 60);
+    expect(later.series).toEqual(curve([600, 1], [650, 4], [700, 2], [86_450, 7]));
+    expect(later).toEqual(await series(store, 'all', NOW + 60));
+    expect(curveReads()).toBe(0);
+
+    // A rolling window moves its start with the clock: each call cuts it from the kept points.
+    const dayAfter = (offset: number) => BASE_TS + 86_400 + offset;
+    expect((await series(cached, '24h', dayAfter(620))).series).toEqual(curve([650, 4], [700, 2], [86_450, 7]));
+    sent.length = 0;
+    const moved = await series(cached, '24h', dayAfter(680));
+    expect(moved).toMatchObject({ series: curve([700, 2], [86_450, 7]), peak: 7, low: 2, max_drawdown: 0 });
+    expect(moved).toEqual(await series(store, '24h', dayAfter(680)));
+    expect(curveReads()).toBe(0);
+    // A clock set back (the window starts before the kept points): read again.
+    const earlier = await series(cached, '24h', dayAfter(590));
+    expect(earlier.series).toEqual(curve([600, 1], [650, 4], [700, 2], [86_450, 7]));
+    expect(earlier).toEqual(await series(store, '24h', dayAfter(590)));
+    expect(curveReads()).toBe(1);
+
+    // P trades: its curve is not read again.
+    await publishAndWait([fill(P, 6, 720, M)]);
+    sent.length = 0;
+    expect(await series(cached, 'all', NOW + 60)).toEqual(later);
+    expect(curveReads()).toBe(0);
+    // The provider reports a new point: it shows on the next call.
+    await publishOnAndWait('upstreamEquity', [{ wallet: P, ts: NOW + 55, pnl_usd: -1 }]);
+    const reported = await series(cached, 'all', NOW + 60);
+    expect(reported).toMatchObject({ series: curve([600, 1], [650, 4], [700, 2], [86_450, 7], [86_455, -1]), low: -1, max_drawdown: 8, as_of: NOW + 55 });
+    expect(reported).toEqual(await series(store, 'all', NOW + 60));
   });
 
   it("keeps a fills page through the trader's other rows and its rollups' refreshes, and reads it again once its fills change", async () => {
