@@ -64,7 +64,7 @@ export const storeQueryDuration = new Histogram({
 
 export const readCacheLookups = new Counter({
   name: 'trader_analytics_read_cache_lookups_total',
-  help: 'Lookups of the answers about traders kept in the read caches, by answer (career, fills, …) and outcome (hit, miss).',
+  help: 'Lookups of the answers about traders kept in the read caches, by answer (career, fills, …; trader_name: the display name every trader route resolves) and outcome (hit, miss).',
   labelNames: ['cache', 'outcome'] as const,
   registers,
 });

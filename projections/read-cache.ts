@@ -370,6 +370,7 @@ export class ReadCaches {
     const cache = this.#traderNames;
     if (!cache) return read();
     const kept = cache.get(wallet);
+    readCacheLookups.inc({ cache: 'trader_name', outcome: kept ? 'hit' : 'miss' });
     if (kept) return kept.value;
     const readAt = cache.readStart();
     const name = await read();

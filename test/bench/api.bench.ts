@@ -333,10 +333,16 @@ async function main(): Promise<void> {
     import('../../metrics/registry.ts'),
     import('../../api/gates/in-flight.ts'),
   ]);
-  /** Lookups of answers about traders so far (this process: the app and the in-process reads). */
-  const traderLookups = async () => {
+  /**
+   * Lookups of answers about traders so far (this process: the app and the in-process reads); with
+   * `names`, of display names (the lookup every trader route makes first) instead.
+   */
+  const traderLookups = async (names = false) => {
     const counted = { hit: 0, miss: 0 };
-    for (const sample of (await readCacheLookups.get()).values) counted[sample.labels.outcome === 'hit' ? 'hit' : 'miss'] += sample.value;
+    for (const sample of (await readCacheLookups.get()).values) {
+      if ((sample.labels.cache === 'trader_name') !== names) continue;
+      counted[sample.labels.outcome === 'hit' ? 'hit' : 'miss'] += sample.value;
+    }
     return counted;
   };
   /** The share of trader-answer lookups that hit between two snapshots (NaN: none looked up). */
@@ -642,10 +648,13 @@ async function main(): Promise<void> {
     const alone = {} as RunFigures['alone'];
     for (const endpoint of ENDPOINTS) read[endpoint] = await timeReads(endpoint, CALLS, offset);
     const singleBefore = await traderLookups();
+    const singleNamesBefore = await traderLookups(true);
     for (const endpoint of ENDPOINTS) single[endpoint] = await driver.run(oneByOne({ [endpoint]: pathsOf(endpoint, offset) }));
     const singleHits = hitShare(singleBefore, await traderLookups());
+    const singleNameHits = hitShare(singleNamesBefore, await traderLookups(true));
     for (const endpoint of ENDPOINTS) alone[endpoint] = await atRate(pathsOf(endpoint, offset).map((path) => [endpoint, path] as [Endpoint, string]));
     const mixLookups = await traderLookups();
+    const mixNameLookups = await traderLookups(true);
     const cpuBefore = process.cpuUsage();
     const machineBefore = machineCpuTimes();
     const loopBefore = nodePerformance.eventLoopUtilization();
@@ -655,6 +664,7 @@ async function main(): Promise<void> {
     const mixStarted = performance.now();
     const mixed = await atRate(mixSequence);
     const mixHits = hitShare(mixLookups, await traderLookups());
+    const mixNameHits = hitShare(mixNameLookups, await traderLookups(true));
     const mixCpuUsed = process.cpuUsage(cpuBefore);
     const mixCpu = (100 * (mixCpuUsed.user + mixCpuUsed.system)) / 1000 / (performance.now() - mixStarted);
     const mixLoop = nodePerformance.eventLoopUtilization(loopBefore).utilization;
@@ -673,7 +683,7 @@ async function main(): Promise<void> {
     const cell = (endpoint: Endpoint) => `${endpoint} ${ms(read[endpoint].p50)} / ${ms(single[endpoint].endpoints[endpoint]!.p50)} / ${ms(alone[endpoint].endpoints[endpoint]!.p50)}`;
     console.log(
       `run ${run + 1}/${REPEAT} (p50 ms: read / HTTP one at a time / HTTP at ${RATE} req/s): ${ENDPOINTS.map(cell).join(', ')}; ` +
-        `trader-answer cache hits: one at a time ${percent(singleHits)}, mix ${percent(mixHits)}; load average ${loadAverage()}`,
+        `trader-answer cache hits: one at a time ${percent(singleHits)}, mix ${percent(mixHits)}; display names from the cache: one at a time ${percent(singleNameHits)}, mix ${percent(mixNameHits)}; load average ${loadAverage()}`,
     );
   }
   driver.close();
