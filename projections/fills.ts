@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { historyDepthParam, MARKETS_WITHIN_DEPTH, readMarketNames, type DepthOption } from './markets.ts';
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
+import { parseFillRow } from './market-parts.ts';
 import { NO_MARKET_NAMES, readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
@@ -65,23 +66,6 @@ const READ_TRADER_FILLS_WITHIN_DEPTH = traderFillsQuery(`
   AND condition_id IN (${MARKETS_WITHIN_DEPTH}
   )`);
 
-/** The fields of a fill that `fill_row` serializes, in its order (migration 0013; checked against the columns by test/reads-shape). */
-export const FILL_ROW_FIELDS = ['side', 'up_price', 'token_side', 'size_tokens', 'usd'] as const;
-
-/** A fill's `fill_row`, parsed: its trade fields (the price in UP space, as stored). */
-interface FillRowFields {
-  side: TraderFill['side'];
-  up_price: number;
-  token_side: TraderFill['token_side'];
-  size_tokens: number;
-  usd: number;
-}
-// Compile-time: the list and the parsed shape name the same fields.
-const everyFillFieldListed: [Exclude<keyof FillRowFields, (typeof FILL_ROW_FIELDS)[number]> | Exclude<(typeof FILL_ROW_FIELDS)[number], keyof FillRowFields>] extends [never]
-  ? true
-  : never = true;
-void everyFillFieldListed;
-
 interface FillRow {
   ts: number;
   condition_id: string;
@@ -136,7 +120,7 @@ async function readTraderFillsFromStore(
   return {
     fills: pageRows.map((row) => {
       const market = names.get(row.condition_id) ?? NO_MARKET_NAMES;
-      const fill = JSON.parse(row.fill_row) as FillRowFields;
+      const fill = parseFillRow(row.fill_row);
       return {
         ts: row.ts,
         condition_id: row.condition_id,

@@ -63,16 +63,53 @@ export interface MarketResolutionRow {
   payout2: number | null;
 }
 
+/** The fields of a fill that `fill_row` serializes, in its order (migration 0013; checked against the columns by test/reads-shape). */
+export const FILL_ROW_FIELDS = ['side', 'up_price', 'token_side', 'size_tokens', 'usd'] as const;
+
+/** A fill's `fill_row`, parsed: its trade fields (the price in UP space, as stored). */
+export interface FillRowFields {
+  side: 'BUY' | 'SELL';
+  up_price: number;
+  token_side: 1 | 2;
+  size_tokens: number;
+  usd: number;
+}
+// Compile-time: the list and the parsed shape name the same fields.
+const everyFillFieldListed: [Exclude<keyof FillRowFields, (typeof FILL_ROW_FIELDS)[number]> | Exclude<(typeof FILL_ROW_FIELDS)[number], keyof FillRowFields>] extends [never]
+  ? true
+  : never = true;
+void everyFillFieldListed;
+
+/** A stored `fill_row`, parsed. */
+export function parseFillRow(fillRow: string): FillRowFields {
+  return JSON.parse(fillRow) as FillRowFields;
+}
+
 /**
- * The trader's fills in the market (`TraderMarketFillRow`), one copy per fill: the highest source_rank
- * (the archive's), as ReplacingMergeTree(source_rank) keeps. `fill_id` is always among the columns.
+ * The trader's fills in the market (`TraderMarketFillRow` with the columns asked for), one copy per fill:
+ * the highest source_rank (the archive's), as ReplacingMergeTree(source_rank) keeps. `fill_id` is always
+ * among the columns. The default reads the fill's trade fields as its one column `fill_row` (migration
+ * 0013: on this engine every column read costs, in every part), for `traderMarketFillOf`.
  */
-export const traderMarketFillsPart = (columns = 'ts, side, up_price AS price, token_side, size_tokens, usd') => `
+export const traderMarketFillsPart = (columns = 'ts, fill_row') => `
     SELECT fill_id, ${columns}
     FROM {db:Identifier}.fills_v2
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
     ORDER BY fill_id, source_rank DESC
     LIMIT 1 BY fill_id`;
+
+/** A row of the default `traderMarketFillsPart`: the fill's key, time and serialized trade fields. */
+export interface TraderMarketFillRowSerialized {
+  fill_id: string;
+  ts: number;
+  fill_row: string;
+}
+
+/** A trader's fill in the market from its serialized row. */
+export function traderMarketFillOf(row: TraderMarketFillRowSerialized): TraderMarketFillRow {
+  const fill = parseFillRow(row.fill_row);
+  return { ts: row.ts, fill_id: row.fill_id, side: fill.side, price: fill.up_price, token_side: fill.token_side, size_tokens: fill.size_tokens, usd: fill.usd };
+}
 
 export interface TraderMarketFillRow {
   ts: number;

@@ -12,6 +12,7 @@ import {
   marketMetaPart,
   marketResolutionPart,
   marketTimesOf,
+  traderMarketFillOf,
   traderMarketFillsPart,
   traderMarketKey,
   traderMarketResolved,
@@ -21,7 +22,7 @@ import {
   type MarketTradeSpanRow,
   type Resolution,
   type TraderMarket,
-  type TraderMarketFillRow,
+  type TraderMarketFillRowSerialized,
 } from './market-parts.ts';
 import { TRADER_MARKET_HEADER_PART, toHeader, type TraderMarketHeaderRow } from './markets.ts';
 import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
@@ -279,11 +280,12 @@ export const marketFillSchema = z.object({
 export type MarketFill = z.infer<typeof marketFillSchema>;
 
 /** The sampled chart in one statement: the series' rung over its window and the trader's fills (ordered in marketFillsOf). */
-const READ_CHART = bundle<{ rung: LadderRow; fills: TraderMarketFillRow }>({ rung: READ_RUNG, fills: traderMarketFillsPart() });
+const READ_CHART = bundle<{ rung: LadderRow; fills: TraderMarketFillRowSerialized }>({ rung: READ_RUNG, fills: traderMarketFillsPart() });
 
 /** The trader's fills in time order (then fill_id), each with the name of the token traded. */
-function marketFillsOf(rows: readonly TraderMarketFillRow[], times: MarketTimes): MarketFill[] {
-  return [...rows]
+function marketFillsOf(rows: readonly TraderMarketFillRowSerialized[], times: MarketTimes): MarketFill[] {
+  return rows
+    .map(traderMarketFillOf)
     .sort((a, b) => a.ts - b.ts || compareIds(a.fill_id, b.fill_id))
     .map(({ fill_id: _id, ...fill }) => ({ ...fill, outcome: fill.token_side === 1 ? times.outcome1 : times.outcome2 }));
 }
@@ -291,7 +293,7 @@ function marketFillsOf(rows: readonly TraderMarketFillRow[], times: MarketTimes)
 const TRADER_MARKET_FILLS = traderMarketFillsPart();
 
 export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
-  return marketFillsOf(await store.query<TraderMarketFillRow>(TRADER_MARKET_FILLS, { wallet, condition_id: times.conditionId }), times);
+  return marketFillsOf(await store.query<TraderMarketFillRowSerialized>(TRADER_MARKET_FILLS, { wallet, condition_id: times.conditionId }), times);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@ import { createSimulator, runSimulator } from '../ingest/sources/simulator/index
 import { withPublisher } from '../roles/runtime.ts';
 import { readCareer } from '../projections/careers.ts';
 import { WALLET_MARKET_FIELDS } from '../projections/wallet-markets.ts';
-import { FILL_ROW_FIELDS, readTraderFills } from '../projections/fills.ts';
+import { readTraderFills } from '../projections/fills.ts';
+import { FILL_ROW_FIELDS } from '../projections/market-parts.ts';
 import { readMarketSummary, readTopMarkets, readTraderMarkets, type MarketListPosition } from '../projections/markets.ts';
 import { loadMigrations, migrate } from '../projections/migrate.ts';
 import { openStore, type QueryParams, type Store } from '../projections/store.ts';

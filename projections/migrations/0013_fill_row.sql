@@ -6,7 +6,7 @@
 -- alone 4.8–5.0. So the fields a page returns besides its keys are serialized once, when the fill is
 -- written: `fill_row` is a MATERIALIZED column, computed by every insert (the view from fills included)
 -- from the row's own columns, exactly as a JSONEachRow read of those columns returns them. Readers parse
--- it; the fields are FILL_ROW_FIELDS' (fills.ts, checked against the columns by
+-- it; the fields are FILL_ROW_FIELDS' (market-parts.ts, checked against the columns by
 -- test/reads-shape.integration.test.ts). It costs an insert ~0.4 µs of CPU a fill.
 --
 -- Additive: rows written before this read their fill_row computed on the fly until MATERIALIZE COLUMN
