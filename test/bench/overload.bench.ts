@@ -5,8 +5,9 @@
  *
  * Builds (embedded ClickHouse, a fresh data directory, the in-process log) a simulated world of --days
  * days, mints a key whose plan never binds (the gates' own refusals are not under test), picks (trader,
- * market) pairs and serves the app on 127.0.0.1 with the configured limits (defaults, or the API_*
- * variables of the environment). The load is a mix of five reads (card, markets list, summary, chart,
+ * market) pairs and serves the app on 127.0.0.1 with the configured limits (defaults, or
+ * API_MAX_IN_FLIGHT, API_OVERLOADED_IN_FLIGHT, API_QUEUE_DEPTH, API_QUEUE_WAIT_MS and
+ * CLICKHOUSE_READ_POOL_SIZE from the environment). The load is a mix of five reads (card, markets list, summary, chart,
  * fills) from a load generator in a child process. Each of --repeat runs:
  *   1. capacity: a closed loop of API_MAX_IN_FLIGHT workers for --duration s (answers per second);
  *   2. the sustainable rate, --sustainable × capacity (default 0.7), as an evenly paced open loop for
@@ -119,7 +120,7 @@ async function main(): Promise<void> {
   const driver = new LoadDriver();
   try {
     const parsed = parseConfig({
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(API_MAX_IN_FLIGHT|API_QUEUE_DEPTH|API_QUEUE_WAIT_MS|CLICKHOUSE_QUERY_TIMEOUT_S)$/.test(name))),
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(API_MAX_IN_FLIGHT|API_OVERLOADED_IN_FLIGHT|API_QUEUE_DEPTH|API_QUEUE_WAIT_MS|CLICKHOUSE_QUERY_TIMEOUT_S|CLICKHOUSE_READ_POOL_SIZE)$/.test(name))),
       DATA_DIR: dataDir,
       CLICKHOUSE_DATABASE: 'bench_overload',
       LOG_LEVEL: 'error',
