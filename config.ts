@@ -137,12 +137,14 @@ const environmentSchema = z.object({
    * Load shedding, per API instance: at most API_MAX_IN_FLIGHT calls are worked on at once, at most
    * API_QUEUE_DEPTH wait for a slot, and none waits longer than API_QUEUE_WAIT_MS: the excess is refused
    * at once with 503 overloaded (429 busy for a heavy read) + Retry-After, consuming no call. Default in
-   * flight: the cores on the embedded store (at least 2: its reads run on this machine's cores), 16
-   * against a ClickHouse server. While overloaded (calls refused within the last few bounds),
-   * API_OVERLOADED_IN_FLIGHT (default one fewer, at least one), so that the calls served do not slow each
-   * other down. More slots absorb bursts of costly calls within capacity (the agent mix of bench:api:
-   * 4 slots and 2 overloaded serve 290 of 300 requests/s where 2 serve 235) but let the calls served
-   * under overload slow each other (bench:overload: 1.0–1.4× the normal p99 instead of 0.8×).
+   * flight: one more than the cores on the embedded store (at least 3: its reads run on this machine's
+   * cores, and one more call keeps them busy while another is between statements, in the gates or in
+   * serialization), 16 against a ClickHouse server. While overloaded (calls refused within the last few
+   * bounds), API_OVERLOADED_IN_FLIGHT (default one fewer, at least one), so that the calls served do not
+   * slow each other down. Measured on 2 cores (2026-11-25, bench:api's agent mix at 300 requests/s): 3
+   * slots with a read pool of 3 refused 0, 8, 0 and 0, 0, 18 calls in six runs where 2 refused 62, 8, 68,
+   * and bench:overload served ~50% more at 5× with the served p99 at 1.08–1.10× the normal p99 (2 slots:
+   * 0.92, 1.22 and 1.12× in three runs of the same hour).
    */
   API_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
   API_OVERLOADED_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).optional(),
@@ -586,7 +588,7 @@ export interface ArchiveConfig {
 /** Load shedding's limits (API_MAX_IN_FLIGHT and the rest), with the defaults of the store in use. */
 function inFlightLimits(env: z.infer<typeof environmentSchema>) {
   const cores = availableParallelism();
-  const maxInFlight = env.API_MAX_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? 16 : Math.max(2, cores));
+  const maxInFlight = env.API_MAX_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? 16 : Math.max(2, cores) + 1);
   const overloadedInFlight = Math.min(maxInFlight, env.API_OVERLOADED_IN_FLIGHT ?? Math.max(1, maxInFlight - 1));
   return { maxInFlight, overloadedInFlight, queueDepth: env.API_QUEUE_DEPTH, maxQueueWaitMs: env.API_QUEUE_WAIT_MS };
 }

@@ -132,9 +132,13 @@ interface SharedEngine {
   users: number;
 }
 
-/** The default read pool: the cores of this machine, within [2, 4] (embedded) or 16 sockets (server). */
+/**
+ * The default read pool: one session more than the cores of this machine within [2, 4] (embedded: as many
+ * as the API's default calls in flight on up to 4 cores, so that no call's statement waits for a session
+ * another call holds), or 16 sockets (server).
+ */
 export function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
-  return kind === 'server' ? 16 : Math.min(4, Math.max(2, availableParallelism()));
+  return kind === 'server' ? 16 : Math.min(4, Math.max(2, availableParallelism())) + 1;
 }
 
 /** chDB binds one data directory per process; all stores on that path share one engine (and its lanes). */

@@ -258,8 +258,8 @@ describe('InFlightLimiter', () => {
 
 describe('load shedding defaults (config)', () => {
   const cores = availableParallelism();
-  it('embedded: the cores in flight (at least 2), one fewer while overloaded', () => {
-    const slots = Math.max(2, cores);
+  it('embedded: one more than the cores in flight (at least 3), one fewer while overloaded', () => {
+    const slots = Math.max(2, cores) + 1;
     expect(parseConfig({}).api.inFlight).toEqual({ maxInFlight: slots, overloadedInFlight: slots - 1, queueDepth: 16, maxQueueWaitMs: 30 });
   });
   it('a ClickHouse server: 16 in flight, one fewer while overloaded', () => {
