@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { historyDepthParam, MARKETS_WITHIN_DEPTH, readMarketNames, type DepthOption } from './markets.ts';
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
-import { parseFillRow } from './market-parts.ts';
+import { traderMarketFillOf, type TraderMarketFillRowSerialized } from './market-parts.ts';
 import { NO_MARKET_NAMES, readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
 
@@ -66,11 +66,9 @@ const READ_TRADER_FILLS_WITHIN_DEPTH = traderFillsQuery(`
   AND condition_id IN (${MARKETS_WITHIN_DEPTH}
   )`);
 
-interface FillRow {
-  ts: number;
+/** A page row: the fill's market beside the columns a trader's fills in one market have (market-parts.ts). */
+interface FillRow extends TraderMarketFillRowSerialized {
   condition_id: string;
-  fill_id: string;
-  fill_row: string;
 }
 
 /**
@@ -120,13 +118,13 @@ async function readTraderFillsFromStore(
   return {
     fills: pageRows.map((row) => {
       const market = names.get(row.condition_id) ?? NO_MARKET_NAMES;
-      const fill = parseFillRow(row.fill_row);
+      const fill = traderMarketFillOf(row);
       return {
-        ts: row.ts,
+        ts: fill.ts,
         condition_id: row.condition_id,
         title: market.title,
         side: fill.side,
-        price: fill.up_price,
+        price: fill.price,
         token_side: fill.token_side,
         outcome: fill.token_side === 1 ? market.outcome1 : market.outcome2,
         size_tokens: fill.size_tokens,

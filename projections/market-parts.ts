@@ -67,7 +67,7 @@ export interface MarketResolutionRow {
 export const FILL_ROW_FIELDS = ['side', 'up_price', 'token_side', 'size_tokens', 'usd'] as const;
 
 /** A fill's `fill_row`, parsed: its trade fields (the price in UP space, as stored). */
-export interface FillRowFields {
+interface FillRowFields {
   side: 'BUY' | 'SELL';
   up_price: number;
   token_side: 1 | 2;
@@ -79,11 +79,6 @@ const everyFillFieldListed: [Exclude<keyof FillRowFields, (typeof FILL_ROW_FIELD
   ? true
   : never = true;
 void everyFillFieldListed;
-
-/** A stored `fill_row`, parsed. */
-export function parseFillRow(fillRow: string): FillRowFields {
-  return JSON.parse(fillRow) as FillRowFields;
-}
 
 /**
  * The trader's fills in the market (`TraderMarketFillRow` with the columns asked for), one copy per fill:
@@ -105,9 +100,9 @@ export interface TraderMarketFillRowSerialized {
   fill_row: string;
 }
 
-/** A trader's fill in the market from its serialized row. */
+/** A trader's fill from its serialized row (a fills page's rows too). */
 export function traderMarketFillOf(row: TraderMarketFillRowSerialized): TraderMarketFillRow {
-  const fill = parseFillRow(row.fill_row);
+  const fill = JSON.parse(row.fill_row) as FillRowFields;
   return { ts: row.ts, fill_id: row.fill_id, side: fill.side, price: fill.up_price, token_side: fill.token_side, size_tokens: fill.size_tokens, usd: fill.usd };
 }
 
