@@ -4,9 +4,8 @@
  * since when) comes with it, so the reader can say the curve is unavailable rather than stale.
  */
 import { z } from 'zod';
-import { bundle, readBundle } from './bundle.ts';
-import { readForTrader } from './read-cache.ts';
 import type { Store } from './store.ts';
+import { readUpstreamHistory } from './upstream-history.ts';
 
 export const EQUITY_WINDOWS = ['24h', '7d', '30d', 'ytd', '1y', 'all'] as const;
 export type EquityWindow = (typeof EQUITY_WINDOWS)[number];
@@ -95,47 +94,10 @@ export const equitySeriesSchema = z.object({
 export type EquitySeries = z.infer<typeof equitySeriesSchema> & { upstream: UpstreamState };
 
 /**
- * The wallet's points from a window's start on, and the two times its as_of is the later of (the
- * profile's report, the newest point), in one statement (a bundle: ~7 ms on a simulated day, against
- * two statements side by side of 6.5–7.8 ms that cost the read pool twice). The points are read without
- * an upper bound, so that an answer kept past its read still holds a point dated after that read (a
- * provider's clock ahead of ours): the window's end is applied when the answer is served.
- */
-const READ_EQUITY = bundle<{ points: { ts: number; pnl_usd: number }; asOf: { as_of: number } }>({
-  points: `
-    SELECT ts, pnl_usd
-    FROM {db:Identifier}.upstream_equity FINAL
-    WHERE wallet = {wallet:String} AND ts >= {from_ts:UInt32}`,
-  // The newest report of a ReplacingMergeTree(as_of) keyed by wallet is its greatest as_of: no FINAL.
-  asOf: `
-    SELECT max(as_of) AS as_of
-    FROM {db:Identifier}.upstream_profiles
-    WHERE wallet = {wallet:String}
-    UNION ALL
-    SELECT max(ts) AS as_of
-    FROM {db:Identifier}.upstream_equity
-    WHERE wallet = {wallet:String}`,
-});
-
-/** What a window's series is cut from: the wallet's points from `from` on, in time order, and its as_of (0: none). */
-interface EquityAnswer {
-  from: number;
-  points: EquityPoint[];
-  asOf: number;
-}
-
-async function readEquityFromStore(store: Store, wallet: string, from: number): Promise<EquityAnswer> {
-  const parts = await readBundle(store, READ_EQUITY, { wallet, from_ts: from });
-  const points: EquityPoint[] = parts.points.map((row): EquityPoint => [row.ts, row.pnl_usd]).sort((a, b) => a[0] - b[0]);
-  return { from, points, asOf: Math.max(0, ...parts.asOf.map((row) => row.as_of)) };
-}
-
-/**
- * The series over a window ending now. The wallet's points are an answer about the trader that follows
- * only its upstream rows (read-cache.ts, `follows: 'upstream'`): kept until the provider reports on the
- * wallet again. A window's start only moves forward with the clock, so a kept answer read from an
- * earlier start holds every point of the window now; one read from a later start (a clock set back) is
- * read again.
+ * The series over a window ending now, cut from the wallet's full upstream history (upstream-history.ts:
+ * the read the card's upstream block shares, kept until the provider reports on the wallet again), so
+ * every window and every clock is served from the same kept answer. `as_of` is the later of the
+ * profile's report and the newest point.
  */
 export async function readEquitySeries(
   store: Store,
@@ -143,12 +105,12 @@ export async function readEquitySeries(
   window: EquityWindow,
   options: { nowSeconds: number; upstreamStaleAfterSeconds: number },
 ): Promise<EquitySeries> {
-  const from = windowStart(window, options.nowSeconds);
-  const read = () => readEquityFromStore(store, wallet, from);
-  const [kept, upstream] = await Promise.all([
-    readForTrader(store, 'equity', wallet, [window], read, 'upstream').then((answer) => (answer.from <= from ? answer : read())),
+  const [history, upstream] = await Promise.all([
+    readUpstreamHistory(store, wallet),
     readUpstreamState(store, options.nowSeconds, options.upstreamStaleAfterSeconds),
   ]);
-  const series = kept.points.filter(([ts]) => ts >= from && ts <= options.nowSeconds);
-  return { window, model: 'upstream_profile', series, ...drawdownStats(series), as_of: kept.asOf > 0 ? kept.asOf : null, upstream };
+  const from = windowStart(window, options.nowSeconds);
+  const series = history.points.filter(([ts]) => ts >= from && ts <= options.nowSeconds);
+  const asOf = Math.max(history.profile?.as_of ?? 0, history.points.at(-1)?.[0] ?? 0);
+  return { window, model: 'upstream_profile', series, ...drawdownStats(series), as_of: asOf > 0 ? asOf : null, upstream };
 }

@@ -52,7 +52,7 @@ export interface MarketNames {
 /** A market without metadata: the lists show '' for its title and outcome names. */
 export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '', title_start_ts: null });
 
-/** The upstream answers' share of the trader answers' memory (traderAnswerBytes ÷ this): profiles and equity curves. */
+/** The upstream answers' share of the trader answers' memory (traderAnswerBytes ÷ this): each wallet's profile and equity history. */
 const UPSTREAM_SHARE_OF_TRADER_BYTES = 8;
 /** The fills pages' share of the trader answers' memory (traderAnswerBytes ÷ this). */
 const FILLS_SHARE_OF_TRADER_BYTES = 4;
@@ -265,7 +265,7 @@ export class ReadCaches {
   readonly openMarketTtlMs: number;
   /**
    * Answers about traders, by what each follows (TraderAnswerFollows): all of the trader's data, its
-   * upstream provider rows alone (its upstream profile and equity curve), its fills alone (its fills pages over all its
+   * upstream provider rows alone (its upstream profile and equity history), its fills alone (its fills pages over all its
    * markets). Null without changes to follow (a server store, which other processes write too) or when off.
    */
   readonly #traders: Record<TraderAnswerFollows, KeptUntilChanged<unknown> | null>;
@@ -296,7 +296,7 @@ export class ReadCaches {
         ? new KeptUntilChanged({ entries: settings.marketNameEntries }, { unwatched: 0, watched: marketNameTtlMs.watched }, changes, (c, conditionId) => c.versionOfMark(conditionId), clock)
         : null;
     // Answers about traders are kept only while a worker reports (an unwatched TTL of 0). One budget for
-    // the three kinds: an eighth for the upstream answers (a profile a few hundred bytes, a curve a few KB), a quarter for the
+    // the three kinds: an eighth for the upstream answers (a wallet's profile and equity history, a few KB), a quarter for the
     // fills pages, the rest for the others.
     const upstreamBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / UPSTREAM_SHARE_OF_TRADER_BYTES));
     const fillsBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / FILLS_SHARE_OF_TRADER_BYTES));
@@ -306,7 +306,7 @@ export class ReadCaches {
         : null;
     this.#traders = {
       trader: answersAboutTraders(settings.traderAnswerBytes - upstreamBytes - fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet)),
-      // The upstream profile and curve are the provider's figures: kept until the provider reports on the wallet
+      // The upstream profile and equity history are the provider's figures: kept until the provider reports on the wallet
       // again, not until the wallet trades (an active trader's card would read it on nearly every call).
       upstream: answersAboutTraders(upstreamBytes, Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000, (c, wallet) =>
         c.versionOfUpstream(wallet),

@@ -15,7 +15,7 @@ import { EventPublisher } from '../ingest/publisher.ts';
 import { startIngestWorker } from '../ingest/worker.ts';
 import { exposition } from '../metrics/registry.ts';
 import { readWalletMarketsFromStore } from '../projections/wallet-markets.ts';
-import { readUpstreamProfile } from '../projections/upstream.ts';
+import { readUpstreamHistory } from '../projections/upstream-history.ts';
 import type { Store } from '../projections/store.ts';
 import { BASE_TS, makeConditionId, makeFill, makeWallet } from './factories.ts';
 import { API, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
@@ -105,10 +105,10 @@ describe('metrics of the read API', () => {
     expect(delta('trader_analytics_gate_decisions_total', {})).toBe(5);
     expect(delta('trader_analytics_auth_failures_total', { outcome: 'refused' })).toBe(1);
 
-    // The trader's card reads the wallet's markets (readWalletMarketsFromStore) and its upstream profile
-    // (readUpstreamProfile): their latency is recorded under those names (a statement is named after the
+    // The trader's card reads the wallet's markets (readWalletMarketsFromStore) and its upstream history
+    // (readUpstreamHistory): their latency is recorded under those names (a statement is named after the
     // read function that sends it, not readBundle or the caches).
-    for (const read of [readWalletMarketsFromStore.name, readUpstreamProfile.name]) {
+    for (const read of [readWalletMarketsFromStore.name, readUpstreamHistory.name]) {
       expect(delta('trader_analytics_store_query_duration_seconds_count', { read, outcome: 'ok' }), read).toBeGreaterThanOrEqual(2);
     }
     const readNames = new Set(samplesOf(after, 'trader_analytics_store_query_duration_seconds_count').map((sample) => sample.labels.read));

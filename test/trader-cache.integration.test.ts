@@ -272,7 +272,7 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(await readUpstreamProfile(cached, H)).toEqual(await readUpstreamProfile(store, H));
   });
 
-  it("keeps the equity curve through the trader's fills, cuts each window from it at the call's clock, and reads it again once the provider reports on the wallet", async () => {
+  it("keeps the equity history through the trader's fills, shares it with the card, cuts each window from it at the call's clock, and reads it again once the provider reports on the wallet", async () => {
     const P = makeWallet('cache-p');
     const M = makeConditionId('cache-p-market');
     await publishOnAndWait('upstreamProfiles', [{ wallet: P, name: '', pnl: 2, pnl_realized: 2, pnl_unrealized: 0, portfolio_value: 50, as_of: BASE_TS + 700 }]);
@@ -305,6 +305,10 @@ describe('answers about a trader kept until the worker reports a change', () => 
       as_of: NOW + 50,
     });
     expect(curveReads()).toBe(1);
+    // The card's upstream block is folded from the same kept read: no statement.
+    sent.length = 0;
+    expect(await readUpstreamProfile(cached, P)).toEqual({ ...(await readUpstreamProfile(store, P)), peak: 7, low: 1, as_of: BASE_TS + 700 });
+    expect(sent).toHaveLength(0);
     // Later, from the kept points: the point dated after the first call is in the window now.
     sent.length = 0;
     const later = await series(cached, 'all', NOW + 60);
@@ -312,7 +316,7 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(later).toEqual(await series(store, 'all', NOW + 60));
     expect(curveReads()).toBe(0);
 
-    // A rolling window moves its start with the clock: each call cuts it from the kept points.
+    // A rolling window moves its start with the clock, either way: each call cuts it from the kept history.
     const dayAfter = (offset: number) => BASE_TS + 86_400 + offset;
     expect((await series(cached, '24h', dayAfter(620))).series).toEqual(curve([650, 4], [700, 2], [86_450, 7]));
     sent.length = 0;
@@ -320,11 +324,10 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(moved).toMatchObject({ series: curve([700, 2], [86_450, 7]), peak: 7, low: 2, max_drawdown: 0 });
     expect(moved).toEqual(await series(store, '24h', dayAfter(680)));
     expect(curveReads()).toBe(0);
-    // A clock set back (the window starts before the kept points): read again.
     const earlier = await series(cached, '24h', dayAfter(590));
     expect(earlier.series).toEqual(curve([600, 1], [650, 4], [700, 2], [86_450, 7]));
     expect(earlier).toEqual(await series(store, '24h', dayAfter(590)));
-    expect(curveReads()).toBe(1);
+    expect(curveReads()).toBe(0);
 
     // P trades: its curve is not read again.
     await publishAndWait([fill(P, 6, 720, M)]);

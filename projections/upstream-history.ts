@@ -1,0 +1,58 @@
+/**
+ * A wallet's rows from the upstream provider: its latest profile and its full equity history. One read
+ * behind both the card's `upstream` block (upstream.ts: the profile with the history's extremes) and the
+ * pnl-series (equity.ts: a window cut from the history), kept as an answer about the trader that follows
+ * only the provider's rows of the wallet (read-cache.ts, `follows: 'upstream'`): an agent that asks for
+ * the card and then the curve, or for several windows, sends one statement.
+ */
+import { bundle, readBundle } from './bundle.ts';
+import type { EquityPoint } from './equity.ts';
+import { readForTrader } from './read-cache.ts';
+import type { Store } from './store.ts';
+import type { UpstreamProfile } from './upstream.ts';
+
+/** The provider's latest profile row of a wallet (the card folds the history's extremes into it). */
+export type UpstreamProfileRow = Omit<UpstreamProfile, 'peak' | 'low' | 'max_drawdown'>;
+
+export interface UpstreamHistory {
+  /** Null when the provider never reported a profile of the wallet. */
+  profile: UpstreamProfileRow | null;
+  /** Every equity point, in time order. */
+  points: EquityPoint[];
+}
+
+/**
+ * Plain reads by the wallet prefix of their keys (a bundle, projections/bundle.ts): the latest profile
+ * (ReplacingMergeTree on as_of: its newest version, without FINAL) and the full equity history (FINAL: the
+ * table has no version column, so only a merge says which copy of a point is the last one). Folds (peak,
+ * low, drawdown, windows) are done by the callers, not in SQL: a window function over a join costs the
+ * engine more to plan than these few hundred points cost to send.
+ */
+const READ_UPSTREAM_HISTORY = bundle<{ profile: UpstreamProfileRow; equity: { ts: number; pnl_usd: number } }>({
+  profile: `
+    SELECT as_of, pnl, pnl_realized, pnl_unrealized, portfolio_value, profile_image
+    FROM {db:Identifier}.upstream_profiles
+    WHERE wallet = {wallet:String}
+    ORDER BY as_of DESC
+    LIMIT 1`,
+  equity: `
+    SELECT ts, pnl_usd
+    FROM {db:Identifier}.upstream_equity FINAL
+    WHERE wallet = {wallet:String}`,
+});
+
+/** The wallet's upstream profile and equity history: from the caches while the provider has not reported on it since, else read. */
+export async function readUpstreamHistory(store: Store, wallet: string): Promise<UpstreamHistory> {
+  return readForTrader(
+    store,
+    'upstream_history',
+    wallet,
+    null,
+    async () => {
+      const parts = await readBundle(store, READ_UPSTREAM_HISTORY, { wallet });
+      const points = parts.equity.map((row): EquityPoint => [row.ts, row.pnl_usd]).sort((a, b) => a[0] - b[0]);
+      return { profile: parts.profile[0] ?? null, points };
+    },
+    'upstream',
+  );
+}
