@@ -74,6 +74,13 @@ const environmentSchema = z.object({
    * process may (CAP_SYS_NICE); elsewhere the setting does nothing. 0 turns it off.
    */
   CLICKHOUSE_WRITE_NICE: z.coerce.number().int().min(0).max(19).optional(),
+  /**
+   * libuv's thread pool (read by libuv, once, when the process starts; here only to check it): every
+   * embedded store call holds one of its threads, so it must cover the read sessions, the ingest and
+   * command lanes and Node's own work (projections/store.ts, embeddedThreadPoolShortfall). Absent:
+   * libuv's default, 4, which is too few for the embedded store; the launchers set 16.
+   */
+  UV_THREADPOOL_SIZE: z.coerce.number().int().min(1).max(1024).optional(),
 
   KAFKA_BROKERS: optionalString,
   KAFKA_CLIENT_ID: z.string().default('trader-analytics'),
@@ -651,6 +658,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       readMaxThreads: env.CLICKHOUSE_READ_MAX_THREADS,
       /** Absent: 10 embedded, 0 (off) against a server (projections/store.ts). */
       writeNice: env.CLICKHOUSE_WRITE_NICE,
+      /** Absent: libuv's default of 4 (projections/store.ts). */
+      threadPoolSize: env.UV_THREADPOOL_SIZE,
     },
     kafka: {
       /** Absent: the in-process bus (embedded mode). */

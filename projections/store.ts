@@ -42,6 +42,11 @@ export interface StoreOptions {
    * 10 embedded (one machine's cores for both), 0 against a server.
    */
   writeNice?: number | undefined;
+  /**
+   * Threads of libuv's pool in this process (UV_THREADPOOL_SIZE, as the process started: libuv reads it
+   * once). Absent: libuv's default, 4. Only checked (embeddedThreadPoolShortfall), never changed here.
+   */
+  threadPoolSize?: number | undefined;
 }
 
 export type QueryParams = Record<string, unknown>;
@@ -148,6 +153,40 @@ let embeddedPathInUse: string | undefined;
 /** The embedded default of `writeNice`: reads before writes when they compete for this machine's cores. */
 export const EMBEDDED_WRITE_NICE = 10;
 
+/** The read pool's sessions as openStore sizes them: the configured count, or the default for the store's kind. */
+export function readPoolSizeOf(options: Pick<StoreOptions, 'url' | 'readPoolSize'>): number {
+  return Math.max(1, Math.trunc(options.readPoolSize ?? defaultReadPoolSize(options.url ? 'server' : 'embedded')));
+}
+
+/** libuv's thread pool when UV_THREADPOOL_SIZE is not set. */
+export const LIBUV_DEFAULT_THREAD_POOL_SIZE = 4;
+/** Threads of that pool kept for Node's own work beside the store (file system, DNS lookups, zlib, crypto). */
+export const THREAD_POOL_RESERVE = 4;
+/** What the launchers set UV_THREADPOOL_SIZE to (package.json, the Dockerfile, test/harness/child.ts): the largest embedded need, 4 + 1 + 2 + 4 = 11, and room. */
+export const LAUNCHER_THREAD_POOL_SIZE = 16;
+
+/**
+ * Each chDB call runs on one thread of libuv's pool for its whole length (chdb's native binding is an
+ * N-API AsyncWorker), and that pool has 4 threads unless UV_THREADPOOL_SIZE says otherwise when the
+ * process starts. The embedded store keeps its read sessions, the ingest lane and the command lane busy
+ * at once, so with 3 read sessions a read can wait for a thread while an insert and a refresh run beside
+ * two other reads: a queue in front of the sessions, which the lanes exist to avoid. Measured on 2 cores:
+ * a `SELECT 1` behind four 300 ms statements 248 ms with 4 threads, 34 ms with 16; bench:api's `SELECT 1`
+ * at 8 callers 673 → 1,377 statements/s. Point reads at 3 callers beside a busy ingest lane and command
+ * lane: no change (p50 7–10 ms either way: there they wait for the cores, not for a thread). Returns
+ * what this process lacks, or undefined when it has enough (or reads a server: its client does not
+ * use the pool).
+ */
+export function embeddedThreadPoolShortfall(
+  options: Pick<StoreOptions, 'url' | 'readPoolSize' | 'threadPoolSize'>,
+): { threads: number; needed: number } | undefined {
+  if (options.url) return undefined;
+  const threads = options.threadPoolSize ?? LIBUV_DEFAULT_THREAD_POOL_SIZE;
+  // The read sessions, the ingest lane and the command lane, each with one native call in flight, and Node's own.
+  const needed = readPoolSizeOf(options) + 2 + THREAD_POOL_RESERVE;
+  return threads < needed ? { threads, needed } : undefined;
+}
+
 async function acquireEmbedded(path: string, readPoolSize: number, readMaxThreads: number, writeNice: number): Promise<Lanes> {
   const existing = embeddedEngines.get(path);
   if (existing) {
@@ -238,7 +277,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     throw new Error(`database name ${JSON.stringify(options.database)} is not a plain identifier`);
   }
   const kind = options.url ? 'server' : 'embedded';
-  const readPoolSize = Math.max(1, Math.trunc(options.readPoolSize ?? defaultReadPoolSize(kind)));
+  const readPoolSize = readPoolSizeOf(options);
   const lanes = options.url ? serverLanes(options, readPoolSize) : await acquireEmbedded(options.embeddedPath, readPoolSize, options.readMaxThreads ?? 1, options.writeNice ?? EMBEDDED_WRITE_NICE);
   const database = options.database;
   const bind = (params: QueryParams | undefined): QueryParams => ({ ...params, db: database });

@@ -8,7 +8,7 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { migrate } from '../projections/migrate.ts';
-import { openStore, type Store } from '../projections/store.ts';
+import { embeddedThreadPoolShortfall, LAUNCHER_THREAD_POOL_SIZE, openStore, type Store } from '../projections/store.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import type { EventLog } from '../ingest/bus/types.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
@@ -16,6 +16,14 @@ import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 
 export async function openMigratedStore(config: Config, log: Logger): Promise<Store> {
+  const shortfall = embeddedThreadPoolShortfall(config.clickhouse);
+  if (shortfall) {
+    // Not fatal: the store works, but its reads queue for the pool's threads behind inserts and refreshes.
+    log.warn(
+      { threadPoolSize: shortfall.threads, needed: shortfall.needed, suggested: LAUNCHER_THREAD_POOL_SIZE },
+      `UV_THREADPOOL_SIZE gives ${shortfall.threads} threads, fewer than the embedded store's ${shortfall.needed} (its sessions and Node's own work): reads will wait for a thread behind writes; start the process with UV_THREADPOOL_SIZE=${LAUNCHER_THREAD_POOL_SIZE} (npm start and the image do)`,
+    );
+  }
   const store = await openStore(config.clickhouse);
   await migrate(store, log.child({ name: 'migrate' }), { cluster: config.clickhouse.cluster });
   return store;

@@ -11,9 +11,11 @@ import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { API_KEY_PATTERN, sha256Hex } from '../ingest/sources/accounts.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
-import { startRole, type RoleProcess } from './harness/child.ts';
+import { startRole, type LogLine, type RoleProcess } from './harness/child.ts';
 
 const TWO_MINUTES_MS = 120_000;
+
+const isThreadPoolWarning = (line: LogLine): boolean => line.threadPoolSize !== undefined;
 
 async function startAll(dataDir: string): Promise<{ process: RoleProcess; address: string; readyAfterMs: number }> {
   const started = Date.now();
@@ -42,6 +44,8 @@ describe('npm start (role all, embedded)', () => {
       first.process.child.kill('SIGTERM');
     }
     expect(await first.process.exited).toBe(0);
+    // Started as npm start starts it (UV_THREADPOOL_SIZE set): no warning about libuv's thread pool.
+    expect(first.process.lines.filter(isThreadPoolWarning)).toEqual([]);
 
     const keys = JSON.parse(await readFile(path.join(dataDir, 'demo-keys.json'), 'utf8')) as Record<string, string>;
     expect(Object.keys(keys).sort()).toEqual(['basic', 'max', 'pro']);
@@ -113,5 +117,17 @@ describe('npm start (role all, embedded)', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('warns when the process starts with libuv\'s default thread pool, too few threads for the embedded store', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-threads-'));
+    // UV_THREADPOOL_SIZE as a shell without the launcher's variable would start it: libuv's 4 threads.
+    const run = startRole('migrate', [], { DATA_DIR: dataDir, LOG_LEVEL: 'info', UV_THREADPOOL_SIZE: '4', CLICKHOUSE_READ_POOL_SIZE: '3' });
+    expect(await run.exited).toBe(0);
+    const warnings = run.lines.filter(isThreadPoolWarning);
+    expect(warnings).toHaveLength(1);
+    // 3 read sessions, the ingest and command lanes, and 4 threads for Node's own work.
+    expect(warnings[0]).toMatchObject({ level: 40, threadPoolSize: 4, needed: 9, suggested: 16 });
+    expect(String(warnings[0]!.msg)).toContain('UV_THREADPOOL_SIZE=16');
   });
 });

@@ -62,6 +62,7 @@ import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
 import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 import { recordingCalls, type StoreCall } from '../harness/recorded-store.ts';
+import { embeddedThreadPoolShortfall, LIBUV_DEFAULT_THREAD_POOL_SIZE, readPoolSizeOf } from '../../projections/store.ts';
 
 const { values } = parseArgs({
   options: {
@@ -362,6 +363,8 @@ async function main(): Promise<void> {
     ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
     ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
     ...(values['trader-cache'] ? { READ_CACHE_TRADER_S: values['trader-cache'] } : {}),
+    // libuv's pool as this process started (npm run bench:api sets it; the header says what it is).
+    ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
     // The read caches', load shedding's and live ingest's settings (READ_CACHE_*, API_*, INGEST_*, CLICKHOUSE_WRITE_NICE, CLICKHOUSE_READ_*) pass through, to compare them on the same world.
     ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('READ_CACHE_') || name.startsWith('API_') || name.startsWith('INGEST_') || name.startsWith('CLICKHOUSE_WRITE_') || name.startsWith('CLICKHOUSE_READ_')) && value !== undefined)),
   });
@@ -372,7 +375,8 @@ async function main(): Promise<void> {
   const log = createLogger('error');
   console.log(
     `service: at most ${config.api.inFlight.maxInFlight} calls in flight (queue ${config.api.inFlight.queueDepth}, wait ≤ ${config.api.inFlight.maxQueueWaitMs} ms), ` +
-      `read pool ${config.clickhouse.readPoolSize ?? 'default'} sessions`,
+      `read pool ${readPoolSizeOf(config.clickhouse)} sessions, libuv thread pool ${config.clickhouse.threadPoolSize ?? `${LIBUV_DEFAULT_THREAD_POOL_SIZE} (libuv's default)`} threads` +
+      (embeddedThreadPoolShortfall(config.clickhouse) ? ' (fewer than the store needs: reads wait for threads; npm run sets UV_THREADPOOL_SIZE)' : ''),
   );
   // Opened first and held: the embedded engine stays up while the publisher's own store comes and goes.
   const store = await openMigratedStore(config, log);

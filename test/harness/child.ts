@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { LAUNCHER_THREAD_POOL_SIZE } from '../../projections/store.ts';
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -33,7 +34,8 @@ export interface RoleProcess {
 export function startRole(role: string, args: string[], environment: Record<string, string>, nodeArgs: string[] = []): RoleProcess {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'main.ts', role, ...args], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...environment },
+    // As the launchers start it (package.json, the Dockerfile): libuv's pool sized for the embedded store.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', UV_THREADPOOL_SIZE: String(LAUNCHER_THREAD_POOL_SIZE), ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];
