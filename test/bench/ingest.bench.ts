@@ -330,8 +330,9 @@ async function main(): Promise<void> {
     KAFKA_GROUP_ID: `bench-${Date.now()}`,
     CLICKHOUSE_DATABASE: 'bench_worker',
     LOG_LEVEL: 'debug',
-    // Tuning knobs (INGEST_*) pass through, to compare settings on the same data.
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith('INGEST_') && value !== undefined)),
+    // Tuning knobs (INGEST_*) pass through, to compare settings on the same data; so does libuv's pool
+    // (npm run sets it for this process; the harness's default otherwise).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('INGEST_') || name === 'UV_THREADPOOL_SIZE') && value !== undefined)),
   };
   const config = parseConfig(workerEnvironment);
   const topics = new TopicNames(config.kafka.topicPrefix);
