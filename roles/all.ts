@@ -22,7 +22,7 @@ import { readStoredEventCount } from '../projections/landed.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
-import { openMigratedStore, shutdownSignal, throttled } from './runtime.ts';
+import { openMigratedStore, shutdownSignal, throttled, warnIfThreadPoolShort } from './runtime.ts';
 import { storeAnswers } from '../projections/store.ts';
 import { DEMO_ACCOUNT_IDS, ensureDemoAccounts, readDemoKeys } from '../ingest/sources/accounts.ts';
 import { SkipLandedSink, snapshotAccountSessions, snapshotSimulatedSince } from '../ingest/sources/skip-landed.ts';
@@ -87,6 +87,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
 
   const signal = shutdownSignal(log);
   const startedAt = Date.now();
+  warnIfThreadPoolShort(config, log);
   const store = await openMigratedStore(config, log);
   const eventLog = openEventLog(config, log);
   const memoryLog = eventLog instanceof MemoryLog ? eventLog : undefined;

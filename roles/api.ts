@@ -9,11 +9,12 @@ import { storeAnswers } from '../projections/store.ts';
 import type { Logger } from '../log.ts';
 import { buildApp } from '../api/app.ts';
 import { openGateStore } from '../api/gates/open.ts';
-import { openMigratedStore, shutdownSignal } from './runtime.ts';
+import { openMigratedStore, shutdownSignal, warnIfThreadPoolShort } from './runtime.ts';
 import { openWalletRequestLog } from '../api/wallet-requests.ts';
 
 export async function runApi(config: Config, log: Logger): Promise<number> {
   const signal = shutdownSignal(log);
+  warnIfThreadPoolShort(config, log);
   const store = await openMigratedStore(config, log);
   const gates = openGateStore(config, log);
   const walletRequests = openWalletRequestLog(config, log);

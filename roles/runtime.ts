@@ -15,15 +15,22 @@ import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
 
-export async function openMigratedStore(config: Config, log: Logger): Promise<Store> {
+/**
+ * For the roles that serve reads from an embedded store (all, api): a warning when libuv's pool has fewer
+ * threads than the store's lanes need (projections/store.ts, embeddedThreadPoolShortfall). Not fatal: the
+ * store works, but its reads queue for the pool's threads behind inserts and refreshes. One-shot roles
+ * (import, migrate, keys…) serve no reads beside their writes and say nothing.
+ */
+export function warnIfThreadPoolShort(config: Config, log: Logger): void {
   const shortfall = embeddedThreadPoolShortfall(config.clickhouse);
-  if (shortfall) {
-    // Not fatal: the store works, but its reads queue for the pool's threads behind inserts and refreshes.
-    log.warn(
-      { threadPoolSize: shortfall.threads, needed: shortfall.needed, suggested: LAUNCHER_THREAD_POOL_SIZE },
-      `UV_THREADPOOL_SIZE gives ${shortfall.threads} threads, fewer than the embedded store's ${shortfall.needed} (its sessions and Node's own work): reads will wait for a thread behind writes; start the process with UV_THREADPOOL_SIZE=${LAUNCHER_THREAD_POOL_SIZE} (npm start and the image do)`,
-    );
-  }
+  if (!shortfall) return;
+  log.warn(
+    { threadPoolSize: shortfall.threads, needed: shortfall.needed, suggested: LAUNCHER_THREAD_POOL_SIZE },
+    `UV_THREADPOOL_SIZE gives ${shortfall.threads} threads, fewer than the embedded store's ${shortfall.needed} (its sessions and Node's own work): reads will wait for a thread behind writes; start the process with UV_THREADPOOL_SIZE=${LAUNCHER_THREAD_POOL_SIZE} (npm start and the image do)`,
+  );
+}
+
+export async function openMigratedStore(config: Config, log: Logger): Promise<Store> {
   const store = await openStore(config.clickhouse);
   await migrate(store, log.child({ name: 'migrate' }), { cluster: config.clickhouse.cluster });
   return store;

@@ -119,15 +119,25 @@ describe('npm start (role all, embedded)', () => {
     }
   });
 
-  it('warns when the process starts with libuv\'s default thread pool, too few threads for the embedded store', async () => {
+  it('warns when a read-serving process starts with libuv\'s default thread pool, too few threads for the embedded store', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-threads-'));
     // UV_THREADPOOL_SIZE as a shell without the launcher's variable would start it: libuv's 4 threads.
-    const run = startRole('migrate', [], { DATA_DIR: dataDir, LOG_LEVEL: 'info', UV_THREADPOOL_SIZE: '4', CLICKHOUSE_READ_POOL_SIZE: '3' });
-    expect(await run.exited).toBe(0);
-    const warnings = run.lines.filter(isThreadPoolWarning);
+    const api = startRole('api', [], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', UV_THREADPOOL_SIZE: '4', CLICKHOUSE_READ_POOL_SIZE: '3' });
+    try {
+      await api.waitFor((line) => line.msg === 'listening');
+    } finally {
+      api.child.kill('SIGTERM');
+    }
+    expect(await api.exited).toBe(0);
+    const warnings = api.lines.filter(isThreadPoolWarning);
     expect(warnings).toHaveLength(1);
     // 3 read sessions, the ingest and command lanes, and 4 threads for Node's own work.
     expect(warnings[0]).toMatchObject({ level: 40, threadPoolSize: 4, needed: 9, suggested: 16 });
     expect(String(warnings[0]!.msg)).toContain('UV_THREADPOOL_SIZE=16');
+    // A one-shot role serves no reads beside its writes: no warning.
+    const migrate = startRole('migrate', [], { DATA_DIR: dataDir, LOG_LEVEL: 'info', UV_THREADPOOL_SIZE: '4' });
+    expect(await migrate.exited).toBe(0);
+    expect(migrate.lines.filter(isThreadPoolWarning)).toEqual([]);
+    expect(migrate.lines.length).toBeGreaterThan(0);
   });
 });
