@@ -172,8 +172,9 @@ export const LAUNCHER_THREAD_POOL_SIZE = 16;
  * at once, so with 3 read sessions a read can wait for a thread while an insert and a refresh run beside
  * two other reads: a queue in front of the sessions, which the lanes exist to avoid. Measured on 2 cores:
  * a `SELECT 1` behind four 300 ms statements 248 ms with 4 threads, 34 ms with 16; bench:api's `SELECT 1`
- * at 8 callers 673 → 1,377 statements/s. Point reads at 3 callers beside a busy ingest lane and command
- * lane: no change (p50 7–10 ms either way: there they wait for the cores, not for a thread). Returns
+ * at 8 callers 673 → 1,377 statements/s; bench:overload at 5× its capacity served 458–572 answers with 4
+ * threads, 701–904 with 16. Point reads at 3 callers beside a busy ingest lane and command lane: no change
+ * (p50 7–10 ms either way: there they wait for the cores, not for a thread). Returns
  * what this process lacks, or undefined when it has enough (or reads a server: its client does not
  * use the pool).
  */
