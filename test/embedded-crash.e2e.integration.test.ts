@@ -184,7 +184,9 @@ describe('npm start (role all) killed at any moment', () => {
       const busiest = await stores.reference.query<{ wallet: string }>(
         'SELECT wallet FROM {db:Identifier}.fills GROUP BY wallet ORDER BY count() DESC, wallet LIMIT 8',
       );
-      expect(busiest).toHaveLength(8);
+      // The world is seeded by its genesis (now − 30 min), so how many of its 20 traders traded varies from
+      // run to run (7 once in CI): the cards of up to 8 of them, and at least 3, are compared.
+      expect(busiest.length).toBeGreaterThanOrEqual(3);
       const settings = { includeV1: false, upstreamStaleAfterSeconds: 300 };
       for (const { wallet } of busiest) {
         const [got, want] = await Promise.all(
