@@ -18,16 +18,22 @@ const FRAME = /^\s*at (?:async )?([\w$.<>]+) \((.+)\)$/;
 function nameFromStack(): string {
   const holder: { stack?: string } = {};
   const previousLimit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 12;
+  Error.stackTraceLimit = 16;
   Error.captureStackTrace(holder, nameFromStack);
   Error.stackTraceLimit = previousLimit;
-  for (const line of (holder.stack ?? '').split('\n').slice(1)) {
-    const frame = FRAME.exec(line);
+  const frames = (holder.stack ?? '')
+    .split('\n')
+    .slice(1)
+    .map((line) => FRAME.exec(line))
+    .map((frame) => (frame ? { name: frame[1]!, file: frame[2]!, plumbing: PLUMBING.test(frame[2]!) } : null));
+  for (const frame of frames) {
     // Named frames of our own files only: not the plumbing, not libraries or Node, not `Array.map (<anonymous>)`.
-    if (!frame || PLUMBING.test(frame[2]!) || !/[\\/]/.test(frame[2]!)) continue;
-    if (frame[2]!.includes('node_modules') || frame[2]!.startsWith('node:')) continue;
+    if (!frame || frame.plumbing || !/[\\/]/.test(frame.file)) continue;
+    if (frame.file.includes('node_modules') || frame.file.startsWith('node:')) continue;
+    // An inline closure (an arrow handed to the caches) is not the read: the function above it is.
+    if (frame.name === '<anonymous>') continue;
     // `Class.method` keeps the method: `RollupRefresher.run` → `run` would be ambiguous, keep both.
-    return frame[1]!.replace(/^Object\./, '');
+    return frame.name.replace(/^Object\./, '');
   }
   return 'other';
 }

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { clampUInt32, UINT32_MAX } from './params.ts';
-import { bundle, readBundle, type Bundle } from './bundle.ts';
+import { bundle, readBundle } from './bundle.ts';
 import {
   compareIds,
   MARKET_TRADE_SPAN_PART,
@@ -25,8 +25,8 @@ import {
   type TraderMarket,
   type TraderMarketFillRow,
 } from './market-parts.ts';
-import { NO_MARKET_NAMES, readForTrader, type MarketNames } from './read-cache.ts';
-import type { QueryParams, Store } from './store.ts';
+import { NO_MARKET_NAMES, readForTrader, readWithMarketNames, type MarketNames } from './read-cache.ts';
+import type { Store } from './store.ts';
 import { keptWalletMarkets, readWalletMarkets, TRADE_BREAKDOWN_COLUMNS, type TradeBreakdown, type WalletMarketRow, type WalletMarkets } from './wallet-markets.ts';
 
 const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
@@ -559,32 +559,6 @@ interface SummaryTraderMarketRow extends TraderMarketHeaderRow, TradeBreakdown {
   net_tokens2: number;
 }
 
-/**
- * A bundle with the market's names unless the read caches hold them; the names found are kept.
- * `named` is the same bundle without its `names` part.
- */
-async function readWithNames<Parts extends object>(
-  store: Store,
-  conditionId: string,
-  withNames: Bundle<Parts & { names: MarketNames }>,
-  named: Bundle<Parts>,
-  params: QueryParams,
-): Promise<{ parts: { [Name in keyof Parts]: Parts[Name][] }; names: MarketNames }> {
-  const caches = store.caches;
-  const cached = caches?.marketNames(conditionId);
-  if (cached) return { parts: await readBundle(store, named, params), names: cached };
-  const readStart = caches?.marketNamesReadStart() ?? null;
-  const parts = await readBundle(store, withNames, params);
-  const [meta] = parts.names;
-  if (!meta) {
-    caches?.keepMarketNames(conditionId, null, readStart);
-    return { parts, names: NO_MARKET_NAMES };
-  }
-  const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2, title_start_ts: meta.title_start_ts };
-  caches?.keepMarketNames(conditionId, names, readStart);
-  return { parts, names };
-}
-
 /** A header's row: the wallet's row of the market and the market's names. */
 type HeaderRow = TraderMarketHeaderRow & Pick<MarketNames, 'title' | 'outcome1' | 'outcome2'>;
 
@@ -742,14 +716,14 @@ async function readSummaryParts(
   const params = { wallet, condition_id: conditionId };
   const kept = keptWalletMarkets(store, wallet);
   const keptRow = kept ? (await kept).markets.find((row) => row.condition_id === conditionId) : undefined;
-  if (keptRow) return { tm: keptRow, ...(await readWithNames(store, conditionId, READ_SUMMARY_MARKET_PARTS, READ_SUMMARY_MARKET_PARTS_NAMED, params)) };
-  const { parts, names } = await readWithNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, params);
+  if (keptRow) return { tm: keptRow, ...(await readWithMarketNames(store, conditionId, READ_SUMMARY_MARKET_PARTS, READ_SUMMARY_MARKET_PARTS_NAMED, params)) };
+  const { parts, names } = await readWithMarketNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, params);
   return { tm: parts.tm[0], parts, names };
 }
 
 /** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
 export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
-  const read = async () => {
+  const readMarketSummaryFromStore = async () => {
     const { tm, parts, names } = await readSummaryParts(store, wallet, conditionId);
     if (!tm) return null;
     const row = summaryRowOf(parts, tm, names);
@@ -764,12 +738,12 @@ export async function readMarketSummary(store: Store, wallet: string, conditionI
     return { market, summary: toSummary(row) };
   };
   // A resolved market's summary never changes (immutable, strong ETag); an open one is kept briefly.
-  return store.caches ? store.caches.market(`summary|${wallet}|${conditionId}`, read, (detail) => detail?.market.resolved === true) : read();
+  return store.caches ? store.caches.market(`summary|${wallet}|${conditionId}`, readMarketSummaryFromStore, (detail) => detail?.market.resolved === true) : readMarketSummaryFromStore();
 }
 
 /** The header alone (sampled chart, tape): null when the trader never traded the market. */
 export async function readMarketHeader(store: Store, wallet: string, conditionId: string): Promise<MarketHeader | null> {
-  const { parts, names } = await readWithNames(store, conditionId, READ_MARKET_HEADER, READ_MARKET_HEADER_NAMED, { wallet, condition_id: conditionId });
+  const { parts, names } = await readWithMarketNames(store, conditionId, READ_MARKET_HEADER, READ_MARKET_HEADER_NAMED, { wallet, condition_id: conditionId });
   const [tm] = parts.tm;
   return tm ? toHeader({ ...tm, ...names }) : null;
 }

@@ -14,7 +14,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { LRUCache } from 'lru-cache';
 import { readCacheLookups } from '../metrics/registry.ts';
-import type { Store } from './store.ts';
+import { readBundle, type Bundle } from './bundle.ts';
+import type { QueryParams, Store } from './store.ts';
 import { changesOf, type StoreChanges } from './changes.ts';
 
 /** How the current call waits for a read another call started (withJoinedReadWait); none: it just awaits it. */
@@ -466,4 +467,31 @@ export function keptForTrader<T>(store: Store, kind: string, wallet: string, arg
 /** The same store, its reads served from these caches where a read function uses them. */
 export function withReadCaches(store: Store, settings: ReadCacheSettings, clock?: CacheClock): Store {
   return Object.freeze({ ...store, database: store.database, kind: store.kind, caches: new ReadCaches(settings, clock, store) });
+}
+
+/**
+ * A bundle with the market's names unless the read caches hold them; the names found are kept.
+ * `named` is the same bundle without its `names` part. Plumbing, like readBundle: the store-latency
+ * metric names a statement after the read function that calls this (metrics/store.ts).
+ */
+export async function readWithMarketNames<Parts extends object>(
+  store: Store,
+  conditionId: string,
+  withNames: Bundle<Parts & { names: MarketNames }>,
+  named: Bundle<Parts>,
+  params: QueryParams,
+): Promise<{ parts: { [Name in keyof Parts]: Parts[Name][] }; names: MarketNames }> {
+  const caches = store.caches;
+  const cached = caches?.marketNames(conditionId);
+  if (cached) return { parts: await readBundle(store, named, params), names: cached };
+  const readStart = caches?.marketNamesReadStart() ?? null;
+  const parts = await readBundle(store, withNames, params);
+  const [meta] = parts.names;
+  if (!meta) {
+    caches?.keepMarketNames(conditionId, null, readStart);
+    return { parts, names: NO_MARKET_NAMES };
+  }
+  const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2, title_start_ts: meta.title_start_ts };
+  caches?.keepMarketNames(conditionId, names, readStart);
+  return { parts, names };
 }

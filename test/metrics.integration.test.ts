@@ -16,8 +16,12 @@ import { startIngestWorker } from '../ingest/worker.ts';
 import { exposition } from '../metrics/registry.ts';
 import { readWalletMarketsFromStore } from '../projections/wallet-markets.ts';
 import { readUpstreamHistory } from '../projections/upstream-history.ts';
+import { readFullTape, readSampledChart, readTraderMarket } from '../projections/prices.ts';
+import { refreshRollups } from '../projections/rollups.ts';
+import { readTraderName } from '../projections/traders.ts';
+import { landEvents } from './harness/land.ts';
 import type { Store } from '../projections/store.ts';
-import { BASE_TS, makeConditionId, makeFill, makeWallet } from './factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
 import { API, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { startRole } from './harness/child.ts';
 import { createTestContext, kafkaLogFor, testEnvironment, uniqueId } from './harness/context.ts';
@@ -124,6 +128,32 @@ describe('metrics of the read API', () => {
     // Runtime metrics of the process.
     expect(after.types.get('process_cpu_user_seconds_total')).toBe('counter');
     expect(after.types.get('nodejs_eventloop_lag_seconds')).toBe('gauge');
+  });
+
+  it('names each store read after the read function, never after a closure handed to the caches', async () => {
+    // A traded market with prices, so that the summary, the chart and the tape each read the store.
+    const wallet = makeWallet('metrics-named');
+    const market = makeConditionId('metrics-named');
+    await landEvents(api.store, 'markets', [makeMarket({ condition_id: market })]);
+    await landEvents(api.store, 'trades', [makeTrade({ condition_id: market, ts: BASE_TS + 60 }), makeTrade({ condition_id: market, ts: BASE_TS + 120, price: 0.6 })]);
+    const tokens = await landEvents(api.store, 'fillsArchive', [makeFill({ wallet, condition_id: market, ts: BASE_TS + 60 })]);
+    await refreshRollups(api.store, tokens, api.config.whales);
+    const before = await scrape();
+    // The chart first: a summary would keep the trader's market that the chart then takes without a read.
+    for (const url of [`traders/${wallet}`, `traders/${wallet}/markets/${market}`, `traders/${wallet}/markets/${market}/tape`, `traders/${wallet}/markets/${market}/summary`]) {
+      expect((await api.get(url, { plan: 'max' })).statusCode, url).toBe(200);
+    }
+    const after = await scrape();
+    const counted = (read: string) =>
+      sampleSum(after, 'trader_analytics_store_query_duration_seconds_count', { read }) - sampleSum(before, 'trader_analytics_store_query_duration_seconds_count', { read });
+    // Before, five reads (these four and the summary) were counted together as `read`, the closure each hands to the caches.
+    for (const read of [readTraderName.name, readTraderMarket.name, readSampledChart.name, readFullTape.name]) {
+      expect(counted(`${read}FromStore`), read).toBeGreaterThanOrEqual(1);
+    }
+    // The summary's bundle goes through the market-names plumbing (readWithMarketNames): named after the function that asks for it.
+    expect(counted('readSummaryParts')).toBeGreaterThanOrEqual(1);
+    const labels = new Set(samplesOf(after, 'trader_analytics_store_query_duration_seconds_count').map((sample) => sample.labels.read));
+    expect([...labels].filter((label) => label === 'read' || label === '<anonymous>' || label === 'other')).toEqual([]);
   });
 
   it('shows a heavy read holding a slot of the lane while it runs, and none after', async () => {
