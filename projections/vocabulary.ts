@@ -9,3 +9,13 @@ export const TAPE_GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
 
 /** The StreamEvent kinds a tape replays (decisions.md, Stream events and tapes). */
 export const STREAM_EVENT_TYPES = ['book', 'trade', 'fill', 'resolution', 'session'] as const;
+
+/**
+ * The rank of each fill source: of a fill's copies, the one with the highest rank is kept (fills and
+ * fills_v2 are ReplacingMergeTree(source_rank); the reads choose the same copy). The archive reads the chain
+ * itself, so its copy outranks the upstream provider's.
+ */
+export const FILL_SOURCE_RANK = { 'fills.archive': 2, 'fills.upstream': 1 } as const;
+
+/** No copy outranks one of this rank: a copy of it is its fill's kept copy without looking for others. */
+export const TOP_FILL_SOURCE_RANK: number = Math.max(...Object.values(FILL_SOURCE_RANK));

@@ -120,6 +120,8 @@ describe('tables shaped for their reads', () => {
     for (const table of ['markets_meta', 'market_resolutions', 'fills', 'position_legs', 'trades', 'upstream_profiles', 'upstream_leaderboard']) {
       await before.command(`INSERT INTO {db:Identifier}.${table} SELECT * FROM {source:Identifier}.${table}`, { source: after.database });
     }
+    // The fills page reads its window in time order (0014): the old store gets the table, from its own landing rows.
+    for (const statement of migrations.find((migration) => migration.version === 14)!.statements) await before.command(statement);
     await before.command(
       `INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id)
        SELECT DISTINCT 'everything', wallet, condition_id FROM {db:Identifier}.market_wallets`,
@@ -241,7 +243,7 @@ describe('tables shaped for their reads', () => {
     expect(kinds.open).toBeGreaterThan(0);
   });
 
-  it("serializes each fills_v2 row's trade fields in fill_row exactly as a read of its columns returns them (0013)", async () => {
+  it("serializes each fills_v2 row's trade fields in fill_row exactly as a read of its columns returns them (0013), and fills_by_time the same (0014)", async () => {
     const rows = await after.query<Record<string, unknown> & { fill_row: string }>(
       `SELECT fill_row, ${FILL_ROW_FIELDS.join(', ')} FROM {db:Identifier}.fills_v2 ORDER BY wallet, condition_id, fill_id, source_rank`,
     );
@@ -258,6 +260,21 @@ describe('tables shaped for their reads', () => {
     }
     // Both sides and both tokens are among them.
     expect(Math.min(kinds.buy, kinds.sell, kinds.token1, kinds.token2)).toBeGreaterThan(0);
+
+    // fills_by_time (0014) holds every copy with the same text: a page reads it there, a chart in fills_v2.
+    const differing = await after.query<Record<string, unknown>>(
+      `SELECT t.wallet, t.condition_id, t.fill_id, t.source_rank, t.fill_row, v.fill_row AS v2_row
+       FROM {db:Identifier}.fills_by_time AS t
+       LEFT JOIN (SELECT wallet, condition_id, fill_id, source_rank, ts, any(fill_row) AS fill_row FROM {db:Identifier}.fills_v2 GROUP BY wallet, condition_id, fill_id, source_rank, ts) AS v
+         ON v.wallet = t.wallet AND v.condition_id = t.condition_id AND v.fill_id = t.fill_id AND v.source_rank = t.source_rank AND v.ts = t.ts
+       WHERE t.fill_row != v.fill_row`,
+    );
+    expect(differing).toEqual([]);
+    const [counts] = await after.query<{ by_time: number; v2: number }>(
+      `SELECT (SELECT count() FROM (SELECT DISTINCT wallet, ts, condition_id, fill_id, source_rank FROM {db:Identifier}.fills_by_time)) AS by_time,
+              (SELECT count() FROM (SELECT DISTINCT wallet, ts, condition_id, fill_id, source_rank FROM {db:Identifier}.fills_v2)) AS v2`,
+    );
+    expect(counts!.by_time).toBe(counts!.v2);
   });
 
   it('reads far fewer rows for a point read of one trader’s market', async () => {

@@ -21,6 +21,7 @@ import {
   watcherCountSchema,
 } from './events.ts';
 import { fillId, legId, printId, upNormalizedPrice } from './primitives.ts';
+import { FILL_SOURCE_RANK } from '../../projections/vocabulary.ts';
 
 /** Tables that events land in (the raw projections; derived ones are fed from these). */
 export type LandingTable =
@@ -64,9 +65,7 @@ function topic<S extends z.ZodType>(spec: TopicSpec<S>): TopicSpec<S> {
   return spec;
 }
 
-/** Archive fills win over upstream copies of the same fill when both exist (ReplacingMergeTree version). */
-const FILL_SOURCE_RANK = { 'fills.archive': 2, 'fills.upstream': 1 } as const;
-
+/** Archive fills win over upstream copies of the same fill when both exist (ReplacingMergeTree version: FILL_SOURCE_RANK). */
 function fillTopic(name: keyof typeof FILL_SOURCE_RANK, description: string) {
   return topic({
     name,
