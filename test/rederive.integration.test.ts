@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../config.ts';
 import { createLogger } from '../log.ts';
+import { readTraderFills } from '../projections/fills.ts';
 import { readTraderMarkets } from '../projections/markets.ts';
 import { rederivedBatches, rederiveViewsSince } from '../projections/rederive.ts';
 import { refreshRollups } from '../projections/rollups.ts';
@@ -61,6 +62,7 @@ describe('deriving the views of a crash tail again', () => {
     // The crash: the landing rows of the tail committed, none of their views' rows.
     const sync = 'SETTINGS mutations_sync = 2';
     await crashed.command(`ALTER TABLE {db:Identifier}.fills_v2 DELETE WHERE ts >= {ts:UInt32} ${sync}`, { ts: TAIL_TS });
+    await crashed.command(`ALTER TABLE {db:Identifier}.fills_by_time DELETE WHERE ts >= {ts:UInt32} ${sync}`, { ts: TAIL_TS });
     await crashed.command(`ALTER TABLE {db:Identifier}.trader_markets_v2 DELETE WHERE wallet = {wallet:String} ${sync}`, { wallet });
     await crashed.insert('trader_markets_v2', before);
     // The marks of the tail's trade: the market's marks as they were (rebuilt from the trades before it).
@@ -93,16 +95,19 @@ describe('deriving the views of a crash tail again', () => {
   it('the crash lost the tail in the projections, not in the landing tables', async () => {
     expect(await figures(crashed)).not.toEqual(await figures(reference));
     for (const table of ['fills', 'trades']) expect(await rawRows(crashed, table), table).toBe(await rawRows(reference, table));
-    expect(await rawRows(crashed, 'fills_v2')).toBe((await rawRows(reference, 'fills_v2')) - 1);
+    for (const table of ['fills_v2', 'fills_by_time']) expect(await rawRows(crashed, table), table).toBe((await rawRows(reference, table)) - 1);
   });
 
   it('derives the views again: the read copy, the marks and, refreshed, the trader figures equal the reference; the landing tables keep one row each', async () => {
     const landingBefore = { fills: await rawRows(crashed, 'fills'), trades: await rawRows(crashed, 'trades') };
     const fed = await rederiveViewsSince(crashed, TAIL_TS - 1, 'rederive-test-1');
-    expect(fed).toEqual(expect.arrayContaining(['fills_v2_from_fills', 'rollup_keys_from_fills', 'market_marks_v2_from_trades']));
+    expect(fed).toEqual(expect.arrayContaining(['fills_v2_from_fills', 'fills_by_time_from_fills', 'rollup_keys_from_fills', 'market_marks_v2_from_trades']));
     await refreshRollups(crashed, rederivedBatches('rederive-test-1'), config.whales);
     expect(await figures(crashed)).toEqual(await figures(reference));
     expect({ fills: await rawRows(crashed, 'fills'), trades: await rawRows(crashed, 'trades') }).toEqual(landingBefore);
+    // The time-ordered copy of the fills is whole again: the tail's fill is on the wallet's page.
+    expect(await rawRows(crashed, 'fills_by_time')).toBe(await rawRows(reference, 'fills_by_time'));
+    expect(await readTraderFills(crashed, wallet, { limit: 100 })).toEqual(await readTraderFills(reference, wallet, { limit: 100 }));
     // No scratch table or view is left behind.
     const scratch = await crashed.query('SELECT name FROM system.tables WHERE database = {d:String} AND name LIKE {p:String}', { d: crashed.database, p: '\\_rederive\\_%' });
     expect(scratch).toEqual([]);

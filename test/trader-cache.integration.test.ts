@@ -350,12 +350,14 @@ describe('answers about a trader kept until the worker reports a change', () => 
     const sent: string[] = [];
     const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
     const page = () => readTraderFills(cached, J, { limit: 100 });
+    // A page's statements read fills_by_time (0014), and fills_v2 for a copy that is not the archive's.
+    const readsFills = (sql: string) => sql.includes('fills_by_time') || sql.includes('fills_v2');
     const first = await page();
     expect(first.fills.map((row) => [row.usd, row.title])).toEqual([
       [3, 'J market'],
       [4, 'J market'],
     ]);
-    expect(sent.filter((sql) => sql.includes('fills_v2'))).toHaveLength(1);
+    expect(sent.filter(readsFills)).toHaveLength(1);
 
     // The provider reports on J (a row of the wallet, not a fill), and J's rollups are refreshed (what
     // the refresher reports after recomputing them): its markets are read again, its fills page is not.
@@ -365,14 +367,14 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect((await readWalletMarkets(cached, J)).markets[0]?.buy_usd).toBeCloseTo(7, 6);
     expect(await page()).toEqual(first);
     expect(sent.some((sql) => sql.includes('trader_markets_v2'))).toBe(true);
-    expect(sent.some((sql) => sql.includes('fills_v2'))).toBe(false);
+    expect(sent.some(readsFills)).toBe(false);
 
     // J trades: the next page read has the new fill, as the store has it.
     await publishAndWait([fill(J, 5, 830, M)]);
     const after = await page();
     expect(after.fills.map((row) => row.usd)).toEqual([3, 4, 5]);
     expect(after).toEqual(await readTraderFills(store, J, { limit: 100 }));
-    expect(sent.filter((sql) => sql.includes('fills_v2'))).toHaveLength(1);
+    expect(sent.filter(readsFills)).toHaveLength(1);
   });
 
   it("values open holdings at the market's last trade, kept until the market trades again", async () => {

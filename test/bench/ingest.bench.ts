@@ -10,8 +10,9 @@
  * and times each round of the stream from the worker's commits (the rollup refresher runs all along;
  * the last round also waits until trader_markets and careers caught up: the projections are visible).
  *
- * Then, in this process, the baseline: the same rows inserted into the same `fills` table (same DDL,
- * views included) by plain batched inserts of BARE_BATCH rows. The figure is the ratio of medians.
+ * The baseline, in this process: the same rows inserted into the same `fills` table (same DDL, views
+ * included) by plain batched inserts of BARE_BATCH rows, ROUNDS rounds before the streams and ROUNDS
+ * after (the machine's speed drifts within a run). The figure is the ratio of medians.
  * Beside the rates, CPU: the worker process's CPU time per fill in each round (all its threads, from
  * /proc) and this process's per bare row; on a shared machine they move less than wall time.
  * The worker's peak resident memory is read after every round: it must plateau, not grow.
@@ -351,6 +352,39 @@ async function main(): Promise<void> {
     for (const fill of fills) fillsByWallet.set(fill.wallet, (fillsByWallet.get(fill.wallet) ?? 0) + 1);
   }
 
+  /**
+   * The baseline: the same rows inserted into the same table definition (views included) by plain batched
+   * inserts, a fresh database each round, in a data directory of this process's own. Half of it runs
+   * before the streams and half after, so that it spans the same stretch of the machine's day as the
+   * figures it is the baseline of: on a shared machine the bare insert alone swung 68,000–125,000 rows/s
+   * within one run, and measured only at the end it met another machine than the streams did.
+   */
+  const bareDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-bare-'));
+  let bareRound = 0;
+  const bareRounds = async (when: string) => {
+    const rates: number[] = [];
+    const cpuPerRow: number[] = [];
+    for await (const fills of simulatedRounds()) {
+      const store = await openMigratedStore(parseConfig({ ...workerEnvironment, DATA_DIR: bareDir, CLICKHOUSE_DATABASE: `bench_bare_${bareRound}` }), log);
+      const rows = fills.map((fill) => TOPICS.fillsArchive.land(TOPICS.fillsArchive.schema.parse(fill)).row);
+      const lines = rows.map((row) => JSON.stringify(row));
+      const started = performance.now();
+      const cpuStarted = process.cpuUsage();
+      for (let start = 0; start < lines.length; start += BARE_BATCH) {
+        await store.insertJsonLines('fills', lines.slice(start, start + BARE_BATCH), `bare-${bareRound}-${start}`);
+      }
+      rates.push(rows.length / ((performance.now() - started) / 1000));
+      const cpuUsed = process.cpuUsage(cpuStarted);
+      cpuPerRow.push((cpuUsed.user + cpuUsed.system) / rows.length);
+      await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
+      await store.close();
+      bareRound += 1;
+      console.log(`  bare insert ${when}, round ${rates.length}: ${Math.round(rates.at(-1)!)} rows/s, CPU ${cpuPerRow.at(-1)!.toFixed(1)} µs a row`);
+    }
+    return { rates, cpuPerRow };
+  };
+  const bareBefore = await bareRounds('before the streams');
+
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
   const worker = startRole('ingest', [], workerEnvironment, nodeArgsFrom('BENCH_WORKER_NODE_ARGS'));
   await worker.waitFor((line) => line.msg === 'ingest worker started');
@@ -396,32 +430,18 @@ async function main(): Promise<void> {
   }
   await kafka.close();
 
-  // Baseline, same rows, same table definition, plain batched inserts.
-  const bare: number[] = [];
-  const bareCpuPerRow: number[] = [];
-  let round = 0;
-  for await (const fills of simulatedRounds()) {
-    const store = await openMigratedStore(parseConfig({ ...workerEnvironment, CLICKHOUSE_DATABASE: `bench_bare_${round}` }), log);
-    const rows = fills.map((fill) => TOPICS.fillsArchive.land(TOPICS.fillsArchive.schema.parse(fill)).row);
-    const lines = rows.map((row) => JSON.stringify(row));
-    const started = performance.now();
-    const cpuStarted = process.cpuUsage();
-    for (let start = 0; start < lines.length; start += BARE_BATCH) {
-      await store.insertJsonLines('fills', lines.slice(start, start + BARE_BATCH), `bare-${round}-${start}`);
-    }
-    bare.push(rows.length / ((performance.now() - started) / 1000));
-    const cpuUsed = process.cpuUsage(cpuStarted);
-    bareCpuPerRow.push((cpuUsed.user + cpuUsed.system) / rows.length);
-    await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
-    await store.close();
-    console.log(`  round ${round + 1}: bare insert ${Math.round(bare.at(-1)!)} rows/s, CPU ${bareCpuPerRow.at(-1)!.toFixed(1)} µs a row`);
-    round += 1;
-  }
+  // The baseline's second half, now that the streams are done (its first half ran before them).
+  const bareAfter = await bareRounds('after the streams');
+  const bare = [...bareBefore.rates, ...bareAfter.rates];
+  const bareCpuPerRow = [...bareBefore.cpuPerRow, ...bareAfter.cpuPerRow];
 
   const endToEndMedian = median(endToEnd);
   const bareMedian = median(bare);
   console.log(`median end to end: ${Math.round(endToEndMedian)} fills/s (one worker; whole stream including start and the final rollups: ${Math.round(overall)} fills/s)`);
-  console.log(`median bare insert: ${Math.round(bareMedian)} rows/s (batches of ${BARE_BATCH})`);
+  console.log(
+    `median bare insert: ${Math.round(bareMedian)} rows/s (batches of ${BARE_BATCH}; ${bare.length} rounds, half before the streams, half after: ` +
+      `medians ${Math.round(median(bareBefore.rates))} and ${Math.round(median(bareAfter.rates))})`,
+  );
   console.log(`ratio end-to-end / bare insert: ${(endToEndMedian / bareMedian).toFixed(2)}`);
   console.log(`worker peak RSS: ${Math.round(Math.max(...rss))} MB (after each round: ${rss.map(Math.round).join(', ')} MB)`);
   // CPU, unlike wall time, hardly depends on what else the machine runs: the steadier figure to compare changes by.
@@ -459,6 +479,7 @@ async function main(): Promise<void> {
 
   await mock?.stop();
   await rm(dataDir, { recursive: true, force: true });
+  await rm(bareDir, { recursive: true, force: true });
 }
 
 runBenchmark(main);
