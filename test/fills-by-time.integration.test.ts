@@ -20,23 +20,11 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { fillId } from '../ingest/contract/primitives.ts';
 import { readTraderFills, type FillPosition } from '../projections/fills.ts';
 import { refreshRollups } from '../projections/rollups.ts';
-import { BASE_TS, makeConditionId, makeFill, makeWallet } from './factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeWallet, mulberry32 } from './factories.ts';
 import { createTestContext, type TestContext } from './harness/context.ts';
 import { landEvents } from './harness/land.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
-
-/** A deterministic generator (mulberry32), so that a failure names a data set that can be rebuilt. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What the page shows of a fill: its kept copy's second, its market and id. */
 interface ModelFill {
@@ -52,7 +40,7 @@ const FILLS = 420;
 
 /** The fills of W in every placement of copies, with the inserts they land in (by source and round). */
 function dataSet() {
-  const next = random(20_261_127);
+  const next = mulberry32(20_261_127);
   const archive: Fill[][] = [[], [], []];
   const upstream: Fill[][] = [[], [], []];
   const model: ModelFill[] = [];
