@@ -75,9 +75,8 @@ LIMIT {candidates:UInt32}`;
 
 /**
  * The kept copy (the highest source_rank, and that copy's ts) of each of some fills of the wallet, by
- * primary key in fills_v2: a separate statement, sent only for pages with lower-ranked candidates (planning
- * it costs the embedded engine ~10 ms even when it finds nothing). The markets and fill ids are two lists
- * (a pair may match that was not asked for: the caller looks pairs up).
+ * primary key in fills_v2, for keptCopiesOf. The markets and fill ids are two lists (a pair may match that
+ * was not asked for: the caller looks pairs up).
  */
 const READ_KEPT_COPIES = `
 SELECT condition_id, fill_id, max(source_rank) AS kept_rank, argMax(ts, source_rank) AS kept_ts

@@ -261,20 +261,17 @@ describe('tables shaped for their reads', () => {
     // Both sides and both tokens are among them.
     expect(Math.min(kinds.buy, kinds.sell, kinds.token1, kinds.token2)).toBeGreaterThan(0);
 
-    // fills_by_time (0014) holds every copy with the same text: a page reads it there, a chart in fills_v2.
-    const differing = await after.query<Record<string, unknown>>(
-      `SELECT t.wallet, t.condition_id, t.fill_id, t.source_rank, t.fill_row, v.fill_row AS v2_row
-       FROM {db:Identifier}.fills_by_time AS t
-       LEFT JOIN (SELECT wallet, condition_id, fill_id, source_rank, ts, any(fill_row) AS fill_row FROM {db:Identifier}.fills_v2 GROUP BY wallet, condition_id, fill_id, source_rank, ts) AS v
-         ON v.wallet = t.wallet AND v.condition_id = t.condition_id AND v.fill_id = t.fill_id AND v.source_rank = t.source_rank AND v.ts = t.ts
-       WHERE t.fill_row != v.fill_row`,
-    );
-    expect(differing).toEqual([]);
-    const [counts] = await after.query<{ by_time: number; v2: number }>(
-      `SELECT (SELECT count() FROM (SELECT DISTINCT wallet, ts, condition_id, fill_id, source_rank FROM {db:Identifier}.fills_by_time)) AS by_time,
-              (SELECT count() FROM (SELECT DISTINCT wallet, ts, condition_id, fill_id, source_rank FROM {db:Identifier}.fills_v2)) AS v2`,
-    );
-    expect(counts!.by_time).toBe(counts!.v2);
+    // fills_by_time (0014) holds the same fills with the same text: a page reads it there, a chart in fills_v2.
+    // Compared by each fill's kept copy (its highest rank: its second and its text), which merges of either
+    // table leave as it is (a merge folds copies of one key, in each table on its own schedule).
+    const keptCopies = (table: string) =>
+      after.query<Record<string, unknown>>(
+        `SELECT wallet, condition_id, fill_id, max(source_rank) AS rank, argMax(ts, source_rank) AS ts, argMax(fill_row, source_rank) AS fill_row
+         FROM {db:Identifier}.${table} GROUP BY wallet, condition_id, fill_id ORDER BY wallet, condition_id, fill_id`,
+      );
+    const byTime = await keptCopies('fills_by_time');
+    expect(byTime.length).toBeGreaterThan(1000);
+    expect(byTime).toEqual(await keptCopies('fills_v2'));
   });
 
   it('reads far fewer rows for a point read of one trader’s market', async () => {

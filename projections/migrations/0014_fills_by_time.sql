@@ -7,10 +7,10 @@
 --
 -- fills_by_time holds the same rows in (wallet, ts, condition_id, fill_id) order, with the fields a page
 -- returns serialized as fills_v2's `fill_row` is (0013; the same expression over the same types, so the same
--- text). A page reads its window in order and stops after a few hundred rows; each candidate's kept copy
--- (the highest source_rank of the fill over all its copies, whatever their ts) is then confirmed by primary
--- key in fills_v2, so copies of one fill that disagree on ts are shown once, at the kept copy's ts, exactly as
--- before.
+-- text). A page reads its window in order and stops after a few hundred rows; a copy of the top source rank
+-- is its fill's kept copy as it is, and a position with only lower-ranked copies is confirmed by primary key
+-- in fills_v2 (the fill's highest source_rank over all its copies, whatever their ts), so copies of one fill
+-- that disagree on ts are shown once, at the kept copy's ts, exactly as before.
 --
 -- Idempotent: the table and view are created once; the backfill, if repeated, inserts rows the engine
 -- collapses (ReplacingMergeTree on the same key) and that the page's reads choose among as among copies.
