@@ -13,7 +13,7 @@
  *   upstream  poll Polymarket's public APIs (markets, profiles, equity, fills, leaderboard) and publish them
  *   archive   index Polymarket's fills, legs and resolutions from Polygon (POLYGON_RPC_URL)
  *
- * Configuration comes from the environment (config.ts); see the README for every variable.
+ * Configuration comes from the environment (config.ts); docs/configuration.md lists every variable.
  */
 import { mkdir } from 'node:fs/promises';
 import { parseArgs } from 'node:util';

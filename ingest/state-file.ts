@@ -16,7 +16,7 @@ export class StateFileError extends Error {
     reason: string,
   ) {
     super(
-      `${file}: ${reason}. It is state of the embedded mode (see the README, "Embedded mode: crash safety"); ` +
+      `${file}: ${reason}. It is state of the embedded mode (see docs/embedded-mode.md, "Crash safety"); ` +
         'restore it, or delete the data directory to start over with a new world.',
     );
     this.name = 'StateFileError';

@@ -20,7 +20,7 @@ export const EXIT_REORG = 3;
  * Runs the archive; a reorg deeper than the confirmations ends it with 'reorg' instead of an error. The
  * `archive` role and the `all` role (with POLYGON_RPC_URL) both stop through here: the archive logged the
  * reorg with both hashes and counted it; this says it once more on stderr for the operator, and the role
- * exits EXIT_REORG. A restart finds the same mismatch and stops again until an operator decides (README:
+ * exits EXIT_REORG. A restart finds the same mismatch and stops again until an operator decides (docs/archive.md:
  * "Resumable and reorg-safe").
  */
 export async function runUntilReorg(run: () => Promise<unknown>): Promise<'done' | 'reorg'> {

@@ -1,7 +1,7 @@
 /**
  * deploy/compose.yaml is accepted by Docker Compose (`docker compose config`, or the standalone
  * `docker-compose` from Debian where the v2 plugin is absent: both validate without an engine), and the
- * stack it describes is the one the README promises: every long-running service with a healthcheck, two
+ * stack it describes is the one docs/operating.md promises: every long-running service with a healthcheck, two
  * ingest workers and two API instances behind the proxy, the sources off unless their profile is named,
  * no `latest` tags, required secrets refused when missing.
  */

@@ -2,7 +2,7 @@
  * `GET /traders/{trader}/markets/{condition_id}/chart.html`: the market chart template (mcp/charts)
  * filled with the live sampled chart and its zoom slabs, for a person to open. A real route: the bearer
  * key, the gates (one call, trader-scoped) and the history wall apply as on the sampled chart. It answers
- * HTML, so it stays out of /openapi.json (a JSON API document); the README documents it.
+ * HTML, so it stays out of /openapi.json (a JSON API document); docs/api.md documents it.
  */
 import { z } from 'zod';
 import { readChartSlabs } from '../../projections/prices.ts';

@@ -1,7 +1,7 @@
 /**
  * The topic registry: for each logical topic, its schema, its partition key, the stable id of each
- * event, and the projection row it lands as. The ingest pipeline, the sources, replay and the README's
- * topic table all read this one list.
+ * event, and the projection row it lands as. The ingest pipeline, the sources, replay and the topic
+ * table of docs/events.md all read this one list.
  */
 import type { z } from 'zod';
 import {

@@ -93,7 +93,7 @@ if (values['serve-node']) {
   const indexed = new Set<string>([...INDEXED_TOPIC0S.exchange, ...INDEXED_TOPIC0S.conditionalTokens, ...INDEXED_TOPIC0S.negRiskAdapter]);
   const served: RawLog[] = [...world.blocks.values()].flat().filter((log) => indexed.has(log.topics[0]!));
   console.log(`node: ${values.node === 'inprocess' ? 'in this process' : 'a child process'}`);
-  // The archive role's deployments run with --max-semi-space-size=64 (README, "Decode workers"); `npm run bench:archive` sets it too.
+  // The archive role's deployments run with --max-semi-space-size=64 (docs/archive.md, "Decode workers"); `npm run bench:archive` sets it too.
   const semiSpace = /--max-semi-space-size=(\d+)/.exec(process.env.NODE_OPTIONS ?? '')?.[1];
   console.log(`young generation: ${semiSpace ? `--max-semi-space-size=${semiSpace} (NODE_OPTIONS)` : "Node's default semi-space"}`);
   console.log(`world: ${world.logCount} logs in ${world.lastBlock - world.firstBlock + 1} blocks (${served.length} of them indexed), generated in ${Date.now() - generatedAt} ms`);
