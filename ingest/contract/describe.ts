@@ -1,7 +1,7 @@
 /**
- * Renders the topic table of the README from the registry and the zod schemas, so that the
+ * Renders the topic table of docs/events.md from the registry and the zod schemas, so that the
  * documentation of the event contract cannot drift from the contract (a unit test compares them;
- * `npm run docs` rewrites the README section).
+ * `npm run docs` rewrites the section).
  */
 import { z } from 'zod';
 import { DEAD_LETTER_TOPIC, TOPICS, TOPIC_IDS } from './topics.ts';
@@ -50,7 +50,7 @@ function fieldsOf(schema: JsonSchema): string {
     .join(', ');
 }
 
-/** The README's topic table (Markdown). */
+/** The topic table of docs/events.md (Markdown). */
 export function describeTopics(): string {
   const rows = ['| Topic | Key | What | Fields (`?` optional) |', '|---|---|---|---|'];
   for (const topicId of TOPIC_IDS) {

@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { TOPICS, TOPIC_IDS } from './topics.ts';
 import { describeTopics } from './describe.ts';
 
-const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md');
+const EVENTS_PAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/events.md');
 
-describe('the README topic table', () => {
+describe('the topic table of docs/events.md', () => {
   it('is the one generated from the schemas (run `npm run docs` after changing a schema)', () => {
-    const readme = readFileSync(README, 'utf8');
-    const section = /<!-- topics:begin -->\n([\s\S]*?)\n<!-- topics:end -->/.exec(readme);
+    const page = readFileSync(EVENTS_PAGE, 'utf8');
+    const section = /<!-- topics:begin -->\n([\s\S]*?)\n<!-- topics:end -->/.exec(page);
     expect(section?.[1]).toBe(describeTopics());
   });
 
