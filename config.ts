@@ -118,7 +118,7 @@ const apiVariables = {
     .describe('Heavy reads (raw ticks, tapes) in flight on one API instance, all callers together.'),
   API_MAX_IN_FLIGHT: integer(1, 10_000)
     .optional()
-    .describe('Calls one API instance works on at once; the excess waits briefly, then gets `503 overloaded`. Default: cores + 1 embedded, 16 with a server.'),
+    .describe('Calls one API instance works on at once; the excess waits briefly, then gets `503 overloaded`. Default: cores + 1 (at least 3) embedded, 16 with a server.'),
   API_CURSOR_SECRET: secret.describe('HMAC secret of paging cursors, the same on every API instance. Absent: random per process.'),
   API_OPEN_MARKET_MAX_AGE_S: integer(0, 3600)
     .default(5)
