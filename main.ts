@@ -17,7 +17,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from './config.ts';
+import { loadConfig, loadWarnings, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
@@ -36,7 +36,7 @@ roles:
   export <dir> [--no-gzip]              write every topic to <dir>/<topic>.jsonl.gz
   import <file|dir>... [--era v1|v2] [--no-trades]
                                         import Polymarket data-API exports (CSV, JSON, JSONL, .gz); each row's
-                                        era by its time (EXCHANGE_V2_START_TS) unless --era forces one
+                                        era by its time (the V1 → V2 cut-over) unless --era forces one
   migrate                               apply ClickHouse migrations and exit
   upstream                              poll Polymarket's public APIs and publish what they say (UPSTREAM_* config)
   archive                               index Polygon logs (POLYGON_RPC_URL) into the topics; resumes from its checkpoint
@@ -69,6 +69,7 @@ async function main(argv: string[]): Promise<number> {
   }
   // The keys role prints a plaintext key on stdout: its log goes to stderr so the two never mix.
   const log: Logger = createLogger(config.logLevel, role === 'keys' ? process.stderr : undefined).child({ role });
+  for (const { variable, message } of loadWarnings()) log.warn({ variable }, message);
   await mkdir(config.dataDir, { recursive: true });
 
   if (role === 'keys') {

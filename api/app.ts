@@ -81,7 +81,7 @@ export interface ReadApiOptions {
   walletRequests?: WalletRequestLog;
   /** Load shedding (default: one limiter from config.api.inFlight); benchmarks pass their own to read its counters. */
   inFlight?: InFlightLimiter;
-  /** The clock of the key lookup cache (API_KEY_CACHE_S), in milliseconds; tests pin it. Default: the wall clock. */
+  /** The clock of the key lookup cache (`api.keyCacheSeconds`), in milliseconds; tests pin it. Default: the wall clock. */
   authClockMs?: (() => number) | undefined;
 }
 

@@ -2,7 +2,7 @@
  * Wallets clients ask about, handed to the upstream poller without the read API writing to ClickHouse:
  * each trader-scoped call adds its wallet to a Redis sorted set (`config.upstream.requestedWalletsKey`,
  * score = epoch seconds of the request; ZADD keeps the latest). The `upstream` role reads the set
- * (ingest/sources/upstream/requests.ts) and tracks those wallets for `UPSTREAM_REQUEST_TTL_S`.
+ * (ingest/sources/upstream/requests.ts) and tracks those wallets for `upstream.requestTtlSeconds`.
  *
  * Fire and forget: a call never waits for it, and a Redis error is logged, never the caller's problem.
  * Each process notes a wallet at most once a minute, so a busy wallet costs one ZADD a minute per process.

@@ -16,7 +16,7 @@
  *
  * Order of a request: the Host check (DNS-rebinding protection, config MCP_ALLOWED_HOSTS) → the bearer
  * key or OAuth token (401 / 403 insufficient_scope / too_many_auth_failures) → the body (Fastify's
- * HTTP_BODY_LIMIT_BYTES: 413) → the SDK. Connecting, discovery, tools/list, prompts/list, resources/* and
+ * http.bodyLimitBytes: 413) → the SDK. Connecting, discovery, tools/list, prompts/list, resources/* and
  * prompts/get are free; each tools/call is one call of the budget, admitted inside the tool.
  */
 import { createMcpHandler, isLegacyRequest, McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';

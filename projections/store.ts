@@ -34,7 +34,7 @@ export interface StoreOptions {
    * (server). Absent: the cores of this machine, at least 2 and at most 4 (embedded), 16 (server).
    */
   readPoolSize?: number | undefined;
-  /** max_threads of one read. Absent: 1 on the embedded store (see CLICKHOUSE_READ_MAX_THREADS), the server's own setting. */
+  /** max_threads of one read. Absent: 1 on the embedded store (see acquireEmbedded), the server's own setting. */
   readMaxThreads?: number | undefined;
   /**
    * Niceness (os_thread_priority) of the ingest and command lanes' query threads: with the cores busy,
@@ -55,7 +55,7 @@ export interface QueryOptions {
   timeoutSeconds?: number | undefined;
   /**
    * A read of ingest's own (staged keys to count, a resolution's holders, an archive's cursor): it runs
-   * on the command lane, niced like the writes (CLICKHOUSE_WRITE_NICE), never on the read pool. The
+   * on the command lane, niced like the writes (`writeNice`), never on the read pool. The
    * pool's sessions are the API's: on the embedded store a worker's 15–40 ms count there left the API
    * one session, and the calls queued behind it were refused (bench:api --trace-refusals).
    */

@@ -7,7 +7,7 @@
  * Why one answer: an agent investigating a trader asks for the card, then top-markets, then the list,
  * milliseconds apart (crack_this_trader), and each read the same rows of the wallet (a bundle of ~9 ms
  * on the embedded store, most of it the engine's fixed cost per part). Read once and kept with the
- * trader's answers (read-cache.ts: until the trader changes, at most READ_CACHE_TRADER_S, as the marks
+ * trader's answers (read-cache.ts: until the trader changes, at most `traderAnswerSeconds`, as the marks
  * in it may lag that much), the second and third calls fold rows already in memory.
  */
 import { bundle, readBundle } from './bundle.ts';

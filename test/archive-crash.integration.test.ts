@@ -7,12 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../config.ts';
 import { bodyOf, gatesNeverBind, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
-import { archiveEnvironment, expectProjectionsEqualReference, publishMetadata, serveWorld } from './harness/archive.ts';
+import { archiveEnvironment, archiveOverrides, expectProjectionsEqualReference, publishMetadata, serveWorld } from './harness/archive.ts';
 import { generateWorld } from './harness/chain-world.ts';
 import { startRole } from './harness/child.ts';
-import { testEnvironment, uniqueId } from './harness/context.ts';
+import { testConfig, testEnvironment, testOverrides, uniqueId } from './harness/context.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 
 describe('archive crash and restart', () => {
@@ -36,7 +35,6 @@ describe('archive crash and restart', () => {
         ARCHIVE_END_BLOCK: String(world.lastBlock),
         // Slow enough to be killed in the middle: a few blocks per request, few requests per second.
         ARCHIVE_RPS: '10',
-        ARCHIVE_RANGE_INITIAL: '4',
         ARCHIVE_RANGE_MAX: '4',
       }),
       LOG_LEVEL: 'info',
@@ -45,13 +43,14 @@ describe('archive crash and restart', () => {
     });
     delete environment.KAFKA_BROKERS;
 
-    const first = startRole('archive', [], environment);
+    const overrides = testOverrides(archiveOverrides({ range: { initial: 4 } }));
+    const first = startRole('archive', [], environment, { overrides });
     const checkpointed = await first.waitFor((line) => line.msg === 'archive progress' && typeof line.block === 'number' && line.block > world.firstBlock + 40);
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     expect(checkpointed.block as number).toBeLessThan(world.lastBlock);
 
-    const second = startRole('archive', [], environment);
+    const second = startRole('archive', [], environment, { overrides });
     const resumed = await second.waitFor((line) => line.msg === 'archive starting');
     expect(resumed.checkpoint as number).toBeGreaterThanOrEqual(world.firstBlock);
     expect(resumed.checkpoint as number).toBeLessThan(world.lastBlock);
@@ -59,7 +58,7 @@ describe('archive crash and restart', () => {
     const stopped = second.lines.find((line) => line.msg === 'archive stopped');
     expect(stopped?.checkpoint).toBe(world.lastBlock);
 
-    const config = parseConfig(environment);
+    const config = testConfig(environment, overrides);
     await publishMetadata(config, world);
     const keys = await publishPlanKeys(config, Math.floor(Date.now() / 1000) - 86_400);
     api = await startTestApi(config, { now: () => Math.floor(Date.now() / 1000), keys, gatesClockMs: gatesNeverBind() });

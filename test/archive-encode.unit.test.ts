@@ -20,7 +20,7 @@ import { TokenDirectory } from '../ingest/sources/archive/tokens.ts';
 import { generateWorld } from './harness/chain-world.ts';
 
 const ONCHAIN = path.resolve(import.meta.dirname, '../../shared/data/polymarket/onchain');
-const config = parseConfig({ POLYGON_RPC_URL: 'http://127.0.0.1:1', EXCHANGE_V2_START_TS: '0' }).archive!;
+const config = parseConfig({ POLYGON_RPC_URL: 'http://127.0.0.1:1' }, { archive: { v2StartTs: 0 } }).archive!;
 const contracts = contractsOf(config);
 
 type Published = { [T in TopicId]?: EventInputOf<T>[] };

@@ -18,9 +18,9 @@ import type { Store } from '../projections/store.ts';
 import { EXIT_REORG, runArchive } from '../roles/archive.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { inProcessConfig } from './harness/api.ts';
-import { archiveEnvironment, serveWorld } from './harness/archive.ts';
+import { archiveEnvironment, archiveOverrides, serveWorld } from './harness/archive.ts';
 import { startRole, type LogLine } from './harness/child.ts';
-import { testEnvironment, uniqueId } from './harness/context.ts';
+import { testEnvironment, testOverrides, uniqueId } from './harness/context.ts';
 import { generateWorld } from './harness/chain-world.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 
@@ -58,9 +58,8 @@ describe('archive: reorgs below the checkpoint', () => {
     const config = inProcessConfig('archive-reorg-run', archiveEnvironment(node, {
       ARCHIVE_START_BLOCK: String(world.firstBlock),
       ARCHIVE_END_BLOCK: String(world.lastBlock),
-      ARCHIVE_RANGE_INITIAL: '8',
       ARCHIVE_RANGE_MAX: '8',
-    }));
+    }), archiveOverrides());
     const store = await openMigratedStore(config, createLogger('error'));
     stores.push(store);
     const published: Array<{ topicId: TopicId; ts: number }> = [];
@@ -119,8 +118,7 @@ describe('archive: reorgs below the checkpoint', () => {
     const config = inProcessConfig('archive-reorg-restart', archiveEnvironment(node, {
       ARCHIVE_START_BLOCK: String(world.firstBlock),
       ARCHIVE_END_BLOCK: String(world.lastBlock),
-      ARCHIVE_RANGE_INITIAL: '16',
-    }));
+    }), archiveOverrides({ range: { initial: 16 } }));
     // A whole run on one chain: every range's parent checked, no false alarm.
     expect(await runArchive(config, createLogger('error'))).toBe(0);
     const store = await openMigratedStore(config, createLogger('error'));
@@ -148,7 +146,7 @@ describe('archive: reorgs below the checkpoint', () => {
     dataDirs.push(dataDir);
     const environment: Record<string, string> = testEnvironment(uniqueId('archive_all_reorg'), dataDir, {
       // No end block: `all` follows the chain live once it caught up.
-      ...archiveEnvironment(node, { ARCHIVE_START_BLOCK: String(world.firstBlock), ARCHIVE_RANGE_INITIAL: '16' }),
+      ...archiveEnvironment(node, { ARCHIVE_START_BLOCK: String(world.firstBlock) }),
       LOG_LEVEL: 'info',
       PORT: '0',
       METRICS_PORT: '0',
@@ -156,7 +154,8 @@ describe('archive: reorgs below the checkpoint', () => {
     delete environment.KAFKA_BROKERS;
     const isReorgLine = (line: LogLine) => typeof line.msg === 'string' && line.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS');
 
-    const all = startRole('all', [], environment);
+    const overrides = testOverrides(archiveOverrides({ range: { initial: 16 } }));
+    const all = startRole('all', [], environment, { overrides });
     await all.waitFor((line) => line.msg === 'archive progress' && line.block === world.lastBlock);
     // Published blocks are replaced, and the chain grows past them: the next range names a new parent.
     node.reorg(world.lastBlock - 3);
@@ -169,7 +168,7 @@ describe('archive: reorgs below the checkpoint', () => {
     expect(all.stderr()).not.toContain('fatal');
 
     // The `archive` role on the same store stops on the same block with the same words and code.
-    const archive = startRole('archive', [], environment);
+    const archive = startRole('archive', [], environment, { overrides });
     expect(await archive.exited, archive.stderr()).toBe(EXIT_REORG);
     expect(archive.lines.find(isReorgLine)).toMatchObject({ level: 50, block: world.lastBlock, publishedHash: line!.publishedHash, nodeHash: line!.nodeHash });
     expect(archive.stderr()).toContain(`archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`);
@@ -181,9 +180,8 @@ describe('archive: reorgs below the checkpoint', () => {
       ARCHIVE_START_BLOCK: String(world.firstBlock),
       ARCHIVE_END_BLOCK: String(world.lastBlock),
       // One block per range: every block is a range's end, whose header the logs are compared with.
-      ARCHIVE_RANGE_INITIAL: '1',
       ARCHIVE_RANGE_MAX: '1',
-    }));
+    }), archiveOverrides());
     const store = await openMigratedStore(config, createLogger('error'));
     stores.push(store);
     const published: Array<{ topicId: TopicId; event: string; ts: number }> = [];

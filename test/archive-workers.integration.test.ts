@@ -18,7 +18,7 @@ import { createLogger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { inProcessConfig } from './harness/api.ts';
-import { archiveEnvironment, serveWorld } from './harness/archive.ts';
+import { archiveEnvironment, archiveOverrides, serveWorld } from './harness/archive.ts';
 import { generateWorld } from './harness/chain-world.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 
@@ -70,23 +70,21 @@ describe('archive: decode workers publish exactly what the main thread publishes
     await node.stop();
   });
 
-  function config(label: string, extra: Record<string, string> = {}) {
+  function config(label: string, decodeWorkers?: number) {
     return inProcessConfig(
       label,
       archiveEnvironment(node, {
         ARCHIVE_START_BLOCK: String(firstBlock),
         ARCHIVE_END_BLOCK: String(lastBlock),
-        ARCHIVE_RANGE_INITIAL: '64',
         // Quiet ranges double up to the gap between the world's blocks and the recorded ones (millions of blocks).
         ARCHIVE_RANGE_MAX: '100000000',
-        ARCHIVE_UNKNOWN_TOKEN_WAIT_S: '0',
-        ...extra,
       }),
+      archiveOverrides({ range: { initial: 64 }, unknownTokenWaitSeconds: 0, ...(decodeWorkers === undefined ? {} : { decodeWorkers }) }),
     );
   }
 
   async function run(source: string, workers: string, decoder?: LogDecoder): Promise<Captured & { checkpoint: number | null; counters: Archive['progress']['counters'] }> {
-    const archiveConfig = { ...config(source, { ARCHIVE_DECODE_WORKERS: workers }).archive!, source };
+    const archiveConfig = { ...config(source, Number(workers)).archive!, source };
     const captured: Captured = { published: [], deadLetters: [] };
     const controller = new AbortController();
     const archive = new Archive({

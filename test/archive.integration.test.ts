@@ -15,7 +15,7 @@ import { runArchive } from '../roles/archive.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../projections/store.ts';
 import { API, bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
-import { archiveEnvironment, expectProjectionsEqualReference, publishMetadata, serveWorld } from './harness/archive.ts';
+import { archiveEnvironment, archiveOverrides, expectProjectionsEqualReference, publishMetadata, serveWorld } from './harness/archive.ts';
 import { CONTRACTS, generateWorld } from './harness/chain-world.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
@@ -54,7 +54,7 @@ describe('archive: local node → topics → projections → REST', () => {
   it('a generated world: every card, markets row, summary and fill equals the reference; OrdersMatched and contract legs count nothing', async () => {
     const node = await startNode();
     serveWorld(node, world);
-    const config = inProcessConfig('archive', archiveEnvironment(node, { ARCHIVE_START_BLOCK: String(world.firstBlock), ARCHIVE_END_BLOCK: String(world.lastBlock), ARCHIVE_RANGE_INITIAL: '16' }));
+    const config = inProcessConfig('archive', archiveEnvironment(node, { ARCHIVE_START_BLOCK: String(world.firstBlock), ARCHIVE_END_BLOCK: String(world.lastBlock) }), archiveOverrides({ range: { initial: 16 } }));
     await publishMetadata(config, world);
     expect(await runArchive(config, createLogger('error'))).toBe(0);
     const api = await apiFor(config);
@@ -108,9 +108,7 @@ describe('archive: local node → topics → projections → REST', () => {
       ARCHIVE_START_BLOCK: String(world.firstBlock),
       ARCHIVE_END_BLOCK: String(world.lastBlock),
       ARCHIVE_CONFIRMATIONS: '4',
-      ARCHIVE_RANGE_INITIAL: '64',
-      ARCHIVE_TIMEOUT_MS: '500',
-    }));
+    }), archiveOverrides({ range: { initial: 64 }, timeoutMs: 500 }));
     await publishMetadata(config, world);
     const run = runArchive(config, createLogger('error'));
     // Mid-backfill the node goes away for a while, then comes back on the same address.
@@ -143,10 +141,8 @@ describe('archive: local node → topics → projections → REST', () => {
     const config = inProcessConfig('archive-real', archiveEnvironment(node, {
       ARCHIVE_START_BLOCK: String(blocks[0]),
       ARCHIVE_END_BLOCK: String(blocks.at(-1)),
-      ARCHIVE_RANGE_INITIAL: '5000000',
       ARCHIVE_RANGE_MAX: '20000000',
-      ARCHIVE_UNKNOWN_TOKEN_WAIT_S: '0',
-    }));
+    }), archiveOverrides({ range: { initial: 5_000_000 }, unknownTokenWaitSeconds: 0 }));
     // The upstream's token ids of the polyprinter market (Gamma clobTokenIds): the V2 fills' token is token 1.
     const polyprinterMarket = `0x${'ab'.repeat(32)}`;
     await withPublisher(config, createLogger('error'), async ({ publisher }) => {

@@ -3,7 +3,7 @@
  * early, mid-backfill and during live, restarted each time, ends with exactly the store of an
  * uninterrupted run of the same world (same seed, genesis and end): nothing missing, nothing twice.
  *
- * Both worlds live in one chDB directory (CLICKHOUSE_EMBEDDED_PATH), in two databases, with their own
+ * Both worlds live in one chDB directory (the config's clickhouse.embeddedPath), in two databases, with their own
  * DATA_DIRs; this test process opens that directory only after every child is gone (chDB binds a
  * directory to one process). Background merges are off on the landing tables (harness/frozen-landing.ts),
  * so the raw rows below — read without FINAL — show any duplicate insert.
@@ -13,7 +13,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../config.ts';
+import { parseConfig, type ConfigOverrides } from '../config.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { readTraderCard } from '../projections/cards.ts';
 import { sha256Hex } from '../ingest/sources/accounts.ts';
@@ -61,24 +61,22 @@ describe('npm start (role all) killed at any moment', () => {
     const nowSeconds = Math.floor(Date.now() / 1000);
     const genesisTs = nowSeconds - WORLD_SECONDS;
     const base = {
-      CLICKHOUSE_EMBEDDED_PATH: embeddedPath,
       PORT: '0',
       LOG_LEVEL: 'debug',
       SIM_TRADERS: '20',
       SIM_GENESIS_TS: String(genesisTs),
       SIM_BACKFILL_DAYS: String(WORLD_SECONDS / 86_400),
-      // Many small writes, so that the kills land between them.
-      INGEST_MAX_BATCH_MESSAGES: '400',
       INGEST_LINGER_MS: '10',
-      INGEST_ROLLUP_INTERVAL_MS: '100',
     };
+    // Many small writes, so that the kills land between them; both worlds in one chDB directory.
+    const overrides: ConfigOverrides = { clickhouse: { embeddedPath }, ingest: { maxBatchMessages: 400, rollupIntervalMs: 100 } };
     const crashDir = path.join(root, 'crashed');
     const referenceDir = path.join(root, 'reference');
     const crashed = { ...base, DATA_DIR: crashDir, CLICKHOUSE_DATABASE: 'crashed' };
     expect(await runChild(['test/harness/frozen-landing.ts', embeddedPath, 'crashed', 'reference'])).toBe(0);
 
     const start = (environment: Record<string, string>) => {
-      const child = startRole('all', [], environment);
+      const child = startRole('all', [], environment, { overrides });
       children.push(child);
       return child;
     };
@@ -138,7 +136,7 @@ describe('npm start (role all) killed at any moment', () => {
     expect(await reference.exited).toBe(0);
 
     const open = (database: string) =>
-      openStore({ ...parseConfig({ ...base, DATA_DIR: root, CLICKHOUSE_DATABASE: database }).clickhouse });
+      openStore({ ...parseConfig({ ...base, DATA_DIR: root, CLICKHOUSE_DATABASE: database }, overrides).clickhouse });
     const stores: Record<'crashed' | 'reference', Store> = { crashed: await open('crashed'), reference: await open('reference') };
     try {
       // Every landing table. Nothing twice: without FINAL, no row is there twice (a crash-restart duplicate

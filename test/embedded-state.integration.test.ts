@@ -21,7 +21,7 @@ const run = promisify(execFile);
 const NOW = 1_790_000_000;
 
 describe('demo keys after a crash', () => {
-  const config = inProcessConfig('demokeys', { API_KEY_CACHE_S: '0' });
+  const config = inProcessConfig('demokeys', {}, { api: { keyCacheSeconds: 0 } });
   const log = createLogger('error');
   let store: Store;
   let api: TestApi | undefined;

@@ -18,7 +18,7 @@ import { createLogger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade } from './factories.ts';
 import { REPO_ROOT, startRole } from './harness/child.ts';
-import { testEnvironment, uniqueId } from './harness/context.ts';
+import { TEST_OVERRIDES, testEnvironment, uniqueId } from './harness/context.ts';
 
 const EXPORTS = path.resolve(REPO_ROOT, '../shared/data/polymarket/collectmarkets');
 const GOOD_SOURCE = path.join(EXPORTS, 'CRYINGLITTLEBABY', 'btc-updown-15m-1767583800.csv');
@@ -47,7 +47,7 @@ interface CommandRun {
 
 async function runCommand(role: 'import' | 'replay', directory: string): Promise<CommandRun> {
   const environment = await embeddedEnvironment(`${role}_corrupt`);
-  const run = startRole(role, [directory], environment);
+  const run = startRole(role, [directory], environment, { overrides: TEST_OVERRIDES });
   const summary = await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('read '));
   return { environment, code: await run.exited, summary: String(summary.text), stderr: run.stderr() };
 }

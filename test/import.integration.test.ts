@@ -13,7 +13,7 @@ import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { REPO_ROOT, startRole } from './harness/child.ts';
-import { testEnvironment, uniqueId } from './harness/context.ts';
+import { TEST_OVERRIDES, testEnvironment, uniqueId } from './harness/context.ts';
 
 const EXPORTS = path.resolve(REPO_ROOT, '../shared/data/polymarket/collectmarkets');
 
@@ -70,7 +70,7 @@ describe('import of Polymarket data-API exports', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-import-'));
     const environment = testEnvironment(uniqueId('import'), dataDir, { LOG_LEVEL: 'info' });
     delete (environment as Record<string, string | undefined>).KAFKA_BROKERS;
-    const run = startRole('import', [EXPORTS], environment);
+    const run = startRole('import', [EXPORTS], environment, { overrides: TEST_OVERRIDES });
     const summary = await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('read '));
     expect(await run.exited).toBe(0);
     expect(summary.text).toBe(

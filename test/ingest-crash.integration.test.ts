@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { KafkaLog } from '../ingest/bus/kafka.ts';
 import { TopicNames, type EventInputOf } from '../ingest/contract/topics.ts';
@@ -19,7 +18,7 @@ import { EventPublisher } from '../ingest/publisher.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeWallet } from './factories.ts';
 import { REPO_ROOT, startRole, type LogLine, type RoleProcess } from './harness/child.ts';
-import { testEnvironment, uniqueId } from './harness/context.ts';
+import { testConfig, testEnvironment, testOverrides, uniqueId } from './harness/context.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 
@@ -77,14 +76,9 @@ describe('ingest worker crashes and restarts', () => {
   it('loses nothing and counts nothing twice across SIGKILL and SIGTERM', async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-crash-'));
     // Small fetches and writes make many batches, so the kill and the stop land mid-stream.
-    const environment = testEnvironment(id, dataDir, {
-      LOG_LEVEL: 'debug',
-      INGEST_MAX_BYTES_PER_PARTITION: '32768',
-      INGEST_MAX_BATCH_MESSAGES: '400',
-      INGEST_LINGER_MS: '20',
-      INGEST_ROLLUP_INTERVAL_MS: '50',
-    });
-    const config = parseConfig(environment);
+    const environment = testEnvironment(id, dataDir, { LOG_LEVEL: 'debug', INGEST_LINGER_MS: '20' });
+    const overrides = testOverrides({ ingest: { maxBytesPerPartition: 32_768, maxBatchMessages: 400, rollupIntervalMs: 50 } });
+    const config = testConfig(environment, overrides);
     const log = createLogger('error');
     const topics = new TopicNames(config.kafka.topicPrefix);
     const fillsTopic = topics.of('fillsArchive');
@@ -98,7 +92,7 @@ describe('ingest worker crashes and restarts', () => {
     let ends = (await kafka.endOffsets([fillsTopic])).get(fillsTopic)!;
 
     // 1. SIGKILL after a few commits: mid-stream, no chance to clean up.
-    const killed = startRole('ingest', [], environment);
+    const killed = startRole('ingest', [], environment, { overrides });
     processes.push(killed);
     let commits = 0;
     await killed.waitFor((line) => isCommit(line) && ++commits >= 3);
@@ -109,7 +103,7 @@ describe('ingest worker crashes and restarts', () => {
     expect(committedAtKill).toBeLessThan(BigInt(firstRound.length));
 
     // 2. A new worker takes over from the committed offsets and finishes the backlog.
-    const restarted = startRole('ingest', [], environment);
+    const restarted = startRole('ingest', [], environment, { overrides });
     processes.push(restarted);
     const caughtUp = (targets: Map<number, bigint>, workers: RoleProcess[]) => () => {
       const committed = committedFromLogs(workers, fillsTopic);
@@ -158,7 +152,7 @@ describe('ingest worker crashes and restarts', () => {
     await checkStore(Number(committedTotal), []);
 
     // 4. Finish the rest and check the whole log is in, once.
-    const finisher = startRole('ingest', [], environment);
+    const finisher = startRole('ingest', [], environment, { overrides });
     processes.push(finisher);
     const allDone = caughtUp(ends, [killed, restarted, finisher]);
     if (!allDone()) await finisher.waitFor((line) => isCommit(line) && allDone());

@@ -3,6 +3,7 @@
  * the projections hold, exactly once, whatever is duplicated or corrupt.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ConfigOverrides } from '../config.ts';
 import type { KafkaLog } from '../ingest/bus/kafka.ts';
 import { consumerLag, type LogMessage, type PartitionSlice } from '../ingest/bus/types.ts';
 import { readCareer } from '../projections/careers.ts';
@@ -122,8 +123,8 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     kafka = undefined;
   });
 
-  async function setUp(label: string, environment: Record<string, string> = {}) {
-    context = await createTestContext(label, { environment });
+  async function setUp(label: string, overrides: ConfigOverrides = {}) {
+    context = await createTestContext(label, { overrides });
     kafka = kafkaLogFor(context);
     const publisher = new EventPublisher(await kafka.producer(), context.topics);
     return { context, kafka, publisher };
@@ -254,7 +255,7 @@ describe('ingest from Kafka into ClickHouse projections', () => {
   });
 
   it('recovers from failed ClickHouse writes by reading again from the committed offsets', async () => {
-    const { context, kafka, publisher } = await setUp('recover', { INGEST_WRITE_RETRIES: '0' });
+    const { context, kafka, publisher } = await setUp('recover', { ingest: { writeRetries: 0 } });
     const wallets = Array.from({ length: 10 }, (_, index) => makeWallet(`recover-w${index}`));
     const markets = [makeConditionId('recover-m')];
     const fills = randomFills(5, 1500, wallets, markets);

@@ -1,5 +1,5 @@
 /**
- * The key revocation window with its default (API_KEY_CACHE_S, read from the parsed config): a key
+ * The key revocation window with its production value (api.keyCacheSeconds, read from the parsed config): a key
  * looked up once keeps working from the lookup cache until the window ends, even after it was revoked,
  * and is refused from the first millisecond after. The cache's clock is the test's; the revocation is a
  * keys event landed through the pipeline, as `keys revoke` publishes it.
@@ -11,7 +11,7 @@ import { createLogger } from '../log.ts';
 import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
 const NOW = 1_795_000_000;
-// No API_KEY_CACHE_S in the environment: the default is what is tested.
+// No override: the production value is what is tested.
 const config = inProcessConfig('key_cache');
 const WINDOW_MS = config.api.keyCacheSeconds * 1000;
 const clock = { ms: Date.UTC(2026, 10, 23, 12) };
@@ -45,7 +45,7 @@ afterAll(async () => {
 
 const me = () => api.get(`${API}/me`, { authorization: `Bearer ${key.plaintext}` });
 
-describe(`revocation takes effect when the key cache window (API_KEY_CACHE_S, default ${config.api.keyCacheSeconds} s) ends`, () => {
+describe(`revocation takes effect when the key cache window (api.keyCacheSeconds, ${config.api.keyCacheSeconds} s) ends`, () => {
   it('a revoked key works until the window of its lookup ends and is refused right after', async () => {
     expect(WINDOW_MS).toBeGreaterThan(0);
     const lookedUpAt = clock.ms;

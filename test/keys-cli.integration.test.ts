@@ -1,7 +1,7 @@
 /**
  * The admin role `keys` (roles/keys.ts), run in process on the in-process log: keys minted
  * by it authenticate on the read API with the plan's limits, max_keys is enforced per plan (a founder
- * seat counts as Pro), a revocation takes effect at once (API_KEY_CACHE_S=0), and the plaintext is
+ * seat counts as Pro), a revocation takes effect at once (a key cache of 0 s), and the plaintext is
  * shown once on stdout and nowhere else (not in the log, not in a listing). One child-process run
  * checks the dispatch of main.ts and that its log stays off stdout.
  */
@@ -22,7 +22,7 @@ const KEY = /^tak_[0-9A-Za-z]{40}$/;
 const ANY_KEY = /tak_[0-9A-Za-z]{40}/g;
 const SHA256_HEX = /\b[0-9a-f]{64}\b/i;
 
-const config: Config = inProcessConfig('keys', { API_KEY_CACHE_S: '0' });
+const config: Config = inProcessConfig('keys', {}, { api: { keyCacheSeconds: 0 } });
 
 /** Everything the command logged (pino JSON lines at trace level, the in-process worker's included). */
 let logText = '';

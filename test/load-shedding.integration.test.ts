@@ -13,7 +13,7 @@ import { makeWallet } from './factories.ts';
 import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { QueryHold } from './harness/gates.ts';
 
-const config: Config = inProcessConfig('shed', { API_MAX_IN_FLIGHT: '3', API_QUEUE_DEPTH: '2', API_QUEUE_WAIT_MS: '60000' });
+const config: Config = inProcessConfig('shed', { API_MAX_IN_FLIGHT: '3' }, { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000 } } });
 const { maxInFlight, queueDepth } = config.api.inFlight;
 const NOW_S = Math.floor(Date.now() / 1000);
 const card = (index: number) => `${API}/traders/${makeWallet(`shed-${index}`)}`;

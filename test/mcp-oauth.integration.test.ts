@@ -18,6 +18,7 @@ import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { bodyOf, inProcessConfig, startTestApi, type TestApi } from './harness/api.ts';
 
+/** PUBLIC_URL/mcp: the MCP endpoint as clients reach it. */
 const AUDIENCE = 'http://localhost:8080/mcp';
 const SCOPE = 'analytics:read';
 const NOW = Math.floor(Date.now() / 1000);
@@ -43,14 +44,10 @@ beforeAll(async () => {
   issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
   const base = inProcessConfig('mcpoauth');
   // The same database, with OAuth switched on (the config is parsed from the environment, once).
-  config = parseConfig({
-    DATA_DIR: base.dataDir,
-    CLICKHOUSE_DATABASE: base.clickhouse.database,
-    LOG_LEVEL: 'error',
-    API_KEY_CACHE_S: '0',
-    MCP_PUBLIC_URL: AUDIENCE,
-    MCP_OAUTH_ISSUER: issuerUrl,
-  });
+  config = parseConfig(
+    { DATA_DIR: base.dataDir, CLICKHOUSE_DATABASE: base.clickhouse.database, LOG_LEVEL: 'error', PUBLIC_URL: 'http://localhost:8080', MCP_OAUTH_ISSUER: issuerUrl },
+    { api: { keyCacheSeconds: 0 } },
+  );
   await withPublisher(base, createLogger('error'), async ({ publisher }) => {
     await publishAccount(publisher, { accountId: 'oauth-pro', plan: 'pro', displayName: 'OAuth user', version: NOW });
     proKey = (await publishNewKey(publisher, 'oauth-pro', 'rest key', NOW)).plaintext;

@@ -24,7 +24,7 @@ import type { Store } from '../projections/store.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
 import { API, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { startRole } from './harness/child.ts';
-import { createTestContext, kafkaLogFor, testEnvironment, uniqueId } from './harness/context.ts';
+import { createTestContext, kafkaLogFor, TEST_OVERRIDES, testEnvironment, uniqueId } from './harness/context.ts';
 import { parseExposition, sampleSum, samplesOf, type Exposition } from './harness/prometheus.ts';
 import { waitForIngested } from './harness/wait.ts';
 
@@ -276,7 +276,7 @@ describe('metrics of the ingest worker', () => {
     const id = uniqueId('metrics-role');
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-metrics-role-'));
     const environment = testEnvironment(id, dataDir, { METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug' });
-    const role = startRole('ingest', [], environment);
+    const role = startRole('ingest', [], environment, { overrides: TEST_OVERRIDES });
     const context = await createTestContext('metrics-role-publisher', { withoutStore: true, environment: { KAFKA_TOPIC_PREFIX: environment.KAFKA_TOPIC_PREFIX! } });
     const kafka = kafkaLogFor(context);
     try {
@@ -303,7 +303,7 @@ describe('metrics of the ingest worker', () => {
       expect((await fetch(`${base}/nothing`)).status).toBe(404);
 
       // Another worker role on the same host and port still does its work, without metrics.
-      const second = startRole('simulate', ['--days', '0', '--no-live'], { ...environment, METRICS_PORT: String(listening.port), KAFKA_TOPIC_PREFIX: `${environment.KAFKA_TOPIC_PREFIX!}second.` });
+      const second = startRole('simulate', ['--days', '0', '--no-live'], { ...environment, METRICS_PORT: String(listening.port), KAFKA_TOPIC_PREFIX: `${environment.KAFKA_TOPIC_PREFIX!}second.` }, { overrides: TEST_OVERRIDES });
       await second.waitFor((line) => line.msg?.startsWith('METRICS_PORT is in use') === true);
       expect(await second.exited).toBe(0);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -11,14 +11,19 @@ import type { Config } from '../config.ts';
 import { API, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
 const BOUNDS = { headers: 400, request: 800, keepAlive: 300, idle: 3000, body: 4096 };
-const config: Config = inProcessConfig('slow', {
-  HTTP_HEADERS_TIMEOUT_MS: String(BOUNDS.headers),
-  HTTP_REQUEST_TIMEOUT_MS: String(BOUNDS.request),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: String(BOUNDS.keepAlive),
-  HTTP_IDLE_TIMEOUT_MS: String(BOUNDS.idle),
-  HTTP_BODY_LIMIT_BYTES: String(BOUNDS.body),
-  CLICKHOUSE_QUERY_TIMEOUT_S: '2',
-});
+const config: Config = inProcessConfig(
+  'slow',
+  { CLICKHOUSE_QUERY_TIMEOUT_S: '2' },
+  {
+    http: {
+      headersTimeoutMs: BOUNDS.headers,
+      requestTimeoutMs: BOUNDS.request,
+      keepAliveTimeoutMs: BOUNDS.keepAlive,
+      idleTimeoutMs: BOUNDS.idle,
+      bodyLimitBytes: BOUNDS.body,
+    },
+  },
+);
 /** Node enforces the headers and request bounds on a sweep (a quarter of the headers bound, here 100 ms); plus scheduling slack on a shared machine (without the bounds, these connections stay open for a minute and more). */
 const SLACK_MS = 3000;
 const NOW_S = Math.floor(Date.now() / 1000);

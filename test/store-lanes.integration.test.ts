@@ -1,6 +1,6 @@
 /**
  * The embedded store's lanes (projections/store.ts): inserts, rollup refreshes and DDL run reniced
- * (ClickHouse's os_thread_priority, CLICKHOUSE_WRITE_NICE, default 10), reads at the normal priority, so
+ * (ClickHouse's os_thread_priority, `writeNice`, default 10), reads at the normal priority, so
  * that on busy cores the kernel runs the reads first. Each lane's setting is read back from the engine,
  * as the statement sees it, through the lane itself.
  */

@@ -7,7 +7,7 @@
  * the chart's own key, and the chart's first statement is not sent. The kept answer must be exactly
  * what the chart would read itself, whichever way the summary got the market's names (read with it, or
  * from the names cache), for an open market, a resolved one (kept for good), a split payout and a market
- * without metadata; an open market's is kept no longer than an open answer (READ_CACHE_OPEN_MARKET_S).
+ * without metadata; an open market's is kept no longer than an open answer (api.readCache.openMarketSeconds).
  * Expected values come from readTraderMarket on the same store without caches.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -35,7 +35,7 @@ import { waitForIngested } from './harness/wait.ts';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Fill = EventInputOf<'fillsArchive'>;
 
-const config = inProcessConfig('trader-cache', { INGEST_LINGER_MS: '10', INGEST_ROLLUP_INTERVAL_MS: '20', READ_CACHE_TRADER_S: '5' });
+const config = inProcessConfig('trader-cache', { INGEST_LINGER_MS: '10' }, { ingest: { rollupIntervalMs: 20 }, api: { readCache: { traderAnswerSeconds: 5 } } });
 const log = createLogger('silent');
 const NOW = BASE_TS + 86_400;
 const A = makeWallet('cache-a');

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisWalletRequestLog } from '../api/wallet-requests.ts';
-import { parseConfig, type Config } from '../config.ts';
+import { parseConfig, type Config, type ConfigOverrides } from '../config.ts';
 import { KafkaLog } from '../ingest/bus/kafka.ts';
 import type { LogProducer } from '../ingest/bus/types.ts';
 import { TopicNames, type EventInputOf, type TopicId } from '../ingest/contract/topics.ts';
@@ -29,7 +29,7 @@ import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, publishPlanKe
 import { landEvents } from './harness/land.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
 import { startRole } from './harness/child.ts';
-import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.ts';
+import { PROCESS_DATA_DIR, testConfig, testEnvironment, testOverrides, uniqueId } from './harness/context.ts';
 import { envelopePages, loadFixture, PolymarketReplay, type Json } from './harness/polymarket-replay.ts';
 
 const SWISSTONY = '0x204f72f35326db932158cba6adff0b9a1da95e14';
@@ -78,15 +78,12 @@ function world(replay: PolymarketReplay): void {
   replay.wallets.set(V2_WALLET, { activity: envelopePages(v2Envelope.data, 1) });
 }
 
-function pollerConfig(replay: PolymarketReplay, extra: Record<string, string> = {}): Config {
-  return parseConfig({
-    LOG_LEVEL: 'silent',
-    UPSTREAM_MAX_RETRIES: '2',
-    UPSTREAM_BREAKER_FAILURES: '3',
-    UPSTREAM_TIMEOUT_MS: '400',
-    ...replay.environment(),
-    ...extra,
-  });
+/** Fewer, faster retries than production's, so that failures show within a test. */
+function pollerConfig(replay: PolymarketReplay, retries: { maxRetries: number; breakerFailures: number } = { maxRetries: 2, breakerFailures: 3 }): Config {
+  return parseConfig(
+    { LOG_LEVEL: 'silent', ...replay.environment() },
+    { upstream: { maxRetries: retries.maxRetries, breaker: { failures: retries.breakerFailures }, timeoutMs: 400 } },
+  );
 }
 
 /** A sink whose target changes per phase (each phase publishes through its own in-process log). */
@@ -158,7 +155,7 @@ describe('the poller against the replayed provider', () => {
   it('resumes a sweep from its saved cursor after a restart, and later sweeps publish only new and changed markets', async () => {
     const clock = new VirtualClock(NOW * 1000);
     const state = new MemoryStateStore();
-    const config = pollerConfig(replay, { UPSTREAM_MAX_RETRIES: '0', UPSTREAM_BREAKER_FAILURES: '10' });
+    const config = pollerConfig(replay, { maxRetries: 0, breakerFailures: 10 });
     const first = new RecordingSink();
     // The provider fails on the third page: the first poller stops there.
     const originalMarkets = replay.markets;
@@ -312,7 +309,7 @@ describe('the Gamma events sweep against the replayed provider', () => {
   it('resumes an events sweep from its saved cursor after a failed page', async () => {
     const clock = new VirtualClock(NOW * 1000);
     const state = new MemoryStateStore();
-    const config = pollerConfig(replay, { UPSTREAM_MAX_RETRIES: '0', UPSTREAM_BREAKER_FAILURES: '10' });
+    const config = pollerConfig(replay, { maxRetries: 0, breakerFailures: 10 });
     replay.faults.set('/gamma/events/keyset', []);
     replay.fault('/gamma/events/keyset', { kind: 'slow', ms: 0 }, { kind: 'status', status: 500 });
     const first = new RecordingSink();
@@ -335,7 +332,7 @@ describe('the Gamma events sweep against the replayed provider', () => {
 interface Transport {
   label: string;
   /** The run's config: its own database (over Kafka, also its own topics and consumer group). */
-  configure(environment: Record<string, string>): Config;
+  configure(environment: Record<string, string>, overrides: ConfigOverrides): Config;
   /** Runs `work` against a publisher; returns once everything it published is ingested and rolled up. */
   ingested<T>(config: Config, work: (publisher: EventSink) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -344,7 +341,7 @@ interface Transport {
 /** The in-process log: each round trip starts an ingest worker on the test's database and drains it. */
 const inProcessTransport: Transport = {
   label: 'the in-process log',
-  configure: (environment) => inProcessConfig('upstream_e2e', environment),
+  configure: (environment, overrides) => inProcessConfig('upstream_e2e', environment, overrides),
   ingested: (config, work) => withPublisher(config, createLogger('silent'), ({ publisher }) => work(publisher)),
   close: async () => {},
 };
@@ -377,7 +374,8 @@ function kafkaTransport(): Transport {
   };
   return {
     label: 'Kafka',
-    configure: (environment) => parseConfig(testEnvironment(uniqueId('upstream_kafka'), PROCESS_DATA_DIR, { INGEST_LINGER_MS: '20', INGEST_ROLLUP_INTERVAL_MS: '50', ...environment })),
+    configure: (environment, overrides) =>
+      testConfig(testEnvironment(uniqueId('upstream_kafka'), PROCESS_DATA_DIR, { INGEST_LINGER_MS: '20', ...environment }), testOverrides({ ingest: { rollupIntervalMs: 50 }, ...overrides })),
     async ingested(config, work) {
       if (running === undefined) {
         const kafka = new KafkaLog({ brokers: config.kafka.brokers!, clientId: config.kafka.clientId, log });
@@ -430,13 +428,9 @@ for (const transport of [inProcessTransport, kafkaTransport()]) describe(`end to
     await replay.start();
     world(replay);
     // The provider's state is read at the instant each report is ingested: the API's 1 s cache of it is off here.
-    config = transport.configure({
-      ...replay.environment(),
-      UPSTREAM_MAX_RETRIES: '1',
-      UPSTREAM_BREAKER_FAILURES: '2',
-      UPSTREAM_TIMEOUT_MS: '400',
-      UPSTREAM_BREAKER_OPEN_S: '30',
-      READ_CACHE_UPSTREAM_STATE_S: '0',
+    config = transport.configure(replay.environment(), {
+      upstream: { maxRetries: 1, breaker: { failures: 2, openMs: 30_000 }, timeoutMs: 400 },
+      api: { readCache: { upstreamStateSeconds: 0 } },
     });
     const keys = await transport.ingested(config, (publisher) => publishPlanKeysTo(publisher, NOW - 10));
     requested.note(SWISSTONY, NOW - 60);
@@ -558,7 +552,7 @@ for (const transport of [inProcessTransport, kafkaTransport()]) describe(`end to
     expect(await readRecentArchiveWallets(api.store, 0, 10)).not.toContain(SWISSTONY);
   });
 
-  it('goes offline by itself when the poller stops: its last heartbeat ages past UPSTREAM_STALE_AFTER_S', async () => {
+  it('goes offline by itself when the poller stops: its last heartbeat ages past the stale window', async () => {
     clock.advance((config.upstream.staleAfterSeconds + 1) * 1000);
     expect((bodyOf(await api.get(`traders/${SWISSTONY}`)) as { upstream: unknown }).upstream).toEqual({ status: 'upstream_offline' });
     expect((await api.get(`traders/${SWISSTONY}/pnl-series`)).statusCode).toBe(503);
@@ -610,7 +604,7 @@ describe('a wallet a client asks about reaches the poller through Redis, not thr
     expect(fills).toHaveLength(v2Envelope.data.length);
     const card = bodyOf(await api.get(`traders/${V2_WALLET}`)) as { upstream: Record<string, unknown> };
     expect(card.upstream).toMatchObject({ pnl: 0, portfolio_value: 0, as_of: NOW });
-    // A request older than UPSTREAM_REQUEST_TTL_S is forgotten by the next read of the set.
+    // A request older than upstream.requestTtlSeconds is forgotten by the next read of the set.
     const requested = new RedisRequestedWallets(redis, config.upstream.requestedWalletsKey);
     expect(await requested.recent(NOW - 10, 10)).toEqual([V2_WALLET]);
     expect(await requested.recent(NOW + 1, 10)).toEqual([]);

@@ -3,7 +3,7 @@
  * turned into the contract's refusals, plus the per-instance cap of the admission lane (which is this
  * process's own, so it lives here and not in the shared store).
  *
- * When the gate store cannot answer (Redis down or slower than REDIS_COMMAND_TIMEOUT_MS) the call is
+ * When the gate store cannot answer (Redis down or slower than `redis.commandTimeoutMs`) the call is
  * served unmetered and the failure logged: an outage of the meter does not become an outage of the API.
  */
 import { randomUUID } from 'node:crypto';

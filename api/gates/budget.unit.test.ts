@@ -6,7 +6,7 @@ import { ApiError } from '../errors.ts';
 import { Budget } from './budget.ts';
 import type { AuthFailureRequest, AuthFailureVerdict, GateRequest, GateStore, GateVerdict } from './store.ts';
 
-const config = parseConfig({ HEAVY_READS_PER_INSTANCE: '2', AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '60', AUTH_FAILURE_BLOCK_S: '120' });
+const config = parseConfig({ HEAVY_READS_PER_INSTANCE: '2', AUTH_FAILURE_LIMIT: '3' }, { gates: { authFailures: { windowSeconds: 60, blockSeconds: 120 } } });
 const silent = createLogger('silent');
 const USAGE = { tokensRemaining: 7.456, rpmUsed: 3, dayRequests: 11, monthRequests: 12 };
 

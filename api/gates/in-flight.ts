@@ -17,7 +17,7 @@
  * capacity) the order stays first-in-first-out, so nobody is starved.
  *
  * Under sustained overload (refusing, and at least half of the recent calls refused: demand twice what it serves
- * or more) it also works on fewer calls at once, `overloadedInFlight` (API_OVERLOADED_IN_FLIGHT; default
+ * or more) it also works on fewer calls at once, `overloadedInFlight` (config.ts; default
  * one fewer): at full occupancy the calls in flight compete for the same cores (measured: the time a call
  * holds its slot grew by a quarter on the 2-core embedded store), and the served calls' latency, not the
  * last few percent of throughput, is what an overloaded instance protects. A short burst of costly calls

@@ -45,7 +45,7 @@ export type TokenSide = z.infer<typeof tokenSideSchema>;
 export const exchangeEraSchema = z.enum(['v1', 'v2']);
 export type ExchangeEra = z.infer<typeof exchangeEraSchema>;
 
-/** 2026-04-28 11:15 UTC: the V1 → V2 exchange cut-over (`EXCHANGE_V2_START_TS`'s default; see `exchangeEraAt`). */
+/** 2026-04-28 11:15 UTC: the V1 → V2 exchange cut-over, a fact of the chain (see `exchangeEraAt`). */
 export const DEFAULT_EXCHANGE_V2_START_TS = 1_777_374_900;
 
 /**
@@ -55,7 +55,7 @@ export const DEFAULT_EXCHANGE_V2_START_TS = 1_777_374_900;
  * carries the era of the exchange that emitted it instead. Polymarket moved all trading from the V1 to
  * the V2 exchanges in a hard cut-over on 2026-04-28 between 11:00 and 11:15 UTC (V1 fills stop inside
  * that window, none after; the V2 exchange, deployed 2026-03-31 at block 84,902,353, carried only a test
- * trickle before): `v2StartTs` is that instant (`EXCHANGE_V2_START_TS`, 11:15 UTC by default: the
+ * trickle before): `v2StartTs` is that instant (DEFAULT_EXCHANGE_V2_START_TS, 11:15 UTC: the
  * handful of V2 fills of that quarter hour count as V1, rather than the thousands of V1 fills before
  * 11:15 as V2).
  */

@@ -44,7 +44,7 @@
  * Options: --days N (1), --traders N (120), --pairs N (300), --calls N (80), --single N (20),
  * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest),
  * --in-flight N (API_MAX_IN_FLIGHT), --read-pool N (CLICKHOUSE_READ_POOL_SIZE), --trader-cache S
- * (READ_CACHE_TRADER_S; 0 turns the cache of answers about traders off: every call reads the store),
+ * (api.readCache.traderAnswerSeconds; 0 turns the cache of answers about traders off: every call reads the store),
  * --trace-refusals (prints every answer of a mixed run sent within 120 ms of a refusal: endpoint, status,
  * latency, trader and its fills; what a burst of refusals was made of).
  *
@@ -290,7 +290,7 @@ const percent = (share: number) => (Number.isFinite(share) ? `${(100 * share).to
 async function main(): Promise<void> {
   // Loaded here, not at the top: the forked load generator needs none of it.
   const [
-    { parseConfig },
+    { parseConfig, ENVIRONMENT_VARIABLES },
     { createLogger },
     { buildApp },
     { resolveTrader },
@@ -353,6 +353,7 @@ async function main(): Promise<void> {
   console.log(`${os.cpus().length} CPUs; load average at start ${loadAverage()}`);
   probeFilesystem(os.tmpdir());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-api-'));
+  const traderCacheSeconds = values['trader-cache'] === undefined ? undefined : Number(values['trader-cache']);
   const parsed = parseConfig({
     DATA_DIR: dataDir,
     CLICKHOUSE_DATABASE: 'bench_api',
@@ -362,12 +363,11 @@ async function main(): Promise<void> {
     SIM_LIVE: 'false',
     ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
     ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
-    ...(values['trader-cache'] ? { READ_CACHE_TRADER_S: values['trader-cache'] } : {}),
     // libuv's pool as this process started (npm run bench:api sets it; the header says what it is).
     ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
-    // The read caches', load shedding's and live ingest's settings (READ_CACHE_*, API_*, INGEST_*, CLICKHOUSE_WRITE_NICE, CLICKHOUSE_READ_*) pass through, to compare them on the same world.
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('READ_CACHE_') || name.startsWith('API_') || name.startsWith('INGEST_') || name.startsWith('CLICKHOUSE_WRITE_') || name.startsWith('CLICKHOUSE_READ_')) && value !== undefined)),
-  });
+    // The read caches', load shedding's and live ingest's variables (READ_CACHE_MB, API_*, INGEST_LINGER_MS, CLICKHOUSE_READ_POOL_SIZE) pass through, to compare them on the same world.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => /^(READ_CACHE_|API_|INGEST_|CLICKHOUSE_READ_)/.test(name) && ENVIRONMENT_VARIABLES.includes(name) && value !== undefined)),
+  }, traderCacheSeconds === undefined ? {} : { api: { readCache: { traderAnswerSeconds: traderCacheSeconds } } });
   // The load runs far above any plan's rate: the bench key's plan is unbounded, so that the gates admit
   // everything (their own cost is measured by bench:gates) and the figures are the reads'.
   const unbounded = { ...parsed.plans.pro, rps: 1e6, burst: 1e6, rpm: 1e9, monthlyRequests: 1e12, heavyReadsInFlight: 1e6 };
@@ -750,7 +750,7 @@ async function main(): Promise<void> {
   }
 
   console.log(
-    `answers about traders served from the cache (lookups that hit; ${config.api.readCache.traderAnswerSeconds > 0 ? `READ_CACHE_TRADER_S ${config.api.readCache.traderAnswerSeconds}` : 'cache OFF'}): ` +
+    `answers about traders served from the cache (lookups that hit; ${config.api.readCache.traderAnswerSeconds > 0 ? `traderAnswerSeconds ${config.api.readCache.traderAnswerSeconds}` : 'cache OFF'}): ` +
       `one at a time ${percent(med((run) => run.singleHits))}, mix ${percent(med((run) => run.mixHits))} (per run: ${runs.map((run) => percent(run.mixHits)).join(', ')})`,
   );
   console.log(

@@ -6,7 +6,7 @@
  * ClickHouse). Beside it, in the same run, bare decode loops of the same logs (viem's decodeEventLog alone,
  * and our decodeLog, both on this one thread). Medians of several rounds.
  *
- * The archive decodes on ARCHIVE_DECODE_WORKERS worker threads (default: the machine's cores; `--workers N`
+ * The archive decodes on `archive.decodeWorkers` worker threads (default: the machine's cores; `--workers N`
  * overrides it, 0 decodes on the main thread; `--workers 0,2` compares counts in one run, round by round). The pool is started once, before the rounds, as a process
  * starts it once (its start-up, about a second of loading viem through tsx in each worker, is printed apart),
  * and warmed by one decode pass over the logs (a backfill's decoders are warm; also printed apart); each
@@ -99,22 +99,24 @@ if (values['serve-node']) {
   console.log(`world: ${world.logCount} logs in ${world.lastBlock - world.firstBlock + 1} blocks (${served.length} of them indexed), generated in ${Date.now() - generatedAt} ms`);
 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-archive-'));
-  const config = parseConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    POLYGON_RPC_URL: node.url,
-    ARCHIVE_START_BLOCK: String(world.firstBlock),
-    ARCHIVE_END_BLOCK: String(world.lastBlock),
-    ARCHIVE_CONFIRMATIONS: '0',
-    ARCHIVE_RANGE_INITIAL: '2000',
-    ARCHIVE_RANGE_MAX: '20000',
-    ARCHIVE_RPS: '1000',
-    ARCHIVE_TIMEOUT_MS: '120000',
-  });
+  const config = parseConfig(
+    {
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      POLYGON_RPC_URL: node.url,
+      ARCHIVE_START_BLOCK: String(world.firstBlock),
+      ARCHIVE_END_BLOCK: String(world.lastBlock),
+      ARCHIVE_CONFIRMATIONS: '0',
+      ARCHIVE_RANGE_MAX: '20000',
+      ARCHIVE_RPS: '1000',
+    },
+    { archive: { range: { initial: 2000 }, timeoutMs: 120_000 } },
+  );
   const log = createLogger('warn');
   const store = await openMigratedStore(config, log);
-  // The worker counts to compare (ARCHIVE_DECODE_WORKERS: by default the machine's cores), one pool each.
-  const counts = values.workers === undefined ? [config.archive!.decodeWorkers] : values.workers.split(',').map((count) => parseConfig({ POLYGON_RPC_URL: node.url, ARCHIVE_DECODE_WORKERS: count.trim() }).archive!.decodeWorkers);
+  // The worker counts to compare (archive.decodeWorkers: by default the machine's cores), one pool each.
+  const counts = values.workers === undefined ? [config.archive!.decodeWorkers] : values.workers.split(',').map((count) => Number.parseInt(count.trim(), 10));
+  if (counts.some((count) => !Number.isInteger(count) || count < 0 || count > 64)) throw new Error(`--workers: counts from 0 to 64, not ${values.workers}`);
   const decoders: LogDecoder[] = [];
   try {
     for (const count of counts) {

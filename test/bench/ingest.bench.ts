@@ -36,7 +36,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseConfig } from '../../config.ts';
+import { ENVIRONMENT_VARIABLES, parseConfig } from '../../config.ts';
 import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 import { readDemoKeys } from '../../ingest/sources/accounts.ts';
 import { createLogger } from '../../log.ts';
@@ -331,9 +331,9 @@ async function main(): Promise<void> {
     KAFKA_GROUP_ID: `bench-${Date.now()}`,
     CLICKHOUSE_DATABASE: 'bench_worker',
     LOG_LEVEL: 'debug',
-    // Tuning knobs (INGEST_*) pass through, to compare settings on the same data; so does libuv's pool
-    // (npm run sets it for this process; the harness's default otherwise).
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('INGEST_') || name === 'UV_THREADPOOL_SIZE') && value !== undefined)),
+    // The ingest variables (INGEST_LINGER_MS) pass through, to compare settings on the same data; so does
+    // libuv's pool (npm run sets it for this process; the harness's default otherwise).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('INGEST_') || name === 'UV_THREADPOOL_SIZE') && ENVIRONMENT_VARIABLES.includes(name) && value !== undefined)),
   };
   const config = parseConfig(workerEnvironment);
   const topics = new TopicNames(config.kafka.topicPrefix);
@@ -386,7 +386,7 @@ async function main(): Promise<void> {
   const bareBefore = await bareRounds('before the streams');
 
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
-  const worker = startRole('ingest', [], workerEnvironment, nodeArgsFrom('BENCH_WORKER_NODE_ARGS'));
+  const worker = startRole('ingest', [], workerEnvironment, { nodeArgs: nodeArgsFrom('BENCH_WORKER_NODE_ARGS') });
   await worker.waitFor((line) => line.msg === 'ingest worker started');
   const { endToEnd, cpuPerFill, rss, overall } = await streamTo(worker, await producerFor(topics), rounds, 'ingest role,');
   if (process.env.BENCH_WORKER_LOG) writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
@@ -409,7 +409,7 @@ async function main(): Promise<void> {
       AUTH_FAILURE_LIMIT: '1000000',
     };
     const readsTopics = new TopicNames(parseConfig(readsEnvironment).kafka.topicPrefix);
-    const all = startRole('all', [], readsEnvironment, nodeArgsFrom('BENCH_ALL_NODE_ARGS'));
+    const all = startRole('all', [], readsEnvironment, { nodeArgs: nodeArgsFrom('BENCH_ALL_NODE_ARGS') });
     const listening = await all.waitFor((line) => line.msg === 'listening');
     const address = String(listening.address);
     const authorization = `Bearer ${(await readDemoKeys(readsDir))!.max}`;

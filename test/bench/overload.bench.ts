@@ -1,13 +1,13 @@
 /**
- * `npm run bench:overload` — load shedding (API_MAX_IN_FLIGHT, API_QUEUE_DEPTH, API_QUEUE_WAIT_MS):
+ * `npm run bench:overload` — load shedding (API_MAX_IN_FLIGHT and the queue's bounds, api.inFlight):
  * under 5× the sustainable rate, every answer is either served about as fast as at the sustainable
  * rate, or refused at once (503 overloaded), and no call waits in the queue longer than the bound.
  *
  * Builds (embedded ClickHouse, a fresh data directory, the in-process log) a simulated world of --days
  * days, mints a key whose plan never binds (the gates' own refusals are not under test), picks (trader,
  * market) pairs and serves the app on 127.0.0.1 with the configured limits (defaults, or
- * API_MAX_IN_FLIGHT, API_OVERLOADED_IN_FLIGHT, API_QUEUE_DEPTH, API_QUEUE_WAIT_MS and
- * CLICKHOUSE_READ_POOL_SIZE from the environment). The load is a mix of five reads (card, markets list, summary, chart,
+ * API_MAX_IN_FLIGHT, CLICKHOUSE_QUERY_TIMEOUT_S and CLICKHOUSE_READ_POOL_SIZE from the environment; --queue-depth N and
+ * --queue-wait-ms N change the queue's bounds). The load is a mix of five reads (card, markets list, summary, chart,
  * fills) from a load generator in a child process. Each of --repeat runs:
  *   1. capacity: a closed loop of API_MAX_IN_FLIGHT workers for --duration s (answers per second);
  *   2. the sustainable rate, --sustainable × capacity (default 0.7), as an evenly paced open loop for
@@ -18,7 +18,7 @@
  * normal p99 of the same run is the figure to read.
  *
  * Options: --days N (1), --traders N (120), --pairs N (200), --duration S (8), --repeat N (3),
- * --sustainable F (0.7), --factor F (5).
+ * --sustainable F (0.7), --factor F (5), --queue-depth N (16), --queue-wait-ms N (30).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -38,6 +38,8 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     sustainable: { type: 'string', default: '0.7' },
     factor: { type: 'string', default: '5' },
+    'queue-depth': { type: 'string' },
+    'queue-wait-ms': { type: 'string' },
   },
 });
 const DAYS = Number(values.days);
@@ -119,15 +121,22 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-overload-'));
   const driver = new LoadDriver();
   try {
-    const parsed = parseConfig({
-      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(API_MAX_IN_FLIGHT|API_OVERLOADED_IN_FLIGHT|API_QUEUE_DEPTH|API_QUEUE_WAIT_MS|CLICKHOUSE_QUERY_TIMEOUT_S|CLICKHOUSE_READ_POOL_SIZE)$/.test(name))),
-      DATA_DIR: dataDir,
-      CLICKHOUSE_DATABASE: 'bench_overload',
-      LOG_LEVEL: 'error',
-      SIM_BACKFILL_DAYS: String(DAYS),
-      SIM_TRADERS: String(TRADERS),
-      SIM_LIVE: 'false',
-    });
+    const queue = {
+      ...(values['queue-depth'] === undefined ? {} : { queueDepth: Number(values['queue-depth']) }),
+      ...(values['queue-wait-ms'] === undefined ? {} : { maxQueueWaitMs: Number(values['queue-wait-ms']) }),
+    };
+    const parsed = parseConfig(
+      {
+        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(API_MAX_IN_FLIGHT|CLICKHOUSE_QUERY_TIMEOUT_S|CLICKHOUSE_READ_POOL_SIZE)$/.test(name))),
+        DATA_DIR: dataDir,
+        CLICKHOUSE_DATABASE: 'bench_overload',
+        LOG_LEVEL: 'error',
+        SIM_BACKFILL_DAYS: String(DAYS),
+        SIM_TRADERS: String(TRADERS),
+        SIM_LIVE: 'false',
+      },
+      { api: { inFlight: queue } },
+    );
     const unbounded = { ...parsed.plans.pro, rps: 1e6, burst: 1e6, rpm: 1e9, monthlyRequests: 1e12, heavyReadsInFlight: 1e6 };
     const config = { ...parsed, plans: { ...parsed.plans, pro: unbounded } };
     const limits = config.api.inFlight;
@@ -158,7 +167,7 @@ async function main(): Promise<void> {
     const limiter = new InFlightLimiter(limits);
     const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store, now: nowSeconds, inFlight: limiter } });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
-    console.log(`limits: API_MAX_IN_FLIGHT=${limits.maxInFlight} API_QUEUE_DEPTH=${limits.queueDepth} API_QUEUE_WAIT_MS=${limits.maxQueueWaitMs}`);
+    console.log(`limits: API_MAX_IN_FLIGHT=${limits.maxInFlight} queue depth ${limits.queueDepth}, queue wait ${limits.maxQueueWaitMs} ms`);
 
     // Warm-up: caches (key, store) and the limiter's hold average.
     await driver.run({ url, authorization, paths, durationS: 2, mode: { kind: 'closed', concurrency: limits.maxInFlight } });

@@ -7,7 +7,7 @@
 import { gunzipSync } from 'node:zlib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { parseConfig, type Config, type PlanId } from '../../config.ts';
+import type { Config, ConfigOverrides, PlanId } from '../../config.ts';
 import { buildApp } from '../../api/app.ts';
 import type { InFlightLimiter } from '../../api/gates/in-flight.ts';
 import type { GateStore } from '../../api/gates/store.ts';
@@ -17,7 +17,7 @@ import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts'
 import type { EventSink } from '../../ingest/publisher.ts';
 import { createLogger, type Logger } from '../../log.ts';
 import { openStore, type Store } from '../../projections/store.ts';
-import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './context.ts';
+import { PROCESS_DATA_DIR, testConfig, testEnvironment, uniqueId } from './context.ts';
 
 export const API = '/api/agent/v1';
 
@@ -42,10 +42,10 @@ export const CONTRACT_PATHS = [
 ] as const;
 
 /** A config on the in-process log (no Kafka) and its own database in the process store. */
-export function inProcessConfig(label: string, extra: Record<string, string> = {}): Config {
+export function inProcessConfig(label: string, extra: Record<string, string> = {}, overrides: ConfigOverrides = {}): Config {
   const environment: Record<string, string | undefined> = testEnvironment(uniqueId(label), PROCESS_DATA_DIR, extra);
   delete environment.KAFKA_BROKERS;
-  return parseConfig(environment);
+  return testConfig(environment, overrides);
 }
 
 export interface TestApi {

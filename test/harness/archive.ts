@@ -4,7 +4,7 @@
  * the reference computed from the generator's own records.
  */
 import { expect } from 'vitest';
-import type { Config } from '../../config.ts';
+import type { Config, ConfigOverrides } from '../../config.ts';
 import { withPublisher } from '../../roles/runtime.ts';
 import { createLogger } from '../../log.ts';
 import { bodyOf, type TestApi } from './api.ts';
@@ -15,18 +15,24 @@ export function archiveEnvironment(node: LocalPolygonNode, extra: Record<string,
   return {
     POLYGON_RPC_URL: node.url,
     ARCHIVE_RPS: '2000',
-    ARCHIVE_RETRIES: '12',
-    ARCHIVE_RETRY_BASE_MS: '5',
-    ARCHIVE_RETRY_MAX_MS: '200',
-    ARCHIVE_POLL_MS: '20',
-    ARCHIVE_TIMEOUT_MS: '2000',
     ARCHIVE_CONFIRMATIONS: '0',
     // Small ingest batches: each range is durable (ingested) before its checkpoint; a test should not wait on lingering.
     INGEST_LINGER_MS: '20',
-    INGEST_ROLLUP_INTERVAL_MS: '50',
-    // The generated chain's times: a cut-over at 0 makes every leg on it of the V2 era the card covers (its fills are V2 exchanges').
-    EXCHANGE_V2_START_TS: '0',
     ...extra,
+  };
+}
+
+type ArchiveOverrides = NonNullable<ConfigOverrides['archive']>;
+
+/** The archive's test settings on the parsed config (constants in production), with a test's own on top. */
+export function archiveOverrides(archive: ArchiveOverrides = {}): ConfigOverrides {
+  return {
+    // A local node: fast retries, polls and timeouts.
+    archive: { retries: 12, retryBaseMs: 5, retryMaxMs: 200, pollMs: 20, timeoutMs: 2000, v2StartTs: 0, ...archive },
+    ingest: { rollupIntervalMs: 50 },
+    // The generated chain's times: a cut-over at 0 makes every leg on it of the V2 era the card covers (its fills are V2 exchanges').
+    exchangeV2StartTs: 0,
+    upstream: { v2StartTs: 0 },
   };
 }
 

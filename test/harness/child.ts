@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { ConfigOverrides } from '../../config.ts';
 import { LAUNCHER_THREAD_POOL_SIZE } from '../../projections/store.ts';
 
 const running = new Set<ChildProcess>();
@@ -31,8 +32,19 @@ export interface RoleProcess {
   stderr(): string;
 }
 
-export function startRole(role: string, args: string[], environment: Record<string, string>, nodeArgs: string[] = []): RoleProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'main.ts', role, ...args], {
+export interface StartOptions {
+  /** Node's own flags (before the script). */
+  nodeArgs?: string[];
+  /**
+   * Settings on the child's parsed config (internals that are constants in production, such as
+   * TEST_OVERRIDES): the child runs main.ts through test/harness/role.ts, which applies them.
+   */
+  overrides?: ConfigOverrides;
+}
+
+export function startRole(role: string, args: string[], environment: Record<string, string>, options: StartOptions = {}): RoleProcess {
+  const entry = options.overrides ? ['test/harness/role.ts', JSON.stringify(options.overrides)] : ['main.ts'];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', ...entry, role, ...args], {
     cwd: REPO_ROOT,
     // As the launchers start it (package.json, the Dockerfile): libuv's pool sized for the embedded store.
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', UV_THREADPOOL_SIZE: String(LAUNCHER_THREAD_POOL_SIZE), ...environment },

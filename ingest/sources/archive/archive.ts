@@ -80,7 +80,7 @@ export interface ArchiveOptions {
   onCheckpoint?: (block: number, progress: ArchiveProgress) => void;
   /** Called when the archive first reaches the safe head. */
   onCaughtUp?: (progress: ArchiveProgress) => void;
-  /** Where logs are decoded (default: ARCHIVE_DECODE_WORKERS worker threads, closed when run() returns). */
+  /** Where logs are decoded (default: `decodeWorkers` worker threads, closed when run() returns). */
   decoder?: LogDecoder;
   /** Progress log interval. */
   progressIntervalMs?: number;

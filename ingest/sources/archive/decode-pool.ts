@@ -1,5 +1,5 @@
 /**
- * Where the archive's logs are ABI-decoded: on worker threads (ARCHIVE_DECODE_WORKERS, default the machine's
+ * Where the archive's logs are ABI-decoded: on worker threads (`decodeWorkers`, default the machine's
  * cores), so that the main thread only fetches, maps and publishes; or on the main thread (0 workers).
  *
  * decodeLog's cheap steps (which event the topic0 names, where the log sits, its node fields checked) run
@@ -202,7 +202,7 @@ export class WorkerDecoder implements LogDecoder {
   }
 }
 
-/** The decoder ARCHIVE_DECODE_WORKERS asks for. */
+/** The decoder `decodeWorkers` asks for. */
 export function createLogDecoder(workers: number, log: Logger): LogDecoder {
   return workers === 0 ? new InlineDecoder() : new WorkerDecoder(workers, log);
 }

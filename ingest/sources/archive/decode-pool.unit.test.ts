@@ -128,7 +128,7 @@ describe('decode workers', () => {
     expect(out).toEqual(decodings);
   });
 
-  it('ARCHIVE_DECODE_WORKERS=0 decodes on the main thread', async () => {
+  it('decodeWorkers 0 decodes on the main thread', async () => {
     const decoder = createLogDecoder(0, log);
     expect(decoder.workers).toBe(0);
     expect(await decoder.decode(recordedLogs())).toEqual(decodeBatch(recordedLogs()));

@@ -1,7 +1,7 @@
 /**
  * A decode worker (node:worker_threads): the topics and data of a batch of logs in, their facts out, in order
  * (decode-wire.ts: decodeLog's third step, viem's ABI decoding and the rules, the same code the main thread
- * runs when ARCHIVE_DECODE_WORKERS is 0). An error that is not a log's own decode failure is sent back with its
+ * runs when `decodeWorkers` is 0). An error that is not a log's own decode failure is sent back with its
  * name, message and stack.
  */
 import { parentPort } from 'node:worker_threads';

@@ -239,12 +239,11 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
     // The recorded sample (August 2026) is all V2.
     expect(mapActivityRows(rows, V2_START_TS, 'activity').parsed.every((row) => (row.kind === 'fill' ? row.fill.era : row.leg.era) === 'v2')).toBe(true);
     expect(exchangeEraAt(V2_START_TS - 1, V2_START_TS)).toBe('v1');
-    // The configured default is that instant, one for every source: the poller, the importer, the archive's legs.
+    // The cut-over is that instant, one for every source: the poller, the importer, the archive's legs.
     expect(parseConfig({}).upstream.v2StartTs).toBe(V2_START_TS);
     expect(parseConfig({}).exchangeV2StartTs).toBe(V2_START_TS);
     expect(parseConfig({ POLYGON_RPC_URL: 'http://127.0.0.1:1' }).archive!.v2StartTs).toBe(V2_START_TS);
     expect(DEFAULT_EXCHANGE_V2_START_TS).toBe(V2_START_TS);
-    expect(parseConfig({ EXCHANGE_V2_START_TS: '5' }).upstream.v2StartTs).toBe(5);
   });
 
   it('bad rows are rejected with their reason and the rest of the page is used: price 2, negative size, a non-wallet', () => {

@@ -2,7 +2,7 @@
  * How a wallet a client asked about reaches the poller without the read API writing to ClickHouse: the
  * API adds the wallet to a Redis sorted set (`UPSTREAM_REQUESTED_WALLETS_KEY`, score = the request's
  * epoch seconds, a later request raising it); the poller reads the members requested within
- * `UPSTREAM_REQUEST_TTL_S` and trims the older ones. Redis is already every API instance's shared store
+ * `upstream.requestTtlSeconds` and trims the older ones. Redis is already every API instance's shared store
  * (the gates); one ZADD per wallet and minute per API process is all it costs. Without Redis (a single
  * process), the in-memory log does the same.
  */
