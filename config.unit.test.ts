@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_DOC, configurationMarkdown } from './config-docs.ts';
 import { ENVIRONMENT_VARIABLES, REMOVED_VARIABLES, VARIABLE_SECTIONS, parseConfig, removedVariablesIn } from './config.ts';
@@ -33,6 +35,75 @@ describe('removed variables', () => {
 
   it('do not change the parsed configuration (parseConfig stays pure: the warning is the roles’ to log)', () => {
     expect(parseConfig({ INGEST_ROLLUP_INTERVAL_MS: '1', API_KEY_CACHE_S: '0' })).toEqual(parseConfig({}));
+  });
+});
+
+/** The prose an operator reads: README.md, mcp/README.md and docs/*.md but the generated configuration.md. */
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
+const PROSE = [
+  'README.md',
+  'mcp/README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md') && name !== 'configuration.md')
+    .sort()
+    .map((name) => `docs/${name}`),
+].map((file) => ({ file, text: readFileSync(path.join(ROOT, file), 'utf8') }));
+
+/** Where a name stands as a whole word (`_` counts as part of a word, so `DEFAULT_EXCHANGE_V2_START_TS` does not name `EXCHANGE_V2_START_TS`). */
+const wholeWord = (name: string) => new RegExp(`(?<![A-Za-z0-9_])${name}(?![A-Za-z0-9_])`);
+
+/** The beginnings of this service's variable names: an UPPER_SNAKE token with one of them looks like a variable. */
+const VARIABLE_PREFIXES = [
+  'LOG_', 'DATA_DIR', 'HOST', 'PORT', 'CLICKHOUSE_', 'KAFKA_', 'REDIS_', 'API_', 'AUTH_', 'HEAVY_', 'MCP_', 'READ_CACHE_', 'CHART_',
+  'TAPE_', 'DOWNLOAD_', 'PUBLIC_URL', 'S3_', 'INGEST_', 'CARD_', 'WHALE_', 'UPSTREAM_', 'ARCHIVE_', 'SIM_', 'POLYGON_', 'EXCHANGE_',
+];
+
+/** Tokens in backticks that look like variables and are not, each with the reason. */
+const NOT_VARIABLES: Readonly<Record<string, string>> = {
+  API_KEY: 'the placeholder of `Authorization: Bearer <API_KEY>` (docs/mcp.md): a key, not a variable',
+  UPSTREAM_PUBLISHED_LIMITS: "the constant of Polymarket's published rate limits in config.ts",
+};
+
+/**
+ * The UPPER_SNAKE tokens in backticks (code spans, which may wrap a line, and fenced blocks) of a Markdown
+ * text that begin like a variable but are neither a current nor a removed one, nor a known non-variable.
+ * A family (`API_`, `API_*`) must begin at least one current variable.
+ */
+function unknownVariablesIn(markdown: string): string[] {
+  const known = new Set([...ENVIRONMENT_VARIABLES, ...Object.keys(REMOVED_VARIABLES), ...Object.keys(NOT_VARIABLES)]);
+  const fenced = [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map((match) => match[1] ?? '');
+  const spans = [...markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '').matchAll(/`((?:[^`\n]|\n(?![ \t]*\n))+)`/g)].map((match) => match[1] ?? '');
+  const unknown = new Set<string>();
+  for (const code of [...spans, ...fenced]) {
+    for (const [token] of code.matchAll(/(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*\*?(?![A-Za-z0-9_])/g)) {
+      if (!VARIABLE_PREFIXES.some((prefix) => token.startsWith(prefix)) || known.has(token)) continue;
+      const family = /_\*?$/.exec(token) ? token.replace(/\*$/, '') : null;
+      if (family !== null && ENVIRONMENT_VARIABLES.some((name) => name.startsWith(family))) continue;
+      unknown.add(token);
+    }
+  }
+  return [...unknown];
+}
+
+describe('the prose (README.md, mcp/README.md, docs/*.md)', () => {
+  it('names no removed variable as if an operator could set it (name the config field or constant and its value)', () => {
+    const found = PROSE.flatMap(({ file, text }) =>
+      Object.keys(REMOVED_VARIABLES)
+        .filter((name) => wholeWord(name).test(text))
+        .map((name) => `${file} names ${name}, a removed variable (${REMOVED_VARIABLES[name]})`),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('names no variable in backticks that does not exist (a typo or an invented name)', () => {
+    const found = PROSE.flatMap(({ file, text }) => unknownVariablesIn(text).map((token) => `${file} names ${token}, which is no variable`));
+    expect(found).toEqual([]);
+  });
+
+  it('is checked by a scan that finds an invented name in a span or a block, and no prose word or code constant', () => {
+    expect(unknownVariablesIn('Set `READ_CACHE_MBS=64`, `S3_BUCKET=b\nS3_PREFIXES=x`.\n\n```sh\nAPI_MAX_INFLIGHT=4 npm start\n```\n')).toEqual(['READ_CACHE_MBS', 'S3_PREFIXES', 'API_MAX_INFLIGHT']);
+    expect(unknownVariablesIn('API_FOO in prose; `TOP_FILL_SOURCE_RANK`, `READ_CACHE_MB`, `API_*`, `HOST`, `UPSTREAM_PUBLISHED_LIMITS`')).toEqual([]);
+    expect(unknownVariablesIn('`SIM_*` and `WHALE_*`')).toEqual(['WHALE_*']);
   });
 });
 

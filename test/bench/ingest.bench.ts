@@ -25,7 +25,7 @@
  * figure is ingest with reads running alongside.
  *
  * Options: --rounds N (default 5), --fills N per round (default 100000), --skip-all, --reads N,
- * --producer kcat|kafkajs. Environment: INGEST_* passes through to the worker; BENCH_WORKER_NODE_ARGS and
+ * --producer kcat|kafkajs. Environment: INGEST_LINGER_MS passes through to the worker; BENCH_WORKER_NODE_ARGS and
  * BENCH_ALL_NODE_ARGS add Node flags to the ingest role and the `all` role (e.g. --cpu-prof);
  * BENCH_WORKER_LOG=<file> keeps the worker's log, BENCH_ALL_METRICS=<file> the `all` role's /metrics.
  */
