@@ -81,7 +81,7 @@ export interface ImportProgress {
 export interface ImportOptions {
   /** One era for every row (`--era`); default: each row's era by its time against `v2StartTs`, as the upstream poller stamps them. */
   era?: ExchangeEra;
-  /** The V1 → V2 exchange cut-over (epoch s; `EXCHANGE_V2_START_TS`). Default 2026-04-28 11:15 UTC. */
+  /** The V1 → V2 exchange cut-over (epoch s; `EXCHANGE_V2_START_TS`). Default `DEFAULT_EXCHANGE_V2_START_TS` (ingest/contract/primitives.ts). */
   v2StartTs?: number;
   /** Also publish every TRADE row as a market-wide trade print (topic `trades`), so imported markets have a price tape. Default true. */
   emitTrades?: boolean;
