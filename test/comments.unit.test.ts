@@ -15,17 +15,10 @@ import { codeFiles, commentsOf, FACTS, labNotesIn, ROOT } from './harness/commen
  */
 const TEMPORARY_UNCHECKED = ['config.ts'];
 
-/**
- * Applied migrations whose comments still quote figures (copied to test/bench/RESULTS.md): a migration file
- * edited after a store applied it no longer matches its checksum in schema_migrations, and every start
- * logs a warning for it (projections/migrate.ts).
- */
-const APPLIED_MIGRATIONS = ['projections/migrations/0012_wallet_market_row.sql', 'projections/migrations/0013_fill_row.sql', 'projections/migrations/0014_fills_by_time.sql'];
-
 /** The scanner and this test quote lab notes as their examples. */
 const EXAMPLES = ['test/harness/comments.ts', 'test/comments.unit.test.ts'];
 
-const UNCHECKED = [...TEMPORARY_UNCHECKED, ...APPLIED_MIGRATIONS, ...EXAMPLES];
+const UNCHECKED = [...TEMPORARY_UNCHECKED, ...EXAMPLES];
 
 const notesOf = (file: string) => {
   const { syntax } = codeFiles().find((code) => code.file === file)!;
@@ -99,7 +92,7 @@ describe('comments', () => {
 
   it('keeps its exceptions current: each names a file that exists, and each fact is still written there', () => {
     for (const file of UNCHECKED) expect(existsSync(path.join(ROOT, file)), file).toBe(true);
-    for (const file of [...TEMPORARY_UNCHECKED, ...APPLIED_MIGRATIONS]) expect(notesOf(file), `${file} has no lab note left: check it`).not.toEqual([]);
+    for (const file of TEMPORARY_UNCHECKED) expect(notesOf(file), `${file} has no lab note left: check it`).not.toEqual([]);
     for (const fact of FACTS.filter(({ file }) => file !== '*')) {
       expect(readFileSync(path.join(ROOT, fact.file), 'utf8'), `${fact.file}: ${fact.date}`).toContain(fact.date);
     }
