@@ -1,11 +1,11 @@
 /**
  * Several plain reads sent as one statement.
  *
- * Why: on this engine a read's cost is mostly fixed and mostly planning. A bare statement costs ~1 ms;
- * a plain point read of one table ~2–4 ms; one statement that joins five such reads and folds them in
- * SQL ~17 ms, nearly all of it spent planning the joins and expressions, for a few hundred rows. The
- * same five plain reads as parts of one `UNION ALL` cost ~8 ms: one statement's fixed cost, no join to
- * plan, and the fold (a few hundred rows) is done by the caller in TypeScript.
+ * Why: on this engine a read's cost is mostly fixed and mostly planning. One statement that joins a
+ * few plain point reads and folds them in SQL spends nearly all of its time planning the joins and
+ * expressions, for a few hundred rows; the same plain reads as parts of one `UNION ALL` pay one
+ * statement's fixed cost, with no join to plan, and the fold (a few hundred rows) is done by the
+ * caller in TypeScript.
  *
  * Each part is an ordinary SELECT (its own WHERE, ORDER BY, LIMIT; the same `{name:Type}` parameters as
  * any statement). Its rows come back as one JSON object each (`formatRowNoNewline('JSONEachRow', *)`),

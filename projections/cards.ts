@@ -31,8 +31,8 @@ export interface CardSettings {
  * The card's parts: the career's and the upstream profile's plain reads by the wallet prefix of their
  * keys, as two bundles (projections/bundle.ts) side by side on the read pool, folded here; the upstream's
  * state comes from the read caches (about a second) or its own point read, alongside. Two statements
- * in parallel answer ~20% sooner than the same parts as one (7.7 vs 9.4 ms p50 on 2 cores) for ~7% less
- * throughput under load; the card is the call agents wait on first.
+ * in parallel answer sooner than the same parts as one, for a little less throughput under load: the
+ * card is the call agents wait on first.
  */
 export async function readTraderCard(store: Store, trader: Trader, settings: CardSettings, nowSeconds: number): Promise<TraderCard> {
   const [career, profile, upstreamState] = await Promise.all([

@@ -78,7 +78,7 @@ export type Mark = MarketMark;
  * The career of a wallet (the card's era: V2 only unless `includeV1`), folded (foldCareer) from the
  * wallet's markets and their marks (wallet-markets.ts: read once for the card, top-markets and the list;
  * the era filter applies to each market's newest row). One statement that joined the rows and the marks
- * and computed eighteen aggregates cost the engine ~9 ms to plan for ~2 ms of reading.
+ * and computed eighteen aggregates cost the engine several times more to plan than to read.
  */
 export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
   const { markets, marks } = await readWalletMarkets(store, wallet);

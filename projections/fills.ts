@@ -191,7 +191,7 @@ interface Candidate extends FillRow {
 /**
  * The candidates that are their fill's kept copy, one per position, in order. A position (ts, market,
  * fill id) with a copy of the top rank keeps that copy; the others are looked up in fills_v2, in one
- * statement, only when there are any (planning it costs the embedded engine ~10 ms even when it finds
+ * statement, only when there are any (the embedded engine pays for planning it even when it finds
  * nothing): their fill's kept copy must be this copy, at this ts.
  */
 async function keptCopiesOf(store: Store, wallet: string, candidates: readonly Candidate[]): Promise<Candidate[]> {

@@ -18,8 +18,23 @@ export interface Migration {
   version: number;
   name: string;
   statements: string[];
+  /** Of the statements alone: a comment edited later does not make an applied migration look changed. */
   checksum: string;
+  /** Checksums a store may have recorded for this same SQL before checksums skipped comments. */
+  earlierChecksums: string[];
 }
+
+/**
+ * Checksums of whole files (comments included), as stores recorded them before checksums skipped
+ * comments, of the migrations whose comments were edited since: the same statements, so not a change.
+ */
+const CHECKSUMS_BEFORE_COMMENT_EDITS: Readonly<Record<number, readonly string[]>> = {
+  12: ['8b60e2fea0d6dfc66d1fa840d62f6d2f74a4a128174f1283b3f08e347990461a'],
+  13: ['df30b7b5b3cd7f71645590d0ad456d418171499a9d5d0f4874aefea80ca6b28c'],
+  14: ['8ca3e9e9bb00f03c5f11065c9b0601a1bed253d770124b82c04cd1e833b14eee'],
+};
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** Splits a migration file into statements: each ends with a `;` at the end of a line. Comment lines are dropped. */
 export function splitStatements(sqlText: string): string[] {
@@ -40,11 +55,14 @@ export async function loadMigrations(directory = MIGRATIONS_DIR): Promise<Migrat
     const match = MIGRATION_FILE.exec(file);
     if (!match) continue;
     const text = await readFile(path.join(directory, file), 'utf8');
+    const version = Number(match[1]);
+    const statements = splitStatements(text);
     migrations.push({
-      version: Number(match[1]),
+      version,
       name: match[2] ?? file,
-      statements: splitStatements(text),
-      checksum: createHash('sha256').update(text).digest('hex'),
+      statements,
+      checksum: sha256(statements.join(';\n')),
+      earlierChecksums: [sha256(text), ...(CHECKSUMS_BEFORE_COMMENT_EDITS[version] ?? [])],
     });
   }
   return migrations;
@@ -85,7 +103,7 @@ export async function migrate(store: Store, log: Logger, options: MigrateOptions
     // The cluster generator learns every table, also those of migrations applied before.
     const statements = migration.statements.flatMap(variant);
     if (recorded !== undefined) {
-      if (recorded !== migration.checksum) {
+      if (recorded !== migration.checksum && !migration.earlierChecksums.includes(recorded)) {
         log.warn({ version: migration.version, name: migration.name }, 'applied migration file has changed since it was applied; add a new migration instead of editing');
       }
       continue;

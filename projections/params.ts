@@ -10,7 +10,7 @@
 /** The largest UInt32: the store's timestamps, counts and limits are UInt32 columns or parameters. */
 export const UINT32_MAX = 4_294_967_295;
 
-/** Epoch seconds are UInt32 in every table: the last second the store can hold (7 February 2106). */
+/** Epoch seconds are UInt32 in every table: the last second the store can hold (early in 2106). */
 export const MAX_EPOCH_SECONDS = UINT32_MAX;
 
 /**

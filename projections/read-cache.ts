@@ -212,9 +212,9 @@ class KeptUntilChanged<V> {
  * is served at once and the new one computed in the background, and callers that need the same
  * computation share it (never two of the same key and second at once).
  *
- * Why: a key per second made every new second a miss for every caller at once: at 300 requests/s all
- * API slots waited on the same ~50 ms ranking and the calls behind them were refused (bench:api
- * whales, 2026-11-24), while the previous second's ranking was at hand.
+ * Why: a key per second made every new second a miss for every caller at once: under load all API
+ * slots waited on the same ranking and the calls behind them were refused (bench:api's whales), while
+ * the previous second's ranking was at hand.
  */
 export class RefreshAhead<V> {
   readonly #answers: LRUCache<string, { at: number; value: V }>;

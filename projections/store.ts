@@ -56,8 +56,8 @@ export interface QueryOptions {
   /**
    * A read of ingest's own (staged keys to count, a resolution's holders, an archive's cursor): it runs
    * on the command lane, niced like the writes (`writeNice`), never on the read pool. The
-   * pool's sessions are the API's: on the embedded store a worker's 15–40 ms count there left the API
-   * one session, and the calls queued behind it were refused (bench:api --trace-refusals).
+   * pool's sessions are the API's: on the embedded store a worker's count there left the API one
+   * session, and the calls queued behind it were refused (bench:api --trace-refusals).
    */
   background?: boolean | undefined;
 }
@@ -170,11 +170,10 @@ export const LAUNCHER_THREAD_POOL_SIZE = 16;
  * N-API AsyncWorker), and that pool has 4 threads unless UV_THREADPOOL_SIZE says otherwise when the
  * process starts. The embedded store keeps its read sessions, the ingest lane and the command lane busy
  * at once, so with 3 read sessions a read can wait for a thread while an insert and a refresh run beside
- * two other reads: a queue in front of the sessions, which the lanes exist to avoid. Measured on 2 cores:
- * a `SELECT 1` behind four 300 ms statements 248 ms with 4 threads, 34 ms with 16; bench:api's `SELECT 1`
- * at 8 callers 673 → 1,377 statements/s; bench:overload at 5× its capacity served 458–572 answers with 4
- * threads, 701–904 with 16. Point reads at 3 callers beside a busy ingest lane and command lane: no change
- * (p50 7–10 ms either way: there they wait for the cores, not for a thread). Returns
+ * two other reads: a queue in front of the sessions, which the lanes exist to avoid. A thread for every
+ * session, and some to spare, lets a short statement pass long ones, raises the read pool's ceiling and
+ * what an overloaded instance serves; point reads beside busy lanes do not change, as they wait for the
+ * cores, not for a thread (test/bench/RESULTS.md: libuv's thread pool). Returns
  * what this process lacks, or undefined when it has enough (or reads a server: its client does not
  * use the pool).
  */

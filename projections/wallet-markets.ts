@@ -5,8 +5,8 @@
  * the market from it when it is at hand.
  *
  * Why one answer: an agent investigating a trader asks for the card, then top-markets, then the list,
- * milliseconds apart (crack_this_trader), and each read the same rows of the wallet (a bundle of ~9 ms
- * on the embedded store, most of it the engine's fixed cost per part). Read once and kept with the
+ * milliseconds apart (crack_this_trader), and each read the same rows of the wallet (a bundle whose
+ * cost on the embedded store is mostly the engine's fixed cost per part). Read once and kept with the
  * trader's answers (read-cache.ts: until the trader changes, at most `traderAnswerSeconds`, as the marks
  * in it may lag that much), the second and third calls fold rows already in memory.
  */
@@ -18,8 +18,8 @@ import type { Store } from './store.ts';
 /**
  * A market's trades by side and token (a summary's counts and volumes beyond the career's), one column
  * each of trader_markets_v2: the wallet's rows carry them so that a summary asked for after the card (an
- * agent's next call) takes its trader row from here instead of a statement part of its own (~4 ms of ~11;
- * markets.ts, readMarketSummary).
+ * agent's next call) takes its trader row from here instead of a statement part of its own (about a
+ * third of the summary's cost; markets.ts, readMarketSummary).
  */
 export interface TradeBreakdown {
   buy_count: number;
@@ -118,7 +118,7 @@ void everyFieldListed;
 /**
  * Each market's newest row, by the wallet prefix of the key (ORDER BY version DESC LIMIT 1 BY:
  * ReplacingMergeTree's rule, without FINAL), as its one-column serialization `wallet_row` (migration 0012:
- * a point read on the embedded engine pays per column read, ~6 ms for the thirty columns, ~3.5 for this one).
+ * a point read on the embedded engine pays per column read: this one costs a fraction of the thirty).
  */
 const WALLET_MARKET_ROWS = `
     SELECT wallet_row
@@ -153,9 +153,9 @@ GROUP BY condition_id`;
  * While the read caches keep marks (this process's worker reports each market's trades), the rows
  * alone, then the marks of the open ones from the cache, the rest in one more read (kept until their
  * market trades again); else the bundle. Why: the bundle's marks part finds the open markets by a
- * second read of trader_markets_v2 (~9 ms for both parts on the embedded store); the rows alone cost
- * ~4.5 ms, and the open markets of traders who share markets are mostly marked already (one more
- * read of ~2 ms when they are not).
+ * second read of trader_markets_v2, which costs about as much again as the rows alone on the embedded
+ * store, and the open markets of traders who share markets are mostly marked already (one more, smaller
+ * read when they are not).
  */
 export async function readWalletMarketsFromStore(store: Store, wallet: string): Promise<WalletMarkets> {
   const caches = store.caches;

@@ -9,7 +9,7 @@
  * What cannot be reproduced here: the base image itself (its Node is the machine's, or the Node 22 of the
  * `node` devDependency when present, matching the image's line), and USER (checked, not switched).
  * Cost: `npm ci --omit=dev` from the lock into an empty directory, from the npm cache (prefer-offline):
- * about 50 s of the test's 60–70 s on the shared machine, most of it writing chDB's 540 MB native library.
+ * most of the test's time, most of that writing chDB's 540 MB native library.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -229,7 +229,7 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
 
     const runtime = stages.at(-1)!;
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    // A supported Node LTS line for every stage (even majors from 22 on; 20 ended in April 2026).
+    // A supported Node LTS line for every stage (even majors from 22 on; 20 is past its end of life).
     for (const { image } of stages) {
       const major = Number(/^node:(\d+)/.exec(image)?.[1]);
       expect(major % 2 === 0 && major >= 22, image).toBe(true);

@@ -1,8 +1,8 @@
 /**
  * The Polymarket importer over real exports (`../shared/data/polymarket`: 29 CSV files of collectmarkets,
  * the JSON fixtures) and generated files: counts, sums per wallet and market, duplicates, malformed rows,
- * files that cannot be read whole, gzip, options. An integration test: it reads dozens of files (about
- * 13 s), no services.
+ * files that cannot be read whole, gzip, options. An integration test: it reads dozens of files, no
+ * services.
  */
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -149,7 +149,7 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
     const names = new Set(fills.map((fill) => fill.name));
     expect(names).toEqual(new Set(['gabagool22', 'CRYINGLITTLEBABY']));
     expect(new Set(fills.map((fill) => fill.role))).toEqual(new Set(['taker']));
-    // The exports are of January 2026, before the V1 → V2 cut-over (2026-04-28 11:15 UTC): V1 by their time.
+    // The exports predate the V1 → V2 cut-over: V1 by their time.
     expect(Math.max(...fills.map((fill) => fill.ts))).toBeLessThan(Date.UTC(2026, 3, 28, 11, 15) / 1000);
     expect(new Set(fills.map((fill) => fill.era))).toEqual(new Set(['v1']));
   });
@@ -199,7 +199,7 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
       expect(metadata.end_ts, metadata.slug).toBe(epoch + 900);
     }
     const hourly = result.sink.events('markets').find((event) => (event as MarketMetadataEvent).slug === 'bitcoin-up-or-down-january-4-10pm-et') as MarketMetadataEvent;
-    // January 4, 10PM ET = 2026-01-05 03:00 UTC.
+    // January 4, 10PM ET is 03:00 UTC on January 5.
     expect(hourly.title_start_ts).toBe(Date.UTC(2026, 0, 5, 3) / 1000);
   });
 

@@ -86,7 +86,7 @@ describe('values written into SQL text on chDB', () => {
 
   it('finishes a read while a long command still runs (reads have their own sessions and no queue)', async () => {
     const order: string[] = [];
-    // About 2.7 s of engine time on the command lane (the engine's limit per block is 3 s), values included.
+    // Three rows of sleepEachRow(0.9) on the command lane: just under the engine's limit of 3 s per block, values included.
     const command = store
       .command("INSERT INTO {db:Identifier}.probe SELECT {prefix:String} || toString(sleepEachRow(0.9)) FROM numbers(3)", { prefix: 'slow-' })
       .then(() => order.push('command'));

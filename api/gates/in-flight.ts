@@ -18,13 +18,12 @@
  *
  * Under sustained overload (refusing, and at least half of the recent calls refused: demand twice what it serves
  * or more) it also works on fewer calls at once, `overloadedInFlight` (config.ts; default
- * one fewer): at full occupancy the calls in flight compete for the same cores (measured: the time a call
- * holds its slot grew by a quarter on the 2-core embedded store), and the served calls' latency, not the
+ * one fewer): at full occupancy the calls in flight compete for the same cores (the time a call holds
+ * its slot grows with the calls beside it), and the served calls' latency, not the
  * last few percent of throughput, is what an overloaded instance protects. A short burst of costly calls
  * (an agent's first look at a trader: several uncached reads at once) that meets the bound refuses a few
- * calls and keeps every slot: dropping one at the first refusal halved the capacity exactly when it was
- * short, and a handful of refusals cascaded into a hundred (bench:api's mix at 300 requests/s: 58–133
- * refused with the slot dropped at any refusal, 0–17 with it kept).
+ * calls and keeps every slot: dropping one at the first refusal cut the capacity exactly when it was
+ * short, and a handful of refusals cascaded into many more (bench:api's mix; test/bench/RESULTS.md).
  *
  * A slot is for work: a call that waits for work another call is doing for it (Slot.whileWaiting: a read
  * of the same answer under way) lends its slot to the queue meanwhile and takes one back, before the
@@ -86,9 +85,9 @@ const OVERLOAD_MEMORY_BOUNDS = 3;
 const OVERLOAD_MEMORY_MAX_MS = 1000;
 /**
  * Sustained overload: the refused share of the recent arrivals (each counted with weight e^(−age / this))
- * at or above OVERLOADED_REFUSED_SHARE. 150 ms: at 5× overload the share passes a half within ~50 ms (the
- * served calls get the fewer slots almost at once), while a burst's ten refusals weigh against ~45
- * arrivals' worth at 300 requests/s (about a fifth).
+ * at or above OVERLOADED_REFUSED_SHARE. The memory is short enough that under heavy overload the share
+ * passes a half within a fraction of it (the served calls get the fewer slots almost at once), and long
+ * enough that a short burst's refusals weigh against many more arrivals at a busy instance's rate.
  */
 const REFUSED_SHARE_MEMORY_MS = 150;
 const OVERLOADED_REFUSED_SHARE = 0.5;

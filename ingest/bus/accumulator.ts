@@ -7,8 +7,8 @@
  *
  * A batch's offsets are committed once its write is durable, in the order of the writes; the next write
  * does not wait for that commit. A commit is a round trip to the log, and during a catch-up it came
- * after every write on the worker's critical path (bench:ingest: 0.55 s of a 12 s stream, up to 67 ms
- * after one write: the answer waits for an event loop busy decoding the next fetch). Committing a later
+ * after every write on the worker's critical path (the answer waits for an event loop busy decoding the
+ * next fetch; bench:ingest in test/bench/RESULTS.md). Committing a later
  * batch after an earlier commit failed is safe: both writes are durable, and offsets are positions.
  *
  * When a write or a commit fails, nothing more is committed of it, the accumulator refuses new slices,
@@ -45,8 +45,8 @@ export function retryDelayMs(consecutiveFailures: number): number {
 }
 
 /**
- * The most messages prepared in one synchronous step: about 5 ms of decoding (~10 µs a fill, garbage
- * collection included), so a read served by the same process waits at most about that for its turn.
+ * The most messages prepared in one synchronous step: a few milliseconds of decoding (garbage collection
+ * included), so a read served by the same process waits at most about that for its turn.
  */
 export const PREPARE_PART_MESSAGES = 500;
 

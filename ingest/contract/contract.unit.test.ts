@@ -37,7 +37,7 @@ describe('title windows (US Eastern, no year)', () => {
   });
 
   it('measures windows across daylight-saving changes by the wall clock', () => {
-    // 2026-03-08: clocks jump from 2:00 to 3:00; the window 1:45-3:00 lasts fifteen minutes.
+    // The night daylight saving starts: clocks jump from 2:00 to 3:00; the window 1:45-3:00 lasts fifteen minutes.
     const window = parseTitleWindow('Bitcoin Up or Down - March 8, 1:45AM-3:00AM ET', Date.UTC(2026, 2, 8) / 1000);
     expect(window).not.toBeNull();
     expect(window!.endTs - window!.startTs).toBe(900);
@@ -45,7 +45,7 @@ describe('title windows (US Eastern, no year)', () => {
   });
 
   it('reads the hour repeated when daylight saving ends as the occurrence nearest the observation', () => {
-    // 2026-11-01: clocks fall back from 2:00 EDT to 1:00 EST, so 1:00–1:59 AM happens twice:
+    // The night daylight saving ends: clocks fall back from 2:00 EDT to 1:00 EST, so 1:00–1:59 AM happens twice:
     // 05:00–05:59 UTC (EDT), then 06:00–06:59 UTC (EST). The fast-check seed -309673020 found the second one read as the first.
     const title = 'Bitcoin Up or Down - November 1, 1:00AM-1:15AM ET';
     const first = Date.UTC(2026, 10, 1, 5, 0) / 1000;

@@ -3,7 +3,7 @@
  * data-time-zone, then the data's time_zone, then the zone the title names, else UTC), and the labels and
  * ticks in it. common.js is a browser script; it runs here in a bare V8 context (it touches no DOM at
  * load), so its functions are tested as the templates call them. Expected wall clocks are calendar facts
- * (EST is UTC−5, EDT UTC−4, DST began on 2026-03-08 at 02:00 local).
+ * (EST is UTC−5, EDT UTC−4, DST begins on the second Sunday of March at 02:00 local).
  */
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';

@@ -1,8 +1,8 @@
 -- A wallet's markets as one column (issue 17). The card, top-markets, the markets list and a summary all
 -- start from the newest trader_markets_v2 row of each market of the wallet (projections/wallet-markets.ts),
 -- 30 of its columns. On the embedded engine a point read pays for every column it reads in every part it
--- touches, whatever the rows: measured on a simulated day (a wallet's ~60 rows over 5 parts), the 30
--- columns take 6.1 ms, one column 2.8 ms, this one 3.6 ms (it is longer). So the row is serialized once,
+-- touches, whatever the rows, and this one long column costs a fraction of the 30 (figures in
+-- test/bench/RESULTS.md). So the row is serialized once,
 -- when it is written: `wallet_row` is a MATERIALIZED column, computed by every insert (the rollup
 -- refresher's included) from the row's own columns, exactly as a JSONEachRow read of those columns returns
 -- them (same names, same number formatting, null for a missing payout). Readers parse it; the fields

@@ -2,8 +2,8 @@
 -- (projections/fills.ts) is the monitoring primitive: keyset-paged on (ts, condition_id, fill_id) and polled
 -- with `since`. Read from fills_v2, sorted by (wallet, condition_id, fill_id), a page had to read every copy of
 -- every fill of the wallet, choose each fill's kept copy and sort them all, whatever `since`: a market
--- maker's page of 100 read tens of thousands of rows (bench:ingest's reads alongside: 44 ms a page with the
--- cores busy), and a wallet of a million fills would read a million per poll.
+-- maker's page of 100 read tens of thousands of rows (bench:ingest's reads alongside, in
+-- test/bench/RESULTS.md), and a wallet of a million fills would read a million per poll.
 --
 -- fills_by_time holds the same rows in (wallet, ts, condition_id, fill_id) order, with the fields a page
 -- returns serialized as fills_v2's `fill_row` is (0013; the same expression over the same types, so the same

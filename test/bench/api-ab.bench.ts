@@ -37,7 +37,7 @@ interface RunFigures {
   mixServed: number;
 }
 
-/** The "targets" lines bench:api prints last: `  card     one at a time p50    6.9 p99 …` and `  mix      285 req/s served …`. */
+/** The "targets" lines bench:api prints last: `  card     one at a time p50 <ms> p99 …` and `  mix      <n> req/s served …`. */
 function parseTargets(output: string): RunFigures {
   const singleP50 = new Map<string, number>();
   for (const match of output.matchAll(/^\s+(\w+)\s+one at a time p50\s+([\d.]+)/gm)) singleP50.set(match[1]!, Number(match[2]));

@@ -135,8 +135,8 @@ function machineBusyPercent(before: { busy: number; total: number }, after: { bu
 
 /**
  * An in-process read faster than this at p50 came from a cache: a statement costs at least a bare
- * `SELECT 1` (0.7–1 ms on the embedded store). A markets page cut from the wallet's kept markets (sorted
- * and named in memory) takes ~0.2 ms.
+ * `SELECT 1` on the embedded store, well above this, and a markets page cut from the wallet's kept
+ * markets (sorted and named in memory) well below it.
  */
 const CACHED_READ_MS = 0.5;
 /** The issue's targets (issue 17): one request at a time, the mix, the overhead. */

@@ -86,8 +86,8 @@ interface StreamProducer {
 /**
  * librdkafka's producer (kcat -P) fed through its stdin, one `key<TAB>value` line per message, keys
  * partitioned like the JVM and kafkajs clients (murmur2). The producer shares this machine's two cores
- * with the worker (in production it runs elsewhere): kafkajs would take ~0.8 of a core here to produce
- * 30,000 messages/s, librdkafka a small fraction of that, so the figure is the worker's, not the harness's.
+ * with the worker (in production it runs elsewhere): kafkajs would take most of a core here to produce
+ * the stream, librdkafka a small fraction of that, so the figure is the worker's, not the harness's.
  */
 function kcatProducer(brokers: readonly string[], topic: string): StreamProducer {
   const child = spawn('kcat', ['-P', '-b', brokers.join(','), '-t', topic, '-K', '\t', '-X', 'partitioner=murmur2_random', '-X', 'acks=all', '-X', 'linger.ms=5'], {
@@ -356,8 +356,8 @@ async function main(): Promise<void> {
    * The baseline: the same rows inserted into the same table definition (views included) by plain batched
    * inserts, a fresh database each round, in a data directory of this process's own. Half of it runs
    * before the streams and half after, so that it spans the same stretch of the machine's day as the
-   * figures it is the baseline of: on a shared machine the bare insert alone swung 68,000–125,000 rows/s
-   * within one run, and measured only at the end it met another machine than the streams did.
+   * figures it is the baseline of: on a shared machine the bare insert alone swings widely within one
+   * run, and measured only at the end it met another machine than the streams did.
    */
   const bareDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-bare-'));
   let bareRound = 0;

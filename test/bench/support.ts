@@ -46,11 +46,11 @@ const SLOW_FILESYSTEM_RATIO = 4;
 /**
  * How fast files can be created where the benchmark keeps its store (`parent`), beside the same in RAM,
  * µs per file (median of 3 rounds of 200). The embedded store writes about a dozen files per part, so a
- * filesystem that creates files slowly makes every insert slower. Seen on this machine (ext4 mounted
- * without a journal, which skips every inode freed in the last minutes when it allocates one): after a run
- * deleted its data directory (tens of thousands of files), creating a file took 150–350 µs instead of ~30
- * for several minutes, an insert of 3 fills cost ~50 ms of CPU instead of ~10, and a benchmark started
- * right after another measured the other's cleanup. Printed at the start of a run, with a warning when slow.
+ * filesystem that creates files slowly makes every insert slower. On ext4 mounted without a journal
+ * (which skips every inode freed in the last minutes when it allocates one), after a run deleted its data
+ * directory (tens of thousands of files), creating a file was several times slower for minutes, and so
+ * was a small insert, and a benchmark started right after another measured the other's cleanup
+ * (test/bench/RESULTS.md, the filesystem). Printed at the start of a run, with a warning when slow.
  */
 export function probeFilesystem(parent: string): { diskUs: number; ramUs: number | null; slow: boolean } {
   const rounds = (where: string) => median([0, 1, 2].map(() => fileCreationMicros(where, 200)));

@@ -82,7 +82,7 @@ describe('archive facts', () => {
   });
 
   it('era: a leg by its time against the cut-over the upstream uses, a fill by the exchange that emitted it', () => {
-    // The V2 exchange was deployed 2026-03-31 (block 84,902,353); trading moved to it 2026-04-28 11:15 UTC.
+    // The V2 exchange was deployed (block 84,902,353) weeks before trading moved to it (the cut-over).
     const deployed = Date.UTC(2026, 2, 31, 12) / 1000;
     const cutOver = Date.UTC(2026, 3, 28, 11, 15) / 1000;
     expect(contracts.v2StartTs).toBe(cutOver);

@@ -49,7 +49,7 @@ export function gammaArray(value: unknown): string[] | undefined {
   return strings.every((item): item is string => item !== undefined) ? strings : undefined;
 }
 
-/** ISO 8601 or Gamma's "2026-05-09 02:07:01+00" → epoch seconds in the contract's range; null otherwise. */
+/** ISO 8601 or Gamma's "YYYY-MM-DD hh:mm:ss+00" → epoch seconds in the contract's range; null otherwise. */
 export function epochOf(value: unknown): number | null {
   const raw = text(value);
   if (raw === '') return null;

@@ -14,7 +14,7 @@ const HTTP = path.join(polymarketData, 'http');
 type Json = Record<string, unknown>;
 const load = (relative: string): unknown => JSON.parse(readFileSync(path.join(HTTP, relative), 'utf8'));
 const isoSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
-/** The V1 → V2 exchange cut-over (2026-04-28, 11:15 UTC), as the test reads it off the calendar. */
+/** The V1 → V2 exchange cut-over, as the test reads it off the calendar (not from the code under test). */
 const V2_START_TS = Date.UTC(2026, 3, 28, 11, 15) / 1000;
 
 /** The events one Gamma market must become, read off its JSON by hand. */
@@ -45,7 +45,7 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     const market = load('gamma/nautilus_gamma_market_btc_updown_5m.json') as Json;
     const { events, rejected } = mapGammaMarket(market);
     expect(rejected).toEqual([]);
-    // btc-updown-5m-1773307200: starts at that epoch; Gamma's endDate 2026-03-12T09:25:00Z is its end.
+    // btc-updown-5m-1773307200: starts at that epoch; Gamma's endDate is its end.
     expect(events).toEqual(expectedMarketEvents(market, 'crypto', 1773307200, isoSeconds('2026-03-12T09:25:00Z'), false));
   });
 
@@ -236,7 +236,7 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
       ['leg', 'v1'],
       ['leg', 'v2'],
     ]);
-    // The recorded sample (August 2026) is all V2.
+    // The recorded sample postdates the cut-over: all V2.
     expect(mapActivityRows(rows, V2_START_TS, 'activity').parsed.every((row) => (row.kind === 'fill' ? row.fill.era : row.leg.era) === 'v2')).toBe(true);
     expect(exchangeEraAt(V2_START_TS - 1, V2_START_TS)).toBe('v1');
     // The cut-over is that instant, one for every source: the poller, the importer, the archive's legs.
