@@ -14,11 +14,6 @@ const EXAMPLES = ['test/harness/comments.ts', 'test/comments.unit.test.ts'];
 
 const UNCHECKED = EXAMPLES;
 
-const notesOf = (file: string) => {
-  const { syntax } = codeFiles().find((code) => code.file === file)!;
-  return labNotesIn(file, readFileSync(path.join(ROOT, file), 'utf8'), syntax);
-};
-
 describe('comments', () => {
   const files = codeFiles();
 
