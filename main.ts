@@ -161,7 +161,7 @@ let loaded: Config | undefined;
 function inUseLine(error: DataDirectoryInUseError): string {
   const dataDir = loaded?.dataDir;
   const inDataDir = dataDir !== undefined && !path.relative(dataDir, error.directory).startsWith('..');
-  const what = inDataDir ? `DATA_DIR is in use by another process (${error.pid === null ? '' : `pid ${error.pid}, `}${dataDir})` : `${error.message}`;
+  const what = inDataDir ? `DATA_DIR is in use by another process (${error.pid === null ? '' : `pid ${error.pid}, `}${dataDir})` : error.message;
   return `stop \`npm start\` first: ${what}`;
 }
 
