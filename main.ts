@@ -16,9 +16,11 @@
  * Configuration comes from the environment (config.ts); docs/configuration.md lists every variable.
  */
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, loadWarnings, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
+import { DataDirectoryInUseError } from './projections/embedded-lock.ts';
 
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
 const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream']);
@@ -67,6 +69,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${(error as Error).message}\n`);
     return 2;
   }
+  loaded = config;
   // The keys role prints a plaintext key on stdout: its log goes to stderr so the two never mix.
   const log: Logger = createLogger(config.logLevel, role === 'keys' ? process.stderr : undefined).child({ role });
   for (const { variable, message } of loadWarnings()) log.warn({ variable }, message);
@@ -152,11 +155,27 @@ async function runRole(role: Exclude<Role, 'keys'>, config: Config, log: Logger,
   }
 }
 
+/** The configuration once read (for the one-line explanation of a data directory in use). */
+let loaded: Config | undefined;
+
+/** One line for the person who runs a command while `npm start` (or another process) holds the embedded store. */
+function inUseLine(error: DataDirectoryInUseError): string {
+  const dataDir = loaded?.dataDir;
+  const inDataDir = dataDir !== undefined && !path.relative(dataDir, error.directory).startsWith('..');
+  const what = inDataDir ? `DATA_DIR is in use by another process (${error.pid === null ? '' : `pid ${error.pid}, `}${dataDir})` : error.message;
+  return `stop \`npm start\` first: ${what}`;
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
+    if (error instanceof DataDirectoryInUseError) {
+      process.stderr.write(`${inUseLine(error)}\n`);
+      process.exitCode = 1;
+      return;
+    }
     process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;
   },

@@ -1,6 +1,7 @@
 /**
  * The HTTP application, built apart from the listening server so tests drive it with `app.inject`.
- * Liveness and readiness at the root (no key); the read API under `/api/agent/v1` when a store is given.
+ * Liveness and readiness at the root (no key); the read API under `/api/agent/v1` when a store is given,
+ * with a short index at `/` (no key).
  *
  * Every route declares zod request and response schemas (fastify-type-provider-zod): requests are
  * validated by them (type errors are 422 with the contract's `detail` body), responses are serialized
@@ -29,6 +30,7 @@ import { responseSerializerCompiler } from './response-schema.ts';
 import { registerChartRoutes } from './routes/charts.ts';
 import { registerEquityRoutes } from './routes/equity.ts';
 import { registerFillRoutes } from './routes/fills.ts';
+import { registerIndexRoute } from './routes/index.ts';
 import { registerMarketRoutes } from './routes/markets.ts';
 import { registerMeRoutes } from './routes/me.ts';
 import { registerPopularRoutes } from './routes/popular.ts';
@@ -95,8 +97,8 @@ export interface AppOptions {
   api?: ReadApiOptions;
 }
 
-/** Liveness and readiness: open to every address (load balancers and orchestrators ask them). */
-const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+/** Liveness, readiness and the index: open to every address (load balancers and orchestrators ask them; none takes a key). */
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/']);
 
 /** Request validation with zod, reporting the offending input (for the 422 body). */
 function validatorCompiler({ schema }: { schema: z.ZodType }) {
@@ -214,7 +216,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting', store: storeAlive ? 'ok' : 'unreachable', ...readiness.detail });
   });
 
-  if (options.api) frameworkAuthenticator.current = await registerReadApi(app, options.api, options.log);
+  if (options.api) {
+    frameworkAuthenticator.current = await registerReadApi(app, options.api, options.log);
+    registerIndexRoute(app, { apiPrefix: options.api.config.api.prefix, mcpPath: options.api.config.mcp.path });
+  }
   return app;
 }
 

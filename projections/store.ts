@@ -16,6 +16,7 @@
 import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { assertDataDirectoryFree, explainOpenFailure } from './embedded-lock.ts';
 import type { ReadCaches } from './read-cache.ts';
 import { inlineParams } from './sql-values.ts';
 
@@ -206,11 +207,13 @@ async function acquireEmbedded(path: string, readPoolSize: number, readMaxThread
   } catch (error) {
     // The path stays bound: a session may have opened the engine on it before the failure.
     embeddedEngines.delete(path);
-    throw error;
+    throw explainOpenFailure(path, error);
   }
 }
 
 async function openEmbeddedLanes(path: string, readPoolSize: number, readMaxThreads: number, writeNice: number): Promise<Lanes> {
+  // Another process's directory: said in one error, before the engine prints its own for every session.
+  await assertDataDirectoryFree(path);
   // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
   const { createChdbConnection } = await import('chdb/connection');
   // Each call is its own chDB session (native connection) on the same data directory.

@@ -206,6 +206,14 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       '',
     ].join('\n'),
   );
+  // Once the demo is in: one plain line for the human who ran `npm start` (the rest of the console is JSON).
+  let saidReady = false;
+  const sayReady = () => {
+    if (saidReady) return;
+    saidReady = true;
+    const { prefix } = config.api;
+    process.stdout.write(`ready: ${publicAddress}/  (REST ${prefix}, MCP ${config.mcp.path}, OpenAPI ${prefix}/openapi.json; demo keys above)\n`);
+  };
 
   if (config.archive) {
     // With POLYGON_RPC_URL the chain is the source: the archive runs instead of the simulator.
@@ -223,6 +231,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
         sink: archiveSink({ publisher, producer, topics, store, durable }),
         onCaughtUp: (progress) => {
           archiveReadiness = { ready: true, detail: { phase: 'live', block: progress.nextBlock - 1, events_ingested: worker.pipeline.stats.events } };
+          sayReady();
         },
       }),
     );
@@ -255,6 +264,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       ready = true;
       const eventsStored = await readStoredEventCount(store).catch(() => null);
       log.info({ seconds: Math.round((Date.now() - startedAt) / 1000), readyAfterMs: Date.now() - startedAt, eventsStored, storeUntil: iso(world.resumeFromTs) }, 'demo data ready');
+      sayReady();
     });
 
   // A restart resumes the same world: same genesis, from where the store stopped.

@@ -101,8 +101,9 @@ describe('a blocked address', () => {
         expect(bodyOf(response)).toEqual(bodyOf(await send(probe, { peer: attacker, authorization: BAD_KEY })));
       }
     }
-    // Probes stay open (a load balancer's health checks are no key test), and so does everyone else.
+    // Probes and the index stay open (a load balancer's health checks are no key test), and so does everyone else.
     expect((await send({ method: 'GET', url: '/healthz' }, { peer: attacker })).statusCode).toBe(200);
+    expect((await send({ method: 'GET', url: '/' }, { peer: attacker })).statusCode).toBe(200);
     expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: '198.51.100.21' })).statusCode).toBe(200);
   });
 });

@@ -2,9 +2,9 @@
  * The Kubernetes manifests, offline: the base and every overlay are built with kustomize (`kubectl
  * kustomize`), and every object they produce, plus the Secret template, is validated against the
  * Kubernetes API schemas (the npm package kubernetes-models: the API's OpenAPI definitions compiled to
- * validators, no cluster and no network). Then what an operator relies on: probes on /healthz and
- * /readyz, resources, a restricted securityContext, PodDisruptionBudgets and Services that select real
- * pods, an HPA on CPU for the API and on consumer lag (a metric the workers export) for ingest, pinned
+ * validators, no cluster and no network; it wants Node 22, so it lives in test/tools: `npm ci --prefix
+ * test/tools`). Then what an operator relies on: probes on /healthz and /readyz, resources, a restricted
+ * securityContext, PodDisruptionBudgets and Services that select real pods, an HPA on CPU for the API and on consumer lag (a metric the workers export) for ingest, pinned
  * images, and a ConfigMap that the program's own config parser accepts.
  *
  * Limitation: the Kubernetes schemas allow unknown fields (kubeconform's -strict is not available from
@@ -18,6 +18,7 @@ import { parseAllDocuments } from 'yaml';
 import { ENVIRONMENT_VARIABLES, parseConfig } from '../config.ts';
 import { metricsRegistry } from '../metrics/registry.ts';
 import { REPO_ROOT } from './harness/child.ts';
+import { importTool } from './harness/node22.ts';
 
 const K8S = path.join(REPO_ROOT, 'deploy/k8s');
 
@@ -56,7 +57,7 @@ function kustomize(directory: string): K8sObject[] {
 
 /** Validates one object with the kubernetes-models class of its apiVersion and kind. */
 async function validate(object: K8sObject): Promise<void> {
-  const module = (await import(`kubernetes-models/${object.apiVersion}`)) as Record<string, new (data: unknown) => { validate(): void }>;
+  const module = await importTool<Record<string, new (data: unknown) => { validate(): void }>>('kubernetes-models', object.apiVersion);
   const Model = module[object.kind];
   if (!Model) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);
   try {

@@ -6,8 +6,8 @@
  * runtime stage with the image's ENTRYPOINT and answers /healthz, and the image's HEALTHCHECK command
  * passes against it (and fails when nothing listens).
  *
- * What cannot be reproduced here: the base image itself (its Node is the machine's, or the Node 22 of the
- * `node` devDependency when present, matching the image's line), and USER (checked, not switched).
+ * What cannot be reproduced here: the base image itself (its Node is the machine's, or the Node 22 of
+ * test/tools' `node` package when installed, matching the image's line), and USER (checked, not switched).
  * Cost: `npm ci --omit=dev` from the lock into an empty directory, from the npm cache (prefer-offline):
  * most of the test's time, most of that writing chDB's 540 MB native library.
  */
@@ -238,7 +238,7 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
     expect(runtime.user).not.toBe('0');
     expect(runtime.healthcheck.length).toBeGreaterThan(0);
     const app = path.join(runtime.root, runtime.workdir);
-    // Only the program: no tests, no deployment files, no devDependencies, and the postinstall ran.
+    // Only the program: no tests, no deployment files, no devDependencies, and no Node binary among the modules.
     expect(existsSync(path.join(app, 'main.ts'))).toBe(true);
     expect(existsSync(path.join(app, 'metrics/registry.ts'))).toBe(true);
     expect(existsSync(path.join(app, 'test'))).toBe(false);
@@ -247,8 +247,8 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
     expect(existsSync(path.join(app, 'node_modules/tsx'))).toBe(true);
     expect(existsSync(path.join(app, 'node_modules/.bin/node'))).toBe(false);
 
-    // The image's Node line, when the `node` devDependency provides it; else the machine's.
-    const node22 = path.join(REPO_ROOT, 'node_modules/node/bin/node');
+    // The image's Node line, when test/tools' `node` package provides it; else the machine's.
+    const node22 = path.join(REPO_ROOT, 'test/tools/node_modules/node/bin/node');
     const nodeBinary = existsSync(node22) ? node22 : process.execPath;
     const [entry, ...entryArgs] = runtime.entrypoint;
     expect(entry).toBe('node');

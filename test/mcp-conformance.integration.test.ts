@@ -1,6 +1,7 @@
 /**
  * Acceptance: the official MCP conformance suite (npm @modelcontextprotocol/conformance, its CLI
- * `conformance server --url …`, on the Node 22 of the `node` devDependency) against /mcp of the service
+ * `conformance server --url …`, on the Node 22 of test/tools' `node` package; both installed by
+ * `npm ci --prefix test/tools`) against /mcp of the service
  * listening on a real port, with a key. Every active server scenario runs; the ones /mcp is expected to
  * fail are listed with their reasons in test/conformance-expected-failures.yaml. The test fails when an
  * unlisted scenario fails, when a listed one passes (the list must then shrink), or when a scenario the
@@ -21,11 +22,12 @@ import { parse as parseYaml } from 'yaml';
 import type { PlanId } from '../config.ts';
 import { inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { REPO_ROOT } from './harness/child.ts';
-import { binOf, killAll, NODE_22, run, type Run } from './harness/node22.ts';
+import { binOf, killAll, node22, run, type Run } from './harness/node22.ts';
 
 const DAY = 86_400;
 const NOW = Math.floor(Date.now() / 1000);
 const config = inProcessConfig('mcp-conformance');
+const NODE_22 = node22();
 const SUITE = binOf('@modelcontextprotocol/conformance', 'conformance');
 const EXPECTED_FAILURES_FILE = path.join(REPO_ROOT, 'test', 'conformance-expected-failures.yaml');
 /** The generic scenarios any MCP server must pass, whatever its tools: never an expected failure here. */

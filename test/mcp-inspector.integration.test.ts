@@ -4,9 +4,9 @@
  * port. It lists the same tools as the SDK's own Client and calls `whoami` with a Pro key; a wrong key makes
  * it fail.
  *
- * The Inspector needs Node 22 (its engines say >=22.19): it runs on the binary of npm's `node` package (a
- * devDependency), taken by path (test/harness/node22.ts). The service and this test stay on the
- * machine's Node.
+ * The Inspector needs Node 22 (its engines say >=22.19): it and npm's `node` package, whose binary it runs
+ * on, live in the test tools package (test/tools, `npm ci --prefix test/tools`; test/harness/node22.ts).
+ * The service and this test stay on the machine's Node.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanId } from '../config.ts';
 import { inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
-import { binOf, killAll, NODE_22, run, type Run } from './harness/node22.ts';
+import { binOf, killAll, node22, run, type Run } from './harness/node22.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the Inspector's JSON output
 
@@ -25,6 +25,7 @@ const DAY = 86_400;
 const NOW = Math.floor(Date.now() / 1000);
 const config = inProcessConfig('mcp-inspector');
 
+const NODE_22 = node22();
 const INSPECTOR = binOf('@modelcontextprotocol/inspector', 'mcp-inspector');
 
 let home: string;
@@ -68,9 +69,9 @@ afterAll(async () => {
 });
 
 describe('the MCP Inspector (CLI mode, Node 22) as a third-party client', () => {
-  it('runs on the Node 22 of the `node` devDependency, while the service and the tests stay on the machine’s Node', async () => {
+  it('runs on the Node 22 of test/tools’ `node` package, while the service and the tests stay on the machine’s Node', async () => {
     const version = await run(NODE_22, ['--version'], { PATH: process.env.PATH ?? '' }, 30_000);
-    expect(version.exit, `${NODE_22}: ${version.stderr} (is the \`node\` package installed with its preinstall? see package.json allowScripts)`).toBe(0);
+    expect(version.exit, `${NODE_22}: ${version.stderr} (is test/tools' \`node\` package installed with its preinstall? run npm ci --prefix test/tools; see test/tools/package.json allowScripts)`).toBe(0);
     expect(version.stdout.trim()).toMatch(/^v22\./);
     expect(realpathSync(process.execPath)).not.toBe(realpathSync(NODE_22));
   });

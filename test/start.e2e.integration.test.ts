@@ -23,7 +23,24 @@ async function startAll(dataDir: string): Promise<{ process: RoleProcess; addres
   const process = startRole('all', [], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' });
   const listening = await process.waitFor((line) => line.msg === 'listening');
   await process.waitFor((line) => line.msg === 'demo data ready');
+  await process.waitFor(isReadyLine);
   return { process, address: String(listening.address), readyAfterMs: Date.now() - started };
+}
+
+/** The one plain line that says the demo is in and where to look (the console is JSON otherwise). */
+const isReadyLine = (line: LogLine): boolean => typeof line.text === 'string' && line.text.startsWith('ready: ');
+
+/** The ready line comes once, after the demo keys, and names the address the process listens on. */
+function expectReadyLine(lines: LogLine[], address: string): void {
+  const texts = lines.map((line) => (typeof line.text === 'string' ? line.text : null));
+  const readyAt = texts.findIndex((text) => text?.startsWith('ready: '));
+  expect(lines.filter(isReadyLine)).toHaveLength(1);
+  expect(texts[readyAt]).toBe(`ready: ${address}/  (REST /api/agent/v1, MCP /mcp, OpenAPI /api/agent/v1/openapi.json; demo keys above)`);
+  expect(address).toMatch(/^http:\/\/(localhost|127\.0\.0\.1):[1-9]\d*$/);
+  const keysAt = texts.findIndex((text) => /^\s+max\s+\S+$/.test(text ?? ''));
+  expect(keysAt).toBeGreaterThan(-1);
+  // (The process's JSON log is written asynchronously: its lines may land on either side of this one.)
+  expect(readyAt).toBeGreaterThan(keysAt);
 }
 
 describe('npm start (role all, embedded)', () => {
@@ -40,6 +57,11 @@ describe('npm start (role all, embedded)', () => {
       expect(readiness.events_stored).toBeGreaterThan(100_000);
       firstStored = readiness.events_stored;
       expect((await fetch(`${first.address}/healthz`)).status).toBe(200);
+      expectReadyLine(first.process.lines, first.address);
+      // The address the ready line names answers an index (no key).
+      const index = await fetch(`${first.address}/`);
+      expect(index.status).toBe(200);
+      expect(((await index.json()) as { links: Record<string, string> }).links).toMatchObject({ openapi: '/api/agent/v1/openapi.json', mcp: '/mcp' });
     } finally {
       first.process.child.kill('SIGTERM');
     }
@@ -71,6 +93,7 @@ describe('npm start (role all, embedded)', () => {
       // The time to ready on a populated DATA_DIR (bench:restart reports it with a baseline).
       console.log(`restart on a populated DATA_DIR: ready after ${second.readyAfterMs} ms (first start: ${first.readyAfterMs} ms)`);
       expect(second.readyAfterMs).toBeLessThan(first.readyAfterMs);
+      expectReadyLine(second.process.lines, second.address);
       const readyLine = second.process.lines.find((line) => line.msg === 'demo data ready');
       expect(Number(readyLine?.readyAfterMs)).toBeLessThan(30_000);
     } finally {

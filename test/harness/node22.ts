@@ -1,24 +1,53 @@
 /**
- * Programs that need Node 22 (the MCP Inspector's CLI, the MCP conformance suite) run on the binary of
- * npm's `node` package (a devDependency, node_modules/node/bin/node), taken by path. The service and the
- * tests stay on the machine's Node: the root postinstall (.ci/unshadow-node.mjs) removes
- * node_modules/.bin/node, which would otherwise put Node 22 first on PATH in npm scripts and npx.
+ * Test tools that need Node 22 live in their own package, test/tools (the MCP Inspector's CLI, the MCP
+ * conformance suite, npm's `node` package with the Node 22 they run on, kubernetes-models), so that the
+ * root `npm ci` installs no Node binary and warns about no engine. `.ci/run` installs it
+ * (`npm ci --prefix test/tools`); a test that needs it fails with that command when it is missing.
+ * Programs run on that package's binary, taken by path; the service and the tests stay on the machine's Node.
  */
 import { execFile, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from './child.ts';
 
-/** A package's bin entry, resolved to a path under node_modules (the package's own file, not the .bin link). */
+/** The tools package's folder (its own package.json and package-lock.json). */
+export const TOOLS_DIR = path.join(REPO_ROOT, 'test', 'tools');
+
+/** A package's folder under test/tools/node_modules; throws with the install command when it is not there. */
+function toolDirectory(packageName: string): string {
+  const directory = path.join(TOOLS_DIR, 'node_modules', packageName);
+  if (!existsSync(path.join(directory, 'package.json'))) {
+    throw new Error(
+      `test/tools/node_modules/${packageName} is missing: the test tools that need Node 22 are a package of their own; run npm ci --prefix test/tools`,
+    );
+  }
+  return directory;
+}
+
+/** A package's bin entry, resolved to a path under test/tools/node_modules (the package's own file, not the .bin link). */
 export function binOf(packageName: string, bin: string): string {
-  const directory = path.join(REPO_ROOT, 'node_modules', packageName);
+  const directory = toolDirectory(packageName);
   const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
   const relative = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin?.[bin];
   if (!relative) throw new Error(`${packageName} has no bin "${bin}"`);
   return path.join(directory, relative);
 }
 
-export const NODE_22 = binOf('node', 'node');
+/** Imports `packageName/subpath` from test/tools through the package's `exports` map (its `import` condition). */
+export async function importTool<T>(packageName: string, subpath: string): Promise<T> {
+  const directory = toolDirectory(packageName);
+  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { exports?: Record<string, string | { import?: string }> };
+  const entry = manifest.exports?.[`./${subpath}`];
+  const relative = typeof entry === 'string' ? entry : entry?.import;
+  if (!relative) throw new Error(`${packageName} exports no "./${subpath}"`);
+  return (await import(pathToFileURL(path.join(directory, relative)).href)) as T;
+}
+
+/** The Node 22 binary of test/tools' `node` package (resolved when first asked, so that importing this file never throws). */
+export function node22(): string {
+  return binOf('node', 'node');
+}
 
 /** Every program still running: killed when the test process exits, whatever happened to the test. */
 const running = new Set<ChildProcess>();
