@@ -26,7 +26,7 @@ const joinedReadWaits = new AsyncLocalStorage<JoinedReadWait>();
 /**
  * Runs `work` so that whenever it joins a read of an answer about a trader that another call started
  * (an agent's top-markets arriving while its card reads the same rows), it waits through `wait`. The API
- * passes its load-shedding slot's lend (api/gates/in-flight.ts, Slot.whileWaiting): a call waiting for
+ * passes its load-shedding slot's lend (operations/gates/in-flight.ts, Slot.whileWaiting): a call waiting for
  * another call's read holds no slot meanwhile, so the slot serves a queued call instead of idling (a
  * market maker's cold card takes tens of milliseconds, and the top-markets behind it held the other slot
  * all along).

@@ -16,8 +16,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { buildApp, type Readiness } from '../api/app.ts';
-import { openGateStore } from '../api/gates/open.ts';
+import type { Readiness } from '../api/app.ts';
+import { buildHttpServer } from './http-server.ts';
+import { openGateStore } from '../operations/gates/open.ts';
 import { readStoredEventCount } from '../projections/landed.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
@@ -187,7 +188,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       },
     };
   };
-  const app = await buildApp({ log, storeAlive: () => storeAnswers(store), readiness, api: { config, store, gates } });
+  const app = await buildHttpServer({ log, storeAlive: () => storeAnswers(store), readiness, api: { config, store, gates } });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   log.info({ address: publicAddress, store: store.kind, log: eventLog.kind, demoKeysFile: demo.file }, 'listening');

@@ -26,7 +26,7 @@ import {
   type ChartFormat,
   type ChartKind,
   type ChartTheme,
-} from '../charts/templates.ts';
+} from '../../operations/charts/templates.ts';
 
 /** The MIME type of an MCP App resource (MCP Apps extension, 2026-01-26). */
 export const MCP_APP_MIME_TYPE = 'text/html;profile=mcp-app';

@@ -292,7 +292,7 @@ async function main(): Promise<void> {
   const [
     { parseConfig },
     { createLogger },
-    { buildApp },
+    { buildHttpServer },
     { resolveTrader },
     { Cursors },
     { readTraderCard },
@@ -314,9 +314,9 @@ async function main(): Promise<void> {
   ] = await Promise.all([
     import('../../config.ts'),
     import('../../log.ts'),
-    import('../../api/app.ts'),
-    import('../../api/context.ts'),
-    import('../../api/cursors.ts'),
+    import('../../roles/http-server.ts'),
+    import('../../operations/context.ts'),
+    import('../../operations/cursors.ts'),
     import('../../projections/cards.ts'),
     import('../../roles/runtime.ts'),
     import('../../ingest/sources/accounts.ts'),
@@ -332,7 +332,7 @@ async function main(): Promise<void> {
     import('../../ingest/publisher.ts'),
     import('../../ingest/contract/topics.ts'),
     import('../../metrics/registry.ts'),
-    import('../../api/gates/in-flight.ts'),
+    import('../../operations/gates/in-flight.ts'),
   ]);
   /**
    * Lookups of answers about traders so far (this process: the app and the in-process reads); with
@@ -446,7 +446,7 @@ async function main(): Promise<void> {
 
   // The app as it serves: same store, same clock; listening on a port. Its load shedding is read after each mix.
   const limiter = new InFlightLimiter(config.api.inFlight);
-  const app = await buildApp({
+  const app = await buildHttpServer({
     log: createLogger('silent'),
     storeAlive: async () => true,
     readiness: () => ({ ready: true, detail: {} }),

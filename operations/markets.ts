@@ -12,13 +12,13 @@ import {
   readTopMarkets,
   readTraderMarkets,
   type MarketListPosition,
-} from '../../projections/markets.ts';
-import { traderSchema } from '../../projections/traders.ts';
-import { nextPlan, PLAN_IDS, type Config } from '../../config.ts';
-import type { Caller } from '../auth.ts';
-import { traderOf, type Call, type RouteContext } from '../context.ts';
-import { errors } from '../errors.ts';
-import { limitParameter, pageLimit, parseConditionId, queryCursor, queryInt } from '../http.ts';
+} from '../projections/markets.ts';
+import { traderSchema } from '../projections/traders.ts';
+import { nextPlan, PLAN_IDS, type Config } from '../config.ts';
+import type { Caller } from './auth.ts';
+import { traderOf, type Call, type RouteContext } from './context.ts';
+import { errors } from './errors.ts';
+import { limitParameter, pageLimit, parseConditionId, queryCursor, queryInt } from './parameters.ts';
 import { traderParamsSchema } from './traders.ts';
 
 export const marketListSchema = z.object({
