@@ -3,7 +3,7 @@
  * and MCP get_market_events), raw tick pages and the full per-second tape (REST only).
  */
 import { z } from 'zod';
-import { marketHeaderSchema, type MarketHeader } from '../projections/markets.ts';
+import { type MarketHeader, marketHeaderSchema } from '../projections/market-schemas.ts';
 import {
   FIDELITY_LADDER,
   marketFillSchema,

@@ -4,7 +4,8 @@
  * fill's `ts` sees that second again, so fills of the same second that landed late are not missed).
  */
 import { z } from 'zod';
-import { historyDepthParam, MARKETS_WITHIN_DEPTH, readMarketNames, type DepthOption } from './markets.ts';
+import { readMarketNames } from './market-names.ts';
+import { type DepthOption, historyDepthParam, MARKETS_WITHIN_DEPTH } from './market-rows.ts';
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
 import { TOP_FILL_SOURCE_RANK } from './vocabulary.ts';
 import { traderMarketFillOf, type TraderMarketFillRowSerialized } from './market-parts.ts';

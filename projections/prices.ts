@@ -24,7 +24,7 @@ import {
   type TraderMarket,
   type TraderMarketFillRowSerialized,
 } from './market-parts.ts';
-import { TRADER_MARKET_HEADER_PART, toHeader, type TraderMarketHeaderRow } from './markets.ts';
+import { toHeader, TRADER_MARKET_HEADER_PART, type TraderMarketHeaderRow } from './market-header.ts';
 import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
 

@@ -41,7 +41,7 @@ export interface MarketMark {
   marked_at: number;
 }
 
-/** A market's names as the lists show them (projections/markets.ts). */
+/** A market's names as the lists show them (projections/market-names.ts). */
 export interface MarketNames {
   title: string;
   outcome1: string;

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { NO_MARKET_NAMES, ReadCaches, RefreshAhead, withJoinedReadWait, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
 import type { Store } from './store.ts';
-import { readMarketNames } from './markets.ts';
+import { readMarketNames } from './market-names.ts';
 import { readTraderName } from './traders.ts';
 import { changesOf, type StoreChanges } from './changes.ts';
 

@@ -19,7 +19,7 @@ import type { Store } from './store.ts';
  * A market's trades by side and token (a summary's counts and volumes beyond the career's), one column
  * each of trader_markets_v2: the wallet's rows carry them so that a summary asked for after the card (an
  * agent's next call) takes its trader row from here instead of a statement part of its own (~4 ms of ~11;
- * markets.ts, readMarketSummary).
+ * market-summary.ts, readMarketSummary).
  */
 export interface TradeBreakdown {
   buy_count: number;

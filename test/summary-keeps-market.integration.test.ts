@@ -12,7 +12,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
-import { readMarketNames, readMarketSummary } from '../projections/markets.ts';
+import { readMarketNames } from '../projections/market-names.ts';
+import { readMarketSummary } from '../projections/market-summary.ts';
 import { readTraderMarket } from '../projections/prices.ts';
 import { withReadCaches } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { z } from 'zod';
-import { marketHeaderSchema } from '../../projections/markets.ts';
+import { marketHeaderSchema } from '../../projections/market-schemas.ts';
 import { traderSchema } from '../../projections/traders.ts';
 import type { RouteContext } from '../../operations/context.ts';
 import { type ApiApp, applyMarketCaching, callOf, errorResponses, ifNoneMatch, notModifiedSchema, strongEtag } from '../http.ts';
