@@ -9,7 +9,8 @@ import { type DepthOption, historyDepthParam, MARKETS_WITHIN_DEPTH } from './mar
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
 import { TOP_FILL_SOURCE_RANK } from './vocabulary.ts';
 import { traderMarketFillOf, type TraderMarketFillRowSerialized } from './market-parts.ts';
-import { NO_MARKET_NAMES, readForTrader } from './read-cache.ts';
+import { readForTrader } from './cached-reads.ts';
+import { NO_MARKET_NAMES } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({

@@ -7,7 +7,8 @@ import { bundle } from './bundle.ts';
 import { marketMetaPart } from './market-parts.ts';
 import { winnerName } from './market-rows.ts';
 import type { MarketHeader } from './market-schemas.ts';
-import { readWithMarketNames, type MarketNames } from './read-cache.ts';
+import { readWithMarketNames } from './cached-reads.ts';
+import type { MarketNames } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 /** The wallet's newest row of one market (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own rule, without FINAL). */

@@ -8,7 +8,7 @@ import { compareIds, marksOfOpenMarketsPart } from './market-parts.ts';
 import { historyDepthParam, inListOrder, newestTraderMarkets, ROW_COLUMNS, toMarketRow, withinDepth, type DepthOption, type TraderMarketRow } from './market-rows.ts';
 import type { MarketListPosition, MarketRow } from './market-schemas.ts';
 import { readMarketNames } from './market-names.ts';
-import { readForTrader } from './read-cache.ts';
+import { readForTrader } from './cached-reads.ts';
 import type { Store } from './store.ts';
 import { keptWalletMarkets, type WalletMarkets } from './wallet-markets.ts';
 

@@ -19,7 +19,8 @@ import {
   type TraderMarketFillRow,
 } from './market-parts.ts';
 import type { MarketSummary, TraderMarketDetail } from './market-schemas.ts';
-import { NO_MARKET_NAMES, readWithMarketNames, type MarketNames } from './read-cache.ts';
+import { readWithMarketNames } from './cached-reads.ts';
+import { NO_MARKET_NAMES, type MarketNames } from './read-cache.ts';
 import type { Store } from './store.ts';
 import { keptWalletMarkets, TRADE_BREAKDOWN_COLUMNS, type TradeBreakdown } from './wallet-markets.ts';
 

@@ -4,7 +4,8 @@
  * TTL; a store without caches always reads. Time is a hand-driven clock.
  */
 import { describe, expect, it } from 'vitest';
-import { NO_MARKET_NAMES, ReadCaches, RefreshAhead, withJoinedReadWait, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
+import { withReadCaches } from './cached-reads.ts';
+import { NO_MARKET_NAMES, ReadCaches, RefreshAhead, withJoinedReadWait, type ReadCacheSettings } from './read-cache.ts';
 import type { Store } from './store.ts';
 import { readMarketNames } from './market-names.ts';
 import { readTraderName } from './traders.ts';

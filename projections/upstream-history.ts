@@ -7,7 +7,7 @@
  */
 import { bundle, readBundle } from './bundle.ts';
 import type { EquityPoint } from './equity.ts';
-import { readForTrader } from './read-cache.ts';
+import { readForTrader } from './cached-reads.ts';
 import type { Store } from './store.ts';
 import type { UpstreamProfile } from './upstream.ts';
 

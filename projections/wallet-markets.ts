@@ -12,7 +12,8 @@
  */
 import { bundle, readBundle } from './bundle.ts';
 import { marksOfOpenMarketsPart } from './market-parts.ts';
-import { keptForTrader, type MarketMark, readForTrader } from './read-cache.ts';
+import { keptForTrader, readForTrader } from './cached-reads.ts';
+import type { MarketMark } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 /**

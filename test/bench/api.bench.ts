@@ -331,7 +331,7 @@ async function main(): Promise<void> {
     import('../../projections/fills.ts'),
     import('../../projections/equity.ts'),
     import('../../projections/whales.ts'),
-    import('../../projections/read-cache.ts'),
+    import('../../projections/cached-reads.ts'),
     import('../../ingest/worker.ts'),
     import('../../ingest/publisher.ts'),
     import('../../ingest/contract/topics.ts'),
