@@ -13,7 +13,6 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { LRUCache } from 'lru-cache';
-import { readCacheLookups } from '../metrics/registry.ts';
 import { changesOf, type StoreChanges } from './changes.ts';
 
 /** How the current call waits for a read another call started (withJoinedReadWait); none: it just awaits it. */
@@ -31,6 +30,22 @@ const joinedReadWaits = new AsyncLocalStorage<JoinedReadWait>();
  */
 export function withJoinedReadWait<T>(wait: JoinedReadWait, work: () => T): T {
   return joinedReadWaits.run(wait, work);
+}
+
+/**
+ * What watches the caches answer: the role installs one (roles/http-server.ts counts the lookups in the
+ * metrics registry); none by default. projections/ imports no metrics.
+ */
+export interface ReadObserver {
+  /** A lookup of a kept answer: `cache` names it (an answer kind: career, fills, …; trader_name: a display name). */
+  cacheLookup(cache: string, outcome: 'hit' | 'miss'): void;
+}
+
+let readObserver: ReadObserver | null = null;
+
+/** Installs the observer of every read cache of this process (one, like the metrics registry it feeds); null removes it. */
+export function observeReads(observer: ReadObserver | null): void {
+  readObserver = observer;
 }
 
 /** A market's mark: its last trade in UP space, and when (projections/wallet-markets.ts). */
@@ -375,7 +390,7 @@ export class ReadCaches {
     const cache = this.#traderNames;
     if (!cache) return read();
     const kept = cache.get(wallet);
-    readCacheLookups.inc({ cache: 'trader_name', outcome: kept ? 'hit' : 'miss' });
+    readObserver?.cacheLookup('trader_name', kept ? 'hit' : 'miss');
     if (kept) return kept.value;
     const readAt = cache.readStart();
     const name = await read();
@@ -399,7 +414,7 @@ export class ReadCaches {
     if (!cache || readAt === null) return read();
     const fullKey = `${kind}|${wallet}|${key}`;
     const hit = this.#keptTrader<T>(cache, fullKey, wallet);
-    readCacheLookups.inc({ cache: kind, outcome: hit ? 'hit' : 'miss' });
+    readObserver?.cacheLookup(kind, hit ? 'hit' : 'miss');
     if (hit) return hit;
     const reading = read().then((value) => {
       // null is an answer too (a wallet without an upstream profile).
@@ -425,7 +440,7 @@ export class ReadCaches {
     if (!cache || cache.readStart() === null) return undefined;
     const kept = this.#keptTrader<T>(cache, `${kind}|${wallet}|${key}`, wallet);
     // A look that finds nothing reads nothing of this kind: only what it finds counts (as a hit).
-    if (kept) readCacheLookups.inc({ cache: kind, outcome: 'hit' });
+    if (kept) readObserver?.cacheLookup(kind, 'hit');
     return kept;
   }
 
