@@ -38,9 +38,6 @@ export const CHART_APP_URIS: Record<ChartAppKind, string> = {
   equity: 'ui://trader-analytics/equity-chart.html',
 };
 
-/** The tool each App draws the result of. */
-export const CHART_APP_TOOLS: Record<ChartAppKind, string> = { market: 'get_market_events', equity: 'get_pnl_series' };
-
 /**
  * The App's `_meta.ui`: no domain of any kind (the chart fetches nothing; hosts then apply the
  * extension's restrictive default CSP), and a border around it.
