@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{ingest,projections,api,mcp,metrics,roles,test}/**/*.unit.test.ts', '*.unit.test.ts'],
+          include: ['{ingest,projections,operations,api,mcp,metrics,roles,test}/**/*.unit.test.ts', '*.unit.test.ts'],
           environment: 'node',
         },
       },

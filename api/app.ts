@@ -14,19 +14,20 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { withJoinedReadWait, withReadCaches } from '../projections/read-cache.ts';
+import { withReadCaches } from '../projections/cached-reads.ts';
+import { withJoinedReadWait } from '../projections/read-cache.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
-import { Authenticator, type Caller } from './auth.ts';
-import type { WalletRequestLog } from './wallet-requests.ts';
-import { admitCall, resolveTrader, type AdmittedCall, type ApiApp, type RouteContext } from './context.ts';
-import { Cursors } from './cursors.ts';
-import { ApiError, errors, toApiError } from './errors.ts';
-import { Budget } from './gates/budget.ts';
-import { InFlightLimiter } from './gates/in-flight.ts';
-import { MemoryGates } from './gates/memory.ts';
-import type { GateStore } from './gates/store.ts';
-import { errorResponses } from './http.ts';
-import { responseSerializerCompiler } from './response-schema.ts';
+import { Authenticator, type Caller } from '../operations/auth.ts';
+import type { WalletRequestLog } from '../operations/wallet-requests.ts';
+import { admitCall, resolveTrader, type AdmittedCall, type RouteContext } from '../operations/context.ts';
+import { Cursors } from '../operations/cursors.ts';
+import { ApiError, errors, toApiError } from '../operations/errors.ts';
+import { Budget } from '../operations/gates/budget.ts';
+import { InFlightLimiter } from '../operations/gates/in-flight.ts';
+import { MemoryGates } from '../operations/gates/memory.ts';
+import type { GateStore } from '../operations/gates/store.ts';
+import { type ApiApp, errorResponses } from './http.ts';
+import { responseSerializerCompiler } from '../operations/response-schema.ts';
 import { registerChartRoutes } from './routes/charts.ts';
 import { registerEquityRoutes } from './routes/equity.ts';
 import { registerFillRoutes } from './routes/fills.ts';
@@ -38,9 +39,9 @@ import { registerPriceRoutes } from './routes/prices.ts';
 import { registerTraderRoutes } from './routes/traders.ts';
 import { registerWhaleRoutes } from './routes/whales.ts';
 import { registerTapeRoutes } from './routes/tapes.ts';
-import { LocalTapeDownloads, type TapeDownloads } from './downloads.ts';
+import type { TapeDownloads } from '../operations/tapes.ts';
+import { LocalTapeDownloads } from './downloads.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
-import { registerMcp } from '../mcp/server.ts';
 import { registerHttpMetrics } from '../metrics/http.ts';
 import { instrumentStore } from '../metrics/store.ts';
 
@@ -85,6 +86,17 @@ export interface ReadApiOptions {
   inFlight?: InFlightLimiter;
   /** The clock of the key lookup cache (`api.keyCacheSeconds`), in milliseconds; tests pin it. Default: the wall clock. */
   authClockMs?: (() => number) | undefined;
+  /**
+   * Another surface on the same app, after the REST routes (the roles mount the MCP endpoint here:
+   * roles/http-server.ts). api/ never imports it.
+   */
+  mount?: ((app: FastifyInstance, shared: ReadApiShared) => Promise<void>) | undefined;
+}
+
+/** What a mounted surface shares with the REST routes: the context (gates, cursors) and the keys (one key cache, one 401). */
+export interface ReadApiShared {
+  context: RouteContext;
+  authenticator: Authenticator;
 }
 
 export interface AppOptions {
@@ -339,6 +351,6 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     { prefix: config.api.prefix },
   );
   // The same data as tools, on the same server: the same context (gates, cursors) and the same keys.
-  await registerMcp(app, { context, authenticator });
+  if (api.mount) await api.mount(app, { context, authenticator });
   return authenticator;
 }

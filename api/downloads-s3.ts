@@ -6,7 +6,8 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../config.ts';
-import { ownerFolder, gzippedLines, type TapeDownloads, type TapeObject } from './downloads.ts';
+import type { TapeDownloads, TapeObject } from '../operations/tapes.ts';
+import { gzippedLines, ownerFolder } from './downloads.ts';
 
 export type S3Settings = NonNullable<Config['tapes']['download']['s3']>;
 

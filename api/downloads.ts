@@ -16,19 +16,7 @@ import { createGzip } from 'node:zlib';
 import { createWriteStream } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
-
-export interface TapeObject {
-  accountId: string;
-  tapeId: string;
-  /** The tape's events as JSON lines, in replay order (read only when the object does not exist yet). */
-  lines: () => AsyncIterable<string>;
-}
-
-export interface TapeDownloads {
-  readonly kind: 'local' | 's3';
-  /** A link to the tape's object (written first when missing), valid for the configured time from `nowSeconds`. */
-  link(object: TapeObject, nowSeconds: number): Promise<string>;
-}
+import type { TapeDownloads, TapeObject } from '../operations/tapes.ts';
 
 /** The object's bytes: its lines, newline-terminated, gzipped. */
 export function gzippedLines(lines: AsyncIterable<string>): Readable {

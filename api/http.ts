@@ -1,62 +1,23 @@
 /**
- * Request helpers shared by the routes: query parameter types (zod, coerced from strings), page limits,
- * identifiers, and the caching rules (resolved → immutable with a strong ETag; open → briefly cached).
+ * Request helpers shared by the routes: the caching rules (resolved → immutable with a strong ETag; open →
+ * briefly cached), the error responses of a route's schema, and the call of a metered request. Query
+ * parameter types, shared with the MCP tools, are in operations/parameters.ts.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Config, PageLimits } from '../config.ts';
-import { MAX_EPOCH_SECONDS } from '../projections/params.ts';
-import { errorBodySchema, errors, overloadedSchema, upstreamOfflineSchema, validationErrorSchema } from './errors.ts';
+import type { Config } from '../config.ts';
+import type { Call } from '../operations/context.ts';
+import { errorBodySchema, overloadedSchema, upstreamOfflineSchema, validationErrorSchema } from '../operations/errors.ts';
 
-const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-/** Query strings arrive as text: a numeric text becomes a number, anything else stays and fails the type check (422). */
-const numericText = (value: unknown) => (typeof value === 'string' && NUMERIC.test(value) ? Number(value) : value);
+/** The Fastify instance the routes are declared on (zod request and response schemas). */
+export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
-/**
- * An integer query parameter. `bounds` are documented (OpenAPI) but not enforced by validation: they
- * clamp or map to a contract code in the route. (Bounds and default sit on the inner schema: zod keeps
- * a `default` there in the input JSON Schema.)
- */
-export const queryInt = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
-  z.preprocess(numericText, z.int().meta(bounds)).meta({ description });
-/**
- * An epoch-seconds query parameter: any integer within ±(2^53 − 1) (beyond is 422). The store holds the
- * seconds 0..MAX_EPOCH_SECONDS (UInt32); the read functions bind a bound outside that range to what it
- * means there (projections/params.ts), never to a wrapped value.
- */
-export const queryEpochSeconds = (description: string) =>
-  queryInt(
-    `${description} Epoch seconds (an integer). The store holds 0..${MAX_EPOCH_SECONDS}: an earlier time means the first second; a start after the last second selects nothing, an end after it means the last second.`,
-  );
-/** A number query parameter; beyond ±2^53 is 422 (no threshold means anything there, and the store refuses such literals). */
-export const queryNumber = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
-  z.preprocess(numericText, z.number().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).meta(bounds)).meta({ description });
-export const queryCursor = z
-  .string()
-  .max(8192)
-  .optional()
-  .meta({ description: 'Opaque cursor: the next_cursor of the previous page. Omit for the first page. A malformed cursor is 400 bad_cursor; a forged one reads as page 1.' });
-
-/** `limit`: below 1 is `400 bad_limit`; above the maximum is clamped silently; absent is the default. */
-export function pageLimit(limit: number | undefined, limits: PageLimits): number {
-  if (limit === undefined) return limits.defaultLimit;
-  if (limit < 1) throw errors.badLimit();
-  return Math.min(limit, limits.maxLimit);
-}
-
-export const limitParameter = (limits: PageLimits, what: string) =>
-  queryInt(`Caps one page of ${what}: at least 1 (0 is 400 bad_limit), default ${limits.defaultLimit}, values above ${limits.maxLimit} are clamped to it.`, {
-    minimum: 1,
-    default: limits.defaultLimit,
-  }).optional();
-
-const CONDITION_ID = /^0x[0-9a-fA-F]{64}$/;
-
-/** A market id, lower-cased; anything but 0x + 64 hex is `400 invalid_condition_id`. */
-export function parseConditionId(input: string): string {
-  if (!CONDITION_ID.test(input)) throw errors.invalidConditionId(input);
-  return input.toLowerCase();
+/** The call of a metered REST request (after the v1 hook authenticated and admitted it). */
+export function callOf(request: FastifyRequest): Call {
+  if (!request.caller || !request.admitted) throw new Error('operation outside an admitted call (a free route cannot run an operation)');
+  return { caller: request.caller, admitted: request.admitted };
 }
 
 /** Caching of market-shaped answers: resolved markets are immutable (ETag), open ones change. */

@@ -2,20 +2,9 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config.ts';
-import { ApiError } from './errors.ts';
-import { applyMarketCaching, errorResponses, ifNoneMatch, pageLimit, parseConditionId, queryCursor, queryInt, queryNumber, strongEtag } from './http.ts';
-
-const LIMITS = { defaultLimit: 200, maxLimit: 1000 };
-
-function refusal(run: () => unknown): { status: number; code: string } {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ApiError) return { status: error.status, code: error.code };
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+import type { Caller } from '../operations/auth.ts';
+import type { AdmittedCall } from '../operations/context.ts';
+import { applyMarketCaching, callOf, errorResponses, ifNoneMatch, strongEtag } from './http.ts';
 
 /** The headers a reply was given, and the request's If-None-Match. */
 function exchange(ifNoneMatchHeader?: string | string[]) {
@@ -29,47 +18,6 @@ function exchange(ifNoneMatchHeader?: string | string[]) {
   } as unknown as FastifyReply;
   return { request, reply, headers };
 }
-
-describe('query parameters', () => {
-  it('queryInt turns numeric text into numbers and lets anything else fail the type check', () => {
-    const schema = queryInt('n');
-    expect(schema.parse('42')).toBe(42);
-    expect(schema.parse(' -7 ')).toBe(-7);
-    expect(schema.parse('1e3')).toBe(1000);
-    for (const text of ['abc', '4.5', '', '0x10', '12px']) expect(schema.safeParse(text).success).toBe(false);
-  });
-
-  it('queryNumber accepts decimals and refuses magnitudes beyond 2^53', () => {
-    const schema = queryNumber('usd');
-    expect(schema.parse('2500.5')).toBe(2500.5);
-    expect(schema.parse(String(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
-    expect(schema.safeParse(String(2 ** 53 + 2)).success).toBe(false);
-    expect(schema.safeParse('-1e308').success).toBe(false);
-  });
-
-  it('queryCursor is optional text of at most 8192 characters', () => {
-    expect(queryCursor.parse(undefined)).toBeUndefined();
-    expect(queryCursor.parse('abc')).toBe('abc');
-    expect(queryCursor.safeParse('x'.repeat(8193)).success).toBe(false);
-  });
-
-  it('pageLimit: absent is the default, below 1 is 400 bad_limit, above the maximum is clamped', () => {
-    expect(pageLimit(undefined, LIMITS)).toBe(200);
-    expect(pageLimit(1, LIMITS)).toBe(1);
-    expect(pageLimit(1000, LIMITS)).toBe(1000);
-    expect(pageLimit(1001, LIMITS)).toBe(1000);
-    expect(refusal(() => pageLimit(0, LIMITS))).toEqual({ status: 400, code: 'bad_limit' });
-    expect(refusal(() => pageLimit(-5, LIMITS))).toEqual({ status: 400, code: 'bad_limit' });
-  });
-
-  it('parseConditionId lower-cases 0x + 64 hex and refuses anything else with 400 invalid_condition_id', () => {
-    const id = `0x${'AbCdEf0123456789'.repeat(4)}`;
-    expect(parseConditionId(id)).toBe(id.toLowerCase());
-    for (const bad of [id.slice(0, -1), `${id}0`, id.slice(2), `0x${'g'.repeat(64)}`, '']) {
-      expect(refusal(() => parseConditionId(bad))).toEqual({ status: 400, code: 'invalid_condition_id' });
-    }
-  });
-});
 
 describe('caching of market answers', () => {
   const config = parseConfig({ API_OPEN_MARKET_MAX_AGE_S: '7' });
@@ -134,5 +82,18 @@ describe('errorResponses', () => {
     expect(responses[400]!.safeParse({ error: 'bad_limit', message: 'limit must be at least 1.' }).success).toBe(true);
     expect(responses[400]!.safeParse({ message: 'no code' }).success).toBe(false);
     expect(responses[422]!.safeParse({ detail: [{ loc: ['query', 'limit'], msg: 'expected int', type: 'invalid_type' }] }).success).toBe(true);
+  });
+});
+
+describe('callOf', () => {
+  const config = parseConfig({});
+  const caller: Caller = { accountId: 'acct', keyId: 'k', label: 'l', last4: 'abcd', planId: 'basic', limits: config.plans.basic };
+  const USAGE = { window: { tokens_remaining: 1, rpm_used: 1 }, day: { requests: 1, cap: 50 }, month: { requests: 0, cap: 0 } };
+
+  it('callOf refuses a request the gates did not admit', () => {
+    const admitted = { usage: USAGE, release: () => {}, trader: null, traderRefusal: null } as AdmittedCall;
+    expect(callOf({ caller, admitted } as unknown as FastifyRequest)).toEqual({ caller, admitted });
+    expect(() => callOf({ caller, admitted: null } as unknown as FastifyRequest)).toThrow(/outside an admitted call/);
+    expect(() => callOf({ caller: null, admitted } as unknown as FastifyRequest)).toThrow(/outside an admitted call/);
   });
 });

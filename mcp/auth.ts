@@ -12,9 +12,9 @@
  * exactly like REST (a token without the scope is not a failed authentication: it does not count).
  */
 import type { FastifyRequest } from 'fastify';
-import type { Authenticator, Caller } from '../api/auth.ts';
-import { ApiError } from '../api/errors.ts';
-import type { Budget } from '../api/gates/budget.ts';
+import type { Authenticator, Caller } from '../operations/auth.ts';
+import { ApiError } from '../operations/errors.ts';
+import type { Budget } from '../operations/gates/budget.ts';
 import { OAuthVerifier } from './oauth.ts';
 import { effectivePlan, type Config } from '../config.ts';
 import { readAccount, type AccountRecord } from '../projections/accounts.ts';

@@ -21,8 +21,8 @@
  */
 import { createMcpHandler, isLegacyRequest, McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticator } from '../api/auth.ts';
-import type { RouteContext } from '../api/context.ts';
+import type { Authenticator } from '../operations/auth.ts';
+import type { RouteContext } from '../operations/context.ts';
 import { hostnameOf, type Config } from '../config.ts';
 import { OAuthVerifier } from './oauth.ts';
 import { mcpAuthentication, protectedResourceMetadataUrl } from './auth.ts';

@@ -8,10 +8,10 @@
  */
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Caller } from '../api/auth.ts';
-import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../api/context.ts';
-import { errorBodySchema, toApiError } from '../api/errors.ts';
-import { encodeResponse } from '../api/response-schema.ts';
+import type { Caller } from '../operations/auth.ts';
+import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../operations/context.ts';
+import { errorBodySchema, toApiError } from '../operations/errors.ts';
+import { encodeResponse } from '../operations/response-schema.ts';
 import type { Logger } from '../log.ts';
 import { withJoinedReadWait } from '../projections/read-cache.ts';
 

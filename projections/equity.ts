@@ -5,12 +5,10 @@
  */
 import { z } from 'zod';
 import type { Store } from './store.ts';
-import { readUpstreamHistory } from './upstream-history.ts';
+import { readUpstreamHistory, type EquityPoint } from './upstream-history.ts';
 
 export const EQUITY_WINDOWS = ['24h', '7d', '30d', 'ytd', '1y', 'all'] as const;
 export type EquityWindow = (typeof EQUITY_WINDOWS)[number];
-
-export type EquityPoint = [ts: number, pnl_usd: number];
 
 const DAY = 86_400;
 const ROLLING: Record<Exclude<EquityWindow, 'ytd' | 'all'>, number> = { '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '1y': 365 * DAY };

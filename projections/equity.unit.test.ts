@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { drawdownStats, windowStart, type EquityPoint } from './equity.ts';
+import { drawdownStats, windowStart } from './equity.ts';
+import type { EquityPoint } from './upstream-history.ts';
 
 describe('equity windows', () => {
   const now = Date.UTC(2026, 10, 21, 15, 30) / 1000;

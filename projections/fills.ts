@@ -4,11 +4,13 @@
  * fill's `ts` sees that second again, so fills of the same second that landed late are not missed).
  */
 import { z } from 'zod';
-import { historyDepthParam, MARKETS_WITHIN_DEPTH, readMarketNames, type DepthOption } from './markets.ts';
+import { readMarketNames } from './market-names.ts';
+import { type DepthOption, historyDepthParam, MARKETS_WITHIN_DEPTH } from './market-rows.ts';
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
 import { TOP_FILL_SOURCE_RANK } from './vocabulary.ts';
 import { traderMarketFillOf, type TraderMarketFillRowSerialized } from './market-parts.ts';
-import { NO_MARKET_NAMES, readForTrader } from './read-cache.ts';
+import { readForTrader } from './cached-reads.ts';
+import { NO_MARKET_NAMES } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({

@@ -8,7 +8,7 @@
  * ReplacingMergeTree's rule (ORDER BY version DESC LIMIT 1), never FINAL. An absent part has no row.
  * Parameters: `condition_id`, and `wallet` for the trader's parts.
  */
-import type { MarketHeader } from './markets.ts';
+import type { MarketHeader } from './market-schemas.ts';
 
 /**
  * The marks of the wallet's markets open in some version (a superset of the open ones: a trader's

@@ -24,7 +24,7 @@ import {
   type TraderMarket,
   type TraderMarketFillRowSerialized,
 } from './market-parts.ts';
-import { TRADER_MARKET_HEADER_PART, toHeader, type TraderMarketHeaderRow } from './markets.ts';
+import { toHeader, TRADER_MARKET_HEADER_PART, type TraderMarketHeaderRow } from './market-header.ts';
 import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
 
@@ -118,15 +118,8 @@ interface MarketTimesParts {
   trades: MarketTradeSpanRow;
   resolution: MarketResolutionRow;
 }
-const READ_MARKET_TIMES = bundle<MarketTimesParts>(marketTimesParts);
 /** The trader's row of the market with the market's times: everything a chart or tape needs to start, in one statement. */
 const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: TraderMarketHeaderRow }>({ ...marketTimesParts, tm: TRADER_MARKET_HEADER_PART });
-
-/** The market's times, or null when the market is unknown (no metadata and no trades). */
-export async function readMarketTimes(store: Store, conditionId: string): Promise<MarketTimes | null> {
-  const parts = await readBundle(store, READ_MARKET_TIMES, { condition_id: conditionId });
-  return marketTimesOf(conditionId, parts.meta[0], parts.trades[0], parts.resolution[0]);
-}
 
 /**
  * The default window of a chart: from the start time named in the title (else the first trade), to
@@ -183,13 +176,6 @@ export function planChart(
   // (Moving the start later only removes buckets; it never goes before the epoch.)
   if (bucketCount(fromTs, toTs, fidelity) > points) fromTs = Math.max(0, (Math.floor(toTs / fidelity) - points + 1) * fidelity);
   return { fromTs, toTs, points, fidelity };
-}
-
-/** The sampled series of a chart request; empty buckets are absent (a gap), never filled. */
-export async function readSampledSeries(store: Store, times: MarketTimes, request: ChartRequest, limits: ChartLimits, nowSeconds: number): Promise<SampledSeries> {
-  const plan = planChart(times, request, limits, nowSeconds);
-  const points = await readRung(store, times.conditionId, plan.fidelity, plan.fromTs, plan.toTs);
-  return { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points };
 }
 
 /** The change-only tape the rollup refresher keeps (deleted rows are seconds that stopped being changes). */
@@ -288,12 +274,6 @@ function marketFillsOf(rows: readonly TraderMarketFillRowSerialized[], times: Ma
     .map(traderMarketFillOf)
     .sort((a, b) => a.ts - b.ts || compareIds(a.fill_id, b.fill_id))
     .map(({ fill_id: _id, ...fill }) => ({ ...fill, outcome: fill.token_side === 1 ? times.outcome1 : times.outcome2 }));
-}
-
-const TRADER_MARKET_FILLS = traderMarketFillsPart();
-
-export async function readTraderMarketFills(store: Store, wallet: string, times: MarketTimes): Promise<MarketFill[]> {
-  return marketFillsOf(await store.query<TraderMarketFillRowSerialized>(TRADER_MARKET_FILLS, { wallet, condition_id: times.conditionId }), times);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -8,14 +8,11 @@
  * answer is immutable by contract; an open market's answer is kept at most `openMarketSeconds` (no
  * longer than its own `Cache-Control: max-age`); names and the upstream report at most their TTL.
  *
- * A store carries its caches (`withReadCaches`); a store without caches reads every time (the
- * projection tests use such stores, so they always see what they just wrote).
+ * A store carries its caches (`withReadCaches`, cached-reads.ts); a store without caches reads every time
+ * (the projection tests use such stores, so they always see what they just wrote).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { LRUCache } from 'lru-cache';
-import { readCacheLookups } from '../metrics/registry.ts';
-import { readBundle, type Bundle } from './bundle.ts';
-import type { QueryParams, Store } from './store.ts';
 import { changesOf, type StoreChanges } from './changes.ts';
 
 /** How the current call waits for a read another call started (withJoinedReadWait); none: it just awaits it. */
@@ -26,7 +23,7 @@ const joinedReadWaits = new AsyncLocalStorage<JoinedReadWait>();
 /**
  * Runs `work` so that whenever it joins a read of an answer about a trader that another call started
  * (an agent's top-markets arriving while its card reads the same rows), it waits through `wait`. The API
- * passes its load-shedding slot's lend (api/gates/in-flight.ts, Slot.whileWaiting): a call waiting for
+ * passes its load-shedding slot's lend (operations/gates/in-flight.ts, Slot.whileWaiting): a call waiting for
  * another call's read holds no slot meanwhile, so the slot serves a queued call instead of idling (a
  * market maker's cold card takes tens of milliseconds, and the top-markets behind it held the other slot
  * all along).
@@ -35,13 +32,29 @@ export function withJoinedReadWait<T>(wait: JoinedReadWait, work: () => T): T {
   return joinedReadWaits.run(wait, work);
 }
 
+/**
+ * What watches the caches answer: the role installs one (roles/http-server.ts counts the lookups in the
+ * metrics registry); none by default. projections/ imports no metrics.
+ */
+export interface ReadObserver {
+  /** A lookup of a kept answer: `cache` names it (an answer kind: career, fills, …; trader_name: a display name). */
+  cacheLookup(cache: string, outcome: 'hit' | 'miss'): void;
+}
+
+let readObserver: ReadObserver | null = null;
+
+/** Installs the observer of every read cache of this process (one, like the metrics registry it feeds); null removes it. */
+export function observeReads(observer: ReadObserver | null): void {
+  readObserver = observer;
+}
+
 /** A market's mark: its last trade in UP space, and when (projections/wallet-markets.ts). */
 export interface MarketMark {
   mark: number;
   marked_at: number;
 }
 
-/** A market's names as the lists show them (projections/markets.ts). */
+/** A market's names as the lists show them (projections/market-names.ts). */
 export interface MarketNames {
   title: string;
   outcome1: string;
@@ -109,6 +122,12 @@ export interface ReadCacheSettings {
   traderOwnAnswerSeconds: number;
   /** Memory for the answers about traders, in bytes of their JSON (an eighth of it for the upstream profiles and equity curves, a quarter for the fills pages). 0: off. */
   traderAnswerBytes: number;
+}
+
+/** What the caches need to know of their store (projections/store.ts, Store): an embedded store's changes are followed (changes.ts). */
+export interface CachedStoreKind {
+  readonly database: string;
+  readonly kind: 'embedded' | 'server';
 }
 
 /** The clock the caches age entries by, in milliseconds (tests pass their own). */
@@ -277,7 +296,7 @@ export class ReadCaches {
    */
   readonly #traderReads = new Map<string, { readAt: number; value: Promise<unknown> }>();
 
-  constructor(settings: ReadCacheSettings, clock?: CacheClock, store?: Pick<Store, 'database' | 'kind'>) {
+  constructor(settings: ReadCacheSettings, clock?: CacheClock, store?: CachedStoreKind) {
     // ttlResolution 0: every lookup reads the clock (no cached "now" between timer ticks).
     const perf = { ttlResolution: 0, ...(clock ? { perf: clock } : {}) };
     // Null: the store may change behind this process's back (a server); names then live their short TTL.
@@ -371,7 +390,7 @@ export class ReadCaches {
     const cache = this.#traderNames;
     if (!cache) return read();
     const kept = cache.get(wallet);
-    readCacheLookups.inc({ cache: 'trader_name', outcome: kept ? 'hit' : 'miss' });
+    readObserver?.cacheLookup('trader_name', kept ? 'hit' : 'miss');
     if (kept) return kept.value;
     const readAt = cache.readStart();
     const name = await read();
@@ -395,7 +414,7 @@ export class ReadCaches {
     if (!cache || readAt === null) return read();
     const fullKey = `${kind}|${wallet}|${key}`;
     const hit = this.#keptTrader<T>(cache, fullKey, wallet);
-    readCacheLookups.inc({ cache: kind, outcome: hit ? 'hit' : 'miss' });
+    readObserver?.cacheLookup(kind, hit ? 'hit' : 'miss');
     if (hit) return hit;
     const reading = read().then((value) => {
       // null is an answer too (a wallet without an upstream profile).
@@ -421,7 +440,7 @@ export class ReadCaches {
     if (!cache || cache.readStart() === null) return undefined;
     const kept = this.#keptTrader<T>(cache, `${kind}|${wallet}|${key}`, wallet);
     // A look that finds nothing reads nothing of this kind: only what it finds counts (as a hit).
-    if (kept) readCacheLookups.inc({ cache: kind, outcome: 'hit' });
+    if (kept) readObserver?.cacheLookup(kind, 'hit');
     return kept;
   }
 
@@ -449,49 +468,4 @@ export class ReadCaches {
     if (value !== null && value !== undefined) this.markets.set(key, value, isResolved(value), this.openMarketTtlMs);
     return value;
   }
-}
-
-/**
- * `read` of an answer about `wallet`, through the store's trader cache when it has one (`kind` names the
- * read, `args` the rest of what the answer depends on; both form the key).
- */
-export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>, follows: TraderAnswerFollows = 'trader'): Promise<T> {
-  return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read, follows) : read();
-}
-
-/** What readForTrader would answer without reading (ReadCaches.keptTrader); undefined without it or without caches. */
-export function keptForTrader<T>(store: Store, kind: string, wallet: string, args: unknown): Promise<T> | undefined {
-  return store.caches?.keptTrader<T>(kind, wallet, JSON.stringify(args) ?? '');
-}
-
-/** The same store, its reads served from these caches where a read function uses them. */
-export function withReadCaches(store: Store, settings: ReadCacheSettings, clock?: CacheClock): Store {
-  return Object.freeze({ ...store, database: store.database, kind: store.kind, caches: new ReadCaches(settings, clock, store) });
-}
-
-/**
- * A bundle with the market's names unless the read caches hold them; the names found are kept.
- * `named` is the same bundle without its `names` part. Plumbing, like readBundle: the store-latency
- * metric names a statement after the read function that calls this (metrics/store.ts).
- */
-export async function readWithMarketNames<Parts extends object>(
-  store: Store,
-  conditionId: string,
-  withNames: Bundle<Parts & { names: MarketNames }>,
-  named: Bundle<Parts>,
-  params: QueryParams,
-): Promise<{ parts: { [Name in keyof Parts]: Parts[Name][] }; names: MarketNames }> {
-  const caches = store.caches;
-  const cached = caches?.marketNames(conditionId);
-  if (cached) return { parts: await readBundle(store, named, params), names: cached };
-  const readStart = caches?.marketNamesReadStart() ?? null;
-  const parts = await readBundle(store, withNames, params);
-  const [meta] = parts.names;
-  if (!meta) {
-    caches?.keepMarketNames(conditionId, null, readStart);
-    return { parts, names: NO_MARKET_NAMES };
-  }
-  const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2, title_start_ts: meta.title_start_ts };
-  caches?.keepMarketNames(conditionId, names, readStart);
-  return { parts, names };
 }

@@ -4,9 +4,10 @@
  * TTL; a store without caches always reads. Time is a hand-driven clock.
  */
 import { describe, expect, it } from 'vitest';
-import { NO_MARKET_NAMES, ReadCaches, RefreshAhead, withJoinedReadWait, withReadCaches, type ReadCacheSettings } from './read-cache.ts';
+import { withReadCaches } from './cached-reads.ts';
+import { NO_MARKET_NAMES, observeReads, ReadCaches, RefreshAhead, withJoinedReadWait, type ReadCacheSettings } from './read-cache.ts';
 import type { Store } from './store.ts';
-import { readMarketNames } from './markets.ts';
+import { readMarketNames } from './market-names.ts';
 import { readTraderName } from './traders.ts';
 import { changesOf, type StoreChanges } from './changes.ts';
 
@@ -95,6 +96,23 @@ describe('ReadCaches.market', () => {
     await caches.market('b', reads[1]!.read, (v) => v.resolved);
     await caches.market('a', reads[0]!.read, (v) => v.resolved);
     expect(reads.map((r) => r.calls.n)).toEqual([2, 1, 1]);
+  });
+});
+
+describe('observeReads', () => {
+  it('reports each lookup to the observer the role installed, and nothing once it is removed', async () => {
+    const seen: string[] = [];
+    observeReads({ cacheLookup: (cache, outcome) => seen.push(`${cache} ${outcome}`) });
+    try {
+      const caches = new ReadCaches(SETTINGS, clock());
+      expect(await caches.traderName('0xa', async () => 'alice')).toBe('alice');
+      expect(await caches.traderName('0xa', async () => 'alicia')).toBe('alice');
+      expect(seen).toEqual(['trader_name miss', 'trader_name hit']);
+    } finally {
+      observeReads(null);
+    }
+    await new ReadCaches(SETTINGS, clock()).traderName('0xb', async () => 'bob');
+    expect(seen).toHaveLength(2);
   });
 });
 

@@ -6,13 +6,21 @@
  * the card and then the curve, or for several windows, sends one statement.
  */
 import { bundle, readBundle } from './bundle.ts';
-import type { EquityPoint } from './equity.ts';
-import { readForTrader } from './read-cache.ts';
+import { readForTrader } from './cached-reads.ts';
 import type { Store } from './store.ts';
-import type { UpstreamProfile } from './upstream.ts';
 
-/** The provider's latest profile row of a wallet (the card folds the history's extremes into it). */
-export type UpstreamProfileRow = Omit<UpstreamProfile, 'peak' | 'low' | 'max_drawdown'>;
+/** A point of the equity (profit) history: when, and the provider's profit then. */
+export type EquityPoint = [ts: number, pnl_usd: number];
+
+/** The provider's latest profile row of a wallet (the card folds the history's extremes into it: upstream.ts). */
+export interface UpstreamProfileRow {
+  as_of: number;
+  pnl: number;
+  pnl_realized: number;
+  pnl_unrealized: number;
+  portfolio_value: number;
+  profile_image: string;
+}
 
 export interface UpstreamHistory {
   /** Null when the provider never reported a profile of the wallet. */

@@ -12,14 +12,15 @@
  */
 import { bundle, readBundle } from './bundle.ts';
 import { marksOfOpenMarketsPart } from './market-parts.ts';
-import { keptForTrader, type MarketMark, readForTrader } from './read-cache.ts';
+import { keptForTrader, readForTrader } from './cached-reads.ts';
+import type { MarketMark } from './read-cache.ts';
 import type { Store } from './store.ts';
 
 /**
  * A market's trades by side and token (a summary's counts and volumes beyond the career's), one column
  * each of trader_markets_v2: the wallet's rows carry them so that a summary asked for after the card (an
  * agent's next call) takes its trader row from here instead of a statement part of its own (about a
- * third of the summary's cost; markets.ts, readMarketSummary).
+ * third of the summary's cost; market-summary.ts, readMarketSummary).
  */
 export interface TradeBreakdown {
   buy_count: number;

@@ -16,8 +16,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { buildApp, type Readiness } from '../api/app.ts';
-import { openGateStore } from '../api/gates/open.ts';
+import type { Readiness } from '../api/app.ts';
+import { buildHttpServer } from './http-server.ts';
+import { openGateStore } from '../operations/gates/open.ts';
 import { readStoredEventCount } from '../projections/landed.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
@@ -42,15 +43,12 @@ const simulatorStateSchema = z
     /** Start of the simulated period: a resumed world continues its traders' books from here. */
     genesisTs: z.number().int(),
     /** Every event of the world before this instant is in the store (in-process log) or on Kafka. */
-    resumeFromTs: z.number().int().optional(),
-    /** Files written before crash safety: how far the simulator had published. */
-    emittedUntil: z.number().int().optional(),
+    resumeFromTs: z.number().int(),
     /** The demo backfill ends here: the service is ready once the store holds the world up to it. */
     backfillUntilTs: z.number().int().optional(),
     /** The demo accounts' recorded sessions end before this instant (fixed with the world, so a restart publishes the same ones). */
     sessionsUntilTs: z.number().int().optional(),
-  })
-  .refine((state) => state.resumeFromTs !== undefined || state.emittedUntil !== undefined, { message: 'resumeFromTs is missing' });
+  });
 
 type SimulatorStateFile = z.output<typeof simulatorStateSchema>;
 
@@ -102,7 +100,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   const stopTs = config.simulator.stopTs;
   let world: WorldState;
   if (previous) {
-    const resumeFromTs = previous.resumeFromTs ?? previous.emittedUntil!;
+    const resumeFromTs = previous.resumeFromTs;
     const backfillUntilTs = previous.backfillUntilTs ?? resumeFromTs;
     world = { seed: previous.seed, genesisTs: previous.genesisTs, resumeFromTs, backfillUntilTs, sessionsUntilTs: previous.sessionsUntilTs ?? hourOf(backfillUntilTs) };
   } else {
@@ -187,7 +185,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       },
     };
   };
-  const app = await buildApp({ log, storeAlive: () => storeAnswers(store), readiness, api: { config, store, gates } });
+  const app = await buildHttpServer({ log, storeAlive: () => storeAnswers(store), readiness, api: { config, store, gates } });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   log.info({ address: publicAddress, store: store.kind, log: eventLog.kind, demoKeysFile: demo.file }, 'listening');

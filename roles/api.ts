@@ -7,10 +7,10 @@
 import type { Config } from '../config.ts';
 import { storeAnswers } from '../projections/store.ts';
 import type { Logger } from '../log.ts';
-import { buildApp } from '../api/app.ts';
-import { openGateStore } from '../api/gates/open.ts';
+import { buildHttpServer } from './http-server.ts';
+import { openGateStore } from '../operations/gates/open.ts';
 import { openMigratedStore, shutdownSignal, warnIfThreadPoolShort } from './runtime.ts';
-import { openWalletRequestLog } from '../api/wallet-requests.ts';
+import { openWalletRequestLog } from '../operations/wallet-requests.ts';
 
 export async function runApi(config: Config, log: Logger): Promise<number> {
   const signal = shutdownSignal(log);
@@ -18,7 +18,7 @@ export async function runApi(config: Config, log: Logger): Promise<number> {
   const store = await openMigratedStore(config, log);
   const gates = openGateStore(config, log);
   const walletRequests = openWalletRequestLog(config, log);
-  const app = await buildApp({
+  const app = await buildHttpServer({
     log,
     storeAlive: () => storeAnswers(store),
     readiness: () => ({ ready: true, detail: {} }),

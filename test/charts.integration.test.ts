@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 /**
- * The chart templates (mcp/charts) in a real browser: Debian's Chromium, headless, driven by
+ * The chart templates (operations/charts) in a real browser: Debian's Chromium, headless, driven by
  * playwright-core. Every kind, format and theme is filled with what the service answers for published
  * events (the sampled chart plus slabs, the full tape, the pnl series), then checked: __ready, the test
  * hooks change what is drawn, no request at all for the vector market chart, pixels of the fixed colors
@@ -20,7 +20,7 @@ import type { PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
-import { chartTemplate, fillChartTemplate, type ChartFormat, type ChartKind, type ChartTheme } from '../mcp/charts/templates.ts';
+import { chartTemplate, fillChartTemplate, type ChartFormat, type ChartKind, type ChartTheme } from '../operations/charts/templates.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { API, bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { countColor, decodePng, type Image } from './harness/png.ts';

@@ -19,7 +19,7 @@ describe('comments', () => {
 
   it('reads the comments of every kind of code file it judges (a scanner that finds nothing would pass)', { timeout: 60_000 }, () => {
     const names = files.map(({ file }) => file);
-    for (const file of ['projections/store.ts', 'mcp/charts/app.js', '.ci/lock-platform-packages.mjs', 'api/gates/admit.lua', 'projections/migrations/0001_landing_tables.sql', 'deploy/compose.yaml', 'deploy/prometheus/alerts.yml', 'deploy/Dockerfile', 'deploy/proxy/nginx.conf', '.ci/run']) {
+    for (const file of ['projections/store.ts', 'operations/charts/app.js', '.ci/lock-platform-packages.mjs', 'operations/gates/admit.lua', 'projections/migrations/0001_landing_tables.sql', 'deploy/compose.yaml', 'deploy/prometheus/alerts.yml', 'deploy/Dockerfile', 'deploy/proxy/nginx.conf', '.ci/run']) {
       expect(names).toContain(file);
       const { syntax } = files.find((code) => code.file === file)!;
       expect(commentsOf(file, readFileSync(path.join(ROOT, file), 'utf8'), syntax).length, file).toBeGreaterThan(0);

@@ -1,23 +1,43 @@
 /**
  * The arrows between the parts (design.md, "Parts and the folders that hold them"), read from the source:
- * `api/` and `ingest/` never import each other; `mcp/` shares operations (`api/operations/`), never the
- * REST routes; `projections/` imports none of `api/`, `mcp/`, `ingest/`. Process roles that wire parts
- * together live in `roles/`. The rules hold for every file of those folders, tests included.
+ *
+ * - no import circle anywhere: not between files of one folder, not across folders; a type-only import and
+ *   a dynamic `import()` count like any other (a circle of types still ties the files' changes together);
+ * - `api/` (the REST app) and `mcp/` (the MCP server) never import each other: what both use lives in
+ *   `operations/` (one operation per resource, auth, context, errors, the gates, cursors, the chart
+ *   templates), and the roles mount both on one server (`roles/http-server.ts`);
+ * - `operations/` imports neither surface (`api/`, `mcp/`), nor `ingest/`, nor `roles/`;
+ * - `projections/` imports nothing above it: not `metrics/` (the read caches report through a hook the
+ *   role installs), `operations/`, `api/`, `mcp/`, `ingest/` or `roles/`;
+ * - `api/` and `ingest/` never import each other;
+ * - `roles/` wires the parts together and is the top: no part imports it.
+ *
+ * The rules hold for every file of those folders, tests included; the circle rule holds for the root
+ * files (config.ts, log.ts, main.ts) and `test/` too. Each rule is a query that can fail: the first test
+ * checks that the parser reads the imports (a parser that finds nothing would pass every rule), that a
+ * folder query finds arrows where there are some, and that the circle finder finds circles.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const FOLDERS = ['api', 'ingest', 'mcp', 'projections', 'roles'];
+const FOLDERS = ['api', 'ingest', 'mcp', 'metrics', 'operations', 'projections', 'roles', 'test'];
 
-/** Static imports and re-exports (`… from '…'`), side-effect imports and dynamic `import('…')`. */
+/** Static imports and re-exports (`… from '…'`, `import type` included), side-effect imports and dynamic `import('…')`. */
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g;
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
     .filter((file) => /\.(ts|js)$/.test(file))
     .map((file) => path.posix.join(folder, file.split(path.sep).join('/')));
+}
+
+/** The TypeScript files at the root of the repository (config.ts, log.ts, main.ts, …). */
+function rootFiles(): string[] {
+  return readdirSync(ROOT, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => entry.name);
 }
 
 /** Repository-relative targets of a file's relative imports (packages are not part of the graph). */
@@ -29,7 +49,9 @@ function importsOf(file: string): string[] {
     .map((specifier) => path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)));
 }
 
-const GRAPH = new Map(FOLDERS.flatMap(sourceFiles).map((file) => [file, importsOf(file)]));
+type Graph = ReadonlyMap<string, readonly string[]>;
+
+const GRAPH: Graph = new Map([...FOLDERS.flatMap(sourceFiles), ...rootFiles()].map((file) => [file, importsOf(file)]));
 
 /** Every import of a file under `from` that lands under one of `forbidden`, as `file → target`. */
 function violations(from: string, forbidden: string[]): string[] {
@@ -38,12 +60,120 @@ function violations(from: string, forbidden: string[]): string[] {
     .flatMap(([file, targets]) => targets.filter((target) => forbidden.some((folder) => target.startsWith(`${folder}/`))).map((target) => `${file} → ${target}`));
 }
 
+/**
+ * The circles of a graph: one per strongly connected component of more than one file (or a file that
+ * imports itself), spelled as one closed path through it (`a → b → a`). Tarjan's algorithm, iterative.
+ */
+function circles(graph: Graph): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const edges = (node: string) => (graph.get(node) ?? []).filter((target) => graph.has(target));
+  for (const start of graph.keys()) {
+    if (index.has(start)) continue;
+    const work: { node: string; next: number }[] = [{ node: start, next: 0 }];
+    index.set(start, index.size);
+    low.set(start, index.get(start)!);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      const targets = edges(frame.node);
+      if (frame.next < targets.length) {
+        const target = targets[frame.next++]!;
+        if (!index.has(target)) {
+          index.set(target, index.size);
+          low.set(target, index.get(target)!);
+          stack.push(target);
+          onStack.add(target);
+          work.push({ node: target, next: 0 });
+        } else if (onStack.has(target)) {
+          low.set(frame.node, Math.min(low.get(frame.node)!, index.get(target)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(frame.node)!));
+      if (low.get(frame.node) !== index.get(frame.node)) continue;
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== frame.node);
+      if (component.length > 1 || edges(frame.node).includes(frame.node)) components.push(component);
+    }
+  }
+  return components.map((component) => closedPath(graph, new Set(component)));
+}
+
+/** A shortest closed path from the component's first file (in name order) back to it, inside the component. */
+function closedPath(graph: Graph, component: ReadonlySet<string>): string {
+  const first = [...component].sort()[0]!;
+  const cameFrom = new Map<string, string>();
+  const queue = [first];
+  while (queue.length > 0) {
+    const node = queue.shift()!;
+    for (const target of graph.get(node) ?? []) {
+      if (!component.has(target)) continue;
+      if (target === first) {
+        const path = [first];
+        for (let at: string | undefined = node; at !== undefined && at !== first; at = cameFrom.get(at)) path.unshift(at);
+        return [first, ...path].join(' → ');
+      }
+      if (!cameFrom.has(target)) {
+        cameFrom.set(target, node);
+        queue.push(target);
+      }
+    }
+  }
+  throw new Error(`no closed path through ${first}`);
+}
+
 describe('import graph', () => {
   it('reads the imports it judges (a parser that finds nothing would pass every rule)', () => {
-    expect(GRAPH.get('api/app.ts')).toContain('projections/store.ts');
-    expect(GRAPH.get('mcp/tools/markets.ts')).toContain('api/operations/markets.ts');
-    expect(GRAPH.get('roles/all.ts')).toEqual(expect.arrayContaining(['api/app.ts', 'ingest/worker.ts']));
-    expect(violations('roles', ['api', 'ingest'])).not.toEqual([]);
+    expect(GRAPH.get('roles/http-server.ts')).toEqual(expect.arrayContaining(['api/app.ts', 'mcp/server.ts', 'projections/read-cache.ts']));
+    expect(GRAPH.get('mcp/tools/markets.ts')).toContain('operations/markets.ts');
+    expect(GRAPH.get('roles/all.ts')).toEqual(expect.arrayContaining(['roles/http-server.ts', 'ingest/worker.ts']));
+    // A type-only import, a dynamic import, a root file.
+    expect(GRAPH.get('projections/store.ts')).toContain('projections/read-cache.ts');
+    expect(GRAPH.get('api/app.ts')).toContain('api/downloads-s3.ts');
+    expect(GRAPH.get('main.ts')).toEqual(expect.arrayContaining(['config.ts', 'roles/all.ts']));
+    // The folder query finds arrows where there are some.
+    expect(violations('roles', ['api', 'mcp', 'ingest'])).not.toEqual([]);
+  });
+
+  it('the circle finder finds circles (it judges the whole graph below)', () => {
+    const graph = (edges: Record<string, string[]>): Graph => new Map(Object.entries(edges));
+    expect(circles(graph({ a: ['b'], b: ['c'], c: [] }))).toEqual([]);
+    expect(circles(graph({ a: ['b'], b: ['c'], c: ['a'], d: ['a'] }))).toEqual(['a → b → c → a']);
+    expect(circles(graph({ a: ['a'], b: [] }))).toEqual(['a → a']);
+    expect(circles(graph({ x: ['y'], y: ['x', 'z'], z: ['w'], w: ['z'] })).sort()).toEqual(['w → z → w', 'x → y → x']);
+    // A two-file circle of the real graph's shape: type-only imports count.
+    expect(circles(graph({ 'projections/store.ts': ['projections/read-cache.ts'], 'projections/read-cache.ts': ['projections/store.ts'] }))).toEqual([
+      'projections/read-cache.ts → projections/store.ts → projections/read-cache.ts',
+    ]);
+  });
+
+  it('has no import circle anywhere', () => {
+    expect(circles(GRAPH)).toEqual([]);
+  });
+
+  it('api/ and mcp/ never import each other (what both use is in operations/; the roles mount both)', () => {
+    expect(violations('api', ['mcp'])).toEqual([]);
+    expect(violations('mcp', ['api'])).toEqual([]);
+  });
+
+  it('operations/ import neither api/, mcp/, ingest/ nor roles/', () => {
+    expect(violations('operations', ['api', 'mcp', 'ingest', 'roles'])).toEqual([]);
+  });
+
+  it('projections/ import nothing above them: neither metrics/, operations/, api/, mcp/, ingest/ nor roles/', () => {
+    expect(violations('projections', ['metrics', 'operations', 'api', 'mcp', 'ingest', 'roles'])).toEqual([]);
   });
 
   it('api/ and ingest/ never import each other', () => {
@@ -51,11 +181,7 @@ describe('import graph', () => {
     expect(violations('ingest', ['api'])).toEqual([]);
   });
 
-  it('mcp/ shares operations, never the REST routes', () => {
-    expect(violations('mcp', ['api/routes'])).toEqual([]);
-  });
-
-  it('projections/ import neither api/, mcp/ nor ingest/', () => {
-    expect(violations('projections', ['api', 'mcp', 'ingest'])).toEqual([]);
+  it('no part imports roles/ (the roles wire the parts together)', () => {
+    for (const part of ['api', 'ingest', 'mcp', 'metrics', 'operations', 'projections']) expect(violations(part, ['roles'])).toEqual([]);
   });
 });

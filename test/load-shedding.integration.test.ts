@@ -6,7 +6,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InFlightLimiter, type InFlightLimits } from '../api/gates/in-flight.ts';
+import { InFlightLimiter, type InFlightLimits } from '../operations/gates/in-flight.ts';
 import type { Config } from '../config.ts';
 import { changesOf } from '../projections/changes.ts';
 import { makeWallet } from './factories.ts';

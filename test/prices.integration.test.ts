@@ -8,11 +8,12 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { FIDELITY_LADDER, readFullTape, readMarketTimes, readRawTicks, readRung, readSampledSeries, readTraderMarketFills, type SeriesPoint, type TickPosition } from '../projections/prices.ts';
+import { FIDELITY_LADDER, readFullTape, readRawTicks, readRung, readSampledChart, readTraderMarket, type SeriesPoint, type TickPosition } from '../projections/prices.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
 import { refreshRollups } from '../projections/rollups.ts';
 import { createTestContext, type TestContext } from './harness/context.ts';
 import { landEvents } from './harness/land.ts';
+import { readMarketTimes } from './harness/prices.ts';
 
 type Trade = EventInputOf<'trades'>;
 
@@ -159,10 +160,12 @@ describe('price projections', () => {
       makeFill({ wallet, condition_id: conditionId, ts: titleStart + (index % 900), price: 0.5, size_tokens: 1, usd: 0.5 }),
     );
     await land('fillsArchive', [fills]);
-    const times = (await readMarketTimes(context.store, conditionId))!;
+    // The trader's market (its header and the market's times) and the chart as the service reads them.
+    const market = (await readTraderMarket(context.store, wallet, conditionId))!;
     const limits = { defaultPoints: 300, minPoints: 20, maxPoints: 600 };
+    const chart = (request: Parameters<typeof readSampledChart>[3], nowSeconds: number) => readSampledChart(context.store, wallet, market, request, limits, nowSeconds);
 
-    const byDefault = await readSampledSeries(context.store, times, {}, limits, BASE_TS + 10_000);
+    const { series: byDefault, fills: allFills } = await chart({}, BASE_TS + 10_000);
     expect(byDefault.from_ts).toBe(titleStart);
     expect(byDefault.to_ts).toBe(BASE_TS + 4499);
     expect(FIDELITY_LADDER).toContain(byDefault.fidelity);
@@ -171,14 +174,13 @@ describe('price projections', () => {
     expect(byDefault.points).toEqual(referenceRung(trades, byDefault.fidelity).filter(([ts]) => ts >= Math.floor(titleStart / byDefault.fidelity) * byDefault.fidelity));
 
     for (const points of [20, 57, 600, 5000, 1]) {
-      const series = await readSampledSeries(context.store, times, { points, fromTs: BASE_TS, toTs: BASE_TS + 4499 }, limits, 0);
+      const { series } = await chart({ points, fromTs: BASE_TS, toTs: BASE_TS + 4499 }, 0);
       expect(series.points.length).toBeLessThanOrEqual(Math.min(600, Math.max(20, points)));
       expect(FIDELITY_LADDER).toContain(series.fidelity);
     }
-    const forced = await readSampledSeries(context.store, times, { resolution: 50, fromTs: BASE_TS, toTs: BASE_TS + 4499 }, limits, 0);
+    const { series: forced } = await chart({ resolution: 50, fromTs: BASE_TS, toTs: BASE_TS + 4499 }, 0);
     expect(forced.fidelity).toBe(60);
 
-    const allFills = await readTraderMarketFills(context.store, wallet, times);
     expect(allFills).toHaveLength(700);
     expect(allFills[0]).toEqual({ ts: titleStart, side: 'BUY', price: 0.5, token_side: 1, outcome: 'Up', size_tokens: 1, usd: 0.5 });
   });

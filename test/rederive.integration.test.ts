@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { readTraderFills } from '../projections/fills.ts';
-import { readTraderMarkets } from '../projections/markets.ts';
+import { readTraderMarkets } from '../projections/market-list.ts';
 import { rederivedBatches, rederiveViewsSince } from '../projections/rederive.ts';
 import { refreshRollups } from '../projections/rollups.ts';
 import { openStore, type Store } from '../projections/store.ts';

@@ -12,9 +12,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
-import { readMarketNames, readMarketSummary } from '../projections/markets.ts';
+import { readMarketNames } from '../projections/market-names.ts';
+import { readMarketSummary } from '../projections/market-summary.ts';
 import { readTraderMarket } from '../projections/prices.ts';
-import { withReadCaches } from '../projections/read-cache.ts';
+import { withReadCaches } from '../projections/cached-reads.ts';
 import type { Store } from '../projections/store.ts';
 import { openMigratedStore, withPublisher } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';

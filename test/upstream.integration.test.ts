@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisWalletRequestLog } from '../api/wallet-requests.ts';
+import { RedisWalletRequestLog } from '../operations/wallet-requests.ts';
 import { parseConfig, type Config, type ConfigOverrides } from '../config.ts';
 import { KafkaLog } from '../ingest/bus/kafka.ts';
 import type { LogProducer } from '../ingest/bus/types.ts';

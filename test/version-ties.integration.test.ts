@@ -8,7 +8,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import { readCareer } from '../projections/careers.ts';
-import { readMarketSummary, readTraderMarkets } from '../projections/markets.ts';
+import { readTraderMarkets } from '../projections/market-list.ts';
+import { readMarketSummary } from '../projections/market-summary.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeWallet } from './factories.ts';

@@ -1,16 +1,16 @@
 /**
- * `GET /traders/{trader}/markets/{condition_id}/chart.html`: the market chart template (mcp/charts)
+ * `GET /traders/{trader}/markets/{condition_id}/chart.html`: the market chart template (operations/charts)
  * filled with the live sampled chart and its zoom slabs, for a person to open. A real route: the bearer
  * key, the gates (one call, trader-scoped) and the history wall apply as on the sampled chart. It answers
  * HTML, so it stays out of /openapi.json (a JSON API document); docs/api.md documents it.
  */
 import { z } from 'zod';
 import { readChartSlabs } from '../../projections/prices.ts';
-import { CHART_CSP, CHART_THEMES, chartTemplate, fillChartTemplate, isTimeZone } from '../../mcp/charts/templates.ts';
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import { applyMarketCaching } from '../http.ts';
-import { marketParamsSchema } from '../operations/markets.ts';
-import { getMarketChart, sampledChartQuerySchema } from '../operations/prices.ts';
+import { CHART_CSP, CHART_THEMES, chartTemplate, fillChartTemplate, isTimeZone } from '../../operations/charts/templates.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, applyMarketCaching, callOf } from '../http.ts';
+import { marketParamsSchema } from '../../operations/markets.ts';
+import { getMarketChart, sampledChartQuerySchema } from '../../operations/prices.ts';
 
 export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;

@@ -1,8 +1,8 @@
 /** `GET /traders/{trader}/pnl-series`: the upstream provider's equity (profit) curve of a trader. */
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import { errorResponses } from '../http.ts';
-import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../operations/equity.ts';
-import { traderParamsSchema } from '../operations/traders.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, callOf, errorResponses } from '../http.ts';
+import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../../operations/equity.ts';
+import { traderParamsSchema } from '../../operations/traders.ts';
 export function registerEquityRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader/pnl-series',

@@ -1,9 +1,9 @@
 /** `GET /traders/{trader}/fills`: a trader's fills across markets since a time, oldest first. */
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import { errorResponses } from '../http.ts';
-import { fillsPageSchema, fillsQuerySchema, getRecentFills } from '../operations/fills.ts';
-import { historyDepthNote } from '../operations/markets.ts';
-import { traderParamsSchema } from '../operations/traders.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, callOf, errorResponses } from '../http.ts';
+import { fillsPageSchema, fillsQuerySchema, getRecentFills } from '../../operations/fills.ts';
+import { historyDepthNote } from '../../operations/markets.ts';
+import { traderParamsSchema } from '../../operations/traders.ts';
 export function registerFillRoutes(app: ApiApp, context: RouteContext): void {
 
   app.get(

@@ -1,6 +1,6 @@
 /** A trader's markets: the recency-ordered list, the top-markets slices, and one market's summary. */
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import { applyMarketCaching, errorResponses, notModifiedSchema } from '../http.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, applyMarketCaching, callOf, errorResponses, notModifiedSchema } from '../http.ts';
 import {
   getMarketSummary,
   getTopMarkets,
@@ -13,8 +13,8 @@ import {
   marketSummaryResponseSchema,
   topMarketsQuerySchema,
   topMarketsSchema,
-} from '../operations/markets.ts';
-import { traderParamsSchema } from '../operations/traders.ts';
+} from '../../operations/markets.ts';
+import { traderParamsSchema } from '../../operations/traders.ts';
 export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;
 

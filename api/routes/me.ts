@@ -1,7 +1,7 @@
 /** `GET /me`: the caller's plan, its limits, usage, and the calling key's label and last four characters. */
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import { errorResponses } from '../http.ts';
-import { meSchema, whoami } from '../operations/me.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, callOf, errorResponses } from '../http.ts';
+import { meSchema, whoami } from '../../operations/me.ts';
 export function registerMeRoutes(app: ApiApp, _context: RouteContext): void {
   app.get(
     '/me',

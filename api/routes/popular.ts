@@ -1,7 +1,7 @@
 /** `GET /popular`: the shelf of popular traders (the provider's leaderboard and the most watched). */
-import type { ApiApp, RouteContext } from '../context.ts';
-import { errorResponses } from '../http.ts';
-import { listPopularTraders, popularSchema } from '../operations/popular.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, errorResponses } from '../http.ts';
+import { listPopularTraders, popularSchema } from '../../operations/popular.ts';
 export function registerPopularRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/popular',

@@ -1,16 +1,16 @@
 /**
  * Routes of a trader's market prices: the sampled chart with the trader's complete fills, raw tick pages
  * (`raw=1`), and the full per-second tape (gzip, uncapped, streamed). The reads are the operations of
- * `api/operations/prices.ts`; this module holds only HTTP: schemas, caching, the tape's streaming.
+ * `operations/prices.ts`; this module holds only HTTP: schemas, caching, the tape's streaming.
  */
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { z } from 'zod';
-import { marketHeaderSchema } from '../../projections/markets.ts';
+import { marketHeaderSchema } from '../../projections/market-schemas.ts';
 import { traderSchema } from '../../projections/traders.ts';
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import { applyMarketCaching, errorResponses, ifNoneMatch, notModifiedSchema, strongEtag } from '../http.ts';
-import { historyDepthNote, marketDepthWall, marketParamsSchema } from '../operations/markets.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, applyMarketCaching, callOf, errorResponses, ifNoneMatch, notModifiedSchema, strongEtag } from '../http.ts';
+import { historyDepthNote, marketDepthWall, marketParamsSchema } from '../../operations/markets.ts';
 import {
   getMarketChart,
   getMarketTape,
@@ -21,8 +21,8 @@ import {
   sampledChartQuerySchema,
   sampledChartSchema,
   tapeSchema,
-} from '../operations/prices.ts';
-import { encodeResponse } from '../response-schema.ts';
+} from '../../operations/prices.ts';
+import { encodeResponse } from '../../operations/response-schema.ts';
 
 const booleanText = z
   .enum(['true', 'false', '1', '0'])

@@ -6,10 +6,10 @@
  * not among them, so `wallet` never counts toward Basic's distinct-wallet cap (it only narrows the
  * caller's own library).
  */
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import type { TapeDownloads } from '../downloads.ts';
-import { errorBodySchema } from '../errors.ts';
-import { errorResponses } from '../http.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import type { TapeDownloads } from '../../operations/tapes.ts';
+import { errorBodySchema } from '../../operations/errors.ts';
+import { type ApiApp, callOf, errorResponses } from '../http.ts';
 import {
   getTapeDownload,
   getTapeEvents,
@@ -22,7 +22,7 @@ import {
   tapeListSchema,
   tapeOneSchema,
   tapeParamsSchema,
-} from '../operations/tapes.ts';
+} from '../../operations/tapes.ts';
 const BAD_URL = errorBodySchema.meta({ description: 'bad_request: the request URL could not be read (percent-encode the tape id).' });
 const NOT_FOUND = errorBodySchema.meta({ description: 'tape_not_found: the tape is unknown or not yours (the same answer either way). Counts one call.' });
 const PRIVATE = 'Tapes are private to your account: a tape of another account and an unknown id are the same 404 tape_not_found. Not a trader-scoped read: it never counts toward the distinct-trader cap.';

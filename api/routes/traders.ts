@@ -1,8 +1,8 @@
 /** `GET /traders/{trader}`: the career card, blended with the upstream provider's own statistics. */
 import { traderCardSchema } from '../../projections/cards.ts';
-import { callOf, type ApiApp, type RouteContext } from '../context.ts';
-import { errorResponses } from '../http.ts';
-import { getTraderCard, traderParamsSchema } from '../operations/traders.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, callOf, errorResponses } from '../http.ts';
+import { getTraderCard, traderParamsSchema } from '../../operations/traders.ts';
 export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
     '/traders/:trader',

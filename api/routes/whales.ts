@@ -1,8 +1,8 @@
 /** `GET /flow/whales`: large live accumulations across markets, ranked. */
 import { whaleFlowSchema } from '../../projections/whales.ts';
-import type { ApiApp, RouteContext } from '../context.ts';
-import { errorResponses } from '../http.ts';
-import { getWhaleFlow, whaleFlowQuerySchema } from '../operations/whales.ts';
+import type { RouteContext } from '../../operations/context.ts';
+import { type ApiApp, errorResponses } from '../http.ts';
+import { getWhaleFlow, whaleFlowQuerySchema } from '../../operations/whales.ts';
 
 export function registerWhaleRoutes(app: ApiApp, context: RouteContext): void {
   const whales = context.config.whales;

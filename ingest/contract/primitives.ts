@@ -85,11 +85,6 @@ export function upNormalizedPrice(tokenSide: TokenSide, tokenPrice: number): num
   return Math.round(up * PRICE_DECIMALS) / PRICE_DECIMALS;
 }
 
-/** The id of an on-chain log: transaction hash and log index. */
-export function logId(txHash: string, logIndex: number): string {
-  return `${txHash}:${logIndex}`;
-}
-
 /** Tokens and USDC have 6 decimals on chain: a fill's token amount is a whole number of micro-tokens. */
 const MICRO = 1e6;
 /** The finest price tick Polymarket trades (0.0001). */

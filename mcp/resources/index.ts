@@ -26,7 +26,7 @@ import {
   type ChartFormat,
   type ChartKind,
   type ChartTheme,
-} from '../charts/templates.ts';
+} from '../../operations/charts/templates.ts';
 
 /** The MIME type of an MCP App resource (MCP Apps extension, 2026-01-26). */
 export const MCP_APP_MIME_TYPE = 'text/html;profile=mcp-app';
@@ -37,9 +37,6 @@ export const CHART_APP_URIS: Record<ChartAppKind, string> = {
   market: 'ui://trader-analytics/market-chart.html',
   equity: 'ui://trader-analytics/equity-chart.html',
 };
-
-/** The tool each App draws the result of. */
-export const CHART_APP_TOOLS: Record<ChartAppKind, string> = { market: 'get_market_events', equity: 'get_pnl_series' };
 
 /**
  * The App's `_meta.ui`: no domain of any kind (the chart fetches nothing; hosts then apply the

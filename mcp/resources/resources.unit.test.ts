@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../config.ts';
-import { chartApp, chartTemplate } from '../charts/templates.ts';
+import { chartApp, chartTemplate } from '../../operations/charts/templates.ts';
 import { chartAppToolMeta, registerChartResources, type ResourceRegistry } from './index.ts';
 
 const config = parseConfig({ CHART_SCRIPT_HOST: 'https://scripts.example/uplot' });

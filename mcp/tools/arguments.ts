@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { PLAN_IDS, type Config } from '../../config.ts';
-import { historyDepthNote, marketParamsSchema } from '../../api/operations/markets.ts';
+import { historyDepthNote, marketParamsSchema } from '../../operations/markets.ts';
 
 /**
  * The longest text any argument of a tool may carry: far above every legitimate value (a wallet is 42

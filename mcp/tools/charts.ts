@@ -4,8 +4,8 @@
  */
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
-import { ApiError } from '../../api/errors.ts';
-import { CHART_FORMATS, CHART_FORMATS_OF, CHART_KINDS, CHART_THEMES, chartTemplate } from '../charts/templates.ts';
+import { ApiError } from '../../operations/errors.ts';
+import { CHART_FORMATS, CHART_FORMATS_OF, CHART_KINDS, CHART_THEMES, chartTemplate } from '../../operations/charts/templates.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe } from './arguments.ts';
 

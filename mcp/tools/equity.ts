@@ -1,6 +1,6 @@
 /** get_pnl_series (REST `/traders/{trader}/pnl-series`). */
 import { z } from 'zod';
-import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../../api/operations/equity.ts';
+import { getPnlSeries, pnlSeriesQuerySchema, pnlSeriesSchema } from '../../operations/equity.ts';
 import type { Config } from '../../config.ts';
 import { chartAppToolMeta } from '../resources/index.ts';
 import { defineTool, type Tool } from '../tool.ts';

@@ -1,6 +1,6 @@
 /** get_recent_fills (REST `/traders/{trader}/fills`). */
 import { z } from 'zod';
-import { fillsPageSchema, fillsQuerySchema, getRecentFills } from '../../api/operations/fills.ts';
+import { fillsPageSchema, fillsQuerySchema, getRecentFills } from '../../operations/fills.ts';
 import type { Config } from '../../config.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { describe, listDepthNote, traderArgument, walletCapNote } from './arguments.ts';

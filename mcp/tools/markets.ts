@@ -9,7 +9,7 @@ import {
   marketSummaryResponseSchema,
   topMarketsQuerySchema,
   topMarketsSchema,
-} from '../../api/operations/markets.ts';
+} from '../../operations/markets.ts';
 import type { Config } from '../../config.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe, listDepthNote, marketArgument, marketDepthNote, PNL_RULES, traderArgument, walletCapNote } from './arguments.ts';

@@ -1,6 +1,6 @@
 /** whoami (REST `/me`). */
 import { z } from 'zod';
-import { meSchema, whoami } from '../../api/operations/me.ts';
+import { meSchema, whoami } from '../../operations/me.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe } from './arguments.ts';
 

@@ -1,6 +1,6 @@
 /** list_popular_traders (REST `/popular`). */
 import { z } from 'zod';
-import { listPopularTraders, popularSchema } from '../../api/operations/popular.ts';
+import { listPopularTraders, popularSchema } from '../../operations/popular.ts';
 import type { Config } from '../../config.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe } from './arguments.ts';

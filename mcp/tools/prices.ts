@@ -3,7 +3,7 @@
  * (`raw=1`) and the full tape are the REST export path: no tool has them (read-api.md, Tool-protocol surface).
  */
 import { z } from 'zod';
-import { getMarketChart, sampledChartQuerySchema, sampledChartSchema } from '../../api/operations/prices.ts';
+import { getMarketChart, sampledChartQuerySchema, sampledChartSchema } from '../../operations/prices.ts';
 import type { Config } from '../../config.ts';
 import { chartAppToolMeta } from '../resources/index.ts';
 import { defineTool, type Tool } from '../tool.ts';

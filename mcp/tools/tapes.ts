@@ -10,7 +10,7 @@ import {
   tapeOneSchema,
   tapeParamsSchema,
   tapeWalletQuerySchema,
-} from '../../api/operations/tapes.ts';
+} from '../../operations/tapes.ts';
 import type { Config } from '../../config.ts';
 import { STREAM_EVENT_TYPES } from '../../projections/tapes.ts';
 import { defineTool, type Tool } from '../tool.ts';

@@ -1,6 +1,6 @@
 /** get_trader_card (REST `/traders/{trader}`). */
 import { z } from 'zod';
-import { getTraderCard } from '../../api/operations/traders.ts';
+import { getTraderCard } from '../../operations/traders.ts';
 import type { Config } from '../../config.ts';
 import { traderCardSchema } from '../../projections/cards.ts';
 import { defineTool, type Tool } from '../tool.ts';

@@ -292,7 +292,7 @@ async function main(): Promise<void> {
   const [
     { parseConfig, ENVIRONMENT_VARIABLES },
     { createLogger },
-    { buildApp },
+    { buildHttpServer },
     { resolveTrader },
     { Cursors },
     { readTraderCard },
@@ -300,7 +300,9 @@ async function main(): Promise<void> {
     { publishAccount, publishNewKey },
     { createSimulator, runSimulator },
     { withQueryTimeout },
-    { readMarketSummary, readTopMarkets, readTraderMarkets },
+    { readMarketSummary },
+    { readTopMarkets },
+    { readTraderMarkets },
     { readSampledChart, readTraderMarket },
     { readTraderFills },
     { readEquitySeries },
@@ -314,25 +316,27 @@ async function main(): Promise<void> {
   ] = await Promise.all([
     import('../../config.ts'),
     import('../../log.ts'),
-    import('../../api/app.ts'),
-    import('../../api/context.ts'),
-    import('../../api/cursors.ts'),
+    import('../../roles/http-server.ts'),
+    import('../../operations/context.ts'),
+    import('../../operations/cursors.ts'),
     import('../../projections/cards.ts'),
     import('../../roles/runtime.ts'),
     import('../../ingest/sources/accounts.ts'),
     import('../../ingest/sources/simulator/index.ts'),
     import('../../projections/store.ts'),
-    import('../../projections/markets.ts'),
+    import('../../projections/market-summary.ts'),
+    import('../../projections/top-markets.ts'),
+    import('../../projections/market-list.ts'),
     import('../../projections/prices.ts'),
     import('../../projections/fills.ts'),
     import('../../projections/equity.ts'),
     import('../../projections/whales.ts'),
-    import('../../projections/read-cache.ts'),
+    import('../../projections/cached-reads.ts'),
     import('../../ingest/worker.ts'),
     import('../../ingest/publisher.ts'),
     import('../../ingest/contract/topics.ts'),
     import('../../metrics/registry.ts'),
-    import('../../api/gates/in-flight.ts'),
+    import('../../operations/gates/in-flight.ts'),
   ]);
   /**
    * Lookups of answers about traders so far (this process: the app and the in-process reads); with
@@ -446,7 +450,7 @@ async function main(): Promise<void> {
 
   // The app as it serves: same store, same clock; listening on a port. Its load shedding is read after each mix.
   const limiter = new InFlightLimiter(config.api.inFlight);
-  const app = await buildApp({
+  const app = await buildHttpServer({
     log: createLogger('silent'),
     storeAlive: async () => true,
     readiness: () => ({ ready: true, detail: {} }),

@@ -12,10 +12,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { Budget } from '../../api/gates/budget.ts';
-import { MemoryGates } from '../../api/gates/memory.ts';
-import { RedisGates } from '../../api/gates/redis.ts';
-import type { Caller } from '../../api/auth.ts';
+import { Budget } from '../../operations/gates/budget.ts';
+import { MemoryGates } from '../../operations/gates/memory.ts';
+import { RedisGates } from '../../operations/gates/redis.ts';
+import type { Caller } from '../../operations/auth.ts';
 import { parseConfig } from '../../config.ts';
 import { createLogger } from '../../log.ts';
 import { deleteKeysWithPrefix } from '../harness/redis.ts';

@@ -25,7 +25,7 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { InFlightStats } from '../../api/gates/in-flight.ts';
+import type { InFlightStats } from '../../operations/gates/in-flight.ts';
 import { LoadDriver, type LoadResult } from './load.ts';
 import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 
@@ -106,12 +106,12 @@ function phaseOf(rate: number, { result, loopDelayP99, cpuCores }: Awaited<Retur
 const ms = (value: number) => (Number.isNaN(value) ? '—' : `${value.toFixed(1)} ms`);
 
 async function main(): Promise<void> {
-  const [{ parseConfig }, { createLogger }, { buildApp }, { InFlightLimiter }, { openMigratedStore, withPublisher }, { publishAccount, publishNewKey }, { createSimulator, runSimulator }] =
+  const [{ parseConfig }, { createLogger }, { buildHttpServer }, { InFlightLimiter }, { openMigratedStore, withPublisher }, { publishAccount, publishNewKey }, { createSimulator, runSimulator }] =
     await Promise.all([
       import('../../config.ts'),
       import('../../log.ts'),
-      import('../../api/app.ts'),
-      import('../../api/gates/in-flight.ts'),
+      import('../../roles/http-server.ts'),
+      import('../../operations/gates/in-flight.ts'),
       import('../../roles/runtime.ts'),
       import('../../ingest/sources/accounts.ts'),
       import('../../ingest/sources/simulator/index.ts'),
@@ -165,7 +165,7 @@ async function main(): Promise<void> {
     ]);
 
     const limiter = new InFlightLimiter(limits);
-    const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store, now: nowSeconds, inFlight: limiter } });
+    const app = await buildHttpServer({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store, now: nowSeconds, inFlight: limiter } });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     console.log(`limits: API_MAX_IN_FLIGHT=${limits.maxInFlight} queue depth ${limits.queueDepth}, queue wait ${limits.maxQueueWaitMs} ms`);
 

@@ -21,9 +21,10 @@ import { createLogger } from '../../log.ts';
 import type { EventInputOf } from '../../ingest/contract/topics.ts';
 import { openMigratedStore } from '../../roles/runtime.ts';
 import { refreshRollups } from '../../projections/rollups.ts';
-import { readFullTape, readMarketTimes, readSampledSeries } from '../../projections/prices.ts';
+import { readFullTape } from '../../projections/prices.ts';
 import { readWhaleFlow } from '../../projections/whales.ts';
 import { landEvents } from '../harness/land.ts';
+import { readMarketTimes, readSampledSeries } from '../harness/prices.ts';
 
 const { values } = parseArgs({
   options: {

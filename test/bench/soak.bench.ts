@@ -88,10 +88,10 @@ async function main(): Promise<void> {
       }
       return { paths, wallets: wallets.length };
     };
-    /** The simulator's saved position is past the backfill: the world is live. */
+    /** The simulator's saved position (roles/all.ts: every event before resumeFromTs is in the store) is past the backfill: the world is live. */
     const backfillPublished = async () => {
-      const state = await readFile(path.join(dataDir, 'simulator-state.json'), 'utf8').then((text) => JSON.parse(text) as { genesisTs: number; emittedUntil: number }, () => null);
-      return state !== null && state.emittedUntil - state.genesisTs >= Number(BACKFILL_DAYS) * 86_400;
+      const state = await readFile(path.join(dataDir, 'simulator-state.json'), 'utf8').then((text) => JSON.parse(text) as { resumeFromTs?: number; backfillUntilTs?: number }, () => null);
+      return state?.resumeFromTs !== undefined && state.backfillUntilTs !== undefined && state.resumeFromTs >= state.backfillUntilTs;
     };
     // Another process: asked over HTTP until /readyz says ready, or — once the backfill is published
     // and the demo world is live — until the reads serve the demo world (a restart's readiness can lag

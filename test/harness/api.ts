@@ -8,10 +8,10 @@ import { gunzipSync } from 'node:zlib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Config, ConfigOverrides, PlanId } from '../../config.ts';
-import { buildApp } from '../../api/app.ts';
-import type { InFlightLimiter } from '../../api/gates/in-flight.ts';
-import type { GateStore } from '../../api/gates/store.ts';
-import type { WalletRequestLog } from '../../api/wallet-requests.ts';
+import { buildHttpServer } from '../../roles/http-server.ts';
+import type { InFlightLimiter } from '../../operations/gates/in-flight.ts';
+import type { GateStore } from '../../operations/gates/store.ts';
+import type { WalletRequestLog } from '../../operations/wallet-requests.ts';
 import { withPublisher } from '../../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
 import type { EventSink } from '../../ingest/publisher.ts';
@@ -106,7 +106,7 @@ export function gatesNeverBind(startMs = Date.UTC(2026, 0, 1), stepMs = 86_400_0
 
 export async function startTestApi(config: Config, options: TestApiOptions): Promise<TestApi> {
   const store = await openStore(config.clickhouse);
-  const app = await buildApp({
+  const app = await buildHttpServer({
     log: options.log ?? createLogger('silent'),
     storeAlive: async () => true,
     readiness: () => ({ ready: true, detail: {} }),

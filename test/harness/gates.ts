@@ -4,9 +4,9 @@
  * releases, and a store wrapper that holds reads until the test lets them go (heavy reads in flight).
  */
 import { Redis } from 'ioredis';
-import { MemoryGates } from '../../api/gates/memory.ts';
-import { RedisGates } from '../../api/gates/redis.ts';
-import type { AuthFailureRequest, GateRequest, GateStore } from '../../api/gates/store.ts';
+import { MemoryGates } from '../../operations/gates/memory.ts';
+import { RedisGates } from '../../operations/gates/redis.ts';
+import type { AuthFailureRequest, GateRequest, GateStore } from '../../operations/gates/store.ts';
 import type { Store } from '../../projections/store.ts';
 import { uniqueId } from './context.ts';
 import { deleteKeysWithPrefix } from './redis.ts';

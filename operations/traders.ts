@@ -1,7 +1,7 @@
 /** The card operation (REST `GET /traders/{trader}`, MCP get_trader_card), and the `{trader}` path parameter every trader-scoped read shares. */
 import { z } from 'zod';
-import { readTraderCard, type TraderCard } from '../../projections/cards.ts';
-import { traderOf, type Call, type RouteContext } from '../context.ts';
+import { readTraderCard, type TraderCard } from '../projections/cards.ts';
+import { traderOf, type Call, type RouteContext } from './context.ts';
 
 export const traderParamsSchema = z.object({
   trader: z.string().meta({

@@ -1,9 +1,9 @@
 /** The pnl-series operation (REST `GET /traders/{trader}/pnl-series`, MCP get_pnl_series): the upstream provider's equity curve of a trader. */
 import { z } from 'zod';
-import { EQUITY_WINDOWS, equitySeriesSchema, readEquitySeries } from '../../projections/equity.ts';
-import { traderSchema } from '../../projections/traders.ts';
-import { traderOf, type Call, type RouteContext } from '../context.ts';
-import { errors } from '../errors.ts';
+import { EQUITY_WINDOWS, equitySeriesSchema, readEquitySeries } from '../projections/equity.ts';
+import { traderSchema } from '../projections/traders.ts';
+import { traderOf, type Call, type RouteContext } from './context.ts';
+import { errors } from './errors.ts';
 
 export const pnlSeriesQuerySchema = z.object({
   window: z.enum(EQUITY_WINDOWS).optional().meta({ description: 'One of 24h, 7d, 30d, ytd, 1y, all (default all). Any other value is 422.', default: 'all' }),

@@ -2,8 +2,6 @@
  * What every route receives: the configuration, the store (reads bounded by the query timeout), the
  * cursor codecs, the clock, and the resolution of `{trader}` identifiers to a canonical wallet and name.
  */
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { JoinedReadWait } from '../projections/read-cache.ts';
@@ -15,8 +13,6 @@ import { ApiError, errors } from './errors.ts';
 import type { Admission, Budget } from './gates/budget.ts';
 import type { WalletRequestLog } from './wallet-requests.ts';
 import type { InFlightLimiter } from './gates/in-flight.ts';
-
-export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
 export interface RouteContext {
   config: Config;
@@ -108,12 +104,6 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
 export interface Call {
   caller: Caller;
   admitted: AdmittedCall;
-}
-
-/** The call of a metered REST request (after the v1 hook authenticated and admitted it). */
-export function callOf(request: FastifyRequest): Call {
-  if (!request.caller || !request.admitted) throw new Error('operation outside an admitted call (a free route cannot run an operation)');
-  return { caller: request.caller, admitted: request.admitted };
 }
 
 /** The admitted call's trader, or its refusal. */

@@ -1,9 +1,9 @@
 /** The whale-flow operation (REST `GET /flow/whales`; no MCP tool): large live accumulations across markets, ranked. */
 import { z } from 'zod';
-import { readWhaleFlow, WHALE_RANKINGS, type whaleFlowSchema } from '../../projections/whales.ts';
-import type { Config } from '../../config.ts';
-import type { RouteContext } from '../context.ts';
-import { limitParameter, pageLimit, queryInt, queryNumber } from '../http.ts';
+import { readWhaleFlow, WHALE_RANKINGS, type whaleFlowSchema } from '../projections/whales.ts';
+import type { Config } from '../config.ts';
+import type { RouteContext } from './context.ts';
+import { limitParameter, pageLimit, queryInt, queryNumber } from './parameters.ts';
 
 const whaleLimits = ({ whales }: Config) => ({ defaultLimit: whales.defaultLimit, maxLimit: whales.maxLimit });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../config.ts';
-import { createLogger } from '../../log.ts';
-import type { Store } from '../../projections/store.ts';
-import { buildApp } from '../app.ts';
+import { parseConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import type { Store } from '../projections/store.ts';
+import { buildHttpServer } from './http-server.ts';
 
 /** A store that fails every read: the index reads nothing. */
 const unreadableStore: Store = {
@@ -21,7 +21,7 @@ const unreadableStore: Store = {
 describe('GET /', () => {
   it('answers a short index without a key: the API, its OpenAPI document, MCP, the probes, keys and docs', async () => {
     const config = parseConfig({});
-    const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store: unreadableStore } });
+    const app = await buildHttpServer({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store: unreadableStore } });
     try {
       const response = await app.inject({ method: 'GET', url: '/' });
       expect(response.statusCode).toBe(200);
@@ -50,7 +50,7 @@ describe('GET /', () => {
   });
 
   it('is not part of the app without the read API (probes only)', async () => {
-    const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }) });
+    const app = await buildHttpServer({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }) });
     try {
       expect((await app.inject({ method: 'GET', url: '/' })).statusCode).toBe(404);
     } finally {

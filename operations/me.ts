@@ -1,8 +1,8 @@
 /** The whoami operation (REST `GET /me`, MCP whoami): the caller's plan, its limits, usage, and the calling key's label and last four characters. */
 import { z } from 'zod';
-import type { Caller } from '../auth.ts';
-import type { Call } from '../context.ts';
-import type { UsageReport } from '../gates/budget.ts';
+import type { Caller } from './auth.ts';
+import type { Call } from './context.ts';
+import type { UsageReport } from './gates/budget.ts';
 
 export const meSchema = z.object({
   plan: z.enum(['Basic Intelligence', 'Pro Intelligence', 'Max Intelligence']),

@@ -3,22 +3,17 @@
  * get_top_markets, get_market_summary), and the history wall every market-scoped read passes.
  */
 import { z } from 'zod';
-import {
-  marketHeaderSchema,
-  marketRowSchema,
-  marketSummarySchema,
-  readMarketAccess,
-  readMarketSummary,
-  readTopMarkets,
-  readTraderMarkets,
-  type MarketListPosition,
-} from '../../projections/markets.ts';
-import { traderSchema } from '../../projections/traders.ts';
-import { nextPlan, PLAN_IDS, type Config } from '../../config.ts';
-import type { Caller } from '../auth.ts';
-import { traderOf, type Call, type RouteContext } from '../context.ts';
-import { errors } from '../errors.ts';
-import { limitParameter, pageLimit, parseConditionId, queryCursor, queryInt } from '../http.ts';
+import { readMarketAccess } from '../projections/market-access.ts';
+import { readTraderMarkets } from '../projections/market-list.ts';
+import { marketHeaderSchema, type MarketListPosition, marketRowSchema, marketSummarySchema } from '../projections/market-schemas.ts';
+import { readMarketSummary } from '../projections/market-summary.ts';
+import { readTopMarkets } from '../projections/top-markets.ts';
+import { traderSchema } from '../projections/traders.ts';
+import { nextPlan, PLAN_IDS, type Config } from '../config.ts';
+import type { Caller } from './auth.ts';
+import { traderOf, type Call, type RouteContext } from './context.ts';
+import { errors } from './errors.ts';
+import { limitParameter, pageLimit, parseConditionId, queryCursor, queryInt } from './parameters.ts';
 import { traderParamsSchema } from './traders.ts';
 
 export const marketListSchema = z.object({

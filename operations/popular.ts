@@ -1,7 +1,7 @@
 /** The popular-traders operation (REST `GET /popular`, MCP list_popular_traders): the shelf of most watched traders. */
 import { z } from 'zod';
-import { popularTraderSchema, readPopularTraders } from '../../projections/popular.ts';
-import type { RouteContext } from '../context.ts';
+import { popularTraderSchema, readPopularTraders } from '../projections/popular.ts';
+import type { RouteContext } from './context.ts';
 
 export const popularSchema = z.object({ traders: z.array(popularTraderSchema), count: z.int().min(0) });
 

@@ -3,7 +3,7 @@
  * and MCP get_market_events), raw tick pages and the full per-second tape (REST only).
  */
 import { z } from 'zod';
-import { marketHeaderSchema, type MarketHeader } from '../../projections/markets.ts';
+import { type MarketHeader, marketHeaderSchema } from '../projections/market-schemas.ts';
 import {
   FIDELITY_LADDER,
   marketFillSchema,
@@ -14,11 +14,11 @@ import {
   seriesPointSchema,
   type SeriesPoint,
   type TickPosition,
-} from '../../projections/prices.ts';
-import { traderSchema, type Trader } from '../../projections/traders.ts';
-import type { Config } from '../../config.ts';
-import { traderOf, type Call, type RouteContext } from '../context.ts';
-import { pageLimit, parseConditionId, queryCursor, queryEpochSeconds, queryInt } from '../http.ts';
+} from '../projections/prices.ts';
+import { traderSchema, type Trader } from '../projections/traders.ts';
+import type { Config } from '../config.ts';
+import { traderOf, type Call, type RouteContext } from './context.ts';
+import { pageLimit, parseConditionId, queryCursor, queryEpochSeconds, queryInt } from './parameters.ts';
 import { loadVisibleMarket } from './markets.ts';
 
 export const sampledChartSchema = z.object({

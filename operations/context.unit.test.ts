@@ -1,10 +1,9 @@
-import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import type { QueryParams, Store } from '../projections/store.ts';
 import type { Caller } from './auth.ts';
-import { admitCall, callOf, resolveTrader, traderOf, type AdmittedCall, type RouteContext } from './context.ts';
+import { admitCall, resolveTrader, traderOf, type AdmittedCall, type RouteContext } from './context.ts';
 import { Cursors } from './cursors.ts';
 import { ApiError } from './errors.ts';
 import type { Admission, Budget, CallShape } from './gates/budget.ts';
@@ -127,7 +126,7 @@ describe('admitCall', () => {
   });
 });
 
-describe('resolveTrader, traderOf and callOf', () => {
+describe('resolveTrader and traderOf', () => {
   it('resolveTrader answers the canonical wallet and name, or the contract refusal', async () => {
     const { store } = namesStore({ [ALICE]: 'Alice' });
     expect(await resolveTrader(store, ALICE)).toEqual({ wallet: ALICE, name: 'Alice' });
@@ -141,12 +140,5 @@ describe('resolveTrader, traderOf and callOf', () => {
     expect(() => traderOf(null)).toThrow(/budget.traderScoped/);
     const noTrader = { usage: USAGE, release: () => {}, trader: null, traderRefusal: null } as AdmittedCall;
     expect(() => traderOf(noTrader)).toThrow(/without a trader/);
-  });
-
-  it('callOf refuses a request the gates did not admit', () => {
-    const admitted = { usage: USAGE, release: () => {}, trader: null, traderRefusal: null } as AdmittedCall;
-    expect(callOf({ caller, admitted } as unknown as FastifyRequest)).toEqual({ caller, admitted });
-    expect(() => callOf({ caller, admitted: null } as unknown as FastifyRequest)).toThrow(/outside an admitted call/);
-    expect(() => callOf({ caller: null, admitted } as unknown as FastifyRequest)).toThrow(/outside an admitted call/);
   });
 });

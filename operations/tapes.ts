@@ -5,13 +5,12 @@
  * unknown id are the same `404 tape_not_found`.
  */
 import { z } from 'zod';
-import type { Config } from '../../config.ts';
-import { readTape, readTapeEventLines, readTapeEvents, readTapes, STREAM_EVENT_TYPES, streamEventSchema, tapeRecordSchema, type TapeRecord } from '../../projections/tapes.ts';
-import type { Call, RouteContext } from '../context.ts';
-import type { TapeDownloads } from '../downloads.ts';
-import { ApiError } from '../errors.ts';
-import { UINT32_MAX } from '../../projections/params.ts';
-import { pageLimit, queryCursor, queryInt } from '../http.ts';
+import type { Config } from '../config.ts';
+import { readTape, readTapeEventLines, readTapeEvents, readTapes, STREAM_EVENT_TYPES, streamEventSchema, tapeRecordSchema, type TapeRecord } from '../projections/tapes.ts';
+import type { Call, RouteContext } from './context.ts';
+import { ApiError } from './errors.ts';
+import { UINT32_MAX } from '../projections/params.ts';
+import { pageLimit, queryCursor, queryInt } from './parameters.ts';
 
 export const tapeErrors = {
   tapeNotFound: (tapeId: string) =>
@@ -123,6 +122,20 @@ export async function getTapeEvents(
   if (events > context.config.tapes.maxEvents) throw tapeErrors.tapeTooLarge(context.config, input.tape_id, events);
   const page = await readTapeEvents(context.store, call.caller.accountId, input.tape_id, { after: after ?? -1, limit, types });
   return { tape_id: input.tape_id, events: page.events, next_cursor: page.next === null ? null : cursor.encode(input.tape_id, page.next) };
+}
+
+/** A tape's download object, as the link's writer needs it (the REST app provides the writer: api/downloads.ts). */
+export interface TapeObject {
+  accountId: string;
+  tapeId: string;
+  /** The tape's events as JSON lines, in replay order (read only when the object does not exist yet). */
+  lines: () => AsyncIterable<string>;
+}
+
+export interface TapeDownloads {
+  readonly kind: 'local' | 's3';
+  /** A link to the tape's object (written first when missing), valid for the configured time from `nowSeconds`. */
+  link(object: TapeObject, nowSeconds: number): Promise<string>;
 }
 
 /** The download link of a tape (REST only). */

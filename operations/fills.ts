@@ -1,10 +1,10 @@
 /** The fills operation (REST `GET /traders/{trader}/fills`, MCP get_recent_fills): a trader's fills across markets since a time, oldest first. */
 import { z } from 'zod';
-import { readTraderFills, traderFillSchema, type FillPosition } from '../../projections/fills.ts';
-import { traderSchema } from '../../projections/traders.ts';
-import type { Config } from '../../config.ts';
-import { traderOf, type Call, type RouteContext } from '../context.ts';
-import { limitParameter, pageLimit, queryCursor, queryEpochSeconds } from '../http.ts';
+import { readTraderFills, traderFillSchema, type FillPosition } from '../projections/fills.ts';
+import { traderSchema } from '../projections/traders.ts';
+import type { Config } from '../config.ts';
+import { traderOf, type Call, type RouteContext } from './context.ts';
+import { limitParameter, pageLimit, queryCursor, queryEpochSeconds } from './parameters.ts';
 
 export const fillsPageSchema = z.object({
   trader: traderSchema,

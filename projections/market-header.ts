@@ -1,0 +1,65 @@
+/**
+ * One market of a trader, its header: the wallet's newest row of the market with the market's names
+ * (title, outcome names, winner, the trader's result or cash flow). The summary and the price reads
+ * (chart, tape) start from it.
+ */
+import { bundle } from './bundle.ts';
+import { marketMetaPart } from './market-parts.ts';
+import { winnerName } from './market-rows.ts';
+import type { MarketHeader } from './market-schemas.ts';
+import { readWithMarketNames } from './cached-reads.ts';
+import type { MarketNames } from './read-cache.ts';
+import type { Store } from './store.ts';
+
+/** The wallet's newest row of one market (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own rule, without FINAL). */
+export const newestTraderMarket = (columns: string) => `
+    SELECT ${columns}
+    FROM {db:Identifier}.trader_markets_v2
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    ORDER BY version DESC
+    LIMIT 1`;
+
+export const HEADER_COLUMNS = 'condition_id, resolved, winner_token_side, up_payout, pnl_usd';
+
+/** The header's part of a bundle: the wallet's newest row of the market (its header's columns). */
+export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
+
+/**
+ * Point lookups by primary key, as one bundle of plain parts (projections/bundle.ts): the wallet's row of
+ * the market and, unless the read caches hold them, the market's names (its metadata).
+ */
+export const MARKET_NAMES_PART = marketMetaPart('title, outcome1, outcome2, title_start_ts');
+const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({ tm: TRADER_MARKET_HEADER_PART, names: MARKET_NAMES_PART });
+const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: TRADER_MARKET_HEADER_PART });
+
+export interface TraderMarketHeaderRow {
+  condition_id: string;
+  resolved: boolean;
+  winner_token_side: number;
+  /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
+  up_payout: number | null;
+  pnl_usd: number;
+}
+
+/** A header's row: the wallet's row of the market and the market's names. */
+type HeaderRow = TraderMarketHeaderRow & Pick<MarketNames, 'title' | 'outcome1' | 'outcome2'>;
+
+export function toHeader(row: HeaderRow): MarketHeader {
+  return {
+    condition_id: row.condition_id,
+    title: row.title,
+    outcome: row.outcome1,
+    outcome2: row.outcome2,
+    resolved: row.resolved,
+    winner: winnerName(row),
+    pnl_usd: row.pnl_usd,
+    open: !row.resolved,
+  };
+}
+
+/** The header alone (sampled chart, tape): null when the trader never traded the market. */
+export async function readMarketHeader(store: Store, wallet: string, conditionId: string): Promise<MarketHeader | null> {
+  const { parts, names } = await readWithMarketNames(store, conditionId, READ_MARKET_HEADER, READ_MARKET_HEADER_NAMED, { wallet, condition_id: conditionId });
+  const [tm] = parts.tm;
+  return tm ? toHeader({ ...tm, ...names }) : null;
+}

@@ -1,0 +1,125 @@
+/**
+ * A trader's rows of `trader_markets_v2` (the rollup the ingest worker keeps per wallet and market) as the
+ * markets list and the top-markets show them: the columns they read, the history depth that clamps them,
+ * the list's order, and a row with its market's names and, open, its mark (its last trade, UP space).
+ */
+import { clampUInt32 } from './params.ts';
+import { compareIds } from './market-parts.ts';
+import type { MarketRow } from './market-schemas.ts';
+import { NO_MARKET_NAMES, type MarketNames } from './read-cache.ts';
+
+/** The trader_markets_v2 columns a market row is built from (each market's newest version: the latest recomputation). */
+export const ROW_COLUMNS = `
+        condition_id, last_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
+        net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, up_payout, pnl_usd`;
+
+/**
+ * The wallet's rows of trader_markets_v2, each market's newest version (ORDER BY version DESC LIMIT 1 BY:
+ * ReplacingMergeTree's own rule) instead of FINAL, read by the wallet prefix of the key (index granularity
+ * 256: about the wallet's rows, not 8,192-row granules). Filters on other columns go outside, so that they
+ * apply to the newest version as they did after FINAL.
+ */
+export const newestTraderMarkets = (columns: string) => `
+    (
+        SELECT ${columns}
+        FROM {db:Identifier}.trader_markets_v2
+        WHERE wallet = {wallet:String}
+        ORDER BY version DESC
+        LIMIT 1 BY condition_id
+    )`;
+
+/**
+ * The wallet's markets within a history depth: the first `{history_depth}` of the recency order (last
+ * activity DESC, condition_id DESC: the markets list's order). Basic callers see only these; every read
+ * that is clamped to the visible set selects from this (the columns vary, the set does not).
+ */
+export const withinDepth = (columns: string) => `
+    SELECT ${columns}
+    FROM ${newestTraderMarkets(ROW_COLUMNS)}
+    ORDER BY last_ts DESC, condition_id DESC
+    LIMIT {history_depth:UInt32}`;
+
+/** The condition_ids of the wallet's visible markets (params `wallet`, `history_depth`), for `IN (…)`. */
+export const MARKETS_WITHIN_DEPTH = withinDepth('condition_id');
+
+/** A history depth as the UInt32 the statements bind; call only with a depth ≥ 0 (-1 is unlimited: no clamp). */
+export function historyDepthParam(historyDepth: number): number {
+  return clampUInt32(historyDepth);
+}
+
+export interface TraderMarketRow {
+  condition_id: string;
+  last_ts: number;
+  last_action: string;
+  last_price: number | null;
+  fills_count: number;
+  buy_usd: number;
+  sell_usd: number;
+  net_tokens1: number;
+  net_tokens2: number;
+  cash_flow_usd: number;
+  resolved: boolean;
+  winner_token_side: number;
+  /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
+  up_payout: number | null;
+  pnl_usd: number;
+}
+
+/**
+ * The winning token's name; for a split payout (no winner, e.g. payouts [1, 1]) the percent each token paid,
+ * token 1 first: "50/50".
+ */
+export function winnerName(row: { resolved: boolean; winner_token_side: number; up_payout: number | null; outcome1: string; outcome2: string }): string | null {
+  if (!row.resolved) return null;
+  if (row.winner_token_side === 1) return row.outcome1;
+  if (row.winner_token_side === 2) return row.outcome2;
+  if (row.up_payout === null) return null;
+  const percent1 = Math.round(row.up_payout * 100);
+  return `${percent1}/${100 - percent1}`;
+}
+
+function lastAction(action: string): 'BUY' | 'SELL' | null {
+  return action === 'BUY' || action === 'SELL' ? action : null;
+}
+
+/** Holdings at the mark: token 1 at `mark`, token 2 at `1 − mark`. */
+function marketValue(net1: number, net2: number, mark: number): number {
+  return net1 * mark + net2 * (1 - mark);
+}
+
+/** A row of the lists, with its market's names (none: '') and, open, its mark (none: unmarked). */
+export function toMarketRow(row: TraderMarketRow, namesOf: ReadonlyMap<string, MarketNames>, marks: ReadonlyMap<string, number>): MarketRow {
+  const names = namesOf.get(row.condition_id) ?? NO_MARKET_NAMES;
+  const market: MarketRow = {
+    condition_id: row.condition_id,
+    title: names.title,
+    outcome: names.outcome1,
+    resolved: row.resolved,
+    winner: winnerName({ ...row, ...names }),
+    last_traded_at: row.last_ts,
+    trader_last_action: lastAction(row.last_action),
+    last_price: row.last_price,
+    fills_count: row.fills_count,
+    pnl_usd: row.pnl_usd,
+    open: !row.resolved,
+    volume_usd: row.buy_usd + row.sell_usd,
+  };
+  if (!row.resolved) {
+    // Open rows only: unmarked (no trade yet) is null, never zero.
+    const mark = marks.get(row.condition_id);
+    const value = mark === undefined ? null : marketValue(row.net_tokens1, row.net_tokens2, mark);
+    market.market_value_usd = value;
+    market.pnl_marked_usd = value === null ? null : row.cash_flow_usd + value;
+  }
+  return market;
+}
+
+/** How far back a caller sees a trader: `historyDepth` most recent markets; -1 (or absent) is unlimited. */
+export interface DepthOption {
+  historyDepth?: number | undefined;
+}
+
+/** The markets list's order: last activity DESC, then condition_id DESC. */
+export function inListOrder(a: TraderMarketRow, b: TraderMarketRow): number {
+  return b.last_ts - a.last_ts || compareIds(b.condition_id, a.condition_id);
+}
