@@ -619,7 +619,7 @@ function merged(base: unknown, overrides: unknown, at: string): unknown {
   return result;
 }
 
-/** Load shedding's limits, with the defaults of the store in use (api/gates/in-flight.ts). */
+/** Load shedding's limits, with the defaults of the store in use (operations/gates/in-flight.ts). */
 function inFlightLimits(env: z.output<typeof environmentSchema>) {
   // Embedded: the reads run on this machine's cores, and one call more than the cores keeps them busy
   // while another is between statements, in the gates or in serialization. A server has its own cores.
@@ -717,7 +717,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
       cursorSecret: env.API_CURSOR_SECRET ?? null,
       /** How long a key lookup is cached: a revocation takes effect within this. */
       keyCacheSeconds: 10,
-      /** Load shedding of this instance (api/gates/in-flight.ts). */
+      /** Load shedding of this instance (operations/gates/in-flight.ts). */
       inFlight: inFlightLimits(env),
       openMarketMaxAgeSeconds: env.API_OPEN_MARKET_MAX_AGE_S,
       /** The read caches of the API's store (projections/read-cache.ts). */
