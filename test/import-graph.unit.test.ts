@@ -29,8 +29,9 @@ const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g;
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((file) => /\.(ts|js)$/.test(file))
-    .map((file) => path.posix.join(folder, file.split(path.sep).join('/')));
+    .map((file) => path.posix.join(folder, file.split(path.sep).join('/')))
+    // test/tools is a package of its own, with its own node_modules once installed.
+    .filter((file) => /\.(ts|js)$/.test(file) && !file.includes('/node_modules/'));
 }
 
 /** The TypeScript files at the root of the repository (config.ts, log.ts, main.ts, …). */
