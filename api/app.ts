@@ -46,7 +46,7 @@ import { registerHttpMetrics } from '../metrics/http.ts';
 import { instrumentStore } from '../metrics/store.ts';
 
 /** How a route meets the gates (read-api.md, What counts against the call quota). */
-export interface RouteBudget {
+interface RouteBudget {
   /** Not a metered call (the OpenAPI document, like MCP's tools/list). */
   free?: boolean;
   /** Reads a `{trader}`: Basic counts its wallet toward the distinct-wallet cap. */
@@ -71,7 +71,7 @@ export interface Readiness {
   detail: Record<string, unknown>;
 }
 
-export interface ReadApiOptions {
+interface ReadApiOptions {
   config: Config;
   store: Store;
   /** Epoch seconds; tests pin it. */
@@ -94,7 +94,7 @@ export interface ReadApiOptions {
 }
 
 /** What a mounted surface shares with the REST routes: the context (gates, cursors) and the keys (one key cache, one 401). */
-export interface ReadApiShared {
+interface ReadApiShared {
   context: RouteContext;
   authenticator: Authenticator;
 }

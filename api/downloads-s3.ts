@@ -11,7 +11,7 @@ import { gzippedLines, ownerFolder } from './downloads.ts';
 
 export type S3Settings = NonNullable<Config['tapes']['download']['s3']>;
 
-export function s3ClientOf(settings: S3Settings): S3Client {
+function s3ClientOf(settings: S3Settings): S3Client {
   return new S3Client({
     region: settings.region,
     forcePathStyle: settings.forcePathStyle,

@@ -7,7 +7,7 @@ import { TOPICS, type LandingTable, type TopicId } from './contract/topics.ts';
 import type { LogMessage } from './bus/types.ts';
 
 /** Where a message came from, with its original bytes. */
-export interface MessageOrigin {
+interface MessageOrigin {
   topic: string;
   partition: number;
   offset: string;
@@ -16,7 +16,7 @@ export interface MessageOrigin {
 }
 
 /** Why an event was dead-lettered, as a small fixed set (the metrics label; `reason` has the detail). */
-export type DeadLetterKind = 'unknown_topic' | 'empty_value' | 'invalid_json' | 'schema' | 'store_refused';
+type DeadLetterKind = 'unknown_topic' | 'empty_value' | 'invalid_json' | 'schema' | 'store_refused';
 
 export interface DeadLetter extends MessageOrigin {
   reason: string;

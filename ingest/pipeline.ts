@@ -43,7 +43,7 @@ export interface PipelineOptions {
 }
 
 /** One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op. */
-export function writeToken(ranges: readonly SliceRange[]): string {
+function writeToken(ranges: readonly SliceRange[]): string {
   return createHash('sha256')
     .update(ranges.map((range) => `${range.topic}|${range.partition}|${range.firstOffset}-${range.lastOffset}`).join(','))
     .digest('hex')

@@ -8,9 +8,9 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { ARGUMENT_MAX_CHARS } from './tools/arguments.ts';
 
-export const CRACK_THIS_TRADER = 'crack_this_trader';
+const CRACK_THIS_TRADER = 'crack_this_trader';
 
-export function crackThisTraderText(config: Config, trader: string): string {
+function crackThisTraderText(config: Config, trader: string): string {
   const { topMarkets } = config.api;
   return `Crack the trader ${JSON.stringify(trader)}: find out how they make or lose money, and whether they are worth following.
 

@@ -31,7 +31,7 @@ import { registerChartResources } from './resources/index.ts';
 import type { McpSession, Tool } from './tool.ts';
 import { buildTools } from './tools/index.ts';
 
-export const MCP_SERVER_INFO = { name: 'trader-analytics', version: '1.0.0' } as const;
+const MCP_SERVER_INFO = { name: 'trader-analytics', version: '1.0.0' } as const;
 
 export interface McpOptions {
   context: RouteContext;
@@ -40,7 +40,7 @@ export interface McpOptions {
 }
 
 /** What the server tells a model once, at connection. */
-export function serverInstructions(): string {
+function serverInstructions(): string {
   return [
     'Read-only analytics of prediction-market traders: career cards, ranked markets, per-market statistics, sampled price charts with fills, profit curves, recent fills, popular traders.',
     'Each tool call costs one request of your budget (whoami states the plan, limits and what is left); listing tools and prompts and reading resources (chart templates, MCP Apps) costs nothing. Keep answers small with limit, n and points.',
@@ -184,7 +184,7 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
 }
 
 /** One request's server: the tools bound to its caller, and the prompt (the same for every protocol revision). */
-export function createMcpServer(session: McpSession, tools: readonly Tool[], instructions: string): McpServer {
+function createMcpServer(session: McpSession, tools: readonly Tool[], instructions: string): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, { instructions });
   for (const tool of tools) tool.register(server, session);
   registerPrompts(server, session.context.config);

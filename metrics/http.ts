@@ -15,7 +15,7 @@ import { exposition, HTTP_REQUEST_DURATION } from './registry.ts';
 const fastifyMetrics = fastifyMetricsModule.default;
 
 /** The route label of a request that matched no route (unknown paths, refused URLs): never the raw URL. */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /** Registers request metrics and `GET /metrics` on the app. Call it before any route is declared. */
 export async function registerHttpMetrics(app: FastifyInstance): Promise<void> {

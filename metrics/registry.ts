@@ -148,19 +148,19 @@ export const sourceEventsPublished = new Counter({
 });
 
 /** The archive indexer: how far behind the chain head it reads. */
-export const archiveHeadBlock = new Gauge({
+const archiveHeadBlock = new Gauge({
   name: 'trader_analytics_archive_head_block',
   help: 'Latest block number the archive source sees on chain.',
   registers,
 });
 
-export const archiveIndexedBlock = new Gauge({
+const archiveIndexedBlock = new Gauge({
   name: 'trader_analytics_archive_indexed_block',
   help: 'Last block whose events the archive source has published.',
   registers,
 });
 
-export const archiveBlockLag = new Gauge({
+const archiveBlockLag = new Gauge({
   name: 'trader_analytics_archive_block_lag_blocks',
   help: 'Blocks between the chain head and the last block the archive source published.',
   registers,
@@ -173,21 +173,21 @@ export const archiveReorgs = new Counter({
 });
 
 /** The upstream poller: per endpoint of the provider's API (a fixed set named by the source). */
-export const upstreamPolls = new Counter({
+const upstreamPolls = new Counter({
   name: 'trader_analytics_upstream_polls_total',
   help: 'Polls of the upstream provider, by endpoint and outcome (ok, error).',
   labelNames: ['endpoint', 'outcome'] as const,
   registers,
 });
 
-export const upstreamPollErrors = new Counter({
+const upstreamPollErrors = new Counter({
   name: 'trader_analytics_upstream_poll_errors_total',
   help: 'Failed polls of the upstream provider, by endpoint and error class (http_4xx, http_5xx, timeout, network, parse).',
   labelNames: ['endpoint', 'error'] as const,
   registers,
 });
 
-export const upstreamLastSuccess = new Gauge({
+const upstreamLastSuccess = new Gauge({
   name: 'trader_analytics_upstream_last_success_timestamp_seconds',
   help: 'Unix time of the last successful poll, by endpoint (staleness = time() minus this).',
   labelNames: ['endpoint'] as const,

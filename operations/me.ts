@@ -25,7 +25,7 @@ export const meSchema = z.object({
 });
 export type Me = z.infer<typeof meSchema>;
 
-export function readMe(caller: Caller, usage: UsageReport): Me {
+function readMe(caller: Caller, usage: UsageReport): Me {
   const { limits } = caller;
   return {
     plan: limits.name,

@@ -42,7 +42,7 @@ function valueText(value: unknown): string {
 type Issue = z.core.$ZodIssue;
 
 /** The leaf mismatches of zod issues (issues reported with their input); of a union, the closest branch's. */
-export function mismatchesOf(issues: readonly Issue[], prefix: PropertyKey[] = []): SchemaMismatch[] {
+function mismatchesOf(issues: readonly Issue[], prefix: PropertyKey[] = []): SchemaMismatch[] {
   return issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {

@@ -12,7 +12,7 @@ import { ApiError } from './errors.ts';
 import { UINT32_MAX } from '../projections/params.ts';
 import { pageLimit, queryCursor, queryInt } from './parameters.ts';
 
-export const tapeErrors = {
+const tapeErrors = {
   tapeNotFound: (tapeId: string) =>
     new ApiError(404, 'tape_not_found', `No tape "${tapeId.length > 80 ? `${tapeId.slice(0, 80)}…` : tapeId}" in your library. Tape ids come from GET /tapes (list_tapes).`),
   unknownEventType: (names: string[]) =>
@@ -80,7 +80,7 @@ const eventCursor = (context: RouteContext) =>
   );
 
 /** The `types` filter: undefined for all; `400 unknown_event_type` for a name outside the vocabulary. */
-export function parseEventTypes(types: string | undefined): string[] | undefined {
+function parseEventTypes(types: string | undefined): string[] | undefined {
   if (types === undefined) return undefined;
   const names = [...new Set(types.split(',').map((name) => name.trim()).filter(Boolean))];
   if (names.length === 0) return undefined;

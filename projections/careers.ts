@@ -54,7 +54,7 @@ export const ZERO_CAREER: Readonly<CareerStatistics> = Object.freeze({
 });
 
 /** The columns of a wallet's market rows the career folds. */
-export type CareerMarketRow = Pick<
+type CareerMarketRow = Pick<
   WalletMarketRow,
   | 'condition_id'
   | 'resolved'
@@ -72,7 +72,7 @@ export type CareerMarketRow = Pick<
 >;
 
 /** An open market's mark and when it was made (read-cache.ts keeps them). */
-export type Mark = MarketMark;
+type Mark = MarketMark;
 
 /**
  * The career of a wallet (the card's era: V2 only unless `includeV1`), folded (foldCareer) from the
@@ -93,7 +93,7 @@ export async function readCareer(store: Store, wallet: string, includeV1: boolea
  * markets. Holdings at the mark: token 1 at `mark`, token 2 at `1 − mark`; an unmarked open market
  * counts with its cash flow only. No rows: the zeroed career of a wallet never seen.
  */
-export function foldCareer(rows: readonly CareerMarketRow[], marks: ReadonlyMap<string, Mark>): CareerStatistics {
+function foldCareer(rows: readonly CareerMarketRow[], marks: ReadonlyMap<string, Mark>): CareerStatistics {
   if (rows.length === 0) return { ...ZERO_CAREER };
   let resolved = 0;
   let wins = 0;

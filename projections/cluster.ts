@@ -50,7 +50,7 @@ function closingParenthesis(text: string, open: number): number {
 }
 
 /** Column names of a column list `(name Type …, …)`, skipping indexes, projections and constraints. */
-export function columnNames(columnList: string): string[] {
+function columnNames(columnList: string): string[] {
   const inner = columnList.slice(1, -1);
   const names: string[] = [];
   let depth = 0;
@@ -82,7 +82,7 @@ export interface ParsedCreateTable {
   rest: string;
 }
 
-export function parseCreateTable(statement: string): ParsedCreateTable | null {
+function parseCreateTable(statement: string): ParsedCreateTable | null {
   const head = new RegExp(String.raw`^CREATE\s+TABLE\s+(IF\s+NOT\s+EXISTS\s+)?${TABLE_NAME}\s*\(`, 'i').exec(statement);
   if (!head) return null;
   const open = head[0].length - 1;
@@ -107,7 +107,7 @@ export function parseCreateTable(statement: string): ParsedCreateTable | null {
   };
 }
 
-export function localName(table: string): string {
+function localName(table: string): string {
   return `${table}_local`;
 }
 
@@ -116,7 +116,7 @@ function quoted(text: string): string {
 }
 
 /** The sharding key of a table with these columns. */
-export function shardingKey(columns: readonly string[]): string {
+function shardingKey(columns: readonly string[]): string {
   const column = SHARDING_COLUMNS.find((candidate) => columns.includes(candidate));
   return column ? `cityHash64(${column})` : 'rand()';
 }

@@ -52,7 +52,7 @@ export interface UpstreamState {
  * The poller's latest report: the newest second's row, read backwards in the sort key (ts) without
  * FINAL, so only the last granule of each part is touched, not the table.
  */
-export const READ_UPSTREAM_STATE = `
+const READ_UPSTREAM_STATE = `
 SELECT state, ts
 FROM {db:Identifier}.upstream_status
 ORDER BY ts DESC
@@ -72,7 +72,7 @@ export async function readUpstreamState(store: Store, nowSeconds: number, staleA
 }
 
 /** The state from READ_UPSTREAM_STATE's row (absent: no report ever). */
-export function upstreamStateOf(row: { state: string; ts: number } | undefined, nowSeconds: number, staleAfterSeconds: number): UpstreamState {
+function upstreamStateOf(row: { state: string; ts: number } | undefined, nowSeconds: number, staleAfterSeconds: number): UpstreamState {
   if (!row) return { state: 'offline', heartbeat_at: null };
   const fresh = nowSeconds - row.ts <= staleAfterSeconds;
   return { state: row.state === 'online' && fresh ? 'online' : 'offline', heartbeat_at: row.ts };

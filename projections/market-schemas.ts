@@ -61,7 +61,7 @@ export const marketHeaderSchema = z.object({
 });
 export type MarketHeader = z.infer<typeof marketHeaderSchema>;
 
-export const summarySideSchema = z.object({
+const summarySideSchema = z.object({
   token_side: z.union([z.literal(1), z.literal(2)]),
   outcome: z.string(),
   buy_count: z.int().min(0),

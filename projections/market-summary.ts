@@ -95,7 +95,7 @@ function holdSeconds(row: SummaryRow): number {
  * whole are sums over one array in one order, so part ≤ whole already; the bound holds the contract's
  * range against any rounding all the same.
  */
-export function usdShare(part: number, whole: number): number {
+function usdShare(part: number, whole: number): number {
   if (!(whole > 0)) return 0;
   return Math.min(1, Math.max(0, part / whole));
 }

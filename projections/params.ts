@@ -10,7 +10,10 @@
 /** The largest UInt32: the store's timestamps, counts and limits are UInt32 columns or parameters. */
 export const UINT32_MAX = 4_294_967_295;
 
-/** Epoch seconds are UInt32 in every table: the last second the store can hold (early in 2106). */
+/**
+ * Epoch seconds are UInt32 in every table: the last second the store can hold (early in 2106).
+ * @alias UINT32_MAX under the name of what it bounds (knip: an intended duplicate export)
+ */
 export const MAX_EPOCH_SECONDS = UINT32_MAX;
 
 /**

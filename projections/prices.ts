@@ -58,7 +58,7 @@ export function snapToLadder(seconds: number): Fidelity {
 }
 
 /** The level a resolved market is pinned at: 1.00 when token 1 won, 0.00 when token 2 won, a split payout's token-1 share (0.50). */
-export function winnerLevel(resolution: Resolution): number {
+function winnerLevel(resolution: Resolution): number {
   if (resolution.winnerTokenSide === 1) return 1;
   if (resolution.winnerTokenSide === 2) return 0;
   return resolution.upPayout ?? 0.5;
@@ -125,7 +125,7 @@ const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: TraderMarketHeaderRow
  * The default window of a chart: from the start time named in the title (else the first trade), to
  * the last trade or the resolution, whichever is later.
  */
-export function defaultWindow(times: MarketTimes, nowSeconds: number): { fromTs: number; toTs: number } {
+function defaultWindow(times: MarketTimes, nowSeconds: number): { fromTs: number; toTs: number } {
   const fromTs = times.titleStartTs ?? times.firstTradeTs ?? nowSeconds;
   const toTs = Math.max(fromTs, times.lastTradeTs ?? fromTs, times.resolution?.ts ?? 0);
   return { fromTs, toTs };
@@ -332,7 +332,7 @@ export interface ChartSlab {
 }
 
 /** Buckets of one slab tile at the finer rungs (what a chart about 600 pixels wide draws at full detail). */
-export const SLAB_TILE_BUCKETS = 600;
+const SLAB_TILE_BUCKETS = 600;
 /** At most this many fill-centered tiles per finer rung. */
 const SLAB_TILES_PER_RUNG = 6;
 

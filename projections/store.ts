@@ -143,7 +143,7 @@ interface SharedEngine {
  * as the API's default calls in flight on up to 4 cores, so that no call's statement waits for a session
  * another call holds), or 16 sockets (server).
  */
-export function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
+function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
   return kind === 'server' ? 16 : Math.min(4, Math.max(2, availableParallelism())) + 1;
 }
 
@@ -152,7 +152,7 @@ const embeddedEngines = new Map<string, SharedEngine>();
 let embeddedPathInUse: string | undefined;
 
 /** The embedded default of `writeNice`: reads before writes when they compete for this machine's cores. */
-export const EMBEDDED_WRITE_NICE = 10;
+const EMBEDDED_WRITE_NICE = 10;
 
 /** The read pool's sessions as openStore sizes them: the configured count, or the default for the store's kind. */
 export function readPoolSizeOf(options: Pick<StoreOptions, 'url' | 'readPoolSize'>): number {
@@ -162,7 +162,7 @@ export function readPoolSizeOf(options: Pick<StoreOptions, 'url' | 'readPoolSize
 /** libuv's thread pool when UV_THREADPOOL_SIZE is not set. */
 export const LIBUV_DEFAULT_THREAD_POOL_SIZE = 4;
 /** Threads of that pool kept for Node's own work beside the store (file system, DNS lookups, zlib, crypto). */
-export const THREAD_POOL_RESERVE = 4;
+const THREAD_POOL_RESERVE = 4;
 /** What the launchers set UV_THREADPOOL_SIZE to (package.json, the Dockerfile, test/harness/child.ts): the largest embedded need, 4 + 1 + 2 + 4 = 11, and room. */
 export const LAUNCHER_THREAD_POOL_SIZE = 16;
 

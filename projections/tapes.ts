@@ -50,7 +50,7 @@ export const streamEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('resolution'), ...eventBase, winner: z.string(), level: z.union([z.literal(0), z.literal(1)]) }).meta({ description: 'The market resolved: pinned at level (1 token 1 won, else 0).' }),
   z.object({ type: z.literal('session'), ...eventBase, state: z.enum(['start', 'stop']) }).meta({ description: 'The recording started or stopped.' }),
 ]);
-export type StreamEvent = z.infer<typeof streamEventSchema>;
+type StreamEvent = z.infer<typeof streamEventSchema>;
 
 export { STREAM_EVENT_TYPES };
 

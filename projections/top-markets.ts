@@ -15,7 +15,7 @@ import { readWalletMarkets, type WalletMarketRow } from './wallet-markets.ts';
  * rank resolved markets by their result (best first, worst first), most traded every market by fills,
  * top volume by bought plus sold USD.
  */
-export function rankTopMarkets<R extends TraderMarketRow>(rows: readonly R[], n: number): { top_wins: R[]; top_losses: R[]; most_traded: R[]; top_volume: R[] } {
+function rankTopMarkets<R extends TraderMarketRow>(rows: readonly R[], n: number): { top_wins: R[]; top_losses: R[]; most_traded: R[]; top_volume: R[] } {
   const ranked = (candidates: readonly R[], key: (row: R) => number) =>
     [...candidates].sort((a, b) => key(b) - key(a) || b.last_ts - a.last_ts || compareIds(a.condition_id, b.condition_id)).slice(0, n);
   return {

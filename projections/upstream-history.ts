@@ -13,7 +13,7 @@ import type { Store } from './store.ts';
 export type EquityPoint = [ts: number, pnl_usd: number];
 
 /** The provider's latest profile row of a wallet (the card folds the history's extremes into it: upstream.ts). */
-export interface UpstreamProfileRow {
+interface UpstreamProfileRow {
   as_of: number;
   pnl: number;
   pnl_realized: number;

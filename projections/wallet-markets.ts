@@ -66,7 +66,7 @@ export interface WalletMarketRow extends TradeBreakdown {
 }
 
 /** An open market's mark (its last trade in UP space, and when it was), by market. */
-export interface WalletMark extends MarketMark {
+interface WalletMark extends MarketMark {
   condition_id: string;
 }
 

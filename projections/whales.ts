@@ -9,7 +9,7 @@ import { clampEpochSeconds, clampUInt32 } from './params.ts';
 import type { Store } from './store.ts';
 
 export const WHALE_RANKINGS = ['burst', 'window'] as const;
-export type WhaleRanking = (typeof WHALE_RANKINGS)[number];
+type WhaleRanking = (typeof WHALE_RANKINGS)[number];
 
 export interface WhaleFlowRequest {
   /** Clamped up to the coverage threshold. */
@@ -20,7 +20,7 @@ export interface WhaleFlowRequest {
   nowSeconds: number;
 }
 
-export const whaleRowSchema = z.object({
+const whaleRowSchema = z.object({
   wallet: z.string(),
   name: z.string().nullable(),
   condition_id: z.string(),

@@ -21,7 +21,7 @@ import { accountSchema, apiKeySchema } from '../ingest/contract/events.ts';
 import { openMigratedStore, withPublisher } from './runtime.ts';
 import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 
-export const KEYS_USAGE = `usage: main.ts keys <subcommand> [options]
+const KEYS_USAGE = `usage: main.ts keys <subcommand> [options]
 subcommands:
   mint --user <account_id> [--plan basic|pro|max] --label <label> [--name <display name>] [--founder|--no-founder]
         create or update the account, mint a key and print it once on stdout

@@ -16,7 +16,7 @@ export interface IndexPaths {
 }
 
 /** The index's body: relative links (they hold behind any proxy or host name). */
-export function indexBody({ apiPrefix, mcpPath }: IndexPaths) {
+function indexBody({ apiPrefix, mcpPath }: IndexPaths) {
   return {
     name: 'Trader Analytics',
     description: 'Read-only trader analytics for software agents, over REST and MCP.',

@@ -18,7 +18,7 @@ import {
   txHashSchema,
   walletSchema,
 } from './primitives.ts';
-import { STREAM_EVENT_TYPES, TAPE_GRADES } from '../../projections/vocabulary.ts';
+import { TAPE_GRADES } from '../../projections/vocabulary.ts';
 
 const payoutNumeratorSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const outcomeNameSchema = z.string().trim().min(1).max(200);
@@ -52,7 +52,7 @@ export const marketMetadataSchema = z.object({
  * split payout (the chain's payout numerators [1, 1]: each token redeems at 0.50); such a resolution has
  * no winner: `winner_token_side` is null and `payout_numerators` says how it paid.
  */
-export const marketResolutionSchema = z.object({
+const marketResolutionSchema = z.object({
   type: z.literal('resolution'),
   condition_id: conditionIdSchema,
   winner_token_side: tokenSideSchema.nullable(),
@@ -69,7 +69,7 @@ const tokenIdSchema = z.string().regex(/^[0-9]{1,78}$/, 'token id must be a deci
  * metadata (Gamma `clobTokenIds`). Sources that see a fill by token id map it to (market, token side)
  * with this.
  */
-export const marketTokensSchema = z.object({
+const marketTokensSchema = z.object({
   type: z.literal('tokens'),
   condition_id: conditionIdSchema,
   /** Token 1 (the UP side, the first outcome). */
@@ -86,7 +86,6 @@ export const marketEventSchema = z.discriminatedUnion('type', [
 ]);
 export type MarketMetadataEvent = z.infer<typeof marketMetadataSchema>;
 export type MarketResolutionEvent = z.infer<typeof marketResolutionSchema>;
-export type MarketTokensEvent = z.infer<typeof marketTokensSchema>;
 export type MarketEvent = z.infer<typeof marketEventSchema>;
 
 /**
@@ -165,7 +164,6 @@ export const bookTickSchema = z.object({
   bid: priceSchema.nullable(),
   ask: priceSchema.nullable(),
 });
-export type BookTickEvent = z.infer<typeof bookTickSchema>;
 
 /** The upstream provider's own statistics of a trader. */
 export const upstreamProfileSchema = z.object({
@@ -221,9 +219,8 @@ export const watcherCountSchema = z.object({
   watching: z.number().int().min(0),
   ts: epochSecondsSchema,
 });
-export type WatcherCountEvent = z.infer<typeof watcherCountSchema>;
 
-export const planIdSchema = z.enum(['basic', 'pro', 'max']);
+const planIdSchema = z.enum(['basic', 'pro', 'max']);
 
 const accountIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'account_id must be 1-64 characters of [A-Za-z0-9_-]');
 
@@ -237,7 +234,6 @@ export const accountSchema = z.object({
   version: z.number().int().min(0),
   deleted: z.boolean().default(false),
 });
-export type AccountEvent = z.infer<typeof accountSchema>;
 
 /** An API key of an account. Only the SHA-256 of the key ever travels; the plaintext is shown once, elsewhere. */
 export const apiKeySchema = z.object({
@@ -253,10 +249,9 @@ export const apiKeySchema = z.object({
   revoked_at: epochSecondsSchema.nullable().default(null),
   version: z.number().int().min(0),
 });
-export type ApiKeyEvent = z.infer<typeof apiKeySchema>;
 
 /** Ids of recorded sessions (tapes): opaque, URL-safe. */
-export const tapeIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tape_id must be 1-64 characters of [A-Za-z0-9_-]');
+const tapeIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tape_id must be 1-64 characters of [A-Za-z0-9_-]');
 
 /**
  * A recorded session's metadata, published by the live plane when a recording is saved (and again,
@@ -283,10 +278,6 @@ export const tapeSchema = z.object({
   size_bytes: z.number().int().min(0),
   version: z.number().int().min(0),
 });
-export type TapeEvent = z.infer<typeof tapeSchema>;
-
-export { STREAM_EVENT_TYPES, TAPE_GRADES };
-export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
 
 const tapeEventBase = {
   tape_id: tapeIdSchema,
@@ -313,4 +304,3 @@ export const tapeStreamEventSchema = z.discriminatedUnion('type', [
   z.object({ ...tapeEventBase, type: z.literal('resolution'), winner: z.string().trim().max(200), level: z.union([z.literal(0), z.literal(1)]) }),
   z.object({ ...tapeEventBase, type: z.literal('session'), state: z.enum(['start', 'stop']) }),
 ]);
-export type TapeStreamEvent = z.infer<typeof tapeStreamEventSchema>;

@@ -36,7 +36,6 @@ export const nonNegativeAmountSchema = z.number().finite().min(0);
 export const positiveAmountSchema = z.number().finite().positive();
 
 export const tradeSideSchema = z.enum(['BUY', 'SELL']);
-export type TradeSide = z.infer<typeof tradeSideSchema>;
 
 /** Token 1 is the first outcome (the one whose probability the UP space measures); token 2 the other. */
 export const tokenSideSchema = z.union([z.literal(1), z.literal(2)]);

@@ -67,7 +67,7 @@ function easternOffsetSeconds(epochSeconds: number): number {
 }
 
 /** The instant at which Eastern wall-clock time reads `clock`. */
-export function easternWallClockToEpoch(clock: WallClock): number {
+function easternWallClockToEpoch(clock: WallClock): number {
   const naive = Date.UTC(clock.year, clock.month - 1, clock.day, clock.hour, clock.minute) / 1000;
   let guess = naive - easternOffsetSeconds(naive);
   // A second pass settles instants near a DST change, where the offset at the guess differs.

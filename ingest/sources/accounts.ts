@@ -13,12 +13,12 @@ import type { EventSink } from '../publisher.ts';
 import { readStateFile, writeFileAtomic } from '../state-file.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-export const API_KEY_PREFIX = 'tak_';
+const API_KEY_PREFIX = 'tak_';
 const SECRET_LENGTH = 40;
 export const API_KEY_PATTERN = /^tak_[0-9A-Za-z]{40}$/;
 
 /** Uniform base62 characters: bytes ≥ 248 are rejected so that every character is equally likely. */
-export function randomBase62(length: number): string {
+function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
     for (const byte of randomBytes(length * 2)) {

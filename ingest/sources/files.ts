@@ -13,7 +13,7 @@ export interface FileFailure {
 }
 
 /** Raised by `textGuard`: the bytes are not text. */
-export class NotTextError extends Error {
+class NotTextError extends Error {
   constructor(reason: string) {
     super(reason);
     this.name = 'NotTextError';

@@ -73,7 +73,7 @@ function keyOf(topicId: TopicId, line: string): string | null {
   }
 }
 
-export async function listReplayFiles(paths: readonly string[]): Promise<string[]> {
+async function listReplayFiles(paths: readonly string[]): Promise<string[]> {
   const files: string[] = [];
   for (const entry of paths) {
     const info = await stat(entry);

@@ -29,11 +29,11 @@ import {
 } from '../../operations/charts/templates.ts';
 
 /** The MIME type of an MCP App resource (MCP Apps extension, 2026-01-26). */
-export const MCP_APP_MIME_TYPE = 'text/html;profile=mcp-app';
+const MCP_APP_MIME_TYPE = 'text/html;profile=mcp-app';
 /** The older flat `_meta` key of a tool's App (deprecated by the extension, still read by some hosts). */
-export const LEGACY_RESOURCE_URI_KEY = 'ui/resourceUri';
+const LEGACY_RESOURCE_URI_KEY = 'ui/resourceUri';
 
-export const CHART_APP_URIS: Record<ChartAppKind, string> = {
+const CHART_APP_URIS: Record<ChartAppKind, string> = {
   market: 'ui://trader-analytics/market-chart.html',
   equity: 'ui://trader-analytics/equity-chart.html',
 };
@@ -42,7 +42,7 @@ export const CHART_APP_URIS: Record<ChartAppKind, string> = {
  * The App's `_meta.ui`: no domain of any kind (the chart fetches nothing; hosts then apply the
  * extension's restrictive default CSP), and a border around it.
  */
-export const CHART_APP_UI_META = { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true };
+const CHART_APP_UI_META = { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true };
 
 /** The `_meta` of a tool whose result an App draws. */
 export function chartAppToolMeta(kind: ChartAppKind): Record<string, unknown> {
@@ -50,7 +50,7 @@ export function chartAppToolMeta(kind: ChartAppKind): Record<string, unknown> {
   return { ui: { resourceUri: uri }, [LEGACY_RESOURCE_URI_KEY]: uri };
 }
 
-export function chartTemplateUri(kind: ChartKind, format: ChartFormat, theme: ChartTheme): string {
+function chartTemplateUri(kind: ChartKind, format: ChartFormat, theme: ChartTheme): string {
   return `chart-template://${kind}/${theme}.${format}`;
 }
 
@@ -69,7 +69,7 @@ const TEMPLATE_DESCRIPTIONS: Record<ChartKind, string> = {
 };
 
 /** One resource: its URI, listing metadata and the single content item it reads as. */
-export interface ChartResource {
+interface ChartResource {
   uri: string;
   name: string;
   title: string;
@@ -80,7 +80,7 @@ export interface ChartResource {
 }
 
 /** Every resource of the service, in listing order: the two Apps, then the templates. */
-export function chartResources(config: Config): ChartResource[] {
+function chartResources(config: Config): ChartResource[] {
   const apps = CHART_APP_KINDS.map((kind) => ({
     uri: CHART_APP_URIS[kind],
     name: `${kind}-chart-app`,
@@ -106,7 +106,7 @@ export function chartResources(config: Config): ChartResource[] {
 }
 
 /** A resource's read result: one text content item (with the App's `_meta.ui`, which hosts read here first). */
-export function readChartResource(resource: ChartResource) {
+function readChartResource(resource: ChartResource) {
   return {
     contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.text(), ...(resource._meta ? { _meta: resource._meta } : {}) }],
   };

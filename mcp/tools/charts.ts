@@ -9,14 +9,14 @@ import { CHART_FORMATS, CHART_FORMATS_OF, CHART_KINDS, CHART_THEMES, chartTempla
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe } from './arguments.ts';
 
-export const chartTemplateSchema = z.object({
+const chartTemplateSchema = z.object({
   kind: z.enum(CHART_KINDS),
   format: z.enum(CHART_FORMATS),
   theme: z.enum(CHART_THEMES),
   content: z.string().meta({ description: 'The template: an HTML or SVG document holding the placeholder __DATA__ exactly once.' }),
 });
 
-export const chartTemplateInputSchema = z.object({
+const chartTemplateInputSchema = z.object({
   kind: z.enum(CHART_KINDS).optional().meta({ description: 'market (default; the sampled chart of get_market_events, vector, no external fetch), market-tape (the full tape of the REST tape endpoint; html only; loads its charting library from a script host), or equity (get_pnl_series; pnl and drawdown modes).' }),
   format: z.enum(CHART_FORMATS).optional().meta({ description: 'html (default; every kind) or svg (market and equity: a static SVG document).' }),
   theme: z.enum(CHART_THEMES).optional().meta({ description: 'night (default) or day.' }),

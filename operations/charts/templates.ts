@@ -19,7 +19,7 @@ export type ChartTheme = (typeof CHART_THEMES)[number];
 export const CHART_FORMATS_OF: Record<ChartKind, readonly ChartFormat[]> = { market: ['html', 'svg'], 'market-tape': ['html'], equity: ['html', 'svg'] };
 
 /** The placeholder a template holds exactly once. */
-export const CHART_PLACEHOLDER = '__DATA__';
+const CHART_PLACEHOLDER = '__DATA__';
 
 /** The no-request rule of the self-contained charts: inline script and style only, nothing fetched from anywhere. */
 export const CHART_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";

@@ -21,7 +21,7 @@ export interface LoadJob {
   timeoutMs?: number;
 }
 
-export interface Answer {
+interface Answer {
   status: number;
   ms: number;
   /** The request's place in `paths`. */

@@ -18,7 +18,7 @@ export const CONTRACTS = {
   usdc: '0x2791bca1f2de4661ed88a30c99a7a9449aa84174',
 } as const;
 
-export interface WorldFill {
+interface WorldFill {
   txHash: string;
   logIndex: number;
   wallet: string;
@@ -31,7 +31,7 @@ export interface WorldFill {
   ts: number;
 }
 
-export interface WorldLeg {
+interface WorldLeg {
   wallet: string;
   conditionId: string;
   kind: 'SPLIT' | 'REDEEM';
@@ -39,7 +39,7 @@ export interface WorldLeg {
   ts: number;
 }
 
-export interface WorldMarket {
+interface WorldMarket {
   conditionId: Hex;
   token1: bigint;
   token2: bigint;
@@ -62,7 +62,7 @@ export interface ChainWorld {
   logCount: number;
 }
 
-export const GENESIS_TS = 1_780_000_000;
+const GENESIS_TS = 1_780_000_000;
 
 
 const address = (label: number) => `0x${(0xa11ce000 + label).toString(16).padStart(40, '0')}` as Hex;

@@ -308,7 +308,6 @@ export const FACTS: { file: string; date: string; why: string }[] = [
   { file: 'test/factories.ts', date: '2026-01-04', why: 'BASE_TS' },
   { file: 'ingest/sources/simulator/schedule.unit.test.ts', date: '2026-01-05', why: 'TEN_PM_ET' },
   { file: 'ingest/contract/contract.unit.test.ts', date: '2025-01-01', why: 'the epoch literal the property starts from' },
-  { file: 'ingest/sources/simulator/throughput.ts', date: '2026-01-01', why: 'the epoch literal of its window' },
   { file: 'test/bench/ingest.bench.ts', date: '2026-01-01', why: 'SIMULATION_START' },
 ];
 

@@ -11,7 +11,7 @@ import type { Store } from '../../projections/store.ts';
 import { uniqueId } from './context.ts';
 import { deleteKeysWithPrefix } from './redis.ts';
 
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const GATE_KINDS = ['memory', 'redis'] as const;
 export type GateKind = (typeof GATE_KINDS)[number];
 

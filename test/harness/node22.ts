@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from './child.ts';
 
 /** The tools package's folder (its own package.json and package-lock.json). */
-export const TOOLS_DIR = path.join(REPO_ROOT, 'test', 'tools');
+const TOOLS_DIR = path.join(REPO_ROOT, 'test', 'tools');
 
 /** A package's folder under test/tools/node_modules; throws with the install command when it is not there. */
 function toolDirectory(packageName: string): string {

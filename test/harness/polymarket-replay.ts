@@ -11,7 +11,7 @@ import path from 'node:path';
 import { polymarketData } from './polymarket.ts';
 
 export type Json = Record<string, unknown>;
-export const HTTP_FIXTURES = path.join(polymarketData, 'http');
+const HTTP_FIXTURES = path.join(polymarketData, 'http');
 
 export function loadFixture<T = unknown>(relative: string): T {
   return JSON.parse(readFileSync(path.join(HTTP_FIXTURES, relative), 'utf8')) as T;

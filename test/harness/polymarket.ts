@@ -32,12 +32,12 @@ export class RecordingSink implements EventSink {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const repoRoot = path.resolve(here, '../..');
+const repoRoot = path.resolve(here, '../..');
 export const polymarketData = path.resolve(repoRoot, '../shared/data/polymarket');
 export const collectmarketsDir = path.join(polymarketData, 'collectmarkets');
 
 /** Quotes a CSV field when it needs it (RFC 4180). */
-export function csvField(value: string): string {
+function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 

@@ -35,10 +35,10 @@ export const negRiskAdapterAbi = parseAbi([
 ]);
 
 /** ERC-20 transfers (USDC.e payouts): decoded for completeness, not indexed. */
-export const erc20Abi = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);
+const erc20Abi = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);
 
 /** The contract family an event belongs to; one topic0 can only mean one event here. */
-export type AbiFamily = 'exchangeV1' | 'exchangeV2' | 'conditionalTokens' | 'negRiskAdapter' | 'erc20';
+type AbiFamily = 'exchangeV1' | 'exchangeV2' | 'conditionalTokens' | 'negRiskAdapter' | 'erc20';
 
 export interface KnownEvent {
   family: AbiFamily;
@@ -93,7 +93,7 @@ export const EVENTS_BY_TOPIC0: ReadonlyMap<string, KnownEvent> = new Map(
   ),
 );
 
-export function topic0Of(family: AbiFamily, name: string): Hex {
+function topic0Of(family: AbiFamily, name: string): Hex {
   for (const known of EVENTS_BY_TOPIC0.values()) if (known.family === family && known.event.name === name) return known.topic0;
   throw new Error(`no event ${family}.${name}`);
 }

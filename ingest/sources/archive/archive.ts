@@ -101,7 +101,7 @@ const BLOCK_TIMESTAMP_CACHE = 10_000;
  */
 const CHECKPOINT_INTERVAL_MS = 1_000;
 /** Recent (block, hash) pairs kept in the checkpoint: how far back a reorg's common ancestor can be found. */
-export const RECENT_HASHES = 32;
+const RECENT_HASHES = 32;
 
 export function contractsOf(config: ArchiveConfig): ArchiveContracts {
   const c = config.contracts;
@@ -139,7 +139,7 @@ export async function readCheckpoint(store: Store, source: string): Promise<Chec
   return { block: Number(row.block), hash: row.block_hash, recent };
 }
 
-export async function writeCheckpoint(store: Store, source: string, checkpoint: Checkpoint): Promise<void> {
+async function writeCheckpoint(store: Store, source: string, checkpoint: Checkpoint): Promise<void> {
   await store.insert(
     'archive_checkpoints',
     [{ source, block: checkpoint.block, block_hash: checkpoint.hash, recent_blocks: checkpoint.recent.map((ref) => ref.block), recent_hashes: checkpoint.recent.map((ref) => ref.hash) }],

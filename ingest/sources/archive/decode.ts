@@ -33,7 +33,7 @@ export interface LogPosition {
 /** USDC and outcome tokens both have 6 decimals. */
 const UNIT = 1e6;
 
-export function fromUnits(amount: bigint): number {
+function fromUnits(amount: bigint): number {
   return Number(amount) / UNIT;
 }
 
@@ -116,7 +116,7 @@ function quantity(value: string, what: string): number {
  * Where a log sits, read once at the boundary: the node's strings are checked here (a transaction hash of 32
  * bytes, hex quantities), so the events built from them need no second validation before they are published.
  */
-export function positionOf(log: RawLog): LogPosition {
+function positionOf(log: RawLog): LogPosition {
   if (typeof log.transactionHash !== 'string' || !HASH.test(log.transactionHash)) throw new Error(`transactionHash is not 32 bytes of hex: ${String(log.transactionHash).slice(0, 80)}`);
   if (typeof log.address !== 'string' || !ADDRESS.test(log.address)) throw new Error(`address is not 20 bytes of hex: ${String(log.address).slice(0, 80)}`);
   return {

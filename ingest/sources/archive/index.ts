@@ -13,11 +13,10 @@ import { Archive, type ArchiveDeadLetter, type ArchiveProgress, type ArchiveSink
 import { encodeArchiveEvents } from './encode.ts';
 import { PolygonRpc } from './rpc.ts';
 
-export { Archive, ArchiveReorgError, readCheckpoint } from './archive.ts';
-export { encodeArchiveEvent } from './encode.ts';
+export { ArchiveReorgError, readCheckpoint } from './archive.ts';
 
 /** The pseudo-topic the archive's dead letters name as their origin (the node, not a Kafka topic). */
-export const ARCHIVE_DEAD_LETTER_ORIGIN = 'archive';
+const ARCHIVE_DEAD_LETTER_ORIGIN = 'archive';
 
 export function archiveSink(options: { publisher: EventPublisher; producer: LogProducer; topics: TopicNames; store: Store; durable: () => Promise<void> }): ArchiveSink {
   const { publisher, producer, topics, store } = options;

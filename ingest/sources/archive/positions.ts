@@ -26,7 +26,7 @@ function modPow(base: bigint, exponent: bigint, modulus: bigint): bigint {
 }
 
 /** CTHelpers.getCollectionId with a zero parent collection. */
-export function collectionId(conditionId: Hex, indexSet: bigint): bigint {
+function collectionId(conditionId: Hex, indexSet: bigint): bigint {
   let x = hexToBigInt(keccak256(encodePacked(['bytes32', 'uint256'], [conditionId, indexSet])));
   const odd = x >> 255n !== 0n;
   let y: bigint;

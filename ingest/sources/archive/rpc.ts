@@ -39,7 +39,7 @@ export class RangeTooLargeError extends Error {
 }
 
 /** Retries ran out; carries the last failure. */
-export class RpcUnavailableError extends Error {}
+class RpcUnavailableError extends Error {}
 
 export class AbortedError extends Error {
   constructor() {

@@ -17,21 +17,6 @@ import { MarketCatalog, marketMetadata } from './markets.ts';
 import { discoverExportFiles, readExportFile, type ExportFile, type ReadProgress } from './readers.ts';
 import { describeNonExportRow, looksLikeExportRow, marketSightingOf, parseExportRow, validateEvent, type MarketSighting } from './rows.ts';
 
-export { MarketCatalog, counterpartOutcome, inferOutcomeNames, marketCategory, marketMetadata, marketWindow, versusSides } from './markets.ts';
-export { discoverExportFiles, exportFormatOf, parseJsonLine, readExportFile } from './readers.ts';
-export type { ExportFile, ExportFormat, SourceRecord } from './readers.ts';
-export {
-  digestIdentity,
-  fillIdentity,
-  legIdentity,
-  marketSightingOf,
-  numberOf,
-  parseExportRow,
-  syntheticLogIndex,
-  tradeSeq,
-} from './rows.ts';
-export type { MarketSighting, ParsedRow } from './rows.ts';
-
 export interface ImportCounts {
   /** Files considered: export files found, and files named explicitly that are not exports. */
   files: number;

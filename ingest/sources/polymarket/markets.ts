@@ -62,7 +62,7 @@ function sameName(a: string, b: string): boolean {
 }
 
 /** The other outcome of a binary market whose rows only ever named `known`. */
-export function counterpartOutcome(known: string, title: string): string {
+function counterpartOutcome(known: string, title: string): string {
   for (const [first, second] of OUTCOME_PAIRS) {
     if (sameName(known, first)) return second;
     if (sameName(known, second)) return first;

@@ -18,7 +18,7 @@ import { createGunzip } from 'node:zlib';
 import { CsvError, parse as parseCsv } from 'csv-parse';
 import { textGuard, unreadableReason } from '../files.ts';
 
-export type ExportFormat = 'csv' | 'json' | 'jsonl';
+type ExportFormat = 'csv' | 'json' | 'jsonl';
 
 export interface ExportFile {
   path: string;
@@ -46,7 +46,7 @@ const EXPORT_FILE = /\.(csv|json|jsonl)(\.gz)?$/i;
 /** A record longer than this is an unclosed quote swallowing the file, not a row; it bounds memory. */
 const MAX_CSV_RECORD_BYTES = 1 << 20;
 
-export function exportFormatOf(filePath: string): { format: ExportFormat; gzip: boolean } | undefined {
+function exportFormatOf(filePath: string): { format: ExportFormat; gzip: boolean } | undefined {
   const match = EXPORT_FILE.exec(filePath);
   if (match === null) return undefined;
   return { format: (match[1] ?? '').toLowerCase() as ExportFormat, gzip: match[2] !== undefined };

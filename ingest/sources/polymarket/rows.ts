@@ -104,7 +104,7 @@ export function syntheticLogIndex(identity: string): number {
  * one fill here. Two different fills of a wallet and transaction collide on the 31-bit index with
  * probability 2^-31 per pair.
  */
-export function fillIdentity(fill: {
+function fillIdentity(fill: {
   wallet: string;
   txHash: string;
   conditionId: string;
@@ -127,7 +127,7 @@ export function fillIdentity(fill: {
   ].join('|');
 }
 
-export function legIdentity(leg: {
+function legIdentity(leg: {
   kind: string;
   wallet: string;
   txHash: string;
@@ -192,7 +192,7 @@ const V2_FIELD_NAMES: Readonly<Record<string, string>> = {
   profile_image_optimized: 'profileImageOptimized',
 };
 
-export function canonicalRow(row: Record<string, unknown>): Record<string, unknown> {
+function canonicalRow(row: Record<string, unknown>): Record<string, unknown> {
   if (!Object.keys(row).some((key) => key in V2_FIELD_NAMES)) return row;
   const renamed: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
@@ -218,7 +218,7 @@ const FEE_QUANTUM = 1e-5;
  * and the difference is its `fee_usd` (either sign: a seller's proceeds are net of the fee). Otherwise
  * usdcSize is the notional itself and no fee is stated.
  */
-export function splitUsdcSize(size: number, price: number, usdcSize: number): { usd: number; feeUsd?: number } {
+function splitUsdcSize(size: number, price: number, usdcSize: number): { usd: number; feeUsd?: number } {
   const notional = size * price;
   if (!Number.isFinite(usdcSize) || !Number.isFinite(notional) || Math.abs(usdcSize - notional) < FEE_QUANTUM / 2) return { usd: usdcSize };
   return { usd: Math.round(notional * USD_DECIMALS) / USD_DECIMALS, feeUsd: Math.round(Math.abs(usdcSize - notional) * USD_DECIMALS) / USD_DECIMALS };

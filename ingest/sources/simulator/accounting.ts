@@ -114,7 +114,7 @@ export function applyRedeem(ledger: TraderLedger, position: Position, side: Toke
   if (position.centi1 === 0 && position.centi2 === 0) ledger.open.delete(position);
 }
 
-export function positionValue(position: Position): number {
+function positionValue(position: Position): number {
   const { winner, lastUpCents } = position.mark;
   if (winner === 1) return position.centi1 / 100;
   if (winner === 2) return position.centi2 / 100;

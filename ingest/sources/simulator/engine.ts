@@ -15,7 +15,7 @@ import { isUpstreamOffline, publishUpstream } from './upstream.ts';
 const SCHEDULE_CHUNK = 3_600;
 
 /** The oldest activity of the simulated period (its first hour) went through the old exchange contract. */
-export const V1_ERA_SECONDS = 3_600;
+const V1_ERA_SECONDS = 3_600;
 
 export interface WorldSettings {
   seed: number;

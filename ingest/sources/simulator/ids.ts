@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { fmix32 } from './random.ts';
 
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 

@@ -17,7 +17,6 @@ import { createTraders, type SimulatedTrader } from './traders.ts';
 
 export type { SimulationCounts } from './output.ts';
 export type { SimulatedTrader, TraderHabit } from './traders.ts';
-export { TRADER_HABITS } from './traders.ts';
 
 export interface SimulatorOptions {
   /** Same seed + same time window (and genesis) => byte-identical event sequence. */

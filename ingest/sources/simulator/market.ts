@@ -97,7 +97,7 @@ function upCentsOf(tokenPriceCents: number, side: TokenSide): number {
 }
 
 /** Top of book in UP space around the current price, always bid < ask within [0.01, 0.99]. */
-export function bookAround(upCents: number): { bid: number; ask: number } {
+function bookAround(upCents: number): { bid: number; ask: number } {
   const bid = Math.min(98, Math.max(1, upCents - 1));
   const ask = Math.min(99, Math.max(bid + 1, upCents + 1));
   return { bid, ask };

@@ -40,10 +40,6 @@ export function addCounts(total: SimulationCounts, more: SimulationCounts): void
   for (const key of Object.keys(total) as (keyof SimulationCounts)[]) total[key] += more[key];
 }
 
-export function countTotal(counts: SimulationCounts): number {
-  return Object.values(counts).reduce((sum, count) => sum + count, 0);
-}
-
 export type MarketInput = EventInputOf<'markets'>;
 export type FillInput = EventInputOf<'fillsArchive'>;
 export type LegInput = EventInputOf<'positions'>;

@@ -10,7 +10,7 @@ import { Rng, keyOf, mix32, unitOf } from './random.ts';
 import type { MarketKind, MarketSpec } from './schedule.ts';
 import type { SimulatedTrader, TraderHabit } from './traders.ts';
 
-export type PlanKind = 'buy' | 'sell' | 'split' | 'merge' | 'quote';
+type PlanKind = 'buy' | 'sell' | 'split' | 'merge' | 'quote';
 
 export interface PlannedAction {
   ts: number;
@@ -46,8 +46,8 @@ const QUOTE_INTERVAL: Readonly<Record<MarketKind, number>> = {
 };
 
 /** Whale-flow thresholds the bursts are built to cross: $10k per burst, pauses above 900 s. */
-export const WHALE_BURST_MIN_USD = 10_500;
-export const WHALE_PAUSE_MIN_SECONDS = 1_000;
+const WHALE_BURST_MIN_USD = 10_500;
+const WHALE_PAUSE_MIN_SECONDS = 1_000;
 
 interface PlanContext {
   spec: MarketSpec;

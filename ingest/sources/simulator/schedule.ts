@@ -67,7 +67,7 @@ const SPORTS_LISTING_AHEAD = 6 * HOUR;
 const SPORTS_MAX_LEAD = HOUR;
 
 /** The longest a market lives from its opening to its resolution, plus slack. */
-export const MAX_MARKET_LIFETIME = POLITICS_MAX_DURATION + POLITICS_MAX_RESOLVE_DELAY + DAY;
+const MAX_MARKET_LIFETIME = POLITICS_MAX_DURATION + POLITICS_MAX_RESOLVE_DELAY + DAY;
 const MAX_LEAD = Math.max(CRYPTO_MAX_LEAD, POLITICS_MAX_LEAD, SPORTS_MAX_LEAD);
 
 /** A scheduled market before its ids and titles are worked out (which costs a hash). */

@@ -6,7 +6,7 @@ import { HANDLE_STEMS, NAME_ADJECTIVES, NAME_NOUNS } from './catalog.ts';
 import { walletOf } from './ids.ts';
 import { Rng, hashString } from './random.ts';
 
-export const TRADER_HABITS = ['market_maker', 'late_piler', 'whale', 'split_seller', 'steady_loser', 'casual'] as const;
+const TRADER_HABITS = ['market_maker', 'late_piler', 'whale', 'split_seller', 'steady_loser', 'casual'] as const;
 export type TraderHabit = (typeof TRADER_HABITS)[number];
 
 /** Share of each habit in the roster; casuals take what the others leave. */
@@ -19,7 +19,7 @@ const HABIT_SHARES: Readonly<Record<Exclude<TraderHabit, 'casual'>, number>> = {
 };
 
 /** How many popular traders carry a live watcher count. */
-export const POPULAR_TRADERS = 10;
+const POPULAR_TRADERS = 10;
 
 export interface SimulatedTrader {
   index: number;
@@ -36,7 +36,7 @@ export interface SimulatedTrader {
 }
 
 /** Habit counts by share (largest remainders), at least one of each when the roster is big enough. */
-export function habitQuotas(traderCount: number): TraderHabit[] {
+function habitQuotas(traderCount: number): TraderHabit[] {
   const habits: TraderHabit[] = [];
   const minimum = traderCount >= TRADER_HABITS.length ? 1 : 0;
   for (const [habit, share] of Object.entries(HABIT_SHARES) as [TraderHabit, number][]) {

@@ -8,19 +8,19 @@ import { keyOf, unitOf } from './random.ts';
 import type { EventOutput } from './output.ts';
 import type { SimulatedTrader } from './traders.ts';
 
-export const PROFILE_INTERVAL = 3_600;
-export const EQUITY_INTERVAL = 900;
-export const STATUS_INTERVAL = 60;
-export const WATCHERS_INTERVAL = 180;
+const PROFILE_INTERVAL = 3_600;
+const EQUITY_INTERVAL = 900;
+const STATUS_INTERVAL = 60;
+const WATCHERS_INTERVAL = 180;
 const DAY = 86_400;
 
-export interface Outage {
+interface Outage {
   startTs: number;
   endTs: number;
 }
 
 /** The one outage of the UTC day containing `ts`: 3 to 8 minutes, starting on a minute. */
-export function outageOfDay(seed: number, ts: number): Outage {
+function outageOfDay(seed: number, ts: number): Outage {
   const day = Math.floor(ts / DAY);
   const key = keyOf(seed, 'outage', day);
   const startTs = day * DAY + (key % (24 * 60 - 10)) * 60;
@@ -83,7 +83,7 @@ export function publishUpstream(world: UpstreamWorld, ts: number, out: EventOutp
 }
 
 /** Watchers follow the time of day, with noise per three-minute slot. */
-export function watchersAt(seed: number, trader: SimulatedTrader, ts: number): number {
+function watchersAt(seed: number, trader: SimulatedTrader, ts: number): number {
   const phase = unitOf(keyOf(seed, 'watch-phase', trader.index)) * 2 * Math.PI;
   const daily = 0.75 + 0.25 * Math.sin((2 * Math.PI * (ts % DAY)) / DAY + phase);
   const noise = 0.85 + 0.3 * unitOf(keyOf(seed, 'watch', trader.index, Math.floor(ts / WATCHERS_INTERVAL)));

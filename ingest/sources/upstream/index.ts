@@ -8,11 +8,11 @@ import type { Config } from '../../../config.ts';
 import type { Logger } from '../../../log.ts';
 import { UpstreamHttpClient, systemClock, type Clock } from './http-client.ts';
 
-export { UpstreamHttpClient, UpstreamError, TokenBucket, CircuitBreaker, systemClock } from './http-client.ts';
+export { UpstreamHttpClient, systemClock } from './http-client.ts';
 export type { Clock } from './http-client.ts';
 export { UpstreamPoller } from './poller.ts';
-export type { PollerDeps, RejectionReport, TickReport } from './poller.ts';
-export { FileStateStore, MemoryStateStore } from './state.ts';
+export type { RejectionReport } from './poller.ts';
+export { FileStateStore } from './state.ts';
 export { MemoryRequestedWallets, RedisRequestedWallets } from './requests.ts';
 
 export function createUpstreamClient(config: Config, log: Logger, clock: Clock = systemClock, onBreakerChange?: (state: string) => void): UpstreamHttpClient {

@@ -35,7 +35,7 @@ function text(value: unknown): string {
 }
 
 /** Gamma encodes arrays as JSON strings (`"[\"Yes\", \"No\"]"`); newer answers may send real arrays. */
-export function gammaArray(value: unknown): string[] | undefined {
+function gammaArray(value: unknown): string[] | undefined {
   let parsed: unknown = value;
   if (typeof value === 'string') {
     try {
@@ -75,7 +75,7 @@ function categoryOfWords(words: readonly string[]): MarketCategory | undefined {
  * The market's category: Gamma's own `category` (legacy markets), its event's tags, a sports market type
  * or game id, and last the title and slug (as the importer decides: "Up or Down" is crypto, "A vs. B" sports).
  */
-export function gammaCategory(market: Record<string, unknown>, context: GammaContext): MarketCategory {
+function gammaCategory(market: Record<string, unknown>, context: GammaContext): MarketCategory {
   const own = categoryOfWords([text(market.category), text(context.category)].filter(Boolean));
   if (own !== undefined) return own;
   const tags = categoryOfWords(context.tags ?? []);

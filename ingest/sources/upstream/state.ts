@@ -28,9 +28,8 @@ const sweepStateSchema = z
     nextAt: z.number().default(0),
   })
   .default({ cursor: null, highWater: 0, sweepMax: 0, nextAt: 0 });
-export type SweepState = z.infer<typeof sweepStateSchema>;
 
-export const pollerStateSchema = z.object({
+const pollerStateSchema = z.object({
   version: z.literal(1),
   /** Gamma `/markets/keyset`. */
   markets: sweepStateSchema,
