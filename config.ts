@@ -12,7 +12,11 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_EXCHANGE_V2_START_TS } from './ingest/contract/primitives.ts';
-import { POLYMARKET_COLLATERAL_ADAPTERS, POLYMARKET_COLLATERALS, POLYMARKET_CONTRACTS } from './ingest/sources/archive/addresses.ts';
+import {
+  POLYMARKET_COLLATERAL_ADAPTERS,
+  POLYMARKET_COLLATERALS,
+  POLYMARKET_CONTRACTS,
+} from './ingest/sources/archive/addresses.ts';
 import type { ReadCacheSettings } from './projections/read-cache.ts';
 
 const optionalString = z
@@ -47,28 +51,45 @@ const serviceVariables = {
   DATA_DIR: z
     .string()
     .default('./data')
-    .describe('State of this process: the embedded ClickHouse, the in-process log, cursors, local downloads. One process at a time holds it.'),
-  HOST: z.string().default('0.0.0.0').describe('Address the HTTP servers listen on; `127.0.0.1` keeps them off the network.'),
+    .describe(
+      'State of this process: the embedded ClickHouse, the in-process log, cursors, local downloads. One process at a time holds it.',
+    ),
+  HOST: z
+    .string()
+    .default('0.0.0.0')
+    .describe('Address the HTTP servers listen on; `127.0.0.1` keeps them off the network.'),
   PORT: integer(0, 65535).default(8080).describe('Port of the REST API and the MCP endpoint (0: any free port).'),
   METRICS_PORT: integer(0, 65535)
     .default(9464)
-    .describe('Worker roles (ingest, simulate, archive, upstream) serve /metrics, /healthz and /readyz here; one per process on a host (0: any).'),
+    .describe(
+      'Worker roles (ingest, simulate, archive, upstream) serve /metrics, /healthz and /readyz here; one per process on a host (0: any).',
+    ),
   PUBLIC_URL: httpUrl
     .optional()
-    .describe('Where clients reach this service: the base of download links and of `PUBLIC_URL/mcp`, the OAuth audience. Default `http://localhost:PORT`.'),
+    .describe(
+      'Where clients reach this service: the base of download links and of `PUBLIC_URL/mcp`, the OAuth audience. Default `http://localhost:PORT`.',
+    ),
   UV_THREADPOOL_SIZE: integer(1, 1024)
     .optional()
-    .describe("libuv's thread pool (read by Node at start, checked here): the embedded store needs one thread per call in flight. The launchers set 16."),
+    .describe(
+      "libuv's thread pool (read by Node at start, checked here): the embedded store needs one thread per call in flight. The launchers set 16.",
+    ),
 };
 
 const clickhouseVariables = {
-  CLICKHOUSE_URL: optionalString.describe('A ClickHouse server (`http://clickhouse:8123`). Absent: the embedded store (chDB) in `DATA_DIR/clickhouse`.'),
+  CLICKHOUSE_URL: optionalString.describe(
+    'A ClickHouse server (`http://clickhouse:8123`). Absent: the embedded store (chDB) in `DATA_DIR/clickhouse`.',
+  ),
   CLICKHOUSE_USER: optionalString.describe("The server's user (absent: `default`)."),
   CLICKHOUSE_PASSWORD: optionalString.describe("That user's password (keep it in a secret)."),
-  CLICKHOUSE_DATABASE: identifier.default('trader_analytics').describe('Database of the projections; deployments (or tests) can share a server with their own.'),
+  CLICKHOUSE_DATABASE: identifier
+    .default('trader_analytics')
+    .describe('Database of the projections; deployments (or tests) can share a server with their own.'),
   CLICKHOUSE_CLUSTER: optionalString
     .refine((value) => value === undefined || /^[\w.-]+$/.test(value), 'must be a cluster name')
-    .describe('A cluster of `remote_servers`: migrations create Replicated tables and Distributed tables over them, ON CLUSTER.'),
+    .describe(
+      'A cluster of `remote_servers`: migrations create Replicated tables and Distributed tables over them, ON CLUSTER.',
+    ),
   CLICKHOUSE_QUERY_TIMEOUT_S: z.coerce
     .number()
     .positive()
@@ -76,15 +97,21 @@ const clickhouseVariables = {
     .describe('Seconds before a read is cancelled; below the 60 s after which an idle connection closes.'),
   CLICKHOUSE_READ_POOL_SIZE: integer(1, 64)
     .optional()
-    .describe("Reads in parallel (chDB sessions, or server sockets). Default: the cores within 2..4 embedded, 16 against a server."),
+    .describe(
+      'Reads in parallel (chDB sessions, or server sockets). Default: the cores within 2..4 embedded, 16 against a server.',
+    ),
 };
 
 const kafkaVariables = {
-  KAFKA_BROKERS: optionalString.describe('Comma list of Kafka bootstrap brokers. Absent: the in-process log (the `all` role alone).'),
+  KAFKA_BROKERS: optionalString.describe(
+    'Comma list of Kafka bootstrap brokers. Absent: the in-process log (the `all` role alone).',
+  ),
   KAFKA_GROUP_ID: z
     .string()
     .default('trader-analytics-ingest')
-    .describe('Consumer group of the ingest workers: N `ingest` processes in one group share the partitions. Ingest resumes at its offsets.'),
+    .describe(
+      'Consumer group of the ingest workers: N `ingest` processes in one group share the partitions. Ingest resumes at its offsets.',
+    ),
   KAFKA_TOPIC_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9._-]*$/)
@@ -92,11 +119,15 @@ const kafkaVariables = {
     .describe('Prepended to every topic name; deployments (or tests) can share one cluster.'),
   INGEST_LINGER_MS: integer(0)
     .default(1_000)
-    .describe('A write waits at most this long after its first event for more. Lower: fresher answers, more store CPU per event.'),
+    .describe(
+      'A write waits at most this long after its first event for more. Lower: fresher answers, more store CPU per event.',
+    ),
 };
 
 const redisVariables = {
-  REDIS_URL: optionalString.describe('Redis for the gates, shared by every API instance. Absent: process memory (one instance only).'),
+  REDIS_URL: optionalString.describe(
+    'Redis for the gates, shared by every API instance. Absent: process memory (one instance only).',
+  ),
   REDIS_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:._-]{0,64}$/)
@@ -109,20 +140,30 @@ const apiVariables = {
     .string()
     .default('')
     .transform(trustedProxies)
-    .describe('Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. `true` is refused.'),
+    .describe(
+      'Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. `true` is refused.',
+    ),
   AUTH_FAILURE_LIMIT: integer(1)
     .default(20)
-    .describe('Failed authentications from one address within 10 minutes that block it for 15 (`429 too_many_auth_failures`).'),
+    .describe(
+      'Failed authentications from one address within 10 minutes that block it for 15 (`429 too_many_auth_failures`).',
+    ),
   HEAVY_READS_PER_INSTANCE: integer(1)
     .default(64)
     .describe('Heavy reads (raw ticks, tapes) in flight on one API instance, all callers together.'),
   API_MAX_IN_FLIGHT: integer(1, 10_000)
     .optional()
-    .describe('Calls one API instance works on at once; the excess waits briefly, then gets `503 overloaded`. Default: cores + 1 (at least 3) embedded, 16 with a server.'),
-  API_CURSOR_SECRET: secret.describe('HMAC secret of paging cursors, the same on every API instance. Absent: random per process.'),
+    .describe(
+      'Calls one API instance works on at once; the excess waits briefly, then gets `503 overloaded`. Default: cores + 1 (at least 3) embedded, 16 with a server.',
+    ),
+  API_CURSOR_SECRET: secret.describe(
+    'HMAC secret of paging cursors, the same on every API instance. Absent: random per process.',
+  ),
   API_OPEN_MARKET_MAX_AGE_S: integer(0, 3600)
     .default(5)
-    .describe("`Cache-Control` max-age of open markets' answers, and the longest a cached answer about an open market is reused."),
+    .describe(
+      "`Cache-Control` max-age of open markets' answers, and the longest a cached answer about an open market is reused.",
+    ),
   READ_CACHE_MB: z.coerce
     .number()
     .min(0)
@@ -131,10 +172,14 @@ const apiVariables = {
     .describe('Memory for cached answers, half about traders, half about markets. 0 turns both off.'),
   CARD_INCLUDE_V1: booleanFlag
     .default(false)
-    .describe('Cards cover the V2 exchange era until a V1 backfill (archive or import) is complete; then set this to count V1 markets.'),
+    .describe(
+      'Cards cover the V2 exchange era until a V1 backfill (archive or import) is complete; then set this to count V1 markets.',
+    ),
   CHART_SCRIPT_HOST: httpUrl
     .default('https://cdn.jsdelivr.net/npm/uplot@1.6.32/dist')
-    .describe('Where the chart template loads uPlot (`uPlot.iife.min.js`, `uPlot.min.css`) from: your own host where the CDN is not allowed.'),
+    .describe(
+      'Where the chart template loads uPlot (`uPlot.iife.min.js`, `uPlot.min.css`) from: your own host where the CDN is not allowed.',
+    ),
 };
 
 const mcpVariables = {
@@ -149,40 +194,77 @@ const mcpVariables = {
       for (const entry of entries) {
         const hostname = hostnameOf(entry);
         if (hostname !== null) hosts.push(hostname);
-        else context.addIssue({ code: 'custom', message: `"${entry}" is not a host name (use names like mcp.example.com, 127.0.0.1 or [::1])` });
+        else
+          context.addIssue({
+            code: 'custom',
+            message: `"${entry}" is not a host name (use names like mcp.example.com, 127.0.0.1 or [::1])`,
+          });
       }
       return hosts;
     })
     .optional()
-    .describe('Host names a request to /mcp may name in Host (DNS-rebinding protection), or `*`. Default: localhost and HOST. Set your public host.'),
-  MCP_OAUTH_ISSUER: httpUrl.optional().describe('The authorization server whose JWT access tokens /mcp accepts (OAuth 2.1). Absent: API keys only.'),
-  MCP_OAUTH_JWKS_URL: httpUrl.optional().describe("The issuer's signing keys (JWKS). Default `ISSUER/.well-known/jwks.json`."),
+    .describe(
+      'Host names a request to /mcp may name in Host (DNS-rebinding protection), or `*`. Default: localhost and HOST. Set your public host.',
+    ),
+  MCP_OAUTH_ISSUER: httpUrl
+    .optional()
+    .describe('The authorization server whose JWT access tokens /mcp accepts (OAuth 2.1). Absent: API keys only.'),
+  MCP_OAUTH_JWKS_URL: httpUrl
+    .optional()
+    .describe("The issuer's signing keys (JWKS). Default `ISSUER/.well-known/jwks.json`."),
 };
 
 const tapeVariables = {
   TAPE_EVENTS_MAX: integer(1)
     .default(200_000)
-    .describe('A tape with more events is not paged (`409 tape_too_large` names its download): the bound on one paged read.'),
-  DOWNLOAD_SECRET: secret.describe('HMAC secret of local download links, the same on every API instance. Absent: random per process.'),
-  S3_BUCKET: optionalString.describe('An S3-compatible bucket for tape downloads (presigned). Absent: `DATA_DIR/downloads`, served under /downloads/.'),
-  S3_ENDPOINT: httpUrl.optional().describe('An S3-compatible endpoint (MinIO, R2…), addressed path-style. Absent: AWS S3.'),
-  S3_REGION: z.string().trim().min(1).default('us-east-1').describe("The bucket's region (AWS needs the right one; most S3-compatible stores accept any)."),
+    .describe(
+      'A tape with more events is not paged (`409 tape_too_large` names its download): the bound on one paged read.',
+    ),
+  DOWNLOAD_SECRET: secret.describe(
+    'HMAC secret of local download links, the same on every API instance. Absent: random per process.',
+  ),
+  S3_BUCKET: optionalString.describe(
+    'An S3-compatible bucket for tape downloads (presigned). Absent: `DATA_DIR/downloads`, served under /downloads/.',
+  ),
+  S3_ENDPOINT: httpUrl
+    .optional()
+    .describe('An S3-compatible endpoint (MinIO, R2…), addressed path-style. Absent: AWS S3.'),
+  S3_REGION: z
+    .string()
+    .trim()
+    .min(1)
+    .default('us-east-1')
+    .describe("The bucket's region (AWS needs the right one; most S3-compatible stores accept any)."),
   S3_ACCESS_KEY_ID: optionalString.describe("The store's access key. Absent: the AWS SDK's credential chain."),
   S3_SECRET_ACCESS_KEY: optionalString.describe('Its secret (keep it in a secret).'),
 };
 
 const upstreamVariables = {
-  UPSTREAM_GAMMA_URL: httpUrl.default('https://gamma-api.polymarket.com').describe("The poller's Gamma host (markets): a mirror or a test server."),
-  UPSTREAM_DATA_URL: httpUrl.default('https://data-api.polymarket.com').describe('Its data-API host (profiles, positions, fills, leaderboard).'),
-  UPSTREAM_PNL_URL: httpUrl.default('https://user-pnl-api.polymarket.com').describe('Its user-pnl host (equity curves).'),
+  UPSTREAM_GAMMA_URL: httpUrl
+    .default('https://gamma-api.polymarket.com')
+    .describe("The poller's Gamma host (markets): a mirror or a test server."),
+  UPSTREAM_DATA_URL: httpUrl
+    .default('https://data-api.polymarket.com')
+    .describe('Its data-API host (profiles, positions, fills, leaderboard).'),
+  UPSTREAM_PNL_URL: httpUrl
+    .default('https://user-pnl-api.polymarket.com')
+    .describe('Its user-pnl host (equity curves).'),
   UPSTREAM_RATE_FRACTION: z.coerce
     .number()
     .gt(0)
     .max(0.9)
     .default(0.5)
-    .describe("Share of Polymarket's published per-route rate limits the poller uses: lower when others share your address."),
-  UPSTREAM_WALLET_EVERY_S: integer(1).default(900).describe('Refresh period of one tracked wallet (profile, positions, pnl, fills).'),
-  UPSTREAM_MAX_WALLETS: integer(1).default(2000).describe('Wallets tracked at most: the leaderboard, then those clients asked about, then recent archive activity.'),
+    .describe(
+      "Share of Polymarket's published per-route rate limits the poller uses: lower when others share your address.",
+    ),
+  UPSTREAM_WALLET_EVERY_S: integer(1)
+    .default(900)
+    .describe('Refresh period of one tracked wallet (profile, positions, pnl, fills).'),
+  UPSTREAM_MAX_WALLETS: integer(1)
+    .default(2000)
+    .describe(
+      'Wallets tracked at most: the leaderboard, then those clients asked about, then recent archive activity.',
+    ),
 };
 
 const archiveVariables = {
@@ -192,34 +274,66 @@ const archiveVariables = {
     .transform((value, context): string[] | undefined => {
       const urls = listOf(value);
       for (const url of urls) {
-        if (!/^(https?|wss?):\/\/[^\s]+$/.test(url)) context.addIssue({ code: 'custom', message: `"${url}" is not an http(s) or ws(s) URL` });
+        if (!/^(https?|wss?):\/\/[^\s]+$/.test(url))
+          context.addIssue({ code: 'custom', message: `"${url}" is not an http(s) or ws(s) URL` });
       }
       return urls.length === 0 ? undefined : urls;
     })
     .optional()
-    .describe('Polygon JSON-RPC endpoints (comma list, failover in order) for the `archive` role; with it, `all` runs the archive, not the simulator.'),
+    .describe(
+      'Polygon JSON-RPC endpoints (comma list, failover in order) for the `archive` role; with it, `all` runs the archive, not the simulator.',
+    ),
   ARCHIVE_CONFIRMATIONS: integer(0, 10_000)
     .default(64)
     .describe('Only blocks this deep below the head are read; a deeper reorg stops the archive (exit 3).'),
-  ARCHIVE_FINALIZED: booleanFlag.default(false).describe("Read up to the node's `finalized` block instead (no reorg reaches it)."),
-  ARCHIVE_START_BLOCK: integer(0).default(33_000_000).describe('First block read when there is no checkpoint (at or before the contracts, or later for part of the history).'),
-  ARCHIVE_END_BLOCK: integer(0).optional().describe('Stop after this block (a bounded backfill). Absent: follow the chain.'),
-  ARCHIVE_RANGE_MAX: integer(1).default(5_000).describe("Largest eth_getLogs block range (the range adapts below it): your node's limit."),
-  ARCHIVE_RPS: z.coerce.number().positive().default(10).describe("Requests per second to the node, all endpoints together: your provider's limit."),
+  ARCHIVE_FINALIZED: booleanFlag
+    .default(false)
+    .describe("Read up to the node's `finalized` block instead (no reorg reaches it)."),
+  ARCHIVE_START_BLOCK: integer(0)
+    .default(33_000_000)
+    .describe(
+      'First block read when there is no checkpoint (at or before the contracts, or later for part of the history).',
+    ),
+  ARCHIVE_END_BLOCK: integer(0)
+    .optional()
+    .describe('Stop after this block (a bounded backfill). Absent: follow the chain.'),
+  ARCHIVE_RANGE_MAX: integer(1)
+    .default(5_000)
+    .describe("Largest eth_getLogs block range (the range adapts below it): your node's limit."),
+  ARCHIVE_RPS: z.coerce
+    .number()
+    .positive()
+    .default(10)
+    .describe("Requests per second to the node, all endpoints together: your provider's limit."),
   ARCHIVE_SOURCE: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,64}$/)
     .default('polygon')
-    .describe("Name of this archive's checkpoint: several archives (a V1 backfill of a block range) can share one store."),
+    .describe(
+      "Name of this archive's checkpoint: several archives (a V1 backfill of a block range) can share one store.",
+    ),
 };
 
 const simulatorVariables = {
-  SIM_SEED: z.coerce.number().int().default(20261121).describe('Seed of the simulated world (demo, load tests): one seed, one world.'),
-  SIM_BACKFILL_DAYS: z.coerce.number().min(0).max(60).default(2).describe('Days of history simulated before it goes live.'),
+  SIM_SEED: z.coerce
+    .number()
+    .int()
+    .default(20261121)
+    .describe('Seed of the simulated world (demo, load tests): one seed, one world.'),
+  SIM_BACKFILL_DAYS: z.coerce
+    .number()
+    .min(0)
+    .max(60)
+    .default(2)
+    .describe('Days of history simulated before it goes live.'),
   SIM_LIVE: booleanFlag.default(true).describe('After the backfill, keep simulating in real time.'),
   SIM_TRADERS: integer(10, 5000).default(120).describe('Scale of the simulated world: named traders.'),
-  SIM_GENESIS_TS: integer(1).optional().describe('A reproducible world starts here (epoch seconds) instead of SIM_BACKFILL_DAYS before now.'),
-  SIM_STOP_TS: integer(1).optional().describe('The simulated world ends here (epoch seconds): nothing is published at or after it.'),
+  SIM_GENESIS_TS: integer(1)
+    .optional()
+    .describe('A reproducible world starts here (epoch seconds) instead of SIM_BACKFILL_DAYS before now.'),
+  SIM_STOP_TS: integer(1)
+    .optional()
+    .describe('The simulated world ends here (epoch seconds): nothing is published at or after it.'),
 };
 
 /** The variables by area, in the order docs/configuration.md lists them. */
@@ -264,7 +378,8 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   HTTP_BODY_LIMIT_BYTES: 'constant 256 KiB (http.bodyLimitBytes)',
   HTTP_MAX_HEADER_BYTES: 'constant 16 KiB (http.maxHeaderBytes)',
   CLICKHOUSE_EMBEDDED_PATH: 'derived: DATA_DIR/clickhouse',
-  CLICKHOUSE_READ_MAX_THREADS: "the store's default: 1 embedded, the server's own setting with CLICKHOUSE_URL (projections/store.ts)",
+  CLICKHOUSE_READ_MAX_THREADS:
+    "the store's default: 1 embedded, the server's own setting with CLICKHOUSE_URL (projections/store.ts)",
   CLICKHOUSE_WRITE_NICE: "the store's default: 10 embedded, 0 with CLICKHOUSE_URL (projections/store.ts)",
   KAFKA_CLIENT_ID: "constant 'trader-analytics' (kafka.clientId)",
   KAFKA_SESSION_TIMEOUT_MS: 'constant 30 s (kafka.sessionTimeoutMs)',
@@ -334,7 +449,8 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   ARCHIVE_CONDITIONAL_TOKENS: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
   ARCHIVE_NEG_RISK_ADAPTER: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
   ARCHIVE_COLLATERALS: 'a fact of the chain: POLYMARKET_COLLATERALS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_COLLATERAL_ADAPTERS: 'a fact of the chain: POLYMARKET_COLLATERAL_ADAPTERS (ingest/sources/archive/addresses.ts)',
+  ARCHIVE_COLLATERAL_ADAPTERS:
+    'a fact of the chain: POLYMARKET_COLLATERAL_ADAPTERS (ingest/sources/archive/addresses.ts)',
 };
 
 export interface RemovedVariableWarning {
@@ -346,7 +462,10 @@ export interface RemovedVariableWarning {
 export function removedVariablesIn(environment: Record<string, string | undefined>): RemovedVariableWarning[] {
   return Object.entries(REMOVED_VARIABLES)
     .filter(([variable]) => environment[variable] !== undefined)
-    .map(([variable, where]) => ({ variable, message: `${variable} is set but no longer read; remove it from the environment. Its value now: ${where}` }));
+    .map(([variable, where]) => ({
+      variable,
+      message: `${variable} is set but no longer read; remove it from the environment. Its value now: ${where}`,
+    }));
 }
 
 /** The provider's services: Gamma (markets), the data API (profiles, positions, fills, leaderboard), user-pnl (equity curves). */
@@ -407,7 +526,8 @@ export interface UpstreamConfig {
  * brackets, as URLs write it); null when it is not one. The same parse the MCP SDK's host validation uses.
  */
 export function hostnameOf(host: string): string | null {
-  const bracketed = host.includes(':') && !host.startsWith('[') && host.indexOf(':') !== host.lastIndexOf(':') ? `[${host}]` : host;
+  const bracketed =
+    host.includes(':') && !host.startsWith('[') && host.indexOf(':') !== host.lastIndexOf(':') ? `[${host}]` : host;
   try {
     const url = new URL(`http://${bracketed}`);
     return url.username || url.password || url.pathname !== '/' || url.search || url.hash ? null : url.hostname;
@@ -434,7 +554,10 @@ function trustedProxies(value: string, context: z.RefinementCtx): string[] {
     });
     return [];
   }
-  const entries = text.split(',').map((part) => part.trim()).filter(Boolean);
+  const entries = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     if (PROXY_RANGE_NAMES.has(entry)) continue;
     const [address = '', prefix, ...rest] = entry.split('/');
@@ -442,7 +565,10 @@ function trustedProxies(value: string, context: z.RefinementCtx): string[] {
     const bits = family === 4 ? 32 : 128;
     const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
     if (family === 0 || !prefixOk || rest.length > 0) {
-      context.addIssue({ code: 'custom', message: `"${entry}" is not a proxy address or CIDR (e.g. 10.0.0.1, 10.0.0.0/8, 2001:db8::/32, loopback)` });
+      context.addIssue({
+        code: 'custom',
+        message: `"${entry}" is not a proxy address or CIDR (e.g. 10.0.0.1, 10.0.0.0/8, 2001:db8::/32, loopback)`,
+      });
     }
   }
   return entries;
@@ -593,7 +719,9 @@ export function parseConfig(environment: Record<string, string | undefined>, ove
   // would cut off clients waiting for a slow (but legitimate) answer.
   const { http, clickhouse } = config;
   if (http.headersTimeoutMs > http.requestTimeoutMs) {
-    throw new Error(`invalid configuration: the headers timeout (${http.headersTimeoutMs} ms) must not exceed the request timeout (${http.requestTimeoutMs} ms)`);
+    throw new Error(
+      `invalid configuration: the headers timeout (${http.headersTimeoutMs} ms) must not exceed the request timeout (${http.requestTimeoutMs} ms)`,
+    );
   }
   if (http.idleTimeoutMs <= clickhouse.queryTimeoutSeconds * 1000) {
     throw new Error(
@@ -923,7 +1051,9 @@ const MCP_SCOPE = 'analytics:read';
 /** localhost in its three spellings, plus HOST when it names one host rather than every interface. */
 function defaultMcpHosts(host: string): string[] {
   const own = hostnameOf(host);
-  return own === null || WILDCARD_ADDRESSES.has(own) || LOCAL_HOSTS.includes(own) ? [...LOCAL_HOSTS] : [...LOCAL_HOSTS, own];
+  return own === null || WILDCARD_ADDRESSES.has(own) || LOCAL_HOSTS.includes(own)
+    ? [...LOCAL_HOSTS]
+    : [...LOCAL_HOSTS, own];
 }
 
 function deepFreeze<T>(value: T): T {

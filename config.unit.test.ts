@@ -3,17 +3,27 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_DOC, configurationMarkdown } from './config-docs.ts';
-import { ENVIRONMENT_VARIABLES, REMOVED_VARIABLES, VARIABLE_SECTIONS, parseConfig, removedVariablesIn } from './config.ts';
+import {
+  ENVIRONMENT_VARIABLES,
+  REMOVED_VARIABLES,
+  VARIABLE_SECTIONS,
+  parseConfig,
+  removedVariablesIn,
+} from './config.ts';
 
 describe('the environment an operator sets', () => {
   it('is at most 60 variables, each described in the schema', () => {
     expect(ENVIRONMENT_VARIABLES.length).toBeLessThanOrEqual(60);
-    const described = VARIABLE_SECTIONS.flatMap((section) => Object.entries(section.variables)).filter(([, schema]) => (schema.description ?? '').length > 20);
+    const described = VARIABLE_SECTIONS.flatMap((section) => Object.entries(section.variables)).filter(
+      ([, schema]) => (schema.description ?? '').length > 20,
+    );
     expect(described.map(([name]) => name).sort()).toEqual([...ENVIRONMENT_VARIABLES].sort());
   });
 
   it('is documented by docs/configuration.md, generated from the schema (run `npm run docs` after changing config.ts)', () => {
-    expect(readFileSync(CONFIGURATION_DOC, 'utf8'), 'docs/configuration.md is stale: run `npm run docs`').toBe(configurationMarkdown());
+    expect(readFileSync(CONFIGURATION_DOC, 'utf8'), 'docs/configuration.md is stale: run `npm run docs`').toBe(
+      configurationMarkdown(),
+    );
   });
 });
 
@@ -23,7 +33,12 @@ describe('removed variables', () => {
   });
 
   it('warn once each when the environment still sets them, naming the variable and where its value went', () => {
-    const warnings = removedVariablesIn({ INGEST_ROLLUP_INTERVAL_MS: '500', READ_CACHE_TRADER_MB: '', PORT: '8080', LOG_LEVEL: 'info' });
+    const warnings = removedVariablesIn({
+      INGEST_ROLLUP_INTERVAL_MS: '500',
+      READ_CACHE_TRADER_MB: '',
+      PORT: '8080',
+      LOG_LEVEL: 'info',
+    });
     expect(warnings.map((warning) => warning.variable)).toEqual(['READ_CACHE_TRADER_MB', 'INGEST_ROLLUP_INTERVAL_MS']);
     for (const warning of warnings) {
       expect(warning.message).toContain(warning.variable);
@@ -54,8 +69,31 @@ const wholeWord = (name: string) => new RegExp(`(?<![A-Za-z0-9_])${name}(?![A-Za
 
 /** The beginnings of this service's variable names: an UPPER_SNAKE token with one of them looks like a variable. */
 const VARIABLE_PREFIXES = [
-  'LOG_', 'DATA_DIR', 'HOST', 'PORT', 'CLICKHOUSE_', 'KAFKA_', 'REDIS_', 'API_', 'AUTH_', 'HEAVY_', 'MCP_', 'READ_CACHE_', 'CHART_',
-  'TAPE_', 'DOWNLOAD_', 'PUBLIC_URL', 'S3_', 'INGEST_', 'CARD_', 'WHALE_', 'UPSTREAM_', 'ARCHIVE_', 'SIM_', 'POLYGON_', 'EXCHANGE_',
+  'LOG_',
+  'DATA_DIR',
+  'HOST',
+  'PORT',
+  'CLICKHOUSE_',
+  'KAFKA_',
+  'REDIS_',
+  'API_',
+  'AUTH_',
+  'HEAVY_',
+  'MCP_',
+  'READ_CACHE_',
+  'CHART_',
+  'TAPE_',
+  'DOWNLOAD_',
+  'PUBLIC_URL',
+  'S3_',
+  'INGEST_',
+  'CARD_',
+  'WHALE_',
+  'UPSTREAM_',
+  'ARCHIVE_',
+  'SIM_',
+  'POLYGON_',
+  'EXCHANGE_',
 ];
 
 /** Tokens in backticks that look like variables and are not, each with the reason. */
@@ -72,7 +110,9 @@ const NOT_VARIABLES: Readonly<Record<string, string>> = {
 function unknownVariablesIn(markdown: string): string[] {
   const known = new Set([...ENVIRONMENT_VARIABLES, ...Object.keys(REMOVED_VARIABLES), ...Object.keys(NOT_VARIABLES)]);
   const fenced = [...markdown.matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)].map((match) => match[1] ?? '');
-  const spans = [...markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '').matchAll(/`((?:[^`\n]|\n(?![ \t]*\n))+)`/g)].map((match) => match[1] ?? '');
+  const spans = [...markdown.replace(/^```[^\n]*\n[\s\S]*?^```/gm, '').matchAll(/`((?:[^`\n]|\n(?![ \t]*\n))+)`/g)].map(
+    (match) => match[1] ?? '',
+  );
   const unknown = new Set<string>();
   for (const code of [...spans, ...fenced]) {
     for (const [token] of code.matchAll(/(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*\*?(?![A-Za-z0-9_])/g)) {
@@ -96,13 +136,23 @@ describe('the prose (README.md, mcp/README.md, docs/*.md)', () => {
   });
 
   it('names no variable in backticks that does not exist (a typo or an invented name)', () => {
-    const found = PROSE.flatMap(({ file, text }) => unknownVariablesIn(text).map((token) => `${file} names ${token}, which is no variable`));
+    const found = PROSE.flatMap(({ file, text }) =>
+      unknownVariablesIn(text).map((token) => `${file} names ${token}, which is no variable`),
+    );
     expect(found).toEqual([]);
   });
 
   it('is checked by a scan that finds an invented name in a span or a block, and no prose word or code constant', () => {
-    expect(unknownVariablesIn('Set `READ_CACHE_MBS=64`, `S3_BUCKET=b\nS3_PREFIXES=x`.\n\n```sh\nAPI_MAX_INFLIGHT=4 npm start\n```\n')).toEqual(['READ_CACHE_MBS', 'S3_PREFIXES', 'API_MAX_INFLIGHT']);
-    expect(unknownVariablesIn('API_FOO in prose; `TOP_FILL_SOURCE_RANK`, `READ_CACHE_MB`, `API_*`, `HOST`, `UPSTREAM_PUBLISHED_LIMITS`')).toEqual([]);
+    expect(
+      unknownVariablesIn(
+        'Set `READ_CACHE_MBS=64`, `S3_BUCKET=b\nS3_PREFIXES=x`.\n\n```sh\nAPI_MAX_INFLIGHT=4 npm start\n```\n',
+      ),
+    ).toEqual(['READ_CACHE_MBS', 'S3_PREFIXES', 'API_MAX_INFLIGHT']);
+    expect(
+      unknownVariablesIn(
+        'API_FOO in prose; `TOP_FILL_SOURCE_RANK`, `READ_CACHE_MB`, `API_*`, `HOST`, `UPSTREAM_PUBLISHED_LIMITS`',
+      ),
+    ).toEqual([]);
     expect(unknownVariablesIn('`SIM_*` and `WHALE_*`')).toEqual(['WHALE_*']);
   });
 });
@@ -111,22 +161,53 @@ describe('values that became constants or derived', () => {
   const config = parseConfig({});
 
   it('keep their former defaults', () => {
-    expect(config.api.readCache).toMatchObject({ traderAnswerBytes: 64 * 1024 * 1024, marketAnswerBytes: 64 * 1024 * 1024, traderAnswerSeconds: 5, openMarketSeconds: 1 });
-    expect(config.ingest).toMatchObject({ lingerMs: 1000, rollupIntervalMs: 2000, maxBatchMessages: 20_000, writeRetries: 5, retryBaseMs: 200 });
-    expect(config.http).toMatchObject({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 60_000, bodyLimitBytes: 256 * 1024 });
+    expect(config.api.readCache).toMatchObject({
+      traderAnswerBytes: 64 * 1024 * 1024,
+      marketAnswerBytes: 64 * 1024 * 1024,
+      traderAnswerSeconds: 5,
+      openMarketSeconds: 1,
+    });
+    expect(config.ingest).toMatchObject({
+      lingerMs: 1000,
+      rollupIntervalMs: 2000,
+      maxBatchMessages: 20_000,
+      writeRetries: 5,
+      retryBaseMs: 200,
+    });
+    expect(config.http).toMatchObject({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      idleTimeoutMs: 60_000,
+      bodyLimitBytes: 256 * 1024,
+    });
     expect(config.gates.authFailures).toEqual({ limit: 20, windowSeconds: 600, blockSeconds: 900 });
     expect(config.whales).toMatchObject({ burstGapSeconds: 900, exactAboveUsd: 1000 });
-    expect(config.upstream).toMatchObject({ staleAfterSeconds: 300, heartbeatSeconds: 60, requestTtlSeconds: 604_800, v2StartTs: 1_777_374_900 });
+    expect(config.upstream).toMatchObject({
+      staleAfterSeconds: 300,
+      heartbeatSeconds: 60,
+      requestTtlSeconds: 604_800,
+      v2StartTs: 1_777_374_900,
+    });
     expect(config.clickhouse.embeddedPath).toBe(`${config.dataDir}/clickhouse`);
   });
 
   it('derive from the variables that stay', () => {
-    expect(parseConfig({ PUBLIC_URL: 'https://analytics.example.com/' }).mcp.publicUrl).toBe('https://analytics.example.com/mcp');
+    expect(parseConfig({ PUBLIC_URL: 'https://analytics.example.com/' }).mcp.publicUrl).toBe(
+      'https://analytics.example.com/mcp',
+    );
     expect(parseConfig({ PORT: '9000' }).mcp.publicUrl).toBe('http://localhost:9000/mcp');
     expect(parseConfig({ READ_CACHE_MB: '10' }).api.readCache.traderAnswerBytes).toBe(5 * 1024 * 1024);
-    expect(parseConfig({ API_OPEN_MARKET_MAX_AGE_S: '0' }).api.readCache).toMatchObject({ openMarketSeconds: 0, traderAnswerSeconds: 0 });
-    expect(parseConfig({ S3_BUCKET: 'b' }).tapes.download.s3).toMatchObject({ forcePathStyle: false, prefix: 'tapes/' });
-    expect(parseConfig({ S3_BUCKET: 'b', S3_ENDPOINT: 'http://minio:9000' }).tapes.download.s3?.forcePathStyle).toBe(true);
+    expect(parseConfig({ API_OPEN_MARKET_MAX_AGE_S: '0' }).api.readCache).toMatchObject({
+      openMarketSeconds: 0,
+      traderAnswerSeconds: 0,
+    });
+    expect(parseConfig({ S3_BUCKET: 'b' }).tapes.download.s3).toMatchObject({
+      forcePathStyle: false,
+      prefix: 'tapes/',
+    });
+    expect(parseConfig({ S3_BUCKET: 'b', S3_ENDPOINT: 'http://minio:9000' }).tapes.download.s3?.forcePathStyle).toBe(
+      true,
+    );
     const archive = parseConfig({ POLYGON_RPC_URL: 'http://node', ARCHIVE_RANGE_MAX: '100' }).archive!;
     expect(archive.range).toEqual({ initial: 100, max: 100 });
     expect(archive.contracts.ctfExchangeV2).toBe('0xe111180000d2663c0091e4f400237545b87b996b');

@@ -12,7 +12,16 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { pid: process.pid },
       redact: {
-        paths: ['key', 'apiKey', 'api_key', 'authorization', 'headers.authorization', '*.password', 'password', 'secret'],
+        paths: [
+          'key',
+          'apiKey',
+          'api_key',
+          'authorization',
+          'headers.authorization',
+          '*.password',
+          'password',
+          'secret',
+        ],
         censor: '[redacted]',
       },
     },

@@ -25,7 +25,19 @@ import { DataDirectoryInUseError } from './projections/embedded-lock.ts';
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
 const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream']);
 
-const ROLES = ['all', 'ingest', 'api', 'simulate', 'replay', 'export', 'import', 'migrate', 'keys', 'upstream', 'archive'] as const;
+const ROLES = [
+  'all',
+  'ingest',
+  'api',
+  'simulate',
+  'replay',
+  'export',
+  'import',
+  'migrate',
+  'keys',
+  'upstream',
+  'archive',
+] as const;
 type Role = (typeof ROLES)[number];
 
 const USAGE = `usage: main.ts <role> [options]
@@ -96,7 +108,10 @@ async function main(argv: string[]): Promise<number> {
     const metrics = await startMetricsServer(config.metrics).catch((error: NodeJS.ErrnoException) => {
       // Several workers on one host (a laptop, tests) share its ports: the work matters more than its metrics.
       if (error.code !== 'EADDRINUSE') throw error;
-      log.warn({ port: config.metrics.port }, 'METRICS_PORT is in use: this process serves no /metrics (give each process its own METRICS_PORT, or 0)');
+      log.warn(
+        { port: config.metrics.port },
+        'METRICS_PORT is in use: this process serves no /metrics (give each process its own METRICS_PORT, or 0)',
+      );
       return null;
     });
     if (metrics) log.info({ port: metrics.port }, 'metrics on /metrics');
@@ -117,7 +132,13 @@ interface RoleOptions {
   era?: string | undefined;
 }
 
-async function runRole(role: Exclude<Role, 'keys'>, config: Config, log: Logger, values: RoleOptions, positionals: string[]): Promise<number> {
+async function runRole(
+  role: Exclude<Role, 'keys'>,
+  config: Config,
+  log: Logger,
+  values: RoleOptions,
+  positionals: string[],
+): Promise<number> {
   const { runExport, runImport, runIngest, runMigrate, runReplay, runSimulate } = await import('./roles/commands.ts');
   switch (role) {
     case 'all': {
@@ -162,7 +183,9 @@ let loaded: Config | undefined;
 function inUseLine(error: DataDirectoryInUseError): string {
   const dataDir = loaded?.dataDir;
   const inDataDir = dataDir !== undefined && !path.relative(dataDir, error.directory).startsWith('..');
-  const what = inDataDir ? `DATA_DIR is in use by another process (${error.pid === null ? '' : `pid ${error.pid}, `}${dataDir})` : error.message;
+  const what = inDataDir
+    ? `DATA_DIR is in use by another process (${error.pid === null ? '' : `pid ${error.pid}, `}${dataDir})`
+    : error.message;
   return `stop \`npm start\` first: ${what}`;
 }
 

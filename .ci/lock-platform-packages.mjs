@@ -13,7 +13,12 @@ const parents = {
   chdb: {
     license: 'Apache-2.0',
     dev: false,
-    platforms: { '@chdb/lib-darwin-arm64': ['darwin', 'arm64'], '@chdb/lib-darwin-x64': ['darwin', 'x64'], '@chdb/lib-linux-arm64-gnu': ['linux', 'arm64', 'glibc'], '@chdb/lib-linux-x64-gnu': ['linux', 'x64', 'glibc'] },
+    platforms: {
+      '@chdb/lib-darwin-arm64': ['darwin', 'arm64'],
+      '@chdb/lib-darwin-x64': ['darwin', 'x64'],
+      '@chdb/lib-linux-arm64-gnu': ['linux', 'arm64', 'glibc'],
+      '@chdb/lib-linux-x64-gnu': ['linux', 'x64', 'glibc'],
+    },
   },
   '@biomejs/biome': {
     license: 'MIT OR Apache-2.0',
@@ -41,10 +46,20 @@ for (const [parent, { license, dev, platforms }] of Object.entries(parents)) {
     const platform = platforms[name];
     if (lock.packages[key] || !platform) continue;
     const [os, cpu, libc] = platform;
-    lock.packages[key] = { version, cpu: [cpu], ...(dev ? { dev: true } : {}), license, optional: true, os: [os], ...(libc ? { libc: [libc] } : {}) };
+    lock.packages[key] = {
+      version,
+      cpu: [cpu],
+      ...(dev ? { dev: true } : {}),
+      license,
+      optional: true,
+      os: [os],
+      ...(libc ? { libc: [libc] } : {}),
+    };
     added += 1;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`added ${added} placeholder entries`);

@@ -8,7 +8,13 @@
  * through them (undeclared fields never leak), and @fastify/swagger derives OpenAPI 3.1 from them.
  */
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
 import { jsonSchemaTransform, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -120,7 +126,12 @@ function validatorCompiler({ schema }: { schema: z.ZodType }) {
   };
 }
 
-const VALIDATION_LOCATION: Record<string, string> = { querystring: 'query', params: 'path', headers: 'header', body: 'body' };
+const VALIDATION_LOCATION: Record<string, string> = {
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+  body: 'body',
+};
 
 interface ZodIssueLike {
   code: string;
@@ -188,11 +199,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           try {
             await frameworkAuthenticator.current.authenticate(request.headers.authorization, {});
           } catch (refusal) {
-            if (refusal instanceof ApiError) return reply.code(refusal.status).headers(refusal.headers).send(refusal.body());
+            if (refusal instanceof ApiError)
+              return reply.code(refusal.status).headers(refusal.headers).send(refusal.body());
             throw refusal;
           }
         }
-        return reply.code(400).send({ error: 'bad_request', message: `The request URL could not be read (${error.message}). Percent-encode path segments with encodeURIComponent.` });
+        return reply.code(400).send({
+          error: 'bad_request',
+          message: `The request URL could not be read (${error.message}). Percent-encode path segments with encodeURIComponent.`,
+        });
       })().catch((failure: unknown) => {
         request.log.error({ err: failure }, 'framework error handler failed');
         const internal = errors.internal();
@@ -207,17 +222,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('caller', null);
   app.decorateRequest('admitted', null);
 
-  app.setErrorHandler((error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
-    if (error.validation) return reply.code(422).send(validationBody(error as FastifyError & { validation: unknown[] }));
-    const status = error.statusCode ?? 500;
-    if (!(error instanceof ApiError) && !(error instanceof QueryTimeoutError) && status >= 400 && status < 500) {
-      // Fastify's own refusals (unsupported media type, oversized headers…): the contract's shape.
-      return reply.code(status).send({ error: 'bad_request', message: error.message });
-    }
-    // The one mapping MCP tool calls use too.
-    const refusal = toApiError(error, request.log, { url: request.url });
-    return reply.code(refusal.status).headers(refusal.headers).send(refusal.body());
-  });
+  app.setErrorHandler(
+    (error: FastifyError & { validation?: unknown[]; validationContext?: string }, request, reply) => {
+      if (error.validation)
+        return reply.code(422).send(validationBody(error as FastifyError & { validation: unknown[] }));
+      const status = error.statusCode ?? 500;
+      if (!(error instanceof ApiError) && !(error instanceof QueryTimeoutError) && status >= 400 && status < 500) {
+        // Fastify's own refusals (unsupported media type, oversized headers…): the contract's shape.
+        return reply.code(status).send({ error: 'bad_request', message: error.message });
+      }
+      // The one mapping MCP tool calls use too.
+      const refusal = toApiError(error, request.log, { url: request.url });
+      return reply.code(refusal.status).headers(refusal.headers).send(refusal.body());
+    },
+  );
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
@@ -225,7 +243,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const storeAlive = await options.storeAlive();
     const readiness = await options.readiness();
     const ready = storeAlive && readiness.ready;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting', store: storeAlive ? 'ok' : 'unreachable', ...readiness.detail });
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ status: ready ? 'ready' : 'starting', store: storeAlive ? 'ok' : 'unreachable', ...readiness.detail });
   });
 
   if (options.api) {
@@ -238,8 +258,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
   // Cache hits are no statements: the caches sit outside the store's instrumentation.
-  const store = withReadCaches(instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds)), config.api.readCache);
-  if (config.api.cursorSecret === null) log.info('API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)');
+  const store = withReadCaches(
+    instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds)),
+    config.api.readCache,
+  );
+  if (config.api.cursorSecret === null)
+    log.info(
+      'API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)',
+    );
   const context: RouteContext = {
     config,
     store,
@@ -276,7 +302,15 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Trader Analytics Read API', version: '1.0.0', description: API_DESCRIPTION },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>. Never in the query string.' } } },
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Authorization: Bearer <API_KEY>. Never in the query string.',
+          },
+        },
+      },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
@@ -291,7 +325,8 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
         try {
           request.caller = await authenticator.authenticate(request.headers.authorization, request.query);
         } catch (refusal) {
-          if (refusal instanceof ApiError && refusal.status === 401) throw (await context.budget.authenticationFailed(request.ip)) ?? refusal;
+          if (refusal instanceof ApiError && refusal.status === 401)
+            throw (await context.budget.authenticationFailed(request.ip)) ?? refusal;
           throw refusal;
         }
         const budget = request.routeOptions.config.budget;
@@ -342,7 +377,10 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
             operationId: 'openapi',
             summary: 'This document (OpenAPI 3.1.0)',
             description: 'The machine-readable description of this API.',
-            response: { 200: z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1.0 document.' }), ...openApiErrors },
+            response: {
+              200: z.record(z.string(), z.unknown()).meta({ description: 'An OpenAPI 3.1.0 document.' }),
+              ...openApiErrors,
+            },
           },
         },
         async () => app.swagger() as unknown as Record<string, unknown>,

@@ -6,7 +6,11 @@ describe('health and readiness', () => {
   it('is live at once, ready only when the store answers and the data is in', async () => {
     let readiness: Readiness = { ready: false, detail: { phase: 'backfill' } };
     let storeAlive = true;
-    const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => storeAlive, readiness: () => readiness });
+    const app = await buildApp({
+      log: createLogger('silent'),
+      storeAlive: async () => storeAlive,
+      readiness: () => readiness,
+    });
 
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     const starting = await app.inject({ method: 'GET', url: '/readyz' });

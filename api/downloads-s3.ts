@@ -16,7 +16,9 @@ function s3ClientOf(settings: S3Settings): S3Client {
     region: settings.region,
     forcePathStyle: settings.forcePathStyle,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-    ...(settings.accessKeyId && settings.secretAccessKey ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } } : {}),
+    ...(settings.accessKeyId && settings.secretAccessKey
+      ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } }
+      : {}),
   });
 }
 
@@ -39,7 +41,9 @@ export class S3TapeDownloads implements TapeDownloads {
 
   /** The presigned GET URL of an object key (no request is made). */
   presign(key: string): Promise<string> {
-    return getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), { expiresIn: this.expiresInSeconds });
+    return getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), {
+      expiresIn: this.expiresInSeconds,
+    });
   }
 
   async link(object: TapeObject, _nowSeconds: number): Promise<string> {
@@ -62,7 +66,13 @@ export class S3TapeDownloads implements TapeDownloads {
         const chunks: Buffer[] = [];
         for await (const chunk of gzippedLines(object.lines())) chunks.push(chunk as Buffer);
         await this.#client.send(
-          new PutObjectCommand({ Bucket: this.settings.bucket, Key: key, Body: Buffer.concat(chunks), ContentType: 'application/gzip', ContentEncoding: undefined }),
+          new PutObjectCommand({
+            Bucket: this.settings.bucket,
+            Key: key,
+            Body: Buffer.concat(chunks),
+            ContentType: 'application/gzip',
+            ContentEncoding: undefined,
+          }),
         );
       })().finally(() => this.#pending.delete(key));
       this.#pending.set(key, pending);

@@ -86,8 +86,21 @@ export class LocalTapeDownloads implements TapeDownloads {
   }
 
   /** The object a link names, when the link is genuine and unexpired; else why not. */
-  verify(owner: string, file: string, expires: unknown, sig: unknown, nowSeconds: number): { path: string } | { refused: 'forbidden' | 'expired' } {
-    if (!OWNER.test(owner) || !FILE.test(file) || typeof expires !== 'string' || !/^\d{1,12}$/.test(expires) || typeof sig !== 'string') return { refused: 'forbidden' };
+  verify(
+    owner: string,
+    file: string,
+    expires: unknown,
+    sig: unknown,
+    nowSeconds: number,
+  ): { path: string } | { refused: 'forbidden' | 'expired' } {
+    if (
+      !OWNER.test(owner) ||
+      !FILE.test(file) ||
+      typeof expires !== 'string' ||
+      !/^\d{1,12}$/.test(expires) ||
+      typeof sig !== 'string'
+    )
+      return { refused: 'forbidden' };
     const given = Buffer.from(sig, 'base64url');
     const expected = this.#sign(owner, file, Number(expires));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { refused: 'forbidden' };
@@ -101,7 +114,13 @@ export class LocalTapeDownloads implements TapeDownloads {
       '/downloads/:owner/:file',
       { schema: { hide: true } },
       async (request, reply) => {
-        const verdict = this.verify(request.params.owner, request.params.file, request.query.expires, request.query.sig, now());
+        const verdict = this.verify(
+          request.params.owner,
+          request.params.file,
+          request.query.expires,
+          request.query.sig,
+          now(),
+        );
         if ('refused' in verdict) {
           return reply.code(403).send({
             error: verdict.refused === 'expired' ? 'link_expired' : 'link_forbidden',
@@ -111,7 +130,10 @@ export class LocalTapeDownloads implements TapeDownloads {
                 : 'This download link is not valid (altered or incomplete). Ask GET /tapes/{tape_id}/download for a fresh one.',
           });
         }
-        if (!(await exists(verdict.path))) return reply.code(404).send({ error: 'not_found', message: 'The object of this link no longer exists. Ask for a fresh link.' });
+        if (!(await exists(verdict.path)))
+          return reply
+            .code(404)
+            .send({ error: 'not_found', message: 'The object of this link no longer exists. Ask for a fresh link.' });
         return reply
           .header('Content-Type', 'application/gzip')
           .header('Content-Disposition', `attachment; filename="${request.params.file}"`)

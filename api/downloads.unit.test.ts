@@ -70,14 +70,36 @@ describe('local signed links', () => {
       expect(reads).toBe(1);
       expect(link.origin).toBe('https://api.example.test');
       const [, , owner, file] = link.pathname.split('/');
-      const verdict = downloads.verify(owner!, file!, link.searchParams.get('expires')!, link.searchParams.get('sig')!, 1000);
+      const verdict = downloads.verify(
+        owner!,
+        file!,
+        link.searchParams.get('expires')!,
+        link.searchParams.get('sig')!,
+        1000,
+      );
       expect(verdict).toEqual({ path: path.join(config.tapes.download.directory, owner!, file!) });
       const { readFile } = await import('node:fs/promises');
-      expect(gunzipSync(await readFile((verdict as { path: string }).path)).toString()).toBe('{"type":"session","ts":1,"state":"start"}\n{"type":"session","ts":2,"state":"stop"}\n');
-      expect(downloads.verify(owner!, file!, link.searchParams.get('expires')!, link.searchParams.get('sig')!, 1000 + 3601)).toEqual({ refused: 'expired' });
-      expect(downloads.verify(owner!, file!, String(1000 + 7200), link.searchParams.get('sig')!, 1000)).toEqual({ refused: 'forbidden' });
-      expect(downloads.verify(owner!, 'tape_2.jsonl.gz', link.searchParams.get('expires')!, link.searchParams.get('sig')!, 1000)).toEqual({ refused: 'forbidden' });
-      expect(downloads.verify('../etc', file!, link.searchParams.get('expires')!, link.searchParams.get('sig')!, 1000)).toEqual({ refused: 'forbidden' });
+      expect(gunzipSync(await readFile((verdict as { path: string }).path)).toString()).toBe(
+        '{"type":"session","ts":1,"state":"start"}\n{"type":"session","ts":2,"state":"stop"}\n',
+      );
+      expect(
+        downloads.verify(owner!, file!, link.searchParams.get('expires')!, link.searchParams.get('sig')!, 1000 + 3601),
+      ).toEqual({ refused: 'expired' });
+      expect(downloads.verify(owner!, file!, String(1000 + 7200), link.searchParams.get('sig')!, 1000)).toEqual({
+        refused: 'forbidden',
+      });
+      expect(
+        downloads.verify(
+          owner!,
+          'tape_2.jsonl.gz',
+          link.searchParams.get('expires')!,
+          link.searchParams.get('sig')!,
+          1000,
+        ),
+      ).toEqual({ refused: 'forbidden' });
+      expect(
+        downloads.verify('../etc', file!, link.searchParams.get('expires')!, link.searchParams.get('sig')!, 1000),
+      ).toEqual({ refused: 'forbidden' });
     } finally {
       await rm(directory, { recursive: true, force: true });
     }

@@ -4,19 +4,39 @@
  * parameter types, shared with the MCP tools, are in operations/parameters.ts.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Call } from '../operations/context.ts';
-import { errorBodySchema, overloadedSchema, upstreamOfflineSchema, validationErrorSchema } from '../operations/errors.ts';
+import {
+  errorBodySchema,
+  overloadedSchema,
+  upstreamOfflineSchema,
+  validationErrorSchema,
+} from '../operations/errors.ts';
 
 /** The Fastify instance the routes are declared on (zod request and response schemas). */
-export type ApiApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
+export type ApiApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
 
 /** The call of a metered REST request (after the v1 hook authenticated and admitted it). */
 export function callOf(request: FastifyRequest): Call {
-  if (!request.caller || !request.admitted) throw new Error('operation outside an admitted call (a free route cannot run an operation)');
+  if (!request.caller || !request.admitted)
+    throw new Error('operation outside an admitted call (a free route cannot run an operation)');
   return { caller: request.caller, admitted: request.admitted };
 }
 
@@ -52,7 +72,7 @@ export function ifNoneMatch(header: string | string[] | undefined, etag: string)
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: invalid_wallet (0x-prefixed trader of the wrong length), invalid_condition_id, bad_cursor (malformed cursor), bad_limit (limit below 1). Counts one call.',
   401: 'unauthorized: missing, unknown or revoked key (header WWW-Authenticate: Bearer realm="agent-api"). Keys are only read from the Authorization header.',
-  403: 'Plan walls (do not retry; relay the message): depth_gated (market outside a Basic caller\'s history depth: the trader\'s most recent markets, as GET /me history_depth counts them), wallet_quota (fourth new distinct wallet in a UTC day on Basic; carries used, limit, resets_at). Counts one call.',
+  403: "Plan walls (do not retry; relay the message): depth_gated (market outside a Basic caller's history depth: the trader's most recent markets, as GET /me history_depth counts them), wallet_quota (fourth new distinct wallet in a UTC day on Basic; carries used, limit, resets_at). Counts one call.",
   404: 'trader_not_found (unknown display name) or market_not_found (unknown market, or one this trader never traded). Counts one call.',
   429: 'rate_limited or busy (transient: wait retry_after seconds / the Retry-After header), daily_limit or monthly_limit (quota spent: relay and stop), too_many_auth_failures. A 429 consumes nothing.',
   503: 'overloaded: this instance is at capacity and did not start the call (transient: retry after retry_after seconds / the Retry-After header; consumes nothing, like a 429).',
@@ -69,11 +89,16 @@ export function errorResponses(...statuses: (400 | 403 | 404 | 503 | 504)[]): Re
     out[status] = errorBodySchema.meta({ description: ERROR_DESCRIPTIONS[status]! });
   }
   out[503] = statuses.includes(503)
-    ? z.union([upstreamOfflineSchema, overloadedSchema]).meta({ description: `${ERROR_DESCRIPTIONS[503]!} Or upstream_offline: the upstream provider is down.` })
+    ? z
+        .union([upstreamOfflineSchema, overloadedSchema])
+        .meta({ description: `${ERROR_DESCRIPTIONS[503]!} Or upstream_offline: the upstream provider is down.` })
     : overloadedSchema.meta({ description: ERROR_DESCRIPTIONS[503]! });
   out[422] = validationErrorSchema;
   return out;
 }
 
 /** `304 Not Modified`: the If-None-Match matched the ETag of an immutable (resolved) answer. Counts one call. */
-export const notModifiedSchema = z.null().meta({ description: 'Not Modified: If-None-Match matched the ETag (resolved markets are immutable). No body; counts one call.' });
+export const notModifiedSchema = z.null().meta({
+  description:
+    'Not Modified: If-None-Match matched the ETag (resolved markets are immutable). No body; counts one call.',
+});

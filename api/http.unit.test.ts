@@ -9,7 +9,9 @@ import { applyMarketCaching, callOf, errorResponses, ifNoneMatch, strongEtag } f
 /** The headers a reply was given, and the request's If-None-Match. */
 function exchange(ifNoneMatchHeader?: string | string[]) {
   const headers: Record<string, string> = {};
-  const request = { headers: ifNoneMatchHeader === undefined ? {} : { 'if-none-match': ifNoneMatchHeader } } as unknown as FastifyRequest;
+  const request = {
+    headers: ifNoneMatchHeader === undefined ? {} : { 'if-none-match': ifNoneMatchHeader },
+  } as unknown as FastifyRequest;
   const reply = {
     header(name: string, value: string) {
       headers[name] = value;
@@ -66,7 +68,11 @@ describe('caching of market answers', () => {
 describe('errorResponses', () => {
   it('documents the statuses a route names plus 401, 422, 429 and 503 (overloaded) everywhere', () => {
     expect(Object.keys(errorResponses()).map(Number).sort()).toEqual([401, 422, 429, 503]);
-    expect(Object.keys(errorResponses(400, 404, 503)).map(Number).sort()).toEqual([400, 401, 404, 422, 429, 503]);
+    expect(
+      Object.keys(errorResponses(400, 404, 503))
+        .map(Number)
+        .sort(),
+    ).toEqual([400, 401, 404, 422, 429, 503]);
   });
 
   it('gives 503 the overloaded body (and upstream_offline where a route names 503), the others {error, message}', () => {
@@ -81,14 +87,28 @@ describe('errorResponses', () => {
     expect(responses[503]!.safeParse({ error: 'bad_limit', message: 'x' }).success).toBe(false);
     expect(responses[400]!.safeParse({ error: 'bad_limit', message: 'limit must be at least 1.' }).success).toBe(true);
     expect(responses[400]!.safeParse({ message: 'no code' }).success).toBe(false);
-    expect(responses[422]!.safeParse({ detail: [{ loc: ['query', 'limit'], msg: 'expected int', type: 'invalid_type' }] }).success).toBe(true);
+    expect(
+      responses[422]!.safeParse({ detail: [{ loc: ['query', 'limit'], msg: 'expected int', type: 'invalid_type' }] })
+        .success,
+    ).toBe(true);
   });
 });
 
 describe('callOf', () => {
   const config = parseConfig({});
-  const caller: Caller = { accountId: 'acct', keyId: 'k', label: 'l', last4: 'abcd', planId: 'basic', limits: config.plans.basic };
-  const USAGE = { window: { tokens_remaining: 1, rpm_used: 1 }, day: { requests: 1, cap: 50 }, month: { requests: 0, cap: 0 } };
+  const caller: Caller = {
+    accountId: 'acct',
+    keyId: 'k',
+    label: 'l',
+    last4: 'abcd',
+    planId: 'basic',
+    limits: config.plans.basic,
+  };
+  const USAGE = {
+    window: { tokens_remaining: 1, rpm_used: 1 },
+    day: { requests: 1, cap: 50 },
+    month: { requests: 0, cap: 0 },
+  };
 
   it('callOf refuses a request the gates did not admit', () => {
     const admitted = { usage: USAGE, release: () => {}, trader: null, traderRefusal: null } as AdmittedCall;

@@ -51,7 +51,11 @@ describe('/openapi.json', () => {
       api: { config, store: keyOnlyStore() },
     });
     try {
-      const response = await app.inject({ method: 'GET', url: `${config.api.prefix}/openapi.json`, headers: { authorization: `Bearer ${KEY}` } });
+      const response = await app.inject({
+        method: 'GET',
+        url: `${config.api.prefix}/openapi.json`,
+        headers: { authorization: `Bearer ${KEY}` },
+      });
       expect(response.statusCode).toBe(200);
       if (process.env.UPDATE_OPENAPI_SNAPSHOT === '1') writeFileSync(SNAPSHOT, response.body);
       expect(JSON.parse(response.body)).toMatchObject({ openapi: '3.1.0' });

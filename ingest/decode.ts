@@ -66,7 +66,12 @@ export function describeZodError(error: z.ZodError): string {
   return text.length > MAX_REASON_LENGTH ? `${text.slice(0, MAX_REASON_LENGTH)}…` : text;
 }
 
-export function decodeBatch(topicId: TopicId | undefined, topic: string, partition: number, messages: readonly LogMessage[]): DecodedBatch {
+export function decodeBatch(
+  topicId: TopicId | undefined,
+  topic: string,
+  partition: number,
+  messages: readonly LogMessage[],
+): DecodedBatch {
   const decoded: DecodedBatch = {
     rowsByTable: new Map(),
     deadLetters: [],
@@ -80,7 +85,15 @@ export function decodeBatch(topicId: TopicId | undefined, topic: string, partiti
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
-    decoded.deadLetters.push({ topic, partition, offset: message.offset, reason, kind, key: message.key, original: message.value });
+    decoded.deadLetters.push({
+      topic,
+      partition,
+      offset: message.offset,
+      reason,
+      kind,
+      key: message.key,
+      original: message.value,
+    });
 
   for (const message of messages) {
     if (topicId === undefined) {

@@ -44,7 +44,9 @@ describe('decodeBatch', () => {
     ]);
     expect(decoded.deadLetters[1]!.reason).toContain('price');
     expect(decoded.deadLetters[0]!.original?.toString()).toBe('not json');
-    expect(decoded.deadLetters.every((letter) => letter.topic === 'fills.archive' && letter.partition === 3)).toBe(true);
+    expect(decoded.deadLetters.every((letter) => letter.topic === 'fills.archive' && letter.partition === 3)).toBe(
+      true,
+    );
   });
 
   it('dead-letters everything of a topic it does not know', () => {
@@ -54,27 +56,55 @@ describe('decodeBatch', () => {
   });
 
   it('reports markets that resolved', () => {
-    const decoded = decodeBatch('markets', 'markets', 0, [message(0, JSON.stringify({ type: 'resolution', condition_id: market, winner_token_side: 2, ts: 1_767_557_000 }))]);
+    const decoded = decodeBatch('markets', 'markets', 0, [
+      message(0, JSON.stringify({ type: 'resolution', condition_id: market, winner_token_side: 2, ts: 1_767_557_000 })),
+    ]);
     expect(decoded.resolvedMarkets).toEqual([market]);
     expect(decoded.rowsByTable.get('market_resolutions')?.lines).toHaveLength(1);
   });
 
   it('reports the markets whose trades land (their marks move), and no others', () => {
-    const trade = { tx_hash: fill.tx_hash, log_index: 3, condition_id: market, token_side: 1, price: 0.4, size_tokens: 5, usd: 2, ts: 1_767_556_900, seq: 7 };
-    const traded = decodeBatch('trades', 'trades', 0, [message(0, JSON.stringify(trade)), message(1, JSON.stringify({ ...trade, price: 2 }))]);
+    const trade = {
+      tx_hash: fill.tx_hash,
+      log_index: 3,
+      condition_id: market,
+      token_side: 1,
+      price: 0.4,
+      size_tokens: 5,
+      usd: 2,
+      ts: 1_767_556_900,
+      seq: 7,
+    };
+    const traded = decodeBatch('trades', 'trades', 0, [
+      message(0, JSON.stringify(trade)),
+      message(1, JSON.stringify({ ...trade, price: 2 })),
+    ]);
     expect(traded.rowsByTable.get('trades')?.lines).toHaveLength(1);
     expect([...traded.traded]).toEqual([market]);
     // A fill is the trader's, not a trade of the market's tape: the mark is not moved by it.
     expect([...decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]).traded]).toEqual([]);
   });
 
-  it("reports the wallets whose upstream profile or equity rows land (their cached upstream profile goes stale), and no others", () => {
+  it('reports the wallets whose upstream profile or equity rows land (their cached upstream profile goes stale), and no others', () => {
     const other = `0x${'d4'.repeat(20)}`;
-    const profile = { wallet, name: 'Someone', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 5, as_of: 1_767_556_800 };
-    const profiles = decodeBatch('upstreamProfiles', 'upstream.profiles', 0, [message(0, JSON.stringify(profile)), message(1, JSON.stringify({ ...profile, pnl: 'x' }))]);
+    const profile = {
+      wallet,
+      name: 'Someone',
+      pnl: 1,
+      pnl_realized: 1,
+      pnl_unrealized: 0,
+      portfolio_value: 5,
+      as_of: 1_767_556_800,
+    };
+    const profiles = decodeBatch('upstreamProfiles', 'upstream.profiles', 0, [
+      message(0, JSON.stringify(profile)),
+      message(1, JSON.stringify({ ...profile, pnl: 'x' })),
+    ]);
     expect(profiles.validCount).toBe(1);
     expect([...profiles.upstream]).toEqual([wallet]);
-    const equity = decodeBatch('upstreamEquity', 'upstream.equity', 0, [message(0, JSON.stringify({ wallet: other, ts: 1_767_556_800, pnl_usd: 3 }))]);
+    const equity = decodeBatch('upstreamEquity', 'upstream.equity', 0, [
+      message(0, JSON.stringify({ wallet: other, ts: 1_767_556_800, pnl_usd: 3 })),
+    ]);
     expect([...equity.upstream]).toEqual([other]);
     // A fill is the wallet's data (its answers go stale), not the provider's report on it.
     const fills = decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]);
@@ -86,7 +116,15 @@ describe('decodeBatch', () => {
     const fills = decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]);
     expect([...fills.filled]).toEqual([wallet]);
     // The provider's profile is the wallet's data too, but no fills page is read from it.
-    const profile = { wallet, name: 'Someone', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 5, as_of: 1_767_556_800 };
+    const profile = {
+      wallet,
+      name: 'Someone',
+      pnl: 1,
+      pnl_realized: 1,
+      pnl_unrealized: 0,
+      portfolio_value: 5,
+      as_of: 1_767_556_800,
+    };
     const profiles = decodeBatch('upstreamProfiles', 'upstream.profiles', 0, [message(0, JSON.stringify(profile))]);
     expect([...profiles.wallets]).toEqual([wallet]);
     expect([...profiles.filled]).toEqual([]);
@@ -95,7 +133,12 @@ describe('decodeBatch', () => {
   it('never throws, and accounts for every message, whatever the bytes', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.string(), fc.json(), fc.constant(JSON.stringify(fill)))), (values) => {
-        const decoded = decodeBatch('fillsArchive', 'fills.archive', 0, values.map((value, index) => message(index, value)));
+        const decoded = decodeBatch(
+          'fillsArchive',
+          'fills.archive',
+          0,
+          values.map((value, index) => message(index, value)),
+        );
         expect(decoded.validCount + decoded.deadLetters.length).toBe(values.length);
       }),
     );

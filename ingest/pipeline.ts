@@ -26,7 +26,14 @@ import { createHash } from 'node:crypto';
 import type { BatchProcessor, LogProducer, PartitionSlice, SliceRange } from './bus/types.ts';
 import { TOPICS, type LandingTable, type TopicNames } from './contract/topics.ts';
 import { decodeBatch, type DecodedBatch, type DeadLetter, type TableRows } from './decode.ts';
-import { deadLetters as deadLetterCount, ingestBatchEvents, ingestEvents, ingestInsertDuration, ingestWriteDuration, ingestWriteRetries } from '../metrics/registry.ts';
+import {
+  deadLetters as deadLetterCount,
+  ingestBatchEvents,
+  ingestEvents,
+  ingestInsertDuration,
+  ingestWriteDuration,
+  ingestWriteRetries,
+} from '../metrics/registry.ts';
 
 export interface PipelineOptions {
   store: Store;
@@ -45,7 +52,9 @@ export interface PipelineOptions {
 /** One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op. */
 function writeToken(ranges: readonly SliceRange[]): string {
   return createHash('sha256')
-    .update(ranges.map((range) => `${range.topic}|${range.partition}|${range.firstOffset}-${range.lastOffset}`).join(','))
+    .update(
+      ranges.map((range) => `${range.topic}|${range.partition}|${range.firstOffset}-${range.lastOffset}`).join(','),
+    )
     .digest('hex')
     .slice(0, 40);
 }
@@ -150,7 +159,9 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     if (resolvedMarkets.length > 0) {
       const batch = `${token}|resolutions`;
       // Every holder of those markets: their results change.
-      holders = await this.withRetries('stage resolved markets', () => stageResolvedMarkets(store, batch, resolvedMarkets));
+      holders = await this.withRetries('stage resolved markets', () =>
+        stageResolvedMarkets(store, batch, resolvedMarkets),
+      );
       rollups.enqueue(batch, holders);
     }
     // The rows are readable now (the rollups built from them follow, and tell again).
@@ -166,7 +177,11 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     this.stats.batches += 1;
     ingestWriteDuration.observe((performance.now() - started) / 1000);
     this.log.debug(
-      { slices: ranges.length, events: slices.reduce((sum, slice) => sum + slice.validCount, 0), writeMs: Math.round(performance.now() - started) },
+      {
+        slices: ranges.length,
+        events: slices.reduce((sum, slice) => sum + slice.validCount, 0),
+        writeMs: Math.round(performance.now() - started),
+      },
       'write done',
     );
   }
@@ -204,7 +219,10 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
         if (attempt >= this.options.writeRetries) throw error;
         ingestWriteRetries.inc();
         const delayMs = this.options.retryBaseMs * 2 ** attempt;
-        this.log.warn({ err: error, what, attempt: attempt + 1, retryInMs: delayMs }, 'ClickHouse write failed; retrying');
+        this.log.warn(
+          { err: error, what, attempt: attempt + 1, retryInMs: delayMs },
+          'ClickHouse write failed; retrying',
+        );
         await sleep(delayMs);
       }
     }
@@ -224,7 +242,10 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     } catch (error) {
       if (!isBadDataError(error)) throw error;
       if (lines.length === 1) {
-        return { rejected: [{ index: 0, reason: `ClickHouse refused the row: ${(error as Error).message.slice(0, 500)}` }], tokens: [] };
+        return {
+          rejected: [{ index: 0, reason: `ClickHouse refused the row: ${(error as Error).message.slice(0, 500)}` }],
+          tokens: [],
+        };
       }
     }
     const middle = Math.floor(lines.length / 2);
@@ -232,7 +253,10 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     const right = await this.insertIsolatingBadRows(table, lines.slice(middle), `${token}|b`);
     this.stats.rowsIsolated += left.rejected.length + right.rejected.length;
     return {
-      rejected: [...left.rejected, ...right.rejected.map((rejected) => ({ ...rejected, index: rejected.index + middle }))],
+      rejected: [
+        ...left.rejected,
+        ...right.rejected.map((rejected) => ({ ...rejected, index: rejected.index + middle })),
+      ],
       tokens: [...left.tokens, ...right.tokens],
     };
   }
@@ -273,7 +297,10 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     // Counted as they reach the dead-letter topic (a redelivered batch publishes and counts them again).
     for (const letter of letters) deadLetterCount.inc({ topic: this.topicLabel(letter.topic), reason: letter.kind });
     for (const letter of letters) {
-      this.log.warn({ topic: letter.topic, partition: letter.partition, offset: letter.offset, reason: letter.reason }, 'event dead-lettered');
+      this.log.warn(
+        { topic: letter.topic, partition: letter.partition, offset: letter.offset, reason: letter.reason },
+        'event dead-lettered',
+      );
     }
   }
 }

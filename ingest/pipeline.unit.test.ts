@@ -33,7 +33,12 @@ function slice(values: string[]): PartitionSlice {
   return {
     topic: topics.of('fillsArchive'),
     partition: 0,
-    messages: values.map((value, index) => ({ offset: String(100 + index), key: null, value: Buffer.from(value), headers: {} })),
+    messages: values.map((value, index) => ({
+      offset: String(100 + index),
+      key: null,
+      value: Buffer.from(value),
+      headers: {},
+    })),
   };
 }
 
@@ -47,12 +52,16 @@ function fakeStore(failure: 'bad data' | 'unreachable') {
     command: async () => {},
     ensureDatabase: async () => {},
     close: async () => {},
-    insert: async (table: string, rows: readonly Record<string, unknown>[], token?: string) => void inserted.push({ table, lines: rows.map((row) => JSON.stringify(row)), token }),
+    insert: async (table: string, rows: readonly Record<string, unknown>[], token?: string) =>
+      void inserted.push({ table, lines: rows.map((row) => JSON.stringify(row)), token }),
     insertJsonLines: async (table: string, lines: readonly string[], token?: string) => {
       if (table === 'fills' && lines.some((line) => line.includes(`"fill_id":"${txOf(13)}:`))) {
-        throw Object.assign(new Error(failure === 'bad data' ? 'Cannot parse input (simulated)' : 'connect ECONNREFUSED (simulated)'), {
-          code: failure === 'bad data' ? '117' : undefined,
-        });
+        throw Object.assign(
+          new Error(failure === 'bad data' ? 'Cannot parse input (simulated)' : 'connect ECONNREFUSED (simulated)'),
+          {
+            code: failure === 'bad data' ? '117' : undefined,
+          },
+        );
       }
       inserted.push({ table, lines, token });
     },
@@ -62,7 +71,10 @@ function fakeStore(failure: 'bad data' | 'unreachable') {
 
 function recordingProducer() {
   const sent: { topic: string; messages: readonly OutgoingMessage[] }[] = [];
-  const producer: LogProducer = { send: async (topic, messages) => void sent.push({ topic, messages }), close: async () => {} };
+  const producer: LogProducer = {
+    send: async (topic, messages) => void sent.push({ topic, messages }),
+    close: async () => {},
+  };
   return { producer, sent };
 }
 
@@ -110,7 +122,11 @@ describe('IngestPipeline.write', () => {
       const { store, inserted } = fakeStore(failure);
       const changes = new StoreChanges();
       const told: { wallets: string[]; landedBefore: number }[] = [];
-      changes.changed = (wallets) => void told.push({ wallets: [...wallets].sort(), landedBefore: inserted.filter((insert) => insert.table === 'fills').length });
+      changes.changed = (wallets) =>
+        void told.push({
+          wallets: [...wallets].sort(),
+          landedBefore: inserted.filter((insert) => insert.table === 'fills').length,
+        });
       const pipeline = pipelineWith(store, recordingProducer().producer, [], changes);
       const write = pipeline.write([pipeline.prepare(slice(values))], [rangeOf(slice(values))]);
       if (failure === 'unreachable') {
@@ -130,7 +146,9 @@ describe('IngestPipeline.write', () => {
     const { producer, sent } = recordingProducer();
     const pipeline = pipelineWith(store, producer, []);
     const values = Array.from({ length: 20 }, (_, index) => fill(index));
-    await expect(pipeline.write([pipeline.prepare(slice(values))], [rangeOf(slice(values))])).rejects.toThrow('ECONNREFUSED');
+    await expect(pipeline.write([pipeline.prepare(slice(values))], [rangeOf(slice(values))])).rejects.toThrow(
+      'ECONNREFUSED',
+    );
     expect(inserted.filter((insert) => insert.table === 'fills')).toHaveLength(0);
     expect(sent).toHaveLength(0);
   });
@@ -143,7 +161,10 @@ describe('IngestPipeline.write', () => {
     const first = slice([fill(1), fill(2)]);
     await pipeline.write([pipeline.prepare(first)], [rangeOf(first)]);
     await pipeline.write([pipeline.prepare(first)], [rangeOf(first)]);
-    const later = { ...first, messages: first.messages.map((message, index) => ({ ...message, offset: String(200 + index) })) };
+    const later = {
+      ...first,
+      messages: first.messages.map((message, index) => ({ ...message, offset: String(200 + index) })),
+    };
     await pipeline.write([pipeline.prepare(later)], [rangeOf(later)]);
     expect(tokens[0]).toBe(tokens[1]);
     expect(tokens[2]).not.toBe(tokens[0]);

@@ -119,7 +119,10 @@ export class RollupRefresher {
         rollupRefreshDuration.observe({ outcome: 'ok' }, (Date.now() - started) / 1000);
         rollupPendingBatches.set(this.pending.size);
         failures = 0;
-        log.debug({ batches: batches.length, ms: Date.now() - started, ...timings, pending: this.pending.size }, 'rollups refreshed');
+        log.debug(
+          { batches: batches.length, ms: Date.now() - started, ...timings, pending: this.pending.size },
+          'rollups refreshed',
+        );
         this.events.emit('refreshed', batches.length);
       } catch (error) {
         failures += 1;
@@ -186,7 +189,8 @@ export class RollupRefresher {
     try {
       const orphans = await orphanRollupBatches(this.options.store, olderThanSeconds);
       for (const batch of orphans) this.pending.set(batch, 'everyone');
-      if (orphans.length > 0) this.options.log.info({ batches: orphans.length }, 'recomputing rollups of batches staged by a stopped worker');
+      if (orphans.length > 0)
+        this.options.log.info({ batches: orphans.length }, 'recomputing rollups of batches staged by a stopped worker');
     } catch (error) {
       this.options.log.warn({ err: error }, 'orphan sweep failed');
     }

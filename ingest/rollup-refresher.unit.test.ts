@@ -90,7 +90,7 @@ describe('RollupRefresher tells whose rollups changed', () => {
 });
 
 describe("the worker's reads stay off the API's read sessions", () => {
-  it('counts staged keys, sweeps orphans and finds a resolution\'s holders on the background lane', async () => {
+  it("counts staged keys, sweeps orphans and finds a resolution's holders on the background lane", async () => {
     const { store, reads } = fakeStore(['left-behind']);
     const rollups = refresher(store, new StoreChanges());
     rollups.start();

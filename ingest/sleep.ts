@@ -13,7 +13,11 @@ export function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined):
  * Waits `ms`; rejects when `signal` aborts first (at once if it already has), with `abortError()`:
  * by default the signal's reason.
  */
-export function sleepOrAbort(ms: number, signal: AbortSignal | undefined, abortError: () => Error = () => signal?.reason as Error): Promise<void> {
+export function sleepOrAbort(
+  ms: number,
+  signal: AbortSignal | undefined,
+  abortError: () => Error = () => signal?.reason as Error,
+): Promise<void> {
   return timer(Math.max(0, ms), undefined, signal ? { signal } : {}).catch(() => {
     throw abortError();
   });

@@ -65,6 +65,7 @@ export async function readStateFile<S extends z.ZodType>(file: string, schema: S
     throw new StateFileError(file, `is not valid JSON (${(error as Error).message})`);
   }
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new StateFileError(file, `does not hold what it should (${describeZodError(parsed.error)})`);
+  if (!parsed.success)
+    throw new StateFileError(file, `does not hold what it should (${describeZodError(parsed.error)})`);
   return parsed.data as z.output<S>;
 }

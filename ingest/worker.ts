@@ -90,7 +90,10 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
     await rollups.stop();
     throw error;
   }
-  log.info({ topics: topics.all().length, groupId: options.groupId ?? config.kafka.groupId, log: eventLog.kind }, 'ingest worker started');
+  log.info(
+    { topics: topics.all().length, groupId: options.groupId ?? config.kafka.groupId, log: eventLog.kind },
+    'ingest worker started',
+  );
   return {
     pipeline,
     rollups,

@@ -44,7 +44,13 @@ export interface McpAuthenticationOptions {
   oauth: OAuthVerifier | null;
 }
 
-export function mcpAuthentication({ authenticator, budget, store, config, oauth }: McpAuthenticationOptions): McpAuthentication {
+export function mcpAuthentication({
+  authenticator,
+  budget,
+  store,
+  config,
+  oauth,
+}: McpAuthenticationOptions): McpAuthentication {
   const metadataUrl = protectedResourceMetadataUrl(config.mcp.publicUrl);
   const accounts = new Map<string, { account: AccountRecord | null; expiresAt: number }>();
 
@@ -88,10 +94,15 @@ export function mcpAuthentication({ authenticator, budget, store, config, oauth 
   async function sessionCaller(verifier: OAuthVerifier, token: string): Promise<Caller> {
     const verdict = await verifier.verify(token);
     if (!verdict.ok && verdict.insufficientScope) throw insufficientScope(verdict.description);
-    if (!verdict.ok) throw refusal(`The access token was refused: ${verdict.description}. Sign in again.`, verdict.description);
+    if (!verdict.ok)
+      throw refusal(`The access token was refused: ${verdict.description}. Sign in again.`, verdict.description);
     const account = await accountOf(verdict.subject);
     const planId = account && !account.deleted ? effectivePlan(account.plan, account.founder) : null;
-    if (!account || !planId) throw refusal('The access token names no account of this service. Sign in with another account.', 'unknown subject');
+    if (!account || !planId)
+      throw refusal(
+        'The access token names no account of this service. Sign in with another account.',
+        'unknown subject',
+      );
     return {
       accountId: account.accountId,
       keyId: `oauth:${verdict.clientId ?? 'session'}`,
@@ -113,7 +124,8 @@ export function mcpAuthentication({ authenticator, budget, store, config, oauth 
         throw keyRefusal;
       }
     } catch (failure) {
-      if (failure instanceof ApiError && failure.status === 401) throw (await budget.authenticationFailed(request.ip)) ?? failure;
+      if (failure instanceof ApiError && failure.status === 401)
+        throw (await budget.authenticationFailed(request.ip)) ?? failure;
       throw failure;
     }
   };

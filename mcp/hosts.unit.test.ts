@@ -13,7 +13,9 @@ describe('MCP_ALLOWED_HOSTS', () => {
   });
 
   it('a comma list replaces the default; ports are dropped; * accepts any Host; anything else is a config error', () => {
-    expect(parseConfig({ MCP_ALLOWED_HOSTS: ' MCP.example.com:443 , [::1], 127.0.0.1:8080 ' }).mcp.allowedHosts).toEqual(['mcp.example.com', '[::1]', '127.0.0.1']);
+    expect(
+      parseConfig({ MCP_ALLOWED_HOSTS: ' MCP.example.com:443 , [::1], 127.0.0.1:8080 ' }).mcp.allowedHosts,
+    ).toEqual(['mcp.example.com', '[::1]', '127.0.0.1']);
     expect(parseConfig({ MCP_ALLOWED_HOSTS: '*' }).mcp.allowedHosts).toBe('*');
     expect(() => parseConfig({ MCP_ALLOWED_HOSTS: 'a.example/path' })).toThrow(/MCP_ALLOWED_HOSTS/);
     expect(() => parseConfig({ MCP_ALLOWED_HOSTS: 'user@a.example' })).toThrow(/MCP_ALLOWED_HOSTS/);

@@ -35,7 +35,13 @@ export class OAuthVerifier {
     /** Tests may pass a local key set; production fetches (and caches) the issuer's JWKS. */
     keys?: JWTVerifyGetKey,
   ) {
-    this.#keys = keys ?? createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+    this.#keys =
+      keys ??
+      createRemoteJWKSet(new URL(settings.jwksUrl), {
+        timeoutDuration: 5000,
+        cooldownDuration: 30_000,
+        cacheMaxAge: 600_000,
+      });
   }
 
   /** An API key is `tak_…`; a JWT is three base64url segments. */
@@ -52,9 +58,20 @@ export class OAuthVerifier {
         clockTolerance: this.settings.clockToleranceSeconds,
         requiredClaims: ['sub', 'exp'],
       });
-      const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : Array.isArray(payload.scp) ? payload.scp.map(String) : [];
-      if (!scopes.includes(this.settings.scope)) return { ok: false, insufficientScope: true, description: `the token lacks the scope ${this.settings.scope}` };
-      const clientId = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : null;
+      const scopes =
+        typeof payload.scope === 'string'
+          ? payload.scope.split(' ')
+          : Array.isArray(payload.scp)
+            ? payload.scp.map(String)
+            : [];
+      if (!scopes.includes(this.settings.scope))
+        return { ok: false, insufficientScope: true, description: `the token lacks the scope ${this.settings.scope}` };
+      const clientId =
+        typeof payload.client_id === 'string'
+          ? payload.client_id
+          : typeof payload.azp === 'string'
+            ? payload.azp
+            : null;
       return { ok: true, subject: payload.sub!, clientId };
     } catch (failure) {
       return { ok: false, description: describeFailure(failure) };
@@ -75,8 +92,10 @@ export class OAuthVerifier {
 
 function describeFailure(failure: unknown): string {
   if (failure instanceof joseErrors.JWTExpired) return 'the token has expired';
-  if (failure instanceof joseErrors.JWTClaimValidationFailed) return `the token's ${failure.claim} claim is not accepted here`;
-  if (failure instanceof joseErrors.JWSSignatureVerificationFailed || failure instanceof joseErrors.JWKSNoMatchingKey) return 'the token is not signed by the issuer';
+  if (failure instanceof joseErrors.JWTClaimValidationFailed)
+    return `the token's ${failure.claim} claim is not accepted here`;
+  if (failure instanceof joseErrors.JWSSignatureVerificationFailed || failure instanceof joseErrors.JWKSNoMatchingKey)
+    return 'the token is not signed by the issuer';
   if (failure instanceof joseErrors.JOSEError) return 'the token is not a valid access token';
   return 'the token could not be verified';
 }

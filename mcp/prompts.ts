@@ -39,7 +39,12 @@ export function registerPrompts(server: McpServer, config: Config): void {
       title: 'Crack this trader',
       description:
         "A guided investigation of one trader: plan and budget, career card, ranked markets, the revealing few markets' statistics, a verdict, an optional chart; with the rules for which profit figure to quote.",
-      argsSchema: z.object({ trader: z.string().max(ARGUMENT_MAX_CHARS).describe('The trader: a 0x wallet, a profile URL of the upstream provider, or a display name.') }),
+      argsSchema: z.object({
+        trader: z
+          .string()
+          .max(ARGUMENT_MAX_CHARS)
+          .describe('The trader: a 0x wallet, a profile URL of the upstream provider, or a display name.'),
+      }),
     },
     ({ trader }) => ({
       description: `Investigate ${trader}`,

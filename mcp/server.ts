@@ -19,7 +19,12 @@
  * http.bodyLimitBytes: 413) → the SDK. Connecting, discovery, tools/list, prompts/list, resources/* and
  * prompts/get are free; each tools/call is one call of the budget, admitted inside the tool.
  */
-import { createMcpHandler, isLegacyRequest, McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../operations/auth.ts';
 import type { RouteContext } from '../operations/context.ts';
@@ -96,7 +101,13 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
   const tools = buildTools(config);
   const instructions = serverInstructions();
   const oauth = config.mcp.oauth ? new OAuthVerifier(config.mcp.oauth) : null;
-  const authenticate = mcpAuthentication({ authenticator: options.authenticator, budget: context.budget, store: context.store, config, oauth });
+  const authenticate = mcpAuthentication({
+    authenticator: options.authenticator,
+    budget: context.budget,
+    store: context.store,
+    config,
+    oauth,
+  });
   const origin = new URL(config.mcp.publicUrl).origin;
 
   // The caller of each exchange, by its Fetch API request (the modern entry hands that very request to the factory).
@@ -118,7 +129,10 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
   /** 2025-11-25 / 2025-06-18: one stateless transport and server per request, plain JSON answers. */
   async function serveLegacy(web: Request, session: McpSession, parsedBody: unknown): Promise<Response> {
     const server = createMcpServer(session, tools, instructions);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     try {
       await server.connect(transport);
       return await transport.handleRequest(web, { parsedBody });
@@ -135,7 +149,10 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
     scope.addHook('onRequest', async (request, reply) => {
       const check = hostAllowed(config, request);
       if (check.allowed) return;
-      log.warn({ host: check.host, address: request.ip }, 'MCP request with a Host that is not allowed (DNS-rebinding protection)');
+      log.warn(
+        { host: check.host, address: request.ip },
+        'MCP request with a Host that is not allowed (DNS-rebinding protection)',
+      );
       return reply.code(403).send(jsonRpcError(-32000, `Invalid Host header: ${check.host.slice(0, 200) || '(none)'}`));
     });
 
@@ -151,7 +168,13 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
       async (request, reply) => {
         const exchange = new AbortController();
         reply.raw.once('close', () => exchange.abort());
-        const session: McpSession = { context, caller: request.caller!, address: request.ip, signal: exchange.signal, log };
+        const session: McpSession = {
+          context,
+          caller: request.caller!,
+          address: request.ip,
+          signal: exchange.signal,
+          log,
+        };
         const web = webRequestOf(request, origin, exchange.signal);
         reply.hijack();
         try {
@@ -166,7 +189,9 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
         } catch (failure) {
           log.error({ err: failure }, 'MCP request failed');
           if (!reply.raw.headersSent && !reply.raw.destroyed) {
-            reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
+            reply.raw
+              .writeHead(500, { 'content-type': 'application/json' })
+              .end(JSON.stringify(jsonRpcError(-32603, 'Internal server error')));
           }
         }
       },
@@ -177,7 +202,8 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
       const metadataPath = new URL(protectedResourceMetadataUrl(config.mcp.publicUrl)).pathname;
       const metadata = async () => oauth.metadata();
       scope.get(metadataPath, { schema: { hide: true } }, metadata);
-      if (metadataPath !== '/.well-known/oauth-protected-resource') scope.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, metadata);
+      if (metadataPath !== '/.well-known/oauth-protected-resource')
+        scope.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, metadata);
     }
     scope.delete(config.mcp.path, { schema: { hide: true } }, methodNotAllowed);
   });

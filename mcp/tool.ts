@@ -72,9 +72,13 @@ function listedOutputSchema<Output extends z.ZodObject>(output: Output): Output 
 
 /** The output-side JSON Schema (draft 2020-12, the dialect the 2.x SDK lists every schema in) of a zod schema, to nest in another. */
 function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as Record<
+    string,
+    unknown
+  >;
   // Nested, a definition would no longer resolve; the response schemas have none (every part inlined).
-  if ('definitions' in json || '$defs' in json) throw new Error('an MCP output schema with definitions cannot be nested');
+  if ('definitions' in json || '$defs' in json)
+    throw new Error('an MCP output schema with definitions cannot be nested');
   return withoutClosedTupleItems(json) as Record<string, unknown>;
 }
 
@@ -88,11 +92,15 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 function withoutClosedTupleItems(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutClosedTupleItems);
   if (node === null || typeof node !== 'object') return node;
-  const entries = Object.entries(node).filter(([key, value]) => !(key === 'items' && value === false && 'prefixItems' in node && 'maxItems' in node));
+  const entries = Object.entries(node).filter(
+    ([key, value]) => !(key === 'items' && value === false && 'prefixItems' in node && 'maxItems' in node),
+  );
   return Object.fromEntries(entries.map(([key, value]) => [key, withoutClosedTupleItems(value)]));
 }
 
-export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject>(definition: ToolDefinition<Input, Output>): Tool {
+export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject>(
+  definition: ToolDefinition<Input, Output>,
+): Tool {
   const outputSchema = listedOutputSchema(definition.output);
   return {
     name: definition.name,
@@ -108,7 +116,13 @@ export function defineTool<Input extends z.ZodObject, Output extends z.ZodObject
           outputSchema,
           // Reads only, of this service's own archive; the same arguments give the same answer (a call
           // spends one request of the budget, which is metering, not an effect on the data).
-          annotations: { title: definition.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+          annotations: {
+            title: definition.title,
+            readOnlyHint: true,
+            destructiveHint: false,
+            idempotentHint: true,
+            openWorldHint: false,
+          },
           ...(definition.meta ? { _meta: definition.meta } : {}),
         },
         (args, context) => runTool(definition, session, args as z.output<Input>, context.mcpReq.signal),

@@ -41,8 +41,12 @@ export async function registerHttpMetrics(app: FastifyInstance): Promise<void> {
       },
     },
   });
-  app.get('/metrics', { schema: { hide: true }, config: { disableMetrics: true }, logLevel: 'warn' }, async (_request, reply) => {
-    const { contentType, body } = await exposition([appRegistry]);
-    return reply.type(contentType).send(body);
-  });
+  app.get(
+    '/metrics',
+    { schema: { hide: true }, config: { disableMetrics: true }, logLevel: 'warn' },
+    async (_request, reply) => {
+      const { contentType, body } = await exposition([appRegistry]);
+      return reply.type(contentType).send(body);
+    },
+  );
 }

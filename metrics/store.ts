@@ -12,7 +12,8 @@ const MAX_READ_NAMES = 200;
 const readNames = new Map<string, string>();
 
 /** Frames of these files are plumbing between the read function and the store, not the read (a bundle, or a read through the caches, is named after the read function). */
-const PLUMBING = /[\\/](metrics[\\/]store|projections[\\/]store|projections[\\/]bundle|projections[\\/]read-cache|projections[\\/]cached-reads)\.[cm]?[jt]s:/;
+const PLUMBING =
+  /[\\/](metrics[\\/]store|projections[\\/]store|projections[\\/]bundle|projections[\\/]read-cache|projections[\\/]cached-reads)\.[cm]?[jt]s:/;
 const FRAME = /^\s*at (?:async )?([\w$.<>]+) \((.+)\)$/;
 
 function nameFromStack(): string {
@@ -53,7 +54,11 @@ export function instrumentStore(store: Store): Store {
     ...store,
     database: store.database,
     kind: store.kind,
-    query<Row>(sql: string, params?: Parameters<Store['query']>[1], options?: Parameters<Store['query']>[2]): Promise<Row[]> {
+    query<Row>(
+      sql: string,
+      params?: Parameters<Store['query']>[1],
+      options?: Parameters<Store['query']>[2],
+    ): Promise<Row[]> {
       const read = readNameOf(sql);
       const end = storeQueryDuration.startTimer({ read });
       return store.query<Row>(sql, params, options).then(

@@ -48,7 +48,9 @@ export class Authenticator {
   #refusal(query: unknown): ApiError {
     const inQuery = typeof query === 'object' && query !== null && QUERY_KEY_NAMES.some((name) => name in query);
     return inQuery
-      ? errors.unauthorized('API keys are never accepted in the query string: send the key as "Authorization: Bearer <API_KEY>".')
+      ? errors.unauthorized(
+          'API keys are never accepted in the query string: send the key as "Authorization: Bearer <API_KEY>".',
+        )
       : errors.unauthorized();
   }
 

@@ -118,7 +118,10 @@ export function traderOf(call: AdmittedCall | null): Trader {
  * `{trader}` → its wallet, without the store for a 0x wallet or profile URL (the name is then still to
  * be read), with one lookup for a display name; or the refusal: `400 invalid_wallet`, `404 trader_not_found`.
  */
-async function locateTrader(store: Store, identifier: string): Promise<{ wallet: string; name: string | null } | ApiError> {
+async function locateTrader(
+  store: Store,
+  identifier: string,
+): Promise<{ wallet: string; name: string | null } | ApiError> {
   const parsed = parseTraderIdentifier(identifier);
   if (parsed.kind === 'invalid_wallet') return errors.invalidWallet(parsed.input);
   if (parsed.kind === 'wallet') return { wallet: parsed.wallet, name: null };

@@ -12,8 +12,19 @@ import { InFlightLimiter } from './gates/in-flight.ts';
 const config = parseConfig({});
 const ALICE = `0x${'a1'.repeat(20)}`;
 const BOB = `0x${'b2'.repeat(20)}`;
-const USAGE = { window: { tokens_remaining: 1, rpm_used: 1 }, day: { requests: 1, cap: 50 }, month: { requests: 0, cap: 0 } };
-const caller: Caller = { accountId: 'acct', keyId: 'k', label: 'l', last4: 'abcd', planId: 'basic', limits: config.plans.basic };
+const USAGE = {
+  window: { tokens_remaining: 1, rpm_used: 1 },
+  day: { requests: 1, cap: 50 },
+  month: { requests: 0, cap: 0 },
+};
+const caller: Caller = {
+  accountId: 'acct',
+  keyId: 'k',
+  label: 'l',
+  last4: 'abcd',
+  planId: 'basic',
+  limits: config.plans.basic,
+};
 
 /** A store that knows the current names of a few wallets, and records what it was asked. */
 function namesStore(names: Record<string, string>, failNameReads = false) {
@@ -66,19 +77,31 @@ describe('admitCall', () => {
   it('parses a wallet or profile URL without a lookup, counts it lower-cased, then reads its name', async () => {
     const { store, asked } = namesStore({ [ALICE]: 'Alice' });
     const { budget, calls } = recordingBudget();
-    const admitted = await admitCall(context(store, budget), caller, { address: '1.2.3.4', trader: ALICE.toUpperCase().replace('0X', '0x'), heavy: false });
+    const admitted = await admitCall(context(store, budget), caller, {
+      address: '1.2.3.4',
+      trader: ALICE.toUpperCase().replace('0X', '0x'),
+      heavy: false,
+    });
     expect(calls).toEqual([{ address: '1.2.3.4', wallet: ALICE, heavy: false }]);
     expect(admitted.trader).toEqual({ wallet: ALICE, name: 'Alice' });
     expect(admitted.traderRefusal).toBeNull();
     expect(asked).toEqual([{ wallet: ALICE }]);
-    const viaUrl = await admitCall(context(store, budget), caller, { address: '1.2.3.4', trader: `https://polymarket.com/profile/${ALICE}`, heavy: false });
+    const viaUrl = await admitCall(context(store, budget), caller, {
+      address: '1.2.3.4',
+      trader: `https://polymarket.com/profile/${ALICE}`,
+      heavy: false,
+    });
     expect(viaUrl.trader).toEqual({ wallet: ALICE, name: 'Alice' });
   });
 
   it('looks a display name up before the gates (it has no wallet until then)', async () => {
     const { store } = namesStore({ [BOB]: 'Bob Trades' });
     const { budget, calls } = recordingBudget();
-    const admitted = await admitCall(context(store, budget), caller, { address: 'a', trader: 'bob trades', heavy: true });
+    const admitted = await admitCall(context(store, budget), caller, {
+      address: 'a',
+      trader: 'bob trades',
+      heavy: true,
+    });
     expect(calls).toEqual([{ address: 'a', wallet: BOB, heavy: true }]);
     expect(admitted.trader).toEqual({ wallet: BOB, name: 'Bob Trades' });
   });
@@ -88,7 +111,11 @@ describe('admitCall', () => {
     const { budget, calls } = recordingBudget();
     const badWallet = await admitCall(context(store, budget), caller, { address: 'a', trader: '0x1234', heavy: false });
     expect(badWallet.traderRefusal).toMatchObject({ status: 400, code: 'invalid_wallet' });
-    const unknownName = await admitCall(context(store, budget), caller, { address: 'a', trader: 'nobody', heavy: false });
+    const unknownName = await admitCall(context(store, budget), caller, {
+      address: 'a',
+      trader: 'nobody',
+      heavy: false,
+    });
     expect(unknownName.traderRefusal).toMatchObject({ status: 404, code: 'trader_not_found' });
     expect(calls.map((call) => call.wallet)).toEqual([null, null]);
     expect(() => traderOf(badWallet)).toThrow(ApiError);
@@ -108,11 +135,21 @@ describe('admitCall', () => {
     const early = recordingBudget();
     const gone = new AbortController();
     gone.abort();
-    await admitCall(context(store, early.budget), caller, { address: 'a', trader: ALICE, heavy: true, signal: gone.signal });
+    await admitCall(context(store, early.budget), caller, {
+      address: 'a',
+      trader: ALICE,
+      heavy: true,
+      signal: gone.signal,
+    });
     expect(early.releases()).toBe(1);
     const late = recordingBudget();
     const connection = new AbortController();
-    await admitCall(context(store, late.budget), caller, { address: 'a', trader: ALICE, heavy: true, signal: connection.signal });
+    await admitCall(context(store, late.budget), caller, {
+      address: 'a',
+      trader: ALICE,
+      heavy: true,
+      signal: connection.signal,
+    });
     expect(late.releases()).toBe(0);
     connection.abort();
     expect(late.releases()).toBe(1);
@@ -121,7 +158,9 @@ describe('admitCall', () => {
   it('releases the admission when reading the name fails after it', async () => {
     const { store } = namesStore({}, true);
     const { budget, releases } = recordingBudget();
-    await expect(admitCall(context(store, budget), caller, { address: 'a', trader: ALICE, heavy: true })).rejects.toThrow('store down');
+    await expect(
+      admitCall(context(store, budget), caller, { address: 'a', trader: ALICE, heavy: true }),
+    ).rejects.toThrow('store down');
     expect(releases()).toBe(1);
   });
 });
@@ -132,7 +171,10 @@ describe('resolveTrader and traderOf', () => {
     expect(await resolveTrader(store, ALICE)).toEqual({ wallet: ALICE, name: 'Alice' });
     expect(await resolveTrader(store, BOB)).toEqual({ wallet: BOB, name: '' });
     expect(await resolveTrader(store, 'ALICE')).toEqual({ wallet: ALICE, name: 'Alice' });
-    await expect(resolveTrader(store, `0x${'a'.repeat(39)}`)).rejects.toMatchObject({ status: 400, code: 'invalid_wallet' });
+    await expect(resolveTrader(store, `0x${'a'.repeat(39)}`)).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_wallet',
+    });
     await expect(resolveTrader(store, 'Carol')).rejects.toMatchObject({ status: 404, code: 'trader_not_found' });
   });
 

@@ -56,7 +56,9 @@ describe('cursors', () => {
     const [payload, tag] = genuine.split('.') as [string, string];
     const flipped = `${tag.slice(0, -2)}${tag.at(-2) === 'A' ? 'B' : 'A'}${tag.at(-1)}`;
     expect(codec.decode(`${payload}.${flipped}`, '0xabc')).toBeUndefined();
-    expect(codec.decode(pageCodec(new Cursors('another-secret-of-sixteen+')).encode('0xabc', { ts: 5, id: 'x' }), '0xabc')).toBeUndefined();
+    expect(
+      codec.decode(pageCodec(new Cursors('another-secret-of-sixteen+')).encode('0xabc', { ts: 5, id: 'x' }), '0xabc'),
+    ).toBeUndefined();
     const altered = Buffer.from(JSON.stringify(['things', '0xabc', [6, 'x']]), 'utf8').toString('base64url');
     expect(codec.decode(`${altered}.${tag}`, '0xabc')).toBeUndefined();
   });
@@ -69,15 +71,32 @@ describe('cursors', () => {
   });
 
   it('refuses what cannot be decoded, or decodes to the wrong shape, with 400 bad_cursor', () => {
-    for (const garbage of ['not-a-cursor', 'abc.def', `${'a'.repeat(10)}.${'b'.repeat(21)}`, '!!!.aaaaaaaaaaaaaaaaaaaaaa']) {
+    for (const garbage of [
+      'not-a-cursor',
+      'abc.def',
+      `${'a'.repeat(10)}.${'b'.repeat(21)}`,
+      '!!!.aaaaaaaaaaaaaaaaaaaaaa',
+    ]) {
       expect(refusal(() => codec.decode(garbage, '0xabc'))).toEqual({ status: 400, code: 'bad_cursor' });
     }
     // Well-signed, but not JSON / not an envelope / items that fail the endpoint's schema.
     const notJson = Buffer.from('{{{', 'utf8').toString('base64url');
     const notJsonTag = createHmac('sha256', SECRET).update(notJson).digest().subarray(0, 16).toString('base64url');
-    expect(refusal(() => codec.decode(`${notJson}.${notJsonTag}`, '0xabc'))).toEqual({ status: 400, code: 'bad_cursor' });
-    expect(refusal(() => codec.decode(token({ endpoint: 'things' }), '0xabc'))).toEqual({ status: 400, code: 'bad_cursor' });
-    expect(refusal(() => codec.decode(token(['things', '0xabc', [-1, 'x']]), '0xabc'))).toEqual({ status: 400, code: 'bad_cursor' });
-    expect(refusal(() => codec.decode(token(['things', '0xabc', [5, 'x'.repeat(21)]]), '0xabc'))).toEqual({ status: 400, code: 'bad_cursor' });
+    expect(refusal(() => codec.decode(`${notJson}.${notJsonTag}`, '0xabc'))).toEqual({
+      status: 400,
+      code: 'bad_cursor',
+    });
+    expect(refusal(() => codec.decode(token({ endpoint: 'things' }), '0xabc'))).toEqual({
+      status: 400,
+      code: 'bad_cursor',
+    });
+    expect(refusal(() => codec.decode(token(['things', '0xabc', [-1, 'x']]), '0xabc'))).toEqual({
+      status: 400,
+      code: 'bad_cursor',
+    });
+    expect(refusal(() => codec.decode(token(['things', '0xabc', [5, 'x'.repeat(21)]]), '0xabc'))).toEqual({
+      status: 400,
+      code: 'bad_cursor',
+    });
   });
 });

@@ -6,13 +6,20 @@ import { traderOf, type Call, type RouteContext } from './context.ts';
 import { errors } from './errors.ts';
 
 export const pnlSeriesQuerySchema = z.object({
-  window: z.enum(EQUITY_WINDOWS).optional().meta({ description: 'One of 24h, 7d, 30d, ytd, 1y, all (default all). Any other value is 422.', default: 'all' }),
+  window: z
+    .enum(EQUITY_WINDOWS)
+    .optional()
+    .meta({ description: 'One of 24h, 7d, 30d, ytd, 1y, all (default all). Any other value is 422.', default: 'all' }),
 });
 
 export const pnlSeriesSchema = z.object({ trader: traderSchema, ...equitySeriesSchema.shape });
 
 /** get_pnl_series: the upstream provider's equity curve of the call's trader; 503 upstream_offline when the provider is down. */
-export async function getPnlSeries(context: RouteContext, call: Call, query: z.infer<typeof pnlSeriesQuerySchema>): Promise<z.infer<typeof pnlSeriesSchema>> {
+export async function getPnlSeries(
+  context: RouteContext,
+  call: Call,
+  query: z.infer<typeof pnlSeriesQuerySchema>,
+): Promise<z.infer<typeof pnlSeriesSchema>> {
   const trader = traderOf(call.admitted);
   const series = await readEquitySeries(context.store, trader.wallet, query.window ?? 'all', {
     nowSeconds: context.now(),

@@ -31,21 +31,51 @@ export const errors = {
   unauthorized: (message = 'A valid API key is required: send it as "Authorization: Bearer <API_KEY>".') =>
     new ApiError(401, 'unauthorized', message, {}, { 'WWW-Authenticate': 'Bearer realm="agent-api"' }),
   invalidWallet: (input: string) =>
-    new ApiError(400, 'invalid_wallet', `"${truncate(input)}" starts with 0x but is not a wallet: a wallet is 0x followed by exactly 40 hex characters.`),
+    new ApiError(
+      400,
+      'invalid_wallet',
+      `"${truncate(input)}" starts with 0x but is not a wallet: a wallet is 0x followed by exactly 40 hex characters.`,
+    ),
   invalidConditionId: (input: string) =>
-    new ApiError(400, 'invalid_condition_id', `"${truncate(input)}" is not a market id: a condition_id is 0x followed by exactly 64 hex characters.`),
+    new ApiError(
+      400,
+      'invalid_condition_id',
+      `"${truncate(input)}" is not a market id: a condition_id is 0x followed by exactly 64 hex characters.`,
+    ),
   traderNotFound: (name: string) =>
-    new ApiError(404, 'trader_not_found', `No trader is known by the name "${truncate(name)}". Try the 0x wallet or the profile URL.`),
+    new ApiError(
+      404,
+      'trader_not_found',
+      `No trader is known by the name "${truncate(name)}". Try the 0x wallet or the profile URL.`,
+    ),
   marketNotFound: (conditionId: string) =>
-    new ApiError(404, 'market_not_found', `Market ${conditionId} is unknown, or this trader never traded it. Market ids come from the markets list or top-markets.`),
-  badCursor: () => new ApiError(400, 'bad_cursor', 'The cursor is malformed or belongs to another endpoint. Start again without a cursor.'),
+    new ApiError(
+      404,
+      'market_not_found',
+      `Market ${conditionId} is unknown, or this trader never traded it. Market ids come from the markets list or top-markets.`,
+    ),
+  badCursor: () =>
+    new ApiError(
+      400,
+      'bad_cursor',
+      'The cursor is malformed or belongs to another endpoint. Start again without a cursor.',
+    ),
   badLimit: () => new ApiError(400, 'bad_limit', 'limit must be at least 1.'),
   upstreamOffline: () =>
-    new ApiError(503, 'upstream_offline', 'The upstream provider is offline, so its profit curve is unavailable right now. Try again later; the trader card still serves the archive figures.', {
-      status: 'upstream_offline',
-    }),
+    new ApiError(
+      503,
+      'upstream_offline',
+      'The upstream provider is offline, so its profit curve is unavailable right now. Try again later; the trader card still serves the archive figures.',
+      {
+        status: 'upstream_offline',
+      },
+    ),
   queryTimeout: () =>
-    new ApiError(504, 'query_timeout', 'The query took too long (this account has very many markets). Ask for fewer rows (a smaller n or limit) and try again.'),
+    new ApiError(
+      504,
+      'query_timeout',
+      'The query took too long (this account has very many markets). Ask for fewer rows (a smaller n or limit) and try again.',
+    ),
   /** Transient: the token bucket or the rolling minute is spent. */
   rateLimited: (limits: PlanLimits, retryAfterSeconds: number) =>
     new ApiError(
@@ -100,7 +130,9 @@ export const errors = {
       403,
       'wallet_quota',
       `${limits.name} reads ${limits.distinctWalletsPerDay} distinct traders per UTC day and today's are used (repeat reads of them stay free). ${
-        next ? `Upgrade to ${next.name} for ${next.distinctWalletsPerDay < 0 ? 'unlimited' : next.distinctWalletsPerDay} trader lookups, or wait` : 'Wait'
+        next
+          ? `Upgrade to ${next.name} for ${next.distinctWalletsPerDay < 0 ? 'unlimited' : next.distinctWalletsPerDay} trader lookups, or wait`
+          : 'Wait'
       } for the reset at midnight UTC (${resetsAt}).`,
       { used, limit: limits.distinctWalletsPerDay, resets_at: resetsAt },
     ),
@@ -110,7 +142,9 @@ export const errors = {
       403,
       'depth_gated',
       `${limits.name} reaches a trader's ${limits.historyDepth} most recent markets, and this market is older.${
-        next ? ` Upgrade to ${next.name} for ${next.historyDepth < 0 ? 'the full history' : `the ${next.historyDepth} most recent`}.` : ''
+        next
+          ? ` Upgrade to ${next.name} for ${next.historyDepth < 0 ? 'the full history' : `the ${next.historyDepth} most recent`}.`
+          : ''
       }`,
     ),
   /** Credential matter: too many failed authentications from this address. */
@@ -123,8 +157,10 @@ export const errors = {
       { 'Retry-After': String(retryAfterSeconds) },
     ),
   /** A failure on our side (5xx): the body is opaque, the cause is logged. */
-  internal: () => new ApiError(500, 'internal', 'Something went wrong on our side. Try again; if it persists, report it.'),
-  notFound: (path: string) => new ApiError(404, 'not_found', `There is no endpoint ${truncate(path)}. See /api/agent/v1/openapi.json.`),
+  internal: () =>
+    new ApiError(500, 'internal', 'Something went wrong on our side. Try again; if it persists, report it.'),
+  notFound: (path: string) =>
+    new ApiError(404, 'not_found', `There is no endpoint ${truncate(path)}. See /api/agent/v1/openapi.json.`),
 };
 
 /**
@@ -132,7 +168,11 @@ export const errors = {
  * `504 query_timeout`, anything else as an opaque `500 internal` whose cause is logged (never sent).
  * `where` names the call in the log (`{url}` on REST, `{tool}` on MCP).
  */
-export function toApiError(failure: unknown, log: Pick<Logger, 'warn' | 'error'>, where: Record<string, unknown>): ApiError {
+export function toApiError(
+  failure: unknown,
+  log: Pick<Logger, 'warn' | 'error'>,
+  where: Record<string, unknown>,
+): ApiError {
   if (failure instanceof ApiError) {
     if (failure.status >= 500) log.warn({ code: failure.code, ...where }, failure.message);
     return failure;
@@ -143,7 +183,10 @@ export function toApiError(failure: unknown, log: Pick<Logger, 'warn' | 'error'>
   }
   if (failure instanceof ResponseSchemaError) {
     // Our bug, not the caller's: the opaque 500, and the route (or tool) with each offending path and value in the log.
-    log.error({ route: failure.route, ...where, mismatches: failure.mismatches }, 'the answer does not match its response schema');
+    log.error(
+      { route: failure.route, ...where, mismatches: failure.mismatches },
+      'the answer does not match its response schema',
+    );
     return errors.internal();
   }
   log.error({ err: failure, ...where }, 'call failed');
@@ -178,7 +221,9 @@ export const validationErrorSchema = z
   .object({
     detail: z.array(
       z.object({
-        loc: z.array(z.union([z.string(), z.int()])).meta({ description: 'Where the invalid value is, e.g. ["query", "limit"].' }),
+        loc: z
+          .array(z.union([z.string(), z.int()]))
+          .meta({ description: 'Where the invalid value is, e.g. ["query", "limit"].' }),
         msg: z.string(),
         type: z.string(),
         input: z.unknown().optional(),

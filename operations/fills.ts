@@ -9,7 +9,10 @@ import { limitParameter, pageLimit, queryCursor, queryEpochSeconds } from './par
 export const fillsPageSchema = z.object({
   trader: traderSchema,
   fills: z.array(traderFillSchema),
-  next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end (for now).' }),
+  next_cursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'Pass back as cursor for the next page; null at the end (for now).' }),
 });
 
 /** Query of the fills endpoint (REST) and the parameters of get_recent_fills (MCP) beside `trader`. */
@@ -29,7 +32,11 @@ const fillCursor = (context: RouteContext) =>
   );
 
 /** get_recent_fills: one chronological page of the call's trader's fills across markets (clamped to the visible set). */
-export async function getRecentFills(context: RouteContext, call: Call, query: z.infer<ReturnType<typeof fillsQuerySchema>>): Promise<z.infer<typeof fillsPageSchema>> {
+export async function getRecentFills(
+  context: RouteContext,
+  call: Call,
+  query: z.infer<ReturnType<typeof fillsQuerySchema>>,
+): Promise<z.infer<typeof fillsPageSchema>> {
   const limit = pageLimit(query.limit, context.config.api.fills);
   const trader = traderOf(call.admitted);
   const cursor = fillCursor(context);

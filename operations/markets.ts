@@ -5,7 +5,12 @@
 import { z } from 'zod';
 import { readMarketAccess } from '../projections/market-access.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
-import { marketHeaderSchema, type MarketListPosition, marketRowSchema, marketSummarySchema } from '../projections/market-schemas.ts';
+import {
+  marketHeaderSchema,
+  type MarketListPosition,
+  marketRowSchema,
+  marketSummarySchema,
+} from '../projections/market-schemas.ts';
 import { readMarketSummary } from '../projections/market-summary.ts';
 import { readTopMarkets } from '../projections/top-markets.ts';
 import { traderSchema } from '../projections/traders.ts';
@@ -31,10 +36,17 @@ export const topMarketsSchema = z.object({
   note: z.string(),
 });
 
-export const marketSummaryResponseSchema = z.object({ market: marketHeaderSchema, summary: marketSummarySchema, trader: traderSchema });
+export const marketSummaryResponseSchema = z.object({
+  market: marketHeaderSchema,
+  summary: marketSummarySchema,
+  trader: traderSchema,
+});
 
 export const marketParamsSchema = traderParamsSchema.extend({
-  condition_id: z.string().meta({ description: 'Market id: 0x + 64 hex (from the markets list or top-markets). Anything else is 400 invalid_condition_id.' }),
+  condition_id: z.string().meta({
+    description:
+      'Market id: 0x + 64 hex (from the markets list or top-markets). Anything else is 400 invalid_condition_id.',
+  }),
 });
 
 /** The depth wall of the market-scoped routes (summary, chart, raw ticks, tape), for their descriptions. */
@@ -42,12 +54,15 @@ export const marketDepthWall = (depth: number): string =>
   `only the trader's ${depth} most recent markets (the markets list's order) can be read; an older market the trader traded is 403 depth_gated (a plan wall: do not retry, relay the message).`;
 
 /** Query of the markets list (REST) and the parameters of list_trader_markets (MCP) beside `trader`. */
-export const marketListQuerySchema = (config: Config) => z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') });
+export const marketListQuerySchema = (config: Config) =>
+  z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') });
 
 /** Query of top-markets (REST) and the parameters of get_top_markets (MCP) beside `trader`. */
 export const topMarketsQuerySchema = ({ api: { topMarkets } }: Config) =>
   z.object({
-    n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, { default: topMarkets.defaultN }).optional(),
+    n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, {
+      default: topMarkets.defaultN,
+    }).optional(),
   });
 
 const marketCursor = (context: RouteContext) =>
@@ -68,23 +83,40 @@ export async function listTraderMarkets(
   const trader = traderOf(call.admitted);
   const cursor = marketCursor(context);
   const after = cursor.decode(query.cursor, trader.wallet);
-  const page = await readTraderMarkets(context.store, trader.wallet, { after, limit, historyDepth: call.caller.limits.historyDepth });
+  const page = await readTraderMarkets(context.store, trader.wallet, {
+    after,
+    limit,
+    historyDepth: call.caller.limits.historyDepth,
+  });
   return { trader, markets: page.markets, next_cursor: page.next ? cursor.encode(trader.wallet, page.next) : null };
 }
 
 /** get_top_markets: the four ranked slices, n rows each (clamped), within the visible set. */
-export async function getTopMarkets(context: RouteContext, call: Call, query: z.infer<ReturnType<typeof topMarketsQuerySchema>>): Promise<z.infer<typeof topMarketsSchema>> {
+export async function getTopMarkets(
+  context: RouteContext,
+  call: Call,
+  query: z.infer<ReturnType<typeof topMarketsQuerySchema>>,
+): Promise<z.infer<typeof topMarketsSchema>> {
   const { topMarkets } = context.config.api;
   const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, query.n ?? topMarkets.defaultN));
   const trader = traderOf(call.admitted);
-  return { trader, ...(await readTopMarkets(context.store, trader.wallet, n, { historyDepth: call.caller.limits.historyDepth })) };
+  return {
+    trader,
+    ...(await readTopMarkets(context.store, trader.wallet, n, { historyDepth: call.caller.limits.historyDepth })),
+  };
 }
 
 /** get_market_summary: one market's statistics for the call's trader, past the history wall. */
-export async function getMarketSummary(context: RouteContext, call: Call, params: { condition_id: string }): Promise<z.infer<typeof marketSummaryResponseSchema>> {
+export async function getMarketSummary(
+  context: RouteContext,
+  call: Call,
+  params: { condition_id: string },
+): Promise<z.infer<typeof marketSummaryResponseSchema>> {
   const conditionId = parseConditionId(params.condition_id);
   const trader = traderOf(call.admitted);
-  const detail = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readMarketSummary(context.store, trader.wallet, conditionId));
+  const detail = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
+    readMarketSummary(context.store, trader.wallet, conditionId),
+  );
   return { market: detail.market, summary: detail.summary, trader };
 }
 

@@ -10,8 +10,12 @@ export const meSchema = z.object({
     rps: z.number().meta({ description: 'Sustained requests per second (token bucket refill).' }),
     burst: z.int().meta({ description: 'Requests that may be sent at once (bucket size).' }),
     rpm: z.number().meta({ description: 'Rolling 60-second ceiling, burst spend included.' }),
-    daily_requests: z.int().meta({ description: 'Calls per UTC day; 0 when the daily window does not govern (Pro, Max).' }),
-    monthly_requests: z.int().meta({ description: 'Calls per calendar month; 0 when the monthly window does not govern (Basic).' }),
+    daily_requests: z
+      .int()
+      .meta({ description: 'Calls per UTC day; 0 when the daily window does not govern (Pro, Max).' }),
+    monthly_requests: z
+      .int()
+      .meta({ description: 'Calls per calendar month; 0 when the monthly window does not govern (Basic).' }),
     max_keys: z.int(),
     live_slots: z.int(),
     history_depth: z.int().meta({ description: 'Most-recent markets visible per trader; -1 means unlimited.' }),
@@ -21,7 +25,10 @@ export const meSchema = z.object({
     day: z.object({ requests: z.int(), cap: z.int() }),
     month: z.object({ requests: z.int(), cap: z.int() }),
   }),
-  key: z.object({ label: z.string(), last4: z.string().meta({ description: 'Last four characters of the calling key.' }) }),
+  key: z.object({
+    label: z.string(),
+    last4: z.string().meta({ description: 'Last four characters of the calling key.' }),
+  }),
 });
 export type Me = z.infer<typeof meSchema>;
 

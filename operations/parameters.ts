@@ -28,13 +28,17 @@ export const queryEpochSeconds = (description: string) =>
     `${description} Epoch seconds (an integer). The store holds 0..${MAX_EPOCH_SECONDS}: an earlier time means the first second; a start after the last second selects nothing, an end after it means the last second.`,
   );
 /** A number query parameter; beyond ±2^53 is 422 (no threshold means anything there, and the store refuses such literals). */
-export const queryNumber = (description: string, bounds: { minimum?: number; maximum?: number; default?: number } = {}) =>
-  z.preprocess(numericText, z.number().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).meta(bounds)).meta({ description });
-export const queryCursor = z
-  .string()
-  .max(8192)
-  .optional()
-  .meta({ description: 'Opaque cursor: the next_cursor of the previous page. Omit for the first page. A malformed cursor is 400 bad_cursor; a forged one reads as page 1.' });
+export const queryNumber = (
+  description: string,
+  bounds: { minimum?: number; maximum?: number; default?: number } = {},
+) =>
+  z
+    .preprocess(numericText, z.number().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).meta(bounds))
+    .meta({ description });
+export const queryCursor = z.string().max(8192).optional().meta({
+  description:
+    'Opaque cursor: the next_cursor of the previous page. Omit for the first page. A malformed cursor is 400 bad_cursor; a forged one reads as page 1.',
+});
 
 /** `limit`: below 1 is `400 bad_limit`; above the maximum is clamped silently; absent is the default. */
 export function pageLimit(limit: number | undefined, limits: PageLimits): number {
@@ -44,10 +48,13 @@ export function pageLimit(limit: number | undefined, limits: PageLimits): number
 }
 
 export const limitParameter = (limits: PageLimits, what: string) =>
-  queryInt(`Caps one page of ${what}: at least 1 (0 is 400 bad_limit), default ${limits.defaultLimit}, values above ${limits.maxLimit} are clamped to it.`, {
-    minimum: 1,
-    default: limits.defaultLimit,
-  }).optional();
+  queryInt(
+    `Caps one page of ${what}: at least 1 (0 is 400 bad_limit), default ${limits.defaultLimit}, values above ${limits.maxLimit} are clamped to it.`,
+    {
+      minimum: 1,
+      default: limits.defaultLimit,
+    },
+  ).optional();
 
 const CONDITION_ID = /^0x[0-9a-fA-F]{64}$/;
 

@@ -27,10 +27,17 @@ export const sampledChartSchema = z.object({
   series: z.object({
     from_ts: z.int(),
     to_ts: z.int(),
-    fidelity: z.int().meta({ description: `Bucket size in seconds, a rung of the fidelity ladder (${FIDELITY_LADDER.join(', ')}).` }),
-    points: z.array(seriesPointSchema).meta({ description: 'Buckets with trades, in time order; an empty bucket is absent (a gap: do not draw a line across it).' }),
+    fidelity: z
+      .int()
+      .meta({ description: `Bucket size in seconds, a rung of the fidelity ladder (${FIDELITY_LADDER.join(', ')}).` }),
+    points: z.array(seriesPointSchema).meta({
+      description:
+        'Buckets with trades, in time order; an empty bucket is absent (a gap: do not draw a line across it).',
+    }),
   }),
-  fills: z.array(marketFillSchema).meta({ description: "The trader's complete fill set in this market, always present, independent of points or limit." }),
+  fills: z.array(marketFillSchema).meta({
+    description: "The trader's complete fill set in this market, always present, independent of points or limit.",
+  }),
 });
 
 export const rawTicksSchema = z.object({
@@ -46,30 +53,46 @@ export const rawTicksSchema = z.object({
 export const tapeSchema = z.object({
   market: marketHeaderSchema,
   trader: traderSchema,
-  tape: z.array(seriesPointSchema).meta({ description: 'One row per second whose (last, lo, hi) differs from the previous emitted row; a resolved market ends pinned at the winner level (1.00 token 1 won, else 0.00).' }),
+  tape: z.array(seriesPointSchema).meta({
+    description:
+      'One row per second whose (last, lo, hi) differs from the previous emitted row; a resolved market ends pinned at the winner level (1.00 token 1 won, else 0.00).',
+  }),
 });
 
 /** The sampled chart's query (REST, beside raw mode's) and the parameters of get_market_events (MCP) beside trader and market. */
 export const sampledChartQuerySchema = ({ charts }: Config) =>
   z.object({
-    points: queryInt(`Point budget; default ${charts.defaultPoints}; clamped to ${charts.minPoints}..${charts.maxPoints}.`, { default: charts.defaultPoints }).optional(),
+    points: queryInt(
+      `Point budget; default ${charts.defaultPoints}; clamped to ${charts.minPoints}..${charts.maxPoints}.`,
+      { default: charts.defaultPoints },
+    ).optional(),
     from_ts: queryEpochSeconds('Window start.').optional(),
     to_ts: queryEpochSeconds('Window end.').optional(),
-    resolution: queryInt(`Forced bucket size in seconds, snapped to the ladder (${FIDELITY_LADDER.join(', ')}).`).optional(),
+    resolution: queryInt(
+      `Forced bucket size in seconds, snapped to the ladder (${FIDELITY_LADDER.join(', ')}).`,
+    ).optional(),
   });
 
-export const rawLimitsOf = ({ charts }: Config) => ({ defaultLimit: charts.rawTicksDefaultLimit, maxLimit: charts.rawTicksMaxLimit });
+export const rawLimitsOf = ({ charts }: Config) => ({
+  defaultLimit: charts.rawTicksDefaultLimit,
+  maxLimit: charts.rawTicksMaxLimit,
+});
 
 /** Raw mode's own query parameters (REST only: raw ticks are the export path). */
 export const rawTicksQuerySchema = (config: Config) => {
   const rawLimits = rawLimitsOf(config);
   return z.object({
     cursor: queryCursor,
-    window: queryEpochSeconds('Raw mode: start of the tick window for the first page (ticks at or after it).').optional(),
-    limit: queryInt(`Raw mode: ticks per page; at least 1 (0 is 400 bad_limit); default ${rawLimits.defaultLimit}; above ${rawLimits.maxLimit} clamped.`, {
-      minimum: 1,
-      default: rawLimits.defaultLimit,
-    }).optional(),
+    window: queryEpochSeconds(
+      'Raw mode: start of the tick window for the first page (ticks at or after it).',
+    ).optional(),
+    limit: queryInt(
+      `Raw mode: ticks per page; at least 1 (0 is 400 bad_limit); default ${rawLimits.defaultLimit}; above ${rawLimits.maxLimit} clamped.`,
+      {
+        minimum: 1,
+        default: rawLimits.defaultLimit,
+      },
+    ).optional(),
   });
 };
 
@@ -89,7 +112,9 @@ export async function getMarketChart(
 ): Promise<z.infer<typeof sampledChartSchema>> {
   const conditionId = parseConditionId(input.condition_id);
   const trader = traderOf(call.admitted);
-  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
+  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
+    readTraderMarket(context.store, trader.wallet, conditionId),
+  );
   const { series, fills } = await readSampledChart(
     context.store,
     trader.wallet,
@@ -113,9 +138,15 @@ export async function getMarketTicks(
   const scope = `${trader.wallet}|${conditionId}`;
   const cursor = tickCursor(context);
   const fromCursor = cursor.decode(input.cursor, scope);
-  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
+  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
+    readTraderMarket(context.store, trader.wallet, conditionId),
+  );
   const window = fromCursor?.window ?? Math.max(0, input.window ?? 0);
-  const page = await readRawTicks(context.store, conditionId, { windowStartTs: window, after: fromCursor?.position, limit });
+  const page = await readRawTicks(context.store, conditionId, {
+    windowStartTs: window,
+    after: fromCursor?.position,
+    limit,
+  });
   return {
     market: market.header,
     trader,
@@ -135,6 +166,8 @@ export async function getMarketTape(
 ): Promise<{ market: MarketHeader; trader: Trader; tape: SeriesPoint[] }> {
   const conditionId = parseConditionId(params.condition_id);
   const trader = traderOf(call.admitted);
-  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () => readTraderMarket(context.store, trader.wallet, conditionId));
+  const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
+    readTraderMarket(context.store, trader.wallet, conditionId),
+  );
   return { market: market.header, trader, tape: await readFullTape(context.store, market.times) };
 }

@@ -22,7 +22,9 @@ export class ResponseSchemaError extends Error {
     readonly route: string,
     readonly mismatches: SchemaMismatch[],
   ) {
-    super(`${route}: the answer does not match its response schema: ${mismatches.map((m) => `${m.path || '(body)'} = ${m.value}: ${m.message}`).join('; ')}`);
+    super(
+      `${route}: the answer does not match its response schema: ${mismatches.map((m) => `${m.path || '(body)'} = ${m.value}: ${m.message}`).join('; ')}`,
+    );
     this.name = 'ResponseSchemaError';
   }
 }
@@ -49,7 +51,9 @@ function mismatchesOf(issues: readonly Issue[], prefix: PropertyKey[] = []): Sch
       const closest = issue.errors.reduce((best, branch) => (branch.length < best.length ? branch : best));
       return mismatchesOf(closest, path);
     }
-    return [{ path: path.map(String).join('.'), code: issue.code, message: issue.message, value: valueText(issue.input) }];
+    return [
+      { path: path.map(String).join('.'), code: issue.code, message: issue.message, value: valueText(issue.input) },
+    ];
   });
 }
 

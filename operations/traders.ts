@@ -14,5 +14,10 @@ export const traderParamsSchema = z.object({
 export async function getTraderCard(context: RouteContext, call: Call): Promise<TraderCard> {
   const trader = traderOf(call.admitted);
   const { config } = context;
-  return readTraderCard(context.store, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now());
+  return readTraderCard(
+    context.store,
+    trader,
+    { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
+    context.now(),
+  );
 }

@@ -39,7 +39,10 @@ export class RedisWalletRequestLog implements WalletRequestLog {
     this.notedAt.set(wallet, atSeconds);
     this.redis.zadd(this.key, atSeconds, wallet).catch((error: unknown) => {
       this.notedAt.delete(wallet);
-      this.log.warn({ err: { message: (error as Error).message }, wallet }, 'could not note a requested wallet for the upstream poller');
+      this.log.warn(
+        { err: { message: (error as Error).message }, wallet },
+        'could not note a requested wallet for the upstream poller',
+      );
     });
   }
 
@@ -52,6 +55,8 @@ export class RedisWalletRequestLog implements WalletRequestLog {
 export function openWalletRequestLog(config: Config, log: Logger): WalletRequestLog | undefined {
   if (!config.redis.url) return undefined;
   const redis = connectGateRedis(config.redis.url, config.redis.commandTimeoutMs);
-  redis.on('error', (error: Error) => log.warn({ err: { message: error.message } }, 'redis connection error (requested wallets)'));
+  redis.on('error', (error: Error) =>
+    log.warn({ err: { message: error.message } }, 'redis connection error (requested wallets)'),
+  );
   return new RedisWalletRequestLog(redis, config.upstream.requestedWalletsKey, log, true);
 }

@@ -64,7 +64,10 @@ export async function readKeysByHash(store: Store, keySha256: string): Promise<K
     label: row.label,
     last4: row.last4,
     revoked: Boolean(row.revoked),
-    account: row.plan === null || row.deleted ? null : { plan: row.plan, founder: Boolean(row.founder), displayName: row.display_name ?? '' },
+    account:
+      row.plan === null || row.deleted
+        ? null
+        : { plan: row.plan, founder: Boolean(row.founder), displayName: row.display_name ?? '' },
   }));
 }
 

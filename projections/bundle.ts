@@ -25,7 +25,9 @@ export interface Bundle<Parts extends object> {
 }
 
 /** The statement of these parts: each part a subquery, its rows tagged with the part's index. */
-export function bundle<Parts extends object>(parts: { readonly [Name in keyof Parts & string]: string }): Bundle<Parts> {
+export function bundle<Parts extends object>(
+  parts: { readonly [Name in keyof Parts & string]: string },
+): Bundle<Parts> {
   const names = Object.keys(parts) as (keyof Parts & string)[];
   if (names.length === 0) throw new Error('a bundle needs at least one part');
   const selects = names.map((name, index) => {
@@ -41,7 +43,9 @@ export async function readBundle<Parts extends object>(
   statement: Bundle<Parts>,
   params?: QueryParams,
 ): Promise<{ [Name in keyof Parts]: Parts[Name][] }> {
-  const result = Object.fromEntries(statement.names.map((name) => [name, [] as object[]])) as { [Name in keyof Parts]: Parts[Name][] };
+  const result = Object.fromEntries(statement.names.map((name) => [name, [] as object[]])) as {
+    [Name in keyof Parts]: Parts[Name][];
+  };
   const rows = await store.query<{ part: number; row: string }>(statement.sql, params);
   for (const { part, row } of rows) {
     const name = statement.names[part];

@@ -5,14 +5,28 @@
  * function that calls these (metrics/store.ts).
  */
 import { readBundle, type Bundle } from './bundle.ts';
-import { NO_MARKET_NAMES, ReadCaches, type CacheClock, type MarketNames, type ReadCacheSettings, type TraderAnswerFollows } from './read-cache.ts';
+import {
+  NO_MARKET_NAMES,
+  ReadCaches,
+  type CacheClock,
+  type MarketNames,
+  type ReadCacheSettings,
+  type TraderAnswerFollows,
+} from './read-cache.ts';
 import type { QueryParams, Store } from './store.ts';
 
 /**
  * `read` of an answer about `wallet`, through the store's trader cache when it has one (`kind` names the
  * read, `args` the rest of what the answer depends on; both form the key).
  */
-export function readForTrader<T>(store: Store, kind: string, wallet: string, args: unknown, read: () => Promise<T>, follows: TraderAnswerFollows = 'trader'): Promise<T> {
+export function readForTrader<T>(
+  store: Store,
+  kind: string,
+  wallet: string,
+  args: unknown,
+  read: () => Promise<T>,
+  follows: TraderAnswerFollows = 'trader',
+): Promise<T> {
   return store.caches ? store.caches.trader(kind, wallet, JSON.stringify(args) ?? '', read, follows) : read();
 }
 
@@ -23,7 +37,12 @@ export function keptForTrader<T>(store: Store, kind: string, wallet: string, arg
 
 /** The same store, its reads served from these caches where a read function uses them. */
 export function withReadCaches(store: Store, settings: ReadCacheSettings, clock?: CacheClock): Store {
-  return Object.freeze({ ...store, database: store.database, kind: store.kind, caches: new ReadCaches(settings, clock, store) });
+  return Object.freeze({
+    ...store,
+    database: store.database,
+    kind: store.kind,
+    caches: new ReadCaches(settings, clock, store),
+  });
 }
 
 /**
@@ -48,7 +67,12 @@ export async function readWithMarketNames<Parts extends object>(
     caches?.keepMarketNames(conditionId, null, readStart);
     return { parts, names: NO_MARKET_NAMES };
   }
-  const names: MarketNames = { title: meta.title, outcome1: meta.outcome1, outcome2: meta.outcome2, title_start_ts: meta.title_start_ts };
+  const names: MarketNames = {
+    title: meta.title,
+    outcome1: meta.outcome1,
+    outcome2: meta.outcome2,
+    title_start_ts: meta.title_start_ts,
+  };
   caches?.keepMarketNames(conditionId, names, readStart);
   return { parts, names };
 }

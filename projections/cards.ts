@@ -10,9 +10,10 @@ import type { Store } from './store.ts';
 import { traderSchema, type Trader } from './traders.ts';
 import { readUpstreamProfile, upstreamProfileSchema, type UpstreamProfile } from './upstream.ts';
 
-const upstreamOfflineBlock = z
-  .object({ status: z.literal('upstream_offline') })
-  .meta({ description: 'The upstream provider is unreachable; the card falls back to the archive figures career_pnl_usd and pnl_marked_usd.' });
+const upstreamOfflineBlock = z.object({ status: z.literal('upstream_offline') }).meta({
+  description:
+    'The upstream provider is unreachable; the card falls back to the archive figures career_pnl_usd and pnl_marked_usd.',
+});
 
 export const traderCardSchema = z.object({
   trader: traderSchema,
@@ -34,7 +35,12 @@ export interface CardSettings {
  * in parallel answer sooner than the same parts as one, for a little less throughput under load: the
  * card is the call agents wait on first.
  */
-export async function readTraderCard(store: Store, trader: Trader, settings: CardSettings, nowSeconds: number): Promise<TraderCard> {
+export async function readTraderCard(
+  store: Store,
+  trader: Trader,
+  settings: CardSettings,
+  nowSeconds: number,
+): Promise<TraderCard> {
   const [career, profile, upstreamState] = await Promise.all([
     readCareer(store, trader.wallet, settings.includeV1),
     readUpstreamProfile(store, trader.wallet),

@@ -167,21 +167,37 @@ const nullableAverage = (description: string) => z.number().nullable().optional(
 export const careerCardSchema = z.object({
   markets_total: z.int().min(0),
   resolved_total: z.int().min(0),
-  winrate: z.number().min(0).max(1).nullable().meta({ description: 'Share of resolved markets won; null when nothing has resolved.' }),
+  winrate: z
+    .number()
+    .min(0)
+    .max(1)
+    .nullable()
+    .meta({ description: 'Share of resolved markets won; null when nothing has resolved.' }),
   volume_usd: z.number(),
   first_seen: z.int().min(0).meta({ description: 'Epoch seconds; 0 for a wallet never seen.' }),
   last_seen: z.int().min(0),
   avg_entry_price: nullableAverage(
     'Average cost per token across all buys (both outcome sides, token-weighted): the break-even winrate. Missing or null means unavailable (not yet populated), never zero.',
   ),
-  avg_win_usd: nullableAverage('Average result of a won resolved market; missing or null means unavailable. An average, not a median.'),
-  avg_loss_usd: nullableAverage('Average result of a lost resolved market, served negative; missing or null means unavailable.'),
-  open_value_usd: z.number().meta({ description: 'Open holdings at each market\'s last trade.' }),
+  avg_win_usd: nullableAverage(
+    'Average result of a won resolved market; missing or null means unavailable. An average, not a median.',
+  ),
+  avg_loss_usd: nullableAverage(
+    'Average result of a lost resolved market, served negative; missing or null means unavailable.',
+  ),
+  open_value_usd: z.number().meta({ description: "Open holdings at each market's last trade." }),
   open_markets: z.int().min(0),
-  unmarked_markets: z.int().min(0).meta({ description: 'Open markets with no trade mark yet (not in open_value_usd).' }),
-  marked_at: z.int().nullable().meta({ description: 'Latest mark used for open_value_usd (epoch seconds); null without marks.' }),
+  unmarked_markets: z
+    .int()
+    .min(0)
+    .meta({ description: 'Open markets with no trade mark yet (not in open_value_usd).' }),
+  marked_at: z
+    .int()
+    .nullable()
+    .meta({ description: 'Latest mark used for open_value_usd (epoch seconds); null without marks.' }),
   career_pnl_usd: z.number().optional().meta({
-    description: "Only when the upstream is offline: the archive's realized result over resolved markets (a fallback; quote upstream.pnl when it is there).",
+    description:
+      "Only when the upstream is offline: the archive's realized result over resolved markets (a fallback; quote upstream.pnl when it is there).",
   }),
   pnl_marked_usd: z.number().optional().meta({
     description: 'Only when the upstream is offline: realized result plus open markets at their marks (a fallback).',

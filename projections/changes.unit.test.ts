@@ -20,13 +20,19 @@ describe('the views that name traders', () => {
       for (const statement of sql.split(';')) {
         if (!/TO\s+\{db:Identifier\}\.trader_names\s/.test(statement)) continue;
         const sources = [...statement.matchAll(/FROM\s+\{db:Identifier\}\.(\w+)/g)].map((match) => match[1]!);
-        for (const source of sources) views.push({ file, source, filtersEmptyNames: /WHERE\s+name\s*!=\s*''/.test(statement) });
+        for (const source of sources)
+          views.push({ file, source, filtersEmptyNames: /WHERE\s+name\s*!=\s*''/.test(statement) });
       }
     }
     expect(views.length).toBeGreaterThanOrEqual(3);
     for (const view of views) {
-      expect(['fills', 'upstream_profiles', 'upstream_leaderboard'], `${view.file}: trader_names from ${view.source}`).toContain(view.source);
-      expect(view.filtersEmptyNames, `${view.file}: trader_names from ${view.source} without WHERE name != ''`).toBe(true);
+      expect(
+        ['fills', 'upstream_profiles', 'upstream_leaderboard'],
+        `${view.file}: trader_names from ${view.source}`,
+      ).toContain(view.source);
+      expect(view.filtersEmptyNames, `${view.file}: trader_names from ${view.source} without WHERE name != ''`).toBe(
+        true,
+      );
     }
   });
 });
@@ -47,7 +53,12 @@ describe('StoreChanges', () => {
     expect(changes.versionOfMarket('0xc2')).toBe(0);
     const before = changes.latest;
     changes.everythingChanged();
-    for (const version of [changes.versionOf('0xa'), changes.versionOf('0xz'), changes.versionOfName('0xb'), changes.versionOfMarket('0xc2')]) {
+    for (const version of [
+      changes.versionOf('0xa'),
+      changes.versionOf('0xz'),
+      changes.versionOfName('0xb'),
+      changes.versionOfMarket('0xc2'),
+    ]) {
       expect(version).toBeGreaterThan(before);
     }
   });

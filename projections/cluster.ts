@@ -131,7 +131,8 @@ export class ClusterDdl {
   private readonly onCluster: string;
 
   constructor(private readonly options: ClusterOptions) {
-    if (!/^[\w.-]+$/.test(options.cluster)) throw new Error(`cluster name ${JSON.stringify(options.cluster)} is not a plain name`);
+    if (!/^[\w.-]+$/.test(options.cluster))
+      throw new Error(`cluster name ${JSON.stringify(options.cluster)} is not a plain name`);
     this.onCluster = `ON CLUSTER ${quoted(options.cluster)}`;
   }
 
@@ -145,11 +146,19 @@ export class ClusterDdl {
     const table = parseCreateTable(text);
     if (table) return this.createTable(table);
     if (/^CREATE\s+MATERIALIZED\s+VIEW\b/i.test(text)) return [this.materializedView(text)];
-    if (/^CREATE\s+(OR\s+REPLACE\s+)?VIEW\b/i.test(text)) return [this.addOnCluster(text, /^(CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?\{db:Identifier\}\.\w+)/i)];
+    if (/^CREATE\s+(OR\s+REPLACE\s+)?VIEW\b/i.test(text))
+      return [
+        this.addOnCluster(
+          text,
+          /^(CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?\{db:Identifier\}\.\w+)/i,
+        ),
+      ];
     if (/^ALTER\s+TABLE\b/i.test(text)) return this.alterTable(text);
     if (/^DROP\s+(TABLE|VIEW)\b/i.test(text)) return this.drop(text);
     if (/^INSERT\s+INTO\b/i.test(text)) return [text]; // data statements go through the Distributed tables
-    throw new Error(`the cluster variant has no rule for this migration statement (add one in projections/cluster.ts): ${text.slice(0, 200)}`);
+    throw new Error(
+      `the cluster variant has no rule for this migration statement (add one in projections/cluster.ts): ${text.slice(0, 200)}`,
+    );
   }
 
   private createTable(table: ParsedCreateTable): string[] {
@@ -157,9 +166,15 @@ export class ClusterDdl {
     this.tables.set(table.name, columns);
     const local = localName(table.name);
     if (/^Replicated/i.test(table.engine) || table.engine === 'Distributed') {
-      throw new Error(`migration table ${table.name} names a cluster engine (${table.engine}): migrations are written for one node`);
+      throw new Error(
+        `migration table ${table.name} names a cluster engine (${table.engine}): migrations are written for one node`,
+      );
     }
-    const engineArguments = [quoted(`${REPLICATION_PATH}/${local}`), quoted('{replica}'), ...(table.engineArguments ? [table.engineArguments] : [])].join(', ');
+    const engineArguments = [
+      quoted(`${REPLICATION_PATH}/${local}`),
+      quoted('{replica}'),
+      ...(table.engineArguments ? [table.engineArguments] : []),
+    ].join(', ');
     const rest = table.rest.replace(/\bnon_replicated_deduplication_window\b/g, 'replicated_deduplication_window');
     const ifNotExists = table.ifNotExists ? 'IF NOT EXISTS ' : '';
     return [
@@ -170,13 +185,19 @@ export class ClusterDdl {
 
   /** Every known table a statement names, renamed to its local table. */
   private toLocal(text: string): string {
-    return text.replace(new RegExp(TABLE_NAME, 'g'), (whole, name: string) => (this.tables.has(name) ? `${DB}.${localName(name)}` : whole));
+    return text.replace(new RegExp(TABLE_NAME, 'g'), (whole, name: string) =>
+      this.tables.has(name) ? `${DB}.${localName(name)}` : whole,
+    );
   }
 
   private materializedView(text: string): string {
-    const head = new RegExp(String.raw`^(CREATE\s+MATERIALIZED\s+VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?${TABLE_NAME})`, 'i').exec(text);
+    const head = new RegExp(
+      String.raw`^(CREATE\s+MATERIALIZED\s+VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?${TABLE_NAME})`,
+      'i',
+    ).exec(text);
     if (!head) throw new Error(`unreadable materialized view: ${text.slice(0, 200)}`);
-    if (!/\bTO\s+\{db:Identifier\}\.\w+/i.test(text)) throw new Error(`materialized view ${head[2]} without TO: give it an explicit target table`);
+    if (!/\bTO\s+\{db:Identifier\}\.\w+/i.test(text))
+      throw new Error(`materialized view ${head[2]} without TO: give it an explicit target table`);
     return `${head[1]} ${this.onCluster}${this.toLocal(text.slice(head[1]!.length))}`;
   }
 
@@ -198,9 +219,13 @@ export class ClusterDdl {
     const head = new RegExp(String.raw`^DROP\s+(TABLE|VIEW)\s+(IF\s+EXISTS\s+)?${TABLE_NAME}\s*$`, 'i').exec(text);
     if (!head) throw new Error(`unreadable DROP: ${text.slice(0, 200)}`);
     const [, kind, ifExists = '', name] = head;
-    if (kind!.toUpperCase() === 'VIEW' || !this.tables.has(name!)) return [`DROP ${kind} ${ifExists}${DB}.${name} ${this.onCluster} SYNC`];
+    if (kind!.toUpperCase() === 'VIEW' || !this.tables.has(name!))
+      return [`DROP ${kind} ${ifExists}${DB}.${name} ${this.onCluster} SYNC`];
     this.tables.delete(name!);
-    return [`DROP TABLE ${ifExists}${DB}.${name} ${this.onCluster} SYNC`, `DROP TABLE ${ifExists}${DB}.${localName(name!)} ${this.onCluster} SYNC`];
+    return [
+      `DROP TABLE ${ifExists}${DB}.${name} ${this.onCluster} SYNC`,
+      `DROP TABLE ${ifExists}${DB}.${localName(name!)} ${this.onCluster} SYNC`,
+    ];
   }
 
   private addOnCluster(text: string, head: RegExp): string {

@@ -18,7 +18,9 @@ export class DataDirectoryInUseError extends Error {
     /** The holder's process id, as its status file names it (null: unreadable). */
     readonly pid: number | null,
   ) {
-    super(`the embedded ClickHouse directory ${directory} is in use by another process${pid === null ? '' : ` (pid ${pid})`}`);
+    super(
+      `the embedded ClickHouse directory ${directory} is in use by another process${pid === null ? '' : ` (pid ${pid})`}`,
+    );
     this.name = 'DataDirectoryInUseError';
   }
 }
@@ -40,10 +42,15 @@ function holderOf(directory: string): number | null {
 /** Whether `flock` finds the status file locked: true, false, or null when it cannot tell (no `flock`, no file, an error). */
 function statusLocked(directory: string): Promise<boolean | null> {
   return new Promise((resolve) => {
-    execFile('flock', ['--nonblock', '--conflict-exit-code', String(LOCK_HELD), statusFileOf(directory), 'true'], { timeout: 10_000 }, (error) => {
-      if (!error) return resolve(false);
-      resolve((error as { code?: unknown }).code === LOCK_HELD ? true : null);
-    });
+    execFile(
+      'flock',
+      ['--nonblock', '--conflict-exit-code', String(LOCK_HELD), statusFileOf(directory), 'true'],
+      { timeout: 10_000 },
+      (error) => {
+        if (!error) return resolve(false);
+        resolve((error as { code?: unknown }).code === LOCK_HELD ? true : null);
+      },
+    );
   });
 }
 

@@ -11,7 +11,12 @@ export const EQUITY_WINDOWS = ['24h', '7d', '30d', 'ytd', '1y', 'all'] as const;
 export type EquityWindow = (typeof EQUITY_WINDOWS)[number];
 
 const DAY = 86_400;
-const ROLLING: Record<Exclude<EquityWindow, 'ytd' | 'all'>, number> = { '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '1y': 365 * DAY };
+const ROLLING: Record<Exclude<EquityWindow, 'ytd' | 'all'>, number> = {
+  '24h': DAY,
+  '7d': 7 * DAY,
+  '30d': 30 * DAY,
+  '1y': 365 * DAY,
+};
 
 /** The first instant inside a window ending now: a rolling span back, 1 January (UTC) for ytd, 0 for all. */
 export function windowStart(window: EquityWindow, nowSeconds: number): number {
@@ -59,7 +64,11 @@ ORDER BY ts DESC
 LIMIT 1`;
 
 /** Offline when the poller said so, or when its heartbeats stopped coming. */
-export async function readUpstreamState(store: Store, nowSeconds: number, staleAfterSeconds: number): Promise<UpstreamState> {
+export async function readUpstreamState(
+  store: Store,
+  nowSeconds: number,
+  staleAfterSeconds: number,
+): Promise<UpstreamState> {
   // The report is cached, not the state: freshness is judged against this call's clock.
   const cache = store.caches?.upstreamState;
   let latest = cache?.get('latest');
@@ -72,7 +81,11 @@ export async function readUpstreamState(store: Store, nowSeconds: number, staleA
 }
 
 /** The state from READ_UPSTREAM_STATE's row (absent: no report ever). */
-function upstreamStateOf(row: { state: string; ts: number } | undefined, nowSeconds: number, staleAfterSeconds: number): UpstreamState {
+function upstreamStateOf(
+  row: { state: string; ts: number } | undefined,
+  nowSeconds: number,
+  staleAfterSeconds: number,
+): UpstreamState {
   if (!row) return { state: 'offline', heartbeat_at: null };
   const fresh = nowSeconds - row.ts <= staleAfterSeconds;
   return { state: row.state === 'online' && fresh ? 'online' : 'offline', heartbeat_at: row.ts };
@@ -85,8 +98,13 @@ export const equitySeriesSchema = z.object({
   series: z.array(z.tuple([z.int(), z.number()])).meta({ description: '[ts, pnl_usd] points in time order.' }),
   peak: z.number().nullable().meta({ description: 'Highest pnl_usd in the window; null without points.' }),
   low: z.number().nullable().meta({ description: 'Lowest pnl_usd in the window; null without points.' }),
-  max_drawdown: z.number().min(0).meta({ description: 'Worst drawdown as a positive magnitude: max over i of running_max − p[i] (per point dd[i] = p[i] − running_max).' }),
-  as_of: z.int().nullable().meta({ description: "When the upstream's figures were taken (epoch seconds); null when it has none for this trader." }),
+  max_drawdown: z.number().min(0).meta({
+    description:
+      'Worst drawdown as a positive magnitude: max over i of running_max − p[i] (per point dd[i] = p[i] − running_max).',
+  }),
+  as_of: z.int().nullable().meta({
+    description: "When the upstream's figures were taken (epoch seconds); null when it has none for this trader.",
+  }),
 });
 
 export type EquitySeries = z.infer<typeof equitySeriesSchema> & { upstream: UpstreamState };
@@ -110,5 +128,12 @@ export async function readEquitySeries(
   const from = windowStart(window, options.nowSeconds);
   const series = history.points.filter(([ts]) => ts >= from && ts <= options.nowSeconds);
   const asOf = Math.max(history.profile?.as_of ?? 0, history.points.at(-1)?.[0] ?? 0);
-  return { window, model: 'upstream_profile', series, ...drawdownStats(series), as_of: asOf > 0 ? asOf : null, upstream };
+  return {
+    window,
+    model: 'upstream_profile',
+    series,
+    ...drawdownStats(series),
+    as_of: asOf > 0 ? asOf : null,
+    upstream,
+  };
 }

@@ -129,7 +129,14 @@ export async function readTraderFills(
   const args = [page.since ?? null, page.after ?? null, page.limit, depth];
   // Over all the wallet's markets the page is read from fills_v2 alone: it follows the wallet's fills.
   // Within a history depth the visible markets come from trader_markets_v2 (its rollups): it follows all.
-  return readForTrader(store, 'fills', wallet, args, () => readTraderFillsFromStore(store, wallet, page), depth < 0 ? 'fills' : 'trader');
+  return readForTrader(
+    store,
+    'fills',
+    wallet,
+    args,
+    () => readTraderFillsFromStore(store, wallet, page),
+    depth < 0 ? 'fills' : 'trader',
+  );
 }
 
 async function readTraderFillsFromStore(
@@ -155,16 +162,26 @@ async function readTraderFillsFromStore(
   const depth = page.historyDepth ?? -1;
   const within = depth >= 0 ? { history_depth: historyDepthParam(depth) } : {};
   const candidates = 2 * (limit + 1) + EXTRA_CANDIDATES;
-  const read = await store.query<Candidate>(depth >= 0 ? READ_TRADER_FILLS_WITHIN_DEPTH : READ_TRADER_FILLS, { ...params, ...within, candidates });
+  const read = await store.query<Candidate>(depth >= 0 ? READ_TRADER_FILLS_WITHIN_DEPTH : READ_TRADER_FILLS, {
+    ...params,
+    ...within,
+    candidates,
+  });
   let rows: FillRow[] = await keptCopiesOf(store, wallet, read);
   // Candidates that were not their fill's kept copy took room: past the last candidate there may be fills
   // that belong on this page. Rare (copies of a fill that disagree on ts); read over all copies instead.
   if (rows.length <= limit && read.length === candidates) {
-    rows = await store.query<FillRow>(depth >= 0 ? READ_TRADER_FILLS_WITHIN_DEPTH_ALL_COPIES : READ_TRADER_FILLS_ALL_COPIES, { ...params, ...within });
+    rows = await store.query<FillRow>(
+      depth >= 0 ? READ_TRADER_FILLS_WITHIN_DEPTH_ALL_COPIES : READ_TRADER_FILLS_ALL_COPIES,
+      { ...params, ...within },
+    );
   }
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
-  const names = await readMarketNames(store, pageRows.map((row) => row.condition_id));
+  const names = await readMarketNames(
+    store,
+    pageRows.map((row) => row.condition_id),
+  );
   return {
     fills: pageRows.map((row) => {
       const market = names.get(row.condition_id) ?? NO_MARKET_NAMES;
@@ -181,7 +198,10 @@ async function readTraderFillsFromStore(
         usd: fill.usd,
       };
     }),
-    next: rows.length > limit && lastRow ? { ts: lastRow.ts, conditionId: lastRow.condition_id, fillId: lastRow.fill_id } : null,
+    next:
+      rows.length > limit && lastRow
+        ? { ts: lastRow.ts, conditionId: lastRow.condition_id, fillId: lastRow.fill_id }
+        : null,
   };
 }
 
@@ -200,17 +220,28 @@ async function keptCopiesOf(store: Store, wallet: string, candidates: readonly C
   const positions: Candidate[][] = [];
   for (const candidate of candidates) {
     const last = positions.at(-1)?.[0];
-    if (last && last.ts === candidate.ts && last.condition_id === candidate.condition_id && last.fill_id === candidate.fill_id) positions.at(-1)!.push(candidate);
+    if (
+      last &&
+      last.ts === candidate.ts &&
+      last.condition_id === candidate.condition_id &&
+      last.fill_id === candidate.fill_id
+    )
+      positions.at(-1)!.push(candidate);
     else positions.push([candidate]);
   }
-  const best = positions.map((copies) => copies.reduce((kept, copy) => (copy.source_rank > kept.source_rank ? copy : kept)));
+  const best = positions.map((copies) =>
+    copies.reduce((kept, copy) => (copy.source_rank > kept.source_rank ? copy : kept)),
+  );
   const lower = best.filter((copy) => copy.source_rank < TOP_FILL_SOURCE_RANK);
   if (lower.length === 0) return best;
-  const rows = await store.query<{ condition_id: string; fill_id: string; kept_rank: number; kept_ts: number }>(READ_KEPT_COPIES, {
-    wallet,
-    condition_ids: [...new Set(lower.map((copy) => copy.condition_id))],
-    fill_ids: [...new Set(lower.map((copy) => copy.fill_id))],
-  });
+  const rows = await store.query<{ condition_id: string; fill_id: string; kept_rank: number; kept_ts: number }>(
+    READ_KEPT_COPIES,
+    {
+      wallet,
+      condition_ids: [...new Set(lower.map((copy) => copy.condition_id))],
+      fill_ids: [...new Set(lower.map((copy) => copy.fill_id))],
+    },
+  );
   const keptCopy = new Map(rows.map((row) => [`${row.condition_id}|${row.fill_id}`, row]));
   return best.filter((copy) => {
     if (copy.source_rank >= TOP_FILL_SOURCE_RANK) return true;

@@ -62,18 +62,32 @@ interface LandedRow {
 }
 
 /** Identities (and their row counts) of a simulated table's rows dated at or after `fromTs`. */
-export async function readLandedSince(store: Store, table: SimulatedLandingTable, fromTs: number): Promise<Map<string, number>> {
+export async function readLandedSince(
+  store: Store,
+  table: SimulatedLandingTable,
+  fromTs: number,
+): Promise<Map<string, number>> {
   const rows = await store.query<LandedRow>(READ_LANDED_SINCE[table], { from_ts: fromTs });
   return new Map(rows.map((row) => [row.id, Number(row.n)]));
 }
 
 /** Identities (and their row counts) of the recorded-session rows of these accounts. */
-export async function readLandedOfAccounts(store: Store, table: AccountLandingTable, accountIds: readonly string[]): Promise<Map<string, number>> {
+export async function readLandedOfAccounts(
+  store: Store,
+  table: AccountLandingTable,
+  accountIds: readonly string[],
+): Promise<Map<string, number>> {
   const rows = await store.query<LandedRow>(READ_LANDED_OF_ACCOUNTS[table], { account_ids: accountIds });
   return new Map(rows.map((row) => [row.id, Number(row.n)]));
 }
 
-const LANDING_TABLES = [...Object.keys(SIMULATED_LANDING), ...Object.keys(ACCOUNT_LANDING), 'market_tokens', 'accounts', 'api_keys'];
+const LANDING_TABLES = [
+  ...Object.keys(SIMULATED_LANDING),
+  ...Object.keys(ACCOUNT_LANDING),
+  'market_tokens',
+  'accounts',
+  'api_keys',
+];
 
 const READ_STORED_ROWS = `
 SELECT sum(rows) AS n
@@ -82,6 +96,9 @@ WHERE database = {database:String} AND active AND table IN {tables:Array(String)
 
 /** Rows in the landing tables (from the parts' metadata: cheap enough for a readiness probe). */
 export async function readStoredEventCount(store: Store): Promise<number> {
-  const [row] = await store.query<{ n: number | null }>(READ_STORED_ROWS, { database: store.database, tables: LANDING_TABLES });
+  const [row] = await store.query<{ n: number | null }>(READ_STORED_ROWS, {
+    database: store.database,
+    tables: LANDING_TABLES,
+  });
   return Number(row?.n ?? 0);
 }

@@ -25,7 +25,12 @@ export type MarketAccess = 'not_traded' | 'beyond_depth' | 'visible';
  * Whether the trader traded the market and, if so, whether it is among the `historyDepth` most recent
  * (the markets list's order). Unlimited (-1): every traded market is visible.
  */
-export async function readMarketAccess(store: Store, wallet: string, conditionId: string, historyDepth: number): Promise<MarketAccess> {
+export async function readMarketAccess(
+  store: Store,
+  wallet: string,
+  conditionId: string,
+  historyDepth: number,
+): Promise<MarketAccess> {
   const [row] = await store.query<{ traded: boolean | number; visible: boolean | number }>(READ_MARKET_ACCESS, {
     wallet,
     condition_id: conditionId,

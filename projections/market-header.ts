@@ -29,7 +29,10 @@ export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
  * the market and, unless the read caches hold them, the market's names (its metadata).
  */
 export const MARKET_NAMES_PART = marketMetaPart('title, outcome1, outcome2, title_start_ts');
-const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({ tm: TRADER_MARKET_HEADER_PART, names: MARKET_NAMES_PART });
+const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({
+  tm: TRADER_MARKET_HEADER_PART,
+  names: MARKET_NAMES_PART,
+});
 const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: TRADER_MARKET_HEADER_PART });
 
 export interface TraderMarketHeaderRow {
@@ -58,8 +61,15 @@ export function toHeader(row: HeaderRow): MarketHeader {
 }
 
 /** The header alone (sampled chart, tape): null when the trader never traded the market. */
-export async function readMarketHeader(store: Store, wallet: string, conditionId: string): Promise<MarketHeader | null> {
-  const { parts, names } = await readWithMarketNames(store, conditionId, READ_MARKET_HEADER, READ_MARKET_HEADER_NAMED, { wallet, condition_id: conditionId });
+export async function readMarketHeader(
+  store: Store,
+  wallet: string,
+  conditionId: string,
+): Promise<MarketHeader | null> {
+  const { parts, names } = await readWithMarketNames(store, conditionId, READ_MARKET_HEADER, READ_MARKET_HEADER_NAMED, {
+    wallet,
+    condition_id: conditionId,
+  });
   const [tm] = parts.tm;
   return tm ? toHeader({ ...tm, ...names }) : null;
 }

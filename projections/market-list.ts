@@ -5,7 +5,16 @@
 import { clampUInt32 } from './params.ts';
 import { bundle, readBundle } from './bundle.ts';
 import { compareIds, marksOfOpenMarketsPart } from './market-parts.ts';
-import { historyDepthParam, inListOrder, newestTraderMarkets, ROW_COLUMNS, toMarketRow, withinDepth, type DepthOption, type TraderMarketRow } from './market-rows.ts';
+import {
+  historyDepthParam,
+  inListOrder,
+  newestTraderMarkets,
+  ROW_COLUMNS,
+  toMarketRow,
+  withinDepth,
+  type DepthOption,
+  type TraderMarketRow,
+} from './market-rows.ts';
 import type { MarketListPosition, MarketRow } from './market-schemas.ts';
 import { readMarketNames } from './market-names.ts';
 import { readForTrader } from './cached-reads.ts';
@@ -43,7 +52,10 @@ const MARKS_OF_OPEN_MARKETS = marksOfOpenMarketsPart();
  */
 type MarketsPageParts = { rows: TraderMarketRow; marks: { condition_id: string; mark: number } };
 const READ_TRADER_MARKETS_PAGE = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS, marks: MARKS_OF_OPEN_MARKETS });
-const READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS_WITHIN_DEPTH, marks: MARKS_OF_OPEN_MARKETS });
+const READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH = bundle<MarketsPageParts>({
+  rows: READ_TRADER_MARKETS_WITHIN_DEPTH,
+  marks: MARKS_OF_OPEN_MARKETS,
+});
 
 /** A page of the markets list asked for: after a keyset position, at most `limit` rows, within a history depth. */
 type MarketsPageRequest = { after?: MarketListPosition | undefined; limit: number } & DepthOption;
@@ -59,11 +71,7 @@ interface MarketsPage {
  * after `after`. Returns the rows and the position to continue from (null at the end). With a history
  * depth ≥ 0 only the `historyDepth` most recent markets exist for the list (and its paging).
  */
-export async function readTraderMarkets(
-  store: Store,
-  wallet: string,
-  page: MarketsPageRequest,
-): Promise<MarketsPage> {
+export async function readTraderMarkets(store: Store, wallet: string, page: MarketsPageRequest): Promise<MarketsPage> {
   const args = [page.after ?? null, page.limit, page.historyDepth ?? -1];
   // The wallet's every market, when at hand (the card or top-markets just read it): paged in memory.
   const walletMarkets = keptWalletMarkets(store, wallet);
@@ -84,7 +92,11 @@ async function pageOfWalletMarkets(
   const after = page.after;
   const afterTs = clampUInt32(after?.lastTradedAt ?? 0);
   const afterId = after?.conditionId ?? '';
-  const rows = after ? visible.filter((row) => row.last_ts < afterTs || (row.last_ts === afterTs && compareIds(row.condition_id, afterId) < 0)) : visible;
+  const rows = after
+    ? visible.filter(
+        (row) => row.last_ts < afterTs || (row.last_ts === afterTs && compareIds(row.condition_id, afterId) < 0),
+      )
+    : visible;
   return pageOf(store, rows, limit, walletMarkets.marks);
 }
 
@@ -126,7 +138,10 @@ async function readTraderMarketsFromStore(
   const depth = page.historyDepth ?? -1;
   const parts =
     depth >= 0
-      ? await readBundle(store, READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH, { ...params, history_depth: historyDepthParam(depth) })
+      ? await readBundle(store, READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH, {
+          ...params,
+          history_depth: historyDepthParam(depth),
+        })
       : await readBundle(store, READ_TRADER_MARKETS_PAGE, params);
   // The list's order (a bundle keeps none); the statement returned at most limit + 1 rows.
   return pageOf(store, [...parts.rows].sort(inListOrder), limit, parts.marks);

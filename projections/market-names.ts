@@ -13,12 +13,14 @@ WHERE condition_id IN {names_of:Array(String)}
 ORDER BY version DESC
 LIMIT 1 BY condition_id`;
 
-
 /**
  * Title and outcome names of some markets (absent: no metadata): from the cache (names change rarely:
  * read-cache.ts says how long they are kept), the rest in one read.
  */
-export async function readMarketNames(store: Store, conditionIds: readonly string[]): Promise<Map<string, MarketNames>> {
+export async function readMarketNames(
+  store: Store,
+  conditionIds: readonly string[],
+): Promise<Map<string, MarketNames>> {
   const names = new Map<string, MarketNames>();
   const caches = store.caches;
   const readStart = caches?.marketNamesReadStart() ?? null;
@@ -31,7 +33,12 @@ export async function readMarketNames(store: Store, conditionIds: readonly strin
   if (missing.length === 0) return names;
   const rows = await store.query<{ condition_id: string } & MarketNames>(READ_MARKET_NAMES, { names_of: missing });
   for (const row of rows) {
-    const market: MarketNames = { title: row.title, outcome1: row.outcome1, outcome2: row.outcome2, title_start_ts: row.title_start_ts };
+    const market: MarketNames = {
+      title: row.title,
+      outcome1: row.outcome1,
+      outcome2: row.outcome2,
+      title_start_ts: row.title_start_ts,
+    };
     names.set(row.condition_id, market);
     caches?.keepMarketNames(row.condition_id, market, readStart);
   }

@@ -75,7 +75,10 @@ interface FillRowFields {
   usd: number;
 }
 // Compile-time: the list and the parsed shape name the same fields.
-const everyFillFieldListed: [Exclude<keyof FillRowFields, (typeof FILL_ROW_FIELDS)[number]> | Exclude<(typeof FILL_ROW_FIELDS)[number], keyof FillRowFields>] extends [never]
+const everyFillFieldListed: [
+  | Exclude<keyof FillRowFields, (typeof FILL_ROW_FIELDS)[number]>
+  | Exclude<(typeof FILL_ROW_FIELDS)[number], keyof FillRowFields>,
+] extends [never]
   ? true
   : never = true;
 void everyFillFieldListed;
@@ -103,7 +106,15 @@ export interface TraderMarketFillRowSerialized {
 /** A trader's fill from its serialized row (a fills page's rows too). */
 export function traderMarketFillOf(row: TraderMarketFillRowSerialized): TraderMarketFillRow {
   const fill = JSON.parse(row.fill_row) as FillRowFields;
-  return { ts: row.ts, fill_id: row.fill_id, side: fill.side, price: fill.up_price, token_side: fill.token_side, size_tokens: fill.size_tokens, usd: fill.usd };
+  return {
+    ts: row.ts,
+    fill_id: row.fill_id,
+    side: fill.side,
+    price: fill.up_price,
+    token_side: fill.token_side,
+    size_tokens: fill.size_tokens,
+    usd: fill.usd,
+  };
 }
 
 export interface TraderMarketFillRow {

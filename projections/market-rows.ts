@@ -69,7 +69,13 @@ export interface TraderMarketRow {
  * The winning token's name; for a split payout (no winner, e.g. payouts [1, 1]) the percent each token paid,
  * token 1 first: "50/50".
  */
-export function winnerName(row: { resolved: boolean; winner_token_side: number; up_payout: number | null; outcome1: string; outcome2: string }): string | null {
+export function winnerName(row: {
+  resolved: boolean;
+  winner_token_side: number;
+  up_payout: number | null;
+  outcome1: string;
+  outcome2: string;
+}): string | null {
   if (!row.resolved) return null;
   if (row.winner_token_side === 1) return row.outcome1;
   if (row.winner_token_side === 2) return row.outcome2;
@@ -88,7 +94,11 @@ function marketValue(net1: number, net2: number, mark: number): number {
 }
 
 /** A row of the lists, with its market's names (none: '') and, open, its mark (none: unmarked). */
-export function toMarketRow(row: TraderMarketRow, namesOf: ReadonlyMap<string, MarketNames>, marks: ReadonlyMap<string, number>): MarketRow {
+export function toMarketRow(
+  row: TraderMarketRow,
+  namesOf: ReadonlyMap<string, MarketNames>,
+  marks: ReadonlyMap<string, number>,
+): MarketRow {
   const names = namesOf.get(row.condition_id) ?? NO_MARKET_NAMES;
   const market: MarketRow = {
     condition_id: row.condition_id,

@@ -13,16 +13,18 @@ export const marketRowSchema = z.object({
   title: z.string(),
   outcome: z.string().meta({ description: 'Name of token 1.' }),
   resolved: z.boolean(),
-  winner: z
-    .string()
-    .nullable()
-    .meta({ description: 'Name of the winning token; after a split payout (no winner, e.g. 50/50) the percent each token paid, token 1 first: "50/50"; null while the market is open.' }),
+  winner: z.string().nullable().meta({
+    description:
+      'Name of the winning token; after a split payout (no winner, e.g. 50/50) the percent each token paid, token 1 first: "50/50"; null while the market is open.',
+  }),
   last_traded_at: epochSeconds.meta({ description: "The trader's last activity in this market (epoch seconds)." }),
   trader_last_action: z
     .enum(['BUY', 'SELL'])
     .nullable()
     .meta({ description: "Side of the trader's last fill here; null when the trader only split, merged or redeemed." }),
-  last_price: upPrice.nullable().meta({ description: "UP-space price of the trader's last fill here; null without fills." }),
+  last_price: upPrice
+    .nullable()
+    .meta({ description: "UP-space price of the trader's last fill here; null without fills." }),
   fills_count: z.int().min(0),
   pnl_usd: z.number().meta({
     description:
@@ -30,11 +32,10 @@ export const marketRowSchema = z.object({
   }),
   open: z.boolean(),
   volume_usd: z.number().meta({ description: 'Buy plus sell notional of the fills.' }),
-  market_value_usd: z
-    .number()
-    .nullable()
-    .optional()
-    .meta({ description: 'Open rows only: holdings valued at the market\'s last trade; null when the market has no trade yet (unmarked).' }),
+  market_value_usd: z.number().nullable().optional().meta({
+    description:
+      "Open rows only: holdings valued at the market's last trade; null when the market has no trade yet (unmarked).",
+  }),
   pnl_marked_usd: z
     .number()
     .nullable()
@@ -55,7 +56,10 @@ export const marketHeaderSchema = z.object({
   outcome: z.string().meta({ description: 'Name of token 1.' }),
   outcome2: z.string().meta({ description: 'Name of token 2.' }),
   resolved: z.boolean(),
-  winner: z.string().nullable().meta({ description: 'Name of the winning token; "50/50" (percent paid per token, token 1 first) after a split payout; null while open.' }),
+  winner: z.string().nullable().meta({
+    description:
+      'Name of the winning token; "50/50" (percent paid per token, token 1 first) after a split payout; null while open.',
+  }),
   pnl_usd: z.number().meta({ description: "The trader's result (resolved) or cash flow (open) in this market." }),
   open: z.boolean(),
 });
@@ -68,8 +72,13 @@ const summarySideSchema = z.object({
   sell_count: z.int().min(0),
   buy_usd: z.number(),
   sell_usd: z.number(),
-  avg_entry: z.number().nullable().meta({ description: "Average price paid per token of this side, in the token's own frame; null without buys." }),
-  net_tokens: z.number().meta({ description: 'Tokens of this side held now (bought − sold, plus split − merged, minus redeemed).' }),
+  avg_entry: z
+    .number()
+    .nullable()
+    .meta({ description: "Average price paid per token of this side, in the token's own frame; null without buys." }),
+  net_tokens: z
+    .number()
+    .meta({ description: 'Tokens of this side held now (bought − sold, plus split − merged, minus redeemed).' }),
 });
 
 export const marketSummarySchema = z.object({
@@ -78,9 +87,17 @@ export const marketSummarySchema = z.object({
   sell_count: z.int().min(0),
   buy_usd: z.number(),
   sell_usd: z.number(),
-  avg_entry_price: upPrice.nullable().meta({ description: 'UP-space volume-weighted (token-weighted) average price of the buys; null without buys.' }),
-  size_p50_usd: z.number().nullable().meta({ description: 'Median fill size in USD (nearest rank); null without fills.' }),
-  size_p90_usd: z.number().nullable().meta({ description: '90th percentile fill size in USD (nearest rank); null without fills.' }),
+  avg_entry_price: upPrice
+    .nullable()
+    .meta({ description: 'UP-space volume-weighted (token-weighted) average price of the buys; null without buys.' }),
+  size_p50_usd: z
+    .number()
+    .nullable()
+    .meta({ description: 'Median fill size in USD (nearest rank); null without fills.' }),
+  size_p90_usd: z
+    .number()
+    .nullable()
+    .meta({ description: '90th percentile fill size in USD (nearest rank); null without fills.' }),
   size_max_usd: z.number().nullable(),
   first_fill_ts: epochSeconds.nullable(),
   last_fill_ts: epochSeconds.nullable(),
@@ -91,10 +108,12 @@ export const marketSummarySchema = z.object({
     description: "Fraction of the trader's fill USD placed in the first 10% of the market's whole traded window.",
   }),
   usd_share_last_tenth: z.number().min(0).max(1).meta({
-    description: "Fraction placed in the last 10%; near-zero first plus high last marks a late piler.",
+    description: 'Fraction placed in the last 10%; near-zero first plus high last marks a late piler.',
   }),
   pnl_usd: z.number(),
-  roi: z.number().nullable().meta({ description: 'pnl_usd / buy_usd; null without buys. Meaningless for split-sellers (sell-dominated flow).' }),
+  roi: z.number().nullable().meta({
+    description: 'pnl_usd / buy_usd; null without buys. Meaningless for split-sellers (sell-dominated flow).',
+  }),
   won: z.boolean().nullable().meta({ description: 'Resolved: pnl_usd > 0. Null while open.' }),
   open: z.boolean(),
   sides: z.array(summarySideSchema),
@@ -102,7 +121,7 @@ export const marketSummarySchema = z.object({
 export type MarketSummary = z.infer<typeof marketSummarySchema>;
 
 export const TOP_MARKETS_NOTE =
-  'top_wins and top_losses rank the realized result (pnl_usd) over resolved markets only; most_traded ranks by fills, top_volume by volume, over every market, where an open market\'s pnl_usd is cash flow (its standing is pnl_marked_usd).';
+  "top_wins and top_losses rank the realized result (pnl_usd) over resolved markets only; most_traded ranks by fills, top_volume by volume, over every market, where an open market's pnl_usd is cash flow (its standing is pnl_marked_usd).";
 
 export interface TopMarkets {
   top_wins: MarketRow[];

@@ -4,7 +4,13 @@
  * folded here.
  */
 import { bundle } from './bundle.ts';
-import { HEADER_COLUMNS, MARKET_NAMES_PART, newestTraderMarket, toHeader, type TraderMarketHeaderRow } from './market-header.ts';
+import {
+  HEADER_COLUMNS,
+  MARKET_NAMES_PART,
+  newestTraderMarket,
+  toHeader,
+  type TraderMarketHeaderRow,
+} from './market-header.ts';
 import {
   compareIds,
   MARKET_TRADE_SPAN_PART,
@@ -49,9 +55,15 @@ interface SummaryParts extends SummaryMarketParts {
   tm: SummaryTraderMarketRow;
 }
 const summaryParts = { tm: newestTraderMarket(SUMMARY_COLUMNS), ...summaryMarketParts };
-const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({ ...summaryParts, names: MARKET_NAMES_PART });
+const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({
+  ...summaryParts,
+  names: MARKET_NAMES_PART,
+});
 const READ_MARKET_SUMMARY_NAMED = bundle<SummaryParts>(summaryParts);
-const READ_SUMMARY_MARKET_PARTS = bundle<SummaryMarketParts & { names: MarketNames }>({ ...summaryMarketParts, names: MARKET_NAMES_PART });
+const READ_SUMMARY_MARKET_PARTS = bundle<SummaryMarketParts & { names: MarketNames }>({
+  ...summaryMarketParts,
+  names: MARKET_NAMES_PART,
+});
 const READ_SUMMARY_MARKET_PARTS_NAMED = bundle<SummaryMarketParts>(summaryMarketParts);
 
 interface SummaryTraderMarketRow extends TraderMarketHeaderRow, TradeBreakdown {
@@ -128,7 +140,8 @@ function toSummary(row: SummaryRow): MarketSummary {
         sell_count: row.side1_sell_count,
         buy_usd: row.side1_buy_usd,
         sell_usd: row.side1_sell_usd,
-        avg_entry: row.side1_buy_count > 0 && row.side1_buy_tokens > 0 ? row.side1_buy_usd / row.side1_buy_tokens : null,
+        avg_entry:
+          row.side1_buy_count > 0 && row.side1_buy_tokens > 0 ? row.side1_buy_usd / row.side1_buy_tokens : null,
         net_tokens: row.net_tokens1,
       },
       {
@@ -138,7 +151,8 @@ function toSummary(row: SummaryRow): MarketSummary {
         sell_count: row.side2_sell_count,
         buy_usd: row.side2_buy_usd,
         sell_usd: row.side2_sell_usd,
-        avg_entry: row.side2_buy_count > 0 && row.side2_buy_tokens > 0 ? row.side2_buy_usd / row.side2_buy_tokens : null,
+        avg_entry:
+          row.side2_buy_count > 0 && row.side2_buy_tokens > 0 ? row.side2_buy_usd / row.side2_buy_tokens : null,
         net_tokens: row.net_tokens2,
       },
     ],
@@ -154,7 +168,11 @@ function toSummary(row: SummaryRow): MarketSummary {
  * so a resolved summary's ETag never moves), adding 0 for a fill outside the tenth, so each part is
  * ≤ the whole; the shares are divided and bounded in `usdShare`.
  */
-function summaryRowOf(parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] }, tm: SummaryTraderMarketRow, names: MarketNames): SummaryRow {
+function summaryRowOf(
+  parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] },
+  tm: SummaryTraderMarketRow,
+  names: MarketNames,
+): SummaryRow {
   const fills = [...parts.fills].sort((a, b) => compareIds(a.fill_id, b.fill_id));
   const n = fills.length;
   const sizes = fills.map((fill) => fill.usd).sort((a, b) => a - b);
@@ -200,17 +218,41 @@ async function readSummaryParts(
   store: Store,
   wallet: string,
   conditionId: string,
-): Promise<{ tm: SummaryTraderMarketRow | undefined; parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] }; names: MarketNames }> {
+): Promise<{
+  tm: SummaryTraderMarketRow | undefined;
+  parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] };
+  names: MarketNames;
+}> {
   const params = { wallet, condition_id: conditionId };
   const kept = keptWalletMarkets(store, wallet);
   const keptRow = kept ? (await kept).markets.find((row) => row.condition_id === conditionId) : undefined;
-  if (keptRow) return { tm: keptRow, ...(await readWithMarketNames(store, conditionId, READ_SUMMARY_MARKET_PARTS, READ_SUMMARY_MARKET_PARTS_NAMED, params)) };
-  const { parts, names } = await readWithMarketNames(store, conditionId, READ_MARKET_SUMMARY, READ_MARKET_SUMMARY_NAMED, params);
+  if (keptRow)
+    return {
+      tm: keptRow,
+      ...(await readWithMarketNames(
+        store,
+        conditionId,
+        READ_SUMMARY_MARKET_PARTS,
+        READ_SUMMARY_MARKET_PARTS_NAMED,
+        params,
+      )),
+    };
+  const { parts, names } = await readWithMarketNames(
+    store,
+    conditionId,
+    READ_MARKET_SUMMARY,
+    READ_MARKET_SUMMARY_NAMED,
+    params,
+  );
   return { tm: parts.tm[0], parts, names };
 }
 
 /** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
-export async function readMarketSummary(store: Store, wallet: string, conditionId: string): Promise<TraderMarketDetail | null> {
+export async function readMarketSummary(
+  store: Store,
+  wallet: string,
+  conditionId: string,
+): Promise<TraderMarketDetail | null> {
   const readMarketSummaryFromStore = async () => {
     const { tm, parts, names } = await readSummaryParts(store, wallet, conditionId);
     if (!tm) return null;
@@ -218,7 +260,12 @@ export async function readMarketSummary(store: Store, wallet: string, conditionI
     const market = toHeader(row);
     // The same parts are the trader's market a chart or tape of this market starts from (an agent's next
     // call, as crack_this_trader asks): kept under its own key, it costs that call its first statement.
-    const times = marketTimesOf(conditionId, names === NO_MARKET_NAMES ? undefined : names, parts.window[0], parts.resolution[0]);
+    const times = marketTimesOf(
+      conditionId,
+      names === NO_MARKET_NAMES ? undefined : names,
+      parts.window[0],
+      parts.resolution[0],
+    );
     if (times) {
       const traderMarket: TraderMarket = { header: market, times };
       store.caches?.keepMarket(traderMarketKey(wallet, conditionId), traderMarket, traderMarketResolved(traderMarket));
@@ -226,5 +273,11 @@ export async function readMarketSummary(store: Store, wallet: string, conditionI
     return { market, summary: toSummary(row) };
   };
   // A resolved market's summary never changes (immutable, strong ETag); an open one is kept briefly.
-  return store.caches ? store.caches.market(`summary|${wallet}|${conditionId}`, readMarketSummaryFromStore, (detail) => detail?.market.resolved === true) : readMarketSummaryFromStore();
+  return store.caches
+    ? store.caches.market(
+        `summary|${wallet}|${conditionId}`,
+        readMarketSummaryFromStore,
+        (detail) => detail?.market.resolved === true,
+      )
+    : readMarketSummaryFromStore();
 }

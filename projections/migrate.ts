@@ -95,7 +95,10 @@ export async function migrate(store: Store, log: Logger, options: MigrateOptions
   else await store.ensureDatabase();
   for (const statement of variant(CREATE_LEDGER)) await store.command(statement);
   const applied = new Map(
-    (await store.query<{ version: number; checksum: string }>(SELECT_APPLIED)).map((row) => [row.version, row.checksum]),
+    (await store.query<{ version: number; checksum: string }>(SELECT_APPLIED)).map((row) => [
+      row.version,
+      row.checksum,
+    ]),
   );
   const done: number[] = [];
   for (const migration of await loadMigrations()) {
@@ -104,14 +107,19 @@ export async function migrate(store: Store, log: Logger, options: MigrateOptions
     const statements = migration.statements.flatMap(variant);
     if (recorded !== undefined) {
       if (recorded !== migration.checksum && !migration.earlierChecksums.includes(recorded)) {
-        log.warn({ version: migration.version, name: migration.name }, 'applied migration file has changed since it was applied; add a new migration instead of editing');
+        log.warn(
+          { version: migration.version, name: migration.name },
+          'applied migration file has changed since it was applied; add a new migration instead of editing',
+        );
       }
       continue;
     }
     for (const statement of statements) {
       await store.command(statement);
     }
-    await store.insert('schema_migrations', [{ version: migration.version, name: migration.name, checksum: migration.checksum }]);
+    await store.insert('schema_migrations', [
+      { version: migration.version, name: migration.name, checksum: migration.checksum },
+    ]);
     log.info({ version: migration.version, name: migration.name, database: store.database }, 'migration applied');
     done.push(migration.version);
   }

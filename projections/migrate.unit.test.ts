@@ -29,7 +29,10 @@ describe('migrate: an applied migration', () => {
   it('is not re-applied and raises no warning when the ledger holds its statements checksum', async () => {
     const migrations = await loadMigrations();
     const { log, warnings } = capturingLog();
-    const applied = await migrate(storeWithLedger(new Map(migrations.map((migration) => [migration.version, migration.checksum]))), log);
+    const applied = await migrate(
+      storeWithLedger(new Map(migrations.map((migration) => [migration.version, migration.checksum]))),
+      log,
+    );
     expect(applied).toEqual([]);
     expect(warnings).toEqual([]);
   });
@@ -39,7 +42,12 @@ describe('migrate: an applied migration', () => {
     const ledger = new Map<number, string>();
     for (const migration of migrations) {
       const file = `${String(migration.version).padStart(4, '0')}_${migration.name}.sql`;
-      ledger.set(migration.version, createHash('sha256').update(await readFile(path.join(MIGRATIONS_DIR, file), 'utf8')).digest('hex'));
+      ledger.set(
+        migration.version,
+        createHash('sha256')
+          .update(await readFile(path.join(MIGRATIONS_DIR, file), 'utf8'))
+          .digest('hex'),
+      );
     }
     const { log, warnings } = capturingLog();
     expect(await migrate(storeWithLedger(ledger), log)).toEqual([]);
@@ -50,7 +58,12 @@ describe('migrate: an applied migration', () => {
     const migrations = await loadMigrations();
     const changed = migrations[2]!;
     const ledger = new Map(migrations.map((migration) => [migration.version, migration.checksum]));
-    ledger.set(changed.version, createHash('sha256').update(`${changed.statements.join(';\n')} -- altered`).digest('hex'));
+    ledger.set(
+      changed.version,
+      createHash('sha256')
+        .update(`${changed.statements.join(';\n')} -- altered`)
+        .digest('hex'),
+    );
     const { log, warnings } = capturingLog();
     await migrate(storeWithLedger(ledger), log);
     expect(warnings).toEqual([{ version: changed.version, name: changed.name }]);

@@ -32,9 +32,10 @@ import type { Store } from './store.ts';
 export const FIDELITY_LADDER = [1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400, 604_800, 2_592_000] as const;
 export type Fidelity = (typeof FIDELITY_LADDER)[number];
 
-export const seriesPointSchema = z
-  .tuple([z.int(), z.number(), z.number(), z.number()])
-  .meta({ description: '[ts, last, lo, hi]: epoch seconds, the final real trade level of the bucket, band low, band high; all UP-normalized real traded levels.' });
+export const seriesPointSchema = z.tuple([z.int(), z.number(), z.number(), z.number()]).meta({
+  description:
+    '[ts, last, lo, hi]: epoch seconds, the final real trade level of the bucket, band low, band high; all UP-normalized real traded levels.',
+});
 /** `[ts, last, lo, hi]`. */
 export type SeriesPoint = z.infer<typeof seriesPointSchema>;
 
@@ -104,7 +105,13 @@ function rungParams(conditionId: string, fidelity: Fidelity, fromTs: number, toT
   return { condition_id: conditionId, fidelity, from_bucket: Math.floor(fromTs / fidelity) * fidelity, to_ts: toTs };
 }
 
-export async function readRung(store: Store, conditionId: string, fidelity: Fidelity, fromTs: number, toTs: number): Promise<SeriesPoint[]> {
+export async function readRung(
+  store: Store,
+  conditionId: string,
+  fidelity: Fidelity,
+  fromTs: number,
+  toTs: number,
+): Promise<SeriesPoint[]> {
   return toPoints(await store.query<LadderRow>(READ_RUNG, rungParams(conditionId, fidelity, fromTs, toTs)));
 }
 
@@ -119,7 +126,10 @@ interface MarketTimesParts {
   resolution: MarketResolutionRow;
 }
 /** The trader's row of the market with the market's times: everything a chart or tape needs to start, in one statement. */
-const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: TraderMarketHeaderRow }>({ ...marketTimesParts, tm: TRADER_MARKET_HEADER_PART });
+const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: TraderMarketHeaderRow }>({
+  ...marketTimesParts,
+  tm: TRADER_MARKET_HEADER_PART,
+});
 
 /**
  * The default window of a chart: from the start time named in the title (else the first trade), to
@@ -168,13 +178,17 @@ export function planChart(
   // (the answer states the window it used).
   let fromTs = clampEpochSeconds(request.fromTs ?? defaults.fromTs);
   const toTs = Math.max(fromTs, clampEpochSeconds(request.toTs ?? Math.max(defaults.toTs, fromTs)));
-  const points = Math.min(limits.maxPoints, Math.max(limits.minPoints, Math.trunc(request.points ?? limits.defaultPoints)));
+  const points = Math.min(
+    limits.maxPoints,
+    Math.max(limits.minPoints, Math.trunc(request.points ?? limits.defaultPoints)),
+  );
   const fitting = finestFittingFidelity(fromTs, toTs, points);
   const forced = request.resolution === undefined ? undefined : snapToLadder(request.resolution);
   const fidelity = forced !== undefined && forced >= fitting ? forced : fitting;
   // A window too long for even the coarsest rung keeps its end (the end view) and loses its start.
   // (Moving the start later only removes buckets; it never goes before the epoch.)
-  if (bucketCount(fromTs, toTs, fidelity) > points) fromTs = Math.max(0, (Math.floor(toTs / fidelity) - points + 1) * fidelity);
+  if (bucketCount(fromTs, toTs, fidelity) > points)
+    fromTs = Math.max(0, (Math.floor(toTs / fidelity) - points + 1) * fidelity);
   return { fromTs, toTs, points, fidelity };
 }
 
@@ -192,10 +206,20 @@ ORDER BY ts`;
 
 /** The full per-second tape: change-only rows, pinned at the winner level when resolved. Uncapped. */
 export async function readFullTape(store: Store, times: MarketTimes): Promise<SeriesPoint[]> {
-  const readFullTapeFromStore = async () => pinToWinner(toPoints(await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId })), times.resolution);
+  const readFullTapeFromStore = async () =>
+    pinToWinner(
+      toPoints(await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId })),
+      times.resolution,
+    );
   // A resolved market's tape never changes; an open one is kept briefly.
   const resolvedAt = times.resolution ? `${times.resolution.winnerTokenSide}@${times.resolution.ts}` : 'open';
-  return store.caches ? store.caches.market(`tape|${times.conditionId}|${resolvedAt}`, readFullTapeFromStore, () => times.resolution !== null) : readFullTapeFromStore();
+  return store.caches
+    ? store.caches.market(
+        `tape|${times.conditionId}|${resolvedAt}`,
+        readFullTapeFromStore,
+        () => times.resolution !== null,
+      )
+    : readFullTapeFromStore();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -247,7 +271,8 @@ export async function readRawTicks(
   const lastRow = pageRows[pageRows.length - 1];
   return {
     ticks: pageRows.map((row) => ({ ts: row.ts, price: row.tick_price })),
-    next: rows.length > page.limit && lastRow ? { ts: lastRow.ts, seq: lastRow.tick_seq, tradeId: lastRow.trade_id } : null,
+    next:
+      rows.length > page.limit && lastRow ? { ts: lastRow.ts, seq: lastRow.tick_seq, tradeId: lastRow.trade_id } : null,
   };
 }
 
@@ -266,14 +291,20 @@ export const marketFillSchema = z.object({
 export type MarketFill = z.infer<typeof marketFillSchema>;
 
 /** The sampled chart in one statement: the series' rung over its window and the trader's fills (ordered in marketFillsOf). */
-const READ_CHART = bundle<{ rung: LadderRow; fills: TraderMarketFillRowSerialized }>({ rung: READ_RUNG, fills: traderMarketFillsPart() });
+const READ_CHART = bundle<{ rung: LadderRow; fills: TraderMarketFillRowSerialized }>({
+  rung: READ_RUNG,
+  fills: traderMarketFillsPart(),
+});
 
 /** The trader's fills in time order (then fill_id), each with the name of the token traded. */
 function marketFillsOf(rows: readonly TraderMarketFillRowSerialized[], times: MarketTimes): MarketFill[] {
   return rows
     .map(traderMarketFillOf)
     .sort((a, b) => a.ts - b.ts || compareIds(a.fill_id, b.fill_id))
-    .map(({ fill_id: _id, ...fill }) => ({ ...fill, outcome: fill.token_side === 1 ? times.outcome1 : times.outcome2 }));
+    .map(({ fill_id: _id, ...fill }) => ({
+      ...fill,
+      outcome: fill.token_side === 1 ? times.outcome1 : times.outcome2,
+    }));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -282,7 +313,11 @@ function marketFillsOf(rows: readonly TraderMarketFillRowSerialized[], times: Ma
 export type { MarketTimes, Resolution, TraderMarket };
 
 /** The trader's header of the market and the market's times; null when the trader never traded it (or it is unknown). */
-export async function readTraderMarket(store: Store, wallet: string, conditionId: string): Promise<TraderMarket | null> {
+export async function readTraderMarket(
+  store: Store,
+  wallet: string,
+  conditionId: string,
+): Promise<TraderMarket | null> {
   const readTraderMarketFromStore = async () => {
     const parts = await readBundle(store, READ_TRADER_MARKET, { wallet, condition_id: conditionId });
     const [tm] = parts.tm;
@@ -294,7 +329,9 @@ export async function readTraderMarket(store: Store, wallet: string, conditionId
   };
   // Once resolved (the header and the resolution both say so), neither part changes again. A summary of
   // the same market keeps this answer too (readMarketSummary reads the same parts).
-  return store.caches ? store.caches.market(traderMarketKey(wallet, conditionId), readTraderMarketFromStore, traderMarketResolved) : readTraderMarketFromStore();
+  return store.caches
+    ? store.caches.market(traderMarketKey(wallet, conditionId), readTraderMarketFromStore, traderMarketResolved)
+    : readTraderMarketFromStore();
 }
 
 /** The sampled chart of a trader's market: the series for the request and the trader's complete fills. */
@@ -308,9 +345,15 @@ export async function readSampledChart(
 ): Promise<{ series: SampledSeries; fills: MarketFill[] }> {
   const readSampledChartFromStore = async () => {
     const plan = planChart(market.times, request, limits, nowSeconds);
-    const parts = await readBundle(store, READ_CHART, { ...rungParams(market.times.conditionId, plan.fidelity, plan.fromTs, plan.toTs), wallet });
+    const parts = await readBundle(store, READ_CHART, {
+      ...rungParams(market.times.conditionId, plan.fidelity, plan.fromTs, plan.toTs),
+      wallet,
+    });
     const points = toPoints([...parts.rung].sort((a, b) => a.ts - b.ts));
-    return { series: { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points }, fills: marketFillsOf(parts.fills, market.times) };
+    return {
+      series: { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points },
+      fills: marketFillsOf(parts.fills, market.times),
+    };
   };
   if (!store.caches) return readSampledChartFromStore();
   const resolved = market.header.resolved && market.times.resolution !== null;
@@ -350,11 +393,15 @@ export async function readChartSlabs(
   budget: number,
 ): Promise<ChartSlab[]> {
   const fidelity0 = snapToLadder(series.fidelity);
-  const slabs: ChartSlab[] = [{ fidelity: fidelity0, from_ts: series.from_ts, to_ts: series.to_ts, points: series.points }];
+  const slabs: ChartSlab[] = [
+    { fidelity: fidelity0, from_ts: series.from_ts, to_ts: series.to_ts, points: series.points },
+  ];
   let spent = bucketCount(series.from_ts, series.to_ts, fidelity0);
   const plans: { fidelity: Fidelity; fromTs: number; toTs: number }[] = [];
   const finer = FIDELITY_LADDER.filter((fidelity) => fidelity < fidelity0).reverse();
-  const inWindow = [...new Set(fillTimes.filter((ts) => ts >= series.from_ts && ts <= series.to_ts))].sort((a, b) => a - b);
+  const inWindow = [...new Set(fillTimes.filter((ts) => ts >= series.from_ts && ts <= series.to_ts))].sort(
+    (a, b) => a - b,
+  );
   for (const fidelity of finer) {
     const whole = bucketCount(series.from_ts, series.to_ts, fidelity);
     if (spent + whole <= budget) {
@@ -381,7 +428,12 @@ export async function readChartSlabs(
     }
   }
   const read = await Promise.all(
-    plans.map(async (plan) => ({ fidelity: plan.fidelity, from_ts: plan.fromTs, to_ts: plan.toTs, points: await readRung(store, conditionId, plan.fidelity, plan.fromTs, plan.toTs) })),
+    plans.map(async (plan) => ({
+      fidelity: plan.fidelity,
+      from_ts: plan.fromTs,
+      to_ts: plan.toTs,
+      points: await readRung(store, conditionId, plan.fidelity, plan.fromTs, plan.toTs),
+    })),
   );
   return [...slabs, ...read];
 }

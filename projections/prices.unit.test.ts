@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucketCount, FIDELITY_LADDER, finestFittingFidelity, pinToWinner, planChart, snapToLadder, type MarketTimes, type SeriesPoint } from './prices.ts';
+import {
+  bucketCount,
+  FIDELITY_LADDER,
+  finestFittingFidelity,
+  pinToWinner,
+  planChart,
+  snapToLadder,
+  type MarketTimes,
+  type SeriesPoint,
+} from './prices.ts';
 
 const limits = { defaultPoints: 300, minPoints: 20, maxPoints: 600 };
 const market = (overrides: Partial<MarketTimes> = {}): MarketTimes => ({
@@ -17,42 +26,66 @@ const market = (overrides: Partial<MarketTimes> = {}): MarketTimes => ({
 describe('fidelity ladder choice', () => {
   it('takes the finest rung whose buckets fit, and the budget is never exceeded', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1_600_000_000, max: 1_900_000_000 }), fc.integer({ min: 0, max: 550 * 86_400 }), fc.integer({ min: 20, max: 600 }), (from, span, points) => {
-        const fidelity = finestFittingFidelity(from, from + span, points);
-        expect(FIDELITY_LADDER).toContain(fidelity);
-        expect(bucketCount(from, from + span, fidelity)).toBeLessThanOrEqual(points);
-        const finer = FIDELITY_LADDER.filter((rung) => rung < fidelity);
-        for (const rung of finer) expect(bucketCount(from, from + span, rung)).toBeGreaterThan(points);
-      }),
+      fc.property(
+        fc.integer({ min: 1_600_000_000, max: 1_900_000_000 }),
+        fc.integer({ min: 0, max: 550 * 86_400 }),
+        fc.integer({ min: 20, max: 600 }),
+        (from, span, points) => {
+          const fidelity = finestFittingFidelity(from, from + span, points);
+          expect(FIDELITY_LADDER).toContain(fidelity);
+          expect(bucketCount(from, from + span, fidelity)).toBeLessThanOrEqual(points);
+          const finer = FIDELITY_LADDER.filter((rung) => rung < fidelity);
+          for (const rung of finer) expect(bucketCount(from, from + span, rung)).toBeGreaterThan(points);
+        },
+      ),
     );
   });
 
   it('never plans more buckets than points, even for windows longer than the coarsest rung can hold', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1_500_000_000, max: 1_900_000_000 }), fc.integer({ min: 0, max: 20 * 365 * 86_400 }), fc.integer({ min: 0, max: 1000 }), fc.option(fc.integer({ min: 0, max: 10_000_000 })), (from, span, points, resolution) => {
-        const plan = planChart(market(), { fromTs: from, toTs: from + span, points, resolution: resolution ?? undefined }, limits, 0);
-        expect(FIDELITY_LADDER).toContain(plan.fidelity);
-        expect(plan.points).toBeGreaterThanOrEqual(20);
-        expect(plan.points).toBeLessThanOrEqual(600);
-        expect(bucketCount(plan.fromTs, plan.toTs, plan.fidelity)).toBeLessThanOrEqual(plan.points);
-        expect(plan.toTs).toBe(from + span);
-      }),
+      fc.property(
+        fc.integer({ min: 1_500_000_000, max: 1_900_000_000 }),
+        fc.integer({ min: 0, max: 20 * 365 * 86_400 }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.option(fc.integer({ min: 0, max: 10_000_000 })),
+        (from, span, points, resolution) => {
+          const plan = planChart(
+            market(),
+            { fromTs: from, toTs: from + span, points, resolution: resolution ?? undefined },
+            limits,
+            0,
+          );
+          expect(FIDELITY_LADDER).toContain(plan.fidelity);
+          expect(plan.points).toBeGreaterThanOrEqual(20);
+          expect(plan.points).toBeLessThanOrEqual(600);
+          expect(bucketCount(plan.fromTs, plan.toTs, plan.fidelity)).toBeLessThanOrEqual(plan.points);
+          expect(plan.toTs).toBe(from + span);
+        },
+      ),
     );
   });
 
-  it('keeps any requested window inside the store\'s epoch range (0 .. 2^32 − 1), within the budget', () => {
+  it("keeps any requested window inside the store's epoch range (0 .. 2^32 − 1), within the budget", () => {
     const anyTs = fc.integer({ min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER });
     fc.assert(
-      fc.property(fc.option(anyTs, { nil: undefined }), fc.option(anyTs, { nil: undefined }), fc.option(anyTs, { nil: undefined }), (fromTs, toTs, resolution) => {
-        const plan = planChart(market(), { fromTs, toTs, resolution }, limits, 1_767_560_000);
-        expect(plan.fromTs).toBeGreaterThanOrEqual(0);
-        expect(plan.toTs).toBeGreaterThanOrEqual(plan.fromTs);
-        expect(plan.toTs).toBeLessThanOrEqual(2 ** 32 - 1);
-        expect(bucketCount(plan.fromTs, plan.toTs, plan.fidelity)).toBeLessThanOrEqual(plan.points);
-      }),
+      fc.property(
+        fc.option(anyTs, { nil: undefined }),
+        fc.option(anyTs, { nil: undefined }),
+        fc.option(anyTs, { nil: undefined }),
+        (fromTs, toTs, resolution) => {
+          const plan = planChart(market(), { fromTs, toTs, resolution }, limits, 1_767_560_000);
+          expect(plan.fromTs).toBeGreaterThanOrEqual(0);
+          expect(plan.toTs).toBeGreaterThanOrEqual(plan.fromTs);
+          expect(plan.toTs).toBeLessThanOrEqual(2 ** 32 - 1);
+          expect(bucketCount(plan.fromTs, plan.toTs, plan.fidelity)).toBeLessThanOrEqual(plan.points);
+        },
+      ),
       { numRuns: 500 },
     );
-    expect(planChart(market(), { fromTs: -100, toTs: -5 }, limits, 1_767_560_000)).toMatchObject({ fromTs: 0, toTs: 0 });
+    expect(planChart(market(), { fromTs: -100, toTs: -5 }, limits, 1_767_560_000)).toMatchObject({
+      fromTs: 0,
+      toTs: 0,
+    });
   });
 
   it('snaps a forced resolution to the smallest rung at least as wide', () => {
@@ -75,7 +108,10 @@ describe('fidelity ladder choice', () => {
     expect(planChart(market({ titleStartTs: null }), {}, limits, 0).fromTs).toBe(1_767_550_000);
     const resolved = market({ resolution: { winnerTokenSide: 1, ts: 1_767_558_000 } });
     expect(planChart(resolved, {}, limits, 0).toTs).toBe(1_767_558_000);
-    expect(planChart(market(), { fromTs: 1_767_557_000 }, limits, 0)).toMatchObject({ fromTs: 1_767_557_000, toTs: 1_767_557_700 });
+    expect(planChart(market(), { fromTs: 1_767_557_000 }, limits, 0)).toMatchObject({
+      fromTs: 1_767_557_000,
+      toTs: 1_767_557_700,
+    });
   });
 });
 

@@ -64,7 +64,12 @@ export interface MarketNames {
 }
 
 /** A market without metadata: the lists show '' for its title and outcome names. */
-export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({ title: '', outcome1: '', outcome2: '', title_start_ts: null });
+export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({
+  title: '',
+  outcome1: '',
+  outcome2: '',
+  title_start_ts: null,
+});
 
 /** The upstream answers' share of the trader answers' memory (traderAnswerBytes ÷ this): each wallet's profile and equity history. */
 const UPSTREAM_SHARE_OF_TRADER_BYTES = 8;
@@ -192,7 +197,10 @@ class KeptUntilChanged<V> {
       ...(perf ? { perf } : {}),
       ...('entries' in size
         ? { max: Math.max(1, size.entries) }
-        : { maxSize: Math.max(1, size.bytes), sizeCalculation: (entry: { value: V }) => Math.max(1, JSON.stringify(entry.value)?.length ?? 1) }),
+        : {
+            maxSize: Math.max(1, size.bytes),
+            sizeCalculation: (entry: { value: V }) => Math.max(1, JSON.stringify(entry.value)?.length ?? 1),
+          }),
       ttlAutopurge: false,
     });
   }
@@ -301,42 +309,89 @@ export class ReadCaches {
     const perf = { ttlResolution: 0, ...(clock ? { perf: clock } : {}) };
     // Null: the store may change behind this process's back (a server); names then live their short TTL.
     const changes = store?.kind === 'embedded' ? changesOf(store.database) : null;
-    const nameTtlMs = { unwatched: settings.traderNameSeconds * 1000, watched: Math.max(settings.traderNameSeconds, settings.traderNameWatchedSeconds) * 1000 };
+    const nameTtlMs = {
+      unwatched: settings.traderNameSeconds * 1000,
+      watched: Math.max(settings.traderNameSeconds, settings.traderNameWatchedSeconds) * 1000,
+    };
     this.#traderNames =
-      nameTtlMs.watched > 0 ? new KeptUntilChanged({ entries: settings.traderNameEntries }, nameTtlMs, changes, (c, wallet) => c.versionOfName(wallet), clock) : null;
-    const marketNameTtlMs = { unwatched: settings.marketNameSeconds * 1000, watched: Math.max(settings.marketNameSeconds, settings.marketNameWatchedSeconds) * 1000 };
+      nameTtlMs.watched > 0
+        ? new KeptUntilChanged(
+            { entries: settings.traderNameEntries },
+            nameTtlMs,
+            changes,
+            (c, wallet) => c.versionOfName(wallet),
+            clock,
+          )
+        : null;
+    const marketNameTtlMs = {
+      unwatched: settings.marketNameSeconds * 1000,
+      watched: Math.max(settings.marketNameSeconds, settings.marketNameWatchedSeconds) * 1000,
+    };
     this.#marketNames =
       marketNameTtlMs.watched > 0
-        ? new KeptUntilChanged({ entries: settings.marketNameEntries }, marketNameTtlMs, changes, (c, conditionId) => c.versionOfMarket(conditionId), clock)
+        ? new KeptUntilChanged(
+            { entries: settings.marketNameEntries },
+            marketNameTtlMs,
+            changes,
+            (c, conditionId) => c.versionOfMarket(conditionId),
+            clock,
+          )
         : null;
     // A mark moves with every trade of its market: kept only while a worker reports the trades (an
     // unwatched TTL of 0), then until the market trades again, with the names' lifetime and bound.
     this.#marks =
       changes && marketNameTtlMs.watched > 0
-        ? new KeptUntilChanged({ entries: settings.marketNameEntries }, { unwatched: 0, watched: marketNameTtlMs.watched }, changes, (c, conditionId) => c.versionOfMark(conditionId), clock)
+        ? new KeptUntilChanged(
+            { entries: settings.marketNameEntries },
+            { unwatched: 0, watched: marketNameTtlMs.watched },
+            changes,
+            (c, conditionId) => c.versionOfMark(conditionId),
+            clock,
+          )
         : null;
     // Answers about traders are kept only while a worker reports (an unwatched TTL of 0). One budget for
     // the three kinds: an eighth for the upstream answers (a wallet's profile and equity history, a few KB), a quarter for the
     // fills pages, the rest for the others.
     const upstreamBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / UPSTREAM_SHARE_OF_TRADER_BYTES));
     const fillsBytes = Math.max(1, Math.floor(settings.traderAnswerBytes / FILLS_SHARE_OF_TRADER_BYTES));
-    const answersAboutTraders = (bytes: number, watchedMs: number, versionOf: (c: StoreChanges, wallet: string) => number) =>
+    const answersAboutTraders = (
+      bytes: number,
+      watchedMs: number,
+      versionOf: (c: StoreChanges, wallet: string) => number,
+    ) =>
       changes && settings.traderAnswerSeconds > 0 && settings.traderAnswerBytes > 0
-        ? new KeptUntilChanged<unknown>({ bytes: Math.max(1, bytes) }, { unwatched: 0, watched: watchedMs }, changes, versionOf, clock)
+        ? new KeptUntilChanged<unknown>(
+            { bytes: Math.max(1, bytes) },
+            { unwatched: 0, watched: watchedMs },
+            changes,
+            versionOf,
+            clock,
+          )
         : null;
     this.#traders = {
-      trader: answersAboutTraders(settings.traderAnswerBytes - upstreamBytes - fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOf(wallet)),
+      trader: answersAboutTraders(
+        settings.traderAnswerBytes - upstreamBytes - fillsBytes,
+        settings.traderAnswerSeconds * 1000,
+        (c, wallet) => c.versionOf(wallet),
+      ),
       // The upstream profile and equity history are the provider's figures: kept until the provider reports on the wallet
       // again, not until the wallet trades (an active trader's card would read it on nearly every call).
-      upstream: answersAboutTraders(upstreamBytes, Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000, (c, wallet) =>
-        c.versionOfUpstream(wallet),
+      upstream: answersAboutTraders(
+        upstreamBytes,
+        Math.max(settings.traderAnswerSeconds, settings.traderOwnAnswerSeconds) * 1000,
+        (c, wallet) => c.versionOfUpstream(wallet),
       ),
       // A fills page is its fills and their markets' names: kept until the wallet's fills change, not
       // until its rollups are refreshed (every write of its fills was followed by a refresh that dropped
       // the page read in between), with the others' lifetime (the names may lag that much).
-      fills: answersAboutTraders(fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) => c.versionOfFills(wallet)),
+      fills: answersAboutTraders(fillsBytes, settings.traderAnswerSeconds * 1000, (c, wallet) =>
+        c.versionOfFills(wallet),
+      ),
     };
-    this.upstreamState = settings.upstreamStateSeconds > 0 ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 }) : null;
+    this.upstreamState =
+      settings.upstreamStateSeconds > 0
+        ? new LRUCache({ ...perf, max: 1, ttl: settings.upstreamStateSeconds * 1000 })
+        : null;
     this.whaleFlow = settings.whaleFlowSeconds > 0 ? new RefreshAhead(256, settings.whaleFlowSeconds) : null;
     this.markets = settings.marketAnswerBytes > 0 ? new MarketAnswers(settings.marketAnswerBytes, clock) : null;
     this.openMarketTtlMs = settings.openMarketSeconds * 1000;
@@ -407,7 +462,13 @@ export class ReadCaches {
    * built from the wallet's fills alone (a page over all its markets), kept until those change (not its
    * other rows, nor its rollups), at most `traderAnswerSeconds`.
    */
-  async trader<T>(kind: string, wallet: string, key: string, read: () => Promise<T>, follows: TraderAnswerFollows = 'trader'): Promise<T> {
+  async trader<T>(
+    kind: string,
+    wallet: string,
+    key: string,
+    read: () => Promise<T>,
+    follows: TraderAnswerFollows = 'trader',
+  ): Promise<T> {
     const cache = this.#traders[follows];
     // Before the read: a change while it runs makes the kept answer stale at once.
     const readAt = cache?.readStart() ?? null;
@@ -456,7 +517,8 @@ export class ReadCaches {
 
   /** Keeps a market answer read along with another one (resolved: until evicted; open: briefly), as market() would have. */
   keepMarket<T>(key: string, value: T, resolved: boolean): void {
-    if (this.markets && value !== null && value !== undefined) this.markets.set(key, value, resolved, this.openMarketTtlMs);
+    if (this.markets && value !== null && value !== undefined)
+      this.markets.set(key, value, resolved, this.openMarketTtlMs);
   }
 
   /** A market answer: from the cache, or read and kept (resolved: until evicted; open: briefly). */

@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { withReadCaches } from './cached-reads.ts';
-import { NO_MARKET_NAMES, observeReads, ReadCaches, RefreshAhead, withJoinedReadWait, type ReadCacheSettings } from './read-cache.ts';
+import {
+  NO_MARKET_NAMES,
+  observeReads,
+  ReadCaches,
+  RefreshAhead,
+  withJoinedReadWait,
+  type ReadCacheSettings,
+} from './read-cache.ts';
 import type { Store } from './store.ts';
 import { readMarketNames } from './market-names.ts';
 import { readTraderName } from './traders.ts';
@@ -90,7 +97,8 @@ describe('ReadCaches.market', () => {
     const caches = new ReadCaches({ ...SETTINGS, marketAnswerBytes: 2_500 }, clock());
     const big = (label: string) => ({ resolved: true, label, pad: 'x'.repeat(1_000) });
     const reads = ['a', 'b', 'c'].map((label) => counted(() => big(label)));
-    for (const [index, label] of ['a', 'b', 'c'].entries()) await caches.market(label, reads[index]!.read, (v) => v.resolved);
+    for (const [index, label] of ['a', 'b', 'c'].entries())
+      await caches.market(label, reads[index]!.read, (v) => v.resolved);
     // Two answers of ~1 KB fit in 2.5 KB: 'a' was evicted, 'b' and 'c' are kept.
     await caches.market('c', reads[2]!.read, (v) => v.resolved);
     await caches.market('b', reads[1]!.read, (v) => v.resolved);
@@ -193,7 +201,14 @@ describe('readMarketNames through the caches', () => {
         asked.push([...namesOf]);
         return namesOf
           .filter((id) => titles.has(id))
-          .map((id) => ({ part: 'meta', condition_id: id, title: titles.get(id), outcome1: 'Yes', outcome2: 'No', mark: null })) as Row[];
+          .map((id) => ({
+            part: 'meta',
+            condition_id: id,
+            title: titles.get(id),
+            outcome1: 'Yes',
+            outcome2: 'No',
+            mark: null,
+          })) as Row[];
       },
     } as unknown as Store;
     return { store, asked };
@@ -208,7 +223,10 @@ describe('readMarketNames through the caches', () => {
     const time = clock();
     const cached = withReadCaches(store, SETTINGS, time);
     const first = await readMarketNames(cached, ['0xc1', '0xc2', '0xc1']);
-    expect(Object.fromEntries([...first].map(([id, names]) => [id, names.title]))).toEqual({ '0xc1': 'One', '0xc2': 'Two' });
+    expect(Object.fromEntries([...first].map(([id, names]) => [id, names.title]))).toEqual({
+      '0xc1': 'One',
+      '0xc2': 'Two',
+    });
     titles.set('0xc1', 'One, retitled');
     titles.set('0xc3', 'Three');
     const second = await readMarketNames(cached, ['0xc1', '0xc3', '0xc4']);
@@ -271,12 +289,16 @@ describe('readMarketNames through the caches', () => {
     expect((await readMarketNames(cached, ['0xc1', '0xc2'])).get('0xc1')?.title).toBe('One, retitled');
     expect(asked.at(-1)).toEqual(['0xc1']);
     // A retitle that lands while the names are being read: what was read is not kept as current.
-    const racing = { ...store, database, query: async <Row>(sql: string, params?: Record<string, unknown>) => {
-      const rows = await store.query<Row>(sql, params);
-      changes.marketsChanged(['0xc2']);
-      titles.set('0xc2', 'Two, retitled');
-      return rows;
-    } } as Store;
+    const racing = {
+      ...store,
+      database,
+      query: async <Row>(sql: string, params?: Record<string, unknown>) => {
+        const rows = await store.query<Row>(sql, params);
+        changes.marketsChanged(['0xc2']);
+        titles.set('0xc2', 'Two, retitled');
+        return rows;
+      },
+    } as Store;
     changes.marketsChanged(['0xc2']);
     const racingCached = withReadCaches(racing, SETTINGS, time);
     expect((await readMarketNames(racingCached, ['0xc2'])).get('0xc2')?.title).toBe('Two');
@@ -363,7 +385,9 @@ describe('ReadCaches.trader', () => {
     expect(await Promise.all([first, second, third])).toEqual([{ fills: 3 }, { fills: 3 }, { fills: 3 }]);
     expect(waits).toEqual(['second']);
     // Kept now: served at once, no wait.
-    expect(await withJoinedReadWait(lending('fourth'), () => caches.trader('career', '0xa', '', slow))).toEqual({ fills: 3 });
+    expect(await withJoinedReadWait(lending('fourth'), () => caches.trader('career', '0xa', '', slow))).toEqual({
+      fills: 3,
+    });
     expect(waits).toEqual(['second']);
     stop();
   });
@@ -530,7 +554,7 @@ describe('ReadCaches.trader', () => {
     });
   }
 
-  it('an answer about the trader follows changed() (the worker reports every row of the wallet there, the provider\'s and the fills too), not upstreamChanged() or fillsChanged() alone', async () => {
+  it("an answer about the trader follows changed() (the worker reports every row of the wallet there, the provider's and the fills too), not upstreamChanged() or fillsChanged() alone", async () => {
     const { changes, stop, caches } = watched();
     let value = 0;
     const { calls, read } = counted(() => ++value);

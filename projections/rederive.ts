@@ -46,7 +46,8 @@ export async function rederiveViewsSince(
   token: string,
   tables: readonly SimulatedLandingTable[] = Object.keys(SIMULATED_LANDING) as SimulatedLandingTable[],
 ): Promise<string[]> {
-  if (!TOKEN.test(token)) throw new Error(`rederive token ${JSON.stringify(token)} has characters outside [A-Za-z0-9._:,|-]`);
+  if (!TOKEN.test(token))
+    throw new Error(`rederive token ${JSON.stringify(token)} has characters outside [A-Za-z0-9._:,|-]`);
   const database = store.database;
   const fed: string[] = [];
   for (const table of tables) {
@@ -57,22 +58,33 @@ export async function rederiveViewsSince(
     const scratchViews: string[] = [];
     try {
       await store.command('DROP TABLE IF EXISTS {db:Identifier}.{scratch:Identifier}', { scratch: scratchTable });
-      await store.command('CREATE TABLE {db:Identifier}.{scratch:Identifier} AS {db:Identifier}.{table:Identifier} ENGINE = Null', { scratch: scratchTable, table });
+      await store.command(
+        'CREATE TABLE {db:Identifier}.{scratch:Identifier} AS {db:Identifier}.{table:Identifier} ENGINE = Null',
+        { scratch: scratchTable, table },
+      );
       for (const view of views) {
-        const [definition] = await store.query<{ as_select: string; create_table_query: string }>(READ_VIEW, { database, view });
+        const [definition] = await store.query<{ as_select: string; create_table_query: string }>(READ_VIEW, {
+          database,
+          view,
+        });
         const target = definition ? TARGET.exec(definition.create_table_query) : null;
-        if (!definition || !target || target[1] !== database) throw new Error(`view ${view} of ${table}: no definition with a target in ${database}`);
+        if (!definition || !target || target[1] !== database)
+          throw new Error(`view ${view} of ${table}: no definition with a target in ${database}`);
         // The engine's own SELECT of the view, its source renamed: braces would read as parameters.
-        if (definition.as_select.includes('{')) throw new Error(`view ${view} of ${table}: its SELECT has braces; not derived again`);
+        if (definition.as_select.includes('{'))
+          throw new Error(`view ${view} of ${table}: its SELECT has braces; not derived again`);
         const source = new RegExp(`\`?\\b${database}\`?\\.\`?${table}\\b\`?`, 'g');
         const select = definition.as_select.replace(source, `${database}.${scratchTable}`);
         const scratchView = scratchName(view);
         scratchViews.push(scratchView);
         await store.command('DROP VIEW IF EXISTS {db:Identifier}.{view:Identifier}', { view: scratchView });
-        await store.command(`CREATE MATERIALIZED VIEW {db:Identifier}.{view:Identifier} TO {db:Identifier}.{target:Identifier} AS ${select}`, {
-          view: scratchView,
-          target: target[2]!,
-        });
+        await store.command(
+          `CREATE MATERIALIZED VIEW {db:Identifier}.{view:Identifier} TO {db:Identifier}.{target:Identifier} AS ${select}`,
+          {
+            view: scratchView,
+            target: target[2]!,
+          },
+        );
       }
       const time = SIMULATED_LANDING[table].time;
       await store.command(
@@ -83,7 +95,8 @@ export async function rederiveViewsSince(
       );
       fed.push(...views);
     } finally {
-      for (const scratchView of scratchViews) await store.command('DROP VIEW IF EXISTS {db:Identifier}.{view:Identifier}', { view: scratchView });
+      for (const scratchView of scratchViews)
+        await store.command('DROP VIEW IF EXISTS {db:Identifier}.{view:Identifier}', { view: scratchView });
       await store.command('DROP TABLE IF EXISTS {db:Identifier}.{scratch:Identifier}', { scratch: scratchTable });
     }
   }
@@ -96,6 +109,9 @@ function batchOf(token: string, table: SimulatedLandingTable): string {
 }
 
 /** The rollup batches a derivation with this token stages (one per landing table). */
-export function rederivedBatches(token: string, tables: readonly SimulatedLandingTable[] = Object.keys(SIMULATED_LANDING) as SimulatedLandingTable[]): string[] {
+export function rederivedBatches(
+  token: string,
+  tables: readonly SimulatedLandingTable[] = Object.keys(SIMULATED_LANDING) as SimulatedLandingTable[],
+): string[] {
   return tables.map((table) => batchOf(token, table));
 }

@@ -66,10 +66,18 @@ const MAX_NAMED_HOLDERS = 50_000;
  * Stages every wallet holding a position in these markets (their results changed) under `batch`, and
  * returns them ('everyone' past MAX_NAMED_HOLDERS), so that their cached answers can be dropped.
  */
-export async function stageResolvedMarkets(store: Store, batch: string, conditionIds: readonly string[]): Promise<ReadonlySet<string> | 'everyone'> {
+export async function stageResolvedMarkets(
+  store: Store,
+  batch: string,
+  conditionIds: readonly string[],
+): Promise<ReadonlySet<string> | 'everyone'> {
   const markets = [...new Set(conditionIds)];
   await store.command(STAGE_WALLETS_OF_MARKETS, { batch, condition_ids: markets });
-  const holders = await store.query<{ wallet: string }>(WALLETS_OF_MARKETS, { condition_ids: markets, limit: MAX_NAMED_HOLDERS + 1 }, BACKGROUND_READ);
+  const holders = await store.query<{ wallet: string }>(
+    WALLETS_OF_MARKETS,
+    { condition_ids: markets, limit: MAX_NAMED_HOLDERS + 1 },
+    BACKGROUND_READ,
+  );
   return holders.length > MAX_NAMED_HOLDERS ? 'everyone' : new Set(holders.map((row) => row.wallet));
 }
 
@@ -96,10 +104,18 @@ export interface RefreshTimings {
  * Recomputes trader_markets, then whale accumulations, then the change-only tapes, for
  * every key staged under these batches; marks them done.
  */
-export async function refreshRollups(store: Store, batches: readonly string[], settings: RollupSettings): Promise<RefreshTimings> {
+export async function refreshRollups(
+  store: Store,
+  batches: readonly string[],
+  settings: RollupSettings,
+): Promise<RefreshTimings> {
   if (batches.length === 0) return { traderMarketsMs: 0, whalesMs: 0, tapeMs: 0 };
   // A batch stages trader keys (fills, legs, resolutions) or tape keys (trades): skip what has none.
-  const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(COUNT_STAGED, { batches }, BACKGROUND_READ);
+  const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(
+    COUNT_STAGED,
+    { batches },
+    BACKGROUND_READ,
+  );
   const started = performance.now();
   if (staged?.trader_keys) {
     await store.command(REFRESH_TRADER_MARKETS, { batches });
@@ -130,6 +146,10 @@ export async function refreshRollups(store: Store, batches: readonly string[], s
 }
 
 export async function orphanRollupBatches(store: Store, olderThanSeconds: number): Promise<string[]> {
-  const rows = await store.query<{ batch: string }>(ORPHAN_BATCHES, { older_than_s: olderThanSeconds }, BACKGROUND_READ);
+  const rows = await store.query<{ batch: string }>(
+    ORPHAN_BATCHES,
+    { older_than_s: olderThanSeconds },
+    BACKGROUND_READ,
+  );
   return rows.map((row) => row.batch);
 }

@@ -9,7 +9,17 @@ import { describe, expect, it } from 'vitest';
 import { inlineParams, ParameterError } from './sql-values.ts';
 
 /** ClickHouse's backslash escapes in a quoted string; any other escaped character stands for itself. */
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f', a: '\x07', v: '\v', e: '\x1b' };
+const ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '0': '\0',
+  b: '\b',
+  f: '\f',
+  a: '\x07',
+  v: '\v',
+  e: '\x1b',
+};
 
 /** Reads the quoted string that starts at `sql[start]`: its value and the index just after its closing quote. */
 function readQuoted(sql: string, start: number): { value: string; end: number } {
@@ -42,14 +52,41 @@ const hostileString = fc.oneof(
   fc.string({ unit: 'grapheme' }),
   fc.string({ unit: 'binary' }),
   // Made of the characters that matter to SQL text and to placeholders.
-  fc.string({ unit: fc.constantFrom("'", '\\', '"', '`', '{', '}', ':', ';', '-', '/', '*', '\n', '\r', '\t', '\0', ' ', 'a', 'x', ')', '(', ',') }),
+  fc.string({
+    unit: fc.constantFrom(
+      "'",
+      '\\',
+      '"',
+      '`',
+      '{',
+      '}',
+      ':',
+      ';',
+      '-',
+      '/',
+      '*',
+      '\n',
+      '\r',
+      '\t',
+      '\0',
+      ' ',
+      'a',
+      'x',
+      ')',
+      '(',
+      ',',
+    ),
+  }),
 );
 
 describe('inlineParams', () => {
   it('keeps any string one literal that decodes to itself, followed by the rest of the template unchanged', () => {
     fc.assert(
       fc.property(hostileString, (value) => {
-        const sql = inlineParams('SELECT name FROM {db:Identifier}.t WHERE wallet = {wallet:String} LIMIT 1', { db: 'd1', wallet: value });
+        const sql = inlineParams('SELECT name FROM {db:Identifier}.t WHERE wallet = {wallet:String} LIMIT 1', {
+          db: 'd1',
+          wallet: value,
+        });
         const prefix = 'SELECT name FROM `d1`.t WHERE wallet = _CAST(';
         expect(sql.startsWith(prefix)).toBe(true);
         const literal = readQuoted(sql, prefix.length);
@@ -63,7 +100,10 @@ describe('inlineParams', () => {
   it('keeps every element of an array one literal, and never substitutes placeholders spelled inside values', () => {
     fc.assert(
       fc.property(fc.array(hostileString, { maxLength: 5 }), hostileString, (values, other) => {
-        const sql = inlineParams('SELECT 1 WHERE x IN {xs:Array(String)} AND y = {y:String}', { xs: values, y: `{xs:Array(String)}${other}` });
+        const sql = inlineParams('SELECT 1 WHERE x IN {xs:Array(String)} AND y = {y:String}', {
+          xs: values,
+          y: `{xs:Array(String)}${other}`,
+        });
         const prefix = 'SELECT 1 WHERE x IN _CAST([';
         expect(sql.startsWith(prefix)).toBe(true);
         let index = prefix.length;
@@ -86,7 +126,9 @@ describe('inlineParams', () => {
   });
 
   it('writes numbers as numbers under the placeholder type', () => {
-    expect(inlineParams('LIMIT {n:UInt32} OFFSET {o:Float64}', { n: 51, o: -1.5 })).toBe("LIMIT _CAST(51, 'UInt32') OFFSET _CAST(-1.5, 'Float64')");
+    expect(inlineParams('LIMIT {n:UInt32} OFFSET {o:Float64}', { n: 51, o: -1.5 })).toBe(
+      "LIMIT _CAST(51, 'UInt32') OFFSET _CAST(-1.5, 'Float64')",
+    );
   });
 
   it('refuses a placeholder without a value, and an identifier that is not plain', () => {

@@ -188,7 +188,12 @@ export function embeddedThreadPoolShortfall(
   return threads < needed ? { threads, needed } : undefined;
 }
 
-async function acquireEmbedded(path: string, readPoolSize: number, readMaxThreads: number, writeNice: number): Promise<Lanes> {
+async function acquireEmbedded(
+  path: string,
+  readPoolSize: number,
+  readMaxThreads: number,
+  writeNice: number,
+): Promise<Lanes> {
   const existing = embeddedEngines.get(path);
   if (existing) {
     existing.users += 1;
@@ -211,7 +216,12 @@ async function acquireEmbedded(path: string, readPoolSize: number, readMaxThread
   }
 }
 
-async function openEmbeddedLanes(path: string, readPoolSize: number, readMaxThreads: number, writeNice: number): Promise<Lanes> {
+async function openEmbeddedLanes(
+  path: string,
+  readPoolSize: number,
+  readMaxThreads: number,
+  writeNice: number,
+): Promise<Lanes> {
   // Another process's directory: said in one error, before the engine prints its own for every session.
   await assertDataDirectoryFree(path);
   // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
@@ -223,12 +233,17 @@ async function openEmbeddedLanes(path: string, readPoolSize: number, readMaxThre
     const client = createClient({
       // chdb types its connection against its own copy of @clickhouse/client-common; the runtime
       // interface is the client's own (chdb re-exports it verbatim), only the declaration files differ.
-      connection: createChdbConnection({ path }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'],
+      connection: createChdbConnection({ path }) as unknown as NonNullable<
+        Parameters<typeof createClient>[0]
+      >['connection'],
     });
-    for (const [name, value] of Object.entries(settings)) await client.command({ query: `SET ${name} = ${Number(value)}` });
+    for (const [name, value] of Object.entries(settings))
+      await client.command({ query: `SET ${name} = ${Number(value)}` });
     return client;
   };
-  const reads = await Promise.all(Array.from({ length: readPoolSize }, () => session({ ...SESSION_SETTINGS, max_threads: readMaxThreads })));
+  const reads = await Promise.all(
+    Array.from({ length: readPoolSize }, () => session({ ...SESSION_SETTINGS, max_threads: readMaxThreads })),
+  );
   // ClickHouse renices a query's threads for its duration and back after (os_thread_priority).
   const writes = { ...SESSION_SETTINGS, os_thread_priority: String(writeNice) };
   return { reads, inFlight: reads.map(() => 0), ingest: await session(writes), commands: await session(writes) };
@@ -256,12 +271,19 @@ function serverLanes(options: StoreOptions, readPoolSize: number): Lanes {
       password: options.password ?? '',
       // On a cluster an insert is acknowledged once the shards have it (not when queued on this node):
       // offsets are committed after it, and its deduplication token reaches the shards with it.
-      clickhouse_settings: { ...SESSION_SETTINGS, ...(options.cluster ? { insert_distributed_sync: 1 } : {}), ...extra },
+      clickhouse_settings: {
+        ...SESSION_SETTINGS,
+        ...(options.cluster ? { insert_distributed_sync: 1 } : {}),
+        ...extra,
+      },
       request_timeout: Math.max(30_000, options.queryTimeoutSeconds * 2000),
       max_open_connections: maxOpenConnections,
     });
   // One client holds all the read sockets: the server runs the queries in parallel.
-  const reads = client(readPoolSize, options.readMaxThreads === undefined ? {} : { max_threads: options.readMaxThreads });
+  const reads = client(
+    readPoolSize,
+    options.readMaxThreads === undefined ? {} : { max_threads: options.readMaxThreads },
+  );
   const writes = options.writeNice ? { os_thread_priority: String(options.writeNice) } : {};
   return { reads: [reads], inFlight: [0], ingest: client(4, writes), commands: client(4, writes) };
 }
@@ -281,7 +303,14 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
   const kind = options.url ? 'server' : 'embedded';
   const readPoolSize = readPoolSizeOf(options);
-  const lanes = options.url ? serverLanes(options, readPoolSize) : await acquireEmbedded(options.embeddedPath, readPoolSize, options.readMaxThreads ?? 1, options.writeNice ?? EMBEDDED_WRITE_NICE);
+  const lanes = options.url
+    ? serverLanes(options, readPoolSize)
+    : await acquireEmbedded(
+        options.embeddedPath,
+        readPoolSize,
+        options.readMaxThreads ?? 1,
+        options.writeNice ?? EMBEDDED_WRITE_NICE,
+      );
   const database = options.database;
   const bind = (params: QueryParams | undefined): QueryParams => ({ ...params, db: database });
   /**
@@ -298,7 +327,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     let settings = '';
     if (deduplicationToken !== undefined) {
       if (!DEDUPLICATION_TOKEN.test(deduplicationToken)) {
-        throw new Error(`deduplication token ${JSON.stringify(deduplicationToken)} has characters outside [A-Za-z0-9._:,|-]`);
+        throw new Error(
+          `deduplication token ${JSON.stringify(deduplicationToken)} has characters outside [A-Za-z0-9._:,|-]`,
+        );
       }
       // Settings go into the statement itself: chDB applies per-query settings as session-wide SETs,
       // which would leak a token into the next insert.
@@ -313,7 +344,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
 
   /** Runs a read on the pool's least busy client. */
-  async function read<Row>(sql: string, params: QueryParams | undefined, extra: { abort_signal?: AbortSignal; clickhouse_settings?: ClickHouseSettings }): Promise<Row[]> {
+  async function read<Row>(
+    sql: string,
+    params: QueryParams | undefined,
+    extra: { abort_signal?: AbortSignal; clickhouse_settings?: ClickHouseSettings },
+  ): Promise<Row[]> {
     const index = pickRead(lanes);
     lanes.inFlight[index]! += 1;
     try {
@@ -347,12 +382,20 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       try {
         const run = read<Row>(sql, params, {
           abort_signal: abort.signal,
-          ...(kind === 'server' ? { clickhouse_settings: { max_execution_time: Math.ceil(timeoutSeconds), timeout_overflow_mode: 'throw' as const } } : {}),
+          ...(kind === 'server'
+            ? {
+                clickhouse_settings: {
+                  max_execution_time: Math.ceil(timeoutSeconds),
+                  timeout_overflow_mode: 'throw' as const,
+                },
+              }
+            : {}),
         });
         return await Promise.race([run, overrun]);
       } catch (error) {
         if (abort.signal.aborted) throw new QueryTimeoutError(timeoutSeconds);
-        if (kind === 'server' && error instanceof Error && /TIMEOUT_EXCEEDED|Timeout exceeded/i.test(error.message)) throw new QueryTimeoutError(timeoutSeconds);
+        if (kind === 'server' && error instanceof Error && /TIMEOUT_EXCEEDED|Timeout exceeded/i.test(error.message))
+          throw new QueryTimeoutError(timeoutSeconds);
         throw error;
       } finally {
         clearTimeout(timer);

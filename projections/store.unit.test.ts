@@ -38,11 +38,17 @@ describe('the embedded store and libuv thread pool', () => {
   });
 
   it('is set by every launcher of the program, its tests and its benchmarks, to the same size', () => {
-    const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    const launchers = Object.entries(scripts).filter(([name]) => name === 'start' || name === 'test' || name === 'test:integration' || name.startsWith('bench:'));
+    const scripts = (
+      JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    const launchers = Object.entries(scripts).filter(
+      ([name]) => name === 'start' || name === 'test' || name === 'test:integration' || name.startsWith('bench:'),
+    );
     expect(launchers.map(([name]) => name)).toContain('bench:api');
     for (const [name, command] of launchers) {
-      expect(command, name).toMatch(new RegExp(`^UV_THREADPOOL_SIZE=\\$\\{UV_THREADPOOL_SIZE:-${LAUNCHER_THREAD_POOL_SIZE}\\} `));
+      expect(command, name).toMatch(
+        new RegExp(`^UV_THREADPOOL_SIZE=\\$\\{UV_THREADPOOL_SIZE:-${LAUNCHER_THREAD_POOL_SIZE}\\} `),
+      );
     }
     const dockerfile = readFileSync(path.join(root, 'deploy', 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(new RegExp(`^ENV UV_THREADPOOL_SIZE=${LAUNCHER_THREAD_POOL_SIZE}$`, 'm'));

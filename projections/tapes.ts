@@ -10,13 +10,19 @@ import type { Store } from './store.ts';
 
 export const tapeRecordSchema = z.object({
   tape_id: z.string(),
-  wallet: z.string().meta({ description: 'The trader watched (0x wallet); the tapes list can be narrowed to one with wallet.' }),
+  wallet: z
+    .string()
+    .meta({ description: 'The trader watched (0x wallet); the tapes list can be narrowed to one with wallet.' }),
   name: z.string().meta({ description: "The trader's display name at recording time ('' when unknown)." }),
   condition_id: z.string(),
   title: z.string(),
   grade: z.enum(TAPE_GRADES).meta({ description: 'Grade of the session, A (best) to F.' }),
-  pnl_taped_usd: z.number().meta({ description: 'Profit observed during the recording (taped, not the career figure: quote upstream.pnl for that).' }),
-  outcome: z.string().meta({ description: "The winning outcome's name when the market resolved during the session, else ''." }),
+  pnl_taped_usd: z.number().meta({
+    description: 'Profit observed during the recording (taped, not the career figure: quote upstream.pnl for that).',
+  }),
+  outcome: z
+    .string()
+    .meta({ description: "The winning outcome's name when the market resolved during the session, else ''." }),
   started_at: z.int().meta({ description: 'Epoch seconds.' }),
   ended_at: z.int().meta({ description: 'Epoch seconds.' }),
   duration_s: z.int().meta({ description: 'ended_at − started_at.' }),
@@ -31,9 +37,18 @@ const eventBase = { ts: z.int().meta({ description: 'Epoch seconds.' }) };
 
 /** The StreamEvent vocabulary of tapes (decisions.md, Stream events and tapes). */
 export const streamEventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('book'), ...eventBase, bid: upPrice.nullable(), ask: upPrice.nullable() }).meta({ description: 'Top of book.' }),
   z
-    .object({ type: z.literal('trade'), ...eventBase, price: upPrice, size_tokens: z.number(), usd: z.number(), token_side: z.union([z.literal(1), z.literal(2)]) })
+    .object({ type: z.literal('book'), ...eventBase, bid: upPrice.nullable(), ask: upPrice.nullable() })
+    .meta({ description: 'Top of book.' }),
+  z
+    .object({
+      type: z.literal('trade'),
+      ...eventBase,
+      price: upPrice,
+      size_tokens: z.number(),
+      usd: z.number(),
+      token_side: z.union([z.literal(1), z.literal(2)]),
+    })
     .meta({ description: 'A market-wide trade print (last trade): with book ticks, the price line.' }),
   z
     .object({
@@ -47,8 +62,17 @@ export const streamEventSchema = z.discriminatedUnion('type', [
       usd: z.number(),
     })
     .meta({ description: "The watched trader's fill: a marker at (ts, price) sized by usd." }),
-  z.object({ type: z.literal('resolution'), ...eventBase, winner: z.string(), level: z.union([z.literal(0), z.literal(1)]) }).meta({ description: 'The market resolved: pinned at level (1 token 1 won, else 0).' }),
-  z.object({ type: z.literal('session'), ...eventBase, state: z.enum(['start', 'stop']) }).meta({ description: 'The recording started or stopped.' }),
+  z
+    .object({
+      type: z.literal('resolution'),
+      ...eventBase,
+      winner: z.string(),
+      level: z.union([z.literal(0), z.literal(1)]),
+    })
+    .meta({ description: 'The market resolved: pinned at level (1 token 1 won, else 0).' }),
+  z
+    .object({ type: z.literal('session'), ...eventBase, state: z.enum(['start', 'stop']) })
+    .meta({ description: 'The recording started or stopped.' }),
 ]);
 type StreamEvent = z.infer<typeof streamEventSchema>;
 
@@ -103,13 +127,25 @@ function toTape(row: TapeRow): TapeRecord {
 }
 
 /** The account's tapes, newest first (by start), optionally one trader's, at most `limit`. */
-export async function readTapes(store: Store, accountId: string, options: { wallet?: string | undefined; limit: number }): Promise<TapeRecord[]> {
-  const rows = await store.query<TapeRow>(READ_TAPES, { account_id: accountId, wallet: options.wallet ?? '', limit: clampUInt32(options.limit) });
+export async function readTapes(
+  store: Store,
+  accountId: string,
+  options: { wallet?: string | undefined; limit: number },
+): Promise<TapeRecord[]> {
+  const rows = await store.query<TapeRow>(READ_TAPES, {
+    account_id: accountId,
+    wallet: options.wallet ?? '',
+    limit: clampUInt32(options.limit),
+  });
   return rows.map(toTape);
 }
 
 /** One tape of the account with the number of its events, or null (unknown, or another account's). */
-export async function readTape(store: Store, accountId: string, tapeId: string): Promise<{ tape: TapeRecord; events: number } | null> {
+export async function readTape(
+  store: Store,
+  accountId: string,
+  tapeId: string,
+): Promise<{ tape: TapeRecord; events: number } | null> {
   const rows = await store.query<TapeRow & { events: number }>(READ_TAPE, { account_id: accountId, tape_id: tapeId });
   const row = rows[0];
   return row ? { tape: toTape(row), events: Number(row.events) } : null;
@@ -144,7 +180,12 @@ export async function readTapeEvents(
 }
 
 /** Every event of a tape as its JSON line (the download object), in replay order. */
-export async function* readTapeEventLines(store: Store, accountId: string, tapeId: string, chunk = 50_000): AsyncGenerator<string> {
+export async function* readTapeEventLines(
+  store: Store,
+  accountId: string,
+  tapeId: string,
+  chunk = 50_000,
+): AsyncGenerator<string> {
   let after = -1;
   for (;;) {
     const rows = await store.query<{ seq: number | string; payload: string }>(READ_TAPE_EVENTS, {

@@ -15,12 +15,23 @@ import { readWalletMarkets, type WalletMarketRow } from './wallet-markets.ts';
  * rank resolved markets by their result (best first, worst first), most traded every market by fills,
  * top volume by bought plus sold USD.
  */
-function rankTopMarkets<R extends TraderMarketRow>(rows: readonly R[], n: number): { top_wins: R[]; top_losses: R[]; most_traded: R[]; top_volume: R[] } {
+function rankTopMarkets<R extends TraderMarketRow>(
+  rows: readonly R[],
+  n: number,
+): { top_wins: R[]; top_losses: R[]; most_traded: R[]; top_volume: R[] } {
   const ranked = (candidates: readonly R[], key: (row: R) => number) =>
-    [...candidates].sort((a, b) => key(b) - key(a) || b.last_ts - a.last_ts || compareIds(a.condition_id, b.condition_id)).slice(0, n);
+    [...candidates]
+      .sort((a, b) => key(b) - key(a) || b.last_ts - a.last_ts || compareIds(a.condition_id, b.condition_id))
+      .slice(0, n);
   return {
-    top_wins: ranked(rows.filter((row) => row.resolved && row.pnl_usd > 0), (row) => row.pnl_usd),
-    top_losses: ranked(rows.filter((row) => row.resolved && row.pnl_usd < 0), (row) => -row.pnl_usd),
+    top_wins: ranked(
+      rows.filter((row) => row.resolved && row.pnl_usd > 0),
+      (row) => row.pnl_usd,
+    ),
+    top_losses: ranked(
+      rows.filter((row) => row.resolved && row.pnl_usd < 0),
+      (row) => -row.pnl_usd,
+    ),
     most_traded: ranked(rows, (row) => row.fills_count),
     top_volume: ranked(rows, (row) => row.buy_usd + row.sell_usd),
   };
@@ -31,7 +42,12 @@ function rankTopMarkets<R extends TraderMarketRow>(rows: readonly R[], n: number
  * only. Ranked in rankTopMarkets from every market of the wallet (wallet-markets.ts): four window
  * functions over the rows cost the engine more to plan than the wallet's rows cost to send.
  */
-export async function readTopMarkets(store: Store, wallet: string, n: number, options: DepthOption = {}): Promise<TopMarkets> {
+export async function readTopMarkets(
+  store: Store,
+  wallet: string,
+  n: number,
+  options: DepthOption = {},
+): Promise<TopMarkets> {
   const size = Math.trunc(n);
   if (!(size >= 1)) return { top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE };
   const depth = options.historyDepth ?? -1;
@@ -40,7 +56,10 @@ export async function readTopMarkets(store: Store, wallet: string, n: number, op
   const visible = depth >= 0 ? [...parts.markets].sort(inListOrder).slice(0, depth) : parts.markets;
   const top = rankTopMarkets(visible, size);
   const shown = [...new Set([...top.top_wins, ...top.top_losses, ...top.most_traded, ...top.top_volume])];
-  const names = await readMarketNames(store, shown.map((row) => row.condition_id));
+  const names = await readMarketNames(
+    store,
+    shown.map((row) => row.condition_id),
+  );
   const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
   const rowOf = new Map(shown.map((row) => [row, toMarketRow(row, names, marks)]));
   const rowsOf = (slice: readonly WalletMarketRow[]) => slice.map((row) => rowOf.get(row)!);

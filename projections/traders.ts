@@ -29,7 +29,9 @@ const PROFILE_PATH = /^\/profile\/([^/]+)\/?$/;
 const HANDLE_PATH = /^\/@([^/]+)\/?$/;
 
 function walletOrInvalid(candidate: string, input: string): TraderIdentifier {
-  return WALLET.test(candidate) ? { kind: 'wallet', wallet: candidate.toLowerCase() } : { kind: 'invalid_wallet', input };
+  return WALLET.test(candidate)
+    ? { kind: 'wallet', wallet: candidate.toLowerCase() }
+    : { kind: 'invalid_wallet', input };
 }
 
 function decodeName(raw: string): string {
@@ -81,7 +83,8 @@ LIMIT 1`;
 
 /** The current display name of a wallet ('' when none is known). */
 export async function readTraderName(store: Store, wallet: string): Promise<string> {
-  const readTraderNameFromStore = async () => (await store.query<{ name: string }>(READ_NAME, { wallet }))[0]?.name ?? '';
+  const readTraderNameFromStore = async () =>
+    (await store.query<{ name: string }>(READ_NAME, { wallet }))[0]?.name ?? '';
   return store.caches ? store.caches.traderName(wallet, readTraderNameFromStore) : readTraderNameFromStore();
 }
 

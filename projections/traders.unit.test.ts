@@ -71,11 +71,20 @@ describe('parseTraderIdentifier', () => {
   it('any string starting with 0x that is not 0x + 40 hex is invalid_wallet', () => {
     const hexish = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEFxXg '), maxLength: 60 });
     fc.assert(
-      fc.property(prefix, fc.oneof(fc.string({ maxLength: 60 }), hexish, hex40.map((hex) => hex + 'a'), hex40.map((hex) => hex.slice(1))), (head, rest) => {
-        const input = head + rest;
-        fc.pre(!/^0x[0-9a-f]{40}$/i.test(input.trim()));
-        expect(parseTraderIdentifier(input)).toEqual({ kind: 'invalid_wallet', input: input.trim() });
-      }),
+      fc.property(
+        prefix,
+        fc.oneof(
+          fc.string({ maxLength: 60 }),
+          hexish,
+          hex40.map((hex) => hex + 'a'),
+          hex40.map((hex) => hex.slice(1)),
+        ),
+        (head, rest) => {
+          const input = head + rest;
+          fc.pre(!/^0x[0-9a-f]{40}$/i.test(input.trim()));
+          expect(parseTraderIdentifier(input)).toEqual({ kind: 'invalid_wallet', input: input.trim() });
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -9,7 +9,9 @@ import type { Store } from './store.ts';
 import { readUpstreamHistory } from './upstream-history.ts';
 
 export const upstreamProfileSchema = z.object({
-  pnl: z.number().meta({ description: "The headline profit to quote: the provider's model, realized plus unrealized, full account history." }),
+  pnl: z.number().meta({
+    description: "The headline profit to quote: the provider's model, realized plus unrealized, full account history.",
+  }),
   pnl_realized: z.number(),
   pnl_unrealized: z.number(),
   portfolio_value: z.number(),
@@ -50,6 +52,9 @@ LIMIT {limit:UInt32}`;
 
 /** The wallets the upstream poller tracks for their recent archive activity. */
 export async function readRecentArchiveWallets(store: Store, sinceSeconds: number, limit: number): Promise<string[]> {
-  const rows = await store.query<{ wallet: string }>(READ_RECENT_ARCHIVE_WALLETS, { since: Math.max(0, Math.trunc(sinceSeconds)), limit: Math.max(1, Math.trunc(limit)) });
+  const rows = await store.query<{ wallet: string }>(READ_RECENT_ARCHIVE_WALLETS, {
+    since: Math.max(0, Math.trunc(sinceSeconds)),
+    limit: Math.max(1, Math.trunc(limit)),
+  });
   return rows.map((row) => row.wallet);
 }

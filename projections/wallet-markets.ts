@@ -113,7 +113,9 @@ export const WALLET_MARKET_FIELDS = [
   'side2_buy_tokens',
 ] as const satisfies readonly (keyof WalletMarketRow)[];
 // Compile-time: every field of WalletMarketRow is in the list (a field added to one and not the other fails here).
-const everyFieldListed: [Exclude<keyof WalletMarketRow, (typeof WALLET_MARKET_FIELDS)[number]>] extends [never] ? true : never = true;
+const everyFieldListed: [Exclude<keyof WalletMarketRow, (typeof WALLET_MARKET_FIELDS)[number]>] extends [never]
+  ? true
+  : never = true;
 void everyFieldListed;
 
 /**
@@ -175,7 +177,9 @@ export async function readWalletMarketsFromStore(store: Store, wallet: string): 
   }
   if (missing.length === 0) return { markets, marks };
   const readStart = caches.marksReadStart();
-  const found = new Map((await store.query<WalletMark>(READ_MARKS, { condition_ids: missing })).map((row) => [row.condition_id, row]));
+  const found = new Map(
+    (await store.query<WalletMark>(READ_MARKS, { condition_ids: missing })).map((row) => [row.condition_id, row]),
+  );
   for (const conditionId of missing) {
     const row = found.get(conditionId);
     caches.keepMark(conditionId, row ? { mark: row.mark, marked_at: row.marked_at } : null, readStart);

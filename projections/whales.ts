@@ -27,12 +27,17 @@ const whaleRowSchema = z.object({
   title: z.string().nullable(),
   token_side: z.union([z.literal(1), z.literal(2)]),
   outcome: z.string().nullable(),
-  burst_usd: z.number().meta({ description: 'Net buys (USD) since this accumulation\'s last pause of at least burst_gap_s seconds.' }),
+  burst_usd: z
+    .number()
+    .meta({ description: "Net buys (USD) since this accumulation's last pause of at least burst_gap_s seconds." }),
   burst_started_at: z.int(),
   burst_fills: z.int(),
   window_usd: z.number().meta({ description: 'Net buys over the whole window.' }),
   window_fills: z.int(),
-  avg_price: z.number().nullable().meta({ description: 'Token-weighted average UP-space price of the window\'s buys; null without buys.' }),
+  avg_price: z
+    .number()
+    .nullable()
+    .meta({ description: "Token-weighted average UP-space price of the window's buys; null without buys." }),
   last_fill_at: z.int(),
   last_price: z.number().meta({ description: 'UP space.' }),
 });
@@ -47,7 +52,9 @@ export const whaleFlowSchema = z.object({
   min_usd: z.number().meta({ description: 'The threshold applied (after clamping up to coverage.exact_above_usd).' }),
   burst_gap_s: z.int(),
   coverage: z.object({
-    exact_above_usd: z.number().meta({ description: 'Accumulations above this are tracked exactly; min_usd is clamped up to it.' }),
+    exact_above_usd: z
+      .number()
+      .meta({ description: 'Accumulations above this are tracked exactly; min_usd is clamped up to it.' }),
     as_of: z.int().nullable().meta({ description: 'Latest fill reflected (epoch seconds).' }),
   }),
 });
@@ -135,15 +142,32 @@ export async function readWhaleFlow(
   const cache = store.caches?.whaleFlow;
   if (!cache) return rankWhales(store, request, coverage);
   // One ranking per request shape and second; the previous second's is served while this one is computed.
-  const shape = JSON.stringify([request.minUsd, request.by, request.windowHours, request.limit, coverage.exactAboveUsd, coverage.burstGapSeconds]);
+  const shape = JSON.stringify([
+    request.minUsd,
+    request.by,
+    request.windowHours,
+    request.limit,
+    coverage.exactAboveUsd,
+    coverage.burstGapSeconds,
+  ]);
   return (await cache.get(shape, request.nowSeconds, () => rankWhales(store, request, coverage))) as WhaleFlow;
 }
 
-async function rankWhales(store: Store, request: WhaleFlowRequest, coverage: { exactAboveUsd: number; burstGapSeconds: number }): Promise<WhaleFlow> {
+async function rankWhales(
+  store: Store,
+  request: WhaleFlowRequest,
+  coverage: { exactAboveUsd: number; burstGapSeconds: number },
+): Promise<WhaleFlow> {
   const minUsd = Math.max(request.minUsd, coverage.exactAboveUsd);
   const cutoff = request.nowSeconds - request.windowHours * 3600;
   const [rows, asOf] = await Promise.all([
-    store.query<WhaleRow>(READ_WHALES, { cutoff: clampEpochSeconds(cutoff), now: clampEpochSeconds(request.nowSeconds), by: request.by, min_usd: minUsd, limit: clampUInt32(request.limit) }),
+    store.query<WhaleRow>(READ_WHALES, {
+      cutoff: clampEpochSeconds(cutoff),
+      now: clampEpochSeconds(request.nowSeconds),
+      by: request.by,
+      min_usd: minUsd,
+      limit: clampUInt32(request.limit),
+    }),
     store.query<{ as_of: number }>(READ_COVERAGE_AS_OF),
   ]);
   const asOfTs = asOf[0]?.as_of ?? 0;

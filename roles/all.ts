@@ -37,18 +37,17 @@ const SECONDS_PER_DAY = 86_400;
 /** How often the resume position is saved at most (a restart re-emits at most this much more). */
 const STATE_SAVE_INTERVAL_MS = 1_000;
 
-const simulatorStateSchema = z
-  .object({
-    seed: z.number().int(),
-    /** Start of the simulated period: a resumed world continues its traders' books from here. */
-    genesisTs: z.number().int(),
-    /** Every event of the world before this instant is in the store (in-process log) or on Kafka. */
-    resumeFromTs: z.number().int(),
-    /** The demo backfill ends here: the service is ready once the store holds the world up to it. */
-    backfillUntilTs: z.number().int().optional(),
-    /** The demo accounts' recorded sessions end before this instant (fixed with the world, so a restart publishes the same ones). */
-    sessionsUntilTs: z.number().int().optional(),
-  });
+const simulatorStateSchema = z.object({
+  seed: z.number().int(),
+  /** Start of the simulated period: a resumed world continues its traders' books from here. */
+  genesisTs: z.number().int(),
+  /** Every event of the world before this instant is in the store (in-process log) or on Kafka. */
+  resumeFromTs: z.number().int(),
+  /** The demo backfill ends here: the service is ready once the store holds the world up to it. */
+  backfillUntilTs: z.number().int().optional(),
+  /** The demo accounts' recorded sessions end before this instant (fixed with the world, so a restart publishes the same ones). */
+  sessionsUntilTs: z.number().int().optional(),
+});
 
 type SimulatorStateFile = z.output<typeof simulatorStateSchema>;
 
@@ -73,7 +72,10 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   try {
     previous = await readStateFile(stateFile, simulatorStateSchema);
     if (previous && previous.seed !== config.simulator.seed) {
-      throw new StateFileError(stateFile, `holds the world of SIM_SEED=${previous.seed}, but SIM_SEED is ${config.simulator.seed}`);
+      throw new StateFileError(
+        stateFile,
+        `holds the world of SIM_SEED=${previous.seed}, but SIM_SEED is ${config.simulator.seed}`,
+      );
     }
     demoKeys = await readDemoKeys(config.dataDir);
   } catch (error) {
@@ -102,14 +104,27 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   if (previous) {
     const resumeFromTs = previous.resumeFromTs;
     const backfillUntilTs = previous.backfillUntilTs ?? resumeFromTs;
-    world = { seed: previous.seed, genesisTs: previous.genesisTs, resumeFromTs, backfillUntilTs, sessionsUntilTs: previous.sessionsUntilTs ?? hourOf(backfillUntilTs) };
+    world = {
+      seed: previous.seed,
+      genesisTs: previous.genesisTs,
+      resumeFromTs,
+      backfillUntilTs,
+      sessionsUntilTs: previous.sessionsUntilTs ?? hourOf(backfillUntilTs),
+    };
   } else {
     const backfillUntilTs = Math.min(startNow, stopTs ?? startNow);
-    const genesisTs = config.simulator.genesisTs ?? Math.floor(backfillUntilTs - config.simulator.backfillDays * SECONDS_PER_DAY);
+    const genesisTs =
+      config.simulator.genesisTs ?? Math.floor(backfillUntilTs - config.simulator.backfillDays * SECONDS_PER_DAY);
     // The sessions end with the demo backfill's hour; from the configuration alone, so that two worlds
     // of one seed and genesis (an interrupted one and its reference) record the same sessions.
     const sessionsUntilTs = hourOf(genesisTs + Math.round(config.simulator.backfillDays * SECONDS_PER_DAY));
-    world = { seed: config.simulator.seed, genesisTs, resumeFromTs: genesisTs, backfillUntilTs: Math.max(genesisTs, backfillUntilTs), sessionsUntilTs };
+    world = {
+      seed: config.simulator.seed,
+      genesisTs,
+      resumeFromTs: genesisTs,
+      backfillUntilTs: Math.max(genesisTs, backfillUntilTs),
+      sessionsUntilTs,
+    };
   }
   let saving = Promise.resolve();
   let savedResumeFromTs: number | undefined;
@@ -123,7 +138,10 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     });
     return saving;
   };
-  const saveThrottled = throttled(STATE_SAVE_INTERVAL_MS, () => void saveState().catch((error: unknown) => log.error({ err: error }, 'saving the simulator state failed')));
+  const saveThrottled = throttled(
+    STATE_SAVE_INTERVAL_MS,
+    () => void saveState().catch((error: unknown) => log.error({ err: error }, 'saving the simulator state failed')),
+  );
   await saveState();
 
   // A resumed world's tail: what its views derive from the landing rows, derived again (a SIGKILL between a
@@ -138,19 +156,28 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     log.info({ fromTs: world.resumeFromTs, views: views.length }, 'derived the views of the resumed tail again');
   }
   // What the store holds of a resumed world, before anything is published again (see skip-landed.ts).
-  const landedWorld = previous && memoryLog ? await snapshotSimulatedSince(store, world.resumeFromTs) : new Map<string, number>();
+  const landedWorld =
+    previous && memoryLog ? await snapshotSimulatedSince(store, world.resumeFromTs) : new Map<string, number>();
   const landedSessions = await snapshotAccountSessions(store, DEMO_ACCOUNT_IDS);
 
   /** Resolves once everything published so far is in the store (in-process log) or on Kafka. */
-  const landed = (): Promise<void> => (memoryLog ? memoryLog.committedThroughNow(groupId, topics.all()) : Promise.resolve());
+  const landed = (): Promise<void> =>
+    memoryLog ? memoryLog.committedThroughNow(groupId, topics.all()) : Promise.resolve();
 
   const demo = await ensureDemoAccounts(publisher, store, config.dataDir, nowSeconds(), demoKeys);
-  if (demo.published.length > 0 && !demo.created) log.warn({ published: demo.published }, 'the store lacked demo accounts or keys; published them again');
+  if (demo.published.length > 0 && !demo.created)
+    log.warn({ published: demo.published }, 'the store lacked demo accounts or keys; published them again');
   // The demo accounts' recorded sessions (Pro and Max record; Basic's library stays empty): deterministic
   // from the world, and published again only where the store lacks them.
   const sessionsSink = new SkipLandedSink(publisher, landedSessions);
-  for (const [plan, count] of [['pro', 3], ['max', 5]] as const) {
-    await publishSessions(sessionsSink, recordSessions(config.simulator.seed, `demo-${plan}`, count, world.sessionsUntilTs));
+  for (const [plan, count] of [
+    ['pro', 3],
+    ['max', 5],
+  ] as const) {
+    await publishSessions(
+      sessionsSink,
+      recordSessions(config.simulator.seed, `demo-${plan}`, count, world.sessionsUntilTs),
+    );
   }
   let demoInStore = false;
   const demoLanded = landed().then(() => {
@@ -158,7 +185,8 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   });
 
   const backfillDays = Math.max(0, (Math.min(startNow, stopTs ?? startNow) - world.resumeFromTs) / SECONDS_PER_DAY);
-  let phase: 'backfill' | 'catching_up' | 'live' | 'stopped' = world.resumeFromTs >= world.backfillUntilTs ? 'catching_up' : 'backfill';
+  let phase: 'backfill' | 'catching_up' | 'live' | 'stopped' =
+    world.resumeFromTs >= world.backfillUntilTs ? 'catching_up' : 'backfill';
   let ready = false;
   let rollupsSettled = false;
   const gates = openGateStore(config, log);
@@ -169,7 +197,9 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     const waitingFor: string[] = [];
     if (!demoInStore) waitingFor.push('demo accounts and keys to reach the store');
     if (world.resumeFromTs < world.backfillUntilTs) {
-      waitingFor.push(`demo backfill: the store holds the world until ${iso(world.resumeFromTs)} of ${iso(world.backfillUntilTs)}`);
+      waitingFor.push(
+        `demo backfill: the store holds the world until ${iso(world.resumeFromTs)} of ${iso(world.backfillUntilTs)}`,
+      );
     } else if (!rollupsSettled) {
       waitingFor.push('rollups (careers, trader markets) to catch up with the stored events');
     }
@@ -185,7 +215,12 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       },
     };
   };
-  const app = await buildHttpServer({ log, storeAlive: () => storeAnswers(store), readiness, api: { config, store, gates } });
+  const app = await buildHttpServer({
+    log,
+    storeAlive: () => storeAnswers(store),
+    readiness,
+    api: { config, store, gates },
+  });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   log.info({ address: publicAddress, store: store.kind, log: eventLog.kind, demoKeysFile: demo.file }, 'listening');
@@ -210,7 +245,9 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     if (saidReady) return;
     saidReady = true;
     const { prefix } = config.api;
-    process.stdout.write(`ready: ${publicAddress}/  (REST ${prefix}, MCP ${config.mcp.path}, OpenAPI ${prefix}/openapi.json; demo keys above)\n`);
+    process.stdout.write(
+      `ready: ${publicAddress}/  (REST ${prefix}, MCP ${config.mcp.path}, OpenAPI ${prefix}/openapi.json; demo keys above)\n`,
+    );
   };
 
   if (config.archive) {
@@ -218,7 +255,10 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     const { archiveSink, runArchiveSource } = await import('../ingest/sources/archive/index.ts');
     const { EXIT_REORG, runUntilReorg } = await import('./archive.ts');
     const archiveConfig = config.archive;
-    const durable = eventLog instanceof MemoryLog ? () => eventLog.committedThroughNow(config.kafka.groupId, topics.all()) : async () => {};
+    const durable =
+      eventLog instanceof MemoryLog
+        ? () => eventLog.committedThroughNow(config.kafka.groupId, topics.all())
+        : async () => {};
     archiveReadiness = { ready: false, detail: { phase: 'archive backfill' } };
     const outcome = await runUntilReorg(() =>
       runArchiveSource({
@@ -228,7 +268,10 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
         signal,
         sink: archiveSink({ publisher, producer, topics, store, durable }),
         onCaughtUp: (progress) => {
-          archiveReadiness = { ready: true, detail: { phase: 'live', block: progress.nextBlock - 1, events_ingested: worker.pipeline.stats.events } };
+          archiveReadiness = {
+            ready: true,
+            detail: { phase: 'live', block: progress.nextBlock - 1, events_ingested: worker.pipeline.stats.events },
+          };
           sayReady();
         },
       }),
@@ -237,7 +280,8 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     // metric and exit code), after what was published before it landed; otherwise it serves until asked to stop.
     if (outcome === 'reorg') {
       await durable();
-    } else if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    } else if (!signal.aborted)
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await app.close();
     await gates.close();
     await worker.stop();
@@ -246,7 +290,6 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     await store.close();
     return outcome === 'reorg' ? EXIT_REORG : 0;
   }
-
 
   // Ready once the demo accounts and the demo backfill are in the store and the rollups caught up with
   // them: on a restart whose store already holds the backfill, as soon as the store is open and swept.
@@ -261,21 +304,47 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       rollupsSettled = true;
       ready = true;
       const eventsStored = await readStoredEventCount(store).catch(() => null);
-      log.info({ seconds: Math.round((Date.now() - startedAt) / 1000), readyAfterMs: Date.now() - startedAt, eventsStored, storeUntil: iso(world.resumeFromTs) }, 'demo data ready');
+      log.info(
+        {
+          seconds: Math.round((Date.now() - startedAt) / 1000),
+          readyAfterMs: Date.now() - startedAt,
+          eventsStored,
+          storeUntil: iso(world.resumeFromTs),
+        },
+        'demo data ready',
+      );
       sayReady();
     });
 
   // A restart resumes the same world: same genesis, from where the store stopped.
-  const simulator = createSimulator({ seed: world.seed, traders: config.simulator.traders, genesisTs: world.genesisTs });
+  const simulator = createSimulator({
+    seed: world.seed,
+    traders: config.simulator.traders,
+    genesisTs: world.genesisTs,
+  });
   if (previous) {
-    log.info({ genesisTs: world.genesisTs, fromTs: world.resumeFromTs, storedRowsAfter: landedWorld.size }, 'resuming the simulated world');
+    log.info(
+      { genesisTs: world.genesisTs, fromTs: world.resumeFromTs, storedRowsAfter: landedWorld.size },
+      'resuming the simulated world',
+    );
   } else {
-    log.info({ genesisTs: world.genesisTs, backfillDays, backfillUntilTs: world.backfillUntilTs }, 'starting a new simulated world');
+    log.info(
+      { genesisTs: world.genesisTs, backfillDays, backfillUntilTs: world.backfillUntilTs },
+      'starting a new simulated world',
+    );
   }
   const worldSink = landedWorld.size > 0 ? new SkipLandedSink(publisher, landedWorld) : publisher;
   let publishedUntil = world.resumeFromTs;
   const reportBackfill = throttled(2000, () =>
-    log.info({ doneTs: publishedUntil, storeUntilTs: world.resumeFromTs, published: publisher.count, ingested: worker.pipeline.stats.events }, 'backfilling demo data'),
+    log.info(
+      {
+        doneTs: publishedUntil,
+        storeUntilTs: world.resumeFromTs,
+        published: publisher.count,
+        ingested: worker.pipeline.stats.events,
+      },
+      'backfilling demo data',
+    ),
   );
 
   /** A round of the world is published up to `doneTs`: once it is in the store, the resume point moves there. */
@@ -304,7 +373,8 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       if (info.phase === 'backfill') reportBackfill();
     },
   });
-  if (worldSink instanceof SkipLandedSink && worldSink.skipped > 0) log.info({ skipped: worldSink.skipped }, 'events the store already held were not published again');
+  if (worldSink instanceof SkipLandedSink && worldSink.skipped > 0)
+    log.info({ skipped: worldSink.skipped }, 'events the store already held were not published again');
   log.info({ counts }, 'simulator stopped');
   if (!signal.aborted) {
     // The simulator finished (--no-live, SIM_STOP_TS): keep serving until asked to stop.

@@ -45,12 +45,22 @@ export async function runArchive(config: Config, log: Logger): Promise<number> {
   const eventLog = openEventLog(config, log);
   const topics = new TopicNames(config.kafka.topicPrefix);
   const groupId = config.kafka.groupId;
-  const worker = eventLog instanceof MemoryLog ? await startIngestWorker({ config, eventLog, store, log, groupId }) : null;
+  const worker =
+    eventLog instanceof MemoryLog ? await startIngestWorker({ config, eventLog, store, log, groupId }) : null;
   const producer = await eventLog.producer();
   const publisher = new EventPublisher(producer, topics);
-  const durable = eventLog instanceof MemoryLog ? () => eventLog.committedThroughNow(groupId, topics.all()) : async () => {};
+  const durable =
+    eventLog instanceof MemoryLog ? () => eventLog.committedThroughNow(groupId, topics.all()) : async () => {};
   try {
-    const outcome = await runUntilReorg(() => runArchiveSource({ config: archiveConfig, log: log.child({ name: 'archive' }), store, sink: archiveSink({ publisher, producer, topics, store, durable }), signal }));
+    const outcome = await runUntilReorg(() =>
+      runArchiveSource({
+        config: archiveConfig,
+        log: log.child({ name: 'archive' }),
+        store,
+        sink: archiveSink({ publisher, producer, topics, store, durable }),
+        signal,
+      }),
+    );
     // After a reorg the checkpoint stays where it was; what was published before it still lands.
     await durable();
     if (outcome === 'reorg') return EXIT_REORG;

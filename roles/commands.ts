@@ -56,7 +56,11 @@ export async function runIngest(config: Config, log: Logger): Promise<number> {
   return 0;
 }
 
-export async function runSimulate(config: Config, log: Logger, options: { backfillDays: number; live: boolean }): Promise<number> {
+export async function runSimulate(
+  config: Config,
+  log: Logger,
+  options: { backfillDays: number; live: boolean },
+): Promise<number> {
   const signal = shutdownSignal(log);
   // Loaded on demand: the other roles should not pay for the simulator's module graph.
   const { createSimulator, runSimulator } = await import('../ingest/sources/simulator/index.ts');
@@ -78,7 +82,12 @@ export async function runSimulate(config: Config, log: Logger, options: { backfi
   return 0;
 }
 
-export async function runReplay(config: Config, log: Logger, paths: string[], output: CommandOutput = processOutput): Promise<number> {
+export async function runReplay(
+  config: Config,
+  log: Logger,
+  paths: string[],
+  output: CommandOutput = processOutput,
+): Promise<number> {
   if (paths.length === 0) {
     log.error('replay needs at least one .jsonl / .jsonl.gz file or directory');
     return 2;
@@ -96,7 +105,8 @@ export async function runReplay(config: Config, log: Logger, paths: string[], ou
     });
   });
   log.info({ counts }, 'replay finished');
-  if (counts.unattributed > 0) log.warn({ unattributed: counts.unattributed }, 'lines whose topic could not be told were skipped');
+  if (counts.unattributed > 0)
+    log.warn({ unattributed: counts.unattributed }, 'lines whose topic could not be told were skipped');
   for (const failure of counts.failed) reportFailedFile(log, output, failure);
   output.stdout.write(
     `read ${counts.lines} lines, published ${counts.published}, unattributed ${counts.unattributed} (${counts.files} files: ${counts.files - counts.failed.length} read, ${counts.failed.length} failed)\n`,
@@ -104,7 +114,12 @@ export async function runReplay(config: Config, log: Logger, paths: string[], ou
   return counts.failed.length > 0 ? EXIT_FILE_FAILED : 0;
 }
 
-export async function runExport(config: Config, log: Logger, directory: string | undefined, options: { gzip: boolean }): Promise<number> {
+export async function runExport(
+  config: Config,
+  log: Logger,
+  directory: string | undefined,
+  options: { gzip: boolean },
+): Promise<number> {
   if (!directory) {
     log.error('export needs a target directory');
     return 2;

@@ -21,7 +21,12 @@ const unreadableStore: Store = {
 describe('GET /', () => {
   it('answers a short index without a key: the API, its OpenAPI document, MCP, the probes, keys and docs', async () => {
     const config = parseConfig({});
-    const app = await buildHttpServer({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store: unreadableStore } });
+    const app = await buildHttpServer({
+      log: createLogger('silent'),
+      storeAlive: async () => true,
+      readiness: () => ({ ready: true, detail: {} }),
+      api: { config, store: unreadableStore },
+    });
     try {
       const response = await app.inject({ method: 'GET', url: '/' });
       expect(response.statusCode).toBe(200);
@@ -38,10 +43,13 @@ describe('GET /', () => {
       });
       expect(body.auth).toContain('Authorization: Bearer <key>');
       expect(body.keys.demo).toContain('npm start');
-      expect(body.keys.operators).toMatch(/^npx tsx main\.ts keys mint --user <account_id> --plan basic\|pro\|max --label <label>/);
+      expect(body.keys.operators).toMatch(
+        /^npx tsx main\.ts keys mint --user <account_id> --plan basic\|pro\|max --label <label>/,
+      );
       expect(Object.values(body.docs).join(' ')).toMatch(/README\.md.*docs\//);
       // Every link leads somewhere: the probes and metrics answer, the OpenAPI document asks for a key.
-      for (const path of [body.links.healthz, body.links.readyz, body.links.metrics]) expect((await app.inject({ method: 'GET', url: path })).statusCode, path).toBe(200);
+      for (const path of [body.links.healthz, body.links.readyz, body.links.metrics])
+        expect((await app.inject({ method: 'GET', url: path })).statusCode, path).toBe(200);
       expect((await app.inject({ method: 'GET', url: body.links.openapi })).statusCode).toBe(401);
       expect((await app.inject({ method: 'POST', url: body.links.mcp, payload: {} })).statusCode).toBe(401);
     } finally {
@@ -50,7 +58,11 @@ describe('GET /', () => {
   });
 
   it('is not part of the app without the read API (probes only)', async () => {
-    const app = await buildHttpServer({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }) });
+    const app = await buildHttpServer({
+      log: createLogger('silent'),
+      storeAlive: async () => true,
+      readiness: () => ({ ready: true, detail: {} }),
+    });
     try {
       expect((await app.inject({ method: 'GET', url: '/' })).statusCode).toBe(404);
     } finally {

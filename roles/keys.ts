@@ -15,7 +15,13 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { effectivePlan, PLAN_IDS, type Config, type PlanId } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { readAccount, readAccountKeys, readKeysById, type AccountRecord, type StoredKey } from '../projections/accounts.ts';
+import {
+  readAccount,
+  readAccountKeys,
+  readKeysById,
+  type AccountRecord,
+  type StoredKey,
+} from '../projections/accounts.ts';
 import type { Store } from '../projections/store.ts';
 import { accountSchema, apiKeySchema } from '../ingest/contract/events.ts';
 import { openMigratedStore, withPublisher } from './runtime.ts';
@@ -56,7 +62,13 @@ class Refusal extends Error {}
 const processOutput: KeysOutput = { stdout: process.stdout, stderr: process.stderr };
 
 /** Runs `keys <subcommand> ...` (argv is what follows the role) and returns the exit code. */
-export async function runKeys(config: Config, log: Logger, argv: readonly string[], output: KeysOutput = processOutput, options: KeysOptions = {}): Promise<number> {
+export async function runKeys(
+  config: Config,
+  log: Logger,
+  argv: readonly string[],
+  output: KeysOutput = processOutput,
+  options: KeysOptions = {},
+): Promise<number> {
   const [subcommand, ...rest] = argv;
   const now = options.now ?? Date.now;
   const keysLog = log.child({ name: 'keys' });
@@ -74,7 +86,11 @@ export async function runKeys(config: Config, log: Logger, argv: readonly string
         output.stdout.write(`${KEYS_USAGE}\n`);
         return EXIT_OK;
       default:
-        throw new UsageError(subcommand === undefined ? 'keys needs a subcommand' : `unknown keys subcommand ${JSON.stringify(subcommand)}`);
+        throw new UsageError(
+          subcommand === undefined
+            ? 'keys needs a subcommand'
+            : `unknown keys subcommand ${JSON.stringify(subcommand)}`,
+        );
     }
   } catch (error) {
     if (error instanceof UsageError) {
@@ -132,7 +148,8 @@ function parseMint(args: readonly string[]): MintArgs {
   });
   const user = accountIdOf(values.user as string | undefined);
   const plan = values.plan as string | undefined;
-  if (plan !== undefined && !(PLAN_IDS as readonly string[]).includes(plan)) throw new UsageError(`--plan must be one of ${PLAN_IDS.join(', ')} (got ${JSON.stringify(plan)})`);
+  if (plan !== undefined && !(PLAN_IDS as readonly string[]).includes(plan))
+    throw new UsageError(`--plan must be one of ${PLAN_IDS.join(', ')} (got ${JSON.stringify(plan)})`);
   const rawLabel = values.label as string | undefined;
   if (rawLabel === undefined) throw new UsageError('--label <label> is required');
   const label = validated(apiKeySchema.shape.label, '--label', rawLabel);
@@ -160,8 +177,10 @@ function parseRevoke(args: readonly string[]): RevokeArgs {
     const keyId = validated(apiKeySchema.shape.key_id, '--key-id', keyIdValue);
     return { keyId, user: userValue === undefined ? undefined : accountIdOf(userValue) };
   }
-  if (userValue === undefined || last4 === undefined) throw new UsageError('revoke needs --key-id <key_id>, or --user <account_id> with --last4 <xxxx>');
-  if (!/^[0-9A-Za-z]{4}$/.test(last4)) throw new UsageError('--last4 must be the last four characters of the key (base62)');
+  if (userValue === undefined || last4 === undefined)
+    throw new UsageError('revoke needs --key-id <key_id>, or --user <account_id> with --last4 <xxxx>');
+  if (!/^[0-9A-Za-z]{4}$/.test(last4))
+    throw new UsageError('--last4 must be the last four characters of the key (base62)');
   return { keyId: undefined, user: accountIdOf(userValue), last4 };
 }
 
@@ -198,7 +217,9 @@ function liveAccount(account: AccountRecord | null): AccountRecord | null {
 
 function planOf(account: AccountRecord): PlanId {
   if (!(PLAN_IDS as readonly string[]).includes(account.plan)) {
-    throw new Refusal(`account ${JSON.stringify(account.accountId)} has the unknown plan ${JSON.stringify(account.plan)}; give --plan`);
+    throw new Refusal(
+      `account ${JSON.stringify(account.accountId)} has the unknown plan ${JSON.stringify(account.plan)}; give --plan`,
+    );
   }
   return account.plan as PlanId;
 }
@@ -212,10 +233,16 @@ function viaKafka(config: Config): boolean {
 }
 
 /** In the in-process mode the event is in the store once withPublisher returns: check that it is. */
-async function confirmLanded(config: Config, store: Store, keyId: string, landed: (key: StoredKey) => boolean): Promise<void> {
+async function confirmLanded(
+  config: Config,
+  store: Store,
+  keyId: string,
+  landed: (key: StoredKey) => boolean,
+): Promise<void> {
   if (viaKafka(config)) return;
   const keys = await readKeysById(store, keyId);
-  if (!keys.some(landed)) throw new Error(`the key event of ${keyId} was published but is not in the store; nothing took effect`);
+  if (!keys.some(landed))
+    throw new Error(`the key event of ${keyId} was published but is not in the store; nothing took effect`);
 }
 
 /** "Basic Intelligence (plan basic)" or "Pro Intelligence (plan basic, founder seat)". */
@@ -228,13 +255,21 @@ function describePlan(config: Config, plan: PlanId, founder: boolean): { effecti
 // ---------------------------------------------------------------------------------------------------
 // mint
 
-async function mint(config: Config, log: Logger, args: MintArgs, output: KeysOutput, now: () => number): Promise<number> {
+async function mint(
+  config: Config,
+  log: Logger,
+  args: MintArgs,
+  output: KeysOutput,
+  now: () => number,
+): Promise<number> {
   const nowSeconds = Math.floor(now() / 1000);
   return withStore(config, log, async (store) => {
     const stored = await readAccount(store, args.user);
     const existing = liveAccount(stored);
     if (!existing && args.plan === undefined) {
-      throw new UsageError(`account ${JSON.stringify(args.user)} does not exist yet: --plan basic|pro|max is required to create it`);
+      throw new UsageError(
+        `account ${JSON.stringify(args.user)} does not exist yet: --plan basic|pro|max is required to create it`,
+      );
     }
     const plan = args.plan ?? planOf(existing!);
     const founder = args.founder ?? existing?.founder ?? false;
@@ -244,7 +279,10 @@ async function mint(config: Config, log: Logger, args: MintArgs, output: KeysOut
 
     const live = (await readAccountKeys(store, args.user)).filter((key) => key.revokedAt === null);
     if (live.length >= maxKeys) {
-      log.warn({ accountId: args.user, plan, founder, liveKeys: live.length, maxKeys }, 'key refused: the account holds its max_keys');
+      log.warn(
+        { accountId: args.user, plan, founder, liveKeys: live.length, maxKeys },
+        'key refused: the account holds its max_keys',
+      );
       throw new Refusal(
         `refused: account ${JSON.stringify(args.user)} on ${planText} already holds ${live.length} live key${live.length === 1 ? '' : 's'}, ` +
           `and the plan allows max_keys ${maxKeys}. Revoke one first (keys revoke --key-id <key_id>; see keys list --user ${args.user}) ` +
@@ -266,7 +304,15 @@ async function mint(config: Config, log: Logger, args: MintArgs, output: KeysOut
     await confirmLanded(config, store, minted.keyId, (key) => key.revokedAt === null);
 
     log.info(
-      { accountId: args.user, keyId: minted.keyId, last4: minted.last4, label: args.label, plan, founder, accountPublished: changed },
+      {
+        accountId: args.user,
+        keyId: minted.keyId,
+        last4: minted.last4,
+        label: args.label,
+        plan,
+        founder,
+        accountPublished: changed,
+      },
       'key minted',
     );
     output.stdout.write(`${minted.plaintext}\n`);
@@ -285,22 +331,36 @@ async function mint(config: Config, log: Logger, args: MintArgs, output: KeysOut
 
 async function findKeyToRevoke(store: Store, args: RevokeArgs): Promise<StoredKey> {
   if (args.keyId !== undefined) {
-    const found = (await readKeysById(store, args.keyId)).filter((key) => args.user === undefined || key.accountId === args.user);
+    const found = (await readKeysById(store, args.keyId)).filter(
+      (key) => args.user === undefined || key.accountId === args.user,
+    );
     const owner = args.user === undefined ? '' : ` of account ${JSON.stringify(args.user)}`;
-    if (found.length === 0) throw new Refusal(`no key ${JSON.stringify(args.keyId)}${owner}; see keys list --user <account_id>`);
+    if (found.length === 0)
+      throw new Refusal(`no key ${JSON.stringify(args.keyId)}${owner}; see keys list --user <account_id>`);
     return found.find((key) => key.revokedAt === null) ?? found[0]!;
   }
   const matching = (await readAccountKeys(store, args.user)).filter((key) => key.last4 === args.last4);
-  if (matching.length === 0) throw new Refusal(`account ${JSON.stringify(args.user)} has no key ending in ${args.last4}; see keys list --user ${args.user}`);
+  if (matching.length === 0)
+    throw new Refusal(
+      `account ${JSON.stringify(args.user)} has no key ending in ${args.last4}; see keys list --user ${args.user}`,
+    );
   const live = matching.filter((key) => key.revokedAt === null);
   if (live.length > 1) {
     const candidates = live.map((key) => `${key.keyId} (label ${JSON.stringify(key.label)})`).join(', ');
-    throw new Refusal(`account ${JSON.stringify(args.user)} has ${live.length} live keys ending in ${args.last4}: ${candidates}; revoke one with --key-id`);
+    throw new Refusal(
+      `account ${JSON.stringify(args.user)} has ${live.length} live keys ending in ${args.last4}: ${candidates}; revoke one with --key-id`,
+    );
   }
   return live[0] ?? matching[0]!;
 }
 
-async function revoke(config: Config, log: Logger, args: RevokeArgs, output: KeysOutput, now: () => number): Promise<number> {
+async function revoke(
+  config: Config,
+  log: Logger,
+  args: RevokeArgs,
+  output: KeysOutput,
+  now: () => number,
+): Promise<number> {
   const nowSeconds = Math.floor(now() / 1000);
   return withStore(config, log, async (store) => {
     const key = await findKeyToRevoke(store, args);
@@ -328,7 +388,10 @@ async function revoke(config: Config, log: Logger, args: RevokeArgs, output: Key
     await confirmLanded(config, store, key.keyId, (stored) => stored.revokedAt !== null && stored.version === version);
     log.info({ accountId: key.accountId, keyId: key.keyId, last4: key.last4, label: key.label }, 'key revoked');
     output.stdout.write(`revoked ${description}\n`);
-    if (viaKafka(config)) output.stderr.write('Published to Kafka: the key stops authenticating once the ingest workers have landed it (and the API key cache expires).\n');
+    if (viaKafka(config))
+      output.stderr.write(
+        'Published to Kafka: the key stops authenticating once the ingest workers have landed it (and the API key cache expires).\n',
+      );
     return EXIT_OK;
   });
 }
@@ -342,7 +405,10 @@ async function list(config: Config, log: Logger, args: ListArgs, output: KeysOut
     const keys = await readAccountKeys(store, args.user);
     if (!account && keys.length === 0) throw new Refusal(`no account ${JSON.stringify(args.user)} and no keys for it`);
 
-    const planInfo = account && (PLAN_IDS as readonly string[]).includes(account.plan) ? describePlan(config, account.plan as PlanId, account.founder) : null;
+    const planInfo =
+      account && (PLAN_IDS as readonly string[]).includes(account.plan)
+        ? describePlan(config, account.plan as PlanId, account.founder)
+        : null;
     const maxKeys = planInfo ? config.plans[planInfo.effective].maxKeys : null;
     const liveCount = keys.filter((key) => key.revokedAt === null).length;
 
@@ -373,18 +439,31 @@ async function list(config: Config, log: Logger, args: ListArgs, output: KeysOut
     const lines: string[] = [];
     if (account) {
       const name = account.displayName === '' ? '' : ` ${JSON.stringify(account.displayName)}`;
-      lines.push(`account ${account.accountId}${name}: ${planInfo?.text ?? `unknown plan ${JSON.stringify(account.plan)}`}${account.deleted ? ' [deleted]' : ''}`);
+      lines.push(
+        `account ${account.accountId}${name}: ${planInfo?.text ?? `unknown plan ${JSON.stringify(account.plan)}`}${account.deleted ? ' [deleted]' : ''}`,
+      );
     } else {
       lines.push(`account ${args.user}: no account event (keys without an account do not authenticate)`);
     }
-    lines.push(`keys: ${liveCount} live${maxKeys === null ? '' : ` of max_keys ${maxKeys}`}, ${keys.length - liveCount} revoked`);
+    lines.push(
+      `keys: ${liveCount} live${maxKeys === null ? '' : ` of max_keys ${maxKeys}`}, ${keys.length - liveCount} revoked`,
+    );
     if (keys.length > 0) {
       const rows = [
         ['KEY_ID', 'LABEL', 'LAST4', 'CREATED_AT', 'STATUS'],
-        ...keys.map((key) => [key.keyId, key.label, key.last4, isoOf(key.createdAt), key.revokedAt === null ? 'active' : `revoked ${isoOf(key.revokedAt)}`]),
+        ...keys.map((key) => [
+          key.keyId,
+          key.label,
+          key.last4,
+          isoOf(key.createdAt),
+          key.revokedAt === null ? 'active' : `revoked ${isoOf(key.revokedAt)}`,
+        ]),
       ];
       const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-      for (const row of rows) lines.push(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
+      for (const row of rows)
+        lines.push(
+          row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '),
+        );
     }
     output.stdout.write(`${lines.join('\n')}\n`);
     return EXIT_OK;

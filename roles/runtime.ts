@@ -46,7 +46,11 @@ export interface PublishingContext {
  * Runs `work` with a publisher. In the in-process mode, returns only after every published event is
  * in the store (the in-process worker drained the log).
  */
-export async function withPublisher<T>(config: Config, log: Logger, work: (context: PublishingContext) => Promise<T>): Promise<T> {
+export async function withPublisher<T>(
+  config: Config,
+  log: Logger,
+  work: (context: PublishingContext) => Promise<T>,
+): Promise<T> {
   const eventLog = openEventLog(config, log);
   const topics = new TopicNames(config.kafka.topicPrefix);
   const producer = await eventLog.producer();

@@ -32,7 +32,9 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
       await redis.quit().catch(() => undefined);
     };
   } else {
-    log.info('REDIS_URL is not set: wallets requested through the API do not reach this poller (leaderboard and archive wallets only)');
+    log.info(
+      'REDIS_URL is not set: wallets requested through the API do not reach this poller (leaderboard and archive wallets only)',
+    );
   }
   // Archive activity is read from a ClickHouse server only: embedded chDB belongs to one process.
   let store: Store | undefined;
@@ -50,14 +52,27 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
         clock: systemClock,
         log: log.child({ name: 'upstream' }),
         requested,
-        ...(store ? { activeWallets: (since: number, limit: number) => readRecentArchiveWallets(store, since, limit) } : {}),
+        ...(store
+          ? { activeWallets: (since: number, limit: number) => readRecentArchiveWallets(store, since, limit) }
+          : {}),
         reject: async (report: RejectionReport) => {
           await producer.send(topics.deadLetter(), [
-            { key: null, value: JSON.stringify(report.raw ?? null), headers: { 'dlq.reason': report.reason, 'dlq.origin': report.origin, 'dlq.what': report.what } },
+            {
+              key: null,
+              value: JSON.stringify(report.raw ?? null),
+              headers: { 'dlq.reason': report.reason, 'dlq.origin': report.origin, 'dlq.what': report.what },
+            },
           ]);
         },
       });
-      log.info({ baseUrls: config.upstream.baseUrls, rateFraction: config.upstream.rateFraction, leaderboard: config.upstream.leaderboard }, 'upstream poller started');
+      log.info(
+        {
+          baseUrls: config.upstream.baseUrls,
+          rateFraction: config.upstream.rateFraction,
+          leaderboard: config.upstream.leaderboard,
+        },
+        'upstream poller started',
+      );
       try {
         await poller.run(signal);
       } finally {

@@ -13,7 +13,10 @@ import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.t
 const AUTH_FAILURE_LIMIT = 3;
 /** The proxy this deployment trusts (a CIDR and a single address, as an operator writes them). */
 const PROXY = '10.1.2.3';
-const config: Config = inProcessConfig('guard', { AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT), API_TRUST_PROXY: '10.1.0.0/16, 192.0.2.10' });
+const config: Config = inProcessConfig('guard', {
+  AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
+  API_TRUST_PROXY: '10.1.0.0/16, 192.0.2.10',
+});
 const NOW_S = Math.floor(Date.now() / 1000);
 const BAD_KEY = 'Bearer tak_not-a-real-key';
 
@@ -41,7 +44,11 @@ interface Probe {
 }
 
 const rpc = (method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 1, method, params });
-const initialize = rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guard-test', version: '1' } });
+const initialize = rpc('initialize', {
+  protocolVersion: '2025-06-18',
+  capabilities: {},
+  clientInfo: { name: 'guard-test', version: '1' },
+});
 
 /** Every door a key opens: metered and free REST, unknown paths, each MCP method that needs no tool budget, and a tool call. */
 const PROBES: Probe[] = [
@@ -53,12 +60,19 @@ const PROBES: Probe[] = [
   { method: 'POST', url: config.mcp.path, body: initialize },
   { method: 'POST', url: config.mcp.path, body: rpc('tools/list') },
   { method: 'POST', url: config.mcp.path, body: rpc('prompts/list') },
-  { method: 'POST', url: config.mcp.path, body: rpc('prompts/get', { name: 'crack_this_trader', arguments: { trader: 'someone' } }) },
+  {
+    method: 'POST',
+    url: config.mcp.path,
+    body: rpc('prompts/get', { name: 'crack_this_trader', arguments: { trader: 'someone' } }),
+  },
   { method: 'POST', url: config.mcp.path, body: rpc('tools/call', { name: 'whoami', arguments: {} }) },
   { method: 'GET', url: config.mcp.path },
 ];
 
-function send(probe: Probe, options: { authorization?: string; peer: string; forwardedFor?: string }): Promise<LightMyRequestResponse> {
+function send(
+  probe: Probe,
+  options: { authorization?: string; peer: string; forwardedFor?: string },
+): Promise<LightMyRequestResponse> {
   return api.app.inject({
     method: probe.method,
     url: probe.url,
@@ -76,14 +90,20 @@ function send(probe: Probe, options: { authorization?: string; peer: string; for
 /** Fails authentication from an address until the guard blocks it (the limit-th failure is still a 401). */
 async function block(peer: string, forwardedFor?: string): Promise<void> {
   for (let failure = 0; failure < config.gates.authFailures.limit; failure++) {
-    const response = await send({ method: 'GET', url: `${API}/me` }, { authorization: BAD_KEY, peer, ...(forwardedFor ? { forwardedFor } : {}) });
+    const response = await send(
+      { method: 'GET', url: `${API}/me` },
+      { authorization: BAD_KEY, peer, ...(forwardedFor ? { forwardedFor } : {}) },
+    );
     expect(response.statusCode).toBe(401);
   }
 }
 
 const isBlockedAnswer = (response: LightMyRequestResponse) => {
   expect(response.statusCode, `${response.statusCode} ${response.body.slice(0, 200)}`).toBe(429);
-  expect(bodyOf(response)).toMatchObject({ error: 'too_many_auth_failures', retry_after: config.gates.authFailures.blockSeconds });
+  expect(bodyOf(response)).toMatchObject({
+    error: 'too_many_auth_failures',
+    retry_after: config.gates.authFailures.blockSeconds,
+  });
   expect(response.headers['retry-after']).toBe(String(config.gates.authFailures.blockSeconds));
 };
 
@@ -91,7 +111,11 @@ describe('a blocked address', () => {
   it('gets the same 429 on every path and protocol, with a valid key, an invalid key or none', async () => {
     const attacker = '198.51.100.20';
     // Before the block, a valid key opens every door (so the 429s below are the block, not the probe).
-    for (const probe of PROBES) expect((await send(probe, { authorization: validKey, peer: attacker })).statusCode, `${probe.method} ${probe.url}`).not.toBe(429);
+    for (const probe of PROBES)
+      expect(
+        (await send(probe, { authorization: validKey, peer: attacker })).statusCode,
+        `${probe.method} ${probe.url}`,
+      ).not.toBe(429);
     await block(attacker);
     for (const probe of PROBES) {
       for (const authorization of [validKey, BAD_KEY, undefined]) {
@@ -104,7 +128,9 @@ describe('a blocked address', () => {
     // Probes and the index stay open (a load balancer's health checks are no key test), and so does everyone else.
     expect((await send({ method: 'GET', url: '/healthz' }, { peer: attacker })).statusCode).toBe(200);
     expect((await send({ method: 'GET', url: '/' }, { peer: attacker })).statusCode).toBe(200);
-    expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: '198.51.100.21' })).statusCode).toBe(200);
+    expect(
+      (await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: '198.51.100.21' })).statusCode,
+    ).toBe(200);
   });
 });
 
@@ -126,11 +152,28 @@ describe('the client address behind proxies (API_TRUST_PROXY)', () => {
     let rotation = 0;
     const forged = () => `203.0.113.${++rotation}`;
     for (let failure = 0; failure < config.gates.authFailures.limit; failure++) {
-      expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: BAD_KEY, peer: attacker, forwardedFor: forged() })).statusCode).toBe(401);
+      expect(
+        (
+          await send(
+            { method: 'GET', url: `${API}/me` },
+            { authorization: BAD_KEY, peer: attacker, forwardedFor: forged() },
+          )
+        ).statusCode,
+      ).toBe(401);
     }
     for (let attempt = 0; attempt < 5; attempt++) {
-      isBlockedAnswer(await send({ method: 'GET', url: `${API}/me` }, { authorization: BAD_KEY, peer: attacker, forwardedFor: forged() }));
-      isBlockedAnswer(await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: attacker, forwardedFor: `${forged()}, ${PROXY}` }));
+      isBlockedAnswer(
+        await send(
+          { method: 'GET', url: `${API}/me` },
+          { authorization: BAD_KEY, peer: attacker, forwardedFor: forged() },
+        ),
+      );
+      isBlockedAnswer(
+        await send(
+          { method: 'GET', url: `${API}/me` },
+          { authorization: validKey, peer: attacker, forwardedFor: `${forged()}, ${PROXY}` },
+        ),
+      );
     }
   });
 
@@ -139,11 +182,27 @@ describe('the client address behind proxies (API_TRUST_PROXY)', () => {
     // Directly, and through the trusted proxy (which appends the real peer: the forged entry stays on the left).
     await block('198.51.100.40', innocent);
     await block(PROXY, `${innocent}, 198.51.100.41`);
-    expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: innocent })).statusCode).toBe(200);
-    expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: PROXY, forwardedFor: innocent })).statusCode).toBe(200);
+    expect(
+      (await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: innocent })).statusCode,
+    ).toBe(200);
+    expect(
+      (
+        await send(
+          { method: 'GET', url: `${API}/me` },
+          { authorization: validKey, peer: PROXY, forwardedFor: innocent },
+        )
+      ).statusCode,
+    ).toBe(200);
     // The addresses that did fail are the blocked ones.
-    isBlockedAnswer(await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: '198.51.100.40' }));
-    isBlockedAnswer(await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: PROXY, forwardedFor: '198.51.100.41' }));
+    isBlockedAnswer(
+      await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: '198.51.100.40' }),
+    );
+    isBlockedAnswer(
+      await send(
+        { method: 'GET', url: `${API}/me` },
+        { authorization: validKey, peer: PROXY, forwardedFor: '198.51.100.41' },
+      ),
+    );
   });
 
   it('from a trusted proxy, the right-most untrusted hop is the client', async () => {
@@ -151,10 +210,21 @@ describe('the client address behind proxies (API_TRUST_PROXY)', () => {
     // A chain of two trusted proxies (both in the list) in front of the client, with forged hops on the left.
     await block(PROXY, `203.0.113.77, ${client}, 192.0.2.10`);
     for (const forwardedFor of [client, `1.1.1.1, ${client}`, `203.0.113.78, ${client}, 192.0.2.10`]) {
-      isBlockedAnswer(await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: PROXY, forwardedFor }));
+      isBlockedAnswer(
+        await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: PROXY, forwardedFor }),
+      );
     }
     // The trusted proxies themselves, and the forged hops, are not blocked.
-    expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: PROXY })).statusCode).toBe(200);
-    expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: PROXY, forwardedFor: '203.0.113.77' })).statusCode).toBe(200);
+    expect((await send({ method: 'GET', url: `${API}/me` }, { authorization: validKey, peer: PROXY })).statusCode).toBe(
+      200,
+    );
+    expect(
+      (
+        await send(
+          { method: 'GET', url: `${API}/me` },
+          { authorization: validKey, peer: PROXY, forwardedFor: '203.0.113.77' },
+        )
+      ).statusCode,
+    ).toBe(200);
   });
 });

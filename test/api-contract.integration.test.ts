@@ -15,7 +15,17 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, CONTRACT_PATHS, gatesNeverBind, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import {
+  API,
+  bodyOf,
+  CONTRACT_PATHS,
+  gatesNeverBind,
+  inProcessConfig,
+  OpenApiResponses,
+  publishPlanKeys,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 type Trade = EventInputOf<'trades'>;
@@ -29,38 +39,155 @@ const config = inProcessConfig('api-contract');
 const alpha = makeWallet('contract-alpha');
 const bravo = makeWallet('contract-bravo');
 const stranger = makeWallet('contract-never-seen');
-const [won, lost, openMarked, openUnmarked] = ['won', 'lost', 'marked', 'unmarked'].map((label) => makeConditionId(`contract-${label}`)) as [string, string, string, string];
+const [won, lost, openMarked, openUnmarked] = ['won', 'lost', 'marked', 'unmarked'].map((label) =>
+  makeConditionId(`contract-${label}`),
+) as [string, string, string, string];
 const neverTraded = makeConditionId('contract-never-traded');
 
 // Four markets in four time bands; alpha's last activity orders them unmarked, marked, lost, won.
 const band = { won: BASE_TS, lost: BASE_TS + 2000, marked: BASE_TS + 4000, unmarked: BASE_TS + 6000 };
 const markets = [
-  makeMarket({ condition_id: won, title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET', title_start_ts: band.won, outcome1: 'Up', outcome2: 'Down' }),
-  makeMarket({ condition_id: lost, title: 'Will it rain in Paris?', title_start_ts: band.lost, outcome1: 'Yes', outcome2: 'No' }),
-  makeMarket({ condition_id: openMarked, title: 'Ducks vs. Wild', title_start_ts: band.marked, outcome1: 'Ducks', outcome2: 'Wild' }),
-  makeMarket({ condition_id: openUnmarked, title: 'Fed cuts in March?', title_start_ts: band.unmarked, outcome1: 'Yes', outcome2: 'No' }),
+  makeMarket({
+    condition_id: won,
+    title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET',
+    title_start_ts: band.won,
+    outcome1: 'Up',
+    outcome2: 'Down',
+  }),
+  makeMarket({
+    condition_id: lost,
+    title: 'Will it rain in Paris?',
+    title_start_ts: band.lost,
+    outcome1: 'Yes',
+    outcome2: 'No',
+  }),
+  makeMarket({
+    condition_id: openMarked,
+    title: 'Ducks vs. Wild',
+    title_start_ts: band.marked,
+    outcome1: 'Ducks',
+    outcome2: 'Wild',
+  }),
+  makeMarket({
+    condition_id: openUnmarked,
+    title: 'Fed cuts in March?',
+    title_start_ts: band.unmarked,
+    outcome1: 'Yes',
+    outcome2: 'No',
+  }),
   makeMarket({ condition_id: neverTraded, title: 'Nobody traded this', title_start_ts: band.unmarked }),
 ];
 const resolutions = { won: band.won + 900, lost: band.lost + 1200 };
 
 const alphaFills: Fill[] = [
-  makeFill({ wallet: alpha, condition_id: won, side: 'BUY', token_side: 1, price: 0.4, size_tokens: 100, usd: 40, ts: band.won + 100 }),
-  makeFill({ wallet: alpha, condition_id: won, side: 'BUY', token_side: 1, price: 0.52, size_tokens: 50, usd: 26, ts: band.won + 300 }),
-  makeFill({ wallet: alpha, condition_id: lost, side: 'BUY', token_side: 2, price: 0.25, size_tokens: 200, usd: 50, ts: band.lost + 50 }),
-  makeFill({ wallet: alpha, condition_id: lost, side: 'SELL', token_side: 2, price: 0.3, size_tokens: 50, usd: 15, ts: band.lost + 950 }),
-  makeFill({ wallet: alpha, condition_id: openMarked, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 80, usd: 40, ts: band.marked + 10 }),
-  makeFill({ wallet: alpha, condition_id: openUnmarked, side: 'BUY', token_side: 2, price: 0.2, size_tokens: 10, usd: 2, ts: band.unmarked + 10 }),
+  makeFill({
+    wallet: alpha,
+    condition_id: won,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.4,
+    size_tokens: 100,
+    usd: 40,
+    ts: band.won + 100,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: won,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.52,
+    size_tokens: 50,
+    usd: 26,
+    ts: band.won + 300,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: lost,
+    side: 'BUY',
+    token_side: 2,
+    price: 0.25,
+    size_tokens: 200,
+    usd: 50,
+    ts: band.lost + 50,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: lost,
+    side: 'SELL',
+    token_side: 2,
+    price: 0.3,
+    size_tokens: 50,
+    usd: 15,
+    ts: band.lost + 950,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: openMarked,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 80,
+    usd: 40,
+    ts: band.marked + 10,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: openUnmarked,
+    side: 'BUY',
+    token_side: 2,
+    price: 0.2,
+    size_tokens: 10,
+    usd: 2,
+    ts: band.unmarked + 10,
+  }),
 ];
 // Bravo accumulates Ducks recently: two buys, a pause longer than the burst gap, two more buys.
 const whaleFills: Fill[] = [
-  makeFill({ wallet: bravo, condition_id: openMarked, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 4000, usd: 2000, ts: NOW - 3000 }),
-  makeFill({ wallet: bravo, condition_id: openMarked, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 4000, usd: 2000, ts: NOW - 2900 }),
-  makeFill({ wallet: bravo, condition_id: openMarked, side: 'BUY', token_side: 1, price: 0.6, size_tokens: 2500, usd: 1500, ts: NOW - 1000 }),
-  makeFill({ wallet: bravo, condition_id: openMarked, side: 'BUY', token_side: 1, price: 0.6, size_tokens: 2500, usd: 1500, ts: NOW - 900 }),
+  makeFill({
+    wallet: bravo,
+    condition_id: openMarked,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 4000,
+    usd: 2000,
+    ts: NOW - 3000,
+  }),
+  makeFill({
+    wallet: bravo,
+    condition_id: openMarked,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 4000,
+    usd: 2000,
+    ts: NOW - 2900,
+  }),
+  makeFill({
+    wallet: bravo,
+    condition_id: openMarked,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.6,
+    size_tokens: 2500,
+    usd: 1500,
+    ts: NOW - 1000,
+  }),
+  makeFill({
+    wallet: bravo,
+    condition_id: openMarked,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.6,
+    size_tokens: 2500,
+    usd: 1500,
+    ts: NOW - 900,
+  }),
 ];
 
 let seq = 0;
-const trade = (conditionId: string, ts: number, tokenSide: 1 | 2, price: number): Trade => makeTrade({ condition_id: conditionId, ts, token_side: tokenSide, price, seq: ++seq });
+const trade = (conditionId: string, ts: number, tokenSide: 1 | 2, price: number): Trade =>
+  makeTrade({ condition_id: conditionId, ts, token_side: tokenSide, price, seq: ++seq });
 const trades: Trade[] = [
   // The won market: several prints, some in the same second and the same 5-second bucket, both sides.
   trade(won, band.won + 12, 1, 0.41),
@@ -106,13 +233,22 @@ let revokedKey: string;
 let planKeys: Awaited<ReturnType<typeof publishPlanKeys>>;
 const seen: { url: string; response: LightMyRequestResponse }[] = [];
 
-async function get(url: string, options: Parameters<TestApi['get']>[1] = {}, on: TestApi = api): Promise<LightMyRequestResponse> {
+async function get(
+  url: string,
+  options: Parameters<TestApi['get']>[1] = {},
+  on: TestApi = api,
+): Promise<LightMyRequestResponse> {
   const response = await on.get(url, options);
   seen.push({ url: url.startsWith('/') ? url : `${API}/${url}`, response });
   return response;
 }
 
-async function json(url: string, status = 200, options: Parameters<TestApi['get']>[1] = {}, on: TestApi = api): Promise<Json> {
+async function json(
+  url: string,
+  status = 200,
+  options: Parameters<TestApi['get']>[1] = {},
+  on: TestApi = api,
+): Promise<Json> {
   const response = await get(url, options, on);
   expect(response.statusCode, `${url}: ${response.body.slice(0, 300)}`).toBe(status);
   return bodyOf(response) as Json;
@@ -124,8 +260,14 @@ beforeAll(async () => {
     await publisher.publish('markets', markets);
     await publisher.publish('fillsArchive', [...alphaFills, ...whaleFills]);
     await publisher.publish('trades', trades);
-    await publisher.publish('markets', [makeResolution(won, 1, resolutions.won), makeResolution(lost, 1, resolutions.lost)]);
-    await publisher.publish('upstreamProfiles', [alphaProfile, { ...alphaProfile, wallet: bravo, name: 'Bravo', pnl: 1, as_of: NOW - 100 }]);
+    await publisher.publish('markets', [
+      makeResolution(won, 1, resolutions.won),
+      makeResolution(lost, 1, resolutions.lost),
+    ]);
+    await publisher.publish('upstreamProfiles', [
+      alphaProfile,
+      { ...alphaProfile, wallet: bravo, name: 'Bravo', pnl: 1, as_of: NOW - 100 },
+    ]);
     await publisher.publish('upstreamEquity', equity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 60, state: 'online', detail: '' }]);
     await publisher.publish('watchers', [
@@ -134,7 +276,9 @@ beforeAll(async () => {
       { wallet: stranger, watching: 0, ts: NOW - 10 },
     ]);
     // A key minted and then revoked.
-    const minted = await import('../ingest/sources/accounts.ts').then(({ publishNewKey }) => publishNewKey(publisher, 'test-pro', 'revoked key', NOW - DAY));
+    const minted = await import('../ingest/sources/accounts.ts').then(({ publishNewKey }) =>
+      publishNewKey(publisher, 'test-pro', 'revoked key', NOW - DAY),
+    );
     revokedKey = minted.plaintext;
     await publisher.publish('keys', [
       {
@@ -274,7 +418,8 @@ function approx(value: unknown): unknown {
   if (value && typeof value === 'object' && 'asymmetricMatch' in value) return value;
   if (typeof value === 'number' && !Number.isInteger(value)) return expect.closeTo(value, 9);
   if (Array.isArray(value)) return value.map(approx);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, approx(inner)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, approx(inner)]));
   return value;
 }
 
@@ -297,7 +442,11 @@ describe('identity and budget', () => {
           live_slots: limits.liveSlots,
           history_depth: limits.historyDepth,
         },
-        usage: expect.objectContaining({ window: expect.any(Object), day: expect.any(Object), month: expect.any(Object) }),
+        usage: expect.objectContaining({
+          window: expect.any(Object),
+          day: expect.any(Object),
+          month: expect.any(Object),
+        }),
         key: { label: `${plan} key`, last4: api.keys[plan].slice(-4) },
       });
     }
@@ -376,7 +525,14 @@ describe('traders', () => {
   it('a valid unknown wallet is a zeroed card; a wrong-length 0x is invalid_wallet; an unknown name is trader_not_found', async () => {
     const card = await json(`traders/${stranger}`);
     expect(card.trader).toEqual({ wallet: stranger, name: '' });
-    expect(card.card).toMatchObject({ markets_total: 0, resolved_total: 0, winrate: null, volume_usd: 0, open_markets: 0, open_value_usd: 0 });
+    expect(card.card).toMatchObject({
+      markets_total: 0,
+      resolved_total: 0,
+      winrate: null,
+      volume_usd: 0,
+      open_markets: 0,
+      open_value_usd: 0,
+    });
     for (const bad of ['0x123', `${alpha}0`, '0xZZZZ']) {
       expect(await json(`traders/${bad}`, 400)).toMatchObject({ error: 'invalid_wallet', message: expect.any(String) });
     }
@@ -405,7 +561,9 @@ describe('traders', () => {
 describe('markets', () => {
   it('the markets list: recency order, every field, marks on open rows only', async () => {
     const list = await json(`traders/${alpha}/markets`);
-    expect(list).toEqual(approx({ trader: alphaTrader, markets: [rowUnmarked, rowMarked, rowLost, rowWon], next_cursor: null }));
+    expect(list).toEqual(
+      approx({ trader: alphaTrader, markets: [rowUnmarked, rowMarked, rowLost, rowWon], next_cursor: null }),
+    );
     for (const row of list.markets.filter((market: Json) => market.resolved)) {
       expect(row).not.toHaveProperty('market_value_usd');
       expect(row).not.toHaveProperty('pnl_marked_usd');
@@ -431,20 +589,40 @@ describe('markets', () => {
     const first = await json(`traders/${alpha}/markets?limit=1`);
     const [payload, tag] = (first.next_cursor as string).split('.') as [string, string];
     const forgedTag = `${tag.slice(0, -2)}${tag.endsWith('AA') ? 'BA' : 'AA'}`;
-    expect((await json(`traders/${alpha}/markets?limit=1&cursor=${payload}.${forgedTag}`)).markets).toEqual(first.markets);
+    expect((await json(`traders/${alpha}/markets?limit=1&cursor=${payload}.${forgedTag}`)).markets).toEqual(
+      first.markets,
+    );
     expect(await json(`traders/${alpha}/markets?cursor=not-a-cursor`, 400)).toMatchObject({ error: 'bad_cursor' });
-    expect(await json(`traders/${alpha}/markets?cursor=${payload.slice(0, -3)}.${tag}`, 400)).toMatchObject({ error: 'bad_cursor' });
+    expect(await json(`traders/${alpha}/markets?cursor=${payload.slice(0, -3)}.${tag}`, 400)).toMatchObject({
+      error: 'bad_cursor',
+    });
     // A genuine cursor of another endpoint, or of another trader.
-    expect(await json(`traders/${alpha}/fills?cursor=${first.next_cursor}`, 400)).toMatchObject({ error: 'bad_cursor' });
-    expect(await json(`traders/${bravo}/markets?cursor=${first.next_cursor}`, 400)).toMatchObject({ error: 'bad_cursor' });
+    expect(await json(`traders/${alpha}/fills?cursor=${first.next_cursor}`, 400)).toMatchObject({
+      error: 'bad_cursor',
+    });
+    expect(await json(`traders/${bravo}/markets?cursor=${first.next_cursor}`, 400)).toMatchObject({
+      error: 'bad_cursor',
+    });
   });
 
   it('limit: 0 is bad_limit, above the maximum is clamped, a non-integer is 422 with the detail body', async () => {
-    expect(await json(`traders/${alpha}/markets?limit=0`, 400)).toMatchObject({ error: 'bad_limit', message: expect.any(String) });
+    expect(await json(`traders/${alpha}/markets?limit=0`, 400)).toMatchObject({
+      error: 'bad_limit',
+      message: expect.any(String),
+    });
     expect(await json(`traders/${alpha}/markets?limit=-3`, 400)).toMatchObject({ error: 'bad_limit' });
     expect((await json(`traders/${alpha}/markets?limit=999999`)).markets).toHaveLength(4);
     const invalid = await json(`traders/${alpha}/markets?limit=ten`, 422);
-    expect(invalid).toEqual({ detail: [expect.objectContaining({ loc: ['query', 'limit'], msg: expect.any(String), type: expect.any(String), input: 'ten' })] });
+    expect(invalid).toEqual({
+      detail: [
+        expect.objectContaining({
+          loc: ['query', 'limit'],
+          msg: expect.any(String),
+          type: expect.any(String),
+          input: 'ten',
+        }),
+      ],
+    });
   });
 
   it('top markets: wins and losses over resolved markets only, fills and volume over all; n clamped', async () => {
@@ -467,12 +645,18 @@ describe('markets', () => {
   });
 
   it('a 304 on a real route consumes one call, like the 200 it stands for', async () => {
-    const metered = await startTestApi(config, { now: () => NOW, keys: planKeys, gatesClockMs: () => Date.UTC(2026, 10, 22, 12) });
+    const metered = await startTestApi(config, {
+      now: () => NOW,
+      keys: planKeys,
+      gatesClockMs: () => Date.UTC(2026, 10, 22, 12),
+    });
     try {
       const url = `traders/${alpha}/markets/${lost}/summary`;
       const first = await metered.get(url);
       expect(first.statusCode).toBe(200);
-      expect((await metered.get(url, { headers: { 'if-none-match': first.headers.etag as string } })).statusCode).toBe(304);
+      expect((await metered.get(url, { headers: { 'if-none-match': first.headers.etag as string } })).statusCode).toBe(
+        304,
+      );
       const me = bodyOf(await metered.get('me')) as { usage: { month: { requests: number } } };
       expect(me.usage.month.requests).toBe(3);
     } finally {
@@ -487,7 +671,16 @@ describe('markets', () => {
     const holdUntilResolution = resolutions.lost - (band.lost + 50);
     expect(bodyOf(response)).toEqual(
       approx({
-        market: { condition_id: lost, title: 'Will it rain in Paris?', outcome: 'Yes', outcome2: 'No', resolved: true, winner: 'Yes', pnl_usd: lostPnl, open: false },
+        market: {
+          condition_id: lost,
+          title: 'Will it rain in Paris?',
+          outcome: 'Yes',
+          outcome2: 'No',
+          resolved: true,
+          winner: 'Yes',
+          pnl_usd: lostPnl,
+          open: false,
+        },
         summary: {
           fills_count: 2,
           buy_count: 1,
@@ -508,8 +701,26 @@ describe('markets', () => {
           won: false,
           open: false,
           sides: [
-            { token_side: 1, outcome: 'Yes', buy_count: 0, sell_count: 0, buy_usd: 0, sell_usd: 0, avg_entry: null, net_tokens: 0 },
-            { token_side: 2, outcome: 'No', buy_count: 1, sell_count: 1, buy_usd: 50, sell_usd: 15, avg_entry: 0.25, net_tokens: 150 },
+            {
+              token_side: 1,
+              outcome: 'Yes',
+              buy_count: 0,
+              sell_count: 0,
+              buy_usd: 0,
+              sell_usd: 0,
+              avg_entry: null,
+              net_tokens: 0,
+            },
+            {
+              token_side: 2,
+              outcome: 'No',
+              buy_count: 1,
+              sell_count: 1,
+              buy_usd: 50,
+              sell_usd: 15,
+              avg_entry: 0.25,
+              net_tokens: 150,
+            },
           ],
         },
         trader: alphaTrader,
@@ -534,7 +745,9 @@ describe('markets', () => {
 
   it('market ids: malformed is invalid_condition_id; unknown or never traded is market_not_found', async () => {
     expect(await json(`traders/${alpha}/markets/0xabc/summary`, 400)).toMatchObject({ error: 'invalid_condition_id' });
-    expect(await json(`traders/${alpha}/markets/${makeConditionId('contract-unknown')}/summary`, 404)).toMatchObject({ error: 'market_not_found' });
+    expect(await json(`traders/${alpha}/markets/${makeConditionId('contract-unknown')}/summary`, 404)).toMatchObject({
+      error: 'market_not_found',
+    });
     expect(await json(`traders/${alpha}/markets/${neverTraded}`, 404)).toMatchObject({ error: 'market_not_found' });
     expect(await json(`traders/${bravo}/markets/${won}/tape`, 404)).toMatchObject({ error: 'market_not_found' });
   });
@@ -549,10 +762,23 @@ describe('prices', () => {
     expect(response.statusCode).toBe(200);
     const chart = bodyOf(response) as Json;
     // [title start, resolution] is 901 seconds: 5-second buckets are the finest that fit 300 points.
-    expect(chart.series).toEqual({ from_ts: band.won, to_ts: resolutions.won, fidelity: 5, points: rowsOf(tradesOf(won), 5) });
-    expect(chart.market).toMatchObject({ condition_id: won, resolved: true, winner: 'Up', outcome: 'Up', outcome2: 'Down' });
+    expect(chart.series).toEqual({
+      from_ts: band.won,
+      to_ts: resolutions.won,
+      fidelity: 5,
+      points: rowsOf(tradesOf(won), 5),
+    });
+    expect(chart.market).toMatchObject({
+      condition_id: won,
+      resolved: true,
+      winner: 'Up',
+      outcome: 'Up',
+      outcome2: 'Down',
+    });
     expect(chart.trader).toEqual(alphaTrader);
-    expect(chart.fills).toEqual(alphaFills.filter((fill) => fill.condition_id === won).map((fill) => marketFill(fill, wonOutcomes)));
+    expect(chart.fills).toEqual(
+      alphaFills.filter((fill) => fill.condition_id === won).map((fill) => marketFill(fill, wonOutcomes)),
+    );
     expect(response.headers.etag).toBeDefined();
     expect((await get(url, { headers: { 'if-none-match': response.headers.etag as string } })).statusCode).toBe(304);
 
@@ -628,12 +854,26 @@ describe('equity', () => {
     ]);
     expect(week).toMatchObject({ peak: 80, low: 30, max_drawdown: 20 });
     const day = await json(`traders/${alpha}/pnl-series?window=24h`);
-    expect(day).toMatchObject({ series: [[NOW - 12 * 3600, 80], [NOW - 3600, 60]], peak: 80, low: 60, max_drawdown: 20 });
-    expect(await json(`traders/${alpha}/pnl-series?window=2w`, 422)).toMatchObject({ detail: [expect.objectContaining({ loc: ['query', 'window'] })] });
+    expect(day).toMatchObject({
+      series: [
+        [NOW - 12 * 3600, 80],
+        [NOW - 3600, 60],
+      ],
+      peak: 80,
+      low: 60,
+      max_drawdown: 20,
+    });
+    expect(await json(`traders/${alpha}/pnl-series?window=2w`, 422)).toMatchObject({
+      detail: [expect.objectContaining({ loc: ['query', 'window'] })],
+    });
   });
 
   it('503 upstream_offline when the upstream is down', async () => {
-    expect(await json(`traders/${alpha}/pnl-series`, 503, {}, offlineApi)).toEqual({ error: 'upstream_offline', status: 'upstream_offline', message: expect.any(String) });
+    expect(await json(`traders/${alpha}/pnl-series`, 503, {}, offlineApi)).toEqual({
+      error: 'upstream_offline',
+      status: 'upstream_offline',
+      message: expect.any(String),
+    });
   });
 });
 
@@ -652,9 +892,15 @@ describe('fills and whales', () => {
     });
 
   it('fills: chronological, every field, since inclusive, paging with any limit returns each once', async () => {
-    expect(await json(`traders/${alpha}/fills`)).toEqual({ trader: alphaTrader, fills: expectedFills, next_cursor: null });
+    expect(await json(`traders/${alpha}/fills`)).toEqual({
+      trader: alphaTrader,
+      fills: expectedFills,
+      next_cursor: null,
+    });
     const since = band.lost + 950;
-    expect((await json(`traders/${alpha}/fills?since=${since}`)).fills).toEqual(expectedFills.filter((fill) => fill.ts >= since));
+    expect((await json(`traders/${alpha}/fills?since=${since}`)).fills).toEqual(
+      expectedFills.filter((fill) => fill.ts >= since),
+    );
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 7 }), async (limit) => {
         const fills: Json[] = [];
@@ -718,7 +964,7 @@ describe('OpenAPI', () => {
   it('is OpenAPI 3.1.0, version 1.0.0, valid per the OpenAPI 3.1 schema, and lists every endpoint', async () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.info.version).toBe('1.0.0');
-    const result = await new Validator().validate(document as Parameters<Validator["validate"]>[0]);
+    const result = await new Validator().validate(document as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     const paths = Object.keys(document.paths).map((path) => path.replace(API, ''));

@@ -24,7 +24,17 @@ import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import { publishSessions, recordSessions } from '../ingest/sources/simulator/tapes.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, CONTRACT_PATHS, gatesNeverBind, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import {
+  API,
+  bodyOf,
+  CONTRACT_PATHS,
+  gatesNeverBind,
+  inProcessConfig,
+  OpenApiResponses,
+  publishPlanKeys,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // The data set
@@ -46,8 +56,25 @@ const UNTRADED = makeConditionId('fuzz-untraded');
 const TAPES = recordSessions(Math.floor(Math.random() * 2 ** 31), 'test-pro', 2, NOW - 86_400);
 const WALLETS = [ALICE, BOB];
 
-const fill = (wallet: string, condition_id: string, side: 'BUY' | 'SELL', token_side: 1 | 2, price: number, size_tokens: number, ts: number) =>
-  makeFill({ wallet, condition_id, side, token_side, price, size_tokens, usd: Math.round(price * size_tokens * 1e6) / 1e6, ts });
+const fill = (
+  wallet: string,
+  condition_id: string,
+  side: 'BUY' | 'SELL',
+  token_side: 1 | 2,
+  price: number,
+  size_tokens: number,
+  ts: number,
+) =>
+  makeFill({
+    wallet,
+    condition_id,
+    side,
+    token_side,
+    price,
+    size_tokens,
+    usd: Math.round(price * size_tokens * 1e6) / 1e6,
+    ts,
+  });
 
 const FILLS: EventInputOf<'fillsArchive'>[] = [
   fill(ALICE, RESOLVED, 'BUY', 1, 0.4, 100, BASE_TS + 10),
@@ -93,7 +120,12 @@ const EQUITY: EventInputOf<'upstreamEquity'>[] = [
 // ---------------------------------------------------------------------------------------------------
 // The service
 
-type OpenApiParameter = { in: string; name: string; required?: boolean; schema?: { enum?: unknown[]; default?: unknown; type?: unknown } };
+type OpenApiParameter = {
+  in: string;
+  name: string;
+  required?: boolean;
+  schema?: { enum?: unknown[]; default?: unknown; type?: unknown };
+};
 type OpenApiDocument = ConstructorParameters<typeof OpenApiResponses>[0] & {
   paths: Record<string, Record<string, { parameters?: OpenApiParameter[] }>>;
 };
@@ -110,9 +142,27 @@ beforeAll(async () => {
   const config = inProcessConfig('api_fuzz');
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', [
-      makeMarket({ condition_id: RESOLVED, title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET', outcome1: 'Up', outcome2: 'Down' }),
-      makeMarket({ condition_id: OPEN, title: 'Will it rain in Zürich? 🌧', outcome1: 'Yes', outcome2: 'No', title_start_ts: BASE_TS + 900, end_ts: NOW + 86_400 }),
-      makeMarket({ condition_id: QUIET, title: 'Quiet market', outcome1: 'Over', outcome2: 'Under', end_ts: NOW + 86_400 }),
+      makeMarket({
+        condition_id: RESOLVED,
+        title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET',
+        outcome1: 'Up',
+        outcome2: 'Down',
+      }),
+      makeMarket({
+        condition_id: OPEN,
+        title: 'Will it rain in Zürich? 🌧',
+        outcome1: 'Yes',
+        outcome2: 'No',
+        title_start_ts: BASE_TS + 900,
+        end_ts: NOW + 86_400,
+      }),
+      makeMarket({
+        condition_id: QUIET,
+        title: 'Quiet market',
+        outcome1: 'Over',
+        outcome2: 'Under',
+        end_ts: NOW + 86_400,
+      }),
       makeMarket({ condition_id: UNTRADED, title: 'Nobody traded this', outcome1: 'Up', outcome2: 'Down' }),
     ]);
     await publisher.publish('trades', TRADES);
@@ -140,10 +190,15 @@ beforeAll(async () => {
 
   real.markets = (bodyOf(await api.get(`traders/${ALICE}/markets?limit=1`)) as { next_cursor: string }).next_cursor;
   real.fills = (bodyOf(await api.get(`traders/${ALICE}/fills?limit=1`)) as { next_cursor: string }).next_cursor;
-  real.ticks = (bodyOf(await api.get(`traders/${ALICE}/markets/${RESOLVED}?raw=1&limit=1`)) as { next_cursor: string }).next_cursor;
+  real.ticks = (
+    bodyOf(await api.get(`traders/${ALICE}/markets/${RESOLVED}?raw=1&limit=1`)) as { next_cursor: string }
+  ).next_cursor;
   for (const cursor of Object.values(real)) expect(cursor).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
   // The data set is what the fuzzing assumes: the upstream online, both traders known by name.
-  expect(bodyOf(await api.get(`traders/${ALICE}`))).toMatchObject({ trader: { wallet: ALICE, name: 'FuzzAlice' }, upstream: { pnl: 100 } });
+  expect(bodyOf(await api.get(`traders/${ALICE}`))).toMatchObject({
+    trader: { wallet: ALICE, name: 'FuzzAlice' },
+    upstream: { pnl: 100 },
+  });
   expect(bodyOf(await api.get('traders/Fuzz%20Bob'))).toMatchObject({ trader: { wallet: BOB, name: 'Fuzz Bob' } });
   expect((await api.get(`traders/${ALICE}/pnl-series`)).statusCode).toBe(200);
   expect((bodyOf(await api.get('flow/whales?min_usd=1000')) as { rows: unknown[] }).rows.length).toBeGreaterThan(0);
@@ -184,17 +239,22 @@ function expectContract(url: string, response: LightMyRequestResponse): unknown 
   const problems: string[] = [];
   if (status >= 500) {
     const code = (body as { error?: unknown } | null)?.error;
-    const documented = (status === 503 && code === 'upstream_offline' && /\/pnl-series$/.test(url.split('?')[0]!)) || (status === 504 && code === 'query_timeout');
+    const documented =
+      (status === 503 && code === 'upstream_offline' && /\/pnl-series$/.test(url.split('?')[0]!)) ||
+      (status === 504 && code === 'query_timeout');
     if (!documented) problems.push(`an undocumented ${status}`);
   }
   if (status !== 304) {
-    if (!/^application\/json\b/.test(String(response.headers['content-type'] ?? ''))) problems.push('not a JSON content type');
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) problems.push('the body is not a JSON object');
+    if (!/^application\/json\b/.test(String(response.headers['content-type'] ?? '')))
+      problems.push('not a JSON content type');
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      problems.push('the body is not a JSON object');
   }
   // Errors other than 422 name a machine-readable code (`invalid_wallet`, `bad_cursor`…), not a reason phrase.
   if (status >= 400 && status !== 422) {
     const code = (body as { error?: unknown } | null)?.error;
-    if (typeof code !== 'string' || !/^[a-z][a-z0-9_]*$/.test(code)) problems.push(`error ${JSON.stringify(code)} is not a machine-readable code`);
+    if (typeof code !== 'string' || !/^[a-z][a-z0-9_]*$/.test(code))
+      problems.push(`error ${JSON.stringify(code)} is not a machine-readable code`);
   }
   try {
     openApi.check(url, response);
@@ -209,26 +269,75 @@ function expectContract(url: string, response: LightMyRequestResponse): unknown 
 // Arbitraries
 
 const hexChars = (min: number, max: number) =>
-  fc.array(fc.constantFrom(...'0123456789abcdefABCDEF'), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
+  fc
+    .array(fc.constantFrom(...'0123456789abcdefABCDEF'), { minLength: min, maxLength: max })
+    .map((chars) => chars.join(''));
 const BASE64URL = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'];
-const base64urlChars = (min: number, max: number) => fc.array(fc.constantFrom(...BASE64URL), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
+const base64urlChars = (min: number, max: number) =>
+  fc.array(fc.constantFrom(...BASE64URL), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
 
 /** Strings of every kind: ASCII, full Unicode, grapheme clusters, control characters. */
 const anyString = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 10 }),
-  fc.constantFrom('', ' ', '\t', '\u0000', '\n', '%', '%zz', '%E0%A4', '..', '.', '~', '\u202e', '🙂', 'null', 'undefined', '[]', '{}', '__proto__', 'constructor'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\t',
+    '\u0000',
+    '\n',
+    '%',
+    '%zz',
+    '%E0%A4',
+    '..',
+    '.',
+    '~',
+    '\u202e',
+    '🙂',
+    'null',
+    'undefined',
+    '[]',
+    '{}',
+    '__proto__',
+    'constructor',
+  ),
 );
 
 /** Numbers as query text: integers (0, negatives, huge), floats, exotic notations. */
 const numberText = fc.oneof(
   fc.integer().map(String),
   fc.integer({ min: -5, max: 5 }).map(String),
-  fc.constantFrom('0', '-1', '1', '-0', '+1', '1e3', '1E-3', '.5', '5.', ' 7 ', '0x10', 'NaN', 'Infinity', '-Infinity', '1_000', '١٢'),
+  fc.constantFrom(
+    '0',
+    '-1',
+    '1',
+    '-0',
+    '+1',
+    '1e3',
+    '1E-3',
+    '.5',
+    '5.',
+    ' 7 ',
+    '0x10',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '1_000',
+    '١٢',
+  ),
   fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }).map(String),
   fc.double().map(String),
-  fc.constantFrom(String(Number.MAX_SAFE_INTEGER), String(Number.MAX_SAFE_INTEGER + 2), '4294967295', '4294967296', '-2147483649', '18446744073709551616', '1e308', '1e309'),
+  fc.constantFrom(
+    String(Number.MAX_SAFE_INTEGER),
+    String(Number.MAX_SAFE_INTEGER + 2),
+    '4294967295',
+    '4294967296',
+    '-2147483649',
+    '18446744073709551616',
+    '1e308',
+    '1e309',
+  ),
   fc.integer({ min: BASE_TS - 100_000, max: NOW + 100_000 }).map(String),
 );
 
@@ -268,7 +377,9 @@ const junkTrader = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.oneof(
-      fc.constantFrom(ALICE.slice(0, 30), '@FuzzAlice', '@Fuzz%20Bob', '@', '0x12', '@%E0%A4', '0X').map((tail) => `https://polymarket.com/profile/${tail}`),
+      fc
+        .constantFrom(ALICE.slice(0, 30), '@FuzzAlice', '@Fuzz%20Bob', '@', '0x12', '@%E0%A4', '0X')
+        .map((tail) => `https://polymarket.com/profile/${tail}`),
       fc.constantFrom('Fuzz%20Bob', '%zz', '', 'x/y', '%2F', '..').map((tail) => `https://www.polymarket.com/@${tail}`),
       anyString.map((tail) => `polymarket.com/@${tail}`),
       anyString.map((tail) => `https://polymarket.com/profile/${tail}`),
@@ -276,12 +387,28 @@ const junkTrader = fc.oneof(
     ),
   },
   { weight: 1, arbitrary: anyString.map((text) => encodeURIComponent(safe(text) ?? '')) },
-  { weight: 1, arbitrary: fc.constantFrom('nobody-by-this-name', 'FuzzAlice ', 'Fuzz  Bob', 'x'.repeat(512), `0x${'a'.repeat(510)}`) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'nobody-by-this-name',
+      'FuzzAlice ',
+      'Fuzz  Bob',
+      'x'.repeat(512),
+      `0x${'a'.repeat(510)}`,
+    ),
+  },
   { weight: 4, arbitrary: anyString },
 );
 
 /** `{condition_id}` values of the data set: resolved, open, quiet, a market the traders never traded, any case. */
-const plausibleConditionId = fc.constantFrom(RESOLVED, OPEN, QUIET, UNTRADED, RESOLVED.toUpperCase().replace('0X', '0x'), `0X${OPEN.slice(2)}`);
+const plausibleConditionId = fc.constantFrom(
+  RESOLVED,
+  OPEN,
+  QUIET,
+  UNTRADED,
+  RESOLVED.toUpperCase().replace('0X', '0x'),
+  `0X${OPEN.slice(2)}`,
+);
 
 /** Any `{condition_id}`: unknown valid ids, 0x junk of random lengths, anything. */
 const junkConditionId = fc.oneof(
@@ -321,7 +448,9 @@ let MAX_PARAM_LENGTH = 0;
 
 /** The empty segment is another URL (`/traders//markets`), not a value of this parameter. */
 const segment = (values: fc.Arbitrary<string>) =>
-  values.filter((value) => value !== '' && safe(value) !== undefined && encodeSegment(value).length <= MAX_PARAM_LENGTH);
+  values.filter(
+    (value) => value !== '' && safe(value) !== undefined && encodeSegment(value).length <= MAX_PARAM_LENGTH,
+  );
 
 /** A plausible value of one query parameter, from its OpenAPI schema: an enum value, a sensible number, a real cursor. */
 function plausibleQueryValue(parameter: OpenApiParameter): fc.Arbitrary<string> {
@@ -341,10 +470,15 @@ function plausibleQueryValue(parameter: OpenApiParameter): fc.Arbitrary<string> 
 
 /** Any value at all for one query parameter: numbers of every kind, strings, cursor shapes, booleans. */
 const junkQueryValue = fc
-  .oneof({ weight: 3, arbitrary: numberText }, { weight: 2, arbitrary: anyString }, { weight: 1, arbitrary: fc.constantFrom('', 'true', 'false', 'TRUE', 'yes', '24H', 'ALL') }, {
-    weight: 2,
-    arbitrary: fc.constant(null).chain(() => cursorText()),
-  })
+  .oneof(
+    { weight: 3, arbitrary: numberText },
+    { weight: 2, arbitrary: anyString },
+    { weight: 1, arbitrary: fc.constantFrom('', 'true', 'false', 'TRUE', 'yes', '24H', 'ALL') },
+    {
+      weight: 2,
+      arbitrary: fc.constant(null).chain(() => cursorText()),
+    },
+  )
   .filter((value) => safe(value) !== undefined);
 
 /** One parameter of a request: a plausible draw (a query parameter may be absent) and a junk draw. */
@@ -366,9 +500,15 @@ function drawsOf(parameter: OpenApiParameter): ParameterDraws {
     return { plausible: segment(plausible).map((value) => [value]), junk: segment(junk).map((value) => [value]) };
   }
   return {
-    plausible: fc.option(plausibleQueryValue(parameter).map((value) => [value]), { nil: undefined, freq: 2 }),
+    plausible: fc.option(
+      plausibleQueryValue(parameter).map((value) => [value]),
+      { nil: undefined, freq: 2 },
+    ),
     // Once or repeated (`limit=1&limit=2`).
-    junk: fc.oneof({ weight: 4, arbitrary: junkQueryValue.map((value) => [value]) }, { weight: 1, arbitrary: fc.array(junkQueryValue, { minLength: 2, maxLength: 3 }) }),
+    junk: fc.oneof(
+      { weight: 4, arbitrary: junkQueryValue.map((value) => [value]) },
+      { weight: 1, arbitrary: fc.array(junkQueryValue, { minLength: 2, maxLength: 3 }) },
+    ),
   };
 }
 
@@ -389,7 +529,9 @@ function valuesOf(parameters: OpenApiParameter[]): fc.Arbitrary<(string[] | unde
   const draws = parameters.map(drawsOf);
   return fc
     .tuple(junked, ...draws.map((draw) => fc.tuple(draw.plausible, draw.junk)))
-    .map(([junkedIndices, ...values]) => values.map(([plausible, junk], index) => (junkedIndices.includes(index) ? junk : plausible)));
+    .map(([junkedIndices, ...values]) =>
+      values.map(([plausible, junk], index) => (junkedIndices.includes(index) ? junk : plausible)),
+    );
 }
 
 interface FuzzRequest {
@@ -402,23 +544,40 @@ function requestTo(template: string): fc.Arbitrary<FuzzRequest> {
   const documented = openApiDocument.paths[template]!.get!.parameters ?? [];
   const pathNames = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
   // Path parameters in template order (a template parameter the document forgot is fuzzed all the same).
-  const pathParameters = pathNames.map((name) => documented.find((parameter) => parameter.in === 'path' && parameter.name === name) ?? { in: 'path', name });
+  const pathParameters = pathNames.map(
+    (name) =>
+      documented.find((parameter) => parameter.in === 'path' && parameter.name === name) ?? { in: 'path', name },
+  );
   const queryParameters = documented.filter((parameter) => parameter.in === 'query');
   return fc
     .record({
       values: valuesOf([...pathParameters, ...queryParameters]),
-      stray: fc.option(fc.tuple(fc.constantFrom('foo', 'LIMIT', 'cursor[]', 'limit[]', 'a[b]', '__proto__', 'constructor', 'key', ''), numberText), { nil: undefined, freq: 4 }),
-      ifNoneMatch: fc.option(fc.oneof(fc.constant('*'), fc.string({ maxLength: 30 }).map((text) => `"${text}"`)), { nil: undefined, freq: 6 }),
+      stray: fc.option(
+        fc.tuple(
+          fc.constantFrom('foo', 'LIMIT', 'cursor[]', 'limit[]', 'a[b]', '__proto__', 'constructor', 'key', ''),
+          numberText,
+        ),
+        { nil: undefined, freq: 4 },
+      ),
+      ifNoneMatch: fc.option(
+        fc.oneof(
+          fc.constant('*'),
+          fc.string({ maxLength: 30 }).map((text) => `"${text}"`),
+        ),
+        { nil: undefined, freq: 6 },
+      ),
     })
     .map(({ values, stray, ifNoneMatch }) => {
       const pathValues = values.slice(0, pathParameters.length).map((value) => value![0]!);
       const pathname = template.replace(/\{[^}]+\}/g, () => encodeSegment(pathValues.shift()!));
       const pairs: string[] = [];
       queryParameters.forEach((parameter, position) => {
-        for (const value of values[pathParameters.length + position] ?? []) pairs.push(`${encodeURIComponent(parameter.name)}=${encodeURIComponent(value)}`);
+        for (const value of values[pathParameters.length + position] ?? [])
+          pairs.push(`${encodeURIComponent(parameter.name)}=${encodeURIComponent(value)}`);
       });
       if (stray) pairs.push(`${encodeURIComponent(stray[0])}=${encodeURIComponent(stray[1])}`);
-      const headers: Record<string, string> = ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch.replace(/[^\t\x20-\x7e]/g, '') };
+      const headers: Record<string, string> =
+        ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch.replace(/[^\t\x20-\x7e]/g, '') };
       return { url: pairs.length > 0 ? `${pathname}?${pairs.join('&')}` : pathname, headers };
     });
 }
@@ -435,20 +594,38 @@ const RUNS: Record<string, number> = { '/me': 30, '/popular': 30, '/openapi.json
 const DEFAULT_RUNS = 100;
 
 /** Values at the edges, tried on every template before the random ones (one parameter at a time, the others plausible). */
-const edgePathValues = () => ['x'.repeat(MAX_PARAM_LENGTH), 'x'.repeat(MAX_PARAM_LENGTH + 1), `0x${'a'.repeat(MAX_PARAM_LENGTH)}`, `0x${'a'.repeat(39)}`, '0x', ' ', '%', '\u0000', '🙂'];
+const edgePathValues = () => [
+  'x'.repeat(MAX_PARAM_LENGTH),
+  'x'.repeat(MAX_PARAM_LENGTH + 1),
+  `0x${'a'.repeat(MAX_PARAM_LENGTH)}`,
+  `0x${'a'.repeat(39)}`,
+  '0x',
+  ' ',
+  '%',
+  '\u0000',
+  '🙂',
+];
 const EDGE_QUERY_VALUES = ['', '0', '-1', '1.5', '1e20', '9007199254740992', '-9007199254740992', 'NaN', 'abc'];
 
 function edgeRequests(template: string): FuzzRequest[] {
   const parameters = openApiDocument.paths[template]!.get!.parameters ?? [];
-  const plain = (name: string) => ({ trader: ALICE, condition_id: RESOLVED, tape_id: TAPES[0]!.tape.tape_id })[name] ?? 'x';
+  const plain = (name: string) =>
+    ({ trader: ALICE, condition_id: RESOLVED, tape_id: TAPES[0]!.tape.tape_id })[name] ?? 'x';
   const build = (override: { name: string; in: string; value: string } | undefined) => {
-    const pathname = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeSegment(override?.in === 'path' && override.name === name ? override.value : plain(name)));
-    return { url: override?.in === 'query' ? `${pathname}?${override.name}=${encodeURIComponent(override.value)}` : pathname, headers: {} };
+    const pathname = template.replace(/\{([^}]+)\}/g, (_, name: string) =>
+      encodeSegment(override?.in === 'path' && override.name === name ? override.value : plain(name)),
+    );
+    return {
+      url: override?.in === 'query' ? `${pathname}?${override.name}=${encodeURIComponent(override.value)}` : pathname,
+      headers: {},
+    };
   };
   return [
     build(undefined),
     ...parameters.flatMap((parameter) =>
-      (parameter.in === 'path' ? edgePathValues() : EDGE_QUERY_VALUES).map((value) => build({ name: parameter.name, in: parameter.in, value })),
+      (parameter.in === 'path' ? edgePathValues() : EDGE_QUERY_VALUES).map((value) =>
+        build({ name: parameter.name, in: parameter.in, value }),
+      ),
     ),
   ];
 }
@@ -464,7 +641,12 @@ async function fuzzTemplate(template: string, numRuns: number): Promise<void> {
     { numRuns: Math.ceil(numRuns * SCALE) },
   );
   // Not an assertion on the spread (the data decides it); a trace of what the fuzzer reached.
-  console.info(`${template}: statuses ${[...seen.entries()].sort().map(([status, count]) => `${status}×${count}`).join(' ')}`);
+  console.info(
+    `${template}: statuses ${[...seen.entries()]
+      .sort()
+      .map(([status, count]) => `${status}×${count}`)
+      .join(' ')}`,
+  );
 }
 
 describe('fuzzed parameters: never a 5xx, always JSON of the documented shapes', () => {
@@ -498,24 +680,47 @@ describe('fuzzed parameters: never a 5xx, always JSON of the documented shapes',
       }
     }
     expect(requests).toBeGreaterThan(100);
-    if (failures.length > 0) throw new Error(`${failures.length} of ${requests} edge requests broke the contract:\n\n${failures.join('\n\n')}`);
+    if (failures.length > 0)
+      throw new Error(
+        `${failures.length} of ${requests} edge requests broke the contract:\n\n${failures.join('\n\n')}`,
+      );
   });
 });
 
 describe('raw (not re-encoded) percent signs in the path', () => {
   it('a malformed percent-escape in a path parameter is a JSON 4xx of the documented shapes', async () => {
     const rawSegment = fc.oneof(
-      fc.constantFrom('%', '%zz', '%E0%A4', '%C0%AF', '%FF', '%00', 'a%2', '%%41', '%u0041', '%ED%A0%80', '%F4%90%80%80'),
-      fc.tuple(base64urlChars(0, 8), fc.constantFrom('%', '%G', '%e', '%C3'), base64urlChars(0, 8)).map((parts) => parts.join('')),
+      fc.constantFrom(
+        '%',
+        '%zz',
+        '%E0%A4',
+        '%C0%AF',
+        '%FF',
+        '%00',
+        'a%2',
+        '%%41',
+        '%u0041',
+        '%ED%A0%80',
+        '%F4%90%80%80',
+      ),
+      fc
+        .tuple(base64urlChars(0, 8), fc.constantFrom('%', '%G', '%e', '%C3'), base64urlChars(0, 8))
+        .map((parts) => parts.join('')),
     );
     const templates = documentPaths.filter((path) => path.includes('{'));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...templates), rawSegment, fc.nat(), async (template, raw, which) => {
         const names = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
         const target = which % names.length;
-        const valid: Record<string, string> = { trader: ALICE, condition_id: RESOLVED, tape_id: TAPES[0]!.tape.tape_id };
+        const valid: Record<string, string> = {
+          trader: ALICE,
+          condition_id: RESOLVED,
+          tape_id: TAPES[0]!.tape.tape_id,
+        };
         let index = 0;
-        const url = template.replace(/\{([^}]+)\}/g, (_, name: string) => (index++ === target ? raw : encodeSegment(valid[name] ?? 'x')));
+        const url = template.replace(/\{([^}]+)\}/g, (_, name: string) =>
+          index++ === target ? raw : encodeSegment(valid[name] ?? 'x'),
+        );
         expectContract(url, await api.get(url));
       }),
       { numRuns: Math.ceil(40 * SCALE) },
@@ -527,7 +732,14 @@ describe('raw (not re-encoded) percent signs in the path', () => {
 // Authentication
 
 /** What an HTTP parser can deliver as a header value: visible ASCII, space, tab, obs-text (Latin-1). */
-const HEADER_CHARS = [...Array.from({ length: 95 }, (_, code) => String.fromCharCode(32 + code)), '\t', 'é', 'ÿ', '\u00a0', '£'];
+const HEADER_CHARS = [
+  ...Array.from({ length: 95 }, (_, code) => String.fromCharCode(32 + code)),
+  '\t',
+  'é',
+  'ÿ',
+  '\u00a0',
+  '£',
+];
 const headerText = (maxLength: number) => fc.string({ unit: fc.constantFrom(...HEADER_CHARS), maxLength });
 const notBlank = (text: string) => !/^[ \t]*$/.test(text);
 /** An HTTP parser strips the optional whitespace around a field value. */
@@ -568,30 +780,65 @@ describe('authentication: anything but a valid bearer key is 401 unauthorized', 
       }),
       fc.tuple(plan, fc.nat()).map(([which, length]) => `Bearer ${keys[which].slice(0, length % keys[which].length)}`),
       plan.map((which) => keys[which]),
-      fc.tuple(fc.constantFrom('Basic', 'Token', 'Bearer:', 'Bearer,', 'Bearer=', 'Bearer\u00a0', 'Bearerr', 'Bear', 'Authorization: Bearer'), plan).map(([scheme, which]) => `${scheme} ${keys[which]}`),
+      fc
+        .tuple(
+          fc.constantFrom(
+            'Basic',
+            'Token',
+            'Bearer:',
+            'Bearer,',
+            'Bearer=',
+            'Bearer\u00a0',
+            'Bearerr',
+            'Bear',
+            'Authorization: Bearer',
+          ),
+          plan,
+        )
+        .map(([scheme, which]) => `${scheme} ${keys[which]}`),
       fc.tuple(plan, plan).map(([a, b]) => `Bearer ${keys[a]} ${keys[b]}`),
       fc.tuple(plan, plan).map(([a, b]) => `Bearer ${keys[a]},Bearer ${keys[b]}`),
       // Valid ones: any case of the scheme, spaces or tabs before the key.
-      fc.tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR'), fc.constantFrom(' ', '  ', '\t', ' \t '), plan).map(([scheme, space, which]) => `${scheme}${space}${keys[which]}`),
+      fc
+        .tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR'), fc.constantFrom(' ', '  ', '\t', ' \t '), plan)
+        .map(([scheme, space, which]) => `${scheme}${space}${keys[which]}`),
     );
     const target = fc.constantFrom(...documentPaths).chain(requestTo);
     const statuses = new Map<string, number>();
     await fc.assert(
-      fc.asyncProperty(authorization.map((value) => (value === null ? null : asDelivered(value))), target, fc.ipV4(), async (value, { url }, remoteAddress) => {
-        // A fresh client address each time: the failed-authentication limit per address never trips.
-        const response = await api.app.inject({ method: 'GET', url, remoteAddress, headers: value === null ? {} : { authorization: value } });
-        const valid = isValid(value);
-        statuses.set(`${valid ? 'valid' : 'invalid'} ${response.statusCode}`, (statuses.get(`${valid ? 'valid' : 'invalid'} ${response.statusCode}`) ?? 0) + 1);
-        if (valid) {
-          expect(response.statusCode, describeResponse(url, response)).not.toBe(401);
-          expectContract(url, response);
-        } else {
-          expectUnauthorized(url, response);
-        }
-      }),
+      fc.asyncProperty(
+        authorization.map((value) => (value === null ? null : asDelivered(value))),
+        target,
+        fc.ipV4(),
+        async (value, { url }, remoteAddress) => {
+          // A fresh client address each time: the failed-authentication limit per address never trips.
+          const response = await api.app.inject({
+            method: 'GET',
+            url,
+            remoteAddress,
+            headers: value === null ? {} : { authorization: value },
+          });
+          const valid = isValid(value);
+          statuses.set(
+            `${valid ? 'valid' : 'invalid'} ${response.statusCode}`,
+            (statuses.get(`${valid ? 'valid' : 'invalid'} ${response.statusCode}`) ?? 0) + 1,
+          );
+          if (valid) {
+            expect(response.statusCode, describeResponse(url, response)).not.toBe(401);
+            expectContract(url, response);
+          } else {
+            expectUnauthorized(url, response);
+          }
+        },
+      ),
       { numRuns: Math.ceil(300 * SCALE) },
     );
-    console.info(`authorization: ${[...statuses.entries()].sort().map(([key, count]) => `${key}×${count}`).join(', ')}`);
+    console.info(
+      `authorization: ${[...statuses.entries()]
+        .sort()
+        .map(([key, count]) => `${key}×${count}`)
+        .join(', ')}`,
+    );
   });
 
   it('a request the router refuses (a path parameter over its length limit, a malformed percent-escape) is 401 without a valid key too', async () => {
@@ -605,7 +852,12 @@ describe('authentication: anything but a valid bearer key is 401 unauthorized', 
     const failures: string[] = [];
     for (const url of refused) {
       for (const authorization of [null, 'Bearer nope', `Bearer ${keys.pro}x`]) {
-        const response = await api.app.inject({ method: 'GET', url, remoteAddress: `10.9.${failures.length}.${refused.indexOf(url)}`, headers: authorization === null ? {} : { authorization } });
+        const response = await api.app.inject({
+          method: 'GET',
+          url,
+          remoteAddress: `10.9.${failures.length}.${refused.indexOf(url)}`,
+          headers: authorization === null ? {} : { authorization },
+        });
         try {
           expectUnauthorized(url, response);
         } catch (error) {
@@ -613,7 +865,8 @@ describe('authentication: anything but a valid bearer key is 401 unauthorized', 
         }
       }
     }
-    if (failures.length > 0) throw new Error(`${failures.length} unauthenticated requests were not 401:\n\n${failures.join('\n\n')}`);
+    if (failures.length > 0)
+      throw new Error(`${failures.length} unauthenticated requests were not 401:\n\n${failures.join('\n\n')}`);
     // The limit read from the app is the router's: one character more is refused before any route, with a valid key too.
     const atLimit = await api.get(v1(`/traders/${'x'.repeat(MAX_PARAM_LENGTH)}`));
     const overLimit = await api.get(v1(`/traders/${'x'.repeat(MAX_PARAM_LENGTH + 1)}`));
@@ -636,7 +889,12 @@ describe('authentication: anything but a valid bearer key is 401 unauthorized', 
           const withKey = `${url}${url.includes('?') ? '&' : '?'}${name}=${encodeURIComponent(keys[which])}`;
           const authorization = header === null ? null : asDelivered(header);
           fc.pre(!isValid(authorization));
-          const response = await api.app.inject({ method: 'GET', url: withKey, remoteAddress, headers: authorization === null ? {} : { authorization } });
+          const response = await api.app.inject({
+            method: 'GET',
+            url: withKey,
+            remoteAddress,
+            headers: authorization === null ? {} : { authorization },
+          });
           const body = expectUnauthorized(withKey, response);
           expect(body.message, describeResponse(withKey, response)).toMatch(/Authorization/);
         },
@@ -709,7 +967,13 @@ describe('cursors', () => {
     }
   }
 
-  const item = fc.oneof(fc.string({ maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 8 }), fc.integer(), fc.integer({ min: 0, max: NOW * 2 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
+  const item = fc.oneof(
+    fc.string({ maxLength: 20 }),
+    fc.string({ unit: 'binary', maxLength: 8 }),
+    fc.integer(),
+    fc.integer({ min: 0, max: NOW * 2 }),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+  );
 
   it('a real cursor whose payload is changed (still base64url of JSON of the right structure) reads as page 1', async () => {
     await fc.assert(
@@ -717,15 +981,28 @@ describe('cursors', () => {
         fc.constantFrom(...PAGED),
         fc.oneof(
           fc.record({ slot: fc.constant(2 as const), at: fc.nat(), value: item }),
-          fc.record({ slot: fc.constant(0 as const), value: fc.oneof(fc.constantFrom<string>(...PAGED, 'Markets', ''), fc.string({ maxLength: 12 })) }),
-          fc.record({ slot: fc.constant(1 as const), value: fc.oneof(fc.constantFrom(BOB, ALICE.toUpperCase(), `${ALICE}|${RESOLVED}`, ''), fc.string({ maxLength: 12 })) }),
+          fc.record({
+            slot: fc.constant(0 as const),
+            value: fc.oneof(fc.constantFrom<string>(...PAGED, 'Markets', ''), fc.string({ maxLength: 12 })),
+          }),
+          fc.record({
+            slot: fc.constant(1 as const),
+            value: fc.oneof(
+              fc.constantFrom(BOB, ALICE.toUpperCase(), `${ALICE}|${RESOLVED}`, ''),
+              fc.string({ maxLength: 12 }),
+            ),
+          }),
           fc.record({ slot: fc.constant('items' as const), value: fc.array(item, { maxLength: 5 }) }),
           fc.record({ slot: fc.constant('tag only' as const) }),
         ),
         fc.option(base64urlChars(22, 22), { nil: undefined, freq: 3 }),
         async (paged, mutation, newTag) => {
           const [payload, tag] = real[paged].split('.') as [string, string];
-          const envelope = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, string, (string | number)[]];
+          const envelope = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [
+            string,
+            string,
+            (string | number)[],
+          ];
           if (mutation.slot === 2) envelope[2][mutation.at % envelope[2].length] = mutation.value;
           else if (mutation.slot === 'items') envelope[2] = mutation.value;
           else if (mutation.slot !== 'tag only') envelope[mutation.slot] = mutation.value;
@@ -743,13 +1020,21 @@ describe('cursors', () => {
   it('truncated, corrupted and garbage cursors are 400 bad_cursor (well-formed forgeries page 1), never a 5xx', async () => {
     const corruption = fc.oneof(
       // Truncations of a real cursor.
-      fc.tuple(fc.constantFrom(...PAGED), fc.nat()).map(([source, cut]) => real[source].slice(0, 1 + (cut % (real[source].length - 1)))),
+      fc
+        .tuple(fc.constantFrom(...PAGED), fc.nat())
+        .map(([source, cut]) => real[source].slice(0, 1 + (cut % (real[source].length - 1)))),
       // A real cursor with a character inserted, replaced or appended.
-      fc.tuple(fc.constantFrom(...PAGED), fc.nat(), fc.constantFrom('.', '=', '+', '/', ' ', '%', '~', 'é', '\u0000', 'A', '-')).map(([source, at, extra]) => {
-        const token = real[source];
-        const position = at % (token.length + 1);
-        return `${token.slice(0, position)}${extra}${token.slice(position)}`;
-      }),
+      fc
+        .tuple(
+          fc.constantFrom(...PAGED),
+          fc.nat(),
+          fc.constantFrom('.', '=', '+', '/', ' ', '%', '~', 'é', '\u0000', 'A', '-'),
+        )
+        .map(([source, at, extra]) => {
+          const token = real[source];
+          const position = at % (token.length + 1);
+          return `${token.slice(0, position)}${extra}${token.slice(position)}`;
+        }),
       fc.tuple(fc.constantFrom(...PAGED), base64urlChars(1, 4)).map(([source, extra]) => `${real[source]}${extra}`),
       fc.constantFrom(...PAGED).map((source) => real[source].split('.').reverse().join('.')),
       fc.constantFrom(...PAGED).map((source) => real[source].split('.')[0]!),
@@ -759,45 +1044,68 @@ describe('cursors', () => {
       base64urlChars(1, 80),
       fc.tuple(base64urlChars(0, 80), base64urlChars(0, 30)).map(([payload, tag]) => `${payload}.${tag}`),
       fc.tuple(base64urlChars(1, 80), base64urlChars(22, 22)).map(([payload, tag]) => `${payload}.${tag}`),
-      fc.tuple(fc.json({ maxDepth: 2 }), base64urlChars(22, 22)).map(([json, tag]) => `${Buffer.from(json).toString('base64url')}.${tag}`),
-      fc.tuple(fc.string({ maxLength: 30 }), base64urlChars(22, 22)).map(([text, tag]) => `${Buffer.from(text).toString('base64url')}.${tag}`),
+      fc
+        .tuple(fc.json({ maxDepth: 2 }), base64urlChars(22, 22))
+        .map(([json, tag]) => `${Buffer.from(json).toString('base64url')}.${tag}`),
+      fc
+        .tuple(fc.string({ maxLength: 30 }), base64urlChars(22, 22))
+        .map(([text, tag]) => `${Buffer.from(text).toString('base64url')}.${tag}`),
     );
     const readings = new Map<string, number>();
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...PAGED), corruption.filter((token) => safe(token) !== undefined), async (paged, token) => {
-        fc.pre(!Object.values(real).includes(token));
-        const reading = expectedReading(token);
-        readings.set(reading, (readings.get(reading) ?? 0) + 1);
-        await expectReading(paged, token, reading);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...PAGED),
+        corruption.filter((token) => safe(token) !== undefined),
+        async (paged, token) => {
+          fc.pre(!Object.values(real).includes(token));
+          const reading = expectedReading(token);
+          readings.set(reading, (readings.get(reading) ?? 0) + 1);
+          await expectReading(paged, token, reading);
+        },
+      ),
       { numRuns: Math.ceil(150 * SCALE) },
     );
     console.info(`cursor corruptions: ${[...readings.entries()].map(([key, count]) => `${key}×${count}`).join(', ')}`);
   });
 
   it('a cursor of one endpoint (or of another trader or market) is 400 bad_cursor; the same trader spelled otherwise reads on', async () => {
-    const spellings = [ALICE, ALICE.toUpperCase().replace('0X', '0x'), 'FuzzAlice', 'fuzzalice', `https://polymarket.com/profile/${ALICE}`];
+    const spellings = [
+      ALICE,
+      ALICE.toUpperCase().replace('0X', '0x'),
+      'FuzzAlice',
+      'fuzzalice',
+      `https://polymarket.com/profile/${ALICE}`,
+    ];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...PAGED), fc.constantFrom(...PAGED), fc.constantFrom(...spellings), fc.boolean(), async (source, target, spelling, otherScope) => {
-        const cursor = real[source];
-        if (source !== target || otherScope) {
-          // Another endpoint, or the right one for another trader (or, for ticks, another market).
-          const url = source === target && target === 'ticks' ? pagedUrl(target, spelling, cursor, OPEN) : pagedUrl(target, source === target ? BOB : spelling, cursor);
-          const response = await api.get(url);
+      fc.asyncProperty(
+        fc.constantFrom(...PAGED),
+        fc.constantFrom(...PAGED),
+        fc.constantFrom(...spellings),
+        fc.boolean(),
+        async (source, target, spelling, otherScope) => {
+          const cursor = real[source];
+          if (source !== target || otherScope) {
+            // Another endpoint, or the right one for another trader (or, for ticks, another market).
+            const url =
+              source === target && target === 'ticks'
+                ? pagedUrl(target, spelling, cursor, OPEN)
+                : pagedUrl(target, source === target ? BOB : spelling, cursor);
+            const response = await api.get(url);
+            const body = expectContract(url, response);
+            expect(response.statusCode, describeResponse(url, response)).toBe(400);
+            expect(body, describeResponse(url, response)).toMatchObject({ error: 'bad_cursor' });
+            return;
+          }
+          const url = pagedUrl(target, spelling, cursor);
+          const canonical = pagedUrl(target, ALICE, cursor);
+          const [response, expected] = [await api.get(url), await api.get(canonical)];
           const body = expectContract(url, response);
-          expect(response.statusCode, describeResponse(url, response)).toBe(400);
-          expect(body, describeResponse(url, response)).toMatchObject({ error: 'bad_cursor' });
-          return;
-        }
-        const url = pagedUrl(target, spelling, cursor);
-        const canonical = pagedUrl(target, ALICE, cursor);
-        const [response, expected] = [await api.get(url), await api.get(canonical)];
-        const body = expectContract(url, response);
-        expect(response.statusCode, describeResponse(url, response)).toBe(200);
-        expect(expected.statusCode, describeResponse(canonical, expected)).toBe(200);
-        expect(body, describeResponse(url, response)).toEqual(bodyOf(expected));
-        expect(body, describeResponse(url, response)).not.toEqual(firstPages[target]);
-      }),
+          expect(response.statusCode, describeResponse(url, response)).toBe(200);
+          expect(expected.statusCode, describeResponse(canonical, expected)).toBe(200);
+          expect(body, describeResponse(url, response)).toEqual(bodyOf(expected));
+          expect(body, describeResponse(url, response)).not.toEqual(firstPages[target]);
+        },
+      ),
       { numRuns: Math.ceil(40 * SCALE) },
     );
   });
@@ -813,9 +1121,28 @@ describe('cursors', () => {
  * means, computed here from the published events, sees that.
  */
 const BOUNDARY_VALUES = [
-  '0', '1', '-1', '20', '600', '601', '65536', '2147483647', '2147483648', '-2147483649', '4294967295', '4294967296', '4294967297',
-  '-4294967296', '6090387296', '9007199254740991', '9007199254740992', '-9007199254740992', '18446744073709551616',
-  String(BASE_TS + 300), String(BASE_TS + 301), String(NOW),
+  '0',
+  '1',
+  '-1',
+  '20',
+  '600',
+  '601',
+  '65536',
+  '2147483647',
+  '2147483648',
+  '-2147483649',
+  '4294967295',
+  '4294967296',
+  '4294967297',
+  '-4294967296',
+  '6090387296',
+  '9007199254740991',
+  '9007199254740992',
+  '-9007199254740992',
+  '18446744073709551616',
+  String(BASE_TS + 300),
+  String(BASE_TS + 301),
+  String(NOW),
 ];
 /** What a boundary value means: a safe integer (the service must answer it), or beyond (422 allowed). */
 const safeIntegerOf = (text: string): number | null => {
@@ -823,7 +1150,8 @@ const safeIntegerOf = (text: string): number | null => {
   return Number.isSafeInteger(value) ? value : null;
 };
 const STORE_LAST_SECOND = 2 ** 32 - 1;
-const upPrice = (trade: { token_side: 1 | 2; price: number }) => (trade.token_side === 1 ? trade.price : 1 - trade.price);
+const upPrice = (trade: { token_side: 1 | 2; price: number }) =>
+  trade.token_side === 1 ? trade.price : 1 - trade.price;
 const closeTo = (a: number, b: number) => Math.abs(a - b) < 1e-9;
 
 type Oracle =
@@ -847,11 +1175,19 @@ const ticksOf = (market: string) =>
 const aliceFills = () =>
   FILLS.filter((row) => row.wallet === ALICE)
     .sort((a, b) => a.ts - b.ts)
-    .map((row) => ({ ts: row.ts, condition_id: row.condition_id, side: row.side, token_side: row.token_side, price: upPrice(row), usd: row.usd }));
+    .map((row) => ({
+      ts: row.ts,
+      condition_id: row.condition_id,
+      side: row.side,
+      token_side: row.token_side,
+      price: upPrice(row),
+      usd: row.usd,
+    }));
 /** ALICE's markets, most recent activity first (her last fill in each). */
 const aliceMarketsByRecency = () => {
   const last = new Map<string, number>();
-  for (const row of FILLS) if (row.wallet === ALICE) last.set(row.condition_id, Math.max(last.get(row.condition_id) ?? 0, row.ts));
+  for (const row of FILLS)
+    if (row.wallet === ALICE) last.set(row.condition_id, Math.max(last.get(row.condition_id) ?? 0, row.ts));
   return [...last.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : -1)).map(([market]) => market);
 };
 /** most_traded: fills descending, then last activity descending. */
@@ -862,10 +1198,13 @@ const aliceMostTraded = () => {
     const entry = stats.get(row.condition_id) ?? { fills: 0, last: 0 };
     stats.set(row.condition_id, { fills: entry.fills + 1, last: Math.max(entry.last, row.ts) });
   }
-  return [...stats.entries()].sort((a, b) => b[1].fills - a[1].fills || b[1].last - a[1].last).map(([market]) => market);
+  return [...stats.entries()]
+    .sort((a, b) => b[1].fills - a[1].fills || b[1].last - a[1].last)
+    .map(([market]) => market);
 };
 const clampTo = (value: number, low: number, high: number) => Math.min(high, Math.max(low, value));
-const pageOf = <T>(rows: T[], value: number, max: number): Oracle => (value < 1 ? { kind: 'bad_limit' } : { kind: 'rows', rows: rows.slice(0, Math.min(value, max)) });
+const pageOf = <T>(rows: T[], value: number, max: number): Oracle =>
+  value < 1 ? { kind: 'bad_limit' } : { kind: 'rows', rows: rows.slice(0, Math.min(value, max)) };
 
 /**
  * The sampled chart's points, recomputed from the trades for the rung and window the answer states:
@@ -876,11 +1215,19 @@ const pageOf = <T>(rows: T[], value: number, max: number): Oracle => (value < 1 
 function chartCheck(market: string, request: { from?: number; to?: number; points?: number }) {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers are read field by field
   return (body: any): string | null => {
-    const { from_ts: from, to_ts: to, fidelity, points } = body.series as { from_ts: number; to_ts: number; fidelity: number; points: number[][] };
-    if (request.from !== undefined && from < clampTo(request.from, 0, STORE_LAST_SECOND)) return `series.from_ts ${from} is before the requested ${request.from}`;
-    if (request.to !== undefined && to !== Math.max(from, clampTo(request.to, 0, STORE_LAST_SECOND))) return `series.to_ts ${to} is not the requested ${request.to}`;
+    const {
+      from_ts: from,
+      to_ts: to,
+      fidelity,
+      points,
+    } = body.series as { from_ts: number; to_ts: number; fidelity: number; points: number[][] };
+    if (request.from !== undefined && from < clampTo(request.from, 0, STORE_LAST_SECOND))
+      return `series.from_ts ${from} is before the requested ${request.from}`;
+    if (request.to !== undefined && to !== Math.max(from, clampTo(request.to, 0, STORE_LAST_SECOND)))
+      return `series.to_ts ${to} is not the requested ${request.to}`;
     if (from < 0 || to > STORE_LAST_SECOND || from > to) return `window [${from}, ${to}] outside the store's seconds`;
-    if (request.points !== undefined && points.length > clampTo(request.points, 20, 600)) return `${points.length} points for a budget of ${request.points}`;
+    if (request.points !== undefined && points.length > clampTo(request.points, 20, 600))
+      return `${points.length} points for a budget of ${request.points}`;
     const buckets = new Map<number, { last: [number, number, number]; lo: number; hi: number }>();
     for (const trade of TRADES) {
       if (trade.condition_id !== market) continue;
@@ -890,36 +1237,76 @@ function chartCheck(market: string, request: { from?: number; to?: number; point
       const bucket = buckets.get(start);
       if (!bucket) buckets.set(start, { last: [trade.ts, trade.seq, price], lo: price, hi: price });
       else {
-        if (trade.ts > bucket.last[0] || (trade.ts === bucket.last[0] && trade.seq > bucket.last[1])) bucket.last = [trade.ts, trade.seq, price];
+        if (trade.ts > bucket.last[0] || (trade.ts === bucket.last[0] && trade.seq > bucket.last[1]))
+          bucket.last = [trade.ts, trade.seq, price];
         bucket.lo = Math.min(bucket.lo, price);
         bucket.hi = Math.max(bucket.hi, price);
       }
     }
-    const expected = [...buckets.entries()].sort((a, b) => a[0] - b[0]).map(([start, bucket]) => [start, bucket.last[2], bucket.lo, bucket.hi]);
-    const same = expected.length === points.length && expected.every((row, i) => row.every((value, j) => closeTo(value, points[i]![j]!)));
-    return same ? null : `points ${JSON.stringify(points)} are not the trades' buckets ${JSON.stringify(expected)} (rung ${fidelity}, window [${from}, ${to}])`;
+    const expected = [...buckets.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([start, bucket]) => [start, bucket.last[2], bucket.lo, bucket.hi]);
+    const same =
+      expected.length === points.length &&
+      expected.every((row, i) => row.every((value, j) => closeTo(value, points[i]![j]!)));
+    return same
+      ? null
+      : `points ${JSON.stringify(points)} are not the trades' buckets ${JSON.stringify(expected)} (rung ${fidelity}, window [${from}, ${to}])`;
   };
 }
 
 function boundaryCases(config: typeof api.config): BoundaryCase[] {
-  const tapesNewestFirst = [...TAPES].sort((a, b) => b.tape.started_at - a.tape.started_at).map((session) => session.tape.tape_id);
-  const firstTapeEvents = [...TAPES[0]!.events].sort((a, b) => a.seq - b.seq).map((event) => ({ type: event.type, ts: event.ts }));
+  const tapesNewestFirst = [...TAPES]
+    .sort((a, b) => b.tape.started_at - a.tape.started_at)
+    .map((session) => session.tape.tape_id);
+  const firstTapeEvents = [...TAPES[0]!.events]
+    .sort((a, b) => a.seq - b.seq)
+    .map((event) => ({ type: event.type, ts: event.ts }));
   const whaleRow = { wallet: BOB, condition_id: OPEN, token_side: 1, burst_usd: 7600 };
-  const whaleRows = (threshold: number) => (Math.max(threshold, config.whales.exactAboveUsd) <= whaleRow.burst_usd ? [whaleRow] : []);
+  const whaleRows = (threshold: number) =>
+    Math.max(threshold, config.whales.exactAboveUsd) <= whaleRow.burst_usd ? [whaleRow] : [];
   const ticks = (body: { ticks: unknown[] }) => body.ticks;
-  const fillRows = (body: { fills: { ts: number; condition_id: string; side: string; token_side: number; price: number; usd: number }[] }) =>
-    body.fills.map(({ ts, condition_id, side, token_side, price, usd }) => ({ ts, condition_id, side, token_side, price, usd }));
-  const whaleRowsOf = (body: { rows: { wallet: string; condition_id: string; token_side: number; burst_usd: number }[] }) =>
-    body.rows.map(({ wallet, condition_id, token_side, burst_usd }) => ({ wallet, condition_id, token_side, burst_usd: Math.round(burst_usd * 1e6) / 1e6 }));
+  const fillRows = (body: {
+    fills: { ts: number; condition_id: string; side: string; token_side: number; price: number; usd: number }[];
+  }) =>
+    body.fills.map(({ ts, condition_id, side, token_side, price, usd }) => ({
+      ts,
+      condition_id,
+      side,
+      token_side,
+      price,
+      usd,
+    }));
+  const whaleRowsOf = (body: {
+    rows: { wallet: string; condition_id: string; token_side: number; burst_usd: number }[];
+  }) =>
+    body.rows.map(({ wallet, condition_id, token_side, burst_usd }) => ({
+      wallet,
+      condition_id,
+      token_side,
+      burst_usd: Math.round(burst_usd * 1e6) / 1e6,
+    }));
   return [
     ...[RESOLVED, OPEN].map((market) => ({
       url: `/traders/${ALICE}/markets/${market}?raw=1&limit=10000&window={v}`,
       oracle: (v: number): Oracle => ({ kind: 'rows', rows: ticksOf(market).filter((tick) => tick.ts >= v) }),
       rowsOf: ticks,
     })),
-    { url: `/traders/${ALICE}/markets/${RESOLVED}?raw=1&limit={v}`, oracle: (v) => pageOf(ticksOf(RESOLVED), v, config.charts.rawTicksMaxLimit), rowsOf: ticks },
-    { url: `/traders/${ALICE}/fills?limit=2000&since={v}`, oracle: (v) => ({ kind: 'rows', rows: aliceFills().filter((row) => row.ts >= v) }), rowsOf: fillRows },
-    { url: `/traders/${ALICE}/fills?limit={v}`, oracle: (v) => pageOf(aliceFills(), v, config.api.fills.maxLimit), rowsOf: fillRows },
+    {
+      url: `/traders/${ALICE}/markets/${RESOLVED}?raw=1&limit={v}`,
+      oracle: (v) => pageOf(ticksOf(RESOLVED), v, config.charts.rawTicksMaxLimit),
+      rowsOf: ticks,
+    },
+    {
+      url: `/traders/${ALICE}/fills?limit=2000&since={v}`,
+      oracle: (v) => ({ kind: 'rows', rows: aliceFills().filter((row) => row.ts >= v) }),
+      rowsOf: fillRows,
+    },
+    {
+      url: `/traders/${ALICE}/fills?limit={v}`,
+      oracle: (v) => pageOf(aliceFills(), v, config.api.fills.maxLimit),
+      rowsOf: fillRows,
+    },
     {
       url: `/traders/${ALICE}/markets?limit={v}`,
       oracle: (v) => pageOf(aliceMarketsByRecency(), v, config.api.marketsList.maxLimit),
@@ -927,18 +1314,47 @@ function boundaryCases(config: typeof api.config): BoundaryCase[] {
     },
     {
       url: `/traders/${ALICE}/top-markets?n={v}`,
-      oracle: (v) => ({ kind: 'rows', rows: aliceMostTraded().slice(0, clampTo(v, config.api.topMarkets.minN, config.api.topMarkets.maxN)) }),
+      oracle: (v) => ({
+        kind: 'rows',
+        rows: aliceMostTraded().slice(0, clampTo(v, config.api.topMarkets.minN, config.api.topMarkets.maxN)),
+      }),
       rowsOf: (body: { most_traded: { condition_id: string }[] }) => body.most_traded.map((row) => row.condition_id),
     },
-    ...[RESOLVED, OPEN].map((market) => ({ url: `/traders/${ALICE}/markets/${market}?from_ts={v}`, oracle: (v: number): Oracle => ({ kind: 'check', check: chartCheck(market, { from: v }) }) })),
-    { url: `/traders/${ALICE}/markets/${RESOLVED}?to_ts={v}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { to: v }) }) },
-    { url: `/traders/${ALICE}/markets/${RESOLVED}?from_ts=${BASE_TS}&to_ts={v}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { from: BASE_TS, to: v }) }) },
-    { url: `/traders/${ALICE}/markets/${RESOLVED}?from_ts={v}&to_ts=${STORE_LAST_SECOND}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { from: v, to: STORE_LAST_SECOND }) }) },
-    { url: `/traders/${ALICE}/markets/${RESOLVED}?points={v}`, oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { points: v }) }) },
-    { url: `/traders/${ALICE}/markets/${RESOLVED}?resolution={v}`, oracle: () => ({ kind: 'check', check: chartCheck(RESOLVED, {}) }) },
+    ...[RESOLVED, OPEN].map((market) => ({
+      url: `/traders/${ALICE}/markets/${market}?from_ts={v}`,
+      oracle: (v: number): Oracle => ({ kind: 'check', check: chartCheck(market, { from: v }) }),
+    })),
+    {
+      url: `/traders/${ALICE}/markets/${RESOLVED}?to_ts={v}`,
+      oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { to: v }) }),
+    },
+    {
+      url: `/traders/${ALICE}/markets/${RESOLVED}?from_ts=${BASE_TS}&to_ts={v}`,
+      oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { from: BASE_TS, to: v }) }),
+    },
+    {
+      url: `/traders/${ALICE}/markets/${RESOLVED}?from_ts={v}&to_ts=${STORE_LAST_SECOND}`,
+      oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { from: v, to: STORE_LAST_SECOND }) }),
+    },
+    {
+      url: `/traders/${ALICE}/markets/${RESOLVED}?points={v}`,
+      oracle: (v) => ({ kind: 'check', check: chartCheck(RESOLVED, { points: v }) }),
+    },
+    {
+      url: `/traders/${ALICE}/markets/${RESOLVED}?resolution={v}`,
+      oracle: () => ({ kind: 'check', check: chartCheck(RESOLVED, {}) }),
+    },
     { url: '/flow/whales?min_usd={v}', oracle: (v) => ({ kind: 'rows', rows: whaleRows(v) }), rowsOf: whaleRowsOf },
-    { url: '/flow/whales?min_usd=1000&window_h={v}', oracle: () => ({ kind: 'rows', rows: whaleRows(1000) }), rowsOf: whaleRowsOf },
-    { url: '/flow/whales?min_usd=1000&limit={v}', oracle: (v) => pageOf(whaleRows(1000), v, config.whales.maxLimit), rowsOf: whaleRowsOf },
+    {
+      url: '/flow/whales?min_usd=1000&window_h={v}',
+      oracle: () => ({ kind: 'rows', rows: whaleRows(1000) }),
+      rowsOf: whaleRowsOf,
+    },
+    {
+      url: '/flow/whales?min_usd=1000&limit={v}',
+      oracle: (v) => pageOf(whaleRows(1000), v, config.whales.maxLimit),
+      rowsOf: whaleRowsOf,
+    },
     {
       url: '/tapes?limit={v}',
       oracle: (v) => pageOf(tapesNewestFirst, v, config.tapes.list.maxLimit),
@@ -947,7 +1363,8 @@ function boundaryCases(config: typeof api.config): BoundaryCase[] {
     {
       url: `/tapes/${TAPES[0]!.tape.tape_id}/events?limit={v}`,
       oracle: (v) => pageOf(firstTapeEvents, v, config.tapes.events.maxLimit),
-      rowsOf: (body: { events: { type: string; ts: number }[] }) => body.events.map((event) => ({ type: event.type, ts: event.ts })),
+      rowsOf: (body: { events: { type: string; ts: number }[] }) =>
+        body.events.map((event) => ({ type: event.type, ts: event.ts })),
     },
   ];
 }
@@ -976,7 +1393,8 @@ describe('value oracles: a numeric parameter at a boundary gives the rows it mea
         }
         const oracle = testCase.oracle(value);
         if (oracle.kind === 'bad_limit') {
-          if (response.statusCode !== 400 || (body as { error?: string }).error !== 'bad_limit') failures.push(`expected 400 bad_limit\n${account()}`);
+          if (response.statusCode !== 400 || (body as { error?: string }).error !== 'bad_limit')
+            failures.push(`expected 400 bad_limit\n${account()}`);
           continue;
         }
         if (response.statusCode !== 200) {
@@ -994,21 +1412,38 @@ describe('value oracles: a numeric parameter at a boundary gives the rows it mea
       }
     }
     expect(answered).toBeGreaterThan(250);
-    if (failures.length > 0) throw new Error(`${failures.length} boundary requests broke their oracle:\n\n${failures.slice(0, 20).join('\n\n')}`);
+    if (failures.length > 0)
+      throw new Error(
+        `${failures.length} boundary requests broke their oracle:\n\n${failures.slice(0, 20).join('\n\n')}`,
+      );
   });
 
-  it('MCP answers the same rows as REST at the same boundaries (the tools take the routes\' query schemas), and refuses what REST refuses with 422', async () => {
+  it("MCP answers the same rows as REST at the same boundaries (the tools take the routes' query schemas), and refuses what REST refuses with 422", async () => {
     await api.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = api.app.server.address() as AddressInfo;
     const client = new Client({ name: 'api-fuzz-boundaries', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${api.config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } } }),
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${api.config.mcp.path}`), {
+        requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } },
+      }),
     );
     try {
       const pairs = [
-        { tool: 'get_recent_fills', args: (v: number) => ({ trader: ALICE, since: v, limit: 2000 }), url: (text: string) => `/traders/${ALICE}/fills?limit=2000&since=${text}` },
-        { tool: 'get_market_events', args: (v: number) => ({ trader: ALICE, market: RESOLVED, from_ts: v }), url: (text: string) => `/traders/${ALICE}/markets/${RESOLVED}?from_ts=${text}` },
-        { tool: 'get_market_events', args: (v: number) => ({ trader: ALICE, market: OPEN, to_ts: v }), url: (text: string) => `/traders/${ALICE}/markets/${OPEN}?to_ts=${text}` },
+        {
+          tool: 'get_recent_fills',
+          args: (v: number) => ({ trader: ALICE, since: v, limit: 2000 }),
+          url: (text: string) => `/traders/${ALICE}/fills?limit=2000&since=${text}`,
+        },
+        {
+          tool: 'get_market_events',
+          args: (v: number) => ({ trader: ALICE, market: RESOLVED, from_ts: v }),
+          url: (text: string) => `/traders/${ALICE}/markets/${RESOLVED}?from_ts=${text}`,
+        },
+        {
+          tool: 'get_market_events',
+          args: (v: number) => ({ trader: ALICE, market: OPEN, to_ts: v }),
+          url: (text: string) => `/traders/${ALICE}/markets/${OPEN}?to_ts=${text}`,
+        },
       ];
       for (const pair of pairs) {
         for (const text of BOUNDARY_VALUES) {

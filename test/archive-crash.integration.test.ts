@@ -8,7 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bodyOf, gatesNeverBind, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
-import { archiveEnvironment, archiveOverrides, expectProjectionsEqualReference, publishMetadata, serveWorld } from './harness/archive.ts';
+import {
+  archiveEnvironment,
+  archiveOverrides,
+  expectProjectionsEqualReference,
+  publishMetadata,
+  serveWorld,
+} from './harness/archive.ts';
 import { generateWorld } from './harness/chain-world.ts';
 import { startRole } from './harness/child.ts';
 import { testConfig, testEnvironment, testOverrides, uniqueId } from './harness/context.ts';
@@ -45,7 +51,9 @@ describe('archive crash and restart', () => {
 
     const overrides = testOverrides(archiveOverrides({ range: { initial: 4 } }));
     const first = startRole('archive', [], environment, { overrides });
-    const checkpointed = await first.waitFor((line) => line.msg === 'archive progress' && typeof line.block === 'number' && line.block > world.firstBlock + 40);
+    const checkpointed = await first.waitFor(
+      (line) => line.msg === 'archive progress' && typeof line.block === 'number' && line.block > world.firstBlock + 40,
+    );
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     expect(checkpointed.block as number).toBeLessThan(world.lastBlock);
@@ -61,13 +69,22 @@ describe('archive crash and restart', () => {
     const config = testConfig(environment, overrides);
     await publishMetadata(config, world);
     const keys = await publishPlanKeys(config, Math.floor(Date.now() / 1000) - 86_400);
-    api = await startTestApi(config, { now: () => Math.floor(Date.now() / 1000), keys, gatesClockMs: gatesNeverBind() });
+    api = await startTestApi(config, {
+      now: () => Math.floor(Date.now() / 1000),
+      keys,
+      gatesClockMs: gatesNeverBind(),
+    });
     await expectProjectionsEqualReference(api, world);
     // Shown: the ranges after the checkpoint were published twice (raw rows), ingest keeps one of each id.
-    const [counts] = await api.store.query<{ raw: string; distinct_ids: string }>('SELECT count() AS raw, uniqExact(wallet, fill_id) AS distinct_ids FROM {db:Identifier}.fills', {});
+    const [counts] = await api.store.query<{ raw: string; distinct_ids: string }>(
+      'SELECT count() AS raw, uniqExact(wallet, fill_id) AS distinct_ids FROM {db:Identifier}.fills',
+      {},
+    );
     expect(Number(counts!.distinct_ids)).toBe(world.fills.length);
     expect(Number(counts!.raw)).toBeGreaterThanOrEqual(world.fills.length);
-    const fills = bodyOf(await api.get(`traders/${world.fills[0]!.wallet}/fills?since=0&limit=2000`)) as { fills: unknown[] };
+    const fills = bodyOf(await api.get(`traders/${world.fills[0]!.wallet}/fills?since=0&limit=2000`)) as {
+      fills: unknown[];
+    };
     expect(fills.fills.length).toBe(world.fills.filter((fill) => fill.wallet === world.fills[0]!.wallet).length);
   });
 });

@@ -26,7 +26,12 @@ const contracts = contractsOf(config);
 type Published = { [T in TopicId]?: EventInputOf<T>[] };
 
 function eventsOf(logs: readonly RawLog[], directory: TokenDirectory): Published {
-  const published: Required<Pick<Published, 'markets' | 'fillsArchive' | 'trades' | 'positions'>> = { markets: [], fillsArchive: [], trades: [], positions: [] };
+  const published: Required<Pick<Published, 'markets' | 'fillsArchive' | 'trades' | 'positions'>> = {
+    markets: [],
+    fillsArchive: [],
+    trades: [],
+    positions: [],
+  };
   for (const raw of logs) {
     const log = decodeLog(raw);
     if (!log) continue;
@@ -65,11 +70,16 @@ describe('the archive’s events, encoded once, equal the schema’s encoding', 
   });
 
   it('the recorded real logs, with their markets known', () => {
-    const logs = ['vike-trader', 'polyprinter'].flatMap((folder) => readdirSync(path.join(ONCHAIN, folder)).map((file) => JSON.parse(readFileSync(path.join(ONCHAIN, folder, file), 'utf8')) as RawLog));
+    const logs = ['vike-trader', 'polyprinter'].flatMap((folder) =>
+      readdirSync(path.join(ONCHAIN, folder)).map(
+        (file) => JSON.parse(readFileSync(path.join(ONCHAIN, folder, file), 'utf8')) as RawLog,
+      ),
+    );
     const directory = new TokenDirectory();
     for (const raw of logs) {
       const log = decodeLog(raw);
-      if (log?.kind === 'orderFilled') directory.add(`0x${'ab'.repeat(32)}`, log.tokenId.toString(), `${log.tokenId + 1n}`, false);
+      if (log?.kind === 'orderFilled')
+        directory.add(`0x${'ab'.repeat(32)}`, log.tokenId.toString(), `${log.tokenId + 1n}`, false);
     }
     const published = eventsOf(logs, directory);
     expect(published.fillsArchive!.length).toBeGreaterThanOrEqual(5);
@@ -81,12 +91,21 @@ describe('the archive’s events, encoded once, equal the schema’s encoding', 
     const marketId = `0x${'5e'.repeat(31)}00` as Hex;
     const directory = new TokenDirectory();
     for (let index = 0; index < 4; index++) {
-      const condition = keccak256(encodePacked(['address', 'bytes32', 'uint256'], [config.contracts.negRiskAdapter, `${marketId.slice(0, 64)}0${index}` as Hex, 2n]));
+      const condition = keccak256(
+        encodePacked(
+          ['address', 'bytes32', 'uint256'],
+          [config.contracts.negRiskAdapter, `${marketId.slice(0, 64)}0${index}` as Hex, 2n],
+        ),
+      );
       directory.add(condition, `${100 + index * 2}`, `${101 + index * 2}`, true);
     }
     const raw: RawLog = {
       address: config.contracts.negRiskAdapter,
-      topics: encodeEventTopics({ abi: negRiskAdapterAbi, eventName: 'PositionsConverted', args: { stakeholder: `0x${'cd'.repeat(20)}`, marketId, indexSet: 0b0110n } }) as Hex[],
+      topics: encodeEventTopics({
+        abi: negRiskAdapterAbi,
+        eventName: 'PositionsConverted',
+        args: { stakeholder: `0x${'cd'.repeat(20)}`, marketId, indexSet: 0b0110n },
+      }) as Hex[],
       data: encodeAbiParameters([{ type: 'uint256' }], [2_500_000n]),
       blockNumber: toHex(90_000_000),
       transactionHash: pad('0x99', { size: 32 }),
@@ -94,7 +113,12 @@ describe('the archive’s events, encoded once, equal the schema’s encoding', 
       blockTimestamp: toHex(1_780_000_000),
     };
     const published = eventsOf([raw], directory);
-    expect(published.positions!.map((leg) => leg.kind).sort()).toEqual(['CONVERT_IN', 'CONVERT_IN', 'CONVERT_OUT', 'CONVERT_OUT']);
+    expect(published.positions!.map((leg) => leg.kind).sort()).toEqual([
+      'CONVERT_IN',
+      'CONVERT_IN',
+      'CONVERT_OUT',
+      'CONVERT_OUT',
+    ]);
     expect(expectSameAsSchema(published)).toBe(4);
   });
 });

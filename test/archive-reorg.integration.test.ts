@@ -30,7 +30,9 @@ async function reorgsCounted(): Promise<number> {
 
 function capturingLogger() {
   const lines: Array<Record<string, unknown>> = [];
-  const log = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const log = createLogger('info', {
+    write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+  });
   return { log, lines };
 }
 
@@ -55,11 +57,15 @@ describe('archive: reorgs below the checkpoint', () => {
 
   it('mid-backfill: published blocks replaced → detected at the next range, both hashes logged, nothing of the new chain published, stopped', async () => {
     const { world, node } = await startNode(51);
-    const config = inProcessConfig('archive-reorg-run', archiveEnvironment(node, {
-      ARCHIVE_START_BLOCK: String(world.firstBlock),
-      ARCHIVE_END_BLOCK: String(world.lastBlock),
-      ARCHIVE_RANGE_MAX: '8',
-    }), archiveOverrides());
+    const config = inProcessConfig(
+      'archive-reorg-run',
+      archiveEnvironment(node, {
+        ARCHIVE_START_BLOCK: String(world.firstBlock),
+        ARCHIVE_END_BLOCK: String(world.lastBlock),
+        ARCHIVE_RANGE_MAX: '8',
+      }),
+      archiveOverrides(),
+    );
     const store = await openMigratedStore(config, createLogger('error'));
     stores.push(store);
     const published: Array<{ topicId: TopicId; ts: number }> = [];
@@ -103,8 +109,17 @@ describe('archive: reorgs below the checkpoint', () => {
     expect(reorg.commonAncestor!).toBeLessThan(reorgFrom!);
     expect(reorg.commonAncestor!).toBeGreaterThanOrEqual(reorgFrom! - 16);
     // Logged loudly with both hashes; counted.
-    const line = lines.find((candidate) => typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'));
-    expect(line).toMatchObject({ level: 50, block: reorg.block, publishedHash: reorg.publishedHash, nodeHash: reorg.nodeHash, commonAncestor: reorg.commonAncestor });
+    const line = lines.find(
+      (candidate) =>
+        typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'),
+    );
+    expect(line).toMatchObject({
+      level: 50,
+      block: reorg.block,
+      publishedHash: reorg.publishedHash,
+      nodeHash: reorg.nodeHash,
+      commonAncestor: reorg.commonAncestor,
+    });
     expect(await reorgsCounted()).toBe(before + 1);
     // Nothing after the replaced block was published, and the checkpoint stays on the published chain.
     expect(Math.max(...published.map((event) => event.ts))).toBeLessThanOrEqual(world.timestampOf(reorg.block));
@@ -115,10 +130,14 @@ describe('archive: reorgs below the checkpoint', () => {
 
   it('while the archive is away: a restart compares its checkpoint hash, exits 3, and keeps its checkpoint; without a reorg it exits 0', async () => {
     const { world, node } = await startNode(52);
-    const config = inProcessConfig('archive-reorg-restart', archiveEnvironment(node, {
-      ARCHIVE_START_BLOCK: String(world.firstBlock),
-      ARCHIVE_END_BLOCK: String(world.lastBlock),
-    }), archiveOverrides({ range: { initial: 16 } }));
+    const config = inProcessConfig(
+      'archive-reorg-restart',
+      archiveEnvironment(node, {
+        ARCHIVE_START_BLOCK: String(world.firstBlock),
+        ARCHIVE_END_BLOCK: String(world.lastBlock),
+      }),
+      archiveOverrides({ range: { initial: 16 } }),
+    );
     // A whole run on one chain: every range's parent checked, no false alarm.
     expect(await runArchive(config, createLogger('error'))).toBe(0);
     const store = await openMigratedStore(config, createLogger('error'));
@@ -134,8 +153,15 @@ describe('archive: reorgs below the checkpoint', () => {
     const { log, lines } = capturingLogger();
     expect(await runArchive(config, log)).toBe(EXIT_REORG);
     expect(await reorgsCounted()).toBe(before + 1);
-    const line = lines.find((candidate) => typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'));
-    expect(line).toMatchObject({ block: world.lastBlock, publishedHash: first!.hash, nodeHash: node.hashOf(world.lastBlock) });
+    const line = lines.find(
+      (candidate) =>
+        typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'),
+    );
+    expect(line).toMatchObject({
+      block: world.lastBlock,
+      publishedHash: first!.hash,
+      nodeHash: node.hashOf(world.lastBlock),
+    });
     expect(line!.commonAncestor as number).toBeLessThan(world.lastBlock - 3);
     expect(await readCheckpoint(store, config.archive!.source)).toEqual(first);
   });
@@ -152,7 +178,8 @@ describe('archive: reorgs below the checkpoint', () => {
       METRICS_PORT: '0',
     });
     delete environment.KAFKA_BROKERS;
-    const isReorgLine = (line: LogLine) => typeof line.msg === 'string' && line.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS');
+    const isReorgLine = (line: LogLine) =>
+      typeof line.msg === 'string' && line.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS');
 
     const overrides = testOverrides(archiveOverrides({ range: { initial: 16 } }));
     const all = startRole('all', [], environment, { overrides });
@@ -164,24 +191,37 @@ describe('archive: reorgs below the checkpoint', () => {
     const line = all.lines.find(isReorgLine);
     expect(line).toMatchObject({ level: 50, block: world.lastBlock, nodeHash: node.hashOf(world.lastBlock) });
     expect(line!.commonAncestor as number).toBeLessThan(world.lastBlock - 3);
-    expect(all.stderr()).toContain(`archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`);
+    expect(all.stderr()).toContain(
+      `archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`,
+    );
     expect(all.stderr()).not.toContain('fatal');
 
     // The `archive` role on the same store stops on the same block with the same words and code.
     const archive = startRole('archive', [], environment, { overrides });
     expect(await archive.exited, archive.stderr()).toBe(EXIT_REORG);
-    expect(archive.lines.find(isReorgLine)).toMatchObject({ level: 50, block: world.lastBlock, publishedHash: line!.publishedHash, nodeHash: line!.nodeHash });
-    expect(archive.stderr()).toContain(`archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`);
+    expect(archive.lines.find(isReorgLine)).toMatchObject({
+      level: 50,
+      block: world.lastBlock,
+      publishedHash: line!.publishedHash,
+      nodeHash: line!.nodeHash,
+    });
+    expect(archive.stderr()).toContain(
+      `archive stopped (exit ${EXIT_REORG}): reorg deeper than the confirmations: block ${world.lastBlock}`,
+    );
   });
 
   /** Runs the archive over the whole world, one block per range, into a list; returns the outcome and the list. */
   async function runCollecting(label: string, world: ReturnType<typeof generateWorld>, node: LocalPolygonNode) {
-    const config = inProcessConfig(label, archiveEnvironment(node, {
-      ARCHIVE_START_BLOCK: String(world.firstBlock),
-      ARCHIVE_END_BLOCK: String(world.lastBlock),
-      // One block per range: every block is a range's end, whose header the logs are compared with.
-      ARCHIVE_RANGE_MAX: '1',
-    }), archiveOverrides());
+    const config = inProcessConfig(
+      label,
+      archiveEnvironment(node, {
+        ARCHIVE_START_BLOCK: String(world.firstBlock),
+        ARCHIVE_END_BLOCK: String(world.lastBlock),
+        // One block per range: every block is a range's end, whose header the logs are compared with.
+        ARCHIVE_RANGE_MAX: '1',
+      }),
+      archiveOverrides(),
+    );
     const store = await openMigratedStore(config, createLogger('error'));
     stores.push(store);
     const published: Array<{ topicId: TopicId; event: string; ts: number }> = [];
@@ -194,7 +234,8 @@ describe('archive: reorgs below the checkpoint', () => {
       checkpointIntervalMs: 0,
       sink: {
         publish: async <T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]) => {
-          for (const event of events) published.push({ topicId, event: JSON.stringify(event), ts: (event as { ts?: number }).ts ?? 0 });
+          for (const event of events)
+            published.push({ topicId, event: JSON.stringify(event), ts: (event as { ts?: number }).ts ?? 0 });
         },
         deadLetter: async () => {},
         durable: async () => {},
@@ -208,7 +249,9 @@ describe('archive: reorgs below the checkpoint', () => {
 
   /** A block in the middle of the world that has logs the archive publishes. */
   function busyBlock(world: ReturnType<typeof generateWorld>): number {
-    const block = [...world.blocks.keys()].sort((a, b) => a - b).find((number) => number > world.firstBlock + 20 && (world.blocks.get(number)?.length ?? 0) > 0);
+    const block = [...world.blocks.keys()]
+      .sort((a, b) => a - b)
+      .find((number) => number > world.firstBlock + 20 && (world.blocks.get(number)?.length ?? 0) > 0);
     expect(block).toBeDefined();
     return block!;
   }
@@ -223,20 +266,25 @@ describe('archive: reorgs below the checkpoint', () => {
     const block = busyBlock(world);
     let staleReads = 0;
     // The node's logs name the current hashes, except twice for one block (read during a reorg that came back).
-    node.logBlockHash = (number) => (number === block && staleReads < 2 ? (staleReads++, STALE_HASH) : node.hashOf(number));
+    node.logBlockHash = (number) =>
+      number === block && staleReads < 2 ? (staleReads++, STALE_HASH) : node.hashOf(number);
     const before = await reorgsCounted();
     const run = await runCollecting('archive-unsettled-transient', world, node);
     expect(run.outcome.error).toBeNull();
     expect(run.outcome.checkpoint).toBe(world.lastBlock);
     expect(staleReads).toBe(2);
-    const warnings = run.lines.filter((line) => line.msg === 'logs and headers of a range name different block hashes: reading it again');
+    const warnings = run.lines.filter(
+      (line) => line.msg === 'logs and headers of a range name different block hashes: reading it again',
+    );
     expect(warnings).toEqual([
       expect.objectContaining({ level: 40, block, logsHash: STALE_HASH, headerHash: node.hashOf(block), read: 1 }),
       expect.objectContaining({ level: 40, block, logsHash: STALE_HASH, headerHash: node.hashOf(block), read: 2 }),
     ]);
     // Nothing published twice, nothing missing: exactly what the run on a quiet node published.
     expect(run.published.length).toBeGreaterThan(0);
-    expect(run.published.map(({ topicId, event }) => `${topicId} ${event}`)).toEqual(clean.published.map(({ topicId, event }) => `${topicId} ${event}`));
+    expect(run.published.map(({ topicId, event }) => `${topicId} ${event}`)).toEqual(
+      clean.published.map(({ topicId, event }) => `${topicId} ${event}`),
+    );
     expect(await reorgsCounted()).toBe(before);
   });
 
@@ -249,11 +297,27 @@ describe('archive: reorgs below the checkpoint', () => {
     const run = await runCollecting('archive-unsettled-stuck', world, node);
     expect(run.outcome.error).toBeInstanceOf(ArchiveReorgError);
     const reorg = run.outcome.error as ArchiveReorgError;
-    expect(reorg).toMatchObject({ kind: 'unsettled', block, publishedHash: STALE_HASH, nodeHash: node.hashOf(block), commonAncestor: block - 1 });
+    expect(reorg).toMatchObject({
+      kind: 'unsettled',
+      block,
+      publishedHash: STALE_HASH,
+      nodeHash: node.hashOf(block),
+      commonAncestor: block - 1,
+    });
     expect(staleReads).toBe(UNSETTLED_READS);
     expect(await reorgsCounted()).toBe(before + 1);
-    const line = run.lines.find((candidate) => typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'));
-    expect(line).toMatchObject({ level: 50, kind: 'unsettled', block, publishedHash: STALE_HASH, nodeHash: node.hashOf(block), commonAncestor: block - 1 });
+    const line = run.lines.find(
+      (candidate) =>
+        typeof candidate.msg === 'string' && candidate.msg.startsWith('REORG DEEPER THAN THE CONFIRMATIONS'),
+    );
+    expect(line).toMatchObject({
+      level: 50,
+      kind: 'unsettled',
+      block,
+      publishedHash: STALE_HASH,
+      nodeHash: node.hashOf(block),
+      commonAncestor: block - 1,
+    });
     expect(line!.msg).toContain(`over ${UNSETTLED_READS} reads`);
     // Everything before the block was published, nothing of it or after it; the checkpoint stays before it.
     expect(run.published.length).toBeGreaterThan(0);

@@ -45,19 +45,35 @@ describe('archive: decode workers publish exactly what the main thread publishes
     const fill = [...world.blocks.values()].flat().find((raw) => raw.data.length > 300)!;
     node.setBlock(world.lastBlock, world.timestampOf(world.lastBlock), [
       ...blockLogs,
-      { ...fill, blockNumber: toHex(world.lastBlock), data: fill.data.slice(0, 130), logIndex: toHex(blockLogs.length + 1) },
-      { ...fill, blockNumber: toHex(world.lastBlock), transactionHash: '0xdead', logIndex: toHex(blockLogs.length + 2) },
+      {
+        ...fill,
+        blockNumber: toHex(world.lastBlock),
+        data: fill.data.slice(0, 130),
+        logIndex: toHex(blockLogs.length + 1),
+      },
+      {
+        ...fill,
+        blockNumber: toHex(world.lastBlock),
+        transactionHash: '0xdead',
+        logIndex: toHex(blockLogs.length + 2),
+      },
     ]);
     // The recorded real logs, in their own blocks after the world's.
     const byBlock = new Map<number, RawLog[]>();
     for (const folder of ['vike-trader', 'polyprinter']) {
-      for (const file of readdirSync(path.join(ONCHAIN, folder)).filter((name) => name.endsWith('.json')).sort()) {
+      for (const file of readdirSync(path.join(ONCHAIN, folder))
+        .filter((name) => name.endsWith('.json'))
+        .sort()) {
         const raw = JSON.parse(readFileSync(path.join(ONCHAIN, folder, file), 'utf8')) as RawLog;
         const block = Number(BigInt(raw.blockNumber));
-        byBlock.set(block, [...(byBlock.get(block) ?? []), { ...raw, logIndex: raw.logIndex ?? toHex(900 + (byBlock.get(block)?.length ?? 0)) }]);
+        byBlock.set(block, [
+          ...(byBlock.get(block) ?? []),
+          { ...raw, logIndex: raw.logIndex ?? toHex(900 + (byBlock.get(block)?.length ?? 0)) },
+        ]);
       }
     }
-    for (const [block, logs] of byBlock) node.setBlock(block, logs[0]!.blockTimestamp ? Number(BigInt(logs[0]!.blockTimestamp)) : 1_780_000_000, logs);
+    for (const [block, logs] of byBlock)
+      node.setBlock(block, logs[0]!.blockTimestamp ? Number(BigInt(logs[0]!.blockTimestamp)) : 1_780_000_000, logs);
     expect(Math.min(...byBlock.keys())).toBeGreaterThan(world.lastBlock);
     firstBlock = world.firstBlock;
     lastBlock = Math.max(...byBlock.keys());
@@ -79,17 +95,36 @@ describe('archive: decode workers publish exactly what the main thread publishes
         // Quiet ranges double up to the gap between the world's blocks and the recorded ones (millions of blocks).
         ARCHIVE_RANGE_MAX: '100000000',
       }),
-      archiveOverrides({ range: { initial: 64 }, unknownTokenWaitSeconds: 0, ...(decodeWorkers === undefined ? {} : { decodeWorkers }) }),
+      archiveOverrides({
+        range: { initial: 64 },
+        unknownTokenWaitSeconds: 0,
+        ...(decodeWorkers === undefined ? {} : { decodeWorkers }),
+      }),
     );
   }
 
-  async function run(source: string, workers: string, decoder?: LogDecoder): Promise<Captured & { checkpoint: number | null; counters: Archive['progress']['counters'] }> {
+  async function run(
+    source: string,
+    workers: string,
+    decoder?: LogDecoder,
+  ): Promise<Captured & { checkpoint: number | null; counters: Archive['progress']['counters'] }> {
     const archiveConfig = { ...config(source, Number(workers)).archive!, source };
     const captured: Captured = { published: [], deadLetters: [] };
     const controller = new AbortController();
     const archive = new Archive({
       config: archiveConfig,
-      rpc: new PolygonRpc({ urls: archiveConfig.rpcUrls, requestsPerSecond: 5_000, retries: 2, retryBaseMs: 5, retryMaxMs: 50, timeoutMs: 10_000, signal: controller.signal }, log),
+      rpc: new PolygonRpc(
+        {
+          urls: archiveConfig.rpcUrls,
+          requestsPerSecond: 5_000,
+          retries: 2,
+          retryBaseMs: 5,
+          retryMaxMs: 50,
+          timeoutMs: 10_000,
+          signal: controller.signal,
+        },
+        log,
+      ),
       sink: {
         publish: async (topicId, events) => {
           captured.published.push({ topicId, events: structuredClone(events) });
@@ -124,7 +159,11 @@ describe('archive: decode workers publish exactly what the main thread publishes
   });
 
   it('a decode worker that dies stops the archive with its error, as any error of the archive does', async () => {
-    const dying = new WorkerDecoder(1, log, `require('node:worker_threads').parentPort.once('message', () => process.exit(9));`);
+    const dying = new WorkerDecoder(
+      1,
+      log,
+      `require('node:worker_threads').parentPort.once('message', () => process.exit(9));`,
+    );
     try {
       await expect(run(`dying-${process.pid}`, '1', dying)).rejects.toThrow('archive decode worker 0 exited (code 9)');
     } finally {

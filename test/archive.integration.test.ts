@@ -14,8 +14,22 @@ import type { RawLog } from '../ingest/sources/archive/decode.ts';
 import { runArchive } from '../roles/archive.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../projections/store.ts';
-import { API, bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
-import { archiveEnvironment, archiveOverrides, expectProjectionsEqualReference, publishMetadata, serveWorld } from './harness/archive.ts';
+import {
+  API,
+  bodyOf,
+  gatesNeverBind,
+  inProcessConfig,
+  publishPlanKeys,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
+import {
+  archiveEnvironment,
+  archiveOverrides,
+  expectProjectionsEqualReference,
+  publishMetadata,
+  serveWorld,
+} from './harness/archive.ts';
 import { CONTRACTS, generateWorld } from './harness/chain-world.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
@@ -54,7 +68,14 @@ describe('archive: local node → topics → projections → REST', () => {
   it('a generated world: every card, markets row, summary and fill equals the reference; OrdersMatched and contract legs count nothing', async () => {
     const node = await startNode();
     serveWorld(node, world);
-    const config = inProcessConfig('archive', archiveEnvironment(node, { ARCHIVE_START_BLOCK: String(world.firstBlock), ARCHIVE_END_BLOCK: String(world.lastBlock) }), archiveOverrides({ range: { initial: 16 } }));
+    const config = inProcessConfig(
+      'archive',
+      archiveEnvironment(node, {
+        ARCHIVE_START_BLOCK: String(world.firstBlock),
+        ARCHIVE_END_BLOCK: String(world.lastBlock),
+      }),
+      archiveOverrides({ range: { initial: 16 } }),
+    );
     await publishMetadata(config, world);
     expect(await runArchive(config, createLogger('error'))).toBe(0);
     const api = await apiFor(config);
@@ -78,9 +99,21 @@ describe('archive: local node → topics → projections → REST', () => {
       node.setFork(block, [
         {
           address: CONTRACTS.exchangeV2,
-          topics: encodeEventTopics({ abi: exchangeV2Abi, eventName: 'OrderFilled', args: { orderHash: pad('0x9'), maker: ghost, taker: CONTRACTS.exchangeV2 } }) as Hex[],
+          topics: encodeEventTopics({
+            abi: exchangeV2Abi,
+            eventName: 'OrderFilled',
+            args: { orderHash: pad('0x9'), maker: ghost, taker: CONTRACTS.exchangeV2 },
+          }) as Hex[],
           data: encodeAbiParameters(
-            [{ type: 'uint8' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }],
+            [
+              { type: 'uint8' },
+              { type: 'uint256' },
+              { type: 'uint256' },
+              { type: 'uint256' },
+              { type: 'uint256' },
+              { type: 'bytes32' },
+              { type: 'bytes32' },
+            ],
             [0, market.token1, 1_000_000n, 2_000_000n, 0n, pad('0x0'), pad('0x0')],
           ),
           blockNumber: toHex(block),
@@ -104,11 +137,15 @@ describe('archive: local node → topics → projections → REST', () => {
       if (call.method === 'eth_getLogs' && serial % 19 === 0) return 'range';
       return null;
     };
-    const config = inProcessConfig('archive-faults', archiveEnvironment(node, {
-      ARCHIVE_START_BLOCK: String(world.firstBlock),
-      ARCHIVE_END_BLOCK: String(world.lastBlock),
-      ARCHIVE_CONFIRMATIONS: '4',
-    }), archiveOverrides({ range: { initial: 64 }, timeoutMs: 500 }));
+    const config = inProcessConfig(
+      'archive-faults',
+      archiveEnvironment(node, {
+        ARCHIVE_START_BLOCK: String(world.firstBlock),
+        ARCHIVE_END_BLOCK: String(world.lastBlock),
+        ARCHIVE_CONFIRMATIONS: '4',
+      }),
+      archiveOverrides({ range: { initial: 64 }, timeoutMs: 500 }),
+    );
     await publishMetadata(config, world);
     const run = runArchive(config, createLogger('error'));
     // Mid-backfill the node goes away for a while, then comes back on the same address.
@@ -129,49 +166,97 @@ describe('archive: local node → topics → projections → REST', () => {
 
   it('recorded real logs: fills land as their authors asserted; a fill of a token no market claims is dead-lettered with its reason', async () => {
     const node = await startNode();
-    const files = ['vike-trader', 'polyprinter'].flatMap((folder) => readdirSync(path.join(ONCHAIN, folder)).map((file) => path.join(ONCHAIN, folder, file)));
+    const files = ['vike-trader', 'polyprinter'].flatMap((folder) =>
+      readdirSync(path.join(ONCHAIN, folder)).map((file) => path.join(ONCHAIN, folder, file)),
+    );
     const byBlock = new Map<number, RawLog[]>();
     for (const file of files) {
       const log = JSON.parse(readFileSync(file, 'utf8')) as RawLog;
       const block = Number(BigInt(log.blockNumber));
-      byBlock.set(block, [...(byBlock.get(block) ?? []), { ...log, logIndex: log.logIndex ?? toHex(900 + (byBlock.get(block)?.length ?? 0)) }]);
+      byBlock.set(block, [
+        ...(byBlock.get(block) ?? []),
+        { ...log, logIndex: log.logIndex ?? toHex(900 + (byBlock.get(block)?.length ?? 0)) },
+      ]);
     }
-    for (const [block, logs] of byBlock) node.setBlock(block, logs[0]!.blockTimestamp ? Number(BigInt(logs[0]!.blockTimestamp)) : 1_780_000_000, logs);
+    for (const [block, logs] of byBlock)
+      node.setBlock(block, logs[0]!.blockTimestamp ? Number(BigInt(logs[0]!.blockTimestamp)) : 1_780_000_000, logs);
     const blocks = [...byBlock.keys()].sort((a, b) => a - b);
-    const config = inProcessConfig('archive-real', archiveEnvironment(node, {
-      ARCHIVE_START_BLOCK: String(blocks[0]),
-      ARCHIVE_END_BLOCK: String(blocks.at(-1)),
-      ARCHIVE_RANGE_MAX: '20000000',
-    }), archiveOverrides({ range: { initial: 5_000_000 }, unknownTokenWaitSeconds: 0 }));
+    const config = inProcessConfig(
+      'archive-real',
+      archiveEnvironment(node, {
+        ARCHIVE_START_BLOCK: String(blocks[0]),
+        ARCHIVE_END_BLOCK: String(blocks.at(-1)),
+        ARCHIVE_RANGE_MAX: '20000000',
+      }),
+      archiveOverrides({ range: { initial: 5_000_000 }, unknownTokenWaitSeconds: 0 }),
+    );
     // The upstream's token ids of the polyprinter market (Gamma clobTokenIds): the V2 fills' token is token 1.
     const polyprinterMarket = `0x${'ab'.repeat(32)}`;
     await withPublisher(config, createLogger('error'), async ({ publisher }) => {
       await publisher.publish('markets', [
-        { type: 'metadata', condition_id: polyprinterMarket, title: 'A real market', outcome1: 'Yes', outcome2: 'No', title_start_ts: null, version: 1 },
-        { type: 'tokens', condition_id: polyprinterMarket, token1_id: '26668574760930728259231314028185687024922326310580986080795483281195870186846', token2_id: '1' },
+        {
+          type: 'metadata',
+          condition_id: polyprinterMarket,
+          title: 'A real market',
+          outcome1: 'Yes',
+          outcome2: 'No',
+          title_start_ts: null,
+          version: 1,
+        },
+        {
+          type: 'tokens',
+          condition_id: polyprinterMarket,
+          token1_id: '26668574760930728259231314028185687024922326310580986080795483281195870186846',
+          token2_id: '1',
+        },
       ]);
     });
     expect(await runArchive(config, createLogger('error'))).toBe(0);
     const api = await apiFor(config);
     const maker = '0x335ac48637a3bc37c2eac9e0c9799c32b3cda494';
-    const fills = bodyOf(await api.get(`traders/${maker}/fills?since=0`)) as { fills: Array<{ side: string; size_tokens: number; price: number; usd: number; condition_id: string; ts: number }> };
+    const fills = bodyOf(await api.get(`traders/${maker}/fills?since=0`)) as {
+      fills: Array<{ side: string; size_tokens: number; price: number; usd: number; condition_id: string; ts: number }>;
+    };
     expect(fills.fills).toEqual([
-      expect.objectContaining({ side: 'BUY', size_tokens: 2.56, price: 0.92, usd: 2.3552, condition_id: polyprinterMarket, ts: 0x6a772e03 }),
+      expect.objectContaining({
+        side: 'BUY',
+        size_tokens: 2.56,
+        price: 0.92,
+        usd: 2.3552,
+        condition_id: polyprinterMarket,
+        ts: 0x6a772e03,
+      }),
     ]);
-    const taker = bodyOf(await api.get(`traders/0x686024b5c1fcc10eb86b8d551fae78488b1b6279/fills?since=0`)) as { fills: Array<{ side: string; size_tokens: number }> };
+    const taker = bodyOf(await api.get(`traders/0x686024b5c1fcc10eb86b8d551fae78488b1b6279/fills?since=0`)) as {
+      fills: Array<{ side: string; size_tokens: number }>;
+    };
     expect(taker.fills).toEqual([expect.objectContaining({ side: 'SELL', size_tokens: 2.56 })]);
     // Legs of real wallets: the split, merge and redemptions.
-    const split = bodyOf(await api.get('traders/0x20d2309cd92b797ae7ca175ed828ed8a27fbe29d/markets')) as { markets: Array<{ condition_id: string; pnl_usd: number }> };
-    expect(split.markets).toEqual([expect.objectContaining({ condition_id: '0xb907d819a95244f9e19dc779e3db2a33133a864d22e9ce222d09a16b48759f49', pnl_usd: -20 })]);
-    const redeemed = bodyOf(await api.get('traders/0x41792a63ad17e7a210c808de4177e64a561eccee/markets')) as { markets: Array<{ pnl_usd: number }> };
+    const split = bodyOf(await api.get('traders/0x20d2309cd92b797ae7ca175ed828ed8a27fbe29d/markets')) as {
+      markets: Array<{ condition_id: string; pnl_usd: number }>;
+    };
+    expect(split.markets).toEqual([
+      expect.objectContaining({
+        condition_id: '0xb907d819a95244f9e19dc779e3db2a33133a864d22e9ce222d09a16b48759f49',
+        pnl_usd: -20,
+      }),
+    ]);
+    const redeemed = bodyOf(await api.get('traders/0x41792a63ad17e7a210c808de4177e64a561eccee/markets')) as {
+      markets: Array<{ pnl_usd: number }>;
+    };
     expect(redeemed.markets).toEqual([expect.objectContaining({ pnl_usd: 11 })]);
     // The V1 fill and the other V2 fills name tokens no market claims here: dead-lettered, with the reason.
     const store = await openStore(config.clickhouse);
-    const letters = await store.query<{ reason: string; original_base64: string }>("SELECT reason, original_base64 FROM {db:Identifier}.dead_letters WHERE topic = 'archive' ORDER BY offset", {});
+    const letters = await store.query<{ reason: string; original_base64: string }>(
+      "SELECT reason, original_base64 FROM {db:Identifier}.dead_letters WHERE topic = 'archive' ORDER BY offset",
+      {},
+    );
     await store.close();
     expect(letters.length).toBe(3);
     for (const letter of letters) expect(letter.reason).toMatch(/^unknown token \d+: no market claims it/);
-    const deadTokens = letters.map((letter) => JSON.parse(Buffer.from(letter.original_base64, 'base64').toString('utf8')) as RawLog).map((log) => log.transactionHash);
+    const deadTokens = letters
+      .map((letter) => JSON.parse(Buffer.from(letter.original_base64, 'base64').toString('utf8')) as RawLog)
+      .map((log) => log.transactionHash);
     expect(deadTokens).toContain('0x31d5dca405136cb4ed09bcf817d2b6c2ce1331b18d4b5738eae2e76f7e73e391');
   });
 });

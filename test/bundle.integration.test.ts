@@ -14,7 +14,33 @@ import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.t
 const hostileString = fc.oneof(
   fc.string({ unit: 'grapheme' }),
   fc.string({ unit: 'binary' }),
-  fc.string({ unit: fc.constantFrom("'", '\\', '"', '`', '{', '}', ':', ';', '-', '/', '*', '\n', '\r', '\t', '\0', ' ', 'a', ')', '(', ',', 'UNION', 'ALL', 'SELECT') }),
+  fc.string({
+    unit: fc.constantFrom(
+      "'",
+      '\\',
+      '"',
+      '`',
+      '{',
+      '}',
+      ':',
+      ';',
+      '-',
+      '/',
+      '*',
+      '\n',
+      '\r',
+      '\t',
+      '\0',
+      ' ',
+      'a',
+      ')',
+      '(',
+      ',',
+      'UNION',
+      'ALL',
+      'SELECT',
+    ),
+  }),
 );
 
 interface Row {
@@ -51,7 +77,12 @@ describe('bundles of plain parts', () => {
   });
 
   it('returns each part under its name with its own columns and types; an empty part is an empty list', async () => {
-    const statement = bundle<{ items: Row; newest: { key: string }; total: { n: number; sum: number }; none: { key: string } }>({
+    const statement = bundle<{
+      items: Row;
+      newest: { key: string };
+      total: { n: number; sum: number };
+      none: { key: string };
+    }>({
       items: 'SELECT key, amount, big, note, flag, tags FROM {db:Identifier}.items',
       newest: 'SELECT key FROM {db:Identifier}.items ORDER BY key DESC LIMIT 1',
       total: 'SELECT count() AS n, sum(amount) AS sum FROM {db:Identifier}.items',

@@ -23,16 +23,57 @@ describe('career statistics', () => {
     delete (environment as Record<string, string | undefined>).KAFKA_BROKERS;
     const config = parseConfig(environment);
     const wallet = makeWallet('career');
-    const [won, lost, marked, unmarked] = ['won', 'lost', 'marked', 'unmarked'].map((label) => makeConditionId(`career-${label}`)) as [string, string, string, string];
+    const [won, lost, marked, unmarked] = ['won', 'lost', 'marked', 'unmarked'].map((label) =>
+      makeConditionId(`career-${label}`),
+    ) as [string, string, string, string];
     const markTs = BASE_TS + 500;
 
     await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-      await publisher.publish('markets', [won, lost, marked, unmarked].map((conditionId) => makeMarket({ condition_id: conditionId })));
+      await publisher.publish(
+        'markets',
+        [won, lost, marked, unmarked].map((conditionId) => makeMarket({ condition_id: conditionId })),
+      );
       await publisher.publish('fillsArchive', [
-        makeFill({ wallet, condition_id: won, side: 'BUY', token_side: 1, price: 0.4, size_tokens: 100, usd: 40, ts: BASE_TS + 10 }),
-        makeFill({ wallet, condition_id: lost, side: 'BUY', token_side: 1, price: 0.6, size_tokens: 50, usd: 30, ts: BASE_TS + 20 }),
-        makeFill({ wallet, condition_id: marked, side: 'BUY', token_side: 2, price: 0.25, size_tokens: 200, usd: 50, ts: BASE_TS + 30 }),
-        makeFill({ wallet, condition_id: unmarked, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 10, usd: 5, ts: BASE_TS + 40 }),
+        makeFill({
+          wallet,
+          condition_id: won,
+          side: 'BUY',
+          token_side: 1,
+          price: 0.4,
+          size_tokens: 100,
+          usd: 40,
+          ts: BASE_TS + 10,
+        }),
+        makeFill({
+          wallet,
+          condition_id: lost,
+          side: 'BUY',
+          token_side: 1,
+          price: 0.6,
+          size_tokens: 50,
+          usd: 30,
+          ts: BASE_TS + 20,
+        }),
+        makeFill({
+          wallet,
+          condition_id: marked,
+          side: 'BUY',
+          token_side: 2,
+          price: 0.25,
+          size_tokens: 200,
+          usd: 50,
+          ts: BASE_TS + 30,
+        }),
+        makeFill({
+          wallet,
+          condition_id: unmarked,
+          side: 'BUY',
+          token_side: 1,
+          price: 0.5,
+          size_tokens: 10,
+          usd: 5,
+          ts: BASE_TS + 40,
+        }),
       ]);
       // The marked market's last print is a token-2 trade at 0.30: Up is at 0.70.
       await publisher.publish('trades', [

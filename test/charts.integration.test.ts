@@ -20,9 +20,23 @@ import type { PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
-import { chartTemplate, fillChartTemplate, type ChartFormat, type ChartKind, type ChartTheme } from '../operations/charts/templates.ts';
+import {
+  chartTemplate,
+  fillChartTemplate,
+  type ChartFormat,
+  type ChartKind,
+  type ChartTheme,
+} from '../operations/charts/templates.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import {
+  API,
+  bodyOf,
+  gatesNeverBind,
+  inProcessConfig,
+  publishPlanKeys,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
 import { countColor, decodePng, type Image } from './harness/png.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- chart answers are read field by field
@@ -44,21 +58,108 @@ const trades: EventInputOf<'trades'>[] = [];
 for (let s = 0; s <= 3600; s += 10) {
   if (s > 1200 && s < 2400) continue;
   const up = 0.42 + 0.3 * (s / 3600) + 0.03 * Math.sin(s / 97);
-  trades.push(makeTrade({ condition_id: resolved, ts: t0 + s, token_side: 1, price: Math.round(up * 1000) / 1000, seq: ++seq }));
-  if (s % 50 === 0) trades.push(makeTrade({ condition_id: resolved, ts: t0 + s, token_side: 2, price: Math.round((1 - up + 0.02) * 1000) / 1000, seq: ++seq }));
+  trades.push(
+    makeTrade({ condition_id: resolved, ts: t0 + s, token_side: 1, price: Math.round(up * 1000) / 1000, seq: ++seq }),
+  );
+  if (s % 50 === 0)
+    trades.push(
+      makeTrade({
+        condition_id: resolved,
+        ts: t0 + s,
+        token_side: 2,
+        price: Math.round((1 - up + 0.02) * 1000) / 1000,
+        seq: ++seq,
+      }),
+    );
 }
-for (let s = 0; s <= 1800; s += 30) trades.push(makeTrade({ condition_id: openMarket, ts: t0 + DAY + s, token_side: 1, price: 0.5 + 0.1 * Math.sin(s / 300), seq: ++seq }));
+for (let s = 0; s <= 1800; s += 30)
+  trades.push(
+    makeTrade({
+      condition_id: openMarket,
+      ts: t0 + DAY + s,
+      token_side: 1,
+      price: 0.5 + 0.1 * Math.sin(s / 300),
+      seq: ++seq,
+    }),
+  );
 const fills = [
   // Three buys of Up in one 15 s bucket (a count label), a big Down buy, a sell of Up.
-  makeFill({ wallet: trader, condition_id: resolved, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 400, usd: 200, ts: t0 + 600 }),
-  makeFill({ wallet: trader, condition_id: resolved, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 100, usd: 50, ts: t0 + 602 }),
-  makeFill({ wallet: trader, condition_id: resolved, side: 'BUY', token_side: 1, price: 0.51, size_tokens: 60, usd: 30.6, ts: t0 + 607 }),
-  makeFill({ wallet: trader, condition_id: resolved, side: 'BUY', token_side: 2, price: 0.4, size_tokens: 1000, usd: 400, ts: t0 + 300 }),
-  makeFill({ wallet: trader, condition_id: resolved, side: 'SELL', token_side: 1, price: 0.7, size_tokens: 300, usd: 210, ts: t0 + 3000 }),
-  makeFill({ wallet: trader, condition_id: openMarket, side: 'BUY', token_side: 1, price: 0.52, size_tokens: 100, usd: 52, ts: t0 + DAY + 400 }),
-  makeFill({ wallet: trader, condition_id: openMarket, side: 'SELL', token_side: 2, price: 0.45, size_tokens: 100, usd: 45, ts: t0 + DAY + 900 }),
+  makeFill({
+    wallet: trader,
+    condition_id: resolved,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 400,
+    usd: 200,
+    ts: t0 + 600,
+  }),
+  makeFill({
+    wallet: trader,
+    condition_id: resolved,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 100,
+    usd: 50,
+    ts: t0 + 602,
+  }),
+  makeFill({
+    wallet: trader,
+    condition_id: resolved,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.51,
+    size_tokens: 60,
+    usd: 30.6,
+    ts: t0 + 607,
+  }),
+  makeFill({
+    wallet: trader,
+    condition_id: resolved,
+    side: 'BUY',
+    token_side: 2,
+    price: 0.4,
+    size_tokens: 1000,
+    usd: 400,
+    ts: t0 + 300,
+  }),
+  makeFill({
+    wallet: trader,
+    condition_id: resolved,
+    side: 'SELL',
+    token_side: 1,
+    price: 0.7,
+    size_tokens: 300,
+    usd: 210,
+    ts: t0 + 3000,
+  }),
+  makeFill({
+    wallet: trader,
+    condition_id: openMarket,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.52,
+    size_tokens: 100,
+    usd: 52,
+    ts: t0 + DAY + 400,
+  }),
+  makeFill({
+    wallet: trader,
+    condition_id: openMarket,
+    side: 'SELL',
+    token_side: 2,
+    price: 0.45,
+    size_tokens: 100,
+    usd: 45,
+    ts: t0 + DAY + 900,
+  }),
 ];
-const equity: EventInputOf<'upstreamEquity'>[] = [0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => ({ wallet: trader, ts: NOW - (9 - i) * DAY, pnl_usd: [0, 120, 80, 260, 150, 90, 310, 280, 400][i]! }));
+const equity: EventInputOf<'upstreamEquity'>[] = [0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => ({
+  wallet: trader,
+  ts: NOW - (9 - i) * DAY,
+  pnl_usd: [0, 120, 80, 260, 150, 90, 310, 280, 400][i]!,
+}));
 
 let keys: Record<PlanId, string>;
 let api: TestApi;
@@ -71,17 +172,46 @@ beforeAll(async () => {
   keys = await publishPlanKeys(config, NOW - DAY);
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', [
-      makeMarket({ condition_id: resolved, title: 'Bitcoin Up or Down - January 4, 3:00PM-4:00PM ET', title_start_ts: t0, end_ts: t0 + 3600, outcome1: 'Up', outcome2: 'Down' }),
-      makeMarket({ condition_id: openMarket, title: 'Ducks vs. Wild', title_start_ts: t0 + DAY, end_ts: t0 + DAY + 7200, outcome1: 'Ducks', outcome2: 'Wild' }),
+      makeMarket({
+        condition_id: resolved,
+        title: 'Bitcoin Up or Down - January 4, 3:00PM-4:00PM ET',
+        title_start_ts: t0,
+        end_ts: t0 + 3600,
+        outcome1: 'Up',
+        outcome2: 'Down',
+      }),
+      makeMarket({
+        condition_id: openMarket,
+        title: 'Ducks vs. Wild',
+        title_start_ts: t0 + DAY,
+        end_ts: t0 + DAY + 7200,
+        outcome1: 'Ducks',
+        outcome2: 'Wild',
+      }),
     ]);
     await publisher.publish('trades', trades);
     await publisher.publish('fillsArchive', fills);
     await publisher.publish('markets', [makeResolution(resolved, 1, t0 + 3700)]);
-    await publisher.publish('upstreamProfiles', [{ wallet: trader, name: 'ChartWhale', profile_image: '', pnl: 400, pnl_realized: 390, pnl_unrealized: 10, portfolio_value: 900, as_of: NOW - 60 }]);
+    await publisher.publish('upstreamProfiles', [
+      {
+        wallet: trader,
+        name: 'ChartWhale',
+        profile_image: '',
+        pnl: 400,
+        pnl_realized: 390,
+        pnl_unrealized: 10,
+        portfolio_value: 900,
+        as_of: NOW - 60,
+      },
+    ]);
     await publisher.publish('upstreamEquity', equity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 30, state: 'online', detail: '' }]);
   });
-  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind(Date.UTC(2026, 0, 1), 3_600_000) }); // an hour a step: the budget test below reads one month's count
+  api = await startTestApi(config, {
+    now: () => NOW,
+    keys,
+    gatesClockMs: gatesNeverBind(Date.UTC(2026, 0, 1), 3_600_000),
+  }); // an hour a step: the budget test below reads one month's count
   const get = async (path: string) => {
     const response = await api.get(path);
     expect(response.statusCode, path).toBe(200);
@@ -99,7 +229,9 @@ beforeAll(async () => {
   libraryServer = http.createServer((request, response) => {
     const name = (request.url ?? '').split('?')[0]!.replace(/^\/uplot\//, '');
     if (!/^uPlot\.(iife\.min\.js|min\.css)$/.test(name)) return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': name.endsWith('.css') ? 'text/css' : 'text/javascript' }).end(readFileSync(new URL(name, dist)));
+    response
+      .writeHead(200, { 'content-type': name.endsWith('.css') ? 'text/css' : 'text/javascript' })
+      .end(readFileSync(new URL(name, dist)));
   });
   await new Promise<void>((resolve) => libraryServer.listen(0, '127.0.0.1', resolve));
   scriptHost = `http://127.0.0.1:${(libraryServer.address() as AddressInfo).port}/uplot`;
@@ -134,11 +266,21 @@ async function openChart(content: string, format: ChartFormat | 'html', name: st
   const errors: string[] = [];
   page.on('request', (request) => requests.push(request.url()));
   page.on('pageerror', (error) => errors.push(String(error)));
-  await page.route(url, (route) => route.fulfill({ status: 200, contentType: format === 'svg' ? 'image/svg+xml' : 'text/html; charset=utf-8', body: content }));
+  await page.route(url, (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: format === 'svg' ? 'image/svg+xml' : 'text/html; charset=utf-8',
+      body: content,
+    }),
+  );
   await page.goto(url);
-  await page.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, { timeout: 10_000 }).catch((failure: unknown) => {
-    throw new Error(`${name}: not ready (${errors.join('; ')}) ${String(failure)}`);
-  });
+  await page
+    .waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, {
+      timeout: 10_000,
+    })
+    .catch((failure: unknown) => {
+      throw new Error(`${name}: not ready (${errors.join('; ')}) ${String(failure)}`);
+    });
   expect(errors, name).toEqual([]);
   return { page, requests, url };
 }
@@ -181,7 +323,11 @@ const drawn = (on: Page | Frame) =>
       return { x: rect.x, y: rect.y, width: rect.width, height: rect.height };
     };
     return {
-      lines: Array.from(root.querySelectorAll('path.line')).map((node) => ({ ts: node.getAttribute('data-ts')!.split(',').map(Number), d: node.getAttribute('d')!, stroke: node.getAttribute('stroke') })),
+      lines: Array.from(root.querySelectorAll('path.line')).map((node) => ({
+        ts: node.getAttribute('data-ts')!.split(',').map(Number),
+        d: node.getAttribute('d')!,
+        stroke: node.getAttribute('stroke'),
+      })),
       bands: root.querySelectorAll('path.band').length,
       fills: Array.from(root.querySelectorAll('path.fill')).map((node) => ({
         ts: Number(node.getAttribute('data-ts')),
@@ -193,7 +339,10 @@ const drawn = (on: Page | Frame) =>
         d: node.getAttribute('d')!,
         box: box(node),
       })),
-      counts: Array.from(root.querySelectorAll('text.count')).map((node) => ({ slot: Number(node.getAttribute('data-slot')), count: Number(node.getAttribute('data-count')) })),
+      counts: Array.from(root.querySelectorAll('text.count')).map((node) => ({
+        slot: Number(node.getAttribute('data-slot')),
+        count: Number(node.getAttribute('data-count')),
+      })),
       pin: root.querySelector('circle.pin') ? box(root.querySelector('circle.pin')!) : null,
       pinLine: root.querySelector('path.pin-line')?.getAttribute('stroke-dasharray') ?? null,
       surface: root.querySelector('rect.surface')?.getAttribute('fill') ?? null,
@@ -206,7 +355,15 @@ function axes(a: Record<string, string>) {
   const to = Number(a['data-to']);
   const ymin = Number(a['data-ymin']);
   const ymax = Number(a['data-ymax']);
-  return { x: (ts: number) => l + ((ts - from) / (to - from)) * w, y: (p: number) => t + ((ymax - p) / (ymax - ymin)) * h, from, to, ymin, ymax, fidelity: Number(a['data-fidelity']) };
+  return {
+    x: (ts: number) => l + ((ts - from) / (to - from)) * w,
+    y: (p: number) => t + ((ymax - p) / (ymax - ymin)) * h,
+    from,
+    to,
+    ymin,
+    ymax,
+    fidelity: Number(a['data-fidelity']),
+  };
 }
 
 /** Geometry of a market chart against its data: markers, count labels, gaps, y-range. */
@@ -227,10 +384,14 @@ async function checkMarketGeometry(page: Page | Frame, chart: Json, slabs: Json[
     expect(line.d.match(/M/g)).toHaveLength(1);
     for (let i = 1; i < line.ts.length; i++) expect(line.ts[i]! - line.ts[i - 1]!).toBe(ax.fidelity);
   }
-  for (let i = 1; i < d.lines.length; i++) expect(d.lines[i]!.ts[0]! - d.lines[i - 1]!.ts.at(-1)!).toBeGreaterThan(ax.fidelity);
+  for (let i = 1; i < d.lines.length; i++)
+    expect(d.lines[i]!.ts[0]! - d.lines[i - 1]!.ts.at(-1)!).toBeGreaterThan(ax.fidelity);
   // Each line vertex sits at (ts, (lo + hi) / 2).
   for (const line of d.lines.filter((candidate) => candidate.ts.length > 1)) {
-    const vertices = [...line.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [Number(match[1]), Number(match[2])]);
+    const vertices = [...line.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [
+      Number(match[1]),
+      Number(match[2]),
+    ]);
     line.ts.forEach((ts, index) => {
       const point = visible.find((p) => p[0] === ts)!;
       expect(vertices[index]![0]).toBeCloseTo(ax.x(ts), 3);
@@ -244,9 +405,14 @@ async function checkMarketGeometry(page: Page | Frame, chart: Json, slabs: Json[
   expect(ax.ymax).toBeCloseTo(ymax, 9);
   // Markers: every fill in view, at (ts, price): apex and base center on x, the triangle spans y; buy up, sell down.
   const inView = (chart.fills as Json[]).filter((fill) => fill.ts >= ax.from && fill.ts <= ax.to);
-  expect(d.fills.map((fill) => `${fill.ts}@${fill.price}`).sort()).toEqual(inView.map((fill) => `${fill.ts}@${fill.price}`).sort());
+  expect(d.fills.map((fill) => `${fill.ts}@${fill.price}`).sort()).toEqual(
+    inView.map((fill) => `${fill.ts}@${fill.price}`).sort(),
+  );
   for (const fill of d.fills) {
-    const [apex, b, c] = [...fill.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [Number(match[1]), Number(match[2])]) as [number[], number[], number[]];
+    const [apex, b, c] = [...fill.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [
+      Number(match[1]),
+      Number(match[2]),
+    ]) as [number[], number[], number[]];
     const x = ax.x(fill.ts);
     const y = ax.y(fill.price);
     expect(apex[0]).toBeCloseTo(x, 3);
@@ -256,7 +422,8 @@ async function checkMarketGeometry(page: Page | Frame, chart: Json, slabs: Json[
   }
   // Count labels exactly on the x-slots (buckets of the drawn rung) with 3 or more fills.
   const slots = new Map<number, number>();
-  for (const fill of inView) slots.set(Math.floor(fill.ts / ax.fidelity), (slots.get(Math.floor(fill.ts / ax.fidelity)) ?? 0) + 1);
+  for (const fill of inView)
+    slots.set(Math.floor(fill.ts / ax.fidelity), (slots.get(Math.floor(fill.ts / ax.fidelity)) ?? 0) + 1);
   const expectedCounts = [...slots.entries()].filter(([, n]) => n >= 3).map(([slot, count]) => ({ slot, count }));
   expect(d.counts.sort((p, q) => p.slot - q.slot)).toEqual(expectedCounts.sort((p, q) => p.slot - q.slot));
   return { ax, d };
@@ -274,7 +441,9 @@ describe('market (vector, self-contained)', () => {
   it('the REST chart page of a resolved market: no request, geometry, hooks, colors (night)', async () => {
     const { page, requests, url } = await openChart(data.resolvedPage, 'html', 'market-html-night');
     expect(requests).toEqual([url]);
-    const slabs = JSON.parse(data.resolvedPage.match(/<script type="application\/json" id="chart-data">([\s\S]*?)<\/script>/)![1]).slabs as Json[];
+    const slabs = JSON.parse(
+      data.resolvedPage.match(/<script type="application\/json" id="chart-data">([\s\S]*?)<\/script>/)![1],
+    ).slabs as Json[];
     expect(slabs.length).toBeGreaterThan(1);
     expect(slabs[0]).toEqual({ ...data.resolvedChart.series });
     const first = await checkMarketGeometry(page, data.resolvedChart, slabs);
@@ -315,7 +484,10 @@ describe('market (vector, self-contained)', () => {
     expect(countColor(day, COLORS.night, undefined, 2)).toBeLessThan(50);
     expect(countColor(day, COLORS.line)).toBeGreaterThan(100);
     // A person hovering reads the bucket under the pointer; over the gap it says so.
-    await page.evaluate(([from, to]) => (window as any).__setRange(from, to), [data.resolvedChart.series.from_ts, data.resolvedChart.series.to_ts]); // eslint-disable-line @typescript-eslint/no-explicit-any
+    await page.evaluate(
+      ([from, to]) => (window as any).__setRange(from, to),
+      [data.resolvedChart.series.from_ts, data.resolvedChart.series.to_ts],
+    ); // eslint-disable-line @typescript-eslint/no-explicit-any
     const plotBox = axes(await attrs(page));
     await page.mouse.move(plotBox.x(t0 + 605), 300);
     expect(await page.textContent('#hover text')).toMatch(/mid 0\.\d{3}.*3 fills: BUY Up/);
@@ -346,7 +518,11 @@ describe('market (vector, self-contained)', () => {
 
   for (const theme of ['night', 'day'] as const) {
     it(`the svg document (${theme}), filled with the get_market_events answer: same conventions, no request`, async () => {
-      const { page, requests, url } = await openChart(filled('market', 'svg', theme, data.resolvedChart), 'svg', `market-svg-${theme}`);
+      const { page, requests, url } = await openChart(
+        filled('market', 'svg', theme, data.resolvedChart),
+        'svg',
+        `market-svg-${theme}`,
+      );
       expect(requests).toEqual([url]);
       const { d } = await checkMarketGeometry(page, data.resolvedChart, undefined);
       expect(d.lines.length).toBeGreaterThanOrEqual(2);
@@ -368,23 +544,45 @@ describe('market-tape (uPlot from the script host)', () => {
   for (const theme of ['night', 'day'] as const) {
     it(`draws the full tape with the fills (${theme}); hooks; colors`, async () => {
       const body = { ...data.tape, fills: data.resolvedChart.fills };
-      const { page, requests } = await openChart(filled('market-tape', 'html', theme, body), 'html', `market-tape-${theme}`);
+      const { page, requests } = await openChart(
+        filled('market-tape', 'html', theme, body),
+        'html',
+        `market-tape-${theme}`,
+      );
       expect(requests.some((request) => request.startsWith(scriptHost))).toBe(true);
       const a = await attrs(page);
       expect(a['data-theme']).toBe(theme);
       // The title names ET: the time axis speaks it too.
       expect(a['data-axis-zone']).toBe('America/New_York');
-      const markers = (await page.evaluate(() => (window as any).__markers)) as { ts: number; price: number; x: number; y: number }[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const markers = (await page.evaluate(() => (window as any).__markers)) as {
+        ts: number;
+        price: number;
+        x: number;
+        y: number;
+      }[]; // eslint-disable-line @typescript-eslint/no-explicit-any
       expect(markers).toHaveLength(data.resolvedChart.fills.length);
       // Markers at (ts, price) on uPlot's scales: the plot box and the scale ranges, read back from the plot.
       const frame = await page.evaluate(() => {
         const u = (window as any).__chart.plot; // eslint-disable-line @typescript-eslint/no-explicit-any
         const ratio = (window as any).uPlot.pxRatio; // eslint-disable-line @typescript-eslint/no-explicit-any
-        return { left: u.bbox.left / ratio, top: u.bbox.top / ratio, width: u.bbox.width / ratio, height: u.bbox.height / ratio, x: [u.scales.x.min, u.scales.x.max], y: [u.scales.y.min, u.scales.y.max] };
+        return {
+          left: u.bbox.left / ratio,
+          top: u.bbox.top / ratio,
+          width: u.bbox.width / ratio,
+          height: u.bbox.height / ratio,
+          x: [u.scales.x.min, u.scales.x.max],
+          y: [u.scales.y.min, u.scales.y.max],
+        };
       });
       for (const marker of markers) {
-        expect(marker.x).toBeCloseTo(frame.left + ((marker.ts - frame.x[0]) / (frame.x[1] - frame.x[0])) * frame.width, 1);
-        expect(marker.y).toBeCloseTo(frame.top + ((frame.y[1] - marker.price) / (frame.y[1] - frame.y[0])) * frame.height, 1);
+        expect(marker.x).toBeCloseTo(
+          frame.left + ((marker.ts - frame.x[0]) / (frame.x[1] - frame.x[0])) * frame.width,
+          1,
+        );
+        expect(marker.y).toBeCloseTo(
+          frame.top + ((frame.y[1] - marker.price) / (frame.y[1] - frame.y[0])) * frame.height,
+          1,
+        );
       }
       // The y-range rule over the whole tape (the winner level included: the tape ends pinned there).
       const [ymin, ymax] = expectedYRange(data.tape.tape.slice(0, -1), data.tape.tape.at(-1)[1]);
@@ -416,9 +614,18 @@ describe('market-tape (uPlot from the script host)', () => {
 });
 
 describe('equity', () => {
-  for (const [format, theme] of [['html', 'night'], ['html', 'day'], ['svg', 'night'], ['svg', 'day']] as const) {
+  for (const [format, theme] of [
+    ['html', 'night'],
+    ['html', 'day'],
+    ['svg', 'night'],
+    ['svg', 'day'],
+  ] as const) {
     it(`${format} ${theme}: the pnl curve, then drawdown; range and theme hooks`, async () => {
-      const { page, requests, url } = await openChart(filled('equity', format, theme, data.pnl), format, `equity-${format}-${theme}`);
+      const { page, requests, url } = await openChart(
+        filled('equity', format, theme, data.pnl),
+        format,
+        `equity-${format}-${theme}`,
+      );
       expect(requests).toEqual([url]);
       const series = data.pnl.series as [number, number][];
       const pnl = await attrs(page);
@@ -429,7 +636,10 @@ describe('equity', () => {
       });
       expect(line.ts).toEqual(series.map((p) => p[0]));
       const ax = axes(pnl);
-      const vertices = [...line.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [Number(match[1]), Number(match[2])]);
+      const vertices = [...line.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [
+        Number(match[1]),
+        Number(match[2]),
+      ]);
       series.forEach(([ts, value], index) => {
         expect(vertices[index]![0]).toBeCloseTo(ax.x(ts), 3);
         expect(vertices[index]![1]).toBeCloseTo(ax.y(value), 3);
@@ -470,18 +680,34 @@ describe('get_chart_template (MCP) and the chart page (REST)', () => {
     await api.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = api.app.server.address() as AddressInfo;
     const client = new Client({ name: 'charts-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.max}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), {
+        requestInit: { headers: { Authorization: `Bearer ${keys.max}` } },
+      }),
+    );
     try {
-      const monthRequests = async () => (bodyOf(await api.get('me', { plan: 'max' })) as Json).usage.month.requests as number;
-      const call = async (args: Json) => (await client.callTool({ name: 'get_chart_template', arguments: args })) as CallToolResult;
+      const monthRequests = async () =>
+        (bodyOf(await api.get('me', { plan: 'max' })) as Json).usage.month.requests as number;
+      const call = async (args: Json) =>
+        (await client.callTool({ name: 'get_chart_template', arguments: args })) as CallToolResult;
       const before = await monthRequests();
       const defaults = await call({});
       expect(defaults.isError).toBeFalsy();
       const structured = defaults.structuredContent as Json;
-      expect({ ...structured, content: null }).toEqual({ kind: 'market', format: 'html', theme: 'night', content: null });
+      expect({ ...structured, content: null }).toEqual({
+        kind: 'market',
+        format: 'html',
+        theme: 'night',
+        content: null,
+      });
       expect(structured.content).toBe(chartTemplate('market', 'html', 'night', config.charts.scriptHost));
       expect(JSON.parse((defaults.content[0] as { text: string }).text)).toEqual(structured);
-      for (const [kind, format] of [['market', 'svg'], ['market-tape', 'html'], ['equity', 'html'], ['equity', 'svg']] as const) {
+      for (const [kind, format] of [
+        ['market', 'svg'],
+        ['market-tape', 'html'],
+        ['equity', 'html'],
+        ['equity', 'svg'],
+      ] as const) {
         for (const theme of ['night', 'day'] as const) {
           const result = (await call({ kind, format, theme })).structuredContent as Json;
           expect({ ...result, content: null }).toEqual({ kind, format, theme, content: null });
@@ -496,7 +722,8 @@ describe('get_chart_template (MCP) and the chart page (REST)', () => {
       expect((tapeSvg.structuredContent as Json).error).toBe('unsupported_format');
       expect(await monthRequests()).toBe(before + 1 + 1 + 8 + 1);
       // Values outside the enums are refused by the input schema, before the budget.
-      for (const args of [{ kind: 'candles' }, { format: 'png' }, { theme: 'dusk' }]) expect((await call(args)).isError).toBe(true);
+      for (const args of [{ kind: 'candles' }, { format: 'png' }, { theme: 'dusk' }])
+        expect((await call(args)).isError).toBe(true);
       expect(await monthRequests()).toBe(before + 1 + 1 + 8 + 1 + 1);
     } finally {
       await client.close();
@@ -514,7 +741,9 @@ describe('get_chart_template (MCP) and the chart page (REST)', () => {
     expect(response.body).not.toContain('__DATA__');
     expect((await api.get(path, { authorization: null })).statusCode).toBe(401);
     expect((await api.get(`${path}?theme=dusk`)).statusCode).toBe(422);
-    expect((await api.get(`traders/${trader}/markets/${makeConditionId('charts-never')}/chart.html`)).statusCode).toBe(404);
+    expect((await api.get(`traders/${trader}/markets/${makeConditionId('charts-never')}/chart.html`)).statusCode).toBe(
+      404,
+    );
     const before = (bodyOf(await api.get('me', { plan: 'pro' })) as Json).usage.month.requests as number;
     await api.get(path, { plan: 'pro' });
     expect((bodyOf(await api.get('me', { plan: 'pro' })) as Json).usage.month.requests).toBe(before + 2);
@@ -531,11 +760,27 @@ describe('fast', () => {
         return [t0 + i * fidelity, mid, mid - 0.01, mid + 0.01];
       });
     const series = { from_ts: t0, to_ts: t0 + 600 * fid - 1, fidelity: fid, points: points(fid, 600) };
-    const slabs = [series, { fidelity: 5, from_ts: t0, to_ts: series.to_ts, points: points(5, 1800) }, { fidelity: 1, from_ts: t0, to_ts: series.to_ts, points: points(1, 9000) }];
-    const bigFills = Array.from({ length: 1500 }, (_, i) => ({ ts: t0 + i * 6, side: i % 2 ? 'BUY' : 'SELL', price: 0.5, token_side: 1 + (i % 2), outcome: i % 2 ? 'Down' : 'Up', size_tokens: 10, usd: 1 + (i % 50) }));
+    const slabs = [
+      series,
+      { fidelity: 5, from_ts: t0, to_ts: series.to_ts, points: points(5, 1800) },
+      { fidelity: 1, from_ts: t0, to_ts: series.to_ts, points: points(1, 9000) },
+    ];
+    const bigFills = Array.from({ length: 1500 }, (_, i) => ({
+      ts: t0 + i * 6,
+      side: i % 2 ? 'BUY' : 'SELL',
+      price: 0.5,
+      token_side: 1 + (i % 2),
+      outcome: i % 2 ? 'Down' : 'Up',
+      size_tokens: 10,
+      usd: 1 + (i % 50),
+    }));
     const market = { ...data.resolvedChart.market };
     const started = Date.now();
-    const { page, requests, url } = await openChart(filled('market', 'html', 'night', { market, trader: data.resolvedChart.trader, series, fills: bigFills, slabs }), 'html', 'market-html-big');
+    const { page, requests, url } = await openChart(
+      filled('market', 'html', 'night', { market, trader: data.resolvedChart.trader, series, fills: bigFills, slabs }),
+      'html',
+      'market-html-big',
+    );
     expect(Date.now() - started).toBeLessThan(3000);
     expect(requests).toEqual([url]);
     const perZoom = await page.evaluate((from) => {
@@ -552,7 +797,10 @@ describe('fast', () => {
 // ---------------------------------------------------------------------------------------------------
 // MCP: the chart templates as free resources, the two charts as MCP Apps, and one time zone per chart.
 
-const APP_URIS = { market: 'ui://trader-analytics/market-chart.html', equity: 'ui://trader-analytics/equity-chart.html' } as const;
+const APP_URIS = {
+  market: 'ui://trader-analytics/market-chart.html',
+  equity: 'ui://trader-analytics/equity-chart.html',
+} as const;
 const APP_MIME = 'text/html;profile=mcp-app';
 const TEMPLATE_RESOURCES = [
   ['market', 'html', 'text/html'],
@@ -575,8 +823,15 @@ async function mcpClient(): Promise<Client> {
   if (mcp) return mcp;
   if (!api.app.server.listening) await api.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = api.app.server.address() as AddressInfo;
-  const client = new Client({ name: 'charts-app-host', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: [APP_MIME] } } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.max}` } } }));
+  const client = new Client(
+    { name: 'charts-app-host', version: '1.0.0' },
+    { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: [APP_MIME] } } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), {
+      requestInit: { headers: { Authorization: `Bearer ${keys.max}` } },
+    }),
+  );
   mcp = client;
   return client;
 }
@@ -591,9 +846,17 @@ describe('chart templates as MCP resources (free), the tools that name an MCP Ap
     const before = await monthRequests();
     const { resources } = await client.listResources();
     const expectedTemplates = TEMPLATE_RESOURCES.flatMap(([kind, format, mimeType]) =>
-      (['night', 'day'] as const).map((theme) => ({ uri: `chart-template://${kind}/${theme}.${format}`, kind, format, theme, mimeType })),
+      (['night', 'day'] as const).map((theme) => ({
+        uri: `chart-template://${kind}/${theme}.${format}`,
+        kind,
+        format,
+        theme,
+        mimeType,
+      })),
     );
-    expect(resources.map((resource) => resource.uri).sort()).toEqual([APP_URIS.market, APP_URIS.equity, ...expectedTemplates.map((entry) => entry.uri)].sort());
+    expect(resources.map((resource) => resource.uri).sort()).toEqual(
+      [APP_URIS.market, APP_URIS.equity, ...expectedTemplates.map((entry) => entry.uri)].sort(),
+    );
     for (const resource of resources) {
       expect(resource.name, resource.uri).toMatch(/\S/);
       expect(resource.description!.length, resource.uri).toBeGreaterThan(40);
@@ -612,8 +875,18 @@ describe('chart templates as MCP resources (free), the tools that name an MCP Ap
     for (const uri of Object.values(APP_URIS)) {
       const listed = resources.find((resource) => resource.uri === uri)!;
       expect(listed.mimeType).toBe(APP_MIME);
-      expect(listed._meta).toEqual({ ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true } });
-      const [content] = (await client.readResource({ uri })).contents as { uri: string; mimeType: string; text: string; _meta?: Json }[];
+      expect(listed._meta).toEqual({
+        ui: {
+          csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] },
+          prefersBorder: true,
+        },
+      });
+      const [content] = (await client.readResource({ uri })).contents as {
+        uri: string;
+        mimeType: string;
+        text: string;
+        _meta?: Json;
+      }[];
       expect(content!.mimeType).toBe(APP_MIME);
       expect(content!._meta).toEqual(listed._meta);
       expect(content!.text.startsWith('<!doctype html>')).toBe(true);
@@ -625,27 +898,51 @@ describe('chart templates as MCP resources (free), the tools that name an MCP Ap
     expect(await monthRequests()).toBe(before + 1); // the first reading only: listing and reading are free
 
     // The tool stays as the contract says: the same document, one request.
-    const tool = (await client.callTool({ name: 'get_chart_template', arguments: { kind: 'equity', theme: 'day' } })) as CallToolResult;
-    expect((tool.structuredContent as Json).content).toBe(((await client.readResource({ uri: 'chart-template://equity/day.html' })).contents[0] as { text: string }).text);
+    const tool = (await client.callTool({
+      name: 'get_chart_template',
+      arguments: { kind: 'equity', theme: 'day' },
+    })) as CallToolResult;
+    expect((tool.structuredContent as Json).content).toBe(
+      ((await client.readResource({ uri: 'chart-template://equity/day.html' })).contents[0] as { text: string }).text,
+    );
     expect(await monthRequests()).toBe(before + 1 + 1 + 1); // two readings and the one tool call
   });
 
   it('a client of the newest revision (2026-07-28: the 2.x Client, pinned) lists and reads the same resources and sees the same _meta, free too', async () => {
     const v1 = await mcpClient();
     const { port } = api.app.server.address() as AddressInfo;
-    const client = new ClientV2({ name: 'charts-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await client.connect(new TransportV2(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.max}` } } }));
+    const client = new ClientV2(
+      { name: 'charts-2026', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(
+      new TransportV2(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), {
+        requestInit: { headers: { Authorization: `Bearer ${keys.max}` } },
+      }),
+    );
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       const before = await monthRequests();
       const listed = (await client.listResources()).resources;
-      expect(listed.map((resource) => [resource.uri, resource.mimeType, resource._meta ?? null])).toEqual((await v1.listResources()).resources.map((resource) => [resource.uri, resource.mimeType, resource._meta ?? null]));
+      expect(listed.map((resource) => [resource.uri, resource.mimeType, resource._meta ?? null])).toEqual(
+        (await v1.listResources()).resources.map((resource) => [
+          resource.uri,
+          resource.mimeType,
+          resource._meta ?? null,
+        ]),
+      );
       for (const uri of [APP_URIS.market, APP_URIS.equity, 'chart-template://market/day.svg']) {
         expect((await client.readResource({ uri })).contents).toEqual((await v1.readResource({ uri })).contents);
       }
       const tools = (await client.listTools()).tools;
-      expect(tools.find((tool) => tool.name === 'get_market_events')!._meta).toEqual({ ui: { resourceUri: APP_URIS.market }, 'ui/resourceUri': APP_URIS.market });
-      expect(tools.find((tool) => tool.name === 'get_pnl_series')!._meta).toEqual({ ui: { resourceUri: APP_URIS.equity }, 'ui/resourceUri': APP_URIS.equity });
+      expect(tools.find((tool) => tool.name === 'get_market_events')!._meta).toEqual({
+        ui: { resourceUri: APP_URIS.market },
+        'ui/resourceUri': APP_URIS.market,
+      });
+      expect(tools.find((tool) => tool.name === 'get_pnl_series')!._meta).toEqual({
+        ui: { resourceUri: APP_URIS.equity },
+        'ui/resourceUri': APP_URIS.equity,
+      });
       expect(await monthRequests()).toBe(before + 1); // the first reading only
     } finally {
       await client.close();
@@ -657,10 +954,19 @@ describe('chart templates as MCP resources (free), the tools that name an MCP Ap
     const { tools } = await client.listTools();
     const withMeta = tools.filter((tool) => tool._meta !== undefined);
     expect(withMeta.map((tool) => tool.name).sort()).toEqual(['get_market_events', 'get_pnl_series']);
-    expect(tools.find((tool) => tool.name === 'get_market_events')!._meta).toEqual({ ui: { resourceUri: APP_URIS.market }, 'ui/resourceUri': APP_URIS.market });
-    expect(tools.find((tool) => tool.name === 'get_pnl_series')!._meta).toEqual({ ui: { resourceUri: APP_URIS.equity }, 'ui/resourceUri': APP_URIS.equity });
+    expect(tools.find((tool) => tool.name === 'get_market_events')!._meta).toEqual({
+      ui: { resourceUri: APP_URIS.market },
+      'ui/resourceUri': APP_URIS.market,
+    });
+    expect(tools.find((tool) => tool.name === 'get_pnl_series')!._meta).toEqual({
+      ui: { resourceUri: APP_URIS.equity },
+      'ui/resourceUri': APP_URIS.equity,
+    });
     // A client without MCP Apps gets today's result: the REST body, twice.
-    const result = (await client.callTool({ name: 'get_market_events', arguments: { trader, market: resolved } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: 'get_market_events',
+      arguments: { trader, market: resolved },
+    })) as CallToolResult;
     expect(result.structuredContent).toEqual(data.resolvedChart);
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(data.resolvedChart) }]);
     expect(result._meta).toBeUndefined();
@@ -756,11 +1062,22 @@ const SANDBOX_ORIGIN = 'http://mcp-sandbox.test';
  * tools/list, reads that resource (resources/read), renders it in the host page's iframe under the CSP
  * of its _meta.ui.csp, and, once the View has initialized, hands it the tool input and the tool result.
  */
-async function hostApp(toolName: string, args: Json, result: CallToolResult, hostContext: Json, name: string, waitReady = true): Promise<HostedApp> {
+async function hostApp(
+  toolName: string,
+  args: Json,
+  result: CallToolResult,
+  hostContext: Json,
+  name: string,
+  waitReady = true,
+): Promise<HostedApp> {
   const client = await mcpClient();
   const tool = (await client.listTools()).tools.find((candidate) => candidate.name === toolName)!;
   const uri = (tool._meta as { ui: { resourceUri: string } }).ui.resourceUri;
-  const [content] = (await client.readResource({ uri })).contents as { text: string; mimeType: string; _meta?: { ui?: { csp?: Json } } }[];
+  const [content] = (await client.readResource({ uri })).contents as {
+    text: string;
+    mimeType: string;
+    _meta?: { ui?: { csp?: Json } };
+  }[];
   expect(content!.mimeType).toBe(APP_MIME);
   const page = await browser.newPage({ viewport: { width: 1100, height: 620 }, deviceScaleFactor: 1 });
   const hostUrl = `${HOST_ORIGIN}/chat.html`;
@@ -774,18 +1091,37 @@ async function hostApp(toolName: string, args: Json, result: CallToolResult, hos
     if (message.type() === 'error') problems.push(message.text());
   });
   page.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`));
-  await page.route(hostUrl, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: HOST_PAGE }));
-  await page.route(viewUrl, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', headers: { 'Content-Security-Policy': hostCsp(content!._meta?.ui?.csp) }, body: content!.text }));
+  await page.route(hostUrl, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: HOST_PAGE }),
+  );
+  await page.route(viewUrl, (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: 'text/html; charset=utf-8',
+      headers: { 'Content-Security-Policy': hostCsp(content!._meta?.ui?.csp) },
+      body: content!.text,
+    }),
+  );
   await page.goto(hostUrl);
-  await page.evaluate(([src, context]) => (window as any).host.load(src, context), [viewUrl, { ...hostContext, toolInfo: { tool } }] as const); // eslint-disable-line @typescript-eslint/no-explicit-any
+  await page.evaluate(([src, context]) => (window as any).host.load(src, context), [
+    viewUrl,
+    { ...hostContext, toolInfo: { tool } },
+  ] as const); // eslint-disable-line @typescript-eslint/no-explicit-any
   await page.waitForFunction(() => (window as any).host.initialized() === true, undefined, { timeout: 10_000 }); // eslint-disable-line @typescript-eslint/no-explicit-any
   const frame = page.frames().find((candidate) => candidate.url() === viewUrl)!;
   expect(frame, 'the View frame').toBeDefined();
-  await page.evaluate(([input, toolResult]) => (window as any).host.deliver(input, toolResult), [args, result] as const); // eslint-disable-line @typescript-eslint/no-explicit-any
+  await page.evaluate(([input, toolResult]) => (window as any).host.deliver(input, toolResult), [
+    args,
+    result,
+  ] as const); // eslint-disable-line @typescript-eslint/no-explicit-any
   if (waitReady) {
-    await frame.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, { timeout: 10_000 }).catch((failure: unknown) => {
-      throw new Error(`${name}: not ready (${problems.join('; ')}) ${String(failure)}`);
-    });
+    await frame
+      .waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, {
+        timeout: 10_000,
+      })
+      .catch((failure: unknown) => {
+        throw new Error(`${name}: not ready (${problems.join('; ')}) ${String(failure)}`);
+      });
   }
   const protocol = () => page.evaluate(() => (window as any).host.log as Json[]); // eslint-disable-line @typescript-eslint/no-explicit-any
   return { page, frame, requests, problems, hostUrl, viewUrl, protocol };
@@ -806,18 +1142,37 @@ describe('MCP Apps: the charts drawn by a host from a tool result', () => {
     const result = (await client.callTool({ name: 'get_market_events', arguments: args })) as CallToolResult;
     expect(await monthRequests()).toBe(before + 1 + 1); // the first reading and the tool call
     expect(result.structuredContent).toEqual(data.resolvedChart);
-    const app = await hostApp('get_market_events', args, result, { theme: 'dark', displayMode: 'inline', containerDimensions: { width: 1100, maxHeight: 620 } }, 'app-market');
+    const app = await hostApp(
+      'get_market_events',
+      args,
+      result,
+      { theme: 'dark', displayMode: 'inline', containerDimensions: { width: 1100, maxHeight: 620 } },
+      'app-market',
+    );
     const { page, frame } = app;
     expect(await monthRequests()).toBe(before + 1 + 1 + 1); // plus the second reading: tools/list and resources/read of the host are free
 
     // The protocol as the View spoke it: ui/initialize (protocol version, app info, capabilities), then initialized, then sizes.
     const log = await app.protocol();
-    expect(log[0]).toMatchObject({ jsonrpc: '2.0', id: expect.any(Number), method: 'ui/initialize', params: { protocolVersion: '2026-01-26', appInfo: { name: expect.stringContaining('market'), version: expect.any(String) }, appCapabilities: expect.any(Object) } });
+    expect(log[0]).toMatchObject({
+      jsonrpc: '2.0',
+      id: expect.any(Number),
+      method: 'ui/initialize',
+      params: {
+        protocolVersion: '2026-01-26',
+        appInfo: { name: expect.stringContaining('market'), version: expect.any(String) },
+        appCapabilities: expect.any(Object),
+      },
+    });
     expect(log[1]).toEqual({ jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {} });
-    expect(new Set(log.map((message) => message.method))).toEqual(new Set(['ui/initialize', 'ui/notifications/initialized', 'ui/notifications/size-changed']));
+    expect(new Set(log.map((message) => message.method))).toEqual(
+      new Set(['ui/initialize', 'ui/notifications/initialized', 'ui/notifications/size-changed']),
+    );
     // Flexible height (maxHeight 620): the View asks for its chart's height, and the host sizes the frame to it.
     await page.waitForFunction(() => (window as any).host.frameBox().height === 480); // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect((await app.protocol()).filter((message) => message.method === 'ui/notifications/size-changed').at(-1)!.params).toEqual({ width: 1100, height: 480 });
+    expect(
+      (await app.protocol()).filter((message) => message.method === 'ui/notifications/size-changed').at(-1)!.params,
+    ).toEqual({ width: 1100, height: 480 });
     expect(await frame.evaluate(() => (window as any).__toolInput)).toEqual(args); // eslint-disable-line @typescript-eslint/no-explicit-any
 
     // The same geometry as the chart page: lines, gaps, markers at (ts, price), count label, y-range.
@@ -836,7 +1191,12 @@ describe('MCP Apps: the charts drawn by a host from a tool result', () => {
     for (const tick of axis.ticks) expect(tick).toMatch(/^1[56]:\d\d$/);
 
     // Pixels, on the host page's screenshot (the frame sits at its top left corner).
-    expect(await page.evaluate(() => (window as any).host.frameBox())).toEqual({ x: 0, y: 0, width: 1100, height: 480 }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(await page.evaluate(() => (window as any).host.frameBox())).toEqual({
+      x: 0,
+      y: 0,
+      width: 1100,
+      height: 480,
+    }); // eslint-disable-line @typescript-eslint/no-explicit-any
     const image = await shot(page, 'app-market-night');
     expect(countColor(image, COLORS.night)).toBeGreaterThan(1100 * 480 * 0.4);
     expect(countColor(image, COLORS.line)).toBeGreaterThan(300);
@@ -852,7 +1212,10 @@ describe('MCP Apps: the charts drawn by a host from a tool result', () => {
     const zoomed = await checkMarketGeometry(frame, data.resolvedChart, undefined);
     expect([zoomed.ax.from, zoomed.ax.to]).toEqual([t0 + 500, t0 + 700]);
     expect(zoomed.d.fills).toHaveLength(3);
-    await frame.evaluate(([from, to]) => (window as any).__setRange(from, to), [data.resolvedChart.series.from_ts, data.resolvedChart.series.to_ts]); // eslint-disable-line @typescript-eslint/no-explicit-any
+    await frame.evaluate(
+      ([from, to]) => (window as any).__setRange(from, to),
+      [data.resolvedChart.series.from_ts, data.resolvedChart.series.to_ts],
+    ); // eslint-disable-line @typescript-eslint/no-explicit-any
 
     // The host turns light: the chart follows with the day theme.
     await page.evaluate(() => (window as any).host.notify('ui/notifications/host-context-changed', { theme: 'light' })); // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -864,7 +1227,9 @@ describe('MCP Apps: the charts drawn by a host from a tool result', () => {
 
     // Host requests: ping and teardown are answered.
     expect(await page.evaluate(() => (window as any).host.request('ping', {}))).toMatchObject({ result: {} }); // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(await page.evaluate(() => (window as any).host.request('ui/resource-teardown', {}))).toMatchObject({ result: {} }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(await page.evaluate(() => (window as any).host.request('ui/resource-teardown', {}))).toMatchObject({
+      result: {},
+    }); // eslint-disable-line @typescript-eslint/no-explicit-any
 
     // Nothing was fetched: the host page and the View's document, both served by the page's own routes.
     expect(app.requests).toEqual([app.hostUrl, app.viewUrl]);
@@ -877,9 +1242,20 @@ describe('MCP Apps: the charts drawn by a host from a tool result', () => {
     const args = { trader };
     const result = (await client.callTool({ name: 'get_pnl_series', arguments: args })) as CallToolResult;
     expect(result.structuredContent).toEqual(data.pnl);
-    const app = await hostApp('get_pnl_series', args, result, { theme: 'light', displayMode: 'inline', containerDimensions: { width: 1100, height: 620 } }, 'app-equity');
+    const app = await hostApp(
+      'get_pnl_series',
+      args,
+      result,
+      { theme: 'light', displayMode: 'inline', containerDimensions: { width: 1100, height: 620 } },
+      'app-equity',
+    );
     const { page, frame } = app;
-    expect(await page.evaluate(() => (window as any).host.frameBox())).toEqual({ x: 0, y: 0, width: 1100, height: 620 }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(await page.evaluate(() => (window as any).host.frameBox())).toEqual({
+      x: 0,
+      y: 0,
+      width: 1100,
+      height: 620,
+    }); // eslint-disable-line @typescript-eslint/no-explicit-any
     const a = await attrs(frame);
     expect(a['data-theme']).toBe('day');
     expect(a['data-mode']).toBe('pnl');
@@ -893,7 +1269,10 @@ describe('MCP Apps: the charts drawn by a host from a tool result', () => {
     });
     expect(line.ts).toEqual(series.map((p) => p[0]));
     const ax = axes(a);
-    const vertices = [...line.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [Number(match[1]), Number(match[2])]);
+    const vertices = [...line.d.matchAll(/[ML]([-\d.e]+),([-\d.e]+)/g)].map((match) => [
+      Number(match[1]),
+      Number(match[2]),
+    ]);
     series.forEach(([ts, value], index) => {
       expect(vertices[index]![0]).toBeCloseTo(ax.x(ts), 3);
       expect(vertices[index]![1]).toBeCloseTo(ax.y(value), 3);
@@ -931,16 +1310,37 @@ describe('MCP Apps: the charts drawn by a host from a tool result', () => {
 describe('one time zone per chart', () => {
   it("market: the title's zone by default (ET), the data's time_zone over it, the root's data-time-zone and __setTimeZone over both; UTC when the title names none", async () => {
     const cases: { name: string; content: string; zone: string; label: string; tick: RegExp }[] = [
-      { name: 'tz-title', content: filled('market', 'html', 'night', data.resolvedChart), zone: 'America/New_York', label: 'EST', tick: /^1[56]:\d\d$/ },
-      { name: 'tz-data', content: filled('market', 'html', 'night', { ...data.resolvedChart, time_zone: 'UTC' }), zone: 'UTC', label: 'UTC', tick: /^2[01]:\d\d$/ },
+      {
+        name: 'tz-title',
+        content: filled('market', 'html', 'night', data.resolvedChart),
+        zone: 'America/New_York',
+        label: 'EST',
+        tick: /^1[56]:\d\d$/,
+      },
+      {
+        name: 'tz-data',
+        content: filled('market', 'html', 'night', { ...data.resolvedChart, time_zone: 'UTC' }),
+        zone: 'UTC',
+        label: 'UTC',
+        tick: /^2[01]:\d\d$/,
+      },
       {
         name: 'tz-option',
-        content: filled('market', 'html', 'night', { ...data.resolvedChart, time_zone: 'UTC' }).replace('data-theme="night"', 'data-theme="night" data-time-zone="America/Chicago"'),
+        content: filled('market', 'html', 'night', { ...data.resolvedChart, time_zone: 'UTC' }).replace(
+          'data-theme="night"',
+          'data-theme="night" data-time-zone="America/Chicago"',
+        ),
         zone: 'America/Chicago',
         label: 'CST',
         tick: /^1[45]:\d\d$/,
       },
-      { name: 'tz-svg', content: filled('market', 'svg', 'day', data.resolvedChart), zone: 'America/New_York', label: 'EST', tick: /^1[56]:\d\d$/ },
+      {
+        name: 'tz-svg',
+        content: filled('market', 'svg', 'day', data.resolvedChart),
+        zone: 'America/New_York',
+        label: 'EST',
+        tick: /^1[56]:\d\d$/,
+      },
     ];
     for (const { name, content, zone, label, tick } of cases) {
       const { page, requests, url } = await openChart(content, name === 'tz-svg' ? 'svg' : 'html', name);
@@ -967,7 +1367,10 @@ describe('one time zone per chart', () => {
         // The zone's name sits at the axis end, clear of the last tick label.
         const boxes = await page.evaluate(() => {
           const box = (node: Element) => node.getBoundingClientRect().toJSON() as { left: number; right: number };
-          return { zone: box(document.querySelector('#chart text.zone')!), ticks: Array.from(document.querySelectorAll('#chart text.tick')).map(box) };
+          return {
+            zone: box(document.querySelector('#chart text.zone')!),
+            ticks: Array.from(document.querySelectorAll('#chart text.tick')).map(box),
+          };
         });
         for (const tickBox of boxes.ticks) expect(tickBox.right).toBeLessThanOrEqual(boxes.zone.left);
       }
@@ -979,7 +1382,7 @@ describe('one time zone per chart', () => {
     await page.close();
   });
 
-  it('the REST chart page takes time_zone (it becomes the data\'s time_zone); a zone Intl does not know is a 422 naming the parameter', async () => {
+  it("the REST chart page takes time_zone (it becomes the data's time_zone); a zone Intl does not know is a 422 naming the parameter", async () => {
     const path = `traders/${trader}/markets/${resolved}/chart.html`;
     const tokyo = await api.get(`${path}?time_zone=${encodeURIComponent('Asia/Tokyo')}`);
     expect(tokyo.statusCode).toBe(200);
@@ -993,7 +1396,8 @@ describe('one time zone per chart', () => {
       expect(response.statusCode, bad).toBe(422);
       const { detail } = bodyOf(response) as { detail: Json[] };
       expect(detail.length).toBeGreaterThan(0);
-      for (const issue of detail) expect(issue).toMatchObject({ loc: ['query', 'time_zone'], input: bad, msg: expect.any(String) });
+      for (const issue of detail)
+        expect(issue).toMatchObject({ loc: ['query', 'time_zone'], input: bad, msg: expect.any(String) });
     }
   });
 

@@ -72,7 +72,11 @@ describe('ClickHouse cluster variant', () => {
           generated.push(clustered);
           // The Distributed twins and their ALTERs need a cluster: checked from their text below.
           if (/ENGINE = Distributed\(/.test(clustered)) continue;
-          if (/^ALTER TABLE \{db:Identifier\}\.(\w+) /.test(clustered) && !/^ALTER TABLE \{db:Identifier\}\.\w+_local /.test(clustered)) continue;
+          if (
+            /^ALTER TABLE \{db:Identifier\}\.(\w+) /.test(clustered) &&
+            !/^ALTER TABLE \{db:Identifier\}\.\w+_local /.test(clustered)
+          )
+            continue;
           // Data statements (a migration's backfill) write through the Distributed tables: the same text as on one node.
           if (/^INSERT\s+INTO\b/i.test(clustered)) {
             expect(clustered).toBe(statement);
@@ -110,7 +114,8 @@ describe('ClickHouse cluster variant', () => {
       if (/^INSERT/i.test(statement)) continue;
       expect(statement, statement.slice(0, 120)).toContain(ON_CLUSTER);
       const engine = /ENGINE = (\w+)/.exec(statement)?.[1];
-      if (engine) expect(engine === 'Distributed' || engine.startsWith('Replicated'), statement.slice(0, 120)).toBe(true);
+      if (engine)
+        expect(engine === 'Distributed' || engine.startsWith('Replicated'), statement.slice(0, 120)).toBe(true);
     }
   });
 
@@ -119,7 +124,9 @@ describe('ClickHouse cluster variant', () => {
     const localTables = await tablesOf(localized);
     const oneColumns = await columnsOf(single);
     const localColumns = await columnsOf(localized);
-    const tables = [...oneTables.values()].filter((table) => table.engine !== 'MaterializedView' && table.name !== 'schema_migrations');
+    const tables = [...oneTables.values()].filter(
+      (table) => table.engine !== 'MaterializedView' && table.name !== 'schema_migrations',
+    );
     expect(tables.length).toBeGreaterThan(10);
     for (const table of tables) {
       const twin = localTables.get(`${table.name}_local`);
@@ -135,7 +142,10 @@ describe('ClickHouse cluster variant', () => {
       );
     }
     // Nothing else: B holds exactly the local twins and the views.
-    const expectedNames = [...tables.map((table) => `${table.name}_local`), ...[...oneTables.values()].filter((table) => table.engine === 'MaterializedView').map((table) => table.name)];
+    const expectedNames = [
+      ...tables.map((table) => `${table.name}_local`),
+      ...[...oneTables.values()].filter((table) => table.engine === 'MaterializedView').map((table) => table.name),
+    ];
     expect([...localTables.keys()].sort()).toEqual(expectedNames.sort());
   });
 
@@ -149,7 +159,12 @@ describe('ClickHouse cluster variant', () => {
       const normalized = twin.as_select.replaceAll(`${localized.database}.`, 'DB.').replace(/(DB\.\w+)_local\b/g, '$1');
       expect(normalized, view.name).toBe(view.as_select.replaceAll(`${single.database}.`, 'DB.'));
       // Reads and writes stay on the shard: every table the view names is a local one.
-      expect(twin.as_select.match(new RegExp(`${localized.database}\\.(\\w+)`, 'g'))!.every((name) => name.endsWith('_local')), view.name).toBe(true);
+      expect(
+        twin.as_select
+          .match(new RegExp(`${localized.database}\\.(\\w+)`, 'g'))!
+          .every((name) => name.endsWith('_local')),
+        view.name,
+      ).toBe(true);
     }
     for (const statement of generated.filter((text) => text.startsWith('CREATE MATERIALIZED VIEW'))) {
       expect(statement).toMatch(/\sTO \{db:Identifier\}\.\w+_local\b/);
@@ -159,10 +174,14 @@ describe('ClickHouse cluster variant', () => {
   it('puts a Distributed table over each local table, sharded by wallet, else market, else account', async () => {
     const oneTables = await tablesOf(single);
     const oneColumns = await columnsOf(single);
-    const tables = [...oneTables.values()].filter((table) => table.engine !== 'MaterializedView' && table.name !== 'schema_migrations');
+    const tables = [...oneTables.values()].filter(
+      (table) => table.engine !== 'MaterializedView' && table.name !== 'schema_migrations',
+    );
     const distributed = generated.filter((statement) => statement.includes('ENGINE = Distributed('));
     // A table a later migration replaced and dropped (0011) is dropped on the cluster too: both its tables.
-    const dropped = [...new Set(distributed.map((text) => /^CREATE TABLE IF NOT EXISTS \{db:Identifier\}\.(\w+) /.exec(text)![1]!))].filter((name) => !oneTables.has(name));
+    const dropped = [
+      ...new Set(distributed.map((text) => /^CREATE TABLE IF NOT EXISTS \{db:Identifier\}\.(\w+) /.exec(text)![1]!)),
+    ].filter((name) => !oneTables.has(name));
     expect(dropped.length).toBeGreaterThan(0);
     for (const name of dropped) {
       expect(generated).toContain(`DROP TABLE IF EXISTS {db:Identifier}.${name}${ON_CLUSTER} SYNC`);
@@ -171,8 +190,16 @@ describe('ClickHouse cluster variant', () => {
     expect(distributed).toHaveLength(tables.length + dropped.length);
     for (const table of tables) {
       const columns = new Set(oneColumns.filter((column) => column.table === table.name).map((column) => column.name));
-      const key = columns.has('wallet') ? 'cityHash64(wallet)' : columns.has('condition_id') ? 'cityHash64(condition_id)' : columns.has('account_id') ? 'cityHash64(account_id)' : 'rand()';
-      const statement = distributed.find((text) => text.startsWith(`CREATE TABLE IF NOT EXISTS {db:Identifier}.${table.name} `));
+      const key = columns.has('wallet')
+        ? 'cityHash64(wallet)'
+        : columns.has('condition_id')
+          ? 'cityHash64(condition_id)'
+          : columns.has('account_id')
+            ? 'cityHash64(account_id)'
+            : 'rand()';
+      const statement = distributed.find((text) =>
+        text.startsWith(`CREATE TABLE IF NOT EXISTS {db:Identifier}.${table.name} `),
+      );
       expect(statement, table.name).toBe(
         `CREATE TABLE IF NOT EXISTS {db:Identifier}.${table.name}${ON_CLUSTER}\nAS {db:Identifier}.${table.name}_local\nENGINE = Distributed('${CLUSTER}', {db:Identifier}, '${table.name}_local', ${key})`,
       );
@@ -180,8 +207,12 @@ describe('ClickHouse cluster variant', () => {
     // The landing table of fills is sharded by wallet (the design's rule).
     expect(distributed.find((text) => text.includes('.fills_local\n'))).toContain('cityHash64(wallet)');
     // A column added by a later migration reaches both the local and the Distributed table.
-    expect(generated).toContain(`ALTER TABLE {db:Identifier}.fills${ON_CLUSTER} ADD COLUMN IF NOT EXISTS fee_usd Float64 DEFAULT 0 AFTER usd`);
-    expect(generated).toContain(`ALTER TABLE {db:Identifier}.fills_local${ON_CLUSTER} ADD COLUMN IF NOT EXISTS fee_usd Float64 DEFAULT 0 AFTER usd`);
+    expect(generated).toContain(
+      `ALTER TABLE {db:Identifier}.fills${ON_CLUSTER} ADD COLUMN IF NOT EXISTS fee_usd Float64 DEFAULT 0 AFTER usd`,
+    );
+    expect(generated).toContain(
+      `ALTER TABLE {db:Identifier}.fills_local${ON_CLUSTER} ADD COLUMN IF NOT EXISTS fee_usd Float64 DEFAULT 0 AFTER usd`,
+    );
   });
 
   it('works on a migration it has never seen and refuses a statement it has no rule for', () => {
@@ -200,15 +231,30 @@ describe('ClickHouse cluster variant', () => {
       DROP TABLE IF EXISTS {db:Identifier}.new_things;
     `);
     const out = migration.flatMap((statement) => ddl.statements(statement));
-    expect(out[0]).toContain("ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/{database}/new_things_local', '{replica}', (n))");
+    expect(out[0]).toContain(
+      "ENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/{database}/new_things_local', '{replica}', (n))",
+    );
     expect(out[0]).toContain('INDEX n_index n TYPE minmax GRANULARITY 1');
-    expect(out[1]).toContain("Distributed('analytics_cluster', {db:Identifier}, 'new_things_local', cityHash64(wallet))");
-    expect(out[2]).toBe(`CREATE MATERIALIZED VIEW IF NOT EXISTS {db:Identifier}.new_things_from_self${ON_CLUSTER} TO {db:Identifier}.new_things_local AS SELECT wallet, n FROM {db:Identifier}.new_things_local WHERE n > 1`);
+    expect(out[1]).toContain(
+      "Distributed('analytics_cluster', {db:Identifier}, 'new_things_local', cityHash64(wallet))",
+    );
+    expect(out[2]).toBe(
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS {db:Identifier}.new_things_from_self${ON_CLUSTER} TO {db:Identifier}.new_things_local AS SELECT wallet, n FROM {db:Identifier}.new_things_local WHERE n > 1`,
+    );
     // A TTL change is the local table's alone (a Distributed table stores nothing).
-    expect(out[3]).toBe(`ALTER TABLE {db:Identifier}.new_things_local${ON_CLUSTER} MODIFY TTL toDateTime(n) + INTERVAL 1 DAY`);
-    expect(out.slice(4)).toEqual([`DROP TABLE IF EXISTS {db:Identifier}.new_things${ON_CLUSTER} SYNC`, `DROP TABLE IF EXISTS {db:Identifier}.new_things_local${ON_CLUSTER} SYNC`]);
-    expect(() => ddl.statements('RENAME TABLE {db:Identifier}.a TO {db:Identifier}.b')).toThrow(/no rule for this migration statement/);
-    expect(() => ddl.statements('ALTER TABLE {db:Identifier}.unknown ADD COLUMN x UInt8')).toThrow(/not a table created by the migrations/);
+    expect(out[3]).toBe(
+      `ALTER TABLE {db:Identifier}.new_things_local${ON_CLUSTER} MODIFY TTL toDateTime(n) + INTERVAL 1 DAY`,
+    );
+    expect(out.slice(4)).toEqual([
+      `DROP TABLE IF EXISTS {db:Identifier}.new_things${ON_CLUSTER} SYNC`,
+      `DROP TABLE IF EXISTS {db:Identifier}.new_things_local${ON_CLUSTER} SYNC`,
+    ]);
+    expect(() => ddl.statements('RENAME TABLE {db:Identifier}.a TO {db:Identifier}.b')).toThrow(
+      /no rule for this migration statement/,
+    );
+    expect(() => ddl.statements('ALTER TABLE {db:Identifier}.unknown ADD COLUMN x UInt8')).toThrow(
+      /not a table created by the migrations/,
+    );
   });
 
   it('is chosen by CLICKHOUSE_CLUSTER: migrate then runs exactly the generated statements, ON CLUSTER', async () => {
@@ -234,7 +280,9 @@ describe('ClickHouse cluster variant', () => {
     await migrate(recording, createLogger('silent'), { cluster: CLUSTER });
     expect(commands[0]).toBe(`CREATE DATABASE IF NOT EXISTS \`ta_cluster\`${ON_CLUSTER}`);
     expect(commands[1]).toMatch(/^CREATE TABLE IF NOT EXISTS \{db:Identifier\}\.schema_migrations_local ON CLUSTER/);
-    expect(commands[2]).toMatch(/^CREATE TABLE IF NOT EXISTS \{db:Identifier\}\.schema_migrations ON CLUSTER .*\n.*\nENGINE = Distributed/);
+    expect(commands[2]).toMatch(
+      /^CREATE TABLE IF NOT EXISTS \{db:Identifier\}\.schema_migrations ON CLUSTER .*\n.*\nENGINE = Distributed/,
+    );
     expect(commands.slice(3)).toEqual(generated);
   });
 });

@@ -17,26 +17,58 @@ const UNCHECKED = EXAMPLES;
 describe('comments', () => {
   const files = codeFiles();
 
-  it('reads the comments of every kind of code file it judges (a scanner that finds nothing would pass)', { timeout: 60_000 }, () => {
+  it('reads the comments of every kind of code file it judges (a scanner that finds nothing would pass)', {
+    timeout: 60_000,
+  }, () => {
     const names = files.map(({ file }) => file);
-    for (const file of ['projections/store.ts', 'operations/charts/app.js', '.ci/lock-platform-packages.mjs', 'operations/gates/admit.lua', 'projections/migrations/0001_landing_tables.sql', 'deploy/compose.yaml', 'deploy/prometheus/alerts.yml', 'deploy/Dockerfile', 'deploy/proxy/nginx.conf', '.ci/run']) {
+    for (const file of [
+      'projections/store.ts',
+      'operations/charts/app.js',
+      '.ci/lock-platform-packages.mjs',
+      'operations/gates/admit.lua',
+      'projections/migrations/0001_landing_tables.sql',
+      'deploy/compose.yaml',
+      'deploy/prometheus/alerts.yml',
+      'deploy/Dockerfile',
+      'deploy/proxy/nginx.conf',
+      '.ci/run',
+    ]) {
       expect(names).toContain(file);
       const { syntax } = files.find((code) => code.file === file)!;
       expect(commentsOf(file, readFileSync(path.join(ROOT, file), 'utf8'), syntax).length, file).toBeGreaterThan(0);
     }
-    expect(names.some((file) => file.startsWith('node_modules/') || file.startsWith('docs/') || file.startsWith('test/fixtures/'))).toBe(false);
+    expect(
+      names.some(
+        (file) => file.startsWith('node_modules/') || file.startsWith('docs/') || file.startsWith('test/fixtures/'),
+      ),
+    ).toBe(false);
     expect(names).not.toContain('test/bench/RESULTS.md');
   });
 
   it('flags a lab note in a comment of each syntax, and never the same text in a string', () => {
     const note = 'measured 10–18 ms p50 on 2026-11-25';
     const cases: [string, 'js' | 'sql' | 'lua' | 'yaml' | 'hash', string, string][] = [
-      ['a.ts', 'js', `// ${note}\nconst a = 1;`, `const a = '// ${note}';\nconst b = \`/* ${note} \${a} */\`;\nconst c = /\\/\\/ 2026-11-25/;\n`],
-      ['a.ts', 'js', `/**\n * Ran 41,000 fills/s\n * (bench:ingest).\n */\nconst a = 1;`, `const a = "refused 62, 8, 68 on Nov 25, 2026";`],
+      [
+        'a.ts',
+        'js',
+        `// ${note}\nconst a = 1;`,
+        `const a = '// ${note}';\nconst b = \`/* ${note} \${a} */\`;\nconst c = /\\/\\/ 2026-11-25/;\n`,
+      ],
+      [
+        'a.ts',
+        'js',
+        `/**\n * Ran 41,000 fills/s\n * (bench:ingest).\n */\nconst a = 1;`,
+        `const a = "refused 62, 8, 68 on Nov 25, 2026";`,
+      ],
       ['a.sql', 'sql', `SELECT 1 -- ${note}\n`, `SELECT '-- ${note}', '/* ${note} */'\n`],
       ['a.lua', 'lua', `local a = 1 -- ${note}\n--[[ ${note} ]]\n`, `local a = "-- ${note}" .. [[-- ${note}]]\n`],
       ['a.yaml', 'yaml', `a: 1 # ${note}\n`, `a: "# ${note}"\nb: |\n  # ${note}\n`],
-      ['run', 'hash', `#!/usr/bin/env bash\necho hi # ${note}\n`, `#!/usr/bin/env bash\necho "# ${note}" '# ${note}'\n`],
+      [
+        'run',
+        'hash',
+        `#!/usr/bin/env bash\necho hi # ${note}\n`,
+        `#!/usr/bin/env bash\necho "# ${note}" '# ${note}'\n`,
+      ],
     ];
     for (const [file, syntax, comment, literal] of cases) {
       expect(labNotesIn(file, comment, syntax).length, comment).toBeGreaterThan(0);
@@ -75,7 +107,11 @@ describe('comments', () => {
   it('no code comment quotes a benchmark figure or a date', { timeout: 60_000 }, () => {
     const found = files
       .filter(({ file }) => !UNCHECKED.includes(file))
-      .flatMap(({ file, syntax }) => labNotesIn(file, readFileSync(path.join(ROOT, file), 'utf8'), syntax).map((note) => `${file}:${note.line} [${note.kind}] ${note.match} — ${note.text}`));
+      .flatMap(({ file, syntax }) =>
+        labNotesIn(file, readFileSync(path.join(ROOT, file), 'utf8'), syntax).map(
+          (note) => `${file}:${note.line} [${note.kind}] ${note.match} — ${note.text}`,
+        ),
+      );
     expect(found).toEqual([]);
   });
 

@@ -21,11 +21,25 @@ interface Run {
 /** `node main.ts <argv>` on `dataDir`, as a person runs it (`npx tsx main.ts …`), to its end. */
 function main(argv: string[], dataDir: string): Promise<Run> {
   return new Promise((resolve) => {
-    const environment = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
-    execFile(process.execPath, ['--import', 'tsx', 'main.ts', ...argv], { cwd: REPO_ROOT, env: environment, timeout: 120_000 }, (error, stdout, stderr) => {
-      const failure = error as (Error & { code?: number | string; signal?: string | null }) | null;
-      resolve({ code: failure ? (failure.signal ?? failure.code ?? 'unknown') : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
+    const environment = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+    };
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'main.ts', ...argv],
+      { cwd: REPO_ROOT, env: environment, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        const failure = error as (Error & { code?: number | string; signal?: string | null }) | null;
+        resolve({
+          code: failure ? (failure.signal ?? failure.code ?? 'unknown') : 0,
+          stdout: String(stdout),
+          stderr: String(stderr),
+        });
+      },
+    );
   });
 }
 
@@ -46,7 +60,11 @@ afterAll(async () => {
 describe('a command on a DATA_DIR another process holds', () => {
   it('says so in one line naming DATA_DIR and the holder, and exits 1 (keys, migrate, import)', async () => {
     const expected = `stop \`npm start\` first: DATA_DIR is in use by another process (pid ${holder.child.pid}, ${dataDir})\n`;
-    for (const argv of [['keys', 'list', '--user', 'demo-pro'], ['migrate'], ['import', path.join(REPO_ROOT, 'test', 'fixtures')]]) {
+    for (const argv of [
+      ['keys', 'list', '--user', 'demo-pro'],
+      ['migrate'],
+      ['import', path.join(REPO_ROOT, 'test', 'fixtures')],
+    ]) {
       const run = await main(argv, dataDir);
       expect(run.stderr, argv.join(' ')).toBe(expected);
       expect(run.stdout, argv.join(' ')).toBe('');

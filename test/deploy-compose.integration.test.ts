@@ -24,7 +24,9 @@ const SECRETS = {
 function composeCommand(): string[] {
   if (spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' }).status === 0) return ['docker', 'compose'];
   if (spawnSync('docker-compose', ['version'], { encoding: 'utf8' }).status === 0) return ['docker-compose'];
-  throw new Error('no Docker Compose CLI: install the docker compose plugin, or `apt-get install -y docker-compose` (.ci/run does)');
+  throw new Error(
+    'no Docker Compose CLI: install the docker compose plugin, or `apt-get install -y docker-compose` (.ci/run does)',
+  );
 }
 
 interface Service {
@@ -55,7 +57,20 @@ describe('deploy/compose.yaml', () => {
     const resolved = parse(result.stdout) as { services: Record<string, Service> };
     const services = resolved.services;
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'archive', 'clickhouse', 'grafana', 'ingest', 'kafka', 'migrate', 'prometheus', 'proxy', 'redis', 'simulate', 'upstream'].sort(),
+      [
+        'api',
+        'archive',
+        'clickhouse',
+        'grafana',
+        'ingest',
+        'kafka',
+        'migrate',
+        'prometheus',
+        'proxy',
+        'redis',
+        'simulate',
+        'upstream',
+      ].sort(),
     );
 
     // Every long-running service has a healthcheck; the one-shot migrate is waited on by its exit.
@@ -86,7 +101,8 @@ describe('deploy/compose.yaml', () => {
     expect(JSON.stringify(services).toLowerCase()).not.toContain('zookeeper');
 
     // Secrets reach the roles from the environment; the API instances share theirs.
-    for (const name of ['api', 'ingest', 'migrate']) expect(services[name]!.environment?.CLICKHOUSE_PASSWORD, name).toBe(SECRETS.CLICKHOUSE_PASSWORD);
+    for (const name of ['api', 'ingest', 'migrate'])
+      expect(services[name]!.environment?.CLICKHOUSE_PASSWORD, name).toBe(SECRETS.CLICKHOUSE_PASSWORD);
     expect(services.api!.environment?.API_CURSOR_SECRET).toBe(SECRETS.API_CURSOR_SECRET);
     expect(services.api!.environment?.DOWNLOAD_SECRET).toBe(SECRETS.DOWNLOAD_SECRET);
 

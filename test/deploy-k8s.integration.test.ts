@@ -40,7 +40,11 @@ interface Container {
   livenessProbe?: { httpGet?: { path: string; port: string | number } };
   readinessProbe?: { httpGet?: { path: string; port: string | number } };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; capabilities?: { drop?: string[] } };
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    capabilities?: { drop?: string[] };
+  };
 }
 
 interface PodSpec {
@@ -50,14 +54,20 @@ interface PodSpec {
 
 function kustomize(directory: string): K8sObject[] {
   const result = spawnSync('kubectl', ['kustomize', directory], { encoding: 'utf8' });
-  if (result.error) throw new Error('kubectl is not installed: the manifests are built with `kubectl kustomize` (kubectl 1.27 or later)');
+  if (result.error)
+    throw new Error(
+      'kubectl is not installed: the manifests are built with `kubectl kustomize` (kubectl 1.27 or later)',
+    );
   expect(result.status, result.stderr).toBe(0);
   return parseAllDocuments(result.stdout).map((document) => document.toJS() as K8sObject);
 }
 
 /** Validates one object with the kubernetes-models class of its apiVersion and kind. */
 async function validate(object: K8sObject): Promise<void> {
-  const module = await importTool<Record<string, new (data: unknown) => { validate(): void }>>('kubernetes-models', object.apiVersion);
+  const module = await importTool<Record<string, new (data: unknown) => { validate(): void }>>(
+    'kubernetes-models',
+    object.apiVersion,
+  );
   const Model = module[object.kind];
   if (!Model) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);
   try {
@@ -68,7 +78,8 @@ async function validate(object: K8sObject): Promise<void> {
 }
 
 function podSpecOf(object: K8sObject): PodSpec | null {
-  if (object.kind === 'Deployment' || object.kind === 'Job') return (object.spec as { template: { spec: PodSpec } }).template.spec;
+  if (object.kind === 'Deployment' || object.kind === 'Job')
+    return (object.spec as { template: { spec: PodSpec } }).template.spec;
   return null;
 }
 
@@ -76,7 +87,8 @@ function podLabelsOf(object: K8sObject): Record<string, string> {
   return (object.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
 }
 
-const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([key, value]) => labels[key] === value);
+const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.entries(selector).every(([key, value]) => labels[key] === value);
 
 async function overlays(): Promise<string[]> {
   return (await readdir(path.join(K8S, 'overlays'))).map((name) => path.join(K8S, 'overlays', name));
@@ -91,11 +103,20 @@ describe('deploy/k8s', () => {
       expect(objects.length, directory).toBeGreaterThan(0);
       for (const object of objects) await validate(object);
     }
-    const template = parseAllDocuments(await readFile(path.join(K8S, 'base/secret.template.yaml'), 'utf8')).map((document) => document.toJS() as K8sObject);
+    const template = parseAllDocuments(await readFile(path.join(K8S, 'base/secret.template.yaml'), 'utf8')).map(
+      (document) => document.toJS() as K8sObject,
+    );
     for (const object of template) await validate(object);
 
     // A schema violation is caught (the check can fail).
-    await expect(validate({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'broken' }, spec: { replicas: 'two', template: {} } })).rejects.toThrow(/selector|replicas/);
+    await expect(
+      validate({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'broken' },
+        spec: { replicas: 'two', template: {} },
+      }),
+    ).rejects.toThrow(/selector|replicas/);
   });
 
   it('gives every workload probes, resources and a restricted securityContext, and pins its image', async () => {
@@ -125,7 +146,10 @@ describe('deploy/k8s', () => {
         expect(container.securityContext?.allowPrivilegeEscalation, label).toBe(false);
         expect(container.securityContext?.readOnlyRootFilesystem, label).toBe(true);
         expect(container.securityContext?.capabilities?.drop, label).toEqual(['ALL']);
-        expect(container.envFrom?.map((source) => source.configMapRef?.name ?? source.secretRef?.name)).toEqual(['trader-analytics', 'trader-analytics']);
+        expect(container.envFrom?.map((source) => source.configMapRef?.name ?? source.secretRef?.name)).toEqual([
+          'trader-analytics',
+          'trader-analytics',
+        ]);
         if (workload.kind === 'Job') continue;
         // Long-running roles: liveness on /healthz, readiness on /readyz, on a port the container declares.
         expect(container.livenessProbe?.httpGet?.path, label).toBe('/healthz');
@@ -135,7 +159,9 @@ describe('deploy/k8s', () => {
         expect(portNames, label).toContain(container.readinessProbe!.httpGet!.port);
       }
     }
-    const roles = Object.fromEntries(workloads.map((object) => [object.metadata.name, podSpecOf(object)!.containers[0]!.args]));
+    const roles = Object.fromEntries(
+      workloads.map((object) => [object.metadata.name, podSpecOf(object)!.containers[0]!.args]),
+    );
     expect(roles).toEqual({
       'trader-analytics-api': ['api'],
       'trader-analytics-ingest': ['ingest'],
@@ -144,7 +170,9 @@ describe('deploy/k8s', () => {
       'trader-analytics-migrate': ['migrate'],
     });
     // The base runs no source: the components add them.
-    expect(kustomize(path.join(K8S, 'base')).filter((object) => /archive|upstream/.test(object.metadata.name))).toEqual([]);
+    expect(kustomize(path.join(K8S, 'base')).filter((object) => /archive|upstream/.test(object.metadata.name))).toEqual(
+      [],
+    );
   });
 
   it('wires Service, Ingress, PodDisruptionBudgets and autoscalers to the workloads', () => {
@@ -160,7 +188,9 @@ describe('deploy/k8s', () => {
     expect(serviceSpec.ports[0]!.targetPort).toBe('http');
 
     const [ingress] = byKind('Ingress');
-    const paths = (ingress!.spec as { rules: { http: { paths: { path: string; backend: { service: { name: string } } }[] } }[] }).rules.flatMap((rule) => rule.http.paths);
+    const paths = (
+      ingress!.spec as { rules: { http: { paths: { path: string; backend: { service: { name: string } } }[] } }[] }
+    ).rules.flatMap((rule) => rule.http.paths);
     expect(paths.map((entry) => entry.path)).toEqual(expect.arrayContaining(['/api/agent/v1', '/mcp']));
     expect(paths.map((entry) => entry.path)).not.toContain('/metrics');
     for (const entry of paths) expect(entry.backend.service.name).toBe(service!.metadata.name);
@@ -168,15 +198,27 @@ describe('deploy/k8s', () => {
     // Every long-running workload has a PDB that selects exactly its pods.
     const budgets = byKind('PodDisruptionBudget');
     for (const workload of deployments) {
-      const matching = budgets.filter((budget) => selects((budget.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels, podLabelsOf(workload)));
+      const matching = budgets.filter((budget) =>
+        selects(
+          (budget.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels,
+          podLabelsOf(workload),
+        ),
+      );
       expect(matching.length, workload.metadata.name).toBe(1);
     }
 
     const autoscalers = byKind('HorizontalPodAutoscaler');
-    const target = (name: string) => autoscalers.find((hpa) => (hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === name)!;
-    const apiMetrics = (target('trader-analytics-api').spec as { metrics: { type: string; resource?: { name: string } }[] }).metrics;
-    expect(apiMetrics).toEqual([expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) })]);
-    const ingestMetrics = (target('trader-analytics-ingest').spec as { metrics: { type: string; external?: { metric: { name: string } } }[] }).metrics;
+    const target = (name: string) =>
+      autoscalers.find((hpa) => (hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === name)!;
+    const apiMetrics = (
+      target('trader-analytics-api').spec as { metrics: { type: string; resource?: { name: string } }[] }
+    ).metrics;
+    expect(apiMetrics).toEqual([
+      expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) }),
+    ]);
+    const ingestMetrics = (
+      target('trader-analytics-ingest').spec as { metrics: { type: string; external?: { metric: { name: string } } }[] }
+    ).metrics;
     expect(ingestMetrics[0]!.type).toBe('External');
     const lagMetric = ingestMetrics[0]!.external!.metric.name;
     // The metric the HPA scales on is one the workers export.
@@ -188,7 +230,9 @@ describe('deploy/k8s', () => {
     for (const directory of [path.join(K8S, 'base'), ...(await overlays())]) {
       const objects = kustomize(directory);
       const configMap = objects.find((object) => object.kind === 'ConfigMap')!;
-      const template = parseAllDocuments(await readFile(path.join(K8S, 'base/secret.template.yaml'), 'utf8'))[0]!.toJS() as K8sObject;
+      const template = parseAllDocuments(
+        await readFile(path.join(K8S, 'base/secret.template.yaml'), 'utf8'),
+      )[0]!.toJS() as K8sObject;
       const environment = { ...configMap.data, ...template.stringData };
       // Every key is one the program reads (a misspelt key would be silently ignored by it).
       const config = parseConfig(environment);
@@ -199,7 +243,9 @@ describe('deploy/k8s', () => {
       const known = new Set(ENVIRONMENT_VARIABLES);
       for (const key of Object.keys(environment)) expect(known.has(key), `${directory}: ${key}`).toBe(true);
       // The Deployments' probe ports are the configured ones.
-      const api = objects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'trader-analytics-api')!;
+      const api = objects.find(
+        (object) => object.kind === 'Deployment' && object.metadata.name === 'trader-analytics-api',
+      )!;
       expect(podSpecOf(api)!.containers[0]!.ports![0]!.containerPort).toBe(config.http.port);
     }
   });

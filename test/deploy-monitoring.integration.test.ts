@@ -58,7 +58,11 @@ function referencesOf(expression: string): Reference[] {
 
 /** Every metric a running app exposes (a probe-only app: the HTTP histogram plus the shared registry), with its label names. */
 async function exposedMetrics(): Promise<Map<string, { type: string; labels: Set<string> }>> {
-  const app = await buildApp({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }) });
+  const app = await buildApp({
+    log: createLogger('silent'),
+    storeAlive: async () => true,
+    readiness: () => ({ ready: true, detail: {} }),
+  });
   try {
     await app.inject({ method: 'GET', url: '/healthz' });
     const scraped = parseExposition((await app.inject({ method: 'GET', url: '/metrics' })).body);
@@ -66,10 +70,15 @@ async function exposedMetrics(): Promise<Map<string, { type: string; labels: Set
     for (const [name, type] of scraped.types) metrics.set(name, { type, labels: new Set() });
     // Label names: from the definitions (series may not exist yet), and from the samples of the scrape.
     for (const metric of metricsRegistry.getMetricsAsArray()) {
-      for (const label of (metric as unknown as { labelNames: string[] }).labelNames) metrics.get(metric.name)?.labels.add(label);
+      for (const label of (metric as unknown as { labelNames: string[] }).labelNames)
+        metrics.get(metric.name)?.labels.add(label);
     }
     for (const sample of scraped.samples) {
-      const family = [...metrics.keys()].find((name) => sample.name === name || (sample.name.startsWith(name) && /^_(bucket|count|sum)$/.test(sample.name.slice(name.length))));
+      const family = [...metrics.keys()].find(
+        (name) =>
+          sample.name === name ||
+          (sample.name.startsWith(name) && /^_(bucket|count|sum)$/.test(sample.name.slice(name.length))),
+      );
       if (family) for (const label of Object.keys(sample.labels)) metrics.get(family)!.labels.add(label);
     }
     return metrics;
@@ -78,7 +87,11 @@ async function exposedMetrics(): Promise<Map<string, { type: string; labels: Set
   }
 }
 
-function checkReferences(source: string, expressions: string[], metrics: Map<string, { type: string; labels: Set<string> }>): Set<string> {
+function checkReferences(
+  source: string,
+  expressions: string[],
+  metrics: Map<string, { type: string; labels: Set<string> }>,
+): Set<string> {
   const used = new Set<string>();
   for (const expression of expressions) {
     for (const { metric, labels } of referencesOf(expression)) {
@@ -94,9 +107,15 @@ function checkReferences(source: string, expressions: string[], metrics: Map<str
         }
       }
       const builtin = PROMETHEUS_METRICS.get(metric);
-      expect(family !== undefined || builtin !== undefined, `${source}: metric ${metric} is not exposed by the service`).toBe(true);
+      expect(
+        family !== undefined || builtin !== undefined,
+        `${source}: metric ${metric} is not exposed by the service`,
+      ).toBe(true);
       for (const label of labels) {
-        expect(TARGET_LABELS.has(label) || (allowed ?? builtin)!.has(label), `${source}: ${metric} has no label ${label}`).toBe(true);
+        expect(
+          TARGET_LABELS.has(label) || (allowed ?? builtin)!.has(label),
+          `${source}: ${metric} has no label ${label}`,
+        ).toBe(true);
       }
       used.add(metric);
     }
@@ -116,16 +135,26 @@ describe('dashboard and alert rules', () => {
   it('parses every PromQL expression and catches a misspelt metric or label', async () => {
     const metrics = await exposedMetrics();
     expect(() => referencesOf('sum(rate(x[5m])')).toThrow(/syntax error/);
-    expect(() => checkReferences('probe', ['rate(trader_analytics_ingest_event_total[5m])'], metrics)).toThrow(/not exposed/);
-    expect(() => checkReferences('probe', ['trader_analytics_http_request_duration_seconds_count{status="500"}'], metrics)).toThrow(/no label status/);
-    expect(checkReferences('probe', ['sum by (le) (rate(trader_analytics_http_request_duration_seconds_bucket{status_code="500",le="1"}[5m]))'], metrics)).toEqual(
-      new Set(['trader_analytics_http_request_duration_seconds_bucket']),
+    expect(() => checkReferences('probe', ['rate(trader_analytics_ingest_event_total[5m])'], metrics)).toThrow(
+      /not exposed/,
     );
+    expect(() =>
+      checkReferences('probe', ['trader_analytics_http_request_duration_seconds_count{status="500"}'], metrics),
+    ).toThrow(/no label status/);
+    expect(
+      checkReferences(
+        'probe',
+        ['sum by (le) (rate(trader_analytics_http_request_duration_seconds_bucket{status_code="500",le="1"}[5m]))'],
+        metrics,
+      ),
+    ).toEqual(new Set(['trader_analytics_http_request_duration_seconds_bucket']));
   });
 
   it('alerts on what an operator pages on, about metrics the service exposes', async () => {
     const metrics = await exposedMetrics();
-    const file = parse(await readFile(path.join(DEPLOY, 'prometheus/alerts.yml'), 'utf8')) as { groups: { name: string; rules: Rule[] }[] };
+    const file = parse(await readFile(path.join(DEPLOY, 'prometheus/alerts.yml'), 'utf8')) as {
+      groups: { name: string; rules: Rule[] }[];
+    };
     const rules = file.groups.flatMap((group) => group.rules);
     const names = rules.map((rule) => rule.alert);
     expect(new Set(names).size).toBe(names.length);
@@ -145,7 +174,11 @@ describe('dashboard and alert rules', () => {
       expect(rule.annotations?.description, rule.alert).toBeTruthy();
       if (rule.for !== undefined) expect(rule.for, rule.alert).toMatch(/^\d+[smh]$/);
     }
-    const used = checkReferences('alerts.yml', rules.map((rule) => rule.expr), metrics);
+    const used = checkReferences(
+      'alerts.yml',
+      rules.map((rule) => rule.expr),
+      metrics,
+    );
     // The pages name their subjects: dead letters, lag, commits, 5xx, upstream staleness.
     for (const metric of [
       'trader_analytics_dead_letters_total',
@@ -160,10 +193,18 @@ describe('dashboard and alert rules', () => {
 
   it('has a dashboard whose every panel queries exposed metrics', async () => {
     const metrics = await exposedMetrics();
-    const dashboard = JSON.parse(await readFile(path.join(DEPLOY, 'grafana/dashboards/trader-analytics.json'), 'utf8')) as {
+    const dashboard = JSON.parse(
+      await readFile(path.join(DEPLOY, 'grafana/dashboards/trader-analytics.json'), 'utf8'),
+    ) as {
       uid: string;
       templating: { list: { name: string; type: string }[] };
-      panels: { id: number; type: string; title: string; gridPos: { x: number; y: number; w: number; h: number }; targets?: { expr: string }[] }[];
+      panels: {
+        id: number;
+        type: string;
+        title: string;
+        gridPos: { x: number; y: number; w: number; h: number };
+        targets?: { expr: string }[];
+      }[];
     };
     expect(dashboard.uid).toBe('trader-analytics');
     expect(dashboard.templating.list.find((variable) => variable.name === 'datasource')?.type).toBe('datasource');
@@ -188,14 +229,26 @@ describe('dashboard and alert rules', () => {
       rule_files: string[];
       scrape_configs: { job_name: string; dns_sd_configs: { names: string[]; port: number }[] }[];
     };
-    const compose = parse(await readFile(path.join(DEPLOY, 'compose.yaml'), 'utf8')) as { services: Record<string, { volumes?: string[] }> };
-    const mounts = new Map(compose.services.prometheus!.volumes!.map((volume) => [volume.split(':')[1]!, volume.split(':')[0]!]));
+    const compose = parse(await readFile(path.join(DEPLOY, 'compose.yaml'), 'utf8')) as {
+      services: Record<string, { volumes?: string[] }>;
+    };
+    const mounts = new Map(
+      compose.services.prometheus!.volumes!.map((volume) => [volume.split(':')[1]!, volume.split(':')[0]!]),
+    );
     for (const file of prometheus.rule_files) expect(mounts.get(file), file).toBe('./prometheus/alerts.yml');
-    const ports = Object.fromEntries(prometheus.scrape_configs.flatMap((job) => job.dns_sd_configs.flatMap((sd) => sd.names.map((name) => [name, sd.port]))));
+    const ports = Object.fromEntries(
+      prometheus.scrape_configs.flatMap((job) =>
+        job.dns_sd_configs.flatMap((sd) => sd.names.map((name) => [name, sd.port])),
+      ),
+    );
     expect(ports).toEqual({ api: 8080, ingest: 9464, simulate: 9464, archive: 9464, upstream: 9464 });
 
-    const provider = parse(await readFile(path.join(DEPLOY, 'grafana/provisioning/dashboards/trader-analytics.yaml'), 'utf8')) as { providers: { options: { path: string } }[] };
-    const grafanaMounts = new Map(compose.services.grafana!.volumes!.map((volume) => [volume.split(':')[1]!, volume.split(':')[0]!]));
+    const provider = parse(
+      await readFile(path.join(DEPLOY, 'grafana/provisioning/dashboards/trader-analytics.yaml'), 'utf8'),
+    ) as { providers: { options: { path: string } }[] };
+    const grafanaMounts = new Map(
+      compose.services.grafana!.volumes!.map((volume) => [volume.split(':')[1]!, volume.split(':')[0]!]),
+    );
     expect(grafanaMounts.get(provider.providers[0]!.options.path)).toBe('./grafana/dashboards');
   });
 });

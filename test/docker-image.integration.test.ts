@@ -65,7 +65,8 @@ function dockerignore(text: string): (relative: string) => boolean {
           index += 1;
         } else if (char === '*') source += '[^/]*';
         else if (char === '?') source += '[^/]';
-        else if ('[]'.includes(char)) throw new Error(`.dockerignore character classes are not handled by this test: ${line}`);
+        else if ('[]'.includes(char))
+          throw new Error(`.dockerignore character classes are not handled by this test: ${line}`);
         else source += char.replace(/[.+^${}()|\\]/g, '\\$&');
       }
       return { negate, regex: new RegExp(`^${source}$`) };
@@ -98,7 +99,8 @@ interface Stage {
   healthcheck: string[];
 }
 
-const substitute = (text: string, values: Record<string, string>) => text.replace(/\$\{(\w+)\}|\$(\w+)/g, (_match, a: string, b: string) => values[a ?? b] ?? '');
+const substitute = (text: string, values: Record<string, string>) =>
+  text.replace(/\$\{(\w+)\}|\$(\w+)/g, (_match, a: string, b: string) => values[a ?? b] ?? '');
 
 /** COPY's flags and its sources and destination. */
 function copyArguments(args: string): { from: string | null; sources: string[]; destination: string } {
@@ -112,7 +114,12 @@ function copyArguments(args: string): { from: string | null; sources: string[]; 
   return { from, sources: words, destination };
 }
 
-async function copyInto(source: string, target: string, relativeToContext: string | null, ignored: (relative: string) => boolean): Promise<number> {
+async function copyInto(
+  source: string,
+  target: string,
+  relativeToContext: string | null,
+  ignored: (relative: string) => boolean,
+): Promise<number> {
   const info = await lstat(source);
   if (relativeToContext !== null && relativeToContext !== '' && ignored(relativeToContext)) return 0;
   if (!info.isDirectory()) {
@@ -123,7 +130,12 @@ async function copyInto(source: string, target: string, relativeToContext: strin
   await mkdir(target, { recursive: true });
   let copied = 0;
   for (const entry of await readdir(source)) {
-    copied += await copyInto(path.join(source, entry), path.join(target, entry), relativeToContext === null ? null : path.posix.join(relativeToContext, entry), ignored);
+    copied += await copyInto(
+      path.join(source, entry),
+      path.join(target, entry),
+      relativeToContext === null ? null : path.posix.join(relativeToContext, entry),
+      ignored,
+    );
   }
   return copied;
 }
@@ -155,7 +167,17 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
         const [image, as, name] = args.split(/\s+/);
         const root = path.join(buildRoot, `stage-${stages.length}`);
         await mkdir(root);
-        stage = { name: as?.toUpperCase() === 'AS' ? name! : String(stages.length), image: substitute(image!, globalArgs), root, workdir: '/', env: {}, user: 'root', entrypoint: [], cmd: [], healthcheck: [] };
+        stage = {
+          name: as?.toUpperCase() === 'AS' ? name! : String(stages.length),
+          image: substitute(image!, globalArgs),
+          root,
+          workdir: '/',
+          env: {},
+          user: 'root',
+          entrypoint: [],
+          cmd: [],
+          healthcheck: [],
+        };
         stages.push(stage);
         continue;
       }
@@ -182,11 +204,15 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
             const relative = fromStage ? null : path.posix.normalize(source).replace(/\/+$/, '').replace(/^\.$/, '');
             const isDirectory = (await stat(sourcePath)).isDirectory();
             // A directory's contents go into the destination; a file goes into it (…/) or becomes it.
-            const target = isDirectory || !intoDirectory ? inStage(destination) : path.join(inStage(destination), path.basename(source));
+            const target =
+              isDirectory || !intoDirectory
+                ? inStage(destination)
+                : path.join(inStage(destination), path.basename(source));
             // From another stage nothing is filtered: what that stage holds, as hard links (cp -al: the same
             // bytes without writing chDB's 540 MB twice; nothing modifies them afterwards).
             const copied = fromStage
-              ? (await mkdir(target, { recursive: true }), spawnSync('cp', ['-al', isDirectory ? `${sourcePath}/.` : sourcePath, target]).status === 0 ? 1 : 0)
+              ? (await mkdir(target, { recursive: true }),
+                spawnSync('cp', ['-al', isDirectory ? `${sourcePath}/.` : sourcePath, target]).status === 0 ? 1 : 0)
               : await copyInto(sourcePath, target, relative, ignored);
             expect(copied, `COPY ${source} copied nothing`).toBeGreaterThan(0);
           }
@@ -197,7 +223,13 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
           // prefer-offline: npm answers from its cache when it can (the machine's npm cache is warm).
           const result = spawnSync('sh', ['-c', args], {
             cwd,
-            env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false', ...stage.env },
+            env: {
+              PATH: process.env.PATH ?? '',
+              HOME: process.env.HOME ?? '',
+              npm_config_prefer_offline: 'true',
+              npm_config_update_notifier: 'false',
+              ...stage.env,
+            },
             encoding: 'utf8',
             maxBuffer: 64 * 1024 * 1024,
           });
@@ -252,11 +284,24 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
     const nodeBinary = existsSync(node22) ? node22 : process.execPath;
     const [entry, ...entryArgs] = runtime.entrypoint;
     expect(entry).toBe('node');
-    const environment = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runtime.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' };
-    const child = spawn(nodeBinary, [...entryArgs, 'api'], { cwd: app, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+    const environment = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...runtime.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    };
+    const child = spawn(nodeBinary, [...entryArgs, 'api'], {
+      cwd: app,
+      env: environment,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-10_000)));
-    const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+    const exited = new Promise<number | string>((resolve) =>
+      child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    );
     try {
       const address = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout }).on('line', (line) => {
@@ -281,7 +326,10 @@ describe('the image (deploy/Dockerfile performed without a container engine)', (
       const healthy = spawnSync(nodeBinary, healthArgs, { env: { ...environment, PORT: port }, encoding: 'utf8' });
       expect(healthy.status, healthy.stderr).toBe(0);
       // Nothing on either port: the check fails.
-      const unhealthy = spawnSync(nodeBinary, healthArgs, { env: { ...environment, PORT: '1', METRICS_PORT: '2' }, encoding: 'utf8' });
+      const unhealthy = spawnSync(nodeBinary, healthArgs, {
+        env: { ...environment, PORT: '1', METRICS_PORT: '2' },
+        encoding: 'utf8',
+      });
       expect(unhealthy.status).toBe(1);
     } finally {
       child.kill('SIGTERM');

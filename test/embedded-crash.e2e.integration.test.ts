@@ -40,19 +40,29 @@ const WORLD_TABLES = [
 
 function runChild(args: string[]): Promise<number | null> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     child.once('exit', (code) => resolve(code));
   });
 }
 
-async function readState(dataDir: string): Promise<{ resumeFromTs: number; backfillUntilTs: number; genesisTs: number }> {
-  return JSON.parse(await readFile(path.join(dataDir, 'simulator-state.json'), 'utf8')) as { resumeFromTs: number; backfillUntilTs: number; genesisTs: number };
+async function readState(
+  dataDir: string,
+): Promise<{ resumeFromTs: number; backfillUntilTs: number; genesisTs: number }> {
+  return JSON.parse(await readFile(path.join(dataDir, 'simulator-state.json'), 'utf8')) as {
+    resumeFromTs: number;
+    backfillUntilTs: number;
+    genesisTs: number;
+  };
 }
 
 describe('npm start (role all) killed at any moment', () => {
   const children: RoleProcess[] = [];
   afterAll(() => {
-    for (const child of children) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
+    for (const child of children)
+      if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
   });
 
   it('restarts into exactly the store of an uninterrupted run: SIGKILL early, mid-backfill and live', async () => {
@@ -69,7 +79,10 @@ describe('npm start (role all) killed at any moment', () => {
       INGEST_LINGER_MS: '10',
     };
     // Many small writes, so that the kills land between them; both worlds in one chDB directory.
-    const overrides: ConfigOverrides = { clickhouse: { embeddedPath }, ingest: { maxBatchMessages: 400, rollupIntervalMs: 100 } };
+    const overrides: ConfigOverrides = {
+      clickhouse: { embeddedPath },
+      ingest: { maxBatchMessages: 400, rollupIntervalMs: 100 },
+    };
     const crashDir = path.join(root, 'crashed');
     const referenceDir = path.join(root, 'reference');
     const crashed = { ...base, DATA_DIR: crashDir, CLICKHOUSE_DATABASE: 'crashed' };
@@ -129,7 +142,12 @@ describe('npm start (role all) killed at any moment', () => {
     expect((await readState(crashDir)).resumeFromTs).toBe(stopTs);
 
     // 5. The reference: the same world, [genesis, stopTs), in one uninterrupted run.
-    const reference = start({ ...base, DATA_DIR: referenceDir, CLICKHOUSE_DATABASE: 'reference', SIM_STOP_TS: String(stopTs) });
+    const reference = start({
+      ...base,
+      DATA_DIR: referenceDir,
+      CLICKHOUSE_DATABASE: 'reference',
+      SIM_STOP_TS: String(stopTs),
+    });
     await reference.waitFor((line) => line.msg === 'the simulated world is complete in the store');
     await reference.waitFor((line) => line.msg === 'demo data ready');
     reference.child.kill('SIGTERM');
@@ -137,18 +155,25 @@ describe('npm start (role all) killed at any moment', () => {
 
     const open = (database: string) =>
       openStore({ ...parseConfig({ ...base, DATA_DIR: root, CLICKHOUSE_DATABASE: database }, overrides).clickhouse });
-    const stores: Record<'crashed' | 'reference', Store> = { crashed: await open('crashed'), reference: await open('reference') };
+    const stores: Record<'crashed' | 'reference', Store> = {
+      crashed: await open('crashed'),
+      reference: await open('reference'),
+    };
     try {
       // Every landing table. Nothing twice: without FINAL, no row is there twice (a crash-restart duplicate
       // is an identical row in another part; merges are off, so it would stay). Nothing missing: the
       // deduplicated content (FINAL: the copies a single insert may fold, like a fill's archive and
       // upstream copies written together, depend on how the worker batched them) equals the reference's.
       const raw = async (store: Store, table: string) => {
-        const [row] = await store.query<{ n: number; distinct: number }>(`SELECT count() AS n, uniqExact(sipHash64(tuple(*))) AS distinct FROM {db:Identifier}.${table}`);
+        const [row] = await store.query<{ n: number; distinct: number }>(
+          `SELECT count() AS n, uniqExact(sipHash64(tuple(*))) AS distinct FROM {db:Identifier}.${table}`,
+        );
         return row!;
       };
       const content = async (store: Store, table: string) => {
-        const [row] = await store.query<{ n: number; h: string }>(`SELECT count() AS n, toString(sum(sipHash64(tuple(*)))) AS h FROM {db:Identifier}.${table} FINAL`);
+        const [row] = await store.query<{ n: number; h: string }>(
+          `SELECT count() AS n, toString(sum(sipHash64(tuple(*)))) AS h FROM {db:Identifier}.${table} FINAL`,
+        );
         return row!;
       };
       let rows = 0;
@@ -166,8 +191,12 @@ describe('npm start (role all) killed at any moment', () => {
       const storedKeys = await stores.crashed.query<{ key_sha256: string; account_id: string }>(
         'SELECT key_sha256, account_id FROM {db:Identifier}.api_keys ORDER BY account_id',
       );
-      expect(storedKeys).toEqual(['basic', 'max', 'pro'].map((plan) => ({ key_sha256: sha256Hex(keys[plan]!), account_id: `demo-${plan}` })));
-      const accounts = await stores.crashed.query<{ account_id: string }>('SELECT account_id FROM {db:Identifier}.accounts ORDER BY account_id');
+      expect(storedKeys).toEqual(
+        ['basic', 'max', 'pro'].map((plan) => ({ key_sha256: sha256Hex(keys[plan]!), account_id: `demo-${plan}` })),
+      );
+      const accounts = await stores.crashed.query<{ account_id: string }>(
+        'SELECT account_id FROM {db:Identifier}.accounts ORDER BY account_id',
+      );
       expect(accounts.map((row) => row.account_id)).toEqual(['demo-basic', 'demo-max', 'demo-pro']);
 
       // The rollups and cards: every trader's market rollups, and the cards of the busiest traders.
@@ -188,7 +217,9 @@ describe('npm start (role all) killed at any moment', () => {
       const settings = { includeV1: false, upstreamStaleAfterSeconds: 300 };
       for (const { wallet } of busiest) {
         const [got, want] = await Promise.all(
-          [stores.crashed, stores.reference].map((store) => readTraderCard(store, { wallet, name: '' }, settings, stopTs)),
+          [stores.crashed, stores.reference].map((store) =>
+            readTraderCard(store, { wallet, name: '' }, settings, stopTs),
+          ),
         );
         expect(got).toEqual(want);
       }

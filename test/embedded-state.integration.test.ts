@@ -41,7 +41,9 @@ describe('demo keys after a crash', () => {
     const keys = { basic: mintApiKey().plaintext, pro: mintApiKey().plaintext, max: mintApiKey().plaintext };
     await writeFile(path.join(dataDir, 'demo-keys.json'), JSON.stringify(keys));
 
-    const first = await withPublisher(config, log, ({ publisher }) => readDemoKeys(dataDir).then((existing) => ensureDemoAccounts(publisher, store, dataDir, NOW, existing)));
+    const first = await withPublisher(config, log, ({ publisher }) =>
+      readDemoKeys(dataDir).then((existing) => ensureDemoAccounts(publisher, store, dataDir, NOW, existing)),
+    );
     expect(first.created).toBe(false);
     expect(first.keys).toEqual(keys);
     expect(first.published).toHaveLength(6);
@@ -51,14 +53,21 @@ describe('demo keys after a crash', () => {
       store.query<{ account_id: string; key_sha256: string }>(
         'SELECT account_id, key_sha256 FROM {db:Identifier}.api_keys ORDER BY account_id',
       );
-    const expected = ['basic', 'max', 'pro'].map((plan) => ({ account_id: `demo-${plan}`, key_sha256: sha256Hex(keys[plan as keyof typeof keys]) }));
+    const expected = ['basic', 'max', 'pro'].map((plan) => ({
+      account_id: `demo-${plan}`,
+      key_sha256: sha256Hex(keys[plan as keyof typeof keys]),
+    }));
     expect(await rows()).toEqual(expected);
 
     // The next start finds everything and publishes nothing (idempotent): still one row each.
-    const second = await withPublisher(config, log, ({ publisher }) => readDemoKeys(dataDir).then((existing) => ensureDemoAccounts(publisher, store, dataDir, NOW + 60, existing)));
+    const second = await withPublisher(config, log, ({ publisher }) =>
+      readDemoKeys(dataDir).then((existing) => ensureDemoAccounts(publisher, store, dataDir, NOW + 60, existing)),
+    );
     expect(second.published).toEqual([]);
     expect(await rows()).toEqual(expected);
-    const accounts = await store.query<{ account_id: string; plan: string }>('SELECT account_id, plan FROM {db:Identifier}.accounts ORDER BY account_id');
+    const accounts = await store.query<{ account_id: string; plan: string }>(
+      'SELECT account_id, plan FROM {db:Identifier}.accounts ORDER BY account_id',
+    );
     expect(accounts).toEqual([
       { account_id: 'demo-basic', plan: 'basic' },
       { account_id: 'demo-max', plan: 'max' },
@@ -79,7 +88,14 @@ describe('main.ts all with an unusable state file', () => {
     try {
       const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'main.ts', 'all'], {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'error', ...environment },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          DATA_DIR: dataDir,
+          PORT: '0',
+          LOG_LEVEL: 'error',
+          ...environment,
+        },
         timeout: 60_000,
       });
       return { code: 0, stdout, stderr };
@@ -88,25 +104,46 @@ describe('main.ts all with an unusable state file', () => {
       return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
     }
   };
-  const validKeys = () => JSON.stringify({ basic: mintApiKey().plaintext, pro: mintApiKey().plaintext, max: mintApiKey().plaintext });
+  const validKeys = () =>
+    JSON.stringify({ basic: mintApiKey().plaintext, pro: mintApiKey().plaintext, max: mintApiKey().plaintext });
 
   it.each([
     ['an empty simulator-state.json (a kill during an in-place write)', 'simulator-state.json', '', 'is empty'],
-    ['a truncated simulator-state.json', 'simulator-state.json', '{"seed":20261121,"genesisTs":17', 'is not valid JSON'],
-    ['a simulator-state.json of another world', 'simulator-state.json', '{"seed":1,"genesisTs":1790000000,"resumeFromTs":1790003600}', 'SIM_SEED=1'],
+    [
+      'a truncated simulator-state.json',
+      'simulator-state.json',
+      '{"seed":20261121,"genesisTs":17',
+      'is not valid JSON',
+    ],
+    [
+      'a simulator-state.json of another world',
+      'simulator-state.json',
+      '{"seed":1,"genesisTs":1790000000,"resumeFromTs":1790003600}',
+      'SIM_SEED=1',
+    ],
     ['an empty demo-keys.json', 'demo-keys.json', '', 'is empty'],
-    ['a demo-keys.json without the pro key', 'demo-keys.json', JSON.stringify({ basic: mintApiKey().plaintext, max: mintApiKey().plaintext }), 'pro'],
-  ])('stops with %s, naming the file and the reason, and starts no new world', async (_title, file, content, reason) => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-state-'));
-    await writeFile(path.join(dataDir, file), content);
-    if (file !== 'demo-keys.json') await writeFile(path.join(dataDir, 'demo-keys.json'), validKeys());
-    const result = await start(dataDir);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain(path.join(dataDir, file));
-    expect(result.stderr).toContain(reason);
-    expect(result.stdout).not.toContain('listening');
-    // Nothing was created or rewritten: no store, the file as it was.
-    expect((await readdir(dataDir)).sort()).toEqual(['demo-keys.json', 'simulator-state.json'].filter((name) => name === file || name === 'demo-keys.json').sort());
-    expect(await readFile(path.join(dataDir, file), 'utf8')).toBe(content);
-  });
+    [
+      'a demo-keys.json without the pro key',
+      'demo-keys.json',
+      JSON.stringify({ basic: mintApiKey().plaintext, max: mintApiKey().plaintext }),
+      'pro',
+    ],
+  ])(
+    'stops with %s, naming the file and the reason, and starts no new world',
+    async (_title, file, content, reason) => {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-state-'));
+      await writeFile(path.join(dataDir, file), content);
+      if (file !== 'demo-keys.json') await writeFile(path.join(dataDir, 'demo-keys.json'), validKeys());
+      const result = await start(dataDir);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(path.join(dataDir, file));
+      expect(result.stderr).toContain(reason);
+      expect(result.stdout).not.toContain('listening');
+      // Nothing was created or rewritten: no store, the file as it was.
+      expect((await readdir(dataDir)).sort()).toEqual(
+        ['demo-keys.json', 'simulator-state.json'].filter((name) => name === file || name === 'demo-keys.json').sort(),
+      );
+      expect(await readFile(path.join(dataDir, file), 'utf8')).toBe(content);
+    },
+  );
 });

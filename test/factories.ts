@@ -23,7 +23,9 @@ export const makeTxHash = (label: string | number = next()): string => `0x${hex(
 /** 2026-01-04 20:00 UTC: inside the period of the real exports in ../shared. */
 export const BASE_TS = 1_767_556_800;
 
-export function makeMarket(overrides: Partial<EventInputOf<'markets'> & { type: 'metadata' }> = {}): EventInputOf<'markets'> {
+export function makeMarket(
+  overrides: Partial<EventInputOf<'markets'> & { type: 'metadata' }> = {},
+): EventInputOf<'markets'> {
   return {
     type: 'metadata',
     condition_id: makeConditionId(),

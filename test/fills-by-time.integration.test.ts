@@ -61,7 +61,12 @@ function dataSet() {
     const round = () => Math.floor(next() * 3);
     const placement = next();
     // Same fill id for both sources: the upstream's log index is synthetic (primitives.fillId ignores it).
-    const upstreamCopy = (shift: number): Fill => ({ ...fill, ts: fill.ts + shift, log_index: fill.log_index + 1000, name: 'upstream name' });
+    const upstreamCopy = (shift: number): Fill => ({
+      ...fill,
+      ts: fill.ts + shift,
+      log_index: fill.log_index + 1000,
+      name: 'upstream name',
+    });
     if (placement < 0.45) {
       archive[round()]!.push(fill);
       model.push({ ts, conditionId: fill.condition_id, fillId: fillId(fill), usd: fill.usd });
@@ -108,13 +113,21 @@ describe('the fills page read in time order', () => {
     const batches: string[] = [];
     for (const [source, round] of inserts) {
       const fills = data[source][round]!;
-      if (fills.length > 0) batches.push(...(await landEvents(context.store, source === 'archive' ? 'fillsArchive' : 'fillsUpstream', fills)));
+      if (fills.length > 0)
+        batches.push(
+          ...(await landEvents(context.store, source === 'archive' ? 'fillsArchive' : 'fillsUpstream', fills)),
+        );
     }
     await refreshRollups(context.store, batches, context.config.whales);
-    model = data.model.sort((a, b) => a.ts - b.ts || compare(a.conditionId, b.conditionId) || compare(a.fillId, b.fillId));
+    model = data.model.sort(
+      (a, b) => a.ts - b.ts || compare(a.conditionId, b.conditionId) || compare(a.fillId, b.fillId),
+    );
     // Every fill is distinct (its id); copies at the same second may have been folded by a merge, the others are all there.
     expect(new Set(model.map((fill) => `${fill.conditionId}|${fill.fillId}`)).size).toBe(FILLS);
-    const [stored] = await context.store.query<{ copies: number }>('SELECT count() AS copies FROM {db:Identifier}.fills_by_time WHERE wallet = {wallet:String}', { wallet: W });
+    const [stored] = await context.store.query<{ copies: number }>(
+      'SELECT count() AS copies FROM {db:Identifier}.fills_by_time WHERE wallet = {wallet:String}',
+      { wallet: W },
+    );
     expect(stored!.copies).toBeGreaterThanOrEqual(FILLS + data.elsewhere);
     expect(data.elsewhere).toBeGreaterThan(30);
   });
@@ -141,7 +154,11 @@ describe('the fills page read in time order', () => {
       (fill) =>
         visible.has(fill.conditionId) &&
         fill.ts >= since &&
-        (!after || fill.ts > after.ts || (fill.ts === after.ts && (compare(fill.conditionId, after.conditionId) > 0 || (fill.conditionId === after.conditionId && compare(fill.fillId, after.fillId) > 0)))),
+        (!after ||
+          fill.ts > after.ts ||
+          (fill.ts === after.ts &&
+            (compare(fill.conditionId, after.conditionId) > 0 ||
+              (fill.conditionId === after.conditionId && compare(fill.fillId, after.fillId) > 0)))),
     );
     return { fills: window.slice(0, limit), more: window.length > limit };
   }
@@ -159,7 +176,9 @@ describe('the fills page read in time order', () => {
             const page = await readTraderFills(context.store, W, { since, after, limit, historyDepth: depth });
             const expected = modelPage(since, after, limit, depth);
             const got = page.fills.map((fill) => `${fill.ts}|${fill.condition_id}|${fill.usd}`);
-            expect(got, `page ${pages} (limit ${limit}, since ${since}, depth ${depth})`).toEqual(expected.fills.map((fill) => `${fill.ts}|${fill.conditionId}|${fill.usd}`));
+            expect(got, `page ${pages} (limit ${limit}, since ${since}, depth ${depth})`).toEqual(
+              expected.fills.map((fill) => `${fill.ts}|${fill.conditionId}|${fill.usd}`),
+            );
             walked.push(...got);
             if (!expected.more) {
               expect(page.next).toBeNull();
@@ -182,8 +201,14 @@ describe('the fills page read in time order', () => {
     const wallet = makeWallet('fills-by-time-crowded');
     const market = MARKETS[0]!;
     const start = BASE_TS + 50_000;
-    const fills = Array.from({ length: 40 }, (_unused, index) => makeFill({ wallet, condition_id: market, ts: start + 1000 + index, size_tokens: 10 + index }));
-    await landEvents(context.store, 'fillsUpstream', fills.map((fill) => ({ ...fill, ts: fill.ts - 1000, log_index: fill.log_index + 1 })));
+    const fills = Array.from({ length: 40 }, (_unused, index) =>
+      makeFill({ wallet, condition_id: market, ts: start + 1000 + index, size_tokens: 10 + index }),
+    );
+    await landEvents(
+      context.store,
+      'fillsUpstream',
+      fills.map((fill) => ({ ...fill, ts: fill.ts - 1000, log_index: fill.log_index + 1 })),
+    );
     await landEvents(context.store, 'fillsArchive', fills);
     const page = await readTraderFills(context.store, wallet, { since: start, limit: 5 });
     expect(page.fills.map((fill) => fill.ts)).toEqual([0, 1, 2, 3, 4].map((index) => start + 1000 + index));
@@ -192,7 +217,9 @@ describe('the fills page read in time order', () => {
 
   it("reads a busy wallet's window in key order: the plan reads in order, and a poll selects a few granules, not the history", async () => {
     const busy = makeWallet('fills-by-time-busy');
-    const fills = Array.from({ length: 20_000 }, (_unused, index) => makeFill({ wallet: busy, condition_id: MARKETS[index % MARKETS.length]!, ts: BASE_TS + index }));
+    const fills = Array.from({ length: 20_000 }, (_unused, index) =>
+      makeFill({ wallet: busy, condition_id: MARKETS[index % MARKETS.length]!, ts: BASE_TS + index }),
+    );
     await landEvents(context.store, 'fillsArchive', fills);
     const plan = await context.store.query<{ explain: string }>(
       `EXPLAIN actions = 1
@@ -203,16 +230,21 @@ describe('the fills page read in time order', () => {
     expect(plan.map((row) => row.explain).join('\n')).toMatch(/Read type: InOrder/);
     const selected = async (table: string, since: number) =>
       (
-        await context.store.query<{ rows: number }>(`EXPLAIN ESTIMATE SELECT ts FROM {db:Identifier}.${table} WHERE wallet = {wallet:String} AND ts >= {since:UInt32}`, {
-          wallet: busy,
-          since,
-        })
+        await context.store.query<{ rows: number }>(
+          `EXPLAIN ESTIMATE SELECT ts FROM {db:Identifier}.${table} WHERE wallet = {wallet:String} AND ts >= {since:UInt32}`,
+          {
+            wallet: busy,
+            since,
+          },
+        )
       ).reduce((sum, row) => sum + Number(row.rows), 0);
     // A poll of the last minute: at most two granules of 256 (the range may straddle one) in the one part.
     expect(await selected('fills_by_time', BASE_TS + 20_000 - 60)).toBeLessThanOrEqual(512);
     // The same filter on fills_v2 (sorted by market and fill id) selects the wallet's every fill.
     expect(await selected('fills_v2', BASE_TS + 20_000 - 60)).toBe(20_000);
     const page = await readTraderFills(context.store, busy, { since: BASE_TS + 20_000 - 60, limit: 100 });
-    expect(page.fills.map((fill) => fill.ts)).toEqual(Array.from({ length: 60 }, (_unused, index) => BASE_TS + 20_000 - 60 + index));
+    expect(page.fills.map((fill) => fill.ts)).toEqual(
+      Array.from({ length: 60 }, (_unused, index) => BASE_TS + 20_000 - 60 + index),
+    );
   });
 });

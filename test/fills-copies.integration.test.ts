@@ -30,7 +30,9 @@ describe('fills pages over copies of a fill that disagree on its second', () => 
     const upstreamCopy = makeFill({ wallet, condition_id: market, ts: T + 20, price: 0.3, size_tokens: 10 });
     const archiveCopy = { ...upstreamCopy, ts: T, log_index: upstreamCopy.log_index + 1, role: 'maker' as const };
     // Fills around it, one source each: before T, between T and T + 20, after T + 20.
-    const others = [T - 5, T + 10, T + 30].map((ts) => makeFill({ wallet, condition_id: market, ts, price: 0.5, size_tokens: 2 }));
+    const others = [T - 5, T + 10, T + 30].map((ts) =>
+      makeFill({ wallet, condition_id: market, ts, price: 0.5, size_tokens: 2 }),
+    );
 
     // Each source lands in its own ingest (its own insert: one insert folds the copies it holds).
     await withPublisher(config, log, async ({ publisher }) => {
@@ -42,10 +44,14 @@ describe('fills pages over copies of a fill that disagree on its second', () => 
     });
     store = await openStore(config.clickhouse);
     // Both copies are stored (no merge has folded them): the read chooses.
-    const [stored] = await store.query<{ rows: number }>('SELECT count() AS rows FROM {db:Identifier}.fills_v2 WHERE wallet = {wallet:String}', { wallet });
+    const [stored] = await store.query<{ rows: number }>(
+      'SELECT count() AS rows FROM {db:Identifier}.fills_v2 WHERE wallet = {wallet:String}',
+      { wallet },
+    );
     expect(stored!.rows).toBe(5);
 
-    const seconds = async (page: Parameters<typeof readTraderFills>[2]) => (await readTraderFills(store!, wallet, page)).fills.map((fill) => fill.ts);
+    const seconds = async (page: Parameters<typeof readTraderFills>[2]) =>
+      (await readTraderFills(store!, wallet, page)).fills.map((fill) => fill.ts);
     // Every page: the fill once, at T.
     expect(await seconds({ limit: 10 })).toEqual([T - 5, T, T + 10, T + 30]);
     expect(await seconds({ limit: 10, since: T })).toEqual([T, T + 10, T + 30]);

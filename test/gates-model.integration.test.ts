@@ -20,7 +20,14 @@ import { GATE_KINDS, gateStoreFactory, SwitchableGates } from './harness/gates.t
 
 const RUNS = Number(process.env.GATES_MODEL_RUNS ?? 100);
 const base = inProcessConfig('gatesmodel');
-const smallBasic: PlanLimits = { ...base.plans.basic, burst: 3, rps: 0.5, rpm: 5, dailyRequests: 8, distinctWalletsPerDay: 2 };
+const smallBasic: PlanLimits = {
+  ...base.plans.basic,
+  burst: 3,
+  rps: 0.5,
+  rpm: 5,
+  dailyRequests: 8,
+  distinctWalletsPerDay: 2,
+};
 const smallPro: PlanLimits = { ...base.plans.pro, burst: 4, rps: 1, rpm: 6, monthlyRequests: 12 };
 const config: Config = { ...base, plans: { ...base.plans, basic: smallBasic, pro: smallPro } };
 const NOW_S = Math.floor(Date.now() / 1000);
@@ -36,9 +43,15 @@ const WINDOW_MS = config.gates.rpmWindowSeconds * 1000;
 beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     for (const accountId of new Set(Object.values(KEYS))) {
-      await publishAccount(publisher, { accountId, plan: accountId.includes('pro') ? 'pro' : 'basic', displayName: accountId, version: NOW_S });
+      await publishAccount(publisher, {
+        accountId,
+        plan: accountId.includes('pro') ? 'pro' : 'basic',
+        displayName: accountId,
+        version: NOW_S,
+      });
     }
-    for (const [name, accountId] of Object.entries(KEYS) as [KeyName, string][]) plaintext[name] = (await publishNewKey(publisher, accountId, name, NOW_S)).plaintext;
+    for (const [name, accountId] of Object.entries(KEYS) as [KeyName, string][])
+      plaintext[name] = (await publishNewKey(publisher, accountId, name, NOW_S)).plaintext;
   });
 });
 
@@ -91,7 +104,14 @@ class ReferenceBudget {
     const full = plan.burst * interval;
     let user = this.users.get(userId);
     if (!user) {
-      user = { credit: full, creditAt: now, admissions: [], callsPerDay: new Map(), callsPerMonth: new Map(), walletsPerDay: new Map() };
+      user = {
+        credit: full,
+        creditAt: now,
+        admissions: [],
+        callsPerDay: new Map(),
+        callsPerMonth: new Map(),
+        walletsPerDay: new Map(),
+      };
       this.users.set(userId, user);
     }
     user.credit = Math.min(full, user.credit + (now - user.creditAt));
@@ -99,14 +119,17 @@ class ReferenceBudget {
     const bucketWait = user.credit >= interval ? 0 : interval - user.credit;
     const inMinute = user.admissions.filter((at) => at > now - WINDOW_MS).sort((a, b) => a - b);
     const minuteWait = inMinute.length >= plan.rpm ? inMinute[inMinute.length - plan.rpm]! + WINDOW_MS - now : 0;
-    if (bucketWait > 0 || minuteWait > 0) return { status: 429, error: 'rate_limited', retry_after: wholeSeconds(Math.max(bucketWait, minuteWait)) };
+    if (bucketWait > 0 || minuteWait > 0)
+      return { status: 429, error: 'rate_limited', retry_after: wholeSeconds(Math.max(bucketWait, minuteWait)) };
 
     const day = isoDay(now);
     const month = isoMonth(now);
     const dayCalls = user.callsPerDay.get(day) ?? 0;
     const monthCalls = user.callsPerMonth.get(month) ?? 0;
-    if (plan.dailyRequests > 0 && dayCalls >= plan.dailyRequests) return { status: 429, error: 'daily_limit', retry_after: wholeSeconds(startOfNextDay(day) - now) };
-    if (plan.monthlyRequests > 0 && monthCalls >= plan.monthlyRequests) return { status: 429, error: 'monthly_limit', retry_after: wholeSeconds(startOfNextMonth(month) - now) };
+    if (plan.dailyRequests > 0 && dayCalls >= plan.dailyRequests)
+      return { status: 429, error: 'daily_limit', retry_after: wholeSeconds(startOfNextDay(day) - now) };
+    if (plan.monthlyRequests > 0 && monthCalls >= plan.monthlyRequests)
+      return { status: 429, error: 'monthly_limit', retry_after: wholeSeconds(startOfNextMonth(month) - now) };
 
     user.credit -= interval;
     user.admissions.push(now);
@@ -118,7 +141,13 @@ class ReferenceBudget {
       if (!seen) user.walletsPerDay.set(day, (seen = new Set()));
       if (!seen.has(wallet)) {
         if (seen.size >= plan.distinctWalletsPerDay) {
-          return { status: 403, error: 'wallet_quota', used: seen.size, limit: plan.distinctWalletsPerDay, resets_at: new Date(startOfNextDay(day)).toISOString().replace('.000Z', 'Z') };
+          return {
+            status: 403,
+            error: 'wallet_quota',
+            used: seen.size,
+            limit: plan.distinctWalletsPerDay,
+            resets_at: new Date(startOfNextDay(day)).toISOString().replace('.000Z', 'Z'),
+          };
         }
         seen.add(wallet);
       }
@@ -127,9 +156,18 @@ class ReferenceBudget {
     return {
       status: 200,
       usage: {
-        window: { tokens_remaining: Math.floor((user.credit / interval) * 100 + 1e-6) / 100, rpm_used: inMinute.length + 1 },
-        day: plan.dailyRequests > 0 ? { requests: user.callsPerDay.get(day)!, cap: plan.dailyRequests } : { requests: 0, cap: 0 },
-        month: plan.monthlyRequests > 0 ? { requests: user.callsPerMonth.get(month)!, cap: plan.monthlyRequests } : { requests: 0, cap: 0 },
+        window: {
+          tokens_remaining: Math.floor((user.credit / interval) * 100 + 1e-6) / 100,
+          rpm_used: inMinute.length + 1,
+        },
+        day:
+          plan.dailyRequests > 0
+            ? { requests: user.callsPerDay.get(day)!, cap: plan.dailyRequests }
+            : { requests: 0, cap: 0 },
+        month:
+          plan.monthlyRequests > 0
+            ? { requests: user.callsPerMonth.get(month)!, cap: plan.monthlyRequests }
+            : { requests: 0, cap: 0 },
       },
     };
   }
@@ -153,7 +191,26 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('wait' as const),
-      ms: fc.oneof(fc.constantFrom(0, 1, 499, 500, 999, 1000, 1999, 2000, 4000, 15_000, 59_999, 60_000, 3_600_000, 86_400_000, 15 * 86_400_000), fc.integer({ min: 0, max: 120_000 })),
+      ms: fc.oneof(
+        fc.constantFrom(
+          0,
+          1,
+          499,
+          500,
+          999,
+          1000,
+          1999,
+          2000,
+          4000,
+          15_000,
+          59_999,
+          60_000,
+          3_600_000,
+          86_400_000,
+          15 * 86_400_000,
+        ),
+        fc.integer({ min: 0, max: 120_000 }),
+      ),
     }),
   },
 );
@@ -161,7 +218,12 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
 const startArbitrary = fc.oneof(
   fc.integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2028, 0, 1) }),
   // Just before a day, a month, a year and a leap-day boundary.
-  fc.constantFrom(Date.UTC(2026, 10, 30, 23, 59, 50), Date.UTC(2026, 11, 31, 23, 59, 58), Date.UTC(2028, 1, 28, 23, 59, 59), Date.UTC(2026, 10, 22, 23, 59, 59, 500)),
+  fc.constantFrom(
+    Date.UTC(2026, 10, 30, 23, 59, 50),
+    Date.UTC(2026, 11, 31, 23, 59, 58),
+    Date.UTC(2028, 1, 28, 23, 59, 59),
+    Date.UTC(2026, 10, 22, 23, 59, 59, 500),
+  ),
 );
 
 describe.each(GATE_KINDS)('gates in %s agree with the reference model', (kind) => {
@@ -169,7 +231,12 @@ describe.each(GATE_KINDS)('gates in %s agree with the reference model', (kind) =
   const gates = new SwitchableGates(stores.open(kind));
   const clock = { ms: 0 };
   beforeAll(async () => {
-    api = await startTestApi(config, { now: () => Math.floor(clock.ms / 1000), keys: { basic: '', pro: '', max: '' }, gates, gatesClockMs: () => clock.ms });
+    api = await startTestApi(config, {
+      now: () => Math.floor(clock.ms / 1000),
+      keys: { basic: '', pro: '', max: '' },
+      gates,
+      gatesClockMs: () => clock.ms,
+    });
   });
   afterAll(async () => {
     await api?.close();
@@ -178,33 +245,58 @@ describe.each(GATE_KINDS)('gates in %s agree with the reference model', (kind) =
   it('on every response of random call sequences', async () => {
     const codes = new Map<string, number>();
     await fc.assert(
-      fc.asyncProperty(startArbitrary, fc.array(stepArbitrary, { minLength: 1, maxLength: 80, size: 'max' }), async (start, steps) => {
-        gates.target = stores.open(kind);
-        clock.ms = start;
-        const model = new ReferenceBudget();
-        for (const [index, step] of steps.entries()) {
-          if (step.kind === 'wait') {
-            clock.ms += step.ms;
-            continue;
+      fc.asyncProperty(
+        startArbitrary,
+        fc.array(stepArbitrary, { minLength: 1, maxLength: 80, size: 'max' }),
+        async (start, steps) => {
+          gates.target = stores.open(kind);
+          clock.ms = start;
+          const model = new ReferenceBudget();
+          for (const [index, step] of steps.entries()) {
+            if (step.kind === 'wait') {
+              clock.ms += step.ms;
+              continue;
+            }
+            const accountId = KEYS[step.key];
+            const expected = model.call(accountId, PLAN_OF[accountId]!, clock.ms, step.route, WALLETS[step.wallet]!);
+            const url =
+              step.route === 'me' ? `${API}/me` : `${API}/traders/${WALLETS[step.wallet]}/markets/not-a-market/summary`;
+            const response = await api.app.inject({
+              method: 'GET',
+              url,
+              headers: { authorization: `Bearer ${plaintext[step.key]}` },
+            });
+            const body = bodyOf(response) as Record<string, unknown>;
+            const actual: Record<string, unknown> = { status: response.statusCode };
+            if (typeof body.error === 'string') actual.error = body.error;
+            for (const field of ['retry_after', 'used', 'limit', 'resets_at'] as const)
+              if (field in body) actual[field] = body[field];
+            if (step.route === 'me' && response.statusCode === 200) actual.usage = body.usage;
+            expect(actual, `step ${index} at ${new Date(clock.ms).toISOString()}: ${JSON.stringify(step)}`).toEqual(
+              expected,
+            );
+            const code = `${expected.status}${expected.error ? ` ${expected.error}` : ''}`;
+            codes.set(code, (codes.get(code) ?? 0) + 1);
           }
-          const accountId = KEYS[step.key];
-          const expected = model.call(accountId, PLAN_OF[accountId]!, clock.ms, step.route, WALLETS[step.wallet]!);
-          const url = step.route === 'me' ? `${API}/me` : `${API}/traders/${WALLETS[step.wallet]}/markets/not-a-market/summary`;
-          const response = await api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${plaintext[step.key]}` } });
-          const body = bodyOf(response) as Record<string, unknown>;
-          const actual: Record<string, unknown> = { status: response.statusCode };
-          if (typeof body.error === 'string') actual.error = body.error;
-          for (const field of ['retry_after', 'used', 'limit', 'resets_at'] as const) if (field in body) actual[field] = body[field];
-          if (step.route === 'me' && response.statusCode === 200) actual.usage = body.usage;
-          expect(actual, `step ${index} at ${new Date(clock.ms).toISOString()}: ${JSON.stringify(step)}`).toEqual(expected);
-          const code = `${expected.status}${expected.error ? ` ${expected.error}` : ''}`;
-          codes.set(code, (codes.get(code) ?? 0) + 1);
-        }
-      }),
+        },
+      ),
       { numRuns: RUNS },
     );
-    console.info(`gates model (${kind}): ${[...codes.entries()].sort().map(([code, count]) => `${code}×${count}`).join(', ')}`);
+    console.info(
+      `gates model (${kind}): ${[...codes.entries()]
+        .sort()
+        .map(([code, count]) => `${code}×${count}`)
+        .join(', ')}`,
+    );
     // Every rule was exercised.
-    for (const code of ['200', '400 invalid_condition_id', '403 wallet_quota', '429 rate_limited', '429 daily_limit', '429 monthly_limit']) expect(codes.get(code) ?? 0).toBeGreaterThan(0);
+    for (const code of [
+      '200',
+      '400 invalid_condition_id',
+      '403 wallet_quota',
+      '429 rate_limited',
+      '429 daily_limit',
+      '429 monthly_limit',
+    ])
+      expect(codes.get(code) ?? 0).toBeGreaterThan(0);
   });
 });

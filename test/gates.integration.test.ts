@@ -35,8 +35,15 @@ const keys = {} as Record<KeyName, string>;
 beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     for (const account of ACCOUNTS) {
-      await publishAccount(publisher, { accountId: account.accountId, plan: account.plan, displayName: account.accountId, founder: 'founder' in account, version: NOW_S });
-      for (const name of account.keys) keys[name] = (await publishNewKey(publisher, account.accountId, `key ${name}`, NOW_S)).plaintext;
+      await publishAccount(publisher, {
+        accountId: account.accountId,
+        plan: account.plan,
+        displayName: account.accountId,
+        founder: 'founder' in account,
+        version: NOW_S,
+      });
+      for (const name of account.keys)
+        keys[name] = (await publishNewKey(publisher, account.accountId, `key ${name}`, NOW_S)).plaintext;
     }
   });
 });
@@ -56,11 +63,25 @@ interface Harness {
   api: TestApi;
   gates: SwitchableGates;
   clock: { ms: number };
-  call(key: KeyName | null, url: string, options?: { address?: string; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
-  me(key: KeyName): Promise<{ usage: { window: { tokens_remaining: number; rpm_used: number }; day: { requests: number; cap: number }; month: { requests: number; cap: number } }; plan: string }>;
+  call(
+    key: KeyName | null,
+    url: string,
+    options?: { address?: string; headers?: Record<string, string> },
+  ): Promise<LightMyRequestResponse>;
+  me(key: KeyName): Promise<{
+    usage: {
+      window: { tokens_remaining: number; rpm_used: number };
+      day: { requests: number; cap: number };
+      month: { requests: number; cap: number };
+    };
+    plan: string;
+  }>;
 }
 
-async function startHarness(kind: GateKind, options: { config?: Config; startMs?: number; hold?: QueryHold } = {}): Promise<Harness> {
+async function startHarness(
+  kind: GateKind,
+  options: { config?: Config; startMs?: number; hold?: QueryHold } = {},
+): Promise<Harness> {
   const clock = { ms: options.startMs ?? Date.UTC(2026, 10, 22, 20, 0, 0) };
   const gates = new SwitchableGates(stores.open(kind));
   const api = await startTestApi(options.config ?? config, {
@@ -71,7 +92,12 @@ async function startHarness(kind: GateKind, options: { config?: Config; startMs?
     ...(options.hold ? { wrapStore: (store) => options.hold!.wrap(store) } : {}),
   });
   const call: Harness['call'] = (key, url, { address = '127.0.0.1', headers = {} } = {}) =>
-    api.app.inject({ method: 'GET', url, remoteAddress: address, headers: { ...(key ? { authorization: `Bearer ${keys[key]}` } : {}), ...headers } });
+    api.app.inject({
+      method: 'GET',
+      url,
+      remoteAddress: address,
+      headers: { ...(key ? { authorization: `Bearer ${keys[key]}` } : {}), ...headers },
+    });
   return {
     api,
     gates,
@@ -115,10 +141,16 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
 
   it('burst + k concurrent requests: exactly burst pass', async () => {
     harness.gates.target = stores.open(kind);
-    const responses = await Promise.all(Array.from({ length: pro.burst + 25 }, (_, index) => harness.call(index % 2 === 0 ? 'p1' : 'p2', ME)));
+    const responses = await Promise.all(
+      Array.from({ length: pro.burst + 25 }, (_, index) => harness.call(index % 2 === 0 ? 'p1' : 'p2', ME)),
+    );
     const statuses = responses.map((response) => response.statusCode);
     expect(statuses.filter((status) => status === 200)).toHaveLength(pro.burst);
-    expect(responses.filter((response) => response.statusCode === 429).every((response) => errorOf(response) === 'rate_limited')).toBe(true);
+    expect(
+      responses
+        .filter((response) => response.statusCode === 429)
+        .every((response) => errorOf(response) === 'rate_limited'),
+    ).toBe(true);
   });
 
   it('the rolling minute binds where the bucket would allow more, burst spend included', async () => {
@@ -172,15 +204,21 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
 
   it('the monthly quota ends in monthly_limit on Pro and resets at the month start (across a year end)', async () => {
     const smallMonth = { ...pro, monthlyRequests: 30 };
-    const local = await startHarness(kind, { config: { ...config, plans: { ...config.plans, pro: smallMonth } }, startMs: Date.UTC(2026, 11, 31, 23, 59, 0) });
+    const local = await startHarness(kind, {
+      config: { ...config, plans: { ...config.plans, pro: smallMonth } },
+      startMs: Date.UTC(2026, 11, 31, 23, 59, 0),
+    });
     try {
-      for (let call = 0; call < smallMonth.monthlyRequests; call++) expect((await local.call(call % 2 ? 'p1' : 'p2', ME)).statusCode).toBe(200);
+      for (let call = 0; call < smallMonth.monthlyRequests; call++)
+        expect((await local.call(call % 2 ? 'p1' : 'p2', ME)).statusCode).toBe(200);
       const refused = await local.call('p1', ME);
       expect(refused.statusCode).toBe(429);
       expect(bodyOf(refused)).toMatchObject({ error: 'monthly_limit', retry_after: 60 });
       const message = (bodyOf(refused) as { message: string }).message;
       expect(message).toContain('Pro Intelligence');
-      expect(message).toContain(`Max Intelligence allows ${max.monthlyRequests.toLocaleString('en-US')} calls per month`);
+      expect(message).toContain(
+        `Max Intelligence allows ${max.monthlyRequests.toLocaleString('en-US')} calls per month`,
+      );
       local.clock.ms = Date.UTC(2027, 0, 1);
       const me = await local.me('p1');
       expect(me.usage.month).toEqual({ requests: 1, cap: smallMonth.monthlyRequests });
@@ -230,7 +268,8 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
 
   it('two keys of one user drain one budget; a second user is unaffected', async () => {
     harness.gates.target = stores.open(kind);
-    for (let call = 0; call < pro.burst; call++) expect((await harness.call(call % 2 ? 'p1' : 'p2', ME)).statusCode).toBe(200);
+    for (let call = 0; call < pro.burst; call++)
+      expect((await harness.call(call % 2 ? 'p1' : 'p2', ME)).statusCode).toBe(200);
     expect(errorOf(await harness.call('p1', ME))).toBe('rate_limited');
     expect(errorOf(await harness.call('p2', ME))).toBe('rate_limited');
     expect((await harness.call('p3', ME)).statusCode).toBe(200);
@@ -249,7 +288,9 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
     harness.clock.ms = Date.UTC(2026, 10, 22, 12, 0, 0);
     expect((await harness.me('b1')).usage.day.requests).toBe(1);
     expect(errorOf(await harness.call('b1', `${API}/traders/0x123`))).toBe('invalid_wallet');
-    expect(errorOf(await harness.call('b1', `${API}/traders/${encodeURIComponent('Nobody Known By This Name')}`))).toBe('trader_not_found');
+    expect(errorOf(await harness.call('b1', `${API}/traders/${encodeURIComponent('Nobody Known By This Name')}`))).toBe(
+      'trader_not_found',
+    );
     expect((await harness.call('b1', `${API}/traders/${wallets[0]}/markets?limit=many`)).statusCode).toBe(422);
     expect((await harness.call('b1', `${API}/no-such-endpoint`)).statusCode).toBe(404);
     expect((await harness.call('b1', `${API}/openapi.json`)).statusCode).toBe(200);
@@ -257,7 +298,8 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
     expect((await harness.me('b1')).usage.day.requests).toBe(5);
     // Spend the rest of the bucket, then be refused: the refusals consume nothing.
     const me = await harness.me('b1');
-    for (let call = 0; call < Math.floor(me.usage.window.tokens_remaining); call++) expect((await harness.call('b1', ME)).statusCode).toBe(200);
+    for (let call = 0; call < Math.floor(me.usage.window.tokens_remaining); call++)
+      expect((await harness.call('b1', ME)).statusCode).toBe(200);
     const spent = 6 + Math.floor(me.usage.window.tokens_remaining);
     for (let call = 0; call < 5; call++) expect(errorOf(await harness.call('b1', ME))).toBe('rate_limited');
     harness.clock.ms += intervalMs(basic);
@@ -266,7 +308,7 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
     expect(after.usage.window.rpm_used).toBe(spent + 1);
   });
 
-  it('/me: the governing window is the nonzero one; tokens and the minute are the gates\' own numbers', async () => {
+  it("/me: the governing window is the nonzero one; tokens and the minute are the gates' own numbers", async () => {
     harness.gates.target = stores.open(kind);
     const basicMe = await harness.me('b1');
     expect(basicMe.usage).toEqual({
@@ -290,7 +332,8 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
     const { limit, windowSeconds, blockSeconds } = config.gates.authFailures;
     const address = '203.0.113.7';
     const bad = { authorization: 'Bearer tak_not-a-real-key' };
-    for (let failure = 0; failure < limit - 1; failure++) expect((await harness.call(null, ME, { address, headers: bad })).statusCode).toBe(401);
+    for (let failure = 0; failure < limit - 1; failure++)
+      expect((await harness.call(null, ME, { address, headers: bad })).statusCode).toBe(401);
     expect((await harness.call('p1', ME, { address })).statusCode).toBe(200); // a success in between
     expect((await harness.call(null, ME, { address, headers: bad })).statusCode).toBe(401); // the limit-th failure: still a 401
     const blocked = await harness.call(null, ME, { address, headers: bad });
@@ -348,14 +391,20 @@ describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
     expect((await harness.call('b1', ME)).statusCode).toBe(200); // not a heavy read
     // The reads fail: their slots come back.
     hold.failAll(new Error('store went away'));
-    expect((await Promise.all(inFlight)).map((response) => response.statusCode)).toEqual(Array(basic.heavyReadsInFlight).fill(500));
+    expect((await Promise.all(inFlight)).map((response) => response.statusCode)).toEqual(
+      Array(basic.heavyReadsInFlight).fill(500),
+    );
     const timedOut = await startHeld('b1', basic.heavyReadsInFlight);
     hold.failAll(new QueryTimeoutError(config.clickhouse.queryTimeoutSeconds));
-    expect((await Promise.all(timedOut)).map((response) => response.statusCode)).toEqual(Array(basic.heavyReadsInFlight).fill(504));
+    expect((await Promise.all(timedOut)).map((response) => response.statusCode)).toEqual(
+      Array(basic.heavyReadsInFlight).fill(504),
+    );
     const again = await startHeld('b1', basic.heavyReadsInFlight);
     hold.holding = false;
     hold.resumeAll();
-    expect((await Promise.all(again)).map((response) => response.statusCode)).toEqual(Array(basic.heavyReadsInFlight).fill(404));
+    expect((await Promise.all(again)).map((response) => response.statusCode)).toEqual(
+      Array(basic.heavyReadsInFlight).fill(404),
+    );
   });
 
   it('a client that goes away gives its slot back', async () => {
@@ -368,7 +417,12 @@ describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
       const aborted: http.ClientRequest[] = [];
       for (let index = 0; index < basic.heavyReadsInFlight; index++) {
         harness.clock.ms += 3000;
-        const request = http.get({ host: '127.0.0.1', port, path: heavyRead(wallets[0]!), headers: { authorization: `Bearer ${keys.b1}` } });
+        const request = http.get({
+          host: '127.0.0.1',
+          port,
+          path: heavyRead(wallets[0]!),
+          headers: { authorization: `Bearer ${keys.b1}` },
+        });
         request.on('error', () => {}); // destroyed below on purpose
         aborted.push(request);
         await hold.heldCount(index + 1);
@@ -394,12 +448,19 @@ describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
   it('the per-instance cap binds across users', async () => {
     const perInstance = 3;
     const localHold = new QueryHold();
-    const local = await startHarness(kind, { config: { ...config, gates: { ...config.gates, heavyReadsPerInstance: perInstance } }, hold: localHold });
+    const local = await startHarness(kind, {
+      config: { ...config, gates: { ...config.gates, heavyReadsPerInstance: perInstance } },
+      hold: localHold,
+    });
     try {
       await local.me('p1');
       await local.me('p3');
       localHold.holding = true;
-      const calls = [local.call('p1', heavyRead(wallets[0]!)), local.call('p1', heavyRead(wallets[0]!)), local.call('p3', heavyRead(wallets[0]!))];
+      const calls = [
+        local.call('p1', heavyRead(wallets[0]!)),
+        local.call('p1', heavyRead(wallets[0]!)),
+        local.call('p3', heavyRead(wallets[0]!)),
+      ];
       await localHold.heldCount(perInstance);
       expect(pro.heavyReadsInFlight).toBeGreaterThan(2);
       expect(errorOf(await local.call('p1', heavyRead(wallets[0]!)))).toBe('busy');
@@ -435,7 +496,7 @@ describe.each(GATE_KINDS)('gate store %s, directly', (kind) => {
     ...extra,
   });
 
-  it('a dead instance\'s slots expire with their lease', async () => {
+  it("a dead instance's slots expire with their lease", async () => {
     const store = stores.open(kind);
     const t0 = Date.UTC(2026, 10, 22);
     expect((await store.admit(request(t0, { heavy: true }))).kind).toBe('admitted');
@@ -445,7 +506,7 @@ describe.each(GATE_KINDS)('gate store %s, directly', (kind) => {
     expect((await store.admit(request(t0 + 30_000, { heavy: true }))).kind).toBe('admitted');
   });
 
-  it('the quotas\' UTC calendar: the reset is the next midnight and the next first of a month, on any date', async () => {
+  it("the quotas' UTC calendar: the reset is the next midnight and the next first of a month, on any date", async () => {
     const store = stores.open(kind);
     // Dates around every kind of boundary: month ends of 28, 29, 30 and 31 days, year ends, leap days.
     const instants = [
@@ -469,7 +530,9 @@ describe.each(GATE_KINDS)('gate store %s, directly', (kind) => {
       expect((await store.admit(request(nextMidnight, daily))).kind).toBe('admitted');
       const monthly = { userId: `cal-m-${index}`, monthlyCap: 1 };
       expect((await store.admit(request(now, monthly))).kind).toBe('admitted');
-      expect(await store.admit(request(nextMidnight - 1, monthly))).toMatchObject({ kind: nextMidnight - 1 < nextMonth ? 'monthly_limit' : 'admitted' });
+      expect(await store.admit(request(nextMidnight - 1, monthly))).toMatchObject({
+        kind: nextMidnight - 1 < nextMonth ? 'monthly_limit' : 'admitted',
+      });
       expect(await store.admit(request(nextMonth - 1, monthly))).toEqual({ kind: 'monthly_limit', retryAfterMs: 1 });
       expect((await store.admit(request(nextMonth, monthly))).kind).toBe('admitted');
     }
@@ -487,9 +550,14 @@ describe('when the gate store cannot answer', () => {
       blockedFor: () => Promise.reject(new Error('connection refused')),
       close: () => Promise.resolve(),
     };
-    const api = await startTestApi(config, { now: () => NOW_S, keys: { basic: keys.b1, pro: keys.p1, max: keys.p1 }, gates: failing });
+    const api = await startTestApi(config, {
+      now: () => NOW_S,
+      keys: { basic: keys.b1, pro: keys.p1, max: keys.p1 },
+      gates: failing,
+    });
     try {
-      for (let call = 0; call < basic.burst + 5; call++) expect((await api.get('me', { plan: 'basic' })).statusCode).toBe(200);
+      for (let call = 0; call < basic.burst + 5; call++)
+        expect((await api.get('me', { plan: 'basic' })).statusCode).toBe(200);
       expect((await api.get('me', { authorization: 'Bearer tak_unknown' })).statusCode).toBe(401);
     } finally {
       await api.close();

@@ -17,7 +17,15 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import {
+  API,
+  bodyOf,
+  inProcessConfig,
+  OpenApiResponses,
+  publishPlanKeys,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
@@ -45,8 +53,25 @@ const unknownMarket = cid('unknown');
 
 const WINNERS: Record<string, 1 | 2> = { [m1]: 1, [m2]: 2, [m3]: 1, [m4]: 2, [m6]: 1, [n1]: 1 };
 
-const fill = (wallet: string, condition_id: string, side: 'BUY' | 'SELL', token_side: 1 | 2, price: number, size_tokens: number, ts: number): Fill =>
-  makeFill({ wallet, condition_id, side, token_side, price, size_tokens, usd: Math.round(price * size_tokens * 1e6) / 1e6, ts });
+const fill = (
+  wallet: string,
+  condition_id: string,
+  side: 'BUY' | 'SELL',
+  token_side: 1 | 2,
+  price: number,
+  size_tokens: number,
+  ts: number,
+): Fill =>
+  makeFill({
+    wallet,
+    condition_id,
+    side,
+    token_side,
+    price,
+    size_tokens,
+    usd: Math.round(price * size_tokens * 1e6) / 1e6,
+    ts,
+  });
 
 const T_FILLS: Fill[] = [
   // m1 (token 1 won): the biggest win and the most fills, all old
@@ -108,7 +133,10 @@ function marketsOf(fills: readonly Fill[]): RefMarket[] {
   for (const item of fills) byMarket.set(item.condition_id, [...(byMarket.get(item.condition_id) ?? []), item]);
   return [...byMarket.entries()].map(([condition_id, list]) => {
     const cash = list.reduce((sum, item) => sum + (item.side === 'SELL' ? item.usd : -item.usd), 0);
-    const held = (side: 1 | 2) => list.filter((item) => item.token_side === side).reduce((sum, item) => sum + (item.side === 'BUY' ? item.size_tokens : -item.size_tokens), 0);
+    const held = (side: 1 | 2) =>
+      list
+        .filter((item) => item.token_side === side)
+        .reduce((sum, item) => sum + (item.side === 'BUY' ? item.size_tokens : -item.size_tokens), 0);
     const winner = WINNERS[condition_id];
     return {
       condition_id,
@@ -122,9 +150,11 @@ function marketsOf(fills: readonly Fill[]): RefMarket[] {
 }
 
 /** The markets list's order: most recent activity first, then condition_id descending. */
-const byRecency = (a: RefMarket, b: RefMarket) => b.last_ts - a.last_ts || (a.condition_id < b.condition_id ? 1 : a.condition_id > b.condition_id ? -1 : 0);
+const byRecency = (a: RefMarket, b: RefMarket) =>
+  b.last_ts - a.last_ts || (a.condition_id < b.condition_id ? 1 : a.condition_id > b.condition_id ? -1 : 0);
 /** The slices' tie-break: most recent first, then condition_id ascending. */
-const tieBreak = (a: RefMarket, b: RefMarket) => b.last_ts - a.last_ts || (a.condition_id < b.condition_id ? -1 : a.condition_id > b.condition_id ? 1 : 0);
+const tieBreak = (a: RefMarket, b: RefMarket) =>
+  b.last_ts - a.last_ts || (a.condition_id < b.condition_id ? -1 : a.condition_id > b.condition_id ? 1 : 0);
 
 const recencyOf = (fills: readonly Fill[]) => marketsOf(fills).sort(byRecency);
 const T_RECENT = recencyOf(T_FILLS).map((row) => row.condition_id);
@@ -189,7 +219,11 @@ const marketUrls = (wallet: string, conditionId: string) => [
   `traders/${wallet}/markets/${conditionId}/tape`,
 ];
 
-async function pages(url: (cursor: string | null) => string, key: string, plan: PlanId): Promise<{ rows: Json[]; pages: number }> {
+async function pages(
+  url: (cursor: string | null) => string,
+  key: string,
+  plan: PlanId,
+): Promise<{ rows: Json[]; pages: number }> {
   const rows: Json[] = [];
   let cursor: string | null = null;
   let count = 0;
@@ -209,14 +243,28 @@ beforeAll(async () => {
     await publisher.publish(
       'markets',
       ALL_MARKETS.map((conditionId, index) =>
-        makeMarket({ condition_id: conditionId, title: `Market ${conditionId.slice(0, 10)}`, outcome1: OUTCOMES[0], outcome2: OUTCOMES[1], title_start_ts: B + index }),
+        makeMarket({
+          condition_id: conditionId,
+          title: `Market ${conditionId.slice(0, 10)}`,
+          outcome1: OUTCOMES[0],
+          outcome2: OUTCOMES[1],
+          title_start_ts: B + index,
+        }),
       ),
     );
     await publisher.publish('fillsArchive', [...T_FILLS, ...O_FILLS]);
     let seq = 0;
     await publisher.publish(
       'trades',
-      [...T_FILLS, ...O_FILLS].map((item) => makeTrade({ condition_id: item.condition_id, token_side: item.token_side, price: item.price, ts: item.ts, seq: ++seq })),
+      [...T_FILLS, ...O_FILLS].map((item) =>
+        makeTrade({
+          condition_id: item.condition_id,
+          token_side: item.token_side,
+          price: item.price,
+          ts: item.ts,
+          seq: ++seq,
+        }),
+      ),
     );
     await publisher.publish(
       'markets',
@@ -272,7 +320,8 @@ describe('market-scoped routes', () => {
       }
     }
     for (const conditionId of [neverTraded, unknownMarket]) {
-      for (const url of marketUrls(T, conditionId)) expect((await json(url, 'basic', 404)).error).toBe('market_not_found');
+      for (const url of marketUrls(T, conditionId))
+        expect((await json(url, 'basic', 404)).error).toBe('market_not_found');
     }
   });
 
@@ -321,11 +370,22 @@ describe('markets list', () => {
 
   it('Basic: paging with a small limit walks exactly the visible markets, then next_cursor is null', async () => {
     for (const limit of [1, 2, 3]) {
-      const walked = await pages((cursor) => `traders/${T}/markets?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, 'markets', 'basic');
-      expect(walked.rows.map((row) => row.condition_id), `limit ${limit}`).toEqual(T_VISIBLE);
+      const walked = await pages(
+        (cursor) => `traders/${T}/markets?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+        'markets',
+        'basic',
+      );
+      expect(
+        walked.rows.map((row) => row.condition_id),
+        `limit ${limit}`,
+      ).toEqual(T_VISIBLE);
       expect(walked.pages).toBe(Math.ceil(DEPTH / limit));
     }
-    const pro = await pages((cursor) => `traders/${T}/markets?limit=2${cursor ? `&cursor=${cursor}` : ''}`, 'markets', 'pro');
+    const pro = await pages(
+      (cursor) => `traders/${T}/markets?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      'markets',
+      'pro',
+    );
     expect(pro.rows.map((row) => row.condition_id)).toEqual(T_RECENT);
   });
 
@@ -349,7 +409,8 @@ describe('top markets', () => {
       });
       expect(ids(basic), `basic n=${n}`).toEqual(topOf(tVisibleRows, n));
       expect(ids(pro), `pro n=${n}`).toEqual(topOf(marketsOf(T_FILLS), n));
-      for (const slice of Object.values(ids(basic)) as string[][]) for (const conditionId of slice) expect(T_VISIBLE).toContain(conditionId);
+      for (const slice of Object.values(ids(basic)) as string[][])
+        for (const conditionId of slice) expect(T_VISIBLE).toContain(conditionId);
     }
     // The fixture makes the difference visible: the older markets lead Pro's slices.
     const pro = await json(`traders/${T}/top-markets`, 'pro');
@@ -369,22 +430,34 @@ describe('fills', () => {
     const pro = await json(`traders/${T}/fills`, 'pro');
     expect(pro.fills).toEqual(fillRows(T_FILLS));
     const since = B + 3000;
-    expect((await json(`traders/${T}/fills?since=${since}`, 'basic')).fills).toEqual(visibleFills.filter((item) => item.ts >= since));
+    expect((await json(`traders/${T}/fills?since=${since}`, 'basic')).fills).toEqual(
+      visibleFills.filter((item) => item.ts >= since),
+    );
   });
 
   it('Basic: paging walks the visible fills exactly once, in order', async () => {
     const visibleFills = fillRows(T_FILLS.filter((item) => T_VISIBLE.includes(item.condition_id)));
     for (const limit of [1, 2, 5]) {
-      const walked = await pages((cursor) => `traders/${T}/fills?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, 'fills', 'basic');
+      const walked = await pages(
+        (cursor) => `traders/${T}/fills?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+        'fills',
+        'basic',
+      );
       expect(walked.rows, `limit ${limit}`).toEqual(visibleFills);
     }
     // Since a time in the middle of the gated markets' fills: only visible ones from there on.
-    const walked = await pages((cursor) => `traders/${T}/fills?since=${B + 300}&limit=3${cursor ? `&cursor=${cursor}` : ''}`, 'fills', 'basic');
+    const walked = await pages(
+      (cursor) => `traders/${T}/fills?since=${B + 300}&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      'fills',
+      'basic',
+    );
     expect(walked.rows).toEqual(visibleFills.filter((item) => item.ts >= B + 300));
   });
 
   it("Basic: another trader's fills are clamped to its own visible markets", async () => {
-    expect((await json(`traders/${O}/fills`, 'basic')).fills).toEqual(fillRows(O_FILLS.filter((item) => O_VISIBLE.includes(item.condition_id))));
+    expect((await json(`traders/${O}/fills`, 'basic')).fills).toEqual(
+      fillRows(O_FILLS.filter((item) => O_VISIBLE.includes(item.condition_id))),
+    );
     expect((await json(`traders/${O}/fills`, 'pro')).fills).toEqual(fillRows(O_FILLS));
   });
 });
@@ -410,7 +483,11 @@ describe('not clamped, and documented', () => {
       expect(description(path), path).toContain(config.plans.basic.name);
       expect(description(path), path).toContain(depthText);
     }
-    for (const path of ['/api/agent/v1/traders/{trader}/markets/{condition_id}/summary', '/api/agent/v1/traders/{trader}/markets/{condition_id}', '/api/agent/v1/traders/{trader}/markets/{condition_id}/tape']) {
+    for (const path of [
+      '/api/agent/v1/traders/{trader}/markets/{condition_id}/summary',
+      '/api/agent/v1/traders/{trader}/markets/{condition_id}',
+      '/api/agent/v1/traders/{trader}/markets/{condition_id}/tape',
+    ]) {
       expect(description(path), path).toContain('depth_gated');
     }
     expect(description('/api/agent/v1/traders/{trader}')).not.toContain(depthText);

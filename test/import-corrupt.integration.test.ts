@@ -52,7 +52,10 @@ async function runCommand(role: 'import' | 'replay', directory: string): Promise
   return { environment, code: await run.exited, summary: String(summary.text), stderr: run.stderr() };
 }
 
-const runs = {} as { import: CommandRun & { directory: string; goodRows: Record<string, string>[] }; replay: CommandRun & { directory: string } };
+const runs = {} as {
+  import: CommandRun & { directory: string; goodRows: Record<string, string>[] };
+  replay: CommandRun & { directory: string };
+};
 let store: Store;
 
 beforeAll(async () => {
@@ -66,7 +69,8 @@ afterAll(async () => {
 });
 
 /** The store of one command's database (both live in the one data directory). */
-const queryOf = <Row>(run: CommandRun, sql: string) => store.query<Row>(sql.replaceAll('{db:Identifier}', run.environment.CLICKHOUSE_DATABASE!));
+const queryOf = <Row>(run: CommandRun, sql: string) =>
+  store.query<Row>(sql.replaceAll('{db:Identifier}', run.environment.CLICKHOUSE_DATABASE!));
 
 /** Lines of stderr naming `file` (by its path as the command was given it). */
 const linesNaming = (stderr: string, file: string) => stderr.split('\n').filter((line) => line.includes(file));
@@ -75,7 +79,15 @@ async function importCorruptFiles() {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'ta-corrupt-import-'));
   const corruptRows = parse(await readFile(CORRUPT_SOURCE), { columns: true }) as Record<string, string>[];
   const zipped = gzipSync(await readFile(CORRUPT_SOURCE));
-  const json = JSON.stringify(corruptRows.map((row) => ({ ...row, timestamp: Number(row.timestamp), size: Number(row.size), usdcSize: Number(row.usdcSize), price: Number(row.price) })));
+  const json = JSON.stringify(
+    corruptRows.map((row) => ({
+      ...row,
+      timestamp: Number(row.timestamp),
+      size: Number(row.size),
+      usdcSize: Number(row.usdcSize),
+      price: Number(row.price),
+    })),
+  );
   const failing: Record<string, Buffer | string> = {
     'truncated.csv.gz': zipped.subarray(0, Math.floor(zipped.length * 0.8)),
     'junk.csv.gz': Buffer.from('not gzip at all\n'.repeat(50)),
@@ -94,12 +106,23 @@ async function replayCorruptFiles() {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'ta-corrupt-replay-'));
   const market = makeConditionId('replay-corrupt');
   const line = (event: unknown) => JSON.stringify(event);
-  await writeFile(path.join(directory, 'markets.jsonl'), `${line(makeMarket({ condition_id: market, title: 'Replayed market' }))}\n`);
+  await writeFile(
+    path.join(directory, 'markets.jsonl'),
+    `${line(makeMarket({ condition_id: market, title: 'Replayed market' }))}\n`,
+  );
   // More lines than one publish (2,000): a replay that streamed before judging the file would publish some.
-  const fills = Array.from({ length: 5000 }, (_, index) => line(makeFill({ condition_id: market, ts: BASE_TS + index })));
+  const fills = Array.from({ length: 5000 }, (_, index) =>
+    line(makeFill({ condition_id: market, ts: BASE_TS + index })),
+  );
   const zippedFills = gzipSync(`${fills.join('\n')}\n`);
-  await writeFile(path.join(directory, 'fills.archive.jsonl.gz'), zippedFills.subarray(0, Math.floor(zippedFills.length * 0.9)));
-  await writeFile(path.join(directory, 'trades.jsonl.gz'), Buffer.from(`${line(makeTrade({ condition_id: market }))}\n`));
+  await writeFile(
+    path.join(directory, 'fills.archive.jsonl.gz'),
+    zippedFills.subarray(0, Math.floor(zippedFills.length * 0.9)),
+  );
+  await writeFile(
+    path.join(directory, 'trades.jsonl.gz'),
+    Buffer.from(`${line(makeTrade({ condition_id: market }))}\n`),
+  );
   return { ...(await runCommand('replay', directory)), directory };
 }
 
@@ -107,7 +130,9 @@ describe('import: corrupt files fail whole and are named; the exit code says so'
   it('truncated .csv.gz, junk .gz, empty .gz, truncated JSON and binary junk fail; a CSV of other columns is skipped with its reason', async () => {
     const { directory, goodRows, code, summary, stderr } = runs.import;
     expect(code, stderr).toBe(1);
-    expect(summary).toBe(`read ${goodRows.length}, imported ${goodRows.length}, duplicate 0, rejected 0, skipped 0 (7 files: 1 read, 1 skipped, 5 failed)`);
+    expect(summary).toBe(
+      `read ${goodRows.length}, imported ${goodRows.length}, duplicate 0, rejected 0, skipped 0 (7 files: 1 read, 1 skipped, 5 failed)`,
+    );
     const reasons: Record<string, RegExp> = {
       'truncated.csv.gz': /cannot decompress/,
       'junk.csv.gz': /cannot decompress/,
@@ -129,11 +154,21 @@ describe('import: corrupt files fail whole and are named; the exit code says so'
 
   it('the store holds the good file and nothing of the failed ones (not even a market of theirs)', async () => {
     const { goodRows } = runs.import;
-    const fills = await queryOf<{ tx_hash: string }>(runs.import, "SELECT splitByChar(':', fill_id)[1] AS tx_hash FROM {db:Identifier}.fills FINAL");
+    const fills = await queryOf<{ tx_hash: string }>(
+      runs.import,
+      "SELECT splitByChar(':', fill_id)[1] AS tx_hash FROM {db:Identifier}.fills FINAL",
+    );
     expect(fills).toHaveLength(goodRows.length);
-    expect(new Set(fills.map((fill) => fill.tx_hash))).toEqual(new Set(goodRows.map((row) => row.transactionHash!.toLowerCase())));
-    const markets = await queryOf<{ condition_id: string }>(runs.import, 'SELECT condition_id FROM {db:Identifier}.markets_meta FINAL');
-    expect(new Set(markets.map((market) => market.condition_id))).toEqual(new Set(goodRows.map((row) => row.conditionId!.toLowerCase())));
+    expect(new Set(fills.map((fill) => fill.tx_hash))).toEqual(
+      new Set(goodRows.map((row) => row.transactionHash!.toLowerCase())),
+    );
+    const markets = await queryOf<{ condition_id: string }>(
+      runs.import,
+      'SELECT condition_id FROM {db:Identifier}.markets_meta FINAL',
+    );
+    expect(new Set(markets.map((market) => market.condition_id))).toEqual(
+      new Set(goodRows.map((row) => row.conditionId!.toLowerCase())),
+    );
   });
 });
 
@@ -143,7 +178,9 @@ describe('replay: the same behaviour', () => {
     expect(code, stderr).toBe(1);
     expect(summary).toBe('read 1 lines, published 1, unattributed 0 (3 files: 1 read, 2 failed)');
     for (const name of ['fills.archive.jsonl.gz', 'trades.jsonl.gz']) {
-      expect(linesNaming(stderr, path.join(directory, name)), stderr).toEqual([expect.stringMatching(/^failed: .*cannot decompress.*Nothing of it was published/)]);
+      expect(linesNaming(stderr, path.join(directory, name)), stderr).toEqual([
+        expect.stringMatching(/^failed: .*cannot decompress.*Nothing of it was published/),
+      ]);
     }
     const [counts] = await queryOf<{ markets: number; fills: number; trades: number }>(
       runs.replay,

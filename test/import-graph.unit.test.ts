@@ -28,10 +28,12 @@ const FOLDERS = ['api', 'ingest', 'mcp', 'metrics', 'operations', 'projections',
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g;
 
 function sourceFiles(folder: string): string[] {
-  return readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .map((file) => path.posix.join(folder, file.split(path.sep).join('/')))
-    // test/tools is a package of its own, with its own node_modules once installed.
-    .filter((file) => /\.(ts|js)$/.test(file) && !file.includes('/node_modules/'));
+  return (
+    readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+      .map((file) => path.posix.join(folder, file.split(path.sep).join('/')))
+      // test/tools is a package of its own, with its own node_modules once installed.
+      .filter((file) => /\.(ts|js)$/.test(file) && !file.includes('/node_modules/'))
+  );
 }
 
 /** The TypeScript files at the root of the repository (config.ts, log.ts, main.ts, …). */
@@ -58,7 +60,11 @@ const GRAPH: Graph = new Map([...FOLDERS.flatMap(sourceFiles), ...rootFiles()].m
 function violations(from: string, forbidden: string[]): string[] {
   return [...GRAPH]
     .filter(([file]) => file.startsWith(`${from}/`))
-    .flatMap(([file, targets]) => targets.filter((target) => forbidden.some((folder) => target.startsWith(`${folder}/`))).map((target) => `${file} → ${target}`));
+    .flatMap(([file, targets]) =>
+      targets
+        .filter((target) => forbidden.some((folder) => target.startsWith(`${folder}/`)))
+        .map((target) => `${file} → ${target}`),
+    );
 }
 
 /**
@@ -123,7 +129,8 @@ function closedPath(graph: Graph, component: ReadonlySet<string>): string {
       if (!component.has(target)) continue;
       if (target === first) {
         const path = [first];
-        for (let at: string | undefined = node; at !== undefined && at !== first; at = cameFrom.get(at)) path.unshift(at);
+        for (let at: string | undefined = node; at !== undefined && at !== first; at = cameFrom.get(at))
+          path.unshift(at);
         return [first, ...path].join(' → ');
       }
       if (!cameFrom.has(target)) {
@@ -137,7 +144,9 @@ function closedPath(graph: Graph, component: ReadonlySet<string>): string {
 
 describe('import graph', () => {
   it('reads the imports it judges (a parser that finds nothing would pass every rule)', () => {
-    expect(GRAPH.get('roles/http-server.ts')).toEqual(expect.arrayContaining(['api/app.ts', 'mcp/server.ts', 'projections/read-cache.ts']));
+    expect(GRAPH.get('roles/http-server.ts')).toEqual(
+      expect.arrayContaining(['api/app.ts', 'mcp/server.ts', 'projections/read-cache.ts']),
+    );
     expect(GRAPH.get('mcp/tools/markets.ts')).toContain('operations/markets.ts');
     expect(GRAPH.get('roles/all.ts')).toEqual(expect.arrayContaining(['roles/http-server.ts', 'ingest/worker.ts']));
     // A type-only import, a dynamic import, a root file.
@@ -155,9 +164,14 @@ describe('import graph', () => {
     expect(circles(graph({ a: ['a'], b: [] }))).toEqual(['a → a']);
     expect(circles(graph({ x: ['y'], y: ['x', 'z'], z: ['w'], w: ['z'] })).sort()).toEqual(['w → z → w', 'x → y → x']);
     // A two-file circle of the real graph's shape: type-only imports count.
-    expect(circles(graph({ 'projections/store.ts': ['projections/read-cache.ts'], 'projections/read-cache.ts': ['projections/store.ts'] }))).toEqual([
-      'projections/read-cache.ts → projections/store.ts → projections/read-cache.ts',
-    ]);
+    expect(
+      circles(
+        graph({
+          'projections/store.ts': ['projections/read-cache.ts'],
+          'projections/read-cache.ts': ['projections/store.ts'],
+        }),
+      ),
+    ).toEqual(['projections/read-cache.ts → projections/store.ts → projections/read-cache.ts']);
   });
 
   it('has no import circle anywhere', () => {
@@ -183,6 +197,7 @@ describe('import graph', () => {
   });
 
   it('no part imports roles/ (the roles wire the parts together)', () => {
-    for (const part of ['api', 'ingest', 'mcp', 'metrics', 'operations', 'projections']) expect(violations(part, ['roles'])).toEqual([]);
+    for (const part of ['api', 'ingest', 'mcp', 'metrics', 'operations', 'projections'])
+      expect(violations(part, ['roles'])).toEqual([]);
   });
 });

@@ -36,13 +36,20 @@ async function csvTotals(): Promise<{ files: number; rows: number; byTraderMarke
     for (const file of await readdir(path.join(EXPORTS, folder.name))) {
       if (!file.endsWith('.csv')) continue;
       files += 1;
-      const records = parse(await readFile(path.join(EXPORTS, folder.name, file), 'utf8'), { columns: true }) as Record<string, string>[];
+      const records = parse(await readFile(path.join(EXPORTS, folder.name, file), 'utf8'), { columns: true }) as Record<
+        string,
+        string
+      >[];
       for (const record of records) {
         rows += 1;
         if (record.type !== 'TRADE') continue;
         const key = `${record.proxyWallet!.toLowerCase()}|${record.conditionId!.toLowerCase()}`;
         let totals = byTraderMarket.get(key);
-        if (!totals) byTraderMarket.set(key, (totals = { rows: 0, buyUsd: 0, sellUsd: 0, buyTokens1: 0, buyTokens2: 0, sellTokens1: 0, sellTokens2: 0 }));
+        if (!totals)
+          byTraderMarket.set(
+            key,
+            (totals = { rows: 0, buyUsd: 0, sellUsd: 0, buyTokens1: 0, buyTokens2: 0, sellTokens1: 0, sellTokens2: 0 }),
+          );
         const usd = Number(record.usdcSize);
         const tokens = Number(record.size);
         const token1 = record.outcomeIndex === '0';

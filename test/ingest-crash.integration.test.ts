@@ -41,7 +41,10 @@ function fillsFor(round: number, count: number): Fill[] {
 
 function runChild(args: string[]): Promise<number | null> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     child.once('exit', (code) => resolve(code));
   });
 }
@@ -77,14 +80,18 @@ describe('ingest worker crashes and restarts', () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-crash-'));
     // Small fetches and writes make many batches, so the kill and the stop land mid-stream.
     const environment = testEnvironment(id, dataDir, { LOG_LEVEL: 'debug', INGEST_LINGER_MS: '20' });
-    const overrides = testOverrides({ ingest: { maxBytesPerPartition: 32_768, maxBatchMessages: 400, rollupIntervalMs: 50 } });
+    const overrides = testOverrides({
+      ingest: { maxBytesPerPartition: 32_768, maxBatchMessages: 400, rollupIntervalMs: 50 },
+    });
     const config = testConfig(environment, overrides);
     const log = createLogger('error');
     const topics = new TopicNames(config.kafka.topicPrefix);
     const fillsTopic = topics.of('fillsArchive');
     kafka = new KafkaLog({ brokers: config.kafka.brokers!, clientId: `${id}-test`, log });
     // Merges off on the landing tables: a duplicate insert stays a row, visible to a count without FINAL.
-    expect(await runChild(['test/harness/frozen-landing.ts', config.clickhouse.embeddedPath, config.clickhouse.database])).toBe(0);
+    expect(
+      await runChild(['test/harness/frozen-landing.ts', config.clickhouse.embeddedPath, config.clickhouse.database]),
+    ).toBe(0);
     const publisher = new EventPublisher(await kafka.producer(), topics);
 
     const firstRound = fillsFor(1, 20_000);
@@ -129,18 +136,27 @@ describe('ingest worker crashes and restarts', () => {
       try {
         // Raw rows, without FINAL: a fill written twice (an insert whose commit the kill prevented, written
         // again by the next worker under another token) would be two rows here.
-        const [count] = await store.query<{ n: number; distinct: number }>('SELECT count() AS n, uniqExact(wallet, fill_id) AS distinct FROM {db:Identifier}.fills');
-        expect(count).toEqual({ n: expectedFills, distinct: expectedFills });
-        const rollups = await store.query<{ wallet: string; condition_id: string; fills_count: number; buy_usd: number; sell_usd: number }>(
-          'SELECT wallet, condition_id, fills_count, buy_usd, sell_usd FROM {db:Identifier}.trader_markets_v2 FINAL',
+        const [count] = await store.query<{ n: number; distinct: number }>(
+          'SELECT count() AS n, uniqExact(wallet, fill_id) AS distinct FROM {db:Identifier}.fills',
         );
+        expect(count).toEqual({ n: expectedFills, distinct: expectedFills });
+        const rollups = await store.query<{
+          wallet: string;
+          condition_id: string;
+          fills_count: number;
+          buy_usd: number;
+          sell_usd: number;
+        }>('SELECT wallet, condition_id, fills_count, buy_usd, sell_usd FROM {db:Identifier}.trader_markets_v2 FINAL');
         const totals = rollups.reduce(
           (sum, row) => ({ fills: sum.fills + row.fills_count, usd: sum.usd + row.buy_usd + row.sell_usd }),
           { fills: 0, usd: 0 },
         );
         expect(totals.fills).toBe(expectedFills);
         if (expectedSet.length === expectedFills) {
-          expect(totals.usd).toBeCloseTo(expectedSet.reduce((sum, fill) => sum + fill.usd, 0), 4);
+          expect(totals.usd).toBeCloseTo(
+            expectedSet.reduce((sum, fill) => sum + fill.usd, 0),
+            4,
+          );
         }
       } finally {
         await store.close();

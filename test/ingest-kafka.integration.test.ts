@@ -11,13 +11,21 @@ import type { Store } from '../projections/store.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
-import { BASE_TS, makeConditionId, makeFill, makeLeg, makeMarket, makeResolution, makeWallet, mulberry32 } from './factories.ts';
+import {
+  BASE_TS,
+  makeConditionId,
+  makeFill,
+  makeLeg,
+  makeMarket,
+  makeResolution,
+  makeWallet,
+  mulberry32,
+} from './factories.ts';
 import { createTestContext, kafkaLogFor, type TestContext } from './harness/context.ts';
 import { waitForIngested } from './harness/wait.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 type Leg = EventInputOf<'positions'>;
-
 
 function randomFills(seed: number, count: number, wallets: string[], markets: string[]): Fill[] {
   const random = mulberry32(seed);
@@ -139,9 +147,18 @@ describe('ingest from Kafka into ClickHouse projections', () => {
       makeLeg({ wallet: wallets[0]!, condition_id: markets[0]!, kind: 'SPLIT', tokens: 200, usd: 200 }),
       makeLeg({ wallet: wallets[1]!, condition_id: markets[1]!, kind: 'MERGE', tokens: 30, usd: 30 }),
     ];
-    const marketEvents = [...markets.map((conditionId) => makeMarket({ condition_id: conditionId })), makeResolution(markets[0]!, 1), makeResolution(markets[1]!, 2)];
+    const marketEvents = [
+      ...markets.map((conditionId) => makeMarket({ condition_id: conditionId })),
+      makeResolution(markets[0]!, 1),
+      makeResolution(markets[1]!, 2),
+    ];
 
-    const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
+    const worker = await startIngestWorker({
+      config: context.config,
+      eventLog: kafka,
+      store: context.store,
+      log: context.log,
+    });
     workers.push(worker);
     const ingested = waitForIngested([worker], fills.length + legs.length + marketEvents.length);
     // Markets after the fills: the rollups must not depend on arrival order.
@@ -169,8 +186,16 @@ describe('ingest from Kafka into ClickHouse projections', () => {
       const career = await readCareer(context.store, wallet, context.config.card.includeV1);
       const own = fills.filter((fill) => fill.wallet === wallet);
       expect(career.fills_count).toBe(own.length);
-      expect(career.volume_usd).toBeCloseTo(own.reduce((sum, fill) => sum + fill.usd, 0), 6);
-      expect(career.markets_total).toBe(new Set([...own.map((fill) => fill.condition_id), ...legs.filter((leg) => leg.wallet === wallet).map((leg) => leg.condition_id)]).size);
+      expect(career.volume_usd).toBeCloseTo(
+        own.reduce((sum, fill) => sum + fill.usd, 0),
+        6,
+      );
+      expect(career.markets_total).toBe(
+        new Set([
+          ...own.map((fill) => fill.condition_id),
+          ...legs.filter((leg) => leg.wallet === wallet).map((leg) => leg.condition_id),
+        ]).size,
+      );
     }
     const perMarket = await context.store.query<{ condition_id: string; fills: number; usd: number }>(
       'SELECT condition_id, count() AS fills, sum(usd) AS usd FROM {db:Identifier}.fills FINAL GROUP BY condition_id',
@@ -178,9 +203,14 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     for (const row of perMarket) {
       const own = fills.filter((fill) => fill.condition_id === row.condition_id);
       expect(row.fills).toBe(own.length);
-      expect(row.usd).toBeCloseTo(own.reduce((sum, fill) => sum + fill.usd, 0), 6);
+      expect(row.usd).toBeCloseTo(
+        own.reduce((sum, fill) => sum + fill.usd, 0),
+        6,
+      );
     }
-    const marketRows = await context.store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.markets_meta FINAL');
+    const marketRows = await context.store.query<{ n: number }>(
+      'SELECT count() AS n FROM {db:Identifier}.markets_meta FINAL',
+    );
     expect(marketRows[0]!.n).toBe(markets.length);
   });
 
@@ -208,7 +238,12 @@ describe('ingest from Kafka into ClickHouse projections', () => {
       lingerMs: 10,
     });
 
-    const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
+    const worker = await startIngestWorker({
+      config: context.config,
+      eventLog: kafka,
+      store: context.store,
+      log: context.log,
+    });
     workers.push(worker);
     const total = fills.length * 2 + upstreamCopies.length + corrupt.length + later.length;
     const ingested = waitForIngested([worker], total);
@@ -217,7 +252,10 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     await publisher.publish('fillsUpstream', upstreamCopies);
     await publisher.publish('fillsArchive', fills); // a replay of the same fills
     const producer = await kafka.producer();
-    await producer.send(context.topics.of('fillsArchive'), corrupt.map((value) => ({ key: wallets[0]!, value })));
+    await producer.send(
+      context.topics.of('fillsArchive'),
+      corrupt.map((value) => ({ key: wallets[0]!, value })),
+    );
     await publisher.publish('fillsArchive', later); // the stream goes on after the corrupt ones
     await ingested;
 
@@ -243,7 +281,9 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     const recorded = await context.store.query<{ reason: string; original_base64: string }>(
       'SELECT reason, original_base64 FROM {db:Identifier}.dead_letters FINAL ORDER BY offset',
     );
-    expect(recorded.map((row) => Buffer.from(row.original_base64, 'base64').toString()).sort()).toEqual(corrupt.map(String).sort());
+    expect(recorded.map((row) => Buffer.from(row.original_base64, 'base64').toString()).sort()).toEqual(
+      corrupt.map(String).sort(),
+    );
 
     const everyFill = [...fills, ...later];
     expectRollupsToMatch(await traderMarkets(context), expectedByTraderMarket(everyFill));
@@ -290,9 +330,19 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     const markets = Array.from({ length: 8 }, (_, index) => makeConditionId(`group-m${index}`));
     const fills = randomFills(4, 4000, wallets, markets);
 
-    const first = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
+    const first = await startIngestWorker({
+      config: context.config,
+      eventLog: kafka,
+      store: context.store,
+      log: context.log,
+    });
     workers.push(first);
-    const second = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
+    const second = await startIngestWorker({
+      config: context.config,
+      eventLog: kafka,
+      store: context.store,
+      log: context.log,
+    });
     workers.push(second);
     const perWorker = [0, 0];
     first.pipeline.events.on('batch', (batch) => (perWorker[0] = (perWorker[0] ?? 0) + batch.valid));

@@ -64,7 +64,10 @@ async function mint(...argv: string[]): Promise<{ key: string; run: Run }> {
   return { key, run };
 }
 
-async function me(key: string): Promise<{ status: number; body: { plan?: string; limits?: { max_keys: number }; key?: { label: string; last4: string } } }> {
+async function me(key: string): Promise<{
+  status: number;
+  body: { plan?: string; limits?: { max_keys: number }; key?: { label: string; last4: string } };
+}> {
   const response = await api.get('me', { authorization: `Bearer ${key}` });
   return { status: response.statusCode, body: bodyOf(response) as never };
 }
@@ -78,8 +81,22 @@ async function landedRows(): Promise<number> {
 }
 
 interface Listing {
-  account: { account_id: string; plan: string; founder: boolean; display_name: string; effective_plan: string; max_keys: number } | null;
-  keys: { key_id: string; label: string; last4: string; created_at: string; revoked: boolean; revoked_at: string | null }[];
+  account: {
+    account_id: string;
+    plan: string;
+    founder: boolean;
+    display_name: string;
+    effective_plan: string;
+    max_keys: number;
+  } | null;
+  keys: {
+    key_id: string;
+    label: string;
+    last4: string;
+    created_at: string;
+    revoked: boolean;
+    revoked_at: string | null;
+  }[];
 }
 
 async function listing(user: string): Promise<Listing> {
@@ -256,14 +273,25 @@ describe('keys list', () => {
     for (const output of [text.stdout, json.stdout]) {
       expect(output).not.toMatch(ANY_KEY);
       expect(output).not.toMatch(SHA256_HEX);
-      for (const key of [one.key, two.key]) expect(output).not.toContain(createHash('sha256').update(key).digest('hex'));
+      for (const key of [one.key, two.key])
+        expect(output).not.toContain(createHash('sha256').update(key).digest('hex'));
     }
   });
 });
 
 describe('usage', () => {
   it('answers usage errors with exit 2', async () => {
-    for (const argv of [[], ['bogus'], ['mint', '--user', 'ada'], ['mint', '--user', 'ada', '--plan', 'gold', '--label', 'x'], ['mint', '--user', 'bad id!', '--plan', 'basic', '--label', 'x'], ['revoke'], ['revoke', '--user', 'ada'], ['list'], ['list', '--user', 'ada', '--bogus']]) {
+    for (const argv of [
+      [],
+      ['bogus'],
+      ['mint', '--user', 'ada'],
+      ['mint', '--user', 'ada', '--plan', 'gold', '--label', 'x'],
+      ['mint', '--user', 'bad id!', '--plan', 'basic', '--label', 'x'],
+      ['revoke'],
+      ['revoke', '--user', 'ada'],
+      ['list'],
+      ['list', '--user', 'ada', '--bogus'],
+    ]) {
       const run = await keys(...argv);
       expect(run.code, argv.join(' ')).toBe(2);
       expect(run.stderr).toMatch(/usage: main\.ts keys/);

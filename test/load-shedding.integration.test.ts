@@ -13,7 +13,11 @@ import { makeWallet } from './factories.ts';
 import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { QueryHold } from './harness/gates.ts';
 
-const config: Config = inProcessConfig('shed', { API_MAX_IN_FLIGHT: '3' }, { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000 } } });
+const config: Config = inProcessConfig(
+  'shed',
+  { API_MAX_IN_FLIGHT: '3' },
+  { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000 } } },
+);
 const { maxInFlight, queueDepth } = config.api.inFlight;
 const NOW_S = Math.floor(Date.now() / 1000);
 const card = (index: number) => `${API}/traders/${makeWallet(`shed-${index}`)}`;
@@ -45,7 +49,13 @@ async function start(limits: InFlightLimits): Promise<Harness> {
   const hold = new QueryHold();
   const limiter = new InFlightLimiter(limits);
   // A still gates clock: Pro's burst covers every call here, so only the shedding refuses.
-  const api = await startTestApi(config, { now: () => NOW_S, keys, gatesClockMs: () => Date.UTC(2026, 10, 22, 12), wrapStore: (store) => hold.wrap(store), inFlight: limiter });
+  const api = await startTestApi(config, {
+    now: () => NOW_S,
+    keys,
+    gatesClockMs: () => Date.UTC(2026, 10, 22, 12),
+    wrapStore: (store) => hold.wrap(store),
+    inFlight: limiter,
+  });
   const harness = { api, hold, limiter };
   opened.push(harness);
   return harness;
@@ -73,7 +83,12 @@ function mcpCall(api: TestApi, name: string, args: Record<string, unknown> = {})
   return api.app.inject({
     method: 'POST',
     url: config.mcp.path,
-    headers: { host: 'localhost', authorization: `Bearer ${keys.pro}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      host: 'localhost',
+      authorization: `Bearer ${keys.pro}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } }),
   });
 }
@@ -81,7 +96,9 @@ function mcpCall(api: TestApi, name: string, args: Record<string, unknown> = {})
 /** A successful tool call's structured result, from the JSON-RPC answer (an error result fails the test). */
 function toolAnswer(response: LightMyRequestResponse): Record<string, unknown> {
   expect(response.statusCode, response.body).toBe(200);
-  const { result } = JSON.parse(response.body) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } };
+  const { result } = JSON.parse(response.body) as {
+    result: { isError?: boolean; structuredContent: Record<string, unknown> };
+  };
   expect(result.isError ?? false, response.body).toBe(false);
   return result.structuredContent;
 }
@@ -100,14 +117,20 @@ describe('load shedding', () => {
     const refused = await api.get('me');
     expect(refused.statusCode).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
-    expect(bodyOf(refused)).toEqual({ error: 'overloaded', message: expect.stringMatching(/capacity/), retry_after: 1 });
+    expect(bodyOf(refused)).toEqual({
+      error: 'overloaded',
+      message: expect.stringMatching(/capacity/),
+      retry_after: 1,
+    });
     const heavy = await api.get(heavyRead);
     expect(heavy.statusCode).toBe(429);
     expect(bodyOf(heavy)).toMatchObject({ error: 'busy', retry_after: 1 });
     expect(heavy.headers['retry-after']).toBe('1');
     const tool = await mcpCall(api, 'whoami');
     expect(tool.statusCode).toBe(200);
-    const result = (JSON.parse(tool.body) as { result: { isError: boolean; structuredContent: Record<string, unknown> } }).result;
+    const result = (
+      JSON.parse(tool.body) as { result: { isError: boolean; structuredContent: Record<string, unknown> } }
+    ).result;
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ error: 'overloaded', retry_after: 1 });
     // Free calls are not shed: the OpenAPI document still answers.
@@ -116,7 +139,9 @@ describe('load shedding', () => {
 
     hold.holding = false;
     hold.resumeAll();
-    expect((await Promise.all([...inFlight, ...waiting])).map((response) => response.statusCode)).toEqual(Array(maxInFlight + queueDepth).fill(200));
+    expect((await Promise.all([...inFlight, ...waiting])).map((response) => response.statusCode)).toEqual(
+      Array(maxInFlight + queueDepth).fill(200),
+    );
     // Served: the first /me, the held and queued cards, and this /me. The three refusals are not there.
     expect(await monthRequests(api)).toBe(before + maxInFlight + queueDepth + 1);
     expect(limiter.stats).toMatchObject({ running: 0, queued: 0 });
@@ -154,7 +179,8 @@ describe('load shedding', () => {
         hold.holding = true;
         const lent = new Promise<void>((resolve) => limiter.events.once('lent', () => resolve()));
         // The same read over either transport: a REST path under the trader, or its MCP tool.
-        const call = (path: string, tool: string) => (transport === 'REST' ? api.get(`traders/${trader}${path}`) : mcpCall(api, tool, { trader }));
+        const call = (path: string, tool: string) =>
+          transport === 'REST' ? api.get(`traders/${trader}${path}`) : mcpCall(api, tool, { trader });
         const answer = (response: LightMyRequestResponse) => {
           if (transport === 'MCP') return toolAnswer(response);
           expect(response.statusCode, response.body).toBe(200);

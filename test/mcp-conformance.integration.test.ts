@@ -31,7 +31,14 @@ const NODE_22 = node22();
 const SUITE = binOf('@modelcontextprotocol/conformance', 'conformance');
 const EXPECTED_FAILURES_FILE = path.join(REPO_ROOT, 'test', 'conformance-expected-failures.yaml');
 /** The generic scenarios any MCP server must pass, whatever its tools: never an expected failure here. */
-const MUST_PASS = ['server-initialize', 'ping', 'tools-list', 'prompts-list', 'resources-list', 'dns-rebinding-protection'];
+const MUST_PASS = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'prompts-list',
+  'resources-list',
+  'dns-rebinding-protection',
+];
 
 interface Check {
   id: string;
@@ -51,7 +58,13 @@ function keyAddingProxy(target: URL, authorization: string): http.Server {
   return http.createServer((incoming, outgoing) => {
     forwarded += 1;
     const upstream = http.request(
-      { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: { ...incoming.headers, authorization } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: { ...incoming.headers, authorization },
+      },
       (answer) => {
         outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(outgoing);
@@ -108,7 +121,8 @@ describe('the official MCP conformance suite against /mcp', () => {
     const expected = expectedFailures();
     expect(expected.size).toBeGreaterThan(0);
     for (const [scenario, reason] of expected) expect(reason.length, `${scenario} needs a reason`).toBeGreaterThan(10);
-    for (const scenario of MUST_PASS) expect(expected.has(scenario), `${scenario} must pass, not be expected to fail`).toBe(false);
+    for (const scenario of MUST_PASS)
+      expect(expected.has(scenario), `${scenario} must pass, not be expected to fail`).toBe(false);
   });
 
   it('passes every active server scenario except the listed ones, each of which still fails', async () => {
@@ -130,16 +144,24 @@ describe('the official MCP conformance suite against /mcp', () => {
     expect(forwarded).toBeGreaterThan(results.size);
 
     const unexpected = [...results].filter(([scenario, checks]) => failed(checks) && !expected.has(scenario));
-    const stale = [...results].filter(([scenario, checks]) => !failed(checks) && expected.has(scenario)).map(([scenario]) => scenario);
+    const stale = [...results]
+      .filter(([scenario, checks]) => !failed(checks) && expected.has(scenario))
+      .map(([scenario]) => scenario);
     const describeFailure = ([scenario, checks]: [string, Check[]]) =>
       `${scenario}: ${checks
         .filter((check) => check.status === 'FAILURE' || check.status === 'WARNING')
         .map((check) => `${check.id} ${check.status} ${check.errorMessage ?? ''}`)
         .join('; ')}`;
     expect(unexpected.map(describeFailure), 'scenarios that fail but are not listed').toEqual([]);
-    expect(stale, 'listed scenarios that now pass: remove them from test/conformance-expected-failures.yaml').toEqual([]);
+    expect(stale, 'listed scenarios that now pass: remove them from test/conformance-expected-failures.yaml').toEqual(
+      [],
+    );
     for (const scenario of MUST_PASS) expect(results.has(scenario), `${scenario} ran`).toBe(true);
-    for (const scenario of expected.keys()) expect(results.has(scenario), `${scenario} (listed) ran: a scenario the suite no longer has must leave the list`).toBe(true);
+    for (const scenario of expected.keys())
+      expect(
+        results.has(scenario),
+        `${scenario} (listed) ran: a scenario the suite no longer has must leave the list`,
+      ).toBe(true);
     // The suite agrees (its own baseline comparison): exit 0.
     expect(result.exit, log).toBe(0);
 

@@ -32,13 +32,28 @@ let home: string;
 
 /** The Inspector's CLI against /mcp with an Authorization header, JSON output; its own home (catalog, secrets) in a temp dir. */
 function inspector(url: URL, authorization: string, methodArgs: string[]): Promise<Run> {
-  const args = [INSPECTOR, '--cli', url.href, '--transport', 'http', '--header', `Authorization: ${authorization}`, '--stored-auth-only', '--format', 'json', ...methodArgs];
+  const args = [
+    INSPECTOR,
+    '--cli',
+    url.href,
+    '--transport',
+    'http',
+    '--header',
+    `Authorization: ${authorization}`,
+    '--stored-auth-only',
+    '--format',
+    'json',
+    ...methodArgs,
+  ];
   return run(NODE_22, args, { PATH: process.env.PATH ?? '', HOME: home, NO_COLOR: '1' });
 }
 
 /** The result of a successful `--format json` run: it prints one JSON object, `{ "result": … }`, on stdout. */
 function resultOf(result: Run): Json {
-  expect(result.exit, `the Inspector failed (${result.exit}): ${result.stderr.slice(-2000)}${result.stdout.slice(-2000)}`).toBe(0);
+  expect(
+    result.exit,
+    `the Inspector failed (${result.exit}): ${result.stderr.slice(-2000)}${result.stdout.slice(-2000)}`,
+  ).toBe(0);
   const output = JSON.parse(result.stdout) as Json;
   expect(output).toHaveProperty('result');
   return output.result as Json;
@@ -71,14 +86,19 @@ afterAll(async () => {
 describe('the MCP Inspector (CLI mode, Node 22) as a third-party client', () => {
   it('runs on the Node 22 of test/tools’ `node` package, while the service and the tests stay on the machine’s Node', async () => {
     const version = await run(NODE_22, ['--version'], { PATH: process.env.PATH ?? '' }, 30_000);
-    expect(version.exit, `${NODE_22}: ${version.stderr} (is test/tools' \`node\` package installed with its preinstall? run npm ci --prefix test/tools; see test/tools/package.json allowScripts)`).toBe(0);
+    expect(
+      version.exit,
+      `${NODE_22}: ${version.stderr} (is test/tools' \`node\` package installed with its preinstall? run npm ci --prefix test/tools; see test/tools/package.json allowScripts)`,
+    ).toBe(0);
     expect(version.stdout.trim()).toMatch(/^v22\./);
     expect(realpathSync(process.execPath)).not.toBe(realpathSync(NODE_22));
   });
 
   it('lists exactly the tools the service lists to the SDK Client', async () => {
     sdk = new Client({ name: 'mcp-inspector-test', version: '1.0.0' });
-    await sdk.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } } }));
+    await sdk.connect(
+      new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } } }),
+    );
     const expected = (await sdk.listTools()).tools.map((tool) => tool.name).sort();
     expect(expected).toContain('whoami');
 
@@ -89,7 +109,9 @@ describe('the MCP Inspector (CLI mode, Node 22) as a third-party client', () => 
   });
 
   it('calls whoami: the Pro plan and the calling key’s last four characters', async () => {
-    const result = resultOf(await inspector(mcpUrl, `Bearer ${keys.pro}`, ['--method', 'tools/call', '--tool-name', 'whoami']));
+    const result = resultOf(
+      await inspector(mcpUrl, `Bearer ${keys.pro}`, ['--method', 'tools/call', '--tool-name', 'whoami']),
+    );
     expect(result.isError ?? false).toBe(false);
     const text = (result.content as Json[]).find((block) => block.type === 'text');
     const me = (result.structuredContent ?? JSON.parse(text!.text as string)) as Json;

@@ -35,9 +35,12 @@ beforeAll(async () => {
   const pair = await generateKeyPair('RS256');
   signingKey = pair.privateKey;
   strangerKey = (await generateKeyPair('RS256')).privateKey;
-  const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'test-1', alg: 'RS256', use: 'sig' }] });
+  const jwks = JSON.stringify({
+    keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'test-1', alg: 'RS256', use: 'sig' }],
+  });
   issuer = http.createServer((request, response) => {
-    if (request.url === '/.well-known/jwks.json') response.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+    if (request.url === '/.well-known/jwks.json')
+      response.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
     else response.writeHead(404).end();
   });
   await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
@@ -45,16 +48,32 @@ beforeAll(async () => {
   const base = inProcessConfig('mcpoauth');
   // The same database, with OAuth switched on (the config is parsed from the environment, once).
   config = parseConfig(
-    { DATA_DIR: base.dataDir, CLICKHOUSE_DATABASE: base.clickhouse.database, LOG_LEVEL: 'error', PUBLIC_URL: 'http://localhost:8080', MCP_OAUTH_ISSUER: issuerUrl },
+    {
+      DATA_DIR: base.dataDir,
+      CLICKHOUSE_DATABASE: base.clickhouse.database,
+      LOG_LEVEL: 'error',
+      PUBLIC_URL: 'http://localhost:8080',
+      MCP_OAUTH_ISSUER: issuerUrl,
+    },
     { api: { keyCacheSeconds: 0 } },
   );
   await withPublisher(base, createLogger('error'), async ({ publisher }) => {
     await publishAccount(publisher, { accountId: 'oauth-pro', plan: 'pro', displayName: 'OAuth user', version: NOW });
     proKey = (await publishNewKey(publisher, 'oauth-pro', 'rest key', NOW)).plaintext;
-    await publishAccount(publisher, { accountId: 'oauth-founder', plan: 'basic', founder: true, displayName: 'Founder', version: NOW });
+    await publishAccount(publisher, {
+      accountId: 'oauth-founder',
+      plan: 'basic',
+      founder: true,
+      displayName: 'Founder',
+      version: NOW,
+    });
   });
   let clockMs = Date.UTC(2026, 10, 22, 12);
-  api = await startTestApi(config, { now: () => NOW, keys: { basic: proKey, pro: proKey, max: proKey }, gatesClockMs: () => (clockMs += 1) });
+  api = await startTestApi(config, {
+    now: () => NOW,
+    keys: { basic: proKey, pro: proKey, max: proKey },
+    gatesClockMs: () => (clockMs += 1),
+  });
   await api.app.listen({ host: '127.0.0.1', port: 0 });
   mcpUrl = new URL(`http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/mcp`);
 });
@@ -64,7 +83,16 @@ afterAll(async () => {
   await new Promise((resolve) => issuer?.close(resolve));
 });
 
-function token(options: { subject?: string; audience?: string; scope?: string; expiresAt?: number; key?: CryptoKey; clientId?: string } = {}): Promise<string> {
+function token(
+  options: {
+    subject?: string;
+    audience?: string;
+    scope?: string;
+    expiresAt?: number;
+    key?: CryptoKey;
+    clientId?: string;
+  } = {},
+): Promise<string> {
   return new SignJWT({ scope: options.scope ?? `openid ${SCOPE}`, client_id: options.clientId ?? 'desktop-agent' })
     .setProtectedHeader({ alg: 'RS256', kid: 'test-1' })
     .setIssuer(issuerUrl)
@@ -77,7 +105,9 @@ function token(options: { subject?: string; audience?: string; scope?: string; e
 
 async function whoamiWith(bearer: string): Promise<Record<string, unknown>> {
   const client = new Client({ name: 'oauth-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }),
+  );
   try {
     const result = await client.callTool({ name: 'whoami', arguments: {} });
     expect(result.isError).toBeFalsy();
@@ -90,7 +120,11 @@ async function whoamiWith(bearer: string): Promise<Record<string, unknown>> {
 async function rawPost(bearer: string): Promise<Response> {
   return fetch(mcpUrl, {
     method: 'POST',
-    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
   });
 }
@@ -102,11 +136,16 @@ describe('MCP with OAuth access tokens', () => {
     for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
       const response = await fetch(new URL(path, mcpUrl));
       expect(response.status).toBe(200);
-      expect(await response.json()).toMatchObject({ resource: AUDIENCE, authorization_servers: [issuerUrl], scopes_supported: [SCOPE], bearer_methods_supported: ['header'] });
+      expect(await response.json()).toMatchObject({
+        resource: AUDIENCE,
+        authorization_servers: [issuerUrl],
+        scopes_supported: [SCOPE],
+        bearer_methods_supported: ['header'],
+      });
     }
   });
 
-  it('accepts a token of the issuer: the subject is the user, and the session draws from the user\'s one budget', async () => {
+  it("accepts a token of the issuer: the subject is the user, and the session draws from the user's one budget", async () => {
     const me = await whoamiWith(await token());
     expect(me).toMatchObject({ plan: 'Pro Intelligence', key: { label: 'OAuth session (desktop-agent)' } });
     const monthBefore = (me.usage as { month: { requests: number } }).month.requests;
@@ -136,13 +175,16 @@ describe('MCP with OAuth access tokens', () => {
     // An unknown API key on an OAuth-enabled endpoint also names the scope and points to the metadata.
     const keyRefused = await rawPost('tak_not-a-key');
     expect(keyRefused.status).toBe(401);
-    expect(keyRefused.headers.get('www-authenticate')).toBe(`Bearer realm="agent-api", scope="${SCOPE}", resource_metadata="${METADATA_URL}"`);
+    expect(keyRefused.headers.get('www-authenticate')).toBe(
+      `Bearer realm="agent-api", scope="${SCOPE}", resource_metadata="${METADATA_URL}"`,
+    );
     // The API key still works next to tokens.
     expect(await whoamiWith(proKey)).toMatchObject({ plan: 'Pro Intelligence', key: { label: 'rest key' } });
   });
 
   it('a genuine token without the scope is 403 insufficient_scope (RFC 6750 §3.1), not 401, and spends nothing', async () => {
-    const usage = async () => (bodyOf(await api.get('me')) as { usage: { month: { requests: number } } }).usage.month.requests;
+    const usage = async () =>
+      (bodyOf(await api.get('me')) as { usage: { month: { requests: number } } }).usage.month.requests;
     const before = await usage();
     for (const scope of ['openid profile', 'analytics:write']) {
       const response = await rawPost(await token({ scope }));
@@ -152,7 +194,11 @@ describe('MCP with OAuth access tokens', () => {
       expect(challenge).toContain('error="insufficient_scope"');
       expect(challenge).toContain(`scope="${SCOPE}"`);
       expect(challenge).toContain(`resource_metadata="${METADATA_URL}"`);
-      expect(await response.json()).toEqual({ error: 'insufficient_scope', message: expect.stringContaining(SCOPE), scope: SCOPE });
+      expect(await response.json()).toEqual({
+        error: 'insufficient_scope',
+        message: expect.stringContaining(SCOPE),
+        scope: SCOPE,
+      });
     }
     // Nothing reached a tool and nothing was spent (the /me before, this /me).
     expect(await usage()).toBe(before + 1);

@@ -134,10 +134,31 @@ const monthRequests = async () => (bodyOf(await api.get('me', { plan: 'pro' })) 
 beforeAll(async () => {
   keys = await publishPlanKeys(config, NOW - DAY);
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-    await publisher.publish('markets', [makeMarket({ condition_id: traded, title: 'Revisions market', title_start_ts: BASE_TS }), makeMarket({ condition_id: untraded, title_start_ts: BASE_TS })]);
+    await publisher.publish('markets', [
+      makeMarket({ condition_id: traded, title: 'Revisions market', title_start_ts: BASE_TS }),
+      makeMarket({ condition_id: untraded, title_start_ts: BASE_TS }),
+    ]);
     await publisher.publish('fillsArchive', [
-      makeFill({ wallet: alpha, condition_id: traded, side: 'BUY', token_side: 1, price: 0.4, size_tokens: 100, usd: 40, ts: BASE_TS + 100 }),
-      makeFill({ wallet: alpha, condition_id: traded, side: 'SELL', token_side: 1, price: 0.6, size_tokens: 50, usd: 30, ts: BASE_TS + 400 }),
+      makeFill({
+        wallet: alpha,
+        condition_id: traded,
+        side: 'BUY',
+        token_side: 1,
+        price: 0.4,
+        size_tokens: 100,
+        usd: 40,
+        ts: BASE_TS + 100,
+      }),
+      makeFill({
+        wallet: alpha,
+        condition_id: traded,
+        side: 'SELL',
+        token_side: 1,
+        price: 0.6,
+        size_tokens: 50,
+        usd: 30,
+        ts: BASE_TS + 400,
+      }),
     ]);
     // A profit curve: its points are [ts, pnl] tuples, which every client validates against the listed schema.
     await publisher.publish('upstreamEquity', [
@@ -190,7 +211,8 @@ const CALLS: { name: string; args: Json; counts: boolean }[] = [
 function comparable(result: Json): Json {
   const structured = result.structuredContent as Json | undefined;
   const text = (result.content as Json[])[0]?.text as string;
-  if (structured && 'usage' in structured) return { isError: result.isError ?? false, structured: { ...structured, usage: null } };
+  if (structured && 'usage' in structured)
+    return { isError: result.isError ?? false, structured: { ...structured, usage: null } };
   return { isError: result.isError ?? false, structured, text };
 }
 
@@ -200,9 +222,19 @@ describe('every supported revision on the one endpoint', () => {
     for (const revision of REVISIONS) {
       const session = await open(revision);
       expect(session.revision, revision.label).toBe(revision.expected);
-      const tools = (await session.listTools()).map(listedTool).sort((a, b) => String(a.name).localeCompare(String(b.name)));
+      const tools = (await session.listTools())
+        .map(listedTool)
+        .sort((a, b) => String(a.name).localeCompare(String(b.name)));
       const prompts = await session.listPrompts();
-      const listing = { tools, prompts: prompts.map((prompt) => ({ name: prompt.name, description: prompt.description, arguments: prompt.arguments })), instructions: session.instructions() };
+      const listing = {
+        tools,
+        prompts: prompts.map((prompt) => ({
+          name: prompt.name,
+          description: prompt.description,
+          arguments: prompt.arguments,
+        })),
+        instructions: session.instructions(),
+      };
       expect(listing.tools.length).toBeGreaterThanOrEqual(13);
       expect(listing.instructions).toContain('upstream.pnl');
       if (!reference) reference = listing;
@@ -225,7 +257,17 @@ describe('every supported revision on the one endpoint', () => {
       // /me before, the counted calls, this /me.
       expect(await monthRequests(), revision.label).toBe(before + 1 + counted);
 
-      const [me, card, summary, chart, pnl, template, invalidWallet, notFound, badArgument] = answers as [Json, Json, Json, Json, Json, Json, Json, Json, Json];
+      const [me, card, summary, chart, pnl, template, invalidWallet, notFound, badArgument] = answers as [
+        Json,
+        Json,
+        Json,
+        Json,
+        Json,
+        Json,
+        Json,
+        Json,
+        Json,
+      ];
       expect(me.structured.plan).toBe(config.plans.pro.name);
       expect(card).toMatchObject({ isError: false, structured: { trader: { wallet: alpha } } });
       expect(summary).toMatchObject({ isError: false, structured: { market: { condition_id: traded } } });
@@ -252,7 +294,10 @@ describe('every supported revision on the one endpoint', () => {
       const before = await monthRequests();
       storeReads.length = 0;
       const refused = await session.call('get_trader_card', { trader: long });
-      const market = await session.call('get_market_summary', { trader: alpha, market: `0x${'b'.repeat(ARGUMENT_MAX_CHARS)}` });
+      const market = await session.call('get_market_summary', {
+        trader: alpha,
+        market: `0x${'b'.repeat(ARGUMENT_MAX_CHARS)}`,
+      });
       expect(storeReads, `${revision.label}: no store read`).toEqual([]);
       expect(refused.isError, revision.label).toBe(true);
       expect((refused.content as Json[])[0]!.text).toMatch(/get_trader_card.*trader/s);
@@ -269,12 +314,21 @@ describe('every supported revision on the one endpoint', () => {
 
   it('a 900 KB trader: over the body limit it is 413 before anything is read; under a raised limit, the argument bound refuses it the same way', async () => {
     const huge = 'x'.repeat(900 * 1024);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_trader_card', arguments: { trader: huge } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_trader_card', arguments: { trader: huge } },
+    });
     const before = await monthRequests();
     storeReads.length = 0;
     const oversized = await fetch(mcpUrl, {
       method: 'POST',
-      headers: { authorization: `Bearer ${keys.pro}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${keys.pro}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body,
     });
     expect(oversized.status).toBe(413);
@@ -309,7 +363,13 @@ describe('every supported revision on the one endpoint', () => {
         ...(body.params?.name ? { 'mcp-name': body.params.name } : {}),
         ...headers,
       };
-      return fetch(mcpUrl, { method: 'POST', headers: Object.fromEntries(Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined)), body: JSON.stringify(body) });
+      return fetch(mcpUrl, {
+        method: 'POST',
+        headers: Object.fromEntries(
+          Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined),
+        ),
+        body: JSON.stringify(body),
+      });
     };
     const call = (name: string, version = '2026-07-28') => ({
       jsonrpc: '2.0',
@@ -332,7 +392,11 @@ describe('every supported revision on the one endpoint', () => {
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toMatch(/application\/json/);
     const answer = (await served.json()) as Json;
-    expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { plan: config.plans.pro.name } } });
+    expect(answer).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      result: { structuredContent: { plan: config.plans.pro.name } },
+    });
 
     // Headers that disagree with the body, or are missing, are refused before any tool runs.
     const refusals = [
@@ -343,7 +407,10 @@ describe('every supported revision on the one endpoint', () => {
     ];
     for (const refusal of refusals) {
       expect(refusal.status).toBe(400);
-      expect(((await refusal.json()) as Json).error).toMatchObject({ code: expect.any(Number), message: expect.stringMatching(/header/i) });
+      expect(((await refusal.json()) as Json).error).toMatchObject({
+        code: expect.any(Number),
+        message: expect.stringMatching(/header/i),
+      });
     }
     // A revision the endpoint does not serve: the SDK's unsupported-version error, naming what it serves.
     const unsupported = await post(call('whoami', '2099-01-01'), { 'mcp-protocol-version': '2099-01-01' });

@@ -34,7 +34,10 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   get_top_markets: { properties: ['trader', 'n'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit'], required: ['trader'] },
   get_market_summary: { properties: ['trader', 'market'], required: ['trader', 'market'] },
-  get_market_events: { properties: ['trader', 'market', 'points', 'from_ts', 'to_ts', 'resolution'], required: ['trader', 'market'] },
+  get_market_events: {
+    properties: ['trader', 'market', 'points', 'from_ts', 'to_ts', 'resolution'],
+    required: ['trader', 'market'],
+  },
   get_pnl_series: { properties: ['trader', 'window'], required: ['trader'] },
   get_recent_fills: { properties: ['trader', 'since', 'cursor', 'limit'], required: ['trader'] },
   get_chart_template: { properties: ['kind', 'format', 'theme'], required: [] },
@@ -47,30 +50,118 @@ const alpha = makeWallet('mcp-alpha');
 const bravo = makeWallet('mcp-bravo');
 const deep = makeWallet('mcp-deep');
 const strangers = [makeWallet('mcp-stranger-1'), makeWallet('mcp-stranger-2')] as const;
-const [won, lost, openMarked] = ['won', 'lost', 'marked'].map((label) => makeConditionId(`mcp-${label}`)) as [string, string, string];
+const [won, lost, openMarked] = ['won', 'lost', 'marked'].map((label) => makeConditionId(`mcp-${label}`)) as [
+  string,
+  string,
+  string,
+];
 const neverTraded = makeConditionId('mcp-never-traded');
 const band = { won: BASE_TS, lost: BASE_TS + 2000, marked: BASE_TS + 4000 };
 const markets = [
-  makeMarket({ condition_id: won, title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET', title_start_ts: band.won, outcome1: 'Up', outcome2: 'Down' }),
-  makeMarket({ condition_id: lost, title: 'Will it rain in Paris?', title_start_ts: band.lost, outcome1: 'Yes', outcome2: 'No' }),
-  makeMarket({ condition_id: openMarked, title: 'Ducks vs. Wild', title_start_ts: band.marked, outcome1: 'Ducks', outcome2: 'Wild' }),
+  makeMarket({
+    condition_id: won,
+    title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET',
+    title_start_ts: band.won,
+    outcome1: 'Up',
+    outcome2: 'Down',
+  }),
+  makeMarket({
+    condition_id: lost,
+    title: 'Will it rain in Paris?',
+    title_start_ts: band.lost,
+    outcome1: 'Yes',
+    outcome2: 'No',
+  }),
+  makeMarket({
+    condition_id: openMarked,
+    title: 'Ducks vs. Wild',
+    title_start_ts: band.marked,
+    outcome1: 'Ducks',
+    outcome2: 'Wild',
+  }),
   makeMarket({ condition_id: neverTraded, title: 'Nobody traded this', title_start_ts: band.marked }),
 ];
 const fills = [
-  makeFill({ wallet: alpha, condition_id: won, side: 'BUY', token_side: 1, price: 0.4, size_tokens: 100, usd: 40, ts: band.won + 100 }),
-  makeFill({ wallet: alpha, condition_id: won, side: 'BUY', token_side: 1, price: 0.52, size_tokens: 50, usd: 26, ts: band.won + 300 }),
-  makeFill({ wallet: alpha, condition_id: lost, side: 'BUY', token_side: 2, price: 0.25, size_tokens: 200, usd: 50, ts: band.lost + 50 }),
-  makeFill({ wallet: alpha, condition_id: lost, side: 'SELL', token_side: 2, price: 0.3, size_tokens: 50, usd: 15, ts: band.lost + 950 }),
-  makeFill({ wallet: alpha, condition_id: openMarked, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 80, usd: 40, ts: band.marked + 10 }),
-  makeFill({ wallet: bravo, condition_id: openMarked, side: 'BUY', token_side: 1, price: 0.55, size_tokens: 100, usd: 55, ts: band.marked + 12 }),
+  makeFill({
+    wallet: alpha,
+    condition_id: won,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.4,
+    size_tokens: 100,
+    usd: 40,
+    ts: band.won + 100,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: won,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.52,
+    size_tokens: 50,
+    usd: 26,
+    ts: band.won + 300,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: lost,
+    side: 'BUY',
+    token_side: 2,
+    price: 0.25,
+    size_tokens: 200,
+    usd: 50,
+    ts: band.lost + 50,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: lost,
+    side: 'SELL',
+    token_side: 2,
+    price: 0.3,
+    size_tokens: 50,
+    usd: 15,
+    ts: band.lost + 950,
+  }),
+  makeFill({
+    wallet: alpha,
+    condition_id: openMarked,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 80,
+    usd: 40,
+    ts: band.marked + 10,
+  }),
+  makeFill({
+    wallet: bravo,
+    condition_id: openMarked,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.55,
+    size_tokens: 100,
+    usd: 55,
+    ts: band.marked + 12,
+  }),
 ];
 // A trader with more markets than Basic's history depth: the oldest is behind the depth wall.
-const deepMarkets = Array.from({ length: config.plans.basic.historyDepth + 1 }, (_, index) => makeConditionId(`mcp-deep-${index}`));
+const deepMarkets = Array.from({ length: config.plans.basic.historyDepth + 1 }, (_, index) =>
+  makeConditionId(`mcp-deep-${index}`),
+);
 const deepFills = deepMarkets.map((conditionId, index) =>
-  makeFill({ wallet: deep, condition_id: conditionId, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 10, usd: 5, ts: BASE_TS + 10_000 + index * 100 }),
+  makeFill({
+    wallet: deep,
+    condition_id: conditionId,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: 10,
+    usd: 5,
+    ts: BASE_TS + 10_000 + index * 100,
+  }),
 );
 let seq = 0;
-const trade = (conditionId: string, ts: number, tokenSide: 1 | 2, price: number) => makeTrade({ condition_id: conditionId, ts, token_side: tokenSide, price, seq: ++seq });
+const trade = (conditionId: string, ts: number, tokenSide: 1 | 2, price: number) =>
+  makeTrade({ condition_id: conditionId, ts, token_side: tokenSide, price, seq: ++seq });
 const trades = [
   trade(won, band.won + 12, 1, 0.41),
   trade(won, band.won + 12, 2, 0.62),
@@ -120,7 +211,9 @@ async function listen(on: TestApi): Promise<URL> {
 
 async function connect(plan: PlanId, url = mcpUrl): Promise<Client> {
   const client = new Client({ name: 'mcp-integration-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${keys[plan]}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${keys[plan]}` } } }),
+  );
   clients.push(client);
   return client;
 }
@@ -131,7 +224,10 @@ beforeAll(async () => {
     await publisher.publish('markets', markets);
     await publisher.publish('fillsArchive', [...fills, ...deepFills]);
     await publisher.publish('trades', trades);
-    await publisher.publish('markets', [makeResolution(won, 1, band.won + 900), makeResolution(lost, 1, band.lost + 1200)]);
+    await publisher.publish('markets', [
+      makeResolution(won, 1, band.won + 900),
+      makeResolution(lost, 1, band.lost + 1200),
+    ]);
     await publisher.publish('upstreamProfiles', [profile(alpha, 'AlphaWhale', 123.45), profile(bravo, 'Bravo', 1)]);
     await publisher.publish('upstreamEquity', equity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 60, state: 'online', detail: '' }]);
@@ -143,7 +239,11 @@ beforeAll(async () => {
   api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: () => (clock.ms += clock.step) });
   mcpUrl = await listen(api);
   // The same store read when the upstream's last heartbeat is long stale: offline.
-  offlineApi = await startTestApi(config, { now: () => NOW + 3600, keys, gatesClockMs: () => (clock.ms += clock.step) });
+  offlineApi = await startTestApi(config, {
+    now: () => NOW + 3600,
+    keys,
+    gatesClockMs: () => (clock.ms += clock.step),
+  });
   offlineMcpUrl = await listen(offlineApi);
 });
 
@@ -235,7 +335,13 @@ function rawRequest(
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
       },
     );
     request.on('error', reject);
@@ -244,7 +350,11 @@ function rawRequest(
 }
 
 const rpc = (method: string, params: Json = {}, id = 1) => ({ jsonrpc: '2.0', id, method, params });
-const initialize = rpc('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+const initialize = rpc('initialize', {
+  protocolVersion: '2025-06-18',
+  capabilities: {},
+  clientInfo: { name: 'raw', version: '1' },
+});
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -259,7 +369,12 @@ describe('the tool surface', () => {
       const expected = TOOLS[tool.name]!;
       expect(Object.keys(tool.inputSchema.properties ?? {}).sort(), tool.name).toEqual([...expected.properties].sort());
       expect([...(tool.inputSchema.required ?? [])].sort(), tool.name).toEqual([...expected.required].sort());
-      expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false, destructiveHint: false, idempotentHint: true });
+      expect(tool.annotations).toMatchObject({
+        readOnlyHint: true,
+        openWorldHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+      });
       expect(tool.description!.length, tool.name).toBeGreaterThan(80);
       expect(tool.description, tool.name).toMatch(/1 request/);
       // The REST 200 body, or the contract's error body (SDK v1 clients validate isError results too).
@@ -278,7 +393,18 @@ describe('the tool surface', () => {
     expect(prompts[0]!.arguments).toEqual([expect.objectContaining({ name: 'trader', required: true })]);
     const prompt = await client.getPrompt({ name: 'crack_this_trader', arguments: { trader: 'AlphaWhale' } });
     const text = (prompt.messages[0]!.content as { text: string }).text;
-    for (const step of ['whoami', 'get_trader_card', 'get_top_markets', 'get_market_summary', 'Verdict', 'get_chart_template', 'upstream.pnl', 'pnl_marked_usd', 'split-seller', 'AlphaWhale']) {
+    for (const step of [
+      'whoami',
+      'get_trader_card',
+      'get_top_markets',
+      'get_market_summary',
+      'Verdict',
+      'get_chart_template',
+      'upstream.pnl',
+      'pnl_marked_usd',
+      'split-seller',
+      'AlphaWhale',
+    ]) {
       expect(text).toContain(step);
     }
   });
@@ -301,7 +427,10 @@ describe('the tool surface', () => {
     await same('list_popular_traders', {}, 'popular');
     const card = await same('get_trader_card', { trader: alpha }, `traders/${alpha}`);
     expect(card.upstream.pnl).toBe(123.45);
-    expect((await ok(client, 'get_trader_card', { trader: 'AlphaWhale' })).trader).toEqual({ wallet: alpha, name: 'AlphaWhale' });
+    expect((await ok(client, 'get_trader_card', { trader: 'AlphaWhale' })).trader).toEqual({
+      wallet: alpha,
+      name: 'AlphaWhale',
+    });
     await same('get_trader_card', { trader: strangers[0] }, `traders/${strangers[0]}`);
 
     await same('get_top_markets', { trader: alpha }, `traders/${alpha}/top-markets`);
@@ -311,13 +440,25 @@ describe('the tool surface', () => {
     expect(first.markets).toHaveLength(1);
     expect(first.next_cursor).toEqual(expect.any(String));
     // The cursors are the REST cursors: either transport continues the other's paging.
-    const second = await same('list_trader_markets', { trader: alpha, limit: 1, cursor: first.next_cursor }, `traders/${alpha}/markets?limit=1&cursor=${first.next_cursor}`);
+    const second = await same(
+      'list_trader_markets',
+      { trader: alpha, limit: 1, cursor: first.next_cursor },
+      `traders/${alpha}/markets?limit=1&cursor=${first.next_cursor}`,
+    );
     expect(second.markets[0].condition_id).not.toBe(first.markets[0].condition_id);
     await same('list_trader_markets', { trader: alpha }, `traders/${alpha}/markets`);
 
-    const summary = await same('get_market_summary', { trader: alpha, market: lost }, `traders/${alpha}/markets/${lost}/summary`);
+    const summary = await same(
+      'get_market_summary',
+      { trader: alpha, market: lost },
+      `traders/${alpha}/markets/${lost}/summary`,
+    );
     expect(summary.market).toMatchObject({ condition_id: lost, resolved: true });
-    await same('get_market_summary', { trader: alpha, market: openMarked.toUpperCase().replace('0X', '0x') }, `traders/${alpha}/markets/${openMarked}/summary`);
+    await same(
+      'get_market_summary',
+      { trader: alpha, market: openMarked.toUpperCase().replace('0X', '0x') },
+      `traders/${alpha}/markets/${openMarked}/summary`,
+    );
 
     const chart = await same('get_market_events', { trader: alpha, market: won }, `traders/${alpha}/markets/${won}`);
     expect(chart.fills).toHaveLength(2);
@@ -335,14 +476,29 @@ describe('the tool surface', () => {
     ]);
 
     await same('get_recent_fills', { trader: alpha }, `traders/${alpha}/fills`);
-    const page = await same('get_recent_fills', { trader: alpha, since: band.won + 300, limit: 2 }, `traders/${alpha}/fills?since=${band.won + 300}&limit=2`);
+    const page = await same(
+      'get_recent_fills',
+      { trader: alpha, since: band.won + 300, limit: 2 },
+      `traders/${alpha}/fills?since=${band.won + 300}&limit=2`,
+    );
     expect(page.fills).toHaveLength(2);
-    await same('get_recent_fills', { trader: alpha, cursor: page.next_cursor, limit: 2 }, `traders/${alpha}/fills?cursor=${page.next_cursor}&limit=2`);
+    await same(
+      'get_recent_fills',
+      { trader: alpha, cursor: page.next_cursor, limit: 2 },
+      `traders/${alpha}/fills?cursor=${page.next_cursor}&limit=2`,
+    );
   });
 
   it('contract errors come back as isError results with the REST body, never as protocol errors', async () => {
     const client = await connect('max');
-    const sameRefusal = async (name: string, args: Json, url: string, status: number, code: string, on: { client: Client; api: TestApi } = { client, api }) => {
+    const sameRefusal = async (
+      name: string,
+      args: Json,
+      url: string,
+      status: number,
+      code: string,
+      on: { client: Client; api: TestApi } = { client, api },
+    ) => {
       const structured = await refused(on.client, name, args);
       const twin = await rest(url, 'max', on.api);
       expect(twin.status, url).toBe(status);
@@ -350,14 +506,53 @@ describe('the tool surface', () => {
       expect(structured.error).toBe(code);
     };
     await sameRefusal('get_trader_card', { trader: '0x123' }, 'traders/0x123', 400, 'invalid_wallet');
-    await sameRefusal('get_trader_card', { trader: 'no-such-trader-anywhere' }, 'traders/no-such-trader-anywhere', 404, 'trader_not_found');
-    await sameRefusal('get_market_summary', { trader: alpha, market: '0xabc' }, `traders/${alpha}/markets/0xabc/summary`, 400, 'invalid_condition_id');
-    await sameRefusal('get_market_summary', { trader: alpha, market: neverTraded }, `traders/${alpha}/markets/${neverTraded}/summary`, 404, 'market_not_found');
-    await sameRefusal('get_market_events', { trader: bravo, market: won }, `traders/${bravo}/markets/${won}`, 404, 'market_not_found');
-    await sameRefusal('list_trader_markets', { trader: alpha, limit: 0 }, `traders/${alpha}/markets?limit=0`, 400, 'bad_limit');
-    await sameRefusal('get_recent_fills', { trader: alpha, cursor: 'not-a-cursor' }, `traders/${alpha}/fills?cursor=not-a-cursor`, 400, 'bad_cursor');
+    await sameRefusal(
+      'get_trader_card',
+      { trader: 'no-such-trader-anywhere' },
+      'traders/no-such-trader-anywhere',
+      404,
+      'trader_not_found',
+    );
+    await sameRefusal(
+      'get_market_summary',
+      { trader: alpha, market: '0xabc' },
+      `traders/${alpha}/markets/0xabc/summary`,
+      400,
+      'invalid_condition_id',
+    );
+    await sameRefusal(
+      'get_market_summary',
+      { trader: alpha, market: neverTraded },
+      `traders/${alpha}/markets/${neverTraded}/summary`,
+      404,
+      'market_not_found',
+    );
+    await sameRefusal(
+      'get_market_events',
+      { trader: bravo, market: won },
+      `traders/${bravo}/markets/${won}`,
+      404,
+      'market_not_found',
+    );
+    await sameRefusal(
+      'list_trader_markets',
+      { trader: alpha, limit: 0 },
+      `traders/${alpha}/markets?limit=0`,
+      400,
+      'bad_limit',
+    );
+    await sameRefusal(
+      'get_recent_fills',
+      { trader: alpha, cursor: 'not-a-cursor' },
+      `traders/${alpha}/fills?cursor=not-a-cursor`,
+      400,
+      'bad_cursor',
+    );
     const offline = await connect('max', offlineMcpUrl);
-    await sameRefusal('get_pnl_series', { trader: alpha }, `traders/${alpha}/pnl-series`, 503, 'upstream_offline', { client: offline, api: offlineApi });
+    await sameRefusal('get_pnl_series', { trader: alpha }, `traders/${alpha}/pnl-series`, 503, 'upstream_offline', {
+      client: offline,
+      api: offlineApi,
+    });
     // The card still serves while the upstream is offline.
     expect((await ok(offline, 'get_trader_card', { trader: alpha })).upstream).toEqual({ status: 'upstream_offline' });
   });
@@ -389,13 +584,18 @@ describe('the budget', () => {
     expect(await monthRequests('pro')).toBe(before + 1 + calls.length + 1 + 1);
   });
 
-  it('arguments that fail a tool\'s input schema are refused by the SDK before the gates: isError, nothing spent', async () => {
+  it("arguments that fail a tool's input schema are refused by the SDK before the gates: isError, nothing spent", async () => {
     const client = await connect('pro');
     const before = await monthRequests('pro');
-    const result = (await client.callTool({ name: 'get_top_markets', arguments: { trader: alpha, n: 'many' } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: 'get_top_markets',
+      arguments: { trader: alpha, n: 'many' },
+    })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect((result.content[0] as { text: string }).text).toMatch(/Input validation error/);
-    expect((await client.callTool({ name: 'get_pnl_series', arguments: { trader: alpha, window: '2w' } })).isError).toBe(true);
+    expect(
+      (await client.callTool({ name: 'get_pnl_series', arguments: { trader: alpha, window: '2w' } })).isError,
+    ).toBe(true);
     expect((await client.callTool({ name: 'get_trader_card', arguments: {} })).isError).toBe(true);
     expect(await monthRequests('pro')).toBe(before + 1);
     // Numbers sent as text are read as numbers, like REST query parameters.
@@ -415,7 +615,13 @@ describe('the budget', () => {
     await ok(client, 'get_top_markets', { trader: alpha, n: 1 }); // a counted wallet again: free of the cap
     const quota = await refused(client, 'get_trader_card', { trader: wallets[cap] });
     const resetsAt = new Date(dayStart + DAY * 1000).toISOString().replace('.000Z', 'Z');
-    expect(quota).toEqual({ error: 'wallet_quota', message: expect.any(String), used: cap, limit: cap, resets_at: resetsAt });
+    expect(quota).toEqual({
+      error: 'wallet_quota',
+      message: expect.any(String),
+      used: cap,
+      limit: cap,
+      resets_at: resetsAt,
+    });
     expect(quota).not.toHaveProperty('retry_after');
     // REST gives the same body for the same read.
     const twin = await rest(`traders/${wallets[cap]}`, 'basic');
@@ -437,7 +643,9 @@ describe('the budget', () => {
     expect(twin.status).toBe(403);
     expect(twin.body).toEqual(gated);
     await ok(client, 'get_market_summary', { trader: deep, market: deepMarkets.at(-1) });
-    expect((await ok(client, 'list_trader_markets', { trader: deep })).markets).toHaveLength(config.plans.basic.historyDepth);
+    expect((await ok(client, 'list_trader_markets', { trader: deep })).markets).toHaveLength(
+      config.plans.basic.historyDepth,
+    );
   });
 
   it('Basic: past the burst a call is rate_limited (transient, with retry_after) and spends nothing', async () => {
@@ -449,7 +657,11 @@ describe('the budget', () => {
       for (let call = 0; call < burst; call++) await ok(client, 'whoami');
       const limited = await refused(client, 'whoami');
       const retryAfter = Math.ceil(1 / rps);
-      expect(limited).toEqual({ error: 'rate_limited', message: expect.stringContaining(`Retry in ${retryAfter} s`), retry_after: retryAfter });
+      expect(limited).toEqual({
+        error: 'rate_limited',
+        message: expect.stringContaining(`Retry in ${retryAfter} s`),
+        retry_after: retryAfter,
+      });
       clock.ms += 60_000;
       clock.step = 3000;
       expect((await ok(client, 'whoami')).usage.day.requests).toBe(burst + 1);
@@ -460,8 +672,12 @@ describe('the budget', () => {
 });
 
 describe('the HTTP surface', () => {
-  it('a missing or invalid key is 401 with WWW-Authenticate (REST\'s, plus the scope a token needs); a key in the query string is never read', async () => {
-    for (const authorization of [undefined, 'Bearer tak_0000000000000000000000000000000000000000', `Basic ${keys.pro}`]) {
+  it("a missing or invalid key is 401 with WWW-Authenticate (REST's, plus the scope a token needs); a key in the query string is never read", async () => {
+    for (const authorization of [
+      undefined,
+      'Bearer tak_0000000000000000000000000000000000000000',
+      `Basic ${keys.pro}`,
+    ]) {
       const response = await rawRequest('POST', { body: initialize, ...(authorization ? { authorization } : {}) });
       expect(response.status).toBe(401);
       expect(response.headers['www-authenticate']).toBe(`Bearer realm="agent-api", scope="${config.mcp.scope}"`);
@@ -476,12 +692,19 @@ describe('the HTTP surface', () => {
 
   it('failed authentications on MCP and REST count together toward too_many_auth_failures', async () => {
     const limit = 3;
-    const strict: Config = { ...config, gates: { ...config.gates, authFailures: { ...config.gates.authFailures, limit } } };
+    const strict: Config = {
+      ...config,
+      gates: { ...config.gates, authFailures: { ...config.gates.authFailures, limit } },
+    };
     const guarded = await startTestApi(strict, { now: () => NOW, keys, gatesClockMs: () => clock.ms });
     try {
       const url = await listen(guarded);
       const post = (authorization: string) =>
-        fetch(url, { method: 'POST', headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+        fetch(url, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify(initialize),
+        });
       const bad = 'Bearer tak_1111111111111111111111111111111111111111';
       expect((await post(bad)).status).toBe(401);
       expect((await guarded.get('me', { authorization: bad })).statusCode).toBe(401);
@@ -489,7 +712,10 @@ describe('the HTTP surface', () => {
       const blocked = await post(bad);
       expect(blocked.status).toBe(429);
       expect(blocked.headers.get('retry-after')).toBe(String(strict.gates.authFailures.blockSeconds));
-      expect(await blocked.json()).toMatchObject({ error: 'too_many_auth_failures', retry_after: strict.gates.authFailures.blockSeconds });
+      expect(await blocked.json()).toMatchObject({
+        error: 'too_many_auth_failures',
+        retry_after: strict.gates.authFailures.blockSeconds,
+      });
       expect((await guarded.get('me', { authorization: bad })).statusCode).toBe(429);
       // A valid key from the blocked address gets the very same 429, already at connection (else the
       // difference would tell valid keys from invalid ones: test/address-guard.integration.test.ts).
@@ -507,7 +733,11 @@ describe('the HTTP surface', () => {
       const response = await rawRequest(method, { authorization: `Bearer ${keys.pro}` });
       expect(response.status).toBe(405);
       expect(response.headers.allow).toBe('POST');
-      expect(JSON.parse(response.body)).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+      expect(JSON.parse(response.body)).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed.' },
+        id: null,
+      });
     }
   });
 
@@ -517,7 +747,11 @@ describe('the HTTP surface', () => {
     for (const host of ['evil.example', `evil.example:${mcpUrl.port}`, `127.0.0.1.evil.example:${mcpUrl.port}`]) {
       const response = await rawRequest('POST', { host, authorization: `Bearer ${keys.pro}`, body: call });
       expect(response.status, host).toBe(403);
-      expect(JSON.parse(response.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('Invalid Host') }, id: null });
+      expect(JSON.parse(response.body)).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringContaining('Invalid Host') },
+        id: null,
+      });
     }
     expect((await rawRequest('GET', { host: 'evil.example' })).status).toBe(403);
     expect((await rest('me', 'pro')).body.usage.month.requests).toBe(before + 1);

@@ -79,11 +79,16 @@ describe('metrics of the read API', () => {
     const mcp = await api.app.inject({
       method: 'POST',
       url: api.config.mcp.path,
-      headers: { authorization: `Bearer ${api.keys.pro}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${api.keys.pro}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+      },
       payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
     });
     const after = await scrape();
-    const delta = (name: string, labels: Record<string, string>) => sampleSum(after, name, labels) - sampleSum(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sampleSum(after, name, labels) - sampleSum(before, name, labels);
 
     expect(statuses.me).toEqual([200, 200, 200]);
     expect(statuses.unknown).toEqual([404, 404]);
@@ -100,9 +105,13 @@ describe('metrics of the read API', () => {
     // Every request is in exactly one histogram series; the scrape itself is not counted.
     expect(delta(HTTP, {})).toBe(9);
     // Buckets are cumulative: the +Inf bucket is the count.
-    expect(sampleSum(after, 'trader_analytics_http_request_duration_seconds_bucket', { route: `${API}/me`, status_code: '200', le: '+Inf' })).toBe(
-      sampleSum(after, HTTP, { route: `${API}/me`, status_code: '200' }),
-    );
+    expect(
+      sampleSum(after, 'trader_analytics_http_request_duration_seconds_bucket', {
+        route: `${API}/me`,
+        status_code: '200',
+        le: '+Inf',
+      }),
+    ).toBe(sampleSum(after, HTTP, { route: `${API}/me`, status_code: '200' }));
 
     // Metered calls: /me three times and the trader twice (an unknown path is not a call, a 401 never reaches the gates).
     expect(delta('trader_analytics_gate_decisions_total', { outcome: 'admitted' })).toBe(5);
@@ -113,13 +122,20 @@ describe('metrics of the read API', () => {
     // (readUpstreamHistory): their latency is recorded under those names (a statement is named after the
     // read function that sends it, not readBundle or the caches).
     for (const read of [readWalletMarketsFromStore.name, readUpstreamHistory.name]) {
-      expect(delta('trader_analytics_store_query_duration_seconds_count', { read, outcome: 'ok' }), read).toBeGreaterThanOrEqual(2);
+      expect(
+        delta('trader_analytics_store_query_duration_seconds_count', { read, outcome: 'ok' }),
+        read,
+      ).toBeGreaterThanOrEqual(2);
     }
-    const readNames = new Set(samplesOf(after, 'trader_analytics_store_query_duration_seconds_count').map((sample) => sample.labels.read));
+    const readNames = new Set(
+      samplesOf(after, 'trader_analytics_store_query_duration_seconds_count').map((sample) => sample.labels.read),
+    );
     for (const name of readNames) expect(name).toMatch(/^[A-Za-z_$][\w$.]*$/);
 
     // The keys were published through the in-process log (as `all` does): its partitions report their lag, caught up.
-    const accountsLag = samplesOf(after, 'trader_analytics_ingest_consumer_lag_messages', { topic: new TopicNames(api.config.kafka.topicPrefix).of('accounts') });
+    const accountsLag = samplesOf(after, 'trader_analytics_ingest_consumer_lag_messages', {
+      topic: new TopicNames(api.config.kafka.topicPrefix).of('accounts'),
+    });
     expect(accountsLag.length).toBeGreaterThan(0);
     expect(accountsLag.map((sample) => sample.value)).toEqual(accountsLag.map(() => 0));
 
@@ -135,24 +151,37 @@ describe('metrics of the read API', () => {
     const wallet = makeWallet('metrics-named');
     const market = makeConditionId('metrics-named');
     await landEvents(api.store, 'markets', [makeMarket({ condition_id: market })]);
-    await landEvents(api.store, 'trades', [makeTrade({ condition_id: market, ts: BASE_TS + 60 }), makeTrade({ condition_id: market, ts: BASE_TS + 120, price: 0.6 })]);
-    const tokens = await landEvents(api.store, 'fillsArchive', [makeFill({ wallet, condition_id: market, ts: BASE_TS + 60 })]);
+    await landEvents(api.store, 'trades', [
+      makeTrade({ condition_id: market, ts: BASE_TS + 60 }),
+      makeTrade({ condition_id: market, ts: BASE_TS + 120, price: 0.6 }),
+    ]);
+    const tokens = await landEvents(api.store, 'fillsArchive', [
+      makeFill({ wallet, condition_id: market, ts: BASE_TS + 60 }),
+    ]);
     await refreshRollups(api.store, tokens, api.config.whales);
     const before = await scrape();
     // The chart first: a summary would keep the trader's market that the chart then takes without a read.
-    for (const url of [`traders/${wallet}`, `traders/${wallet}/markets/${market}`, `traders/${wallet}/markets/${market}/tape`, `traders/${wallet}/markets/${market}/summary`]) {
+    for (const url of [
+      `traders/${wallet}`,
+      `traders/${wallet}/markets/${market}`,
+      `traders/${wallet}/markets/${market}/tape`,
+      `traders/${wallet}/markets/${market}/summary`,
+    ]) {
       expect((await api.get(url, { plan: 'max' })).statusCode, url).toBe(200);
     }
     const after = await scrape();
     const counted = (read: string) =>
-      sampleSum(after, 'trader_analytics_store_query_duration_seconds_count', { read }) - sampleSum(before, 'trader_analytics_store_query_duration_seconds_count', { read });
+      sampleSum(after, 'trader_analytics_store_query_duration_seconds_count', { read }) -
+      sampleSum(before, 'trader_analytics_store_query_duration_seconds_count', { read });
     // Before, five reads (these four and the summary) were counted together as `read`, the closure each hands to the caches.
     for (const read of [readTraderName.name, readTraderMarket.name, readSampledChart.name, readFullTape.name]) {
       expect(counted(`${read}FromStore`), read).toBeGreaterThanOrEqual(1);
     }
     // The summary's bundle goes through the market-names plumbing (readWithMarketNames): named after the function that asks for it.
     expect(counted('readSummaryParts')).toBeGreaterThanOrEqual(1);
-    const labels = new Set(samplesOf(after, 'trader_analytics_store_query_duration_seconds_count').map((sample) => sample.labels.read));
+    const labels = new Set(
+      samplesOf(after, 'trader_analytics_store_query_duration_seconds_count').map((sample) => sample.labels.read),
+    );
     expect([...labels].filter((label) => label === 'read' || label === '<anonymous>' || label === 'other')).toEqual([]);
   });
 
@@ -184,7 +213,8 @@ describe('metrics of the read API', () => {
       await api.get(`/totally/elsewhere/${index}?wallet=${wallet}`);
     }
     const after = await scrape();
-    const seriesOf = (exposition: Exposition) => new Set(samplesOf(exposition, HTTP).map((sample) => JSON.stringify(sample.labels)));
+    const seriesOf = (exposition: Exposition) =>
+      new Set(samplesOf(exposition, HTTP).map((sample) => JSON.stringify(sample.labels)));
     const added = [...seriesOf(after)].filter((series) => !seriesOf(before).has(series));
     // 120 requests on 120 distinct URLs: at most one new series per (route template, status) pair.
     expect(added.length).toBeLessThanOrEqual(4);
@@ -234,7 +264,12 @@ describe('metrics of the ingest worker', () => {
       };
       const before = await scrapeProcess();
       const startedAt = Date.now() / 1000;
-      const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: holding, log: context.log });
+      const worker = await startIngestWorker({
+        config: context.config,
+        eventLog: kafka,
+        store: holding,
+        log: context.log,
+      });
       try {
         const ingested = waitForIngested([worker], total);
         await insertEntered;
@@ -247,19 +282,31 @@ describe('metrics of the ingest worker', () => {
         release();
         await ingested;
         const after = await scrapeProcess();
-        const delta = (name: string, labels: Record<string, string> = {}) => sampleSum(after, name, labels) - sampleSum(before, name, labels);
+        const delta = (name: string, labels: Record<string, string> = {}) =>
+          sampleSum(after, name, labels) - sampleSum(before, name, labels);
         expect(sampleSum(after, 'trader_analytics_ingest_consumer_lag_messages', { topic })).toBe(0);
         expect(delta('trader_analytics_ingest_events_total', { topic: 'fills.archive' })).toBe(fills.length);
-        expect(delta('trader_analytics_dead_letters_total', { topic: 'fills.archive', reason: 'invalid_json' })).toBe(1);
+        expect(delta('trader_analytics_dead_letters_total', { topic: 'fills.archive', reason: 'invalid_json' })).toBe(
+          1,
+        );
         expect(delta('trader_analytics_dead_letters_total', { topic: 'fills.archive', reason: 'schema' })).toBe(2);
         expect(delta('trader_analytics_dead_letters_total')).toBe(3);
         // Every message went through exactly one write.
         expect(delta('trader_analytics_ingest_batch_events_sum')).toBe(total);
-        expect(delta('trader_analytics_ingest_insert_duration_seconds_count', { table: 'fills' })).toBeGreaterThanOrEqual(1);
-        expect(delta('trader_analytics_rollup_refresh_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
-        expect(sampleSum(after, 'trader_analytics_ingest_last_commit_timestamp_seconds')).toBeGreaterThanOrEqual(Math.floor(startedAt));
+        expect(
+          delta('trader_analytics_ingest_insert_duration_seconds_count', { table: 'fills' }),
+        ).toBeGreaterThanOrEqual(1);
+        expect(
+          delta('trader_analytics_rollup_refresh_duration_seconds_count', { outcome: 'ok' }),
+        ).toBeGreaterThanOrEqual(1);
+        expect(sampleSum(after, 'trader_analytics_ingest_last_commit_timestamp_seconds')).toBeGreaterThanOrEqual(
+          Math.floor(startedAt),
+        );
         // What the dead-letter topic's own table holds agrees with the counter.
-        const [recorded] = await context.store.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.dead_letters WHERE topic = {topic:String}', { topic });
+        const [recorded] = await context.store.query<{ n: number }>(
+          'SELECT count() AS n FROM {db:Identifier}.dead_letters WHERE topic = {topic:String}',
+          { topic },
+        );
         expect(recorded!.n).toBe(3);
       } finally {
         release();
@@ -277,14 +324,19 @@ describe('metrics of the ingest worker', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-metrics-role-'));
     const environment = testEnvironment(id, dataDir, { METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'debug' });
     const role = startRole('ingest', [], environment, { overrides: TEST_OVERRIDES });
-    const context = await createTestContext('metrics-role-publisher', { withoutStore: true, environment: { KAFKA_TOPIC_PREFIX: environment.KAFKA_TOPIC_PREFIX! } });
+    const context = await createTestContext('metrics-role-publisher', {
+      withoutStore: true,
+      environment: { KAFKA_TOPIC_PREFIX: environment.KAFKA_TOPIC_PREFIX! },
+    });
     const kafka = kafkaLogFor(context);
     try {
       const listening = await role.waitFor((line) => line.msg === 'metrics on /metrics');
       const base = `http://127.0.0.1:${String(listening.port)}`;
       await role.waitFor((line) => line.msg === 'ingest worker started');
       const producer = await kafka.producer();
-      const fills = Array.from({ length: 40 }, (_, index) => makeFill({ wallet: makeWallet(`metrics-role-${index % 5}`), ts: BASE_TS + index }));
+      const fills = Array.from({ length: 40 }, (_, index) =>
+        makeFill({ wallet: makeWallet(`metrics-role-${index % 5}`), ts: BASE_TS + index }),
+      );
       await new EventPublisher(producer, context.topics).publish('fillsArchive', fills);
       await producer.close();
       // The worker logs each committed slice: wait until the slices cover every fill.
@@ -303,7 +355,16 @@ describe('metrics of the ingest worker', () => {
       expect((await fetch(`${base}/nothing`)).status).toBe(404);
 
       // Another worker role on the same host and port still does its work, without metrics.
-      const second = startRole('simulate', ['--days', '0', '--no-live'], { ...environment, METRICS_PORT: String(listening.port), KAFKA_TOPIC_PREFIX: `${environment.KAFKA_TOPIC_PREFIX!}second.` }, { overrides: TEST_OVERRIDES });
+      const second = startRole(
+        'simulate',
+        ['--days', '0', '--no-live'],
+        {
+          ...environment,
+          METRICS_PORT: String(listening.port),
+          KAFKA_TOPIC_PREFIX: `${environment.KAFKA_TOPIC_PREFIX!}second.`,
+        },
+        { overrides: TEST_OVERRIDES },
+      );
       await second.waitFor((line) => line.msg?.startsWith('METRICS_PORT is in use') === true);
       expect(await second.exited).toBe(0);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -30,17 +30,55 @@ describe('neg-risk conversions', () => {
     const two = makeWallet('convert-two');
     const [q0, q1, q2] = [makeConditionId('nr-q0'), makeConditionId('nr-q1'), makeConditionId('nr-q2')];
     const convertedAt = BASE_TS + 100;
-    const leg = (wallet: string, condition_id: string, kind: 'CONVERT_OUT' | 'CONVERT_IN', tokens: number, usd: number, tx: string) =>
-      makeLeg({ wallet, condition_id, kind, tokens, usd, tx_hash: makeTxHash(tx), log_index: 7, ts: convertedAt });
+    const leg = (
+      wallet: string,
+      condition_id: string,
+      kind: 'CONVERT_OUT' | 'CONVERT_IN',
+      tokens: number,
+      usd: number,
+      tx: string,
+    ) => makeLeg({ wallet, condition_id, kind, tokens, usd, tx_hash: makeTxHash(tx), log_index: 7, ts: convertedAt });
 
     await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-      await publisher.publish('markets', [q0, q1, q2].map((condition_id, index) => makeMarket({ condition_id, title: `Who wins? Candidate ${index}`, outcome1: 'Yes', outcome2: 'No' })));
+      await publisher.publish(
+        'markets',
+        [q0, q1, q2].map((condition_id, index) =>
+          makeMarket({ condition_id, title: `Who wins? Candidate ${index}`, outcome1: 'Yes', outcome2: 'No' }),
+        ),
+      );
       await publisher.publish('fillsArchive', [
         // one: 10 NO of q0 at 0.60, then converts them (k = 1: no USDC) into 10 YES of q1 and of q2
-        makeFill({ wallet: one, condition_id: q0, side: 'BUY', token_side: 2, price: 0.6, size_tokens: 10, usd: 6, ts: BASE_TS + 10 }),
+        makeFill({
+          wallet: one,
+          condition_id: q0,
+          side: 'BUY',
+          token_side: 2,
+          price: 0.6,
+          size_tokens: 10,
+          usd: 6,
+          ts: BASE_TS + 10,
+        }),
         // two: 4 NO of q0 at 0.50 and 4 NO of q1 at 0.70, converts both (k = 2: 4 USDC) into 4 YES of q2
-        makeFill({ wallet: two, condition_id: q0, side: 'BUY', token_side: 2, price: 0.5, size_tokens: 4, usd: 2, ts: BASE_TS + 20 }),
-        makeFill({ wallet: two, condition_id: q1, side: 'BUY', token_side: 2, price: 0.7, size_tokens: 4, usd: 2.8, ts: BASE_TS + 30 }),
+        makeFill({
+          wallet: two,
+          condition_id: q0,
+          side: 'BUY',
+          token_side: 2,
+          price: 0.5,
+          size_tokens: 4,
+          usd: 2,
+          ts: BASE_TS + 20,
+        }),
+        makeFill({
+          wallet: two,
+          condition_id: q1,
+          side: 'BUY',
+          token_side: 2,
+          price: 0.7,
+          size_tokens: 4,
+          usd: 2.8,
+          ts: BASE_TS + 30,
+        }),
       ]);
       await publisher.publish('positions', [
         leg(one, q0, 'CONVERT_OUT', 10, 0, 'convert-one'),
@@ -59,7 +97,10 @@ describe('neg-risk conversions', () => {
     });
 
     store = await openStore(config.clickhouse);
-    const pnl = async (wallet: string) => new Map((await readTraderMarkets(store!, wallet, { limit: 10 })).markets.map((row) => [row.condition_id, row.pnl_usd]));
+    const pnl = async (wallet: string) =>
+      new Map(
+        (await readTraderMarkets(store!, wallet, { limit: 10 })).markets.map((row) => [row.condition_id, row.pnl_usd]),
+      );
     // one: q0 paid 6 and holds no NO any more; q1's 10 YES pay 10; q2's 10 YES pay 0.
     const onePnl = await pnl(one);
     expect(onePnl.get(q0)).toBeCloseTo(-6, 9);

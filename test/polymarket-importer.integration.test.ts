@@ -12,7 +12,13 @@ import { parse as parseCsvSync } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FillEvent, MarketMetadataEvent, TradeEvent } from '../ingest/contract/events.ts';
 import type { FileFailure } from '../ingest/sources/files.ts';
-import { importPolymarketExports, type ImportCounts, type ImportProgress, type RejectedRow, type SkippedRow } from '../ingest/sources/polymarket/index.ts';
+import {
+  importPolymarketExports,
+  type ImportCounts,
+  type ImportProgress,
+  type RejectedRow,
+  type SkippedRow,
+} from '../ingest/sources/polymarket/index.ts';
 import { mapActivityRows } from '../ingest/sources/upstream/mapping.ts';
 import { RecordingSink, collectmarketsDir, csvLine, polymarketData } from './harness/polymarket.ts';
 
@@ -86,7 +92,15 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
 
   it('reads every row and imports 4,533 fills and 3 legs, nothing rejected', () => {
     expect(rows).toHaveLength(4536);
-    expect(result.counts).toMatchObject({ files: 29, read: 4536, imported: 4536, duplicate: 0, rejected: 0, skipped: 0, skippedFiles: 0 });
+    expect(result.counts).toMatchObject({
+      files: 29,
+      read: 4536,
+      imported: 4536,
+      duplicate: 0,
+      rejected: 0,
+      skipped: 0,
+      skippedFiles: 0,
+    });
     expect(result.counts.events).toEqual({ markets: 23, fills: 4533, legs: 3, trades: 4533 });
     expect(result.sink.events('fillsUpstream')).toHaveLength(4533);
     expect(result.sink.events('positions')).toHaveLength(3);
@@ -122,7 +136,8 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
     }
 
     expect([...published.keys()].sort()).toEqual([...expected.keys()].sort());
-    const close = (actual: number, wanted: number) => expect(Math.abs(actual - wanted)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(wanted)));
+    const close = (actual: number, wanted: number) =>
+      expect(Math.abs(actual - wanted)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(wanted)));
     for (const [key, want] of expected) {
       const got = published.get(key)!;
       expect(got.fills, key).toBe(want.fills);
@@ -138,7 +153,14 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
     const legs = result.sink.events('positions');
     expect(legs.map((leg) => [leg.kind, leg.wallet, leg.condition_id, leg.tokens, leg.usd, leg.ts]).sort()).toEqual(
       legRows
-        .map((row) => [row.type, row.proxyWallet!.toLowerCase(), row.conditionId!.toLowerCase(), Number(row.size), Number(row.usdcSize), Number(row.timestamp)])
+        .map((row) => [
+          row.type,
+          row.proxyWallet!.toLowerCase(),
+          row.conditionId!.toLowerCase(),
+          Number(row.size),
+          Number(row.usdcSize),
+          Number(row.timestamp),
+        ])
         .sort(),
     );
   });
@@ -174,7 +196,9 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
   });
 
   it('names outcome1 after outcomeIndex 0 and outcome2 after outcomeIndex 1, with the title window and latest row as version', () => {
-    const metadata = new Map(result.sink.events('markets').map((event) => [event.condition_id, event as MarketMetadataEvent]));
+    const metadata = new Map(
+      result.sink.events('markets').map((event) => [event.condition_id, event as MarketMetadataEvent]),
+    );
     for (const row of rows) {
       const market = metadata.get(row.conditionId!.toLowerCase())!;
       expect(market.title).toBe(row.title);
@@ -185,12 +209,20 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
       if (row.outcomeIndex === '1') expect(market.outcome2).toBe(row.outcome);
     }
     for (const market of metadata.values()) {
-      expect(market.version).toBe(Math.max(...rows.filter((row) => row.conditionId!.toLowerCase() === market.condition_id).map((row) => Number(row.timestamp))));
+      expect(market.version).toBe(
+        Math.max(
+          ...rows
+            .filter((row) => row.conditionId!.toLowerCase() === market.condition_id)
+            .map((row) => Number(row.timestamp)),
+        ),
+      );
     }
   });
 
   it('sets title_start_ts to the epoch in the updown-15m slugs', () => {
-    const windows = result.sink.events('markets').filter((event) => /-updown-15m-\d+$/.test((event as MarketMetadataEvent).slug));
+    const windows = result.sink
+      .events('markets')
+      .filter((event) => /-updown-15m-\d+$/.test((event as MarketMetadataEvent).slug));
     expect(windows.length).toBeGreaterThanOrEqual(10);
     for (const event of windows) {
       const metadata = event as MarketMetadataEvent;
@@ -198,7 +230,11 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
       expect(metadata.title_start_ts, metadata.slug).toBe(epoch);
       expect(metadata.end_ts, metadata.slug).toBe(epoch + 900);
     }
-    const hourly = result.sink.events('markets').find((event) => (event as MarketMetadataEvent).slug === 'bitcoin-up-or-down-january-4-10pm-et') as MarketMetadataEvent;
+    const hourly = result.sink
+      .events('markets')
+      .find(
+        (event) => (event as MarketMetadataEvent).slug === 'bitcoin-up-or-down-january-4-10pm-et',
+      ) as MarketMetadataEvent;
     // January 4, 10PM ET is 03:00 UTC on January 5.
     expect(hourly.title_start_ts).toBe(Date.UTC(2026, 0, 5, 3) / 1000);
   });
@@ -209,7 +245,14 @@ describe('importing the collectmarkets exports (29 CSV files, two wallets, 23 ma
     expect(trades.size).toBe(fills.length);
     for (const fill of fills) {
       const trade = trades.get(`${fill.tx_hash}:${fill.log_index}`) as TradeEvent;
-      expect(trade).toMatchObject({ condition_id: fill.condition_id, token_side: fill.token_side, price: fill.price, size_tokens: fill.size_tokens, usd: fill.usd, ts: fill.ts });
+      expect(trade).toMatchObject({
+        condition_id: fill.condition_id,
+        token_side: fill.token_side,
+        price: fill.price,
+        size_tokens: fill.size_tokens,
+        usd: fill.usd,
+        ts: fill.ts,
+      });
     }
     // The tape orders by (ts, seq): seq orders prints within a second only, and stays below the seq of every
     // print read from the chain (block × 100,000 + log index), so the chain's order and copy win a second.
@@ -244,7 +287,10 @@ describe('duplicates', () => {
     await rm(directory, { recursive: true, force: true });
     await import('node:fs/promises').then((fs) => fs.mkdir(directory, { recursive: true }));
     // Page 1 holds rows 0..9; page 2 (the API past its offset cap) repeats rows 7..9 and adds 10..11.
-    await writeFile(path.join(directory, 'a.csv'), [header, ...data.slice(0, 10), ...data.slice(7, 10)].join('\n') + '\n');
+    await writeFile(
+      path.join(directory, 'a.csv'),
+      [header, ...data.slice(0, 10), ...data.slice(7, 10)].join('\n') + '\n',
+    );
     await writeFile(path.join(directory, 'b.csv'), [header, data[2], ...data.slice(10, 12)].join('\n') + '\n');
 
     const { counts, sink } = await run([directory]);
@@ -283,11 +329,14 @@ describe('malformed rows', () => {
   let good: CsvRow[];
 
   beforeAll(async () => {
-    good = (await readCsvRows(path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv'))).filter((row) => row.type === 'TRADE');
+    good = (await readCsvRows(path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv'))).filter(
+      (row) => row.type === 'TRADE',
+    );
     header = Object.keys(good[0]!);
   });
 
-  const line = (row: CsvRow, overrides: Partial<CsvRow> = {}) => csvLine(header.map((column) => ({ ...row, ...overrides })[column] ?? ''));
+  const line = (row: CsvRow, overrides: Partial<CsvRow> = {}) =>
+    csvLine(header.map((column) => ({ ...row, ...overrides })[column] ?? ''));
 
   it('rejects broken CSV rows with their file and physical line, and imports the rest', async () => {
     const file = path.join(temp, 'broken.csv');
@@ -324,18 +373,25 @@ describe('malformed rows', () => {
     expect(rejected[3]!.reason).toMatch(/price/);
     expect(rejected[4]!.reason).toMatch(/expected 22 fields, found 10/);
     expect(rejected[5]!.reason).toMatch(/side/);
-    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual([good[0], good[6], good[7], good[9]].map((row) => row!.transactionHash!.toLowerCase()));
+    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual(
+      [good[0], good[6], good[7], good[9]].map((row) => row!.transactionHash!.toLowerCase()),
+    );
   });
 
   it('survives an unclosed quote: reports its line and imports the rows after it', async () => {
     const file = path.join(temp, 'unclosed.csv');
     const unclosed = line(good[1]!).replace(`"${good[1]!.title}"`, `"${good[1]!.title}`);
     expect(unclosed).not.toBe(line(good[1]!));
-    await writeFile(file, [csvLine(header), line(good[0]!), unclosed, line(good[2]!), line(good[3]!)].join('\n') + '\n');
+    await writeFile(
+      file,
+      [csvLine(header), line(good[0]!), unclosed, line(good[2]!), line(good[3]!)].join('\n') + '\n',
+    );
     const { counts, rejected, sink } = await run([file]);
     expect(rejected.map((row) => row.line)).toEqual([3]);
     expect(counts).toMatchObject({ read: 4, imported: 3, rejected: 1 });
-    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual([good[0], good[2], good[3]].map((row) => row!.transactionHash!.toLowerCase()));
+    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual(
+      [good[0], good[2], good[3]].map((row) => row!.transactionHash!.toLowerCase()),
+    );
   });
 
   it('survives an unclosed quote that never closes, and a truncated last row', async () => {
@@ -358,14 +414,21 @@ describe('malformed rows', () => {
     expect(rejected[0]!.reason).toMatch(/quote/);
     expect(rejected[1]!.reason).toMatch(/quote/);
     expect(counts).toMatchObject({ read: 4, imported: 2, rejected: 2 });
-    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual([good[0], good[3]].map((row) => row!.transactionHash!.toLowerCase()));
+    expect(sink.events('fillsUpstream').map((fill) => fill.tx_hash)).toEqual(
+      [good[0], good[3]].map((row) => row!.transactionHash!.toLowerCase()),
+    );
   });
 
   it('stops an unclosed quote from swallowing a large file (record size cap), and imports the lines after it', async () => {
     const file = path.join(temp, 'runaway.csv');
     // 4,000 unquoted rows (≈ 1.7 MB) after an unclosed quote: more than one record may hold.
-    const rows = Array.from({ length: 4000 }, (_, index) => line(good[0]!, { title: 'Bitcoin Up or Down', size: String(index + 1) }));
-    await writeFile(file, [csvLine(header), line(good[1]!), `${line(good[2]!).slice(0, 40)},"never closed`, ...rows].join('\n') + '\n');
+    const rows = Array.from({ length: 4000 }, (_, index) =>
+      line(good[0]!, { title: 'Bitcoin Up or Down', size: String(index + 1) }),
+    );
+    await writeFile(
+      file,
+      [csvLine(header), line(good[1]!), `${line(good[2]!).slice(0, 40)},"never closed`, ...rows].join('\n') + '\n',
+    );
     const { counts, rejected } = await run([file]);
     expect(rejected).toEqual([{ file, line: 3, reason: expect.stringMatching(/unclosed quote/) }]);
     expect(counts).toMatchObject({ read: 4002, imported: 4001, rejected: 1 });
@@ -374,7 +437,15 @@ describe('malformed rows', () => {
   it('rejects broken JSONL lines with their line numbers, and imports the rest', async () => {
     const file = path.join(temp, 'broken.jsonl');
     const json = (row: CsvRow, overrides: Record<string, unknown> = {}) =>
-      JSON.stringify({ ...row, timestamp: Number(row.timestamp), size: Number(row.size), usdcSize: Number(row.usdcSize), price: Number(row.price), outcomeIndex: Number(row.outcomeIndex), ...overrides });
+      JSON.stringify({
+        ...row,
+        timestamp: Number(row.timestamp),
+        size: Number(row.size),
+        usdcSize: Number(row.usdcSize),
+        price: Number(row.price),
+        outcomeIndex: Number(row.outcomeIndex),
+        ...overrides,
+      });
     await writeFile(
       file,
       [
@@ -411,15 +482,24 @@ describe('malformed rows', () => {
 
 describe('the JSON fixtures', () => {
   it('imports /activity and /trades JSON, skips REWARD and rebate rows and the files that are not activity', async () => {
-    const { counts, skipped, rejected, sink } = await run([path.join(polymarketData, 'pscanner-fixtures'), path.join(polymarketData, 'polymarket-smart-money-fixtures')]);
+    const { counts, skipped, rejected, sink } = await run([
+      path.join(polymarketData, 'pscanner-fixtures'),
+      path.join(polymarketData, 'polymarket-smart-money-fixtures'),
+    ]);
     expect(rejected).toEqual([]);
     // pscanner: activity.json (10 TRADE). smart money: activity.json (15 REDEEM), activity_all.json (42 TRADE, 2 REDEEM
     // that activity.json also holds, 6 REWARD / rebates), trades.json (5).
     expect(counts).toMatchObject({ read: 80, imported: 72, duplicate: 2, skipped: 6, rejected: 0, skippedFiles: 8 });
     expect(counts.events).toMatchObject({ fills: 57, legs: 15, trades: 57 });
-    const skippedRowTypes = skipped.filter((skip) => skip.line !== null).map((skip) => /type (\w+)/.exec(skip.reason)![1]);
+    const skippedRowTypes = skipped
+      .filter((skip) => skip.line !== null)
+      .map((skip) => /type (\w+)/.exec(skip.reason)![1]);
     expect(skippedRowTypes.sort()).toEqual(['MAKER_REBATE', 'REWARD', 'REWARD', 'REWARD', 'REWARD', 'TAKER_REBATE']);
-    const skippedFiles = new Map(skipped.filter((skip) => skip.line === null).map((skip) => [path.relative(polymarketData, skip.file), skip.reason]));
+    const skippedFiles = new Map(
+      skipped
+        .filter((skip) => skip.line === null)
+        .map((skip) => [path.relative(polymarketData, skip.file), skip.reason]),
+    );
     expect([...skippedFiles.keys()].sort()).toEqual([
       'polymarket-smart-money-fixtures/leaderboard.json',
       'polymarket-smart-money-fixtures/positions.json',
@@ -444,9 +524,20 @@ describe('the JSON fixtures', () => {
   it('does not let a skipped positions file shape the metadata of a market it shares with the activity', async () => {
     const directory = path.join(temp, 'positions-and-activity');
     await import('node:fs/promises').then((fs) => fs.mkdir(directory, { recursive: true }));
-    const activity = JSON.parse(await readFile(path.join(polymarketData, 'pscanner-fixtures', 'activity.json'), 'utf8')) as Record<string, unknown>[];
+    const activity = JSON.parse(
+      await readFile(path.join(polymarketData, 'pscanner-fixtures', 'activity.json'), 'utf8'),
+    ) as Record<string, unknown>[];
     const trade = activity[0]!;
-    const position = { proxyWallet: trade.proxyWallet, conditionId: trade.conditionId, avgPrice: 0.5, curPrice: 1, title: 'Other title', outcome: 'Other', outcomeIndex: 0, timestamp: Number(trade.timestamp) + 1000 };
+    const position = {
+      proxyWallet: trade.proxyWallet,
+      conditionId: trade.conditionId,
+      avgPrice: 0.5,
+      curPrice: 1,
+      title: 'Other title',
+      outcome: 'Other',
+      outcomeIndex: 0,
+      timestamp: Number(trade.timestamp) + 1000,
+    };
     await writeFile(path.join(directory, 'a-positions.json'), JSON.stringify([position]));
     await writeFile(path.join(directory, 'b-activity.json'), JSON.stringify([trade]));
     const { counts, sink } = await run([directory]);
@@ -476,7 +567,9 @@ describe('the JSON fixtures', () => {
 
   it('refuses a path that does not exist before importing anything', async () => {
     const sink = new RecordingSink();
-    await expect(importPolymarketExports([collectmarketsDir, path.join(temp, 'missing')], sink)).rejects.toThrow(/ENOENT/);
+    await expect(importPolymarketExports([collectmarketsDir, path.join(temp, 'missing')], sink)).rejects.toThrow(
+      /ENOENT/,
+    );
     expect(sink.log).toEqual([]);
   });
 });
@@ -489,21 +582,30 @@ describe('gzip', () => {
     const jsonSource = path.join(polymarketData, 'pscanner-fixtures', 'activity.json');
     await writeFile(path.join(directory, 'activity.csv.gz'), gzipSync(await readFile(csvSource)));
     await writeFile(path.join(directory, 'activity.json.gz'), gzipSync(await readFile(jsonSource)));
-    const jsonl = (JSON.parse(await readFile(jsonSource, 'utf8')) as unknown[]).map((row) => JSON.stringify(row)).join('\n');
+    const jsonl = (JSON.parse(await readFile(jsonSource, 'utf8')) as unknown[])
+      .map((row) => JSON.stringify(row))
+      .join('\n');
     await writeFile(path.join(directory, 'activity.jsonl.gz'), gzipSync(jsonl));
 
     const plain = await run([csvSource, jsonSource]);
     const zipped = await run([directory]);
     expect(zipped.rejected).toEqual([]);
     expect(zipped.counts).toMatchObject({ files: 3, imported: plain.counts.imported, duplicate: 10 });
-    const ids = (run: Run) => new Set(run.sink.events('fillsUpstream').map((fill) => `${fill.wallet}:${fill.tx_hash}:${fill.log_index}`));
+    const ids = (run: Run) =>
+      new Set(run.sink.events('fillsUpstream').map((fill) => `${fill.wallet}:${fill.tx_hash}:${fill.log_index}`));
     expect(ids(zipped)).toEqual(ids(plain));
   });
 
   it('fails every corrupt form as a whole file (nothing of it published, its market facts unused) and imports the good files beside it', async () => {
     const csvSource = path.join(collectmarketsDir, 'gabagool22', 'btc-updown-15m-1767555900.csv');
     const goodSource = path.join(collectmarketsDir, 'CRYINGLITTLEBABY', 'btc-updown-15m-1767583800.csv');
-    const jsonRows = (await readCsvRows(csvSource)).map((row) => ({ ...row, timestamp: Number(row.timestamp), size: Number(row.size), usdcSize: Number(row.usdcSize), price: Number(row.price) }));
+    const jsonRows = (await readCsvRows(csvSource)).map((row) => ({
+      ...row,
+      timestamp: Number(row.timestamp),
+      size: Number(row.size),
+      usdcSize: Number(row.usdcSize),
+      price: Number(row.price),
+    }));
     const zipped = gzipSync(await readFile(csvSource));
     const jsonText = JSON.stringify(jsonRows, null, 1);
     const directory = path.join(temp, 'corrupt');
@@ -513,7 +615,10 @@ describe('gzip', () => {
       'empty.csv.gz': Buffer.alloc(0),
       'truncated.jsonl.gz': gzipSync(jsonRows.map((row) => JSON.stringify(row)).join('\n')).subarray(0, 200),
       'truncated.json': jsonText.slice(0, Math.floor(jsonText.length / 2)),
-      'binary.csv': Buffer.concat([Buffer.from('proxyWallet,transactionHash\n'), Buffer.from([0x00, 0xff, 0xfe, 0x10, 0x80, 0x00])]),
+      'binary.csv': Buffer.concat([
+        Buffer.from('proxyWallet,transactionHash\n'),
+        Buffer.from([0x00, 0xff, 0xfe, 0x10, 0x80, 0x00]),
+      ]),
       'latin1.csv': Buffer.concat([await readFile(csvSource), Buffer.from([0xe9, 0x0a])]),
     };
     await rm(directory, { recursive: true, force: true });
@@ -532,11 +637,20 @@ describe('gzip', () => {
     expect(reasons.get('truncated.json')).toMatch(/invalid JSON/);
     expect(reasons.get('binary.csv')).toMatch(/binary content/);
     expect(reasons.get('latin1.csv')).toMatch(/UTF-8/);
-    expect(counts).toMatchObject({ files: 8, failedFiles: 7, skippedFiles: 0, read: good.length, imported: good.length, rejected: 0 });
+    expect(counts).toMatchObject({
+      files: 8,
+      failedFiles: 7,
+      skippedFiles: 0,
+      read: good.length,
+      imported: good.length,
+      rejected: 0,
+    });
     // Only the good file's rows and markets: nothing of the corrupt files, not even a market's metadata.
     const goodHashes = new Set(good.map((row) => row.transactionHash!.toLowerCase()));
     expect(sink.events('fillsUpstream').every((fill) => goodHashes.has(fill.tx_hash))).toBe(true);
-    expect(new Set(sink.events('markets').map((market) => market.condition_id))).toEqual(new Set(good.map((row) => row.conditionId!.toLowerCase())));
+    expect(new Set(sink.events('markets').map((market) => market.condition_id))).toEqual(
+      new Set(good.map((row) => row.conditionId!.toLowerCase())),
+    );
   });
 
   it('a CSV with other columns is skipped as not an export, with the reason', async () => {
@@ -545,7 +659,9 @@ describe('gzip', () => {
     const { counts, skipped, failed, sink } = await run([file]);
     expect(counts).toMatchObject({ files: 1, skippedFiles: 1, failedFiles: 0, read: 0 });
     expect(failed).toEqual([]);
-    expect(skipped).toEqual([{ file, line: null, reason: expect.stringMatching(/no proxyWallet or transactionHash column/) }]);
+    expect(skipped).toEqual([
+      { file, line: null, reason: expect.stringMatching(/no proxyWallet or transactionHash column/) },
+    ]);
     expect(sink.log).toEqual([]);
   });
 });
@@ -562,7 +678,10 @@ describe('options', () => {
 
   it('stamps each fill and leg with the era of its time, as the upstream poller does', async () => {
     // A cut-over in the middle of the file's fills: those before it V1, the rest V2.
-    const times = (await run([file])).sink.events('fillsUpstream').map((fill) => fill.ts).sort((a, b) => a - b);
+    const times = (await run([file])).sink
+      .events('fillsUpstream')
+      .map((fill) => fill.ts)
+      .sort((a, b) => a - b);
     const cutOver = times[Math.floor(times.length / 2)]!;
     expect(cutOver).toBeGreaterThan(times[0]!);
     const { sink } = await run([file], { v2StartTs: cutOver });
@@ -571,7 +690,9 @@ describe('options', () => {
     expect(new Set(events.map((event) => event.era))).toEqual(new Set(['v1', 'v2']));
     // The poller's mapping of the same rows stamps the same eras.
     const rows = parseCsvSync(await readFile(file), { columns: true, bom: true, skip_empty_lines: true }) as unknown[];
-    const polled = mapActivityRows(rows, cutOver, 'activity').parsed.flatMap((row) => (row.kind === 'fill' ? [row.fill] : []));
+    const polled = mapActivityRows(rows, cutOver, 'activity').parsed.flatMap((row) =>
+      row.kind === 'fill' ? [row.fill] : [],
+    );
     const eraOfFill = (fill: FillEvent) => `${fill.tx_hash}:${fill.log_index}:${fill.era}`;
     expect(new Set(polled.map(eraOfFill))).toEqual(new Set(sink.events('fillsUpstream').map(eraOfFill)));
   });
@@ -579,22 +700,43 @@ describe('options', () => {
   it('--era stamps one era on every fill and leg, whatever its time', async () => {
     for (const era of ['v1', 'v2'] as const) {
       const { sink } = await run([file], { era, v2StartTs: 0 });
-      expect(new Set([...sink.events('fillsUpstream'), ...sink.events('positions')].map((event) => event.era))).toEqual(new Set([era]));
+      expect(new Set([...sink.events('fillsUpstream'), ...sink.events('positions')].map((event) => event.era))).toEqual(
+        new Set([era]),
+      );
     }
   });
 });
 
 describe('data API v2 answers', () => {
   it('imports a v2 {data, pagination} envelope (snake_case rows) instead of skipping it, and splits the fee off usdcSize', async () => {
-    const envelope = path.join(polymarketData, 'http', 'data-api', 'nautilus_data_api_trades_v2_envelope_SANITIZED.json');
+    const envelope = path.join(
+      polymarketData,
+      'http',
+      'data-api',
+      'nautilus_data_api_trades_v2_envelope_SANITIZED.json',
+    );
     const activity = path.join(polymarketData, 'http', 'data-api', 'polyprinter_activity_sample.json');
-    const body = JSON.parse(await readFile(envelope, 'utf8')) as { data: { transaction_hash: string; size: number; price: number }[] };
-    const rows = JSON.parse(await readFile(activity, 'utf8')) as { type: string; size: number; price: number; usdcSize: number; transactionHash: string }[];
+    const body = JSON.parse(await readFile(envelope, 'utf8')) as {
+      data: { transaction_hash: string; size: number; price: number }[];
+    };
+    const rows = JSON.parse(await readFile(activity, 'utf8')) as {
+      type: string;
+      size: number;
+      price: number;
+      usdcSize: number;
+      transactionHash: string;
+    }[];
     const { counts, sink, skipped } = await run([envelope, activity]);
     expect(skipped.filter((skip) => skip.line === null)).toEqual([]);
-    expect(counts).toMatchObject({ files: 2, read: body.data.length + rows.length, imported: body.data.length + rows.length, rejected: 0 });
+    expect(counts).toMatchObject({
+      files: 2,
+      read: body.data.length + rows.length,
+      imported: body.data.length + rows.length,
+      rejected: 0,
+    });
     const fills = sink.events('fillsUpstream') as FillEvent[];
-    for (const row of body.data) expect(fills.find((fill) => fill.tx_hash === row.transaction_hash)!.usd).toBeCloseTo(row.size * row.price, 6);
+    for (const row of body.data)
+      expect(fills.find((fill) => fill.tx_hash === row.transaction_hash)!.usd).toBeCloseTo(row.size * row.price, 6);
     for (const row of rows.filter((candidate) => candidate.type === 'TRADE')) {
       const fill = fills.find((candidate) => candidate.tx_hash === row.transactionHash.toLowerCase())!;
       expect(fill.usd).toBeCloseTo(row.size * row.price, 6);

@@ -223,7 +223,9 @@ const CHECKS: { name: string; matches: RegExp; check: (ran: Ran, seen: Seen) => 
       expect(ran.statuses).toEqual([200]);
       const body = json(ran);
       expect(body.openapi).toBe('3.1.0');
-      expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/api/agent/v1/me', '/api/agent/v1/traders/{trader}']));
+      expect(Object.keys(body.paths)).toEqual(
+        expect.arrayContaining(['/api/agent/v1/me', '/api/agent/v1/traders/{trader}']),
+      );
     },
   },
   {
@@ -308,7 +310,10 @@ describe('README.md', () => {
     const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
     const blocks = shellBlocks(readme);
     for (const block of blocks) {
-      expect(block.flags.filter((flag) => flag !== 'start' && flag !== 'no-run'), `flags of the block at README.md:${block.line}`).toEqual([]);
+      expect(
+        block.flags.filter((flag) => flag !== 'start' && flag !== 'no-run'),
+        `flags of the block at README.md:${block.line}`,
+      ).toEqual([]);
     }
     const startBlocks = blocks.filter((block) => block.flags.includes('start'));
     expect(startBlocks.map((block) => block.commands)).toEqual([['npm ci', 'npm start']]);
@@ -321,11 +326,19 @@ describe('README.md', () => {
     const port = await freePort();
     const service = spawn('bash', ['-c', 'npm start'], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, PORT: String(port), ...DEMO_WORLD },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        ...DEMO_WORLD,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    const exited = new Promise<number | string>((resolve) => service.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+    const exited = new Promise<number | string>((resolve) =>
+      service.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    );
     cleanup.push(async () => {
       // Ctrl-C for the whole process group (npm, the shell, node); a service still up after 20 s is killed.
       const stopped = () => service.exitCode !== null || service.signalCode !== null;
@@ -343,12 +356,20 @@ describe('README.md', () => {
     });
 
     // The key a person copies from the startup output ("pro   tak_..."), and the service ready.
-    const key = await waitUntil('the demo keys in the startup output', 60_000, async () => /^\s+pro\s+(tak_\S+)$/m.exec(output)?.[1]);
+    const key = await waitUntil(
+      'the demo keys in the startup output',
+      60_000,
+      async () => /^\s+pro\s+(tak_\S+)$/m.exec(output)?.[1],
+    );
     expect(output).toMatch(new RegExp(`listening on http://\\S+:${port}\\b`));
-    await waitUntil('/readyz to answer 200', 90_000, async () => ((await fetch(`http://localhost:${port}/readyz`)).status === 200 ? true : undefined));
+    await waitUntil('/readyz to answer 200', 90_000, async () =>
+      (await fetch(`http://localhost:${port}/readyz`)).status === 200 ? true : undefined,
+    );
     expect(JSON.parse(await readFile(path.join(dataDir, 'demo-keys.json'), 'utf8')).pro).toBe(key);
 
-    const commands = runnable.map((command) => command.replaceAll(README_ORIGIN, `localhost:${port}`).replace(KEY_PLACEHOLDER, `KEY=${key}`));
+    const commands = runnable.map((command) =>
+      command.replaceAll(README_ORIGIN, `localhost:${port}`).replace(KEY_PLACEHOLDER, `KEY=${key}`),
+    );
     const outDir = await mkdtemp(path.join(os.tmpdir(), 'ta-readme-out-'));
     cleanup.push(() => rm(outDir, { recursive: true, force: true }));
     const results = await runInOneShell(commands, outDir);
@@ -359,14 +380,19 @@ describe('README.md', () => {
       // Matched without the README's trailing comment.
       const written = runnable[index]!.replace(/\s+#.*$/, '');
       const checks = CHECKS.filter((candidate) => candidate.matches.test(written));
-      expect(checks.map((check) => check.name), `checks of the README command: ${written}`).toHaveLength(1);
+      expect(
+        checks.map((check) => check.name),
+        `checks of the README command: ${written}`,
+      ).toHaveLength(1);
       const check = checks[0]!;
       used.add(check.name);
       expect(ran.exitCode, `${written}\n${ran.stderr}`).toBe(0);
       try {
         check.check(ran, seen);
       } catch (error) {
-        throw new Error(`README command ${written}\n  (${check.name}) ${(error as Error).message}\n  stdout: ${ran.stdout.slice(0, 2000)}`);
+        throw new Error(
+          `README command ${written}\n  (${check.name}) ${(error as Error).message}\n  stdout: ${ran.stdout.slice(0, 2000)}`,
+        );
       }
     }
     // Every check met a command: the README still shows each endpoint it promises.

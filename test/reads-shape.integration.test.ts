@@ -36,16 +36,26 @@ import { readWhaleFlow } from '../projections/whales.ts';
 import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const beforeSql = (name: string) => readFileSync(path.join(here, 'fixtures', 'refresh-before-0010', `${name}.sql`), 'utf8');
+const beforeSql = (name: string) =>
+  readFileSync(path.join(here, 'fixtures', 'refresh-before-0010', `${name}.sql`), 'utf8');
 
 /** The tables 0010 re-shaped; the old name is the new one without `_v2`. */
-const RESHAPED = /\b(trader_markets|whale_accumulations|market_marks|fills|position_legs|markets_meta|market_resolutions)_v2\b/g;
+const RESHAPED =
+  /\b(trader_markets|whale_accumulations|market_marks|fills|position_legs|markets_meta|market_resolutions)_v2\b/g;
 
 /** The landing tables 0010 gave a read copy (`<table>_v2`): the copy's columns, the key. */
 const READ_COPIES: [string, string, string][] = [
-  ['fills', 'wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, fee_usd, era, ts, source_rank', 'wallet, condition_id, fill_id'],
+  [
+    'fills',
+    'wallet, condition_id, fill_id, side, token_side, up_price, size_tokens, usd, fee_usd, era, ts, source_rank',
+    'wallet, condition_id, fill_id',
+  ],
   ['position_legs', 'wallet, condition_id, leg_id, kind, tokens, usd, era, ts', 'wallet, condition_id, leg_id'],
-  ['markets_meta', 'condition_id, title, slug, outcome1, outcome2, category, title_start_ts, end_ts, icon, version', 'condition_id'],
+  [
+    'markets_meta',
+    'condition_id, title, slug, outcome1, outcome2, category, title_start_ts, end_ts, icon, version',
+    'condition_id',
+  ],
   ['market_resolutions', 'condition_id, winner_token_side, payout1, payout2, ts', 'condition_id'],
 ];
 
@@ -60,19 +70,23 @@ function withOldNames(store: Store): Store {
 /** Equal, numbers within a relative 1e-9 (sums of the same rows in another order differ in the last bits). */
 function expectClose(actual: unknown, expected: unknown, where: string): void {
   if (typeof expected === 'number' && typeof actual === 'number') {
-    expect(Math.abs(actual - expected), `${where}: ${actual} vs ${expected}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(expected)));
+    expect(Math.abs(actual - expected), `${where}: ${actual} vs ${expected}`).toBeLessThanOrEqual(
+      1e-9 * Math.max(1, Math.abs(expected)),
+    );
     return;
   }
   if (Array.isArray(expected)) {
     expect(Array.isArray(actual), where).toBe(true);
     expect((actual as unknown[]).length, `${where}: length`).toBe(expected.length);
-    for (const [index, item] of expected.entries()) expectClose((actual as unknown[])[index], item, `${where}[${index}]`);
+    for (const [index, item] of expected.entries())
+      expectClose((actual as unknown[])[index], item, `${where}[${index}]`);
     return;
   }
   if (expected !== null && typeof expected === 'object') {
     expect(actual !== null && typeof actual === 'object', where).toBe(true);
     expect(Object.keys(actual as object).sort(), `${where}: keys`).toEqual(Object.keys(expected).sort());
-    for (const [key, value] of Object.entries(expected)) expectClose((actual as Record<string, unknown>)[key], value, `${where}.${key}`);
+    for (const [key, value] of Object.entries(expected))
+      expectClose((actual as Record<string, unknown>)[key], value, `${where}.${key}`);
     return;
   }
   expect(actual, where).toEqual(expected);
@@ -120,11 +134,22 @@ describe('tables shaped for their reads', () => {
     for (const statement of migrations.find((migration) => migration.version === 13)!.statements) {
       await before.command(statement.replaceAll('fills_v2', 'fills'));
     }
-    for (const table of ['markets_meta', 'market_resolutions', 'fills', 'position_legs', 'trades', 'upstream_profiles', 'upstream_leaderboard']) {
-      await before.command(`INSERT INTO {db:Identifier}.${table} SELECT * FROM {source:Identifier}.${table}`, { source: after.database });
+    for (const table of [
+      'markets_meta',
+      'market_resolutions',
+      'fills',
+      'position_legs',
+      'trades',
+      'upstream_profiles',
+      'upstream_leaderboard',
+    ]) {
+      await before.command(`INSERT INTO {db:Identifier}.${table} SELECT * FROM {source:Identifier}.${table}`, {
+        source: after.database,
+      });
     }
     // The fills page reads its window in time order (0014): the old store gets the table, from its own landing rows.
-    for (const statement of migrations.find((migration) => migration.version === 14)!.statements) await before.command(statement);
+    for (const statement of migrations.find((migration) => migration.version === 14)!.statements)
+      await before.command(statement);
     await before.command(
       `INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id)
        SELECT DISTINCT 'everything', wallet, condition_id FROM {db:Identifier}.market_wallets`,
@@ -137,7 +162,11 @@ describe('tables shaped for their reads', () => {
       burst_gap_s: config.whales.burstGapSeconds,
       exact_above_usd: config.whales.exactAboveUsd,
     });
-    wallets = (await after.query<{ wallet: string }>('SELECT DISTINCT wallet FROM {db:Identifier}.trader_markets_v2 ORDER BY wallet')).map((row) => row.wallet);
+    wallets = (
+      await after.query<{ wallet: string }>(
+        'SELECT DISTINCT wallet FROM {db:Identifier}.trader_markets_v2 ORDER BY wallet',
+      )
+    ).map((row) => row.wallet);
   });
 
   afterAll(async () => {
@@ -166,25 +195,42 @@ describe('tables shaped for their reads', () => {
     for (const [table, old, key] of pairs) {
       // The versions differ by design: the refreshes now rank a copy replaced by a higher source rank above
       // the copy it replaces (test/version-ties), which the old tables' versions did not.
-      const now = await after.query<Record<string, unknown>>(`SELECT * EXCEPT (version) FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`);
-      const then = await before.query<Record<string, unknown>>(`SELECT * EXCEPT (version) FROM {db:Identifier}.${old} FINAL ORDER BY ${key}`);
+      const now = await after.query<Record<string, unknown>>(
+        `SELECT * EXCEPT (version) FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`,
+      );
+      const then = await before.query<Record<string, unknown>>(
+        `SELECT * EXCEPT (version) FROM {db:Identifier}.${old} FINAL ORDER BY ${key}`,
+      );
       expect(now.length, table).toBeGreaterThan(0);
       expectClose(now, then, table);
     }
-    const marks = 'SELECT condition_id, argMaxMerge(last_up_price) AS last, max(last_ts) AS last_ts, min(first_ts) AS first_ts FROM {db:Identifier}.TABLE GROUP BY condition_id ORDER BY condition_id';
-    expect(await after.query(marks.replace('TABLE', 'market_marks_v2'))).toEqual(await before.query(marks.replace('TABLE', 'market_marks')));
+    const marks =
+      'SELECT condition_id, argMaxMerge(last_up_price) AS last, max(last_ts) AS last_ts, min(first_ts) AS first_ts FROM {db:Identifier}.TABLE GROUP BY condition_id ORDER BY condition_id';
+    expect(await after.query(marks.replace('TABLE', 'market_marks_v2'))).toEqual(
+      await before.query(marks.replace('TABLE', 'market_marks')),
+    );
     // The career the card folds from trader_markets_v2 is the careers rollup's row.
-    const careers = await before.query<Record<string, unknown> & { wallet: string }>('SELECT * FROM {db:Identifier}.careers FINAL ORDER BY wallet');
+    const careers = await before.query<Record<string, unknown> & { wallet: string }>(
+      'SELECT * FROM {db:Identifier}.careers FINAL ORDER BY wallet',
+    );
     expect(careers.map((row) => row.wallet)).toEqual(wallets);
     for (const { wallet, wins: _wins, buy_usd: _buy, buy_tokens: _tokens, version: _version, ...row } of careers) {
-      const { open_value_usd: _value, unmarked_markets: _unmarked, marked_at: _marked, pnl_marked_usd: _marked_pnl, ...career } = await readCareer(after, wallet, config.card.includeV1);
+      const {
+        open_value_usd: _value,
+        unmarked_markets: _unmarked,
+        marked_at: _marked,
+        pnl_marked_usd: _marked_pnl,
+        ...career
+      } = await readCareer(after, wallet, config.card.includeV1);
       expectClose(career, row, `career of ${wallet}`);
     }
     // The read copies of the landing tables hold what the landing tables hold, deduplicated alike.
     for (const [table, columns, key] of READ_COPIES) {
       const copy = await after.query(`SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ORDER BY ${key}`);
       expect(copy.length, table).toBeGreaterThan(0);
-      expect(copy, table).toEqual(await after.query(`SELECT ${columns} FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`));
+      expect(copy, table).toEqual(
+        await after.query(`SELECT ${columns} FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`),
+      );
     }
   });
 
@@ -200,7 +246,12 @@ describe('tables shaped for their reads', () => {
         listed.push(...page.markets);
         position = page.next ?? undefined;
       } while (position);
-      const finalRows = await before.query<{ condition_id: string; last_ts: number; pnl_usd: number; fills_count: number }>(
+      const finalRows = await before.query<{
+        condition_id: string;
+        last_ts: number;
+        pnl_usd: number;
+        fills_count: number;
+      }>(
         `SELECT condition_id, last_ts, pnl_usd, fills_count FROM {db:Identifier}.trader_markets FINAL
          WHERE wallet = {wallet:String} ORDER BY last_ts DESC, condition_id DESC`,
         { wallet },
@@ -210,11 +261,27 @@ describe('tables shaped for their reads', () => {
         finalRows.map((row) => [row.condition_id, row.last_ts, row.pnl_usd, row.fills_count]),
         `markets list of ${wallet} vs FINAL`,
       );
-      expectClose(await readTopMarkets(after, wallet, 3), await readTopMarkets(old, wallet, 3), `top markets of ${wallet}`);
-      expectClose(await readTopMarkets(after, wallet, 3, { historyDepth: 4 }), await readTopMarkets(old, wallet, 3, { historyDepth: 4 }), `top markets of ${wallet} within depth`);
-      expectClose(await readCareer(after, wallet, config.card.includeV1), await readCareer(old, wallet, config.card.includeV1), `career of ${wallet}`);
+      expectClose(
+        await readTopMarkets(after, wallet, 3),
+        await readTopMarkets(old, wallet, 3),
+        `top markets of ${wallet}`,
+      );
+      expectClose(
+        await readTopMarkets(after, wallet, 3, { historyDepth: 4 }),
+        await readTopMarkets(old, wallet, 3, { historyDepth: 4 }),
+        `top markets of ${wallet} within depth`,
+      );
+      expectClose(
+        await readCareer(after, wallet, config.card.includeV1),
+        await readCareer(old, wallet, config.card.includeV1),
+        `career of ${wallet}`,
+      );
       for (const market of listed.slice(0, 3)) {
-        expectClose(await readMarketSummary(after, wallet, market.condition_id), await readMarketSummary(old, wallet, market.condition_id), `summary ${wallet} ${market.condition_id}`);
+        expectClose(
+          await readMarketSummary(after, wallet, market.condition_id),
+          await readMarketSummary(old, wallet, market.condition_id),
+          `summary ${wallet} ${market.condition_id}`,
+        );
       }
       const fills = await readTraderFills(after, wallet, { limit: 100 });
       expectClose(fills, await readTraderFills(old, wallet, { limit: 100 }), `fills of ${wallet}`);
@@ -282,23 +349,33 @@ describe('tables shaped for their reads', () => {
     const [key] = await after.query<{ wallet: string; condition_id: string }>(
       'SELECT wallet, condition_id FROM {db:Identifier}.fills_v2 GROUP BY wallet, condition_id ORDER BY count() DESC, wallet, condition_id LIMIT 1',
     );
-    const point = 'SELECT * FROM {db:Identifier}.TABLE WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}';
+    const point =
+      'SELECT * FROM {db:Identifier}.TABLE WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}';
     const partsOf = async (store: Store, table: string) =>
       (
-        await store.query<{ n: number }>('SELECT count() AS n FROM system.parts WHERE database = {database:String} AND table = {table:String} AND active', {
-          database: store.database,
-          table,
-        })
+        await store.query<{ n: number }>(
+          'SELECT count() AS n FROM system.parts WHERE database = {database:String} AND table = {table:String} AND active',
+          {
+            database: store.database,
+            table,
+          },
+        )
       )[0]!.n;
     // Background merges may join parts while this runs: the bound counts the parts there were before.
-    const partsBefore = { trader_markets_v2: await partsOf(after, 'trader_markets_v2'), fills_v2: await partsOf(after, 'fills_v2') };
+    const partsBefore = {
+      trader_markets_v2: await partsOf(after, 'trader_markets_v2'),
+      fills_v2: await partsOf(after, 'fills_v2'),
+    };
     const figures = {
       trader_markets: await estimatedRows(before, point.replace('TABLE', 'trader_markets'), key!),
       trader_markets_v2: await estimatedRows(after, point.replace('TABLE', 'trader_markets_v2'), key!),
       fills: await estimatedRows(after, point.replace('TABLE', 'fills'), key!),
       fills_v2: await estimatedRows(after, point.replace('TABLE', 'fills_v2'), key!),
     };
-    const [pairFills] = await after.query<{ n: number }>(`SELECT count() AS n FROM (${point.replace('TABLE', 'fills_v2')})`, key!);
+    const [pairFills] = await after.query<{ n: number }>(
+      `SELECT count() AS n FROM (${point.replace('TABLE', 'fills_v2')})`,
+      key!,
+    );
     // At most the key's own rows plus one 256-row granule at each end, per part.
     expect(figures.trader_markets_v2).toBeLessThanOrEqual(2 * 256 * partsBefore.trader_markets_v2);
     expect(figures.fills_v2).toBeLessThanOrEqual(pairFills!.n + 2 * 256 * partsBefore.fills_v2);
@@ -306,14 +383,23 @@ describe('tables shaped for their reads', () => {
     const [oldRows] = await before.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.trader_markets');
     expect(figures.trader_markets).toBeGreaterThanOrEqual(Math.min(oldRows!.n, 8192));
     expect(figures.fills_v2 * 4).toBeLessThanOrEqual(figures.fills);
-    console.log('rows selected by a point read (EXPLAIN ESTIMATE):', JSON.stringify(figures), 'pair fills', pairFills!.n);
+    console.log(
+      'rows selected by a point read (EXPLAIN ESTIMATE):',
+      JSON.stringify(figures),
+      'pair fills',
+      pairFills!.n,
+    );
   });
 
   it('carries old-shape rows over when a store is migrated (0010’s backfill), and runs again to no change', async () => {
     const log = createLogger('silent');
     const snapshot = async (store: Store, suffix: string) => ({
-      trader_markets: await store.query(`SELECT * FROM {db:Identifier}.trader_markets${suffix} FINAL ORDER BY wallet, condition_id`),
-      whales: await store.query(`SELECT * FROM {db:Identifier}.whale_accumulations${suffix} FINAL ORDER BY wallet, condition_id, token_side`),
+      trader_markets: await store.query(
+        `SELECT * FROM {db:Identifier}.trader_markets${suffix} FINAL ORDER BY wallet, condition_id`,
+      ),
+      whales: await store.query(
+        `SELECT * FROM {db:Identifier}.whale_accumulations${suffix} FINAL ORDER BY wallet, condition_id, token_side`,
+      ),
       marks: await store.query(
         `SELECT condition_id, argMaxMerge(last_up_price) AS last, max(last_ts) AS last_ts, min(first_ts) AS first_ts FROM {db:Identifier}.market_marks${suffix} GROUP BY condition_id ORDER BY condition_id`,
       ),
@@ -332,12 +418,25 @@ describe('tables shaped for their reads', () => {
     for (const statement of statementsOf(11)) await before.command(statement);
     expect(await snapshot(before, '_v2')).toEqual(old);
     for (const [table, columns, key] of READ_COPIES) {
-      expect(await before.query(`SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ORDER BY ${key}`), table).toEqual(
-        await before.query(`SELECT ${columns} FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`),
-      );
+      expect(
+        await before.query(`SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ORDER BY ${key}`),
+        table,
+      ).toEqual(await before.query(`SELECT ${columns} FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`));
     }
-    const tables = (await before.query<{ name: string }>('SELECT name FROM system.tables WHERE database = {database:String}', { database: before.database })).map((table) => table.name);
-    for (const gone of ['trader_markets', 'careers', 'whale_accumulations', 'market_marks', 'market_marks_from_trades', 'whale_recent_from_accumulations']) expect(tables).not.toContain(gone);
+    const tables = (
+      await before.query<{ name: string }>('SELECT name FROM system.tables WHERE database = {database:String}', {
+        database: before.database,
+      })
+    ).map((table) => table.name);
+    for (const gone of [
+      'trader_markets',
+      'careers',
+      'whale_accumulations',
+      'market_marks',
+      'market_marks_from_trades',
+      'whale_recent_from_accumulations',
+    ])
+      expect(tables).not.toContain(gone);
     expect(await migrate(before, log)).toEqual([]);
   });
 });

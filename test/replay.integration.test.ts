@@ -13,8 +13,24 @@ import { withPublisher } from '../roles/runtime.ts';
 import { exportTopics, replayFiles } from '../ingest/sources/replay.ts';
 import { startIngestWorker } from '../ingest/worker.ts';
 import { openStore, type Store } from '../projections/store.ts';
-import { BASE_TS, makeConditionId, makeFill, makeLeg, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { createTestContext, kafkaLogFor, testEnvironment, uniqueId, PROCESS_DATA_DIR, type TestContext } from './harness/context.ts';
+import {
+  BASE_TS,
+  makeConditionId,
+  makeFill,
+  makeLeg,
+  makeMarket,
+  makeResolution,
+  makeTrade,
+  makeWallet,
+} from './factories.ts';
+import {
+  createTestContext,
+  kafkaLogFor,
+  testEnvironment,
+  uniqueId,
+  PROCESS_DATA_DIR,
+  type TestContext,
+} from './harness/context.ts';
 import { waitForIngested } from './harness/wait.ts';
 
 /** Every projection, read in a canonical order (aggregate states finalized). */
@@ -71,25 +87,64 @@ describe('replay of exported topics', () => {
     const wallets = Array.from({ length: 5 }, (_, index) => makeWallet(`replay-w${index}`));
     const markets = Array.from({ length: 3 }, (_, index) => makeConditionId(`replay-m${index}`));
     const fills = Array.from({ length: 600 }, (_, index) =>
-      makeFill({ wallet: wallets[index % 5]!, condition_id: markets[index % 3]!, side: index % 3 === 0 ? 'SELL' : 'BUY', token_side: index % 2 === 0 ? 1 : 2, ts: BASE_TS + index }),
+      makeFill({
+        wallet: wallets[index % 5]!,
+        condition_id: markets[index % 3]!,
+        side: index % 3 === 0 ? 'SELL' : 'BUY',
+        token_side: index % 2 === 0 ? 1 : 2,
+        ts: BASE_TS + index,
+      }),
     );
     const events = {
-      markets: [...markets.map((conditionId) => makeMarket({ condition_id: conditionId })), makeResolution(markets[0]!, 2)],
+      markets: [
+        ...markets.map((conditionId) => makeMarket({ condition_id: conditionId })),
+        makeResolution(markets[0]!, 2),
+      ],
       fillsArchive: fills,
       fillsUpstream: fills.slice(0, 100).map((fill) => ({ ...fill, name: 'Replayer' })),
       positions: [makeLeg({ wallet: wallets[0]!, condition_id: markets[0]!, kind: 'REDEEM', tokens: 10, usd: 10 })],
-      trades: Array.from({ length: 300 }, (_, index) => makeTrade({ condition_id: markets[index % 3]!, price: ((index % 90) + 5) / 100, ts: BASE_TS + index, seq: index })),
+      trades: Array.from({ length: 300 }, (_, index) =>
+        makeTrade({
+          condition_id: markets[index % 3]!,
+          price: ((index % 90) + 5) / 100,
+          ts: BASE_TS + index,
+          seq: index,
+        }),
+      ),
       book: [{ condition_id: markets[1]!, ts: BASE_TS, seq: 1, bid: 0.4, ask: 0.42 }],
-      upstreamProfiles: wallets.map((wallet, index) => ({ wallet, name: `Trader${index}`, pnl: index * 10, pnl_realized: index, pnl_unrealized: 0, portfolio_value: 100, as_of: BASE_TS })),
+      upstreamProfiles: wallets.map((wallet, index) => ({
+        wallet,
+        name: `Trader${index}`,
+        pnl: index * 10,
+        pnl_realized: index,
+        pnl_unrealized: 0,
+        portfolio_value: 100,
+        as_of: BASE_TS,
+      })),
       upstreamEquity: wallets.map((wallet, index) => ({ wallet, ts: BASE_TS + index, pnl_usd: index * 3 })),
       upstreamStatus: [{ ts: BASE_TS, state: 'online' as const }],
       watchers: [{ wallet: wallets[0]!, watching: 12, ts: BASE_TS }],
       accounts: [{ account_id: 'acct-1', plan: 'pro' as const, version: 1 }],
-      keys: [{ key_id: 'key_1', account_id: 'acct-1', key_sha256: 'a'.repeat(64), label: 'laptop', last4: 'abcd', created_at: BASE_TS, version: 1 }],
+      keys: [
+        {
+          key_id: 'key_1',
+          account_id: 'acct-1',
+          key_sha256: 'a'.repeat(64),
+          label: 'laptop',
+          last4: 'abcd',
+          created_at: BASE_TS,
+          version: 1,
+        },
+      ],
     };
     const total = Object.values(events).reduce((sum, list) => sum + list.length, 0) + 1;
 
-    const worker = await startIngestWorker({ config: context.config, eventLog: kafka, store: context.store, log: context.log });
+    const worker = await startIngestWorker({
+      config: context.config,
+      eventLog: kafka,
+      store: context.store,
+      log: context.log,
+    });
     const ingested = waitForIngested([worker], total);
     for (const [topicId, list] of Object.entries(events)) {
       await publisher.publish(topicId as keyof typeof events, list as never);
@@ -111,7 +166,9 @@ describe('replay of exported topics', () => {
     const replayEnvironment = testEnvironment(replayId, PROCESS_DATA_DIR);
     delete (replayEnvironment as Record<string, string | undefined>).KAFKA_BROKERS;
     const replayConfig = parseConfig(replayEnvironment);
-    const counts = await withPublisher(replayConfig, context.log, ({ publisher: replayPublisher }) => replayFiles([directory], replayPublisher));
+    const counts = await withPublisher(replayConfig, context.log, ({ publisher: replayPublisher }) =>
+      replayFiles([directory], replayPublisher),
+    );
     expect(counts).toMatchObject({ lines: total, published: total, unattributed: 0 });
 
     replayStore = await openStore(replayConfig.clickhouse);

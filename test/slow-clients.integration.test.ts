@@ -71,7 +71,11 @@ async function open(head: string): Promise<Slow> {
     closed(deadlineMs) {
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`still open after ${deadlineMs} ms (received: ${JSON.stringify(text.slice(0, 120))})`)), deadlineMs);
+        timer = setTimeout(
+          () =>
+            reject(new Error(`still open after ${deadlineMs} ms (received: ${JSON.stringify(text.slice(0, 120))})`)),
+          deadlineMs,
+        );
       });
       return Promise.race([closedAt, deadline]).finally(() => clearTimeout(timer));
     },
@@ -99,7 +103,9 @@ const post = (path: string, length: number, extra = '') =>
 
 describe('slow and idle clients are cut off; others are served', () => {
   it('headers that never finish: closed within the headers bound', async () => {
-    const clients = await Promise.all(Array.from({ length: 10 }, () => open('GET /healthz HTTP/1.1\r\nHost: localhost\r\n')));
+    const clients = await Promise.all(
+      Array.from({ length: 10 }, () => open('GET /healthz HTTP/1.1\r\nHost: localhost\r\n')),
+    );
     // Keep them alive with a trickle of header bytes: only the bound can end them.
     for (const client of clients) trickle(client, 50);
     expect(await servedMe()).toBe(200);
@@ -136,10 +142,19 @@ describe('slow and idle clients are cut off; others are served', () => {
   });
 
   it('a body above the limit is 413, whatever its speed', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { padding: 'x'.repeat(BOUNDS.body) } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: { padding: 'x'.repeat(BOUNDS.body) },
+    });
     const response = await fetch(`http://127.0.0.1:${port}${config.mcp.path}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body,
     });
     expect(response.status).toBe(413);
@@ -147,7 +162,11 @@ describe('slow and idle clients are cut off; others are served', () => {
     // Just under the limit, the same call is served.
     const small = await fetch(`http://127.0.0.1:${port}${config.mcp.path}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
     expect(small.status).toBe(200);

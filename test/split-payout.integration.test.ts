@@ -34,21 +34,82 @@ describe('split payouts and fees', () => {
     const resolutionTs = BASE_TS + 900;
 
     await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-      await publisher.publish('markets', [makeMarket({ condition_id: split, outcome1: 'Yes', outcome2: 'No' }), makeMarket({ condition_id: won })]);
+      await publisher.publish('markets', [
+        makeMarket({ condition_id: split, outcome1: 'Yes', outcome2: 'No' }),
+        makeMarket({ condition_id: won }),
+      ]);
       await publisher.publish('fillsArchive', [
         // holder: 100 Yes at 0.30 (fee 0.50), 40 No at 0.60; keeps everything unredeemed
-        makeFill({ wallet: holder, condition_id: split, side: 'BUY', token_side: 1, price: 0.3, size_tokens: 100, usd: 30, fee_usd: 0.5, ts: BASE_TS + 10 }),
-        makeFill({ wallet: holder, condition_id: split, side: 'BUY', token_side: 2, price: 0.6, size_tokens: 40, usd: 24, ts: BASE_TS + 20 }),
+        makeFill({
+          wallet: holder,
+          condition_id: split,
+          side: 'BUY',
+          token_side: 1,
+          price: 0.3,
+          size_tokens: 100,
+          usd: 30,
+          fee_usd: 0.5,
+          ts: BASE_TS + 10,
+        }),
+        makeFill({
+          wallet: holder,
+          condition_id: split,
+          side: 'BUY',
+          token_side: 2,
+          price: 0.6,
+          size_tokens: 40,
+          usd: 24,
+          ts: BASE_TS + 20,
+        }),
         // redeemer: 50 Yes at 0.80, then sells 10 at 0.70 (fee 0.10), redeems the remaining 40 for 20.00
-        makeFill({ wallet: redeemer, condition_id: split, side: 'BUY', token_side: 1, price: 0.8, size_tokens: 50, usd: 40, ts: BASE_TS + 30 }),
-        makeFill({ wallet: redeemer, condition_id: split, side: 'SELL', token_side: 1, price: 0.7, size_tokens: 10, usd: 7, fee_usd: 0.1, ts: BASE_TS + 40 }),
+        makeFill({
+          wallet: redeemer,
+          condition_id: split,
+          side: 'BUY',
+          token_side: 1,
+          price: 0.8,
+          size_tokens: 50,
+          usd: 40,
+          ts: BASE_TS + 30,
+        }),
+        makeFill({
+          wallet: redeemer,
+          condition_id: split,
+          side: 'SELL',
+          token_side: 1,
+          price: 0.7,
+          size_tokens: 10,
+          usd: 7,
+          fee_usd: 0.1,
+          ts: BASE_TS + 40,
+        }),
         // a market with a winner, for the career figures: holder wins 10 at 0.50 (fee 0.25)
-        makeFill({ wallet: holder, condition_id: won, side: 'BUY', token_side: 1, price: 0.5, size_tokens: 10, usd: 5, fee_usd: 0.25, ts: BASE_TS + 50 }),
+        makeFill({
+          wallet: holder,
+          condition_id: won,
+          side: 'BUY',
+          token_side: 1,
+          price: 0.5,
+          size_tokens: 10,
+          usd: 5,
+          fee_usd: 0.25,
+          ts: BASE_TS + 50,
+        }),
       ]);
-      await publisher.publish('positions', [makeLeg({ wallet: redeemer, condition_id: split, kind: 'REDEEM', tokens: 20, usd: 20, ts: resolutionTs + 60 })]);
-      await publisher.publish('trades', [makeTrade({ condition_id: split, token_side: 1, price: 0.55, ts: BASE_TS + 100, seq: 1 })]);
+      await publisher.publish('positions', [
+        makeLeg({ wallet: redeemer, condition_id: split, kind: 'REDEEM', tokens: 20, usd: 20, ts: resolutionTs + 60 }),
+      ]);
+      await publisher.publish('trades', [
+        makeTrade({ condition_id: split, token_side: 1, price: 0.55, ts: BASE_TS + 100, seq: 1 }),
+      ]);
       await publisher.publish('markets', [
-        { type: 'resolution', condition_id: split, winner_token_side: null, payout_numerators: [1, 1], ts: resolutionTs },
+        {
+          type: 'resolution',
+          condition_id: split,
+          winner_token_side: null,
+          payout_numerators: [1, 1],
+          ts: resolutionTs,
+        },
         { type: 'resolution', condition_id: won, winner_token_side: 1, payout_numerators: [1, 0], ts: resolutionTs },
       ]);
     });
@@ -61,14 +122,23 @@ describe('split payouts and fees', () => {
     expect(splitRow).toMatchObject({ resolved: true, open: false, winner: '50/50', volume_usd: 54 });
     expect(splitRow.pnl_usd).toBeCloseTo(holderPnl, 9);
     expect(splitRow.market_value_usd).toBeUndefined();
-    expect(markets.find((row) => row.condition_id === won)).toMatchObject({ resolved: true, winner: expect.any(String) });
+    expect(markets.find((row) => row.condition_id === won)).toMatchObject({
+      resolved: true,
+      winner: expect.any(String),
+    });
 
     const redeemerRow = (await readTraderMarkets(store, redeemer, { limit: 10 })).markets[0]!;
     expect(redeemerRow).toMatchObject({ resolved: true, winner: '50/50', volume_usd: 47 });
     expect(redeemerRow.pnl_usd).toBeCloseTo(redeemerPnl, 9);
 
     const detail = (await readMarketSummary(store, redeemer, split))!;
-    expect(detail.market).toMatchObject({ resolved: true, open: false, winner: '50/50', outcome: 'Yes', outcome2: 'No' });
+    expect(detail.market).toMatchObject({
+      resolved: true,
+      open: false,
+      winner: '50/50',
+      outcome: 'Yes',
+      outcome2: 'No',
+    });
     expect(detail.summary.won).toBe(false);
     // all redeemed: nothing held any more on either side
     for (const side of detail.summary.sides) expect(side.net_tokens).toBeCloseTo(0, 9);
@@ -82,6 +152,8 @@ describe('split payouts and fees', () => {
     expect(career.career_pnl_usd).toBeCloseTo(holderPnl + (10 - 5 - 0.25), 9);
 
     // The tape ends pinned at the level token 1 paid: 0.50.
-    expect((await readFullTape(store, (await readMarketTimes(store, split))!)).at(-1)?.slice(1)).toEqual([0.5, 0.5, 0.5]);
+    expect((await readFullTape(store, (await readMarketTimes(store, split))!)).at(-1)?.slice(1)).toEqual([
+      0.5, 0.5, 0.5,
+    ]);
   });
 });

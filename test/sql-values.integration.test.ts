@@ -15,7 +15,33 @@ import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.t
 const hostileString = fc.oneof(
   fc.string({ unit: 'grapheme' }),
   fc.string({ unit: 'binary' }),
-  fc.string({ unit: fc.constantFrom("'", '\\', '"', '`', '{', '}', ':', ';', '-', '/', '*', '\n', '\r', '\t', '\0', ' ', 'a', 'x', ')', '(', ',', '?', '$') }),
+  fc.string({
+    unit: fc.constantFrom(
+      "'",
+      '\\',
+      '"',
+      '`',
+      '{',
+      '}',
+      ':',
+      ';',
+      '-',
+      '/',
+      '*',
+      '\n',
+      '\r',
+      '\t',
+      '\0',
+      ' ',
+      'a',
+      'x',
+      ')',
+      '(',
+      ',',
+      '?',
+      '$',
+    ),
+  }),
 );
 
 /** A real read's shape: a point lookup by a string key, an IN list, a number. */
@@ -36,12 +62,16 @@ describe('values written into SQL text on chDB', () => {
     store = await openStore(config.clickhouse);
     database = store.database;
     await store.ensureDatabase();
-    await store.command('CREATE TABLE IF NOT EXISTS {db:Identifier}.probe (key String) ENGINE = MergeTree ORDER BY key');
+    await store.command(
+      'CREATE TABLE IF NOT EXISTS {db:Identifier}.probe (key String) ENGINE = MergeTree ORDER BY key',
+    );
     await store.insert('probe', [{ key: 'a' }, { key: "it's" }]);
     // A session of its own on the same engine that binds parameters (chDB's own binding).
     const { createChdbConnection } = await import('chdb/connection');
     bound = createClient({
-      connection: createChdbConnection({ path: config.clickhouse.embeddedPath }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'],
+      connection: createChdbConnection({ path: config.clickhouse.embeddedPath }) as unknown as NonNullable<
+        Parameters<typeof createClient>[0]
+      >['connection'],
       clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
     });
   });
@@ -54,17 +84,22 @@ describe('values written into SQL text on chDB', () => {
 
   it('gives the same rows as bound parameters, and the value back unchanged, for arbitrary strings', async () => {
     await fc.assert(
-      fc.asyncProperty(hostileString, fc.array(hostileString, { maxLength: 4 }), fc.nat({ max: 4_294_967_295 }), async (s, xs, k) => {
-        const inlined = await store.query<{ s: string; n: number; xs: string[]; k: number }>(TEMPLATE, { s, xs, k });
-        const withBinding = await (
-          await bound.query({ query: TEMPLATE, query_params: { s, xs, k, db: database }, format: 'JSONEachRow' })
-        ).json<{ s: string; n: number; xs: string[]; k: number }>();
-        expect(inlined).toEqual(withBinding);
-        expect(inlined).toHaveLength(1);
-        expect(inlined[0]!.s).toBe(Buffer.from(s, 'utf8').toString('utf8'));
-        expect(inlined[0]!.xs).toEqual(xs.map((x) => Buffer.from(x, 'utf8').toString('utf8')));
-        expect(inlined[0]!.k).toBe(k);
-      }),
+      fc.asyncProperty(
+        hostileString,
+        fc.array(hostileString, { maxLength: 4 }),
+        fc.nat({ max: 4_294_967_295 }),
+        async (s, xs, k) => {
+          const inlined = await store.query<{ s: string; n: number; xs: string[]; k: number }>(TEMPLATE, { s, xs, k });
+          const withBinding = await (
+            await bound.query({ query: TEMPLATE, query_params: { s, xs, k, db: database }, format: 'JSONEachRow' })
+          ).json<{ s: string; n: number; xs: string[]; k: number }>();
+          expect(inlined).toEqual(withBinding);
+          expect(inlined).toHaveLength(1);
+          expect(inlined[0]!.s).toBe(Buffer.from(s, 'utf8').toString('utf8'));
+          expect(inlined[0]!.xs).toEqual(xs.map((x) => Buffer.from(x, 'utf8').toString('utf8')));
+          expect(inlined[0]!.k).toBe(k);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -88,12 +123,17 @@ describe('values written into SQL text on chDB', () => {
     const order: string[] = [];
     // Three rows of sleepEachRow(0.9) on the command lane: just under the engine's limit of 3 s per block, values included.
     const command = store
-      .command("INSERT INTO {db:Identifier}.probe SELECT {prefix:String} || toString(sleepEachRow(0.9)) FROM numbers(3)", { prefix: 'slow-' })
+      .command(
+        'INSERT INTO {db:Identifier}.probe SELECT {prefix:String} || toString(sleepEachRow(0.9)) FROM numbers(3)',
+        { prefix: 'slow-' },
+      )
       .then(() => order.push('command'));
-    const read = store.query<{ key: string }>('SELECT key FROM {db:Identifier}.probe WHERE key = {key:String}', { key: "it's" }).then((rows) => {
-      order.push('read');
-      return rows;
-    });
+    const read = store
+      .query<{ key: string }>('SELECT key FROM {db:Identifier}.probe WHERE key = {key:String}', { key: "it's" })
+      .then((rows) => {
+        order.push('read');
+        return rows;
+      });
     expect(await read).toEqual([{ key: "it's" }]);
     await command;
     expect(order).toEqual(['read', 'command']);

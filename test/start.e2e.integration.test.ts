@@ -35,7 +35,9 @@ function expectReadyLine(lines: LogLine[], address: string): void {
   const texts = lines.map((line) => (typeof line.text === 'string' ? line.text : null));
   const readyAt = texts.findIndex((text) => text?.startsWith('ready: '));
   expect(lines.filter(isReadyLine)).toHaveLength(1);
-  expect(texts[readyAt]).toBe(`ready: ${address}/  (REST /api/agent/v1, MCP /mcp, OpenAPI /api/agent/v1/openapi.json; demo keys above)`);
+  expect(texts[readyAt]).toBe(
+    `ready: ${address}/  (REST /api/agent/v1, MCP /mcp, OpenAPI /api/agent/v1/openapi.json; demo keys above)`,
+  );
   expect(address).toMatch(/^http:\/\/(localhost|127\.0\.0\.1):[1-9]\d*$/);
   const keysAt = texts.findIndex((text) => /^\s+max\s+\S+$/.test(text ?? ''));
   expect(keysAt).toBeGreaterThan(-1);
@@ -61,7 +63,10 @@ describe('npm start (role all, embedded)', () => {
       // The address the ready line names answers an index (no key).
       const index = await fetch(`${first.address}/`);
       expect(index.status).toBe(200);
-      expect(((await index.json()) as { links: Record<string, string> }).links).toMatchObject({ openapi: '/api/agent/v1/openapi.json', mcp: '/mcp' });
+      expect(((await index.json()) as { links: Record<string, string> }).links).toMatchObject({
+        openapi: '/api/agent/v1/openapi.json',
+        mcp: '/mcp',
+      });
     } finally {
       first.process.child.kill('SIGTERM');
     }
@@ -91,7 +96,9 @@ describe('npm start (role all, embedded)', () => {
       expect(readiness.events_stored).toBeLessThanOrEqual(firstStored * 1.02 + 50_000);
       expect(Date.parse(readiness.store_until)).toBeGreaterThan(Date.now() - TWO_MINUTES_MS);
       // The time to ready on a populated DATA_DIR (bench:restart reports it with a baseline).
-      console.log(`restart on a populated DATA_DIR: ready after ${second.readyAfterMs} ms (first start: ${first.readyAfterMs} ms)`);
+      console.log(
+        `restart on a populated DATA_DIR: ready after ${second.readyAfterMs} ms (first start: ${first.readyAfterMs} ms)`,
+      );
       expect(second.readyAfterMs).toBeLessThan(first.readyAfterMs);
       expectReadyLine(second.process.lines, second.address);
       const readyLine = second.process.lines.find((line) => line.msg === 'demo data ready');
@@ -120,7 +127,9 @@ describe('npm start (role all, embedded)', () => {
         expect(row.key_sha256).toBe(sha256Hex(keys[plan]!));
         expect(row.last4).toBe(keys[plan]!.slice(-4));
       }
-      const plans = await store.query<{ account_id: string; plan: string }>('SELECT account_id, plan FROM {db:Identifier}.accounts FINAL ORDER BY account_id');
+      const plans = await store.query<{ account_id: string; plan: string }>(
+        'SELECT account_id, plan FROM {db:Identifier}.accounts FINAL ORDER BY account_id',
+      );
       expect(plans).toEqual([
         { account_id: 'demo-basic', plan: 'basic' },
         { account_id: 'demo-max', plan: 'max' },
@@ -142,10 +151,16 @@ describe('npm start (role all, embedded)', () => {
     }
   });
 
-  it('warns when a read-serving process starts with libuv\'s default thread pool, too few threads for the embedded store', async () => {
+  it("warns when a read-serving process starts with libuv's default thread pool, too few threads for the embedded store", async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-threads-'));
     // UV_THREADPOOL_SIZE as a shell without the launcher's variable would start it: libuv's 4 threads.
-    const api = startRole('api', [], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', UV_THREADPOOL_SIZE: '4', CLICKHOUSE_READ_POOL_SIZE: '3' });
+    const api = startRole('api', [], {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      UV_THREADPOOL_SIZE: '4',
+      CLICKHOUSE_READ_POOL_SIZE: '3',
+    });
     try {
       await api.waitFor((line) => line.msg === 'listening');
     } finally {

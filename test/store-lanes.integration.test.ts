@@ -35,14 +35,22 @@ describe('lanes of the embedded store', () => {
 
   it("runs ingest's own reads (background) reniced on the command lane, not on the read pool", async () => {
     // The read pool's sessions run at 0 (the test above): a 10 is the command lane's.
-    const [row] = await store.query<{ nice: number }>("SELECT toInt64(getSetting('os_thread_priority')) AS nice", {}, { background: true });
+    const [row] = await store.query<{ nice: number }>(
+      "SELECT toInt64(getSetting('os_thread_priority')) AS nice",
+      {},
+      { background: true },
+    );
     expect(row).toEqual({ nice: 10 });
   });
 
   it('runs inserts and commands (refreshes, DDL) reniced by 10', async () => {
     await store.insertJsonLines('lane_priority', [JSON.stringify({ lane: 'ingest' })]);
-    await store.command("INSERT INTO {db:Identifier}.lane_priority SELECT 'commands', toInt64(getSetting('os_thread_priority'))");
-    const rows = await store.query<{ lane: string; nice: number }>('SELECT lane, nice FROM {db:Identifier}.lane_priority ORDER BY lane');
+    await store.command(
+      "INSERT INTO {db:Identifier}.lane_priority SELECT 'commands', toInt64(getSetting('os_thread_priority'))",
+    );
+    const rows = await store.query<{ lane: string; nice: number }>(
+      'SELECT lane, nice FROM {db:Identifier}.lane_priority ORDER BY lane',
+    );
     expect(rows).toEqual([
       { lane: 'commands', nice: 10 },
       { lane: 'ingest', nice: 10 },

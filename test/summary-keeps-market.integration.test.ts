@@ -46,11 +46,29 @@ function cachedStore() {
 beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', [
-      makeMarket({ condition_id: OPEN, title: 'Open market', outcome1: 'Yes', outcome2: 'No', title_start_ts: BASE_TS - 600 }),
-      makeMarket({ condition_id: RESOLVED, title: 'Resolved market', outcome1: 'Up', outcome2: 'Down', title_start_ts: BASE_TS }),
+      makeMarket({
+        condition_id: OPEN,
+        title: 'Open market',
+        outcome1: 'Yes',
+        outcome2: 'No',
+        title_start_ts: BASE_TS - 600,
+      }),
+      makeMarket({
+        condition_id: RESOLVED,
+        title: 'Resolved market',
+        outcome1: 'Up',
+        outcome2: 'Down',
+        title_start_ts: BASE_TS,
+      }),
       makeMarket({ condition_id: SPLIT, title: 'Split market', outcome1: 'A', outcome2: 'B', title_start_ts: null }),
       makeResolution(RESOLVED, 2, BASE_TS + 900),
-      { type: 'resolution', condition_id: SPLIT, winner_token_side: null, payout_numerators: [1, 3], ts: BASE_TS + 950 },
+      {
+        type: 'resolution',
+        condition_id: SPLIT,
+        winner_token_side: null,
+        payout_numerators: [1, 3],
+        ts: BASE_TS + 950,
+      },
     ]);
     const trades = [OPEN, RESOLVED, SPLIT, UNNAMED].flatMap((market, index) => [
       makeTrade({ condition_id: market, token_side: 1, price: 0.4, ts: BASE_TS + 10 + index, seq: 1 }),
@@ -60,8 +78,26 @@ beforeAll(async () => {
     await publisher.publish(
       'fillsArchive',
       [OPEN, RESOLVED, SPLIT, UNNAMED, UNKNOWN].flatMap((market, index) => [
-        makeFill({ wallet: WALLET, condition_id: market, side: 'BUY', token_side: 1, price: 0.4, size_tokens: 50, usd: 20, ts: BASE_TS + 20 + index }),
-        makeFill({ wallet: WALLET, condition_id: market, side: 'SELL', token_side: 1, price: 0.6, size_tokens: 20, usd: 12, ts: BASE_TS + 400 + index }),
+        makeFill({
+          wallet: WALLET,
+          condition_id: market,
+          side: 'BUY',
+          token_side: 1,
+          price: 0.4,
+          size_tokens: 50,
+          usd: 20,
+          ts: BASE_TS + 20 + index,
+        }),
+        makeFill({
+          wallet: WALLET,
+          condition_id: market,
+          side: 'SELL',
+          token_side: 1,
+          price: 0.6,
+          size_tokens: 20,
+          usd: 12,
+          ts: BASE_TS + 400 + index,
+        }),
       ]),
     );
   });
@@ -75,25 +111,60 @@ afterAll(async () => {
 describe('a summary keeps the trader market its chart starts from', () => {
   // What this file published: each market's times (trades at BASE_TS + 10 + i and BASE_TS + 700 + i, i its place).
   it.each([
-    ['an open market', OPEN, { titleStartTs: BASE_TS - 600, outcome1: 'Yes', firstTradeTs: BASE_TS + 10, lastTradeTs: BASE_TS + 700, resolution: null }],
-    ['a resolved market', RESOLVED, { titleStartTs: BASE_TS, outcome2: 'Down', firstTradeTs: BASE_TS + 11, resolution: { winnerTokenSide: 2, ts: BASE_TS + 900 } }],
-    ['a split payout', SPLIT, { titleStartTs: null, outcome1: 'A', resolution: { winnerTokenSide: null, ts: BASE_TS + 950, upPayout: 0.25 } }],
-    ['a market without metadata', UNNAMED, { titleStartTs: null, outcome1: '', outcome2: '', lastTradeTs: BASE_TS + 703, resolution: null }],
-  ])('%s, names read with the summary: the chart sends no statement for it and gets what it would read', async (_label, market, times) => {
-    const expected = await readTraderMarket(store, WALLET, market);
-    expect(expected?.times).toMatchObject({ conditionId: market, ...times });
-    const { store: cached } = cachedStore();
-    expect(await readMarketSummary(cached, WALLET, market)).not.toBeNull();
-    sent.length = 0;
-    expect(await readTraderMarket(cached, WALLET, market)).toEqual(expected);
-    expect(sent).toEqual([]);
-  });
+    [
+      'an open market',
+      OPEN,
+      {
+        titleStartTs: BASE_TS - 600,
+        outcome1: 'Yes',
+        firstTradeTs: BASE_TS + 10,
+        lastTradeTs: BASE_TS + 700,
+        resolution: null,
+      },
+    ],
+    [
+      'a resolved market',
+      RESOLVED,
+      {
+        titleStartTs: BASE_TS,
+        outcome2: 'Down',
+        firstTradeTs: BASE_TS + 11,
+        resolution: { winnerTokenSide: 2, ts: BASE_TS + 900 },
+      },
+    ],
+    [
+      'a split payout',
+      SPLIT,
+      { titleStartTs: null, outcome1: 'A', resolution: { winnerTokenSide: null, ts: BASE_TS + 950, upPayout: 0.25 } },
+    ],
+    [
+      'a market without metadata',
+      UNNAMED,
+      { titleStartTs: null, outcome1: '', outcome2: '', lastTradeTs: BASE_TS + 703, resolution: null },
+    ],
+  ])(
+    '%s, names read with the summary: the chart sends no statement for it and gets what it would read',
+    async (_label, market, times) => {
+      const expected = await readTraderMarket(store, WALLET, market);
+      expect(expected?.times).toMatchObject({ conditionId: market, ...times });
+      const { store: cached } = cachedStore();
+      expect(await readMarketSummary(cached, WALLET, market)).not.toBeNull();
+      sent.length = 0;
+      expect(await readTraderMarket(cached, WALLET, market)).toEqual(expected);
+      expect(sent).toEqual([]);
+    },
+  );
 
   it('names from the names cache (title_start_ts kept with them): the same', async () => {
     const expected = await readTraderMarket(store, WALLET, OPEN);
     expect(expected?.times.titleStartTs).toBe(BASE_TS - 600);
     const { store: cached } = cachedStore();
-    expect((await readMarketNames(cached, [OPEN])).get(OPEN)).toEqual({ title: 'Open market', outcome1: 'Yes', outcome2: 'No', title_start_ts: BASE_TS - 600 });
+    expect((await readMarketNames(cached, [OPEN])).get(OPEN)).toEqual({
+      title: 'Open market',
+      outcome1: 'Yes',
+      outcome2: 'No',
+      title_start_ts: BASE_TS - 600,
+    });
     sent.length = 0;
     await readMarketSummary(cached, WALLET, OPEN);
     // The summary used the kept names: its one statement has no metadata part.

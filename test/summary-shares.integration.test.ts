@@ -28,7 +28,6 @@ const MARKET = makeConditionId('late-pilers');
 const START = BASE_TS;
 const END = BASE_TS + 1000;
 
-
 interface WalletFills {
   wallet: string;
   fills: EventInputOf<'fillsArchive'>[];
@@ -42,7 +41,16 @@ const LATE: WalletFills[] = Array.from({ length: 48 }, (_, index) => {
   const fills = Array.from({ length: count }, (_, n) => {
     const price = 0.9 + Math.round(random() * 9) / 100;
     const usd = Math.round(random() * 100_000) / 100;
-    return makeFill({ wallet, condition_id: MARKET, side: 'BUY', token_side: 1, price, size_tokens: usd / price, usd, ts: END - 99 + (n % 100) });
+    return makeFill({
+      wallet,
+      condition_id: MARKET,
+      side: 'BUY',
+      token_side: 1,
+      price,
+      size_tokens: usd / price,
+      usd,
+      ts: END - 99 + (n % 100),
+    });
   });
   return { wallet, fills };
 });
@@ -51,7 +59,16 @@ const SPREAD: WalletFills[] = Array.from({ length: 6 }, (_, index) => {
   const wallet = makeWallet(`spread-${index}`);
   const fills = Array.from({ length: 30 }, (_, n) => {
     const usd = Math.round(random() * 50_000) / 100;
-    return makeFill({ wallet, condition_id: MARKET, side: 'BUY', token_side: 2, price: 0.5, size_tokens: usd / 0.5, usd, ts: START + Math.floor((n * 1000) / 29) });
+    return makeFill({
+      wallet,
+      condition_id: MARKET,
+      side: 'BUY',
+      token_side: 2,
+      price: 0.5,
+      size_tokens: usd / 0.5,
+      usd,
+      ts: START + Math.floor((n * 1000) / 29),
+    });
   });
   return { wallet, fills };
 });
@@ -76,12 +93,23 @@ let api: TestApi;
 beforeAll(async () => {
   keys = await publishPlanKeys(config, NOW - 3600);
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-    await publisher.publish('markets', [makeMarket({ condition_id: MARKET, title: 'Will the late pilers win?', outcome1: 'Yes', outcome2: 'No', title_start_ts: START })]);
+    await publisher.publish('markets', [
+      makeMarket({
+        condition_id: MARKET,
+        title: 'Will the late pilers win?',
+        outcome1: 'Yes',
+        outcome2: 'No',
+        title_start_ts: START,
+      }),
+    ]);
     await publisher.publish('trades', [
       makeTrade({ condition_id: MARKET, token_side: 1, price: 0.5, ts: START, seq: 1 }),
       makeTrade({ condition_id: MARKET, token_side: 1, price: 0.95, ts: END, seq: 2 }),
     ]);
-    await publisher.publish('fillsArchive', [...LATE, ...SPREAD].flatMap((entry) => entry.fills));
+    await publisher.publish(
+      'fillsArchive',
+      [...LATE, ...SPREAD].flatMap((entry) => entry.fills),
+    );
   });
   api = await startTestApi(config, { now: () => NOW, keys });
 });
@@ -117,23 +145,29 @@ describe('summary shares on a market of late buyers', () => {
     const failures: string[] = [];
     for (const { wallet, fills } of LATE) {
       const response = await api.get(summaryUrl(wallet));
-      const body = bodyOf(response) as { summary?: { usd_share_first_tenth: number; usd_share_last_tenth: number; fills_count: number } };
+      const body = bodyOf(response) as {
+        summary?: { usd_share_first_tenth: number; usd_share_last_tenth: number; fills_count: number };
+      };
       if (response.statusCode !== 200) {
         failures.push(`${wallet}: ${response.statusCode} ${JSON.stringify(body)}`);
         continue;
       }
       expect(body.summary!.fills_count).toBe(fills.length);
-      if (body.summary!.usd_share_last_tenth !== 1 || body.summary!.usd_share_first_tenth !== 0) failures.push(`${wallet}: ${JSON.stringify(body.summary)}`);
+      if (body.summary!.usd_share_last_tenth !== 1 || body.summary!.usd_share_first_tenth !== 0)
+        failures.push(`${wallet}: ${JSON.stringify(body.summary)}`);
     }
     expect(failures, failures.join('\n')).toEqual([]);
     for (const { wallet, fills } of SPREAD) {
       const response = await api.get(summaryUrl(wallet));
       expect(response.statusCode).toBe(200);
-      const { summary } = bodyOf(response) as { summary: { usd_share_first_tenth: number; usd_share_last_tenth: number } };
+      const { summary } = bodyOf(response) as {
+        summary: { usd_share_first_tenth: number; usd_share_last_tenth: number };
+      };
       const expected = referenceShares(fills);
       expect(summary.usd_share_first_tenth).toBeCloseTo(expected.first, 12);
       expect(summary.usd_share_last_tenth).toBeCloseTo(expected.last, 12);
-      for (const share of [summary.usd_share_first_tenth, summary.usd_share_last_tenth]) expect(share > 0 && share < 1).toBe(true);
+      for (const share of [summary.usd_share_first_tenth, summary.usd_share_last_tenth])
+        expect(share > 0 && share < 1).toBe(true);
     }
   });
 });
@@ -154,14 +188,20 @@ describe('an answer that does not match its response schema', () => {
         ...store,
         database: store.database,
         kind: store.kind,
-        query: async <Row>(sql: string, params?: Record<string, unknown>, options?: { timeoutSeconds?: number | undefined }) => {
+        query: async <Row>(
+          sql: string,
+          params?: Record<string, unknown>,
+          options?: { timeoutSeconds?: number | undefined },
+        ) => {
           const rows = await store.query<Row>(sql, params, options);
           // The summary's bundle (projections/bundle.ts): its trader-market part carries fills_count.
           if (!/side2_buy_tokens/.test(sql)) return rows;
           return rows.map((row) => {
             const part = row as { part: number; row: string };
             const values = JSON.parse(part.row) as Record<string, unknown>;
-            return ('fills_count' in values ? { ...part, row: JSON.stringify({ ...values, fills_count: 2.5 }) } : row) as Row;
+            return (
+              'fills_count' in values ? { ...part, row: JSON.stringify({ ...values, fills_count: 2.5 }) } : row
+            ) as Row;
           });
         },
       }),
@@ -170,7 +210,9 @@ describe('an answer that does not match its response schema', () => {
     const { port } = broken.app.server.address() as AddressInfo;
     client = new Client({ name: 'summary-shares-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } } }),
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), {
+        requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } },
+      }),
     );
   });
 
@@ -198,11 +240,19 @@ describe('an answer that does not match its response schema', () => {
 
   it('MCP: an isError internal result, and the log names the tool, the path and the value', async () => {
     const before = mismatchLogs().length;
-    const result = (await client.callTool({ name: 'get_market_summary', arguments: { trader: SPREAD[1]!.wallet, market: MARKET } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: 'get_market_summary',
+      arguments: { trader: SPREAD[1]!.wallet, market: MARKET },
+    })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ error: 'internal' });
     const logged = mismatchLogs().slice(before);
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ level: 50, route: 'tool get_market_summary', tool: 'get_market_summary', mismatches: [{ path: 'summary.fills_count', value: '2.5' }] });
+    expect(logged[0]).toMatchObject({
+      level: 50,
+      route: 'tool get_market_summary',
+      tool: 'get_market_summary',
+      mismatches: [{ path: 'summary.fills_count', value: '2.5' }],
+    });
   });
 });

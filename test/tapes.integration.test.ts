@@ -21,9 +21,22 @@ import type { PlanId } from '../config.ts';
 import { ownerFolder } from '../api/downloads.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
-import { publishSessions, recordSession, recordSessions, type RecordedSession } from '../ingest/sources/simulator/tapes.ts';
+import {
+  publishSessions,
+  recordSession,
+  recordSessions,
+  type RecordedSession,
+} from '../ingest/sources/simulator/tapes.ts';
 import { createLogger } from '../log.ts';
-import { API, bodyOf, inProcessConfig, OpenApiResponses, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import {
+  API,
+  bodyOf,
+  inProcessConfig,
+  OpenApiResponses,
+  publishPlanKeys,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are compared field by field
 
@@ -50,7 +63,10 @@ function oversized(accountId: string): RecordedSession {
     bid: 0.4,
     ask: 0.42,
   }));
-  return { tape: { ...session.tape, tape_id: tapeId, event_count: events.length, tick_count: events.length, fill_count: 0 }, events };
+  return {
+    tape: { ...session.tape, tape_id: tapeId, event_count: events.length, tick_count: events.length, fill_count: 0 },
+    events,
+  };
 }
 const big = oversized('test-pro');
 
@@ -85,7 +101,11 @@ async function allEvents(tapeId: string, limit: number, types?: string, plan: Pl
   const events: Json[] = [];
   let cursor: string | null = null;
   for (let pages = 0; pages < 10_000; pages++) {
-    const query = new URLSearchParams({ limit: String(limit), ...(types ? { types } : {}), ...(cursor ? { cursor } : {}) });
+    const query = new URLSearchParams({
+      limit: String(limit),
+      ...(types ? { types } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
     const page = await json(`tapes/${tapeId}/events?${query}`, 200, plan);
     expect(page.tape_id).toBe(tapeId);
     expect(page.events.length).toBeLessThanOrEqual(limit);
@@ -140,27 +160,36 @@ describe('the library', () => {
     expect(await json('tapes?limit=100000')).toMatchObject({ count: all.length });
     expect(await json('tapes?limit=0', 400)).toMatchObject({ error: 'bad_limit' });
     const one = proSessions[1]!;
-    expect(await json(`tapes?wallet=${one.tape.wallet.toUpperCase().replace('0X', '0x')}`)).toEqual({ tapes: [expectedTape(one)], count: 1 });
+    expect(await json(`tapes?wallet=${one.tape.wallet.toUpperCase().replace('0X', '0x')}`)).toEqual({
+      tapes: [expectedTape(one)],
+      count: 1,
+    });
     expect(await json('tapes?wallet=0x123', 400)).toMatchObject({ error: 'invalid_wallet' });
     expect(await json('tapes', 200, 'basic')).toEqual({ tapes: [], count: 0 });
     expect(await json('tapes', 200, 'max')).toMatchObject({ count: maxSessions.length });
   });
 
   it('one tape’s metadata; an unknown id is 404 tape_not_found', async () => {
-    for (const session of proSessions) expect(await json(`tapes/${session.tape.tape_id}`)).toEqual({ tape: expectedTape(session) });
+    for (const session of proSessions)
+      expect(await json(`tapes/${session.tape.tape_id}`)).toEqual({ tape: expectedTape(session) });
     expect(await json('tapes/no-such-tape', 404)).toEqual({ error: 'tape_not_found', message: expect.any(String) });
   });
 
   it('wallet is not a trader lookup: Basic narrows by more than its daily distinct wallets without wallet_quota', async () => {
-    const wallets = Array.from({ length: config.plans.basic.distinctWalletsPerDay + 2 }, (_, index) => `0x${String(index).padStart(40, 'a')}`);
-    for (const wallet of wallets) expect(await json(`tapes?wallet=${wallet}`, 200, 'basic')).toEqual({ tapes: [], count: 0 });
+    const wallets = Array.from(
+      { length: config.plans.basic.distinctWalletsPerDay + 2 },
+      (_, index) => `0x${String(index).padStart(40, 'a')}`,
+    );
+    for (const wallet of wallets)
+      expect(await json(`tapes?wallet=${wallet}`, 200, 'basic')).toEqual({ tapes: [], count: 0 });
   });
 });
 
 describe('events', () => {
   // A session with a fill: the recorder fills at random (3% a step), and the seed is new each run, so a
   // short session has none about once in thirty runs (the filter test below then had nothing to find).
-  const session = proSessions.find((recorded) => recorded.events.some((event) => event.type === 'fill')) ?? proSessions[0]!;
+  const session =
+    proSessions.find((recorded) => recorded.events.some((event) => event.type === 'fill')) ?? proSessions[0]!;
   const published = session.events.map(streamEvent);
 
   it('paging returns every event once, in order, for any limit', async () => {
@@ -179,32 +208,56 @@ describe('events', () => {
     const fills = published.filter((event) => event.type === 'fill');
     expect(fills.length).toBeGreaterThan(0);
     expect(await allEvents(session.tape.tape_id, 3, 'fill')).toEqual(fills);
-    expect(await allEvents(session.tape.tape_id, 50, 'book,trade')).toEqual(published.filter((event) => event.type === 'book' || event.type === 'trade'));
+    expect(await allEvents(session.tape.tape_id, 50, 'book,trade')).toEqual(
+      published.filter((event) => event.type === 'book' || event.type === 'trade'),
+    );
     expect(await allEvents(session.tape.tape_id, 50, 'session')).toHaveLength(2);
-    expect(await json(`tapes/${session.tape.tape_id}/events?types=fill,bogus`, 400)).toMatchObject({ error: 'unknown_event_type' });
-    expect(await json(`tapes/${session.tape.tape_id}/events?types=fills`, 400)).toMatchObject({ error: 'unknown_event_type' });
+    expect(await json(`tapes/${session.tape.tape_id}/events?types=fill,bogus`, 400)).toMatchObject({
+      error: 'unknown_event_type',
+    });
+    expect(await json(`tapes/${session.tape.tape_id}/events?types=fills`, 400)).toMatchObject({
+      error: 'unknown_event_type',
+    });
     expect(await json(`tapes/${session.tape.tape_id}/events?limit=0`, 400)).toMatchObject({ error: 'bad_limit' });
-    expect(await json(`tapes/${session.tape.tape_id}/events?cursor=garbage`, 400)).toMatchObject({ error: 'bad_cursor' });
+    expect(await json(`tapes/${session.tape.tape_id}/events?cursor=garbage`, 400)).toMatchObject({
+      error: 'bad_cursor',
+    });
   });
 
   it('the events rebuild the tape’s price line and fill markers', async () => {
     for (const recorded of proSessions) {
       const events = await allEvents(recorded.tape.tape_id, 5000);
       const line = (list: Json[]) =>
-        list.filter((event) => event.type === 'book' || event.type === 'trade').map((event) => [event.ts, event.type === 'book' ? (event.bid + event.ask) / 2 : event.price]);
-      const markers = (list: Json[]) => list.filter((event) => event.type === 'fill').map((event) => ({ ts: event.ts, price: event.price, usd: event.usd, side: event.side, token_side: event.token_side }));
+        list
+          .filter((event) => event.type === 'book' || event.type === 'trade')
+          .map((event) => [event.ts, event.type === 'book' ? (event.bid + event.ask) / 2 : event.price]);
+      const markers = (list: Json[]) =>
+        list
+          .filter((event) => event.type === 'fill')
+          .map((event) => ({
+            ts: event.ts,
+            price: event.price,
+            usd: event.usd,
+            side: event.side,
+            token_side: event.token_side,
+          }));
       const expected = recorded.events.map(streamEvent);
       expect(line(events)).toEqual(line(expected));
       expect(markers(events)).toEqual(markers(expected));
       expect(markers(events)).toHaveLength(recorded.tape.fill_count);
       expect(line(events)).toHaveLength(recorded.tape.tick_count);
-      for (const [, price] of line(events)) expect(price).toBeGreaterThanOrEqual(0), expect(price).toBeLessThanOrEqual(1);
+      for (const [, price] of line(events))
+        expect(price).toBeGreaterThanOrEqual(0), expect(price).toBeLessThanOrEqual(1);
     }
   });
 
   it(`a tape of more than ${MAX_EVENTS} events is 409 tape_too_large, pointing to the download`, async () => {
     const body = await json(`tapes/${big.tape.tape_id}/events`, 409);
-    expect(body).toEqual({ error: 'tape_too_large', message: expect.any(String), download: `${API}/tapes/${big.tape.tape_id}/download` });
+    expect(body).toEqual({
+      error: 'tape_too_large',
+      message: expect.any(String),
+      download: `${API}/tapes/${big.tape.tape_id}/download`,
+    });
     const link = await json(body.download.replace(`${API}/`, ''));
     expect(link.expires_in).toBe(3600);
   });
@@ -221,17 +274,30 @@ describe('downloads', () => {
 
   it('the object, gunzipped, holds exactly the tape’s events; written once; fetching costs nothing', async () => {
     const link = await json(`tapes/${session.tape.tape_id}/download`);
-    expect(link).toEqual({ url: expect.stringMatching(/^http:\/\/localhost:\d+\/downloads\/[0-9a-f]{32}\/[A-Za-z0-9_-]+\.jsonl\.gz\?expires=\d+&sig=[A-Za-z0-9_-]+$/), expires_in: 3600 });
+    expect(link).toEqual({
+      url: expect.stringMatching(
+        /^http:\/\/localhost:\d+\/downloads\/[0-9a-f]{32}\/[A-Za-z0-9_-]+\.jsonl\.gz\?expires=\d+&sig=[A-Za-z0-9_-]+$/,
+      ),
+      expires_in: 3600,
+    });
     const before = await usage();
     const response = await fetchObject(link.url);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/gzip');
-    const lines = gunzipSync(response.rawPayload).toString('utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Json);
+    const lines = gunzipSync(response.rawPayload)
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Json);
     expect(lines).toEqual(session.events.map(streamEvent));
     expect((await fetchObject(link.url)).statusCode).toBe(200);
     expect(await usage()).toBe(before + 1); // only that /me itself
 
-    const file = path.join(config.tapes.download.directory, ownerFolder('test-pro'), `${session.tape.tape_id}.jsonl.gz`);
+    const file = path.join(
+      config.tapes.download.directory,
+      ownerFolder('test-pro'),
+      `${session.tape.tape_id}.jsonl.gz`,
+    );
     const written = (await stat(file)).mtimeMs;
     const again = await json(`tapes/${session.tape.tape_id}/download`);
     expect((await stat(file)).mtimeMs).toBe(written);
@@ -253,7 +319,10 @@ describe('downloads', () => {
       altered((copy) => copy.searchParams.set('expires', String(expires + 3600))),
       altered((copy) => copy.searchParams.delete('sig')),
       altered((copy) => (copy.pathname = copy.pathname.replace(session.tape.tape_id, proSessions[0]!.tape.tape_id))),
-      altered((copy) => (copy.pathname = copy.pathname.replace(/downloads\/[0-9a-f]{32}/, `downloads/${ownerFolder('test-max')}`))),
+      altered(
+        (copy) =>
+          (copy.pathname = copy.pathname.replace(/downloads\/[0-9a-f]{32}/, `downloads/${ownerFolder('test-max')}`)),
+      ),
     ]) {
       const response = await fetchObject(bad);
       expect(response.statusCode, bad).toBe(403);
@@ -287,7 +356,8 @@ describe('privacy', () => {
     const listed = (await json('tapes', 200, 'max')).tapes.map((tape: Json) => tape.tape_id);
     expect(listed.sort()).toEqual(maxSessions.map((session) => session.tape.tape_id).sort());
     // And the other way round.
-    for (const { tape } of maxSessions) expect(await json(`tapes/${tape.tape_id}/events`, 404, 'pro')).toMatchObject({ error: 'tape_not_found' });
+    for (const { tape } of maxSessions)
+      expect(await json(`tapes/${tape.tape_id}/events`, 404, 'pro')).toMatchObject({ error: 'tape_not_found' });
   });
 });
 
@@ -296,15 +366,25 @@ describe('MCP tools', () => {
     await api.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = api.app.server.address() as AddressInfo;
     const client = new Client({ name: 'tapes-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), { requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), {
+        requestInit: { headers: { Authorization: `Bearer ${keys.pro}` } },
+      }),
+    );
     clients.push(client);
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName.get('list_tapes')!.inputSchema.properties ?? {})).toEqual(['wallet']);
     expect(Object.keys(byName.get('get_tape_summary')!.inputSchema.properties ?? {})).toEqual(['tape_id']);
-    expect(Object.keys(byName.get('get_tape_events')!.inputSchema.properties ?? {}).sort()).toEqual(['cursor', 'limit', 'tape_id', 'types']);
+    expect(Object.keys(byName.get('get_tape_events')!.inputSchema.properties ?? {}).sort()).toEqual([
+      'cursor',
+      'limit',
+      'tape_id',
+      'types',
+    ]);
 
-    const call = async (name: string, args: Json) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+    const call = async (name: string, args: Json) =>
+      (await client.callTool({ name, arguments: args })) as CallToolResult;
     const same = async (name: string, args: Json, url: string) => {
       const result = await call(name, args);
       expect(result.isError, JSON.stringify(result.content).slice(0, 300)).toBeFalsy();
@@ -316,7 +396,11 @@ describe('MCP tools', () => {
     await same('list_tapes', { wallet: proSessions[1]!.tape.wallet }, `tapes?wallet=${proSessions[1]!.tape.wallet}`);
     await same('get_tape_summary', { tape_id: tapeId }, `tapes/${tapeId}`);
     const first = await same('get_tape_events', { tape_id: tapeId, limit: 7 }, `tapes/${tapeId}/events?limit=7`);
-    await same('get_tape_events', { tape_id: tapeId, limit: 7, cursor: first.next_cursor }, `tapes/${tapeId}/events?limit=7&cursor=${first.next_cursor}`);
+    await same(
+      'get_tape_events',
+      { tape_id: tapeId, limit: 7, cursor: first.next_cursor },
+      `tapes/${tapeId}/events?limit=7&cursor=${first.next_cursor}`,
+    );
     await same('get_tape_events', { tape_id: tapeId, types: 'fill' }, `tapes/${tapeId}/events?types=fill`);
 
     for (const [name, args, code] of [

@@ -32,14 +32,25 @@ import { readTraderFills } from '../projections/fills.ts';
 import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeysTo, startTestApi, type TestApi } from './harness/api.ts';
+import {
+  bodyOf,
+  gatesNeverBind,
+  inProcessConfig,
+  publishPlanKeysTo,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
 import { recordingQueries } from './harness/recorded-store.ts';
 import { waitForIngested } from './harness/wait.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 type Fill = EventInputOf<'fillsArchive'>;
 
-const config = inProcessConfig('trader-cache', { INGEST_LINGER_MS: '10' }, { ingest: { rollupIntervalMs: 20 }, api: { readCache: { traderAnswerSeconds: 5 } } });
+const config = inProcessConfig(
+  'trader-cache',
+  { INGEST_LINGER_MS: '10' },
+  { ingest: { rollupIntervalMs: 20 }, api: { readCache: { traderAnswerSeconds: 5 } } },
+);
 const log = createLogger('silent');
 const NOW = BASE_TS + 86_400;
 const A = makeWallet('cache-a');
@@ -58,7 +69,16 @@ let api: TestApi;
 let eventLog: ReturnType<typeof openEventLog>;
 
 const fill = (wallet: string, usd: number, offset: number, market = MARKET): Fill =>
-  makeFill({ wallet, condition_id: market, side: 'BUY', token_side: 1, price: 0.5, size_tokens: usd * 2, usd, ts: BASE_TS + offset });
+  makeFill({
+    wallet,
+    condition_id: market,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.5,
+    size_tokens: usd * 2,
+    usd,
+    ts: BASE_TS + offset,
+  });
 
 /** Publishes fills (and market events), and resolves once the worker ingested them and refreshed the rollups. */
 async function publishAndWait(fills: Fill[], markets: EventInputOf<'markets'>[] = []): Promise<void> {
@@ -97,8 +117,12 @@ beforeAll(async () => {
   // Three accounts and three keys, then the two markets.
   const accounts = waitForIngested([worker], 8);
   const keys = await publishPlanKeysTo(publisher, NOW - 10);
-  await publisher.publish('markets', [makeMarket({ condition_id: MARKET, title: 'Cache market', end_ts: BASE_TS + 86_400 * 10 })]);
-  await publisher.publish('markets', [makeMarket({ condition_id: OTHER_MARKET, title: 'Other market', end_ts: BASE_TS + 86_400 * 10 })]);
+  await publisher.publish('markets', [
+    makeMarket({ condition_id: MARKET, title: 'Cache market', end_ts: BASE_TS + 86_400 * 10 }),
+  ]);
+  await publisher.publish('markets', [
+    makeMarket({ condition_id: OTHER_MARKET, title: 'Other market', end_ts: BASE_TS + 86_400 * 10 }),
+  ]);
   await accounts;
   await publishAndWait([fill(A, 10, 0), fill(A, 20, 60), fill(B, 40, 120), fill(D, 9, 130, OTHER_MARKET)]);
   api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
@@ -115,7 +139,12 @@ afterAll(async () => {
 
 describe('answers about a trader kept until the worker reports a change', () => {
   it("serves a quiet trader's card, markets, top-markets and fills from the cache, and a new fill of the trader on the very next call", async () => {
-    const first = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`), top: await get(`traders/${A}/top-markets`) };
+    const first = {
+      card: await get(`traders/${A}`),
+      fills: await get(`traders/${A}/fills`),
+      markets: await get(`traders/${A}/markets`),
+      top: await get(`traders/${A}/top-markets`),
+    };
     expect(first.card.card.volume_usd).toBeCloseTo(30, 6);
     expect(first.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20]);
     expect(first.markets.markets.map((row: Json) => [row.condition_id, row.volume_usd])).toEqual([[MARKET, 30]]);
@@ -123,7 +152,12 @@ describe('answers about a trader kept until the worker reports a change', () => 
     // The card, the markets list and top-markets all fold the wallet's markets (read once, kept).
     const hitsBefore = { walletMarkets: await lookups('wallet_markets', 'hit'), fills: await lookups('fills', 'hit') };
     const missesBefore = await lookups('wallet_markets', 'miss');
-    const again = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`), top: await get(`traders/${A}/top-markets`) };
+    const again = {
+      card: await get(`traders/${A}`),
+      fills: await get(`traders/${A}/fills`),
+      markets: await get(`traders/${A}/markets`),
+      top: await get(`traders/${A}/top-markets`),
+    };
     expect(again).toEqual(first);
     expect(await lookups('wallet_markets', 'hit')).toBe(hitsBefore.walletMarkets + 3);
     expect(await lookups('wallet_markets', 'miss')).toBe(missesBefore);
@@ -135,7 +169,11 @@ describe('answers about a trader kept until the worker reports a change', () => 
     // A trades again, and C (a stranger to both) too.
     await publishAndWait([fill(A, 5, 180), fill(C, 7, 200)]);
     const careerMisses = await lookups('wallet_markets', 'miss');
-    const after = { card: await get(`traders/${A}`), fills: await get(`traders/${A}/fills`), markets: await get(`traders/${A}/markets`) };
+    const after = {
+      card: await get(`traders/${A}`),
+      fills: await get(`traders/${A}/fills`),
+      markets: await get(`traders/${A}/markets`),
+    };
     expect(after.card.card.volume_usd).toBeCloseTo(35, 6);
     expect(after.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20, 5]);
     expect(after.markets.markets[0].volume_usd).toBeCloseTo(35, 6);
@@ -168,7 +206,12 @@ describe('answers about a trader kept until the worker reports a change', () => 
   it('pages the markets list from the kept markets of the wallet exactly as the store pages it', async () => {
     const E = makeWallet('cache-e');
     const markets = Array.from({ length: 7 }, (_, index) => makeConditionId(`cache-e-${index}`));
-    await publishAndWait([], markets.map((conditionId, index) => makeMarket({ condition_id: conditionId, title: `E market ${index}`, end_ts: BASE_TS + 86_400 * 10 })));
+    await publishAndWait(
+      [],
+      markets.map((conditionId, index) =>
+        makeMarket({ condition_id: conditionId, title: `E market ${index}`, end_ts: BASE_TS + 86_400 * 10 }),
+      ),
+    );
     // Markets two by two share their last trade's second: the condition_id breaks the tie.
     const lastTs = (index: number) => BASE_TS + 1_000 + Math.floor(index / 2) * 10;
     await publishAndWait(markets.map((conditionId, index) => fill(E, 1 + index, lastTs(index) - BASE_TS, conditionId)));
@@ -207,7 +250,16 @@ describe('answers about a trader kept until the worker reports a change', () => 
     await publishAndWait(
       [
         fill(F, 12, 300, M),
-        makeFill({ wallet: F, condition_id: M, side: 'SELL', token_side: 2, price: 0.3, size_tokens: 10, usd: 7, ts: BASE_TS + 320 }),
+        makeFill({
+          wallet: F,
+          condition_id: M,
+          side: 'SELL',
+          token_side: 2,
+          price: 0.3,
+          size_tokens: 10,
+          usd: 7,
+          ts: BASE_TS + 320,
+        }),
       ],
       [makeMarket({ condition_id: M, title: 'F market', end_ts: BASE_TS + 86_400 * 10 })],
     );
@@ -252,7 +304,10 @@ describe('answers about a trader kept until the worker reports a change', () => 
       { wallet: H, ts: BASE_TS + 400, pnl_usd: 2 },
       { wallet: H, ts: BASE_TS + 500, pnl_usd: 5 },
     ]);
-    await publishAndWait([fill(H, 4, 510, M)], [makeMarket({ condition_id: M, title: 'H market', end_ts: BASE_TS + 86_400 * 10 })]);
+    await publishAndWait(
+      [fill(H, 4, 510, M)],
+      [makeMarket({ condition_id: M, title: 'H market', end_ts: BASE_TS + 86_400 * 10 })],
+    );
     const sent: string[] = [];
     const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
     const first = await readUpstreamProfile(cached, H);
@@ -279,7 +334,9 @@ describe('answers about a trader kept until the worker reports a change', () => 
   it("keeps the equity history through the trader's fills, shares it with the card, cuts each window from it at the call's clock, and reads it again once the provider reports on the wallet", async () => {
     const P = makeWallet('cache-p');
     const M = makeConditionId('cache-p-market');
-    await publishOnAndWait('upstreamProfiles', [{ wallet: P, name: '', pnl: 2, pnl_realized: 2, pnl_unrealized: 0, portfolio_value: 50, as_of: BASE_TS + 700 }]);
+    await publishOnAndWait('upstreamProfiles', [
+      { wallet: P, name: '', pnl: 2, pnl_realized: 2, pnl_unrealized: 0, portfolio_value: 50, as_of: BASE_TS + 700 },
+    ]);
     // The last point is dated after the first call's clock (a provider's clock ahead of ours).
     await publishOnAndWait('upstreamEquity', [
       { wallet: P, ts: BASE_TS + 600, pnl_usd: 1 },
@@ -287,7 +344,10 @@ describe('answers about a trader kept until the worker reports a change', () => 
       { wallet: P, ts: BASE_TS + 700, pnl_usd: 2 },
       { wallet: P, ts: NOW + 50, pnl_usd: 7 },
     ]);
-    await publishAndWait([fill(P, 4, 710, M)], [makeMarket({ condition_id: M, title: 'P market', end_ts: BASE_TS + 86_400 * 10 })]);
+    await publishAndWait(
+      [fill(P, 4, 710, M)],
+      [makeMarket({ condition_id: M, title: 'P market', end_ts: BASE_TS + 86_400 * 10 })],
+    );
     const sent: string[] = [];
     const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
     const staleAfter = { upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds };
@@ -343,14 +403,22 @@ describe('answers about a trader kept until the worker reports a change', () => 
     // The provider reports a new point: it shows on the next call.
     await publishOnAndWait('upstreamEquity', [{ wallet: P, ts: NOW + 55, pnl_usd: -1 }]);
     const reported = await series(cached, 'all', NOW + 60);
-    expect(reported).toMatchObject({ series: curve([600, 1], [650, 4], [700, 2], [86_450, 7], [86_455, -1]), low: -1, max_drawdown: 8, as_of: NOW + 55 });
+    expect(reported).toMatchObject({
+      series: curve([600, 1], [650, 4], [700, 2], [86_450, 7], [86_455, -1]),
+      low: -1,
+      max_drawdown: 8,
+      as_of: NOW + 55,
+    });
     expect(reported).toEqual(await series(store, 'all', NOW + 60));
   });
 
   it("keeps a fills page through the trader's other rows and its rollups' refreshes, and reads it again once its fills change", async () => {
     const J = makeWallet('cache-j');
     const M = makeConditionId('cache-j-market');
-    await publishAndWait([fill(J, 3, 800, M), fill(J, 4, 810, M)], [makeMarket({ condition_id: M, title: 'J market', end_ts: BASE_TS + 86_400 * 10 })]);
+    await publishAndWait(
+      [fill(J, 3, 800, M), fill(J, 4, 810, M)],
+      [makeMarket({ condition_id: M, title: 'J market', end_ts: BASE_TS + 86_400 * 10 })],
+    );
     const sent: string[] = [];
     const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
     const page = () => readTraderFills(cached, J, { limit: 100 });
@@ -365,7 +433,9 @@ describe('answers about a trader kept until the worker reports a change', () => 
 
     // The provider reports on J (a row of the wallet, not a fill), and J's rollups are refreshed (what
     // the refresher reports after recomputing them): its markets are read again, its fills page is not.
-    await publishOnAndWait('upstreamProfiles', [{ wallet: J, name: '', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 10, as_of: BASE_TS + 820 }]);
+    await publishOnAndWait('upstreamProfiles', [
+      { wallet: J, name: '', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 10, as_of: BASE_TS + 820 },
+    ]);
     changesOf(store.database).changed([J]);
     sent.length = 0;
     expect((await readWalletMarkets(cached, J)).markets[0]?.buy_usd).toBeCloseTo(7, 6);
@@ -388,7 +458,9 @@ describe('answers about a trader kept until the worker reports a change', () => 
     await publishAndWait([], [makeMarket({ condition_id: M, title: 'Mark market', end_ts: BASE_TS + 86_400 * 10 })]);
     // Both buy token 1 at 0.5: X holds 20 tokens, Y 60.
     await publishAndWait([fill(X, 10, 2_000, M), fill(Y, 30, 2_001, M)]);
-    await publishOnAndWait('trades', [makeTrade({ condition_id: M, token_side: 1, price: 0.4, ts: BASE_TS + 2_002, seq: 1 })]);
+    await publishOnAndWait('trades', [
+      makeTrade({ condition_id: M, token_side: 1, price: 0.4, ts: BASE_TS + 2_002, seq: 1 }),
+    ]);
 
     const cached = withReadCaches(store, config.api.readCache);
     expect((await readCareer(cached, X, true)).open_value_usd).toBeCloseTo(20 * 0.4, 9);
@@ -396,7 +468,9 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(cached.caches?.mark(M)).toEqual({ mark: 0.4, marked_at: BASE_TS + 2_002 });
 
     // The market trades again: the kept mark goes, and the next card reads the new one.
-    await publishOnAndWait('trades', [makeTrade({ condition_id: M, token_side: 1, price: 0.8, ts: BASE_TS + 2_003, seq: 2 })]);
+    await publishOnAndWait('trades', [
+      makeTrade({ condition_id: M, token_side: 1, price: 0.8, ts: BASE_TS + 2_003, seq: 2 }),
+    ]);
     expect(cached.caches?.mark(M)).toBeUndefined();
     expect((await readCareer(cached, Y, true)).open_value_usd).toBeCloseTo(60 * 0.8, 9);
     expect(cached.caches?.mark(M)).toEqual({ mark: 0.8, marked_at: BASE_TS + 2_003 });
@@ -415,7 +489,17 @@ describe('answers about a trader kept until the worker reports a change', () => 
   it("keeps a market's names until its metadata changes: a retitle shows in the next answer read", async () => {
     const before = await get(`traders/${D}/fills?limit=5`);
     expect(before.fills.map((row: Json) => row.title)).toEqual(['Other market']);
-    await publishAndWait([], [makeMarket({ condition_id: OTHER_MARKET, title: 'Other market, retitled', end_ts: BASE_TS + 86_400 * 10, version: NOW })]);
+    await publishAndWait(
+      [],
+      [
+        makeMarket({
+          condition_id: OTHER_MARKET,
+          title: 'Other market, retitled',
+          end_ts: BASE_TS + 86_400 * 10,
+          version: NOW,
+        }),
+      ],
+    );
     // Another page size: an answer not kept yet, whose names come from the names cache.
     const after = await get(`traders/${D}/fills?limit=6`);
     expect(after.fills.map((row: Json) => row.title)).toEqual(['Other market, retitled']);
@@ -430,7 +514,10 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(first.get(UNNAMED) ?? NO_MARKET_NAMES).toEqual(NO_MARKET_NAMES);
     // Kept: the next answer about this market asks the store nothing about its names.
     expect(cached.caches?.marketNames(UNNAMED)).toEqual(NO_MARKET_NAMES);
-    await publishAndWait([], [makeMarket({ condition_id: UNNAMED, title: 'Named at last', end_ts: BASE_TS + 86_400 * 10 })]);
+    await publishAndWait(
+      [],
+      [makeMarket({ condition_id: UNNAMED, title: 'Named at last', end_ts: BASE_TS + 86_400 * 10 })],
+    );
     expect(cached.caches?.marketNames(UNNAMED)).toBeUndefined();
     expect((await readMarketNames(cached, [UNNAMED])).get(UNNAMED)?.title).toBe('Named at last');
     expect((await get(`traders/${G}/fills?limit=5`)).fills.map((row: Json) => row.title)).toEqual(['Named at last']);

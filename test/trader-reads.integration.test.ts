@@ -25,7 +25,16 @@ import { readPopularTraders } from '../projections/popular.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { findWalletByName, readTraderName } from '../projections/traders.ts';
 import { readUpstreamProfile } from '../projections/upstream.ts';
-import { BASE_TS, makeConditionId, makeFill, makeLeg, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
+import {
+  BASE_TS,
+  makeConditionId,
+  makeFill,
+  makeLeg,
+  makeMarket,
+  makeResolution,
+  makeTrade,
+  makeWallet,
+} from './factories.ts';
 import { PROCESS_DATA_DIR, testEnvironment, uniqueId } from './harness/context.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
@@ -88,7 +97,17 @@ const RESOLUTIONS: { condition_id: string; winner: 1 | 2; ts: number }[] = [
   { condition_id: M.filler1, winner: 2, ts: B + 900 },
 ];
 
-const fill = (condition_id: string, side: 'BUY' | 'SELL', token_side: 1 | 2, price: number, size_tokens: number, usd: number, ts: number, wallet = W, tx_hash?: string): Fill =>
+const fill = (
+  condition_id: string,
+  side: 'BUY' | 'SELL',
+  token_side: 1 | 2,
+  price: number,
+  size_tokens: number,
+  usd: number,
+  ts: number,
+  wallet = W,
+  tx_hash?: string,
+): Fill =>
   makeFill({ wallet, condition_id, side, token_side, price, size_tokens, usd, ts, ...(tx_hash ? { tx_hash } : {}) });
 
 /**
@@ -174,7 +193,16 @@ const profile = (wallet: string, name: string, as_of: number, pnl = 0): EventInp
 
 const PROFILES: EventInputOf<'upstreamProfiles'>[] = [
   profile(W, 'OldName', B + 100, 10),
-  { wallet: W, name: 'NewName', profile_image: 'https://img.example/new.png', pnl: 123.5, pnl_realized: 100, pnl_unrealized: 23.5, portfolio_value: 500, as_of: B + 200 },
+  {
+    wallet: W,
+    name: 'NewName',
+    profile_image: 'https://img.example/new.png',
+    pnl: 123.5,
+    pnl_realized: 100,
+    pnl_unrealized: 23.5,
+    portfolio_value: 500,
+    as_of: B + 200,
+  },
   profile(W6, 'oldname', B + 10),
   profile(W2, 'Twin', B + 50, 7),
   profile(W3, 'twin', B + 60),
@@ -221,10 +249,12 @@ function referenceMarket(wallet: string, conditionId: string) {
   const trades = TRADES.filter((t) => t.condition_id === conditionId);
   const meta = metaOf(conditionId);
   const resolution = resolutionOf(conditionId);
-  const of = (side: 'BUY' | 'SELL', tokenSide?: 1 | 2) => fills.filter((f) => f.side === side && (tokenSide === undefined || f.token_side === tokenSide));
+  const of = (side: 'BUY' | 'SELL', tokenSide?: 1 | 2) =>
+    fills.filter((f) => f.side === side && (tokenSide === undefined || f.token_side === tokenSide));
   const usd = (list: readonly Fill[]) => sum(list.map((f) => f.usd));
   const tokens = (list: readonly Fill[]) => sum(list.map((f) => f.size_tokens));
-  const legSum = (kind: Leg['kind'], field: 'usd' | 'tokens') => sum(legs.filter((l) => l.kind === kind).map((l) => l[field]));
+  const legSum = (kind: Leg['kind'], field: 'usd' | 'tokens') =>
+    sum(legs.filter((l) => l.kind === kind).map((l) => l[field]));
   const split = legSum('SPLIT', 'tokens');
   const merge = legSum('MERGE', 'tokens');
   const redeem = legSum('REDEEM', 'tokens');
@@ -238,7 +268,25 @@ function referenceMarket(wallet: string, conditionId: string) {
   const lastFill = [...fills].sort((a, b) => a.ts - b.ts || (fillId(a) < fillId(b) ? -1 : 1)).at(-1);
   const lastTrade = [...trades].sort((a, b) => a.ts - b.ts || a.seq - b.seq).at(-1);
   const mark = lastTrade ? upPrice(lastTrade.token_side, lastTrade.price) : null;
-  return { fills, legs, trades, meta, resolution, net1, net2, buyUsd, sellUsd, cashFlow, pnl, lastTs, lastFill, mark, of, usd, tokens };
+  return {
+    fills,
+    legs,
+    trades,
+    meta,
+    resolution,
+    net1,
+    net2,
+    buyUsd,
+    sellUsd,
+    cashFlow,
+    pnl,
+    lastTs,
+    lastFill,
+    mark,
+    of,
+    usd,
+    tokens,
+  };
 }
 
 function expectedRow(conditionId: string) {
@@ -258,29 +306,44 @@ function expectedRow(conditionId: string) {
     pnl_usd: close(r.pnl),
     open,
     volume_usd: close(r.buyUsd + r.sellUsd),
-    ...(open ? { market_value_usd: closeOrNull(value), pnl_marked_usd: value === null ? null : close(r.cashFlow + value) } : {}),
+    ...(open
+      ? { market_value_usd: closeOrNull(value), pnl_marked_usd: value === null ? null : close(r.cashFlow + value) }
+      : {}),
     // kept for ordering, stripped before comparison
     _sort: { lastTs: r.lastTs, pnl: r.pnl, fills: r.fills.length, volume: r.buyUsd + r.sellUsd, resolved: !open },
   };
 }
 
 const TRADED = Object.values(M);
-const byRecency = (a: { lastTs: number; cid: string }, b: { lastTs: number; cid: string }) => b.lastTs - a.lastTs || (a.cid < b.cid ? 1 : a.cid > b.cid ? -1 : 0);
+const byRecency = (a: { lastTs: number; cid: string }, b: { lastTs: number; cid: string }) =>
+  b.lastTs - a.lastTs || (a.cid < b.cid ? 1 : a.cid > b.cid ? -1 : 0);
 
 function expectedMarketList() {
   return TRADED.map((conditionId) => expectedRow(conditionId))
-    .sort((a, b) => byRecency({ lastTs: a._sort.lastTs, cid: a.condition_id }, { lastTs: b._sort.lastTs, cid: b.condition_id }))
+    .sort((a, b) =>
+      byRecency({ lastTs: a._sort.lastTs, cid: a.condition_id }, { lastTs: b._sort.lastTs, cid: b.condition_id }),
+    )
     .map(({ _sort, ...row }) => row);
 }
 
 function expectedTop(n: number) {
   const rows = TRADED.map((conditionId) => expectedRow(conditionId));
-  const tie = (a: (typeof rows)[number], b: (typeof rows)[number]) => b._sort.lastTs - a._sort.lastTs || (a.condition_id < b.condition_id ? -1 : 1);
+  const tie = (a: (typeof rows)[number], b: (typeof rows)[number]) =>
+    b._sort.lastTs - a._sort.lastTs || (a.condition_id < b.condition_id ? -1 : 1);
   const take = (list: typeof rows, order: (a: (typeof rows)[number], b: (typeof rows)[number]) => number) =>
-    [...list].sort((a, b) => order(a, b) || tie(a, b)).slice(0, n).map(({ _sort, ...row }) => row);
+    [...list]
+      .sort((a, b) => order(a, b) || tie(a, b))
+      .slice(0, n)
+      .map(({ _sort, ...row }) => row);
   return {
-    top_wins: take(rows.filter((row) => row._sort.resolved && row._sort.pnl > 0), (a, b) => b._sort.pnl - a._sort.pnl),
-    top_losses: take(rows.filter((row) => row._sort.resolved && row._sort.pnl < 0), (a, b) => a._sort.pnl - b._sort.pnl),
+    top_wins: take(
+      rows.filter((row) => row._sort.resolved && row._sort.pnl > 0),
+      (a, b) => b._sort.pnl - a._sort.pnl,
+    ),
+    top_losses: take(
+      rows.filter((row) => row._sort.resolved && row._sort.pnl < 0),
+      (a, b) => a._sort.pnl - b._sort.pnl,
+    ),
     most_traded: take(rows, (a, b) => b._sort.fills - a._sort.fills),
     top_volume: take(rows, (a, b) => b._sort.volume - a._sort.volume),
     note: TOP_MARKETS_NOTE,
@@ -288,7 +351,8 @@ function expectedTop(n: number) {
 }
 
 /** Nearest rank: the element at 1-based index ceil(q·n) of the ascending sizes (ceil(9n/10) in integers). */
-const nearestRank = (sorted: readonly number[], numerator: number, denominator: number) => sorted[Math.ceil((numerator * sorted.length) / denominator) - 1]!;
+const nearestRank = (sorted: readonly number[], numerator: number, denominator: number) =>
+  sorted[Math.ceil((numerator * sorted.length) / denominator) - 1]!;
 
 function expectedSummary(conditionId: string) {
   const r = referenceMarket(W, conditionId);
@@ -336,7 +400,9 @@ function expectedSummary(conditionId: string) {
       sell_count: r.of('SELL').length,
       buy_usd: close(r.buyUsd),
       sell_usd: close(r.sellUsd),
-      avg_entry_price: buys.length ? close(sum(buys.map((f) => upPrice(f.token_side, f.price) * f.size_tokens)) / r.tokens(buys)) : null,
+      avg_entry_price: buys.length
+        ? close(sum(buys.map((f) => upPrice(f.token_side, f.price) * f.size_tokens)) / r.tokens(buys))
+        : null,
       size_p50_usd: sizes.length ? nearestRank(sizes, 1, 2) : null,
       size_p90_usd: sizes.length ? nearestRank(sizes, 9, 10) : null,
       size_max_usd: sizes.length ? sizes[sizes.length - 1] : null,
@@ -356,7 +422,11 @@ function expectedSummary(conditionId: string) {
 
 function expectedFills(since: number): TraderFill[] {
   return FILLS.filter((f) => f.wallet === W && f.ts >= since)
-    .sort((a, b) => a.ts - b.ts || (a.condition_id < b.condition_id ? -1 : a.condition_id > b.condition_id ? 1 : fillId(a) < fillId(b) ? -1 : 1))
+    .sort(
+      (a, b) =>
+        a.ts - b.ts ||
+        (a.condition_id < b.condition_id ? -1 : a.condition_id > b.condition_id ? 1 : fillId(a) < fillId(b) ? -1 : 1),
+    )
     .map((f) => {
       const meta = metaOf(f.condition_id);
       return {
@@ -383,7 +453,10 @@ beforeAll(async () => {
   delete (environment as Record<string, string | undefined>).KAFKA_BROKERS;
   config = parseConfig(environment);
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-    await publisher.publish('markets', META.map((meta) => makeMarket(meta)));
+    await publisher.publish(
+      'markets',
+      META.map((meta) => makeMarket(meta)),
+    );
     await publisher.publish('trades', TRADES);
     await publisher.publish('fillsArchive', FILLS);
     // The same fill from the upstream poller: one fill, never two.
@@ -392,7 +465,10 @@ beforeAll(async () => {
     for (const p of PROFILES) await publisher.publish('upstreamProfiles', [p]);
     await publisher.publish('upstreamEquity', [...EQUITY, EQUITY[0]!]);
     await publisher.publish('watchers', WATCHERS);
-    await publisher.publish('markets', RESOLUTIONS.map((r) => makeResolution(r.condition_id, r.winner, r.ts)));
+    await publisher.publish(
+      'markets',
+      RESOLUTIONS.map((r) => makeResolution(r.condition_id, r.winner, r.ts)),
+    );
   });
   store = await openStore(config.clickhouse);
 });
@@ -409,7 +485,10 @@ async function allMarketPages(limit: number) {
     const page = await readTraderMarkets(store, W, { after, limit });
     pages.push(page.markets);
     if (!page.next) return pages;
-    expect(page.next).toEqual({ lastTradedAt: page.markets.at(-1)!.last_traded_at, conditionId: page.markets.at(-1)!.condition_id });
+    expect(page.next).toEqual({
+      lastTradedAt: page.markets.at(-1)!.last_traded_at,
+      conditionId: page.markets.at(-1)!.condition_id,
+    });
     after = page.next;
     if (pages.length > 100) throw new Error('paging does not end');
   }
@@ -436,10 +515,25 @@ describe('trader markets list', () => {
     });
     expect(row(M.lost)).toMatchObject({ resolved: true, winner: 'No', pnl_usd: close(-20), last_traded_at: B + 400 });
     // marked: 250 Under tokens with Over at 0.70, cash flow 25 − 85
-    expect(row(M.marked)).toMatchObject({ open: true, resolved: false, winner: null, last_price: 0.5, market_value_usd: close(75), pnl_marked_usd: close(15), pnl_usd: close(-60) });
+    expect(row(M.marked)).toMatchObject({
+      open: true,
+      resolved: false,
+      winner: null,
+      last_price: 0.5,
+      market_value_usd: close(75),
+      pnl_marked_usd: close(15),
+      pnl_usd: close(-60),
+    });
     expect(row(M.unmarked)).toMatchObject({ open: true, market_value_usd: null, pnl_marked_usd: null, pnl_usd: -5 });
     // legs: split 100 for 100, sold 60 Yes for 36, merged 20 for 20, redeemed 80 No for 80; last activity the redemption
-    expect(row(M.legs)).toMatchObject({ resolved: true, winner: 'No', pnl_usd: close(36), last_traded_at: B + 1000, trader_last_action: 'SELL', volume_usd: 36 });
+    expect(row(M.legs)).toMatchObject({
+      resolved: true,
+      winner: 'No',
+      pnl_usd: close(36),
+      last_traded_at: B + 1000,
+      trader_last_action: 'SELL',
+      volume_usd: 36,
+    });
     // split only: no fills; 10 of each token are worth 10 whatever the mark
     expect(row(M.splitOnly)).toStrictEqual({
       condition_id: M.splitOnly,
@@ -466,7 +560,9 @@ describe('trader markets list', () => {
     expect(next).toBeNull();
     expect(markets).toStrictEqual(expectedMarketList());
     // the ties of the data set: three markets in second B+40, two in B+500, two in B+600
-    expect(markets.map((market) => market.last_traded_at)).toEqual([...markets.map((market) => market.last_traded_at)].sort((a, b) => b - a));
+    expect(markets.map((market) => market.last_traded_at)).toEqual(
+      [...markets.map((market) => market.last_traded_at)].sort((a, b) => b - a),
+    );
   });
 
   it('paging with any limit returns every row exactly once, in order', async () => {
@@ -518,7 +614,13 @@ describe('top markets', () => {
   });
 
   it('an unknown wallet has four empty slices', async () => {
-    expect(await readTopMarkets(store, UNKNOWN_WALLET, 5)).toEqual({ top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE });
+    expect(await readTopMarkets(store, UNKNOWN_WALLET, 5)).toEqual({
+      top_wins: [],
+      top_losses: [],
+      most_traded: [],
+      top_volume: [],
+      note: TOP_MARKETS_NOTE,
+    });
   });
 });
 
@@ -533,7 +635,16 @@ describe('market summary and header', () => {
 
   it('hand-checked summaries', async () => {
     const won = (await readMarketSummary(store, W, M.won))!;
-    expect(won.market).toStrictEqual({ condition_id: M.won, title: 'Won market', outcome: 'Up', outcome2: 'Down', resolved: true, winner: 'Up', pnl_usd: close(76), open: false });
+    expect(won.market).toStrictEqual({
+      condition_id: M.won,
+      title: 'Won market',
+      outcome: 'Up',
+      outcome2: 'Down',
+      resolved: true,
+      winner: 'Up',
+      pnl_usd: close(76),
+      open: false,
+    });
     expect(won.summary).toMatchObject({
       fills_count: 3,
       buy_count: 2,
@@ -556,24 +667,65 @@ describe('market summary and header', () => {
       open: false,
     });
     expect(won.summary.sides).toStrictEqual([
-      { token_side: 1, outcome: 'Up', buy_count: 2, sell_count: 1, buy_usd: 65, sell_usd: 21, avg_entry: close(65 / 150), net_tokens: 120 },
-      { token_side: 2, outcome: 'Down', buy_count: 0, sell_count: 0, buy_usd: 0, sell_usd: 0, avg_entry: null, net_tokens: 0 },
+      {
+        token_side: 1,
+        outcome: 'Up',
+        buy_count: 2,
+        sell_count: 1,
+        buy_usd: 65,
+        sell_usd: 21,
+        avg_entry: close(65 / 150),
+        net_tokens: 120,
+      },
+      {
+        token_side: 2,
+        outcome: 'Down',
+        buy_count: 0,
+        sell_count: 0,
+        buy_usd: 0,
+        sell_usd: 0,
+        avg_entry: null,
+        net_tokens: 0,
+      },
     ]);
 
     const lost = (await readMarketSummary(store, W, M.lost))!.summary;
     // no trades: the window is the fills', B+20..B+400 (span 380, tenth 38)
-    expect(lost).toMatchObject({ hold_seconds: 380, usd_share_first_tenth: close(41 / 62), usd_share_last_tenth: close(21 / 62), won: false, roi: close(-20 / 41) });
+    expect(lost).toMatchObject({
+      hold_seconds: 380,
+      usd_share_first_tenth: close(41 / 62),
+      usd_share_last_tenth: close(21 / 62),
+      won: false,
+      roi: close(-20 / 41),
+    });
 
     const marked = (await readMarketSummary(store, W, M.marked))!.summary;
     // token-2 buys at 0.25 and 0.35 are Up 0.75 and 0.65: (200·0.75 + 100·0.65) / 300
     expect(marked).toMatchObject({ avg_entry_price: close(215 / 300), won: null, open: true, hold_seconds: 170 });
-    expect(marked.sides[1]).toStrictEqual({ token_side: 2, outcome: 'Under', buy_count: 2, sell_count: 1, buy_usd: 85, sell_usd: 25, avg_entry: close(85 / 300), net_tokens: 250 });
+    expect(marked.sides[1]).toStrictEqual({
+      token_side: 2,
+      outcome: 'Under',
+      buy_count: 2,
+      sell_count: 1,
+      buy_usd: 85,
+      sell_usd: 25,
+      avg_entry: close(85 / 300),
+      net_tokens: 250,
+    });
 
     // many: sizes 1.3 3 4 4.5 6 7 11 15 21 28 50 61 → p50 = 6th, p90 = 11th (ceil 10.8)
-    expect((await readMarketSummary(store, W, M.many))!.summary).toMatchObject({ size_p50_usd: 7, size_p90_usd: 50, size_max_usd: 61 });
+    expect((await readMarketSummary(store, W, M.many))!.summary).toMatchObject({
+      size_p50_usd: 7,
+      size_p90_usd: 50,
+      size_max_usd: 61,
+    });
 
     // one fill and no trades: the window is a point, both shares 1
-    expect((await readMarketSummary(store, W, M.unmarked))!.summary).toMatchObject({ usd_share_first_tenth: 1, usd_share_last_tenth: 1, hold_seconds: 0 });
+    expect((await readMarketSummary(store, W, M.unmarked))!.summary).toMatchObject({
+      usd_share_first_tenth: 1,
+      usd_share_last_tenth: 1,
+      hold_seconds: 0,
+    });
 
     // split only: no fills, no buys
     expect((await readMarketSummary(store, W, M.splitOnly))!.summary).toStrictEqual({
@@ -596,13 +748,36 @@ describe('market summary and header', () => {
       won: null,
       open: true,
       sides: [
-        { token_side: 1, outcome: 'Higher', buy_count: 0, sell_count: 0, buy_usd: 0, sell_usd: 0, avg_entry: null, net_tokens: 10 },
-        { token_side: 2, outcome: 'Lower', buy_count: 0, sell_count: 0, buy_usd: 0, sell_usd: 0, avg_entry: null, net_tokens: 10 },
+        {
+          token_side: 1,
+          outcome: 'Higher',
+          buy_count: 0,
+          sell_count: 0,
+          buy_usd: 0,
+          sell_usd: 0,
+          avg_entry: null,
+          net_tokens: 10,
+        },
+        {
+          token_side: 2,
+          outcome: 'Lower',
+          buy_count: 0,
+          sell_count: 0,
+          buy_usd: 0,
+          sell_usd: 0,
+          avg_entry: null,
+          net_tokens: 10,
+        },
       ],
     });
 
     // legs: a split-seller (no buys: roi null); still held 20 losing Yes tokens at the resolution (B+900)
-    expect((await readMarketSummary(store, W, M.legs))!.summary).toMatchObject({ roi: null, won: true, hold_seconds: 900 - 70, pnl_usd: close(36) });
+    expect((await readMarketSummary(store, W, M.legs))!.summary).toMatchObject({
+      roi: null,
+      won: true,
+      hold_seconds: 900 - 70,
+      pnl_usd: close(36),
+    });
   });
 
   it('null for a market the trader never traded, an unknown market, an unknown wallet', async () => {
@@ -634,7 +809,15 @@ describe('trader fills', () => {
     expect(fills).toStrictEqual(expectedFills(0));
     // a token-2 buy at 0.25 is Up 0.75; a market without metadata has no names
     expect(fills.find((f) => f.condition_id === M.marked && f.ts === B + 30)).toStrictEqual({
-      ts: B + 30, condition_id: M.marked, title: 'Marked market', side: 'BUY', price: 0.75, token_side: 2, outcome: 'Under', size_tokens: 200, usd: 50,
+      ts: B + 30,
+      condition_id: M.marked,
+      title: 'Marked market',
+      side: 'BUY',
+      price: 0.75,
+      token_side: 2,
+      outcome: 'Under',
+      size_tokens: 200,
+      usd: 50,
     });
     expect(fills.find((f) => f.condition_id === M.noMeta)).toMatchObject({ title: '', outcome: '' });
   });
@@ -663,13 +846,17 @@ describe('trader fills', () => {
 
   it('paging with any limit and since returns every fill exactly once, in order', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.constantFrom(undefined, 0, B + 40, B + 120, B + 600, B + 901), async (limit, since) => {
-        const expected = expectedFills(since ?? 0);
-        const pages = await allFillPages(since, limit);
-        for (const page of pages.slice(0, -1)) expect(page).toHaveLength(limit);
-        expect(pages.flat()).toStrictEqual(expected);
-        expect(pages.length).toBe(Math.max(1, Math.ceil(expected.length / limit)));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        fc.constantFrom(undefined, 0, B + 40, B + 120, B + 600, B + 901),
+        async (limit, since) => {
+          const expected = expectedFills(since ?? 0);
+          const pages = await allFillPages(since, limit);
+          for (const page of pages.slice(0, -1)) expect(page).toHaveLength(limit);
+          expect(pages.flat()).toStrictEqual(expected);
+          expect(pages.length).toBe(Math.max(1, Math.ceil(expected.length / limit)));
+        },
+      ),
       { numRuns: 8 },
     );
   });

@@ -31,13 +31,21 @@ import { loadFixture, type Json } from './harness/polymarket-replay.ts';
 const ONCHAIN = path.join(polymarketData, 'onchain');
 const MAKER = '0x335ac48637a3bc37c2eac9e0c9799c32b3cda494';
 const TAKER = '0x686024b5c1fcc10eb86b8d551fae78488b1b6279';
-const LOG_FILES = ['v2_orderfilled_standard_buy_maker.json', 'v2_orderfilled_standard_takers_own_order.json', 'v2_orderfilled_standard_sell_maker.json'];
-const logs = LOG_FILES.map((file) => JSON.parse(readFileSync(path.join(ONCHAIN, 'polyprinter', file), 'utf8')) as RawLog);
+const LOG_FILES = [
+  'v2_orderfilled_standard_buy_maker.json',
+  'v2_orderfilled_standard_takers_own_order.json',
+  'v2_orderfilled_standard_sell_maker.json',
+];
+const logs = LOG_FILES.map(
+  (file) => JSON.parse(readFileSync(path.join(ONCHAIN, 'polyprinter', file), 'utf8')) as RawLog,
+);
 const asserted = JSON.parse(readFileSync(path.join(ONCHAIN, 'expected_decodes.json'), 'utf8')) as Record<string, Json>;
 const activitySample = loadFixture<Json[]>('data-api/polyprinter_activity_sample.json');
 const template = activitySample[0]!;
 const redeemTemplate = activitySample.find((row) => row.type === 'REDEEM')!;
-const redemptionLog = JSON.parse(readFileSync(path.join(ONCHAIN, 'vike-trader', 'ctf_payout_redemption.json'), 'utf8')) as RawLog;
+const redemptionLog = JSON.parse(
+  readFileSync(path.join(ONCHAIN, 'vike-trader', 'ctf_payout_redemption.json'), 'utf8'),
+) as RawLog;
 const redemption = asserted['vike-trader/ctf_payout_redemption.json']!;
 const REDEEMER = redemption.redeemer as string;
 
@@ -51,9 +59,25 @@ const timestampOf = (log: RawLog) => Number(BigInt(log.blockTimestamp!));
 const MARKET_A = `0x${'a1'.repeat(32)}`;
 const MARKET_B = `0x${'b2'.repeat(32)}`;
 const marketEvents: EventInputOf<'markets'>[] = [
-  { type: 'metadata', condition_id: MARKET_A, title: 'Real match, market A', outcome1: 'Yes', outcome2: 'No', title_start_ts: null, version: 1 },
+  {
+    type: 'metadata',
+    condition_id: MARKET_A,
+    title: 'Real match, market A',
+    outcome1: 'Yes',
+    outcome2: 'No',
+    title_start_ts: null,
+    version: 1,
+  },
   { type: 'tokens', condition_id: MARKET_A, token1_id: tokenOf(logs[0]!), token2_id: '1' },
-  { type: 'metadata', condition_id: MARKET_B, title: 'Real match, market B', outcome1: 'Yes', outcome2: 'No', title_start_ts: null, version: 1 },
+  {
+    type: 'metadata',
+    condition_id: MARKET_B,
+    title: 'Real match, market B',
+    outcome1: 'Yes',
+    outcome2: 'No',
+    title_start_ts: null,
+    version: 1,
+  },
   { type: 'tokens', condition_id: MARKET_B, token1_id: tokenOf(logs[2]!), token2_id: '2' },
 ];
 
@@ -68,7 +92,8 @@ function archiveEvents() {
   const legs: EventInputOf<'positions'>[] = [];
   for (const log of [...logs, redemptionLog]) {
     const outcome = factsOf(decodeLog(log)!, timestampOf(log), directory, contractsOf(config.archive!));
-    if (outcome.kind !== 'events') throw new Error(`the recorded log ${log.transactionHash} yields no events (${outcome.kind})`);
+    if (outcome.kind !== 'events')
+      throw new Error(`the recorded log ${log.transactionHash} yields no events (${outcome.kind})`);
     fills.push(...outcome.fills);
     trades.push(...outcome.trades);
     legs.push(...outcome.legs);
@@ -77,7 +102,17 @@ function archiveEvents() {
 }
 
 /** A data-API `/activity` TRADE row in the recorded sample's shape. */
-function activityRow(fields: { wallet: string; log: RawLog; conditionId: string; side: 'BUY' | 'SELL'; size: number; price: number; usdcSize: number; tx?: string; ts?: number }): Json {
+function activityRow(fields: {
+  wallet: string;
+  log: RawLog;
+  conditionId: string;
+  side: 'BUY' | 'SELL';
+  size: number;
+  price: number;
+  usdcSize: number;
+  tx?: string;
+  ts?: number;
+}): Json {
   return {
     ...template,
     proxyWallet: fields.wallet,
@@ -103,12 +138,46 @@ const sellMaker = asserted['polyprinter/v2_orderfilled_standard_sell_maker.json'
 const UPSTREAM_ONLY_TX = `0x${'e5'.repeat(32)}`;
 const rows: Json[] = [
   // The maker leg of tx 0x82ea…: the authors checked side BUY, size 2.56, price 0.92, usdcSize 2.3552 against /activity.
-  activityRow({ wallet: MAKER, log: logs[0]!, conditionId: MARKET_A, side: 'BUY', size: buyMaker.shares as number, price: buyMaker.price as number, usdcSize: 2.3552 }),
+  activityRow({
+    wallet: MAKER,
+    log: logs[0]!,
+    conditionId: MARKET_A,
+    side: 'BUY',
+    size: buyMaker.shares as number,
+    price: buyMaker.price as number,
+    usdcSize: 2.3552,
+  }),
   // The taker's own order of the same match: the opposite side of the same shares; a seller's usdcSize is net of its fee.
-  activityRow({ wallet: TAKER, log: logs[1]!, conditionId: MARKET_A, side: 'SELL', size: 2.56, price: 0.92, usdcSize: Math.round((2.3552 - feeOf(logs[1]!)) * 1e6) / 1e6 }),
+  activityRow({
+    wallet: TAKER,
+    log: logs[1]!,
+    conditionId: MARKET_A,
+    side: 'SELL',
+    size: 2.56,
+    price: 0.92,
+    usdcSize: Math.round((2.3552 - feeOf(logs[1]!)) * 1e6) / 1e6,
+  }),
   // tx 0x4137…: SELL 6 at 0.48 (2.88 USDC), its fee taken from the proceeds.
-  activityRow({ wallet: MAKER, log: logs[2]!, conditionId: MARKET_B, side: 'SELL', size: sellMaker.shares as number, price: sellMaker.price as number, usdcSize: Math.round((2.88 - (sellMaker.fee_usd as number)) * 1e6) / 1e6 }),
-  activityRow({ wallet: MAKER, log: logs[0]!, conditionId: MARKET_A, side: 'BUY', size: 10, price: 0.5, usdcSize: 5, tx: UPSTREAM_ONLY_TX, ts: timestampOf(logs[2]!) + 60 }),
+  activityRow({
+    wallet: MAKER,
+    log: logs[2]!,
+    conditionId: MARKET_B,
+    side: 'SELL',
+    size: sellMaker.shares as number,
+    price: sellMaker.price as number,
+    usdcSize: Math.round((2.88 - (sellMaker.fee_usd as number)) * 1e6) / 1e6,
+  }),
+  activityRow({
+    wallet: MAKER,
+    log: logs[0]!,
+    conditionId: MARKET_A,
+    side: 'BUY',
+    size: 10,
+    price: 0.5,
+    usdcSize: 5,
+    tx: UPSTREAM_ONLY_TX,
+    ts: timestampOf(logs[2]!) + 60,
+  }),
   // The redemption: a winner's payout, tokens = USD.
   {
     ...redeemTemplate,
@@ -135,7 +204,11 @@ function upstreamEvents() {
 function figures(body: unknown): unknown {
   if (Array.isArray(body)) return body.map(figures);
   if (body !== null && typeof body === 'object') {
-    return Object.fromEntries(Object.entries(body as Json).filter(([key]) => key !== 'name').map(([key, value]) => [key, figures(value)]));
+    return Object.fromEntries(
+      Object.entries(body as Json)
+        .filter(([key]) => key !== 'name')
+        .map(([key, value]) => [key, figures(value)]),
+    );
   }
   return body;
 }
@@ -199,7 +272,15 @@ describe('a fill from both the archive and the upstream counts once, with the ar
     expect(copies).toHaveLength(3);
     for (const [index, fill] of archive.fills.entries()) {
       const copy = copies[index]!;
-      expect(copy).toMatchObject({ tx_hash: fill.tx_hash, wallet: fill.wallet, condition_id: fill.condition_id, side: fill.side, token_side: fill.token_side, size_tokens: fill.size_tokens, ts: fill.ts });
+      expect(copy).toMatchObject({
+        tx_hash: fill.tx_hash,
+        wallet: fill.wallet,
+        condition_id: fill.condition_id,
+        side: fill.side,
+        token_side: fill.token_side,
+        size_tokens: fill.size_tokens,
+        ts: fill.ts,
+      });
       expect(copy.price).toBeCloseTo(fill.price, 9);
       expect(copy.log_index).not.toBe(fill.log_index);
     }
@@ -207,14 +288,33 @@ describe('a fill from both the archive and the upstream counts once, with the ar
     expect(archive.fills.map((fill) => fill.role)).toEqual(['maker', 'taker', 'taker']);
     expect(copies.map((fill) => fill.role)).toEqual(['taker', 'taker', 'taker']);
     // The redemption: one leg each, the same payout, different log indexes.
-    expect(archive.legs).toEqual([expect.objectContaining({ kind: 'REDEEM', wallet: REDEEMER, usd: redemption.payout_usdc, tx_hash: redemptionLog.transactionHash })]);
-    expect(upstreamLegs).toEqual([expect.objectContaining({ kind: 'REDEEM', wallet: REDEEMER, condition_id: archive.legs[0]!.condition_id, usd: archive.legs[0]!.usd, tx_hash: archive.legs[0]!.tx_hash })]);
+    expect(archive.legs).toEqual([
+      expect.objectContaining({
+        kind: 'REDEEM',
+        wallet: REDEEMER,
+        usd: redemption.payout_usdc,
+        tx_hash: redemptionLog.transactionHash,
+      }),
+    ]);
+    expect(upstreamLegs).toEqual([
+      expect.objectContaining({
+        kind: 'REDEEM',
+        wallet: REDEEMER,
+        condition_id: archive.legs[0]!.condition_id,
+        usd: archive.legs[0]!.usd,
+        tx_hash: archive.legs[0]!.tx_hash,
+      }),
+    ]);
     expect(upstreamLegs[0]!.log_index).not.toBe(archive.legs[0]!.log_index);
   });
 
   for (const wallet of [MAKER, TAKER, REDEEMER]) {
     it(`${wallet === MAKER ? 'the maker' : wallet === TAKER ? 'the taker' : 'the redeemer'}: card, markets and fills equal the archive's alone, whichever source lands first`, async () => {
-      const reads = [`traders/${wallet}`, `traders/${wallet}/markets?limit=100`, `traders/${wallet}/fills?since=0&limit=100`];
+      const reads = [
+        `traders/${wallet}`,
+        `traders/${wallet}/markets?limit=100`,
+        `traders/${wallet}/fills?since=0&limit=100`,
+      ];
       for (const url of reads) {
         const want = await reference.get(url);
         expect(want.statusCode, url).toBe(200);
@@ -229,7 +329,11 @@ describe('a fill from both the archive and the upstream counts once, with the ar
 
   it('counts each fill once: the archive’s three, and the upstream-only one', async () => {
     for (const api of [reference, upstreamFirst, archiveFirst]) {
-      const maker = (bodyOf(await api.get(`traders/${MAKER}/fills?since=0&limit=100`)) as { fills: { side: string; size_tokens: number; usd: number; price: number }[] }).fills;
+      const maker = (
+        bodyOf(await api.get(`traders/${MAKER}/fills?since=0&limit=100`)) as {
+          fills: { side: string; size_tokens: number; usd: number; price: number }[];
+        }
+      ).fills;
       expect(maker.map((fill) => [fill.side, fill.size_tokens, fill.usd])).toEqual([
         ['BUY', 2.56, 2.3552],
         ['SELL', 6, 2.88],
@@ -241,8 +345,12 @@ describe('a fill from both the archive and the upstream counts once, with the ar
       expect(card.card.volume_usd).toBeCloseTo(2.3552 + 2.88 + 5, 6);
       expect(card.card.markets_total).toBe(2);
       // The payout once: the redeemer's market made the payout (no fills here: nothing was paid for it).
-      const redeemed = bodyOf(await api.get(`traders/${REDEEMER}/markets?limit=100`)) as { markets: { pnl_usd: number }[] };
-      expect(redeemed.markets.map((market) => market.pnl_usd)).toEqual([expect.closeTo(redemption.payout_usdc as number, 6)]);
+      const redeemed = bodyOf(await api.get(`traders/${REDEEMER}/markets?limit=100`)) as {
+        markets: { pnl_usd: number }[];
+      };
+      expect(redeemed.markets.map((market) => market.pnl_usd)).toEqual([
+        expect.closeTo(redemption.payout_usdc as number, 6),
+      ]);
     }
     // The stored row of each shared fill is the archive's (source rank 2, its role).
     const stored = await upstreamFirst.store.query<{ wallet: string; role: string; source_rank: number }>(
@@ -273,11 +381,20 @@ describe('a print from both the archive and the upstream counts once in the mark
   const archive = archiveEvents();
   const first = archive.trades[0]!;
   // Another maker leg of the first match, later in the same block, at another level (the chain's order).
-  const laterLeg: EventInputOf<'trades'> = { ...first, log_index: first.log_index + 1, price: 0.93, size_tokens: 1, usd: 0.93, seq: first.seq + 1 };
+  const laterLeg: EventInputOf<'trades'> = {
+    ...first,
+    log_index: first.log_index + 1,
+    price: 0.93,
+    size_tokens: 1,
+    usd: 0.93,
+    seq: first.seq + 1,
+  };
   const archiveTrades = [...archive.trades, laterLeg];
   const { trades: upstreamTrades } = upstreamEvents();
   // The upstream's prints of trades the archive has no print of: the upstream-only fill and the sell.
-  const upstreamOnly = upstreamTrades.filter((trade) => !archiveTrades.some((print) => print.tx_hash === trade.tx_hash));
+  const upstreamOnly = upstreamTrades.filter(
+    (trade) => !archiveTrades.some((print) => print.tx_hash === trade.tx_hash),
+  );
   let reference: TestApi;
   let upstreamFirst: TestApi;
   let archiveFirst: TestApi;
@@ -343,7 +460,11 @@ describe('a print from both the archive and the upstream counts once in the mark
         expect(figures(bodyOf(got)), url).toEqual(want);
       }
     }
-    const ticks = (bodyOf(await upstreamFirst.get(`traders/${MAKER}/markets/${MARKET_A}?raw=1&limit=100&window=${first.ts - 60}`)) as { ticks: { ts: number; price: number }[] }).ticks;
+    const ticks = (
+      bodyOf(
+        await upstreamFirst.get(`traders/${MAKER}/markets/${MARKET_A}?raw=1&limit=100&window=${first.ts - 60}`),
+      ) as { ticks: { ts: number; price: number }[] }
+    ).ticks;
     // In the first match's second, the chain's order: 0.92 then 0.93; the upstream-only print a minute later.
     expect(ticks).toEqual([
       { ts: first.ts, price: 0.92 },
@@ -368,7 +489,9 @@ describe('a print from both the archive and the upstream counts once in the mark
       }
     }
     // The first match's second ends at the chain's later print (0.93), not at the upstream's copy of the earlier.
-    const tape = JSON.parse(gunzipSync((await upstreamFirst.get(`traders/${MAKER}/markets/${MARKET_A}/tape`)).rawPayload).toString('utf8')) as { tape: number[][] };
+    const tape = JSON.parse(
+      gunzipSync((await upstreamFirst.get(`traders/${MAKER}/markets/${MARKET_A}/tape`)).rawPayload).toString('utf8'),
+    ) as { tape: number[][] };
     expect(tape.tape.find((row) => row[0] === first.ts)).toEqual([first.ts, 0.93, 0.92, 0.93]);
   });
 });

@@ -28,11 +28,21 @@ describe('versions of recomputed trader markets', () => {
     const wallet = makeWallet('version-ties');
     const markets = [0, 1, 2, 3, 4].map((index) => makeConditionId(`version-ties-${index}`));
     // One fill per market, as the upstream states it (no fee) and as the chain does (with the fee).
-    const upstreamCopies = markets.map((conditionId) => makeFill({ wallet, condition_id: conditionId, side: 'BUY', price: 0.4, size_tokens: 100 }));
-    const archiveCopies = upstreamCopies.map((fill) => ({ ...fill, log_index: fill.log_index + 1, fee_usd: 1.5, role: 'maker' as const }));
+    const upstreamCopies = markets.map((conditionId) =>
+      makeFill({ wallet, condition_id: conditionId, side: 'BUY', price: 0.4, size_tokens: 100 }),
+    );
+    const archiveCopies = upstreamCopies.map((fill) => ({
+      ...fill,
+      log_index: fill.log_index + 1,
+      fee_usd: 1.5,
+      role: 'maker' as const,
+    }));
 
     await withPublisher(config, log, async ({ publisher }) => {
-      await publisher.publish('markets', markets.map((conditionId) => makeMarket({ condition_id: conditionId })));
+      await publisher.publish(
+        'markets',
+        markets.map((conditionId) => makeMarket({ condition_id: conditionId })),
+      );
       await publisher.publish('fillsUpstream', upstreamCopies);
     });
     store = await openStore(config.clickhouse);
@@ -44,7 +54,10 @@ describe('versions of recomputed trader markets', () => {
       await publisher.publish('fillsArchive', archiveCopies);
     });
     // Two recomputations of each market are stored, neither folded yet.
-    const [stored] = await store.query<{ rows: number }>('SELECT count() AS rows FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String}', { wallet });
+    const [stored] = await store.query<{ rows: number }>(
+      'SELECT count() AS rows FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String}',
+      { wallet },
+    );
     expect(stored!.rows).toBe(2 * markets.length);
 
     const after = await readTraderMarkets(store, wallet, { limit: 10 });

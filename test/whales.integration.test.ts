@@ -32,8 +32,10 @@ afterAll(async () => {
 });
 
 /** Lands events as the pipeline does; returns the insert tokens (the rollup batches they staged). */
-const land = <T extends 'fillsArchive' | 'markets' | 'upstreamEquity' | 'upstreamStatus' | 'upstreamProfiles'>(topicId: T, events: readonly EventInputOf<T>[]) =>
-  landEvents(context.store, topicId, events);
+const land = <T extends 'fillsArchive' | 'markets' | 'upstreamEquity' | 'upstreamStatus' | 'upstreamProfiles'>(
+  topicId: T,
+  events: readonly EventInputOf<T>[],
+) => landEvents(context.store, topicId, events);
 
 interface Expected extends Omit<WhaleRow, 'name' | 'title' | 'outcome'> {
   ranking: number;
@@ -72,7 +74,13 @@ function reference(fills: readonly Fill[], nowSeconds: number, windowHours: numb
       burst_fills: burst.length,
       window_usd: inWindow.reduce((sum, fill) => sum + net(fill), 0),
       window_fills: inWindow.length,
-      avg_price: buyTokens > 0 ? buys.reduce((sum, fill) => sum + upNormalizedPrice(fill.token_side as 1 | 2, fill.price) * fill.size_tokens, 0) / buyTokens : null,
+      avg_price:
+        buyTokens > 0
+          ? buys.reduce(
+              (sum, fill) => sum + upNormalizedPrice(fill.token_side as 1 | 2, fill.price) * fill.size_tokens,
+              0,
+            ) / buyTokens
+          : null,
       last_fill_at: last.ts,
       last_price: upNormalizedPrice(last.token_side as 1 | 2, last.price),
       ranking: 0,
@@ -100,56 +108,73 @@ describe('whale flow', () => {
   it('bursts, window totals, ranking and the coverage clamp equal the reference', async () => {
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(accumulationSpec, { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 24 }), fc.constantFrom('burst' as const, 'window' as const), fc.boolean(), async (specs, windowHours, by, duplicate) => {
-        run += 1;
-        // Each run lives two days after the previous one: earlier runs fall out of every window.
-        const start = FUTURE + run * 2 * 86_400;
-        const fills: Fill[] = [];
-        for (const spec of specs) {
-          let ts = start;
-          for (const fillSpec of spec.fills) {
-            ts += fillSpec.gap;
-            fills.push(
-              makeFill({
-                wallet: makeWallet(`whale-${run}-${spec.wallet}`),
-                condition_id: makeConditionId(`whale-${run}-${spec.market}`),
-                token_side: spec.tokenSide,
-                side: fillSpec.buy ? 'BUY' : 'SELL',
-                price: fillSpec.tick / 100,
-                size_tokens: Math.round((fillSpec.usd / (fillSpec.tick / 100)) * 100) / 100,
-                usd: fillSpec.usd,
-                ts,
-              }),
-            );
+      fc.asyncProperty(
+        fc.array(accumulationSpec, { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 24 }),
+        fc.constantFrom('burst' as const, 'window' as const),
+        fc.boolean(),
+        async (specs, windowHours, by, duplicate) => {
+          run += 1;
+          // Each run lives two days after the previous one: earlier runs fall out of every window.
+          const start = FUTURE + run * 2 * 86_400;
+          const fills: Fill[] = [];
+          for (const spec of specs) {
+            let ts = start;
+            for (const fillSpec of spec.fills) {
+              ts += fillSpec.gap;
+              fills.push(
+                makeFill({
+                  wallet: makeWallet(`whale-${run}-${spec.wallet}`),
+                  condition_id: makeConditionId(`whale-${run}-${spec.market}`),
+                  token_side: spec.tokenSide,
+                  side: fillSpec.buy ? 'BUY' : 'SELL',
+                  price: fillSpec.tick / 100,
+                  size_tokens: Math.round((fillSpec.usd / (fillSpec.tick / 100)) * 100) / 100,
+                  usd: fillSpec.usd,
+                  ts,
+                }),
+              );
+            }
           }
-        }
-        const batches = await land('fillsArchive', fills);
-        if (duplicate) batches.push(...(await land('fillsArchive', fills.slice(0, Math.ceil(fills.length / 2)))));
-        await refreshRollups(context.store, batches, SETTINGS);
+          const batches = await land('fillsArchive', fills);
+          if (duplicate) batches.push(...(await land('fillsArchive', fills.slice(0, Math.ceil(fills.length / 2)))));
+          await refreshRollups(context.store, batches, SETTINGS);
 
-        const nowSeconds = Math.max(...fills.map((fill) => fill.ts)) + 600;
-        const flow = await readWhaleFlow(context.store, { minUsd: 0, by, windowHours, limit: 500, nowSeconds }, { exactAboveUsd: EXACT_ABOVE, burstGapSeconds: GAP });
-        expect(flow.min_usd).toBe(EXACT_ABOVE); // clamped up to the coverage threshold
-        expect(flow.coverage.exact_above_usd).toBe(EXACT_ABOVE);
+          const nowSeconds = Math.max(...fills.map((fill) => fill.ts)) + 600;
+          const flow = await readWhaleFlow(
+            context.store,
+            { minUsd: 0, by, windowHours, limit: 500, nowSeconds },
+            { exactAboveUsd: EXACT_ABOVE, burstGapSeconds: GAP },
+          );
+          expect(flow.min_usd).toBe(EXACT_ABOVE); // clamped up to the coverage threshold
+          expect(flow.coverage.exact_above_usd).toBe(EXACT_ABOVE);
 
-        const expected = reference(fills, nowSeconds, windowHours)
-          .map((row) => ({ ...row, ranking: by === 'window' ? row.window_usd : row.burst_usd }))
-          .filter((row) => row.ranking >= EXACT_ABOVE - 1e-9)
-          .sort((a, b) => b.ranking - a.ranking || b.last_fill_at - a.last_fill_at || (a.wallet + a.condition_id + a.token_side < b.wallet + b.condition_id + b.token_side ? -1 : 1));
-        expect(flow.rows.map((row) => `${row.wallet}|${row.condition_id}|${row.token_side}`)).toEqual(expected.map((row) => `${row.wallet}|${row.condition_id}|${row.token_side}`));
-        for (const [index, want] of expected.entries()) {
-          const got = flow.rows[index]!;
-          expect(got.burst_usd).toBeCloseTo(want.burst_usd, 6);
-          expect(got.burst_started_at).toBe(want.burst_started_at);
-          expect(got.burst_fills).toBe(want.burst_fills);
-          expect(got.window_usd).toBeCloseTo(want.window_usd, 6);
-          expect(got.window_fills).toBe(want.window_fills);
-          if (want.avg_price === null) expect(got.avg_price).toBeNull();
-          else expect(got.avg_price).toBeCloseTo(want.avg_price, 9);
-          expect(got.last_fill_at).toBe(want.last_fill_at);
-          expect(got.last_price).toBeCloseTo(want.last_price, 10);
-        }
-      }),
+          const expected = reference(fills, nowSeconds, windowHours)
+            .map((row) => ({ ...row, ranking: by === 'window' ? row.window_usd : row.burst_usd }))
+            .filter((row) => row.ranking >= EXACT_ABOVE - 1e-9)
+            .sort(
+              (a, b) =>
+                b.ranking - a.ranking ||
+                b.last_fill_at - a.last_fill_at ||
+                (a.wallet + a.condition_id + a.token_side < b.wallet + b.condition_id + b.token_side ? -1 : 1),
+            );
+          expect(flow.rows.map((row) => `${row.wallet}|${row.condition_id}|${row.token_side}`)).toEqual(
+            expected.map((row) => `${row.wallet}|${row.condition_id}|${row.token_side}`),
+          );
+          for (const [index, want] of expected.entries()) {
+            const got = flow.rows[index]!;
+            expect(got.burst_usd).toBeCloseTo(want.burst_usd, 6);
+            expect(got.burst_started_at).toBe(want.burst_started_at);
+            expect(got.burst_fills).toBe(want.burst_fills);
+            expect(got.window_usd).toBeCloseTo(want.window_usd, 6);
+            expect(got.window_fills).toBe(want.window_fills);
+            if (want.avg_price === null) expect(got.avg_price).toBeNull();
+            else expect(got.avg_price).toBeCloseTo(want.avg_price, 9);
+            expect(got.last_fill_at).toBe(want.last_fill_at);
+            expect(got.last_price).toBeCloseTo(want.last_price, 10);
+          }
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -158,21 +183,73 @@ describe('whale flow', () => {
     const wallet = makeWallet('named-whale');
     const market = makeConditionId('named-market');
     const start = FUTURE - 10 * 86_400;
-    await land('markets', [makeMarket({ condition_id: market, title: 'Will it rain?', outcome1: 'Yes', outcome2: 'No', title_start_ts: null })]);
-    await land('upstreamProfiles', [{ wallet, name: 'BigFish', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 1, as_of: start }]);
+    await land('markets', [
+      makeMarket({
+        condition_id: market,
+        title: 'Will it rain?',
+        outcome1: 'Yes',
+        outcome2: 'No',
+        title_start_ts: null,
+      }),
+    ]);
+    await land('upstreamProfiles', [
+      { wallet, name: 'BigFish', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 1, as_of: start },
+    ]);
     const batches = await land('fillsArchive', [
-      makeFill({ wallet, condition_id: market, token_side: 2, side: 'BUY', price: 0.2, size_tokens: 100_000, usd: 20_000, ts: start }),
-      makeFill({ wallet, condition_id: market, token_side: 2, side: 'BUY', price: 0.25, size_tokens: 40_000, usd: 10_000, ts: start + 60 }),
+      makeFill({
+        wallet,
+        condition_id: market,
+        token_side: 2,
+        side: 'BUY',
+        price: 0.2,
+        size_tokens: 100_000,
+        usd: 20_000,
+        ts: start,
+      }),
+      makeFill({
+        wallet,
+        condition_id: market,
+        token_side: 2,
+        side: 'BUY',
+        price: 0.25,
+        size_tokens: 40_000,
+        usd: 10_000,
+        ts: start + 60,
+      }),
     ]);
     await refreshRollups(context.store, batches, SETTINGS);
     const coverage = { exactAboveUsd: EXACT_ABOVE, burstGapSeconds: GAP };
-    const flow = await readWhaleFlow(context.store, { minUsd: 10_000, by: 'burst', windowHours: 24, limit: 50, nowSeconds: start + 120 }, coverage);
-    expect(flow.rows.map((row) => [row.wallet, row.last_fill_at, row.burst_usd])).toEqual([[wallet, start + 60, 30_000]]);
-    expect(flow.rows[0]).toMatchObject({ wallet, name: 'BigFish', condition_id: market, title: 'Will it rain?', token_side: 2, outcome: 'No', burst_usd: 30_000, burst_fills: 2, window_usd: 30_000 });
+    const flow = await readWhaleFlow(
+      context.store,
+      { minUsd: 10_000, by: 'burst', windowHours: 24, limit: 50, nowSeconds: start + 120 },
+      coverage,
+    );
+    expect(flow.rows.map((row) => [row.wallet, row.last_fill_at, row.burst_usd])).toEqual([
+      [wallet, start + 60, 30_000],
+    ]);
+    expect(flow.rows[0]).toMatchObject({
+      wallet,
+      name: 'BigFish',
+      condition_id: market,
+      title: 'Will it rain?',
+      token_side: 2,
+      outcome: 'No',
+      burst_usd: 30_000,
+      burst_fills: 2,
+      window_usd: 30_000,
+    });
     expect(flow.rows[0]!.avg_price).toBeCloseTo((0.8 * 100_000 + 0.75 * 40_000) / 140_000, 10);
-    const tooSmall = await readWhaleFlow(context.store, { minUsd: 40_000, by: 'burst', windowHours: 24, limit: 50, nowSeconds: start + 120 }, coverage);
+    const tooSmall = await readWhaleFlow(
+      context.store,
+      { minUsd: 40_000, by: 'burst', windowHours: 24, limit: 50, nowSeconds: start + 120 },
+      coverage,
+    );
     expect(tooSmall.rows).toHaveLength(0);
-    const stale = await readWhaleFlow(context.store, { minUsd: 10_000, by: 'window', windowHours: 1, limit: 50, nowSeconds: start + 7200 }, coverage);
+    const stale = await readWhaleFlow(
+      context.store,
+      { minUsd: 10_000, by: 'window', windowHours: 1, limit: 50, nowSeconds: start + 7200 },
+      coverage,
+    );
     expect(stale.rows).toHaveLength(0);
   });
 });
@@ -191,7 +268,10 @@ describe('equity series', () => {
       [now - 3600, 80],
       [now - 60, 110],
     ] as const;
-    await land('upstreamEquity', points.map(([ts, pnl_usd]) => ({ wallet, ts, pnl_usd })));
+    await land(
+      'upstreamEquity',
+      points.map(([ts, pnl_usd]) => ({ wallet, ts, pnl_usd })),
+    );
     await land('upstreamStatus', [{ ts: now - 30, state: 'online' as const }]);
     const options = { nowSeconds: now, upstreamStaleAfterSeconds: 300 };
 
@@ -201,7 +281,14 @@ describe('equity series', () => {
       [now - 3600, 80],
       [now - 60, 110],
     ]);
-    expect(day).toMatchObject({ peak: 120, low: 80, max_drawdown: 40, model: 'upstream_profile', as_of: now - 60, upstream: { state: 'online' } });
+    expect(day).toMatchObject({
+      peak: 120,
+      low: 80,
+      max_drawdown: 40,
+      model: 'upstream_profile',
+      as_of: now - 60,
+      upstream: { state: 'online' },
+    });
     const month = await readEquitySeries(context.store, wallet, '30d', options);
     expect(month.series.map(([ts]) => ts)).toEqual(points.filter(([ts]) => ts >= now - 30 * 86_400).map(([ts]) => ts));
     expect(month).toMatchObject({ peak: 150, low: 60, max_drawdown: 70 });
@@ -210,8 +297,13 @@ describe('equity series', () => {
     expect(all).toMatchObject({ peak: 150, low: 5, max_drawdown: 70 });
 
     // Heartbeats stopped: offline. An explicit offline heartbeat: offline.
-    expect((await readEquitySeries(context.store, wallet, '24h', { ...options, nowSeconds: now + 600 })).upstream.state).toBe('offline');
+    expect(
+      (await readEquitySeries(context.store, wallet, '24h', { ...options, nowSeconds: now + 600 })).upstream.state,
+    ).toBe('offline');
     await land('upstreamStatus', [{ ts: now - 10, state: 'offline' as const, detail: 'HTTP 503' }]);
-    expect((await readEquitySeries(context.store, wallet, '24h', options)).upstream).toEqual({ state: 'offline', heartbeat_at: now - 10 });
+    expect((await readEquitySeries(context.store, wallet, '24h', options)).upstream).toEqual({
+      state: 'offline',
+      heartbeat_at: now - 10,
+    });
   });
 });

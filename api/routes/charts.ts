@@ -6,7 +6,13 @@
  */
 import { z } from 'zod';
 import { readChartSlabs } from '../../projections/prices.ts';
-import { CHART_CSP, CHART_THEMES, chartTemplate, fillChartTemplate, isTimeZone } from '../../operations/charts/templates.ts';
+import {
+  CHART_CSP,
+  CHART_THEMES,
+  chartTemplate,
+  fillChartTemplate,
+  isTimeZone,
+} from '../../operations/charts/templates.ts';
 import type { RouteContext } from '../../operations/context.ts';
 import { type ApiApp, applyMarketCaching, callOf } from '../http.ts';
 import { marketParamsSchema } from '../../operations/markets.ts';
@@ -25,13 +31,20 @@ export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
           ...sampledChartQuerySchema(config).shape,
           theme: z.enum(CHART_THEMES).optional(),
           // The zone of the time axis (the data's time_zone); default: the zone the title names, else UTC.
-          time_zone: z.string().max(64).refine(isTimeZone, 'an IANA time zone, such as America/New_York or UTC').optional(),
+          time_zone: z
+            .string()
+            .max(64)
+            .refine(isTimeZone, 'an IANA time zone, such as America/New_York or UTC')
+            .optional(),
         }),
       },
     },
     async (request, reply) => {
       const { theme = 'night', time_zone, ...query } = request.query;
-      const chart = await getMarketChart(context, callOf(request), { condition_id: request.params.condition_id, ...query });
+      const chart = await getMarketChart(context, callOf(request), {
+        condition_id: request.params.condition_id,
+        ...query,
+      });
       const slabs = await readChartSlabs(
         context.store,
         chart.market.condition_id,
@@ -39,8 +52,13 @@ export function registerChartRoutes(app: ApiApp, context: RouteContext): void {
         chart.fills.map((fill) => fill.ts),
         config.charts.slabPointBudget,
       );
-      const page = fillChartTemplate(chartTemplate('market', 'html', theme, config.charts.scriptHost)!, { ...chart, slabs, ...(time_zone ? { time_zone } : {}) });
-      if (applyMarketCaching(request, reply, page, chart.market.resolved, config) === 'not-modified') return reply.code(304).send();
+      const page = fillChartTemplate(chartTemplate('market', 'html', theme, config.charts.scriptHost)!, {
+        ...chart,
+        slabs,
+        ...(time_zone ? { time_zone } : {}),
+      });
+      if (applyMarketCaching(request, reply, page, chart.market.resolved, config) === 'not-modified')
+        return reply.code(304).send();
       return reply
         .header('Content-Type', 'text/html; charset=utf-8')
         .header('Content-Security-Policy', CHART_CSP)

@@ -31,7 +31,8 @@ function indexBody({ apiPrefix, mcpPath }: IndexPaths) {
     auth: `Every REST and MCP call takes a key: Authorization: Bearer <key> (the OpenAPI document too; it costs no quota). Start with GET ${apiPrefix}/me.`,
     keys: {
       demo: '`npm start` (role all, embedded) prints a Basic, a Pro and a Max demo key when it starts.',
-      operators: 'npx tsx main.ts keys mint --user <account_id> --plan basic|pro|max --label <label> (the key is printed once; `keys list`, `keys revoke` too).',
+      operators:
+        'npx tsx main.ts keys mint --user <account_id> --plan basic|pro|max --label <label> (the key is printed once; `keys list`, `keys revoke` too).',
     },
     docs: {
       readme: 'README.md (in the repository)',

@@ -31,7 +31,8 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           'An unbounded list is large for an agent (a full page is tens of thousands of tokens): a small limit is the control.',
           historyDepthNote(
             config,
-            (depth) => `the list holds only the trader's ${depth} most recent markets (this order): paging walks exactly those, then next_cursor is null; older markets are outside the plan's history depth.`,
+            (depth) =>
+              `the list holds only the trader's ${depth} most recent markets (this order): paging walks exactly those, then next_cursor is null; older markets are outside the plan's history depth.`,
           ),
         ]
           .filter(Boolean)
@@ -54,7 +55,11 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
         summary: "A trader's ranked highlight slices",
         description: [
           `Four slices of market rows: top_wins and top_losses rank the realized result over resolved markets only; most_traded ranks by fills; top_volume by volume. n rows per slice (default ${topMarkets.defaultN}, clamped to ${topMarkets.minN}..${topMarkets.maxN}). Not cached. On accounts with very many markets a large n can end in 504 query_timeout.`,
-          historyDepthNote(config, (depth) => `every slice ranks only within the trader's ${depth} most recent markets (the markets list's order).`),
+          historyDepthNote(
+            config,
+            (depth) =>
+              `every slice ranks only within the trader's ${depth} most recent markets (the markets list's order).`,
+          ),
         ]
           .filter(Boolean)
           .join(' '),
@@ -88,7 +93,8 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request, reply) => {
       const body = await getMarketSummary(context, callOf(request), request.params);
-      if (applyMarketCaching(request, reply, body, body.market.resolved, config) === 'not-modified') return reply.code(304).send(null);
+      if (applyMarketCaching(request, reply, body, body.market.resolved, config) === 'not-modified')
+        return reply.code(304).send(null);
       return body;
     },
   );

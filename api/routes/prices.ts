@@ -9,7 +9,15 @@ import { z } from 'zod';
 import { marketHeaderSchema } from '../../projections/market-schemas.ts';
 import { traderSchema } from '../../projections/traders.ts';
 import type { RouteContext } from '../../operations/context.ts';
-import { type ApiApp, applyMarketCaching, callOf, errorResponses, ifNoneMatch, notModifiedSchema, strongEtag } from '../http.ts';
+import {
+  type ApiApp,
+  applyMarketCaching,
+  callOf,
+  errorResponses,
+  ifNoneMatch,
+  notModifiedSchema,
+  strongEtag,
+} from '../http.ts';
 import { historyDepthNote, marketDepthWall, marketParamsSchema } from '../../operations/markets.ts';
 import {
   getMarketChart,
@@ -47,14 +55,25 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
           'Chart conventions: draw the line at (lo + hi) / 2, fill the band between lo and hi, never across gaps; fills are markers (buy up, sell down) colored by token and sized by usd; a resolved market gets a dashed segment from the last point to the winner level (1.00 if token 1 won, else 0.00).',
           `raw=1 returns the underlying trades as ticks [{ts, price}] with keyset paging: window (start, epoch seconds) positions the first page, then pass next_cursor back as cursor; limit default ${rawLimits.defaultLimit}, clamped to ${rawLimits.maxLimit}. Raw ticks repeat about 36 times; this is the export path.`,
           'Resolved markets are immutable: strong ETag, If-None-Match → 304. Open markets are cached briefly.',
-          historyDepthNote(config, (depth) => `${marketDepthWall(depth)} This holds for the sampled chart and for raw=1.`),
+          historyDepthNote(
+            config,
+            (depth) => `${marketDepthWall(depth)} This holds for the sampled chart and for raw=1.`,
+          ),
           'A market the trader never traded is 404 market_not_found.',
         ]
           .filter(Boolean)
           .join('\n\n'),
         params: marketParamsSchema,
-        querystring: z.object({ ...sampledChartQuerySchema(config).shape, raw: booleanText.optional(), ...rawTicksQuerySchema(config).shape }),
-        response: { 200: z.union([sampledChartSchema, rawTicksSchema]), 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
+        querystring: z.object({
+          ...sampledChartQuerySchema(config).shape,
+          raw: booleanText.optional(),
+          ...rawTicksQuerySchema(config).shape,
+        }),
+        response: {
+          200: z.union([sampledChartSchema, rawTicksSchema]),
+          304: notModifiedSchema,
+          ...errorResponses(400, 403, 404, 504),
+        },
       },
     },
     async (request, reply) => {
@@ -62,7 +81,8 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
       const input = { condition_id: request.params.condition_id, ...query };
       if (raw) return getMarketTicks(context, callOf(request), input);
       const body = await getMarketChart(context, callOf(request), input);
-      if (applyMarketCaching(request, reply, body, body.market.resolved, config) === 'not-modified') return reply.code(304).send(null);
+      if (applyMarketCaching(request, reply, body, body.market.resolved, config) === 'not-modified')
+        return reply.code(304).send(null);
       return body;
     },
   );
@@ -75,7 +95,7 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
         operationId: 'get_market_tape',
         summary: "A market's full per-second tape (gzip)",
         description: [
-          'The full tape {market, trader, tape}: uncapped and streamed, always gzip-encoded (Content-Encoding: gzip). A row is emitted for a second only when its (last, lo, hi) differs from the previously emitted row (a 53-day market is roughly 27,000 rows). A resolved market ends pinned at the winner level; its tape is immutable (strong ETag, If-None-Match → 304); an open market\'s tape is cached briefly. REST only (no MCP tool).',
+          "The full tape {market, trader, tape}: uncapped and streamed, always gzip-encoded (Content-Encoding: gzip). A row is emitted for a second only when its (last, lo, hi) differs from the previously emitted row (a 53-day market is roughly 27,000 rows). A resolved market ends pinned at the winner level; its tape is immutable (strong ETag, If-None-Match → 304); an open market's tape is cached briefly. REST only (no MCP tool).",
           historyDepthNote(config, marketDepthWall),
           'A market the trader never traded is 404 market_not_found.',
         ]
@@ -89,16 +109,22 @@ export function registerPriceRoutes(app: ApiApp, context: RouteContext): void {
       const { market: header, trader, tape: rows } = await getMarketTape(context, callOf(request), request.params);
       // Built as text pieces: only declared fields (the header goes through its schema), numbers as JSON writes them.
       const route = `GET ${request.routeOptions.url}`;
-      const pieces = [`{"market":${JSON.stringify(encodeResponse(marketHeaderSchema, header, route))},"trader":${JSON.stringify(encodeResponse(traderSchema, trader, route))},"tape":[`];
+      const pieces = [
+        `{"market":${JSON.stringify(encodeResponse(marketHeaderSchema, header, route))},"trader":${JSON.stringify(encodeResponse(traderSchema, trader, route))},"tape":[`,
+      ];
       const ROWS_PER_PIECE = 4096;
       for (let start = 0; start < rows.length; start += ROWS_PER_PIECE) {
-        const slice = rows.slice(start, start + ROWS_PER_PIECE).map((row) => `[${row[0]},${row[1]},${row[2]},${row[3]}]`);
+        const slice = rows
+          .slice(start, start + ROWS_PER_PIECE)
+          .map((row) => `[${row[0]},${row[1]},${row[2]},${row[3]}]`);
         pieces.push((start > 0 ? ',' : '') + slice.join(','));
       }
       pieces.push(']}');
       if (header.resolved) {
         const etag = strongEtag(pieces.join(''));
-        reply.header('ETag', etag).header('Cache-Control', `private, max-age=${config.api.immutableMaxAgeSeconds}, immutable`);
+        reply
+          .header('ETag', etag)
+          .header('Cache-Control', `private, max-age=${config.api.immutableMaxAgeSeconds}, immutable`);
         if (ifNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
       } else {
         reply.header('Cache-Control', `private, max-age=${config.api.openMarketMaxAgeSeconds}`);

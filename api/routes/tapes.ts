@@ -23,9 +23,14 @@ import {
   tapeOneSchema,
   tapeParamsSchema,
 } from '../../operations/tapes.ts';
-const BAD_URL = errorBodySchema.meta({ description: 'bad_request: the request URL could not be read (percent-encode the tape id).' });
-const NOT_FOUND = errorBodySchema.meta({ description: 'tape_not_found: the tape is unknown or not yours (the same answer either way). Counts one call.' });
-const PRIVATE = 'Tapes are private to your account: a tape of another account and an unknown id are the same 404 tape_not_found. Not a trader-scoped read: it never counts toward the distinct-trader cap.';
+const BAD_URL = errorBodySchema.meta({
+  description: 'bad_request: the request URL could not be read (percent-encode the tape id).',
+});
+const NOT_FOUND = errorBodySchema.meta({
+  description: 'tape_not_found: the tape is unknown or not yours (the same answer either way). Counts one call.',
+});
+const PRIVATE =
+  'Tapes are private to your account: a tape of another account and an unknown id are the same 404 tape_not_found. Not a trader-scoped read: it never counts toward the distinct-trader cap.';
 
 export function registerTapeRoutes(app: ApiApp, context: RouteContext, downloads: TapeDownloads): void {
   const { config } = context;
@@ -80,9 +85,15 @@ export function registerTapeRoutes(app: ApiApp, context: RouteContext, downloads
         response: {
           200: tapeEventsPageSchema,
           ...errorResponses(400, 404),
-          400: errorBodySchema.meta({ description: 'bad_cursor (malformed cursor), bad_limit (limit below 1), unknown_event_type (a name in types outside the vocabulary), bad_request (an unreadable URL: percent-encode the tape id). Counts one call.' }),
+          400: errorBodySchema.meta({
+            description:
+              'bad_cursor (malformed cursor), bad_limit (limit below 1), unknown_event_type (a name in types outside the vocabulary), bad_request (an unreadable URL: percent-encode the tape id). Counts one call.',
+          }),
           404: NOT_FOUND,
-          409: errorBodySchema.meta({ description: 'tape_too_large: too many events to page; download is the path of the download endpoint. Counts one call.' }),
+          409: errorBodySchema.meta({
+            description:
+              'tape_too_large: too many events to page; download is the path of the download endpoint. Counts one call.',
+          }),
         },
       },
     },

@@ -12,7 +12,7 @@ export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
         operationId: 'get_trader_card',
         summary: 'Career card of a trader',
         description: [
-          'The career card: archive statistics (card) and the upstream provider\'s own figures (upstream). Sent with Cache-Control: no-store.',
+          "The career card: archive statistics (card) and the upstream provider's own figures (upstream). Sent with Cache-Control: no-store.",
           'Interpretation: the one profit to quote is upstream.pnl (the provider\'s model, realized plus unrealized, full history). When the upstream is unreachable, upstream is {status: "upstream_offline"} and only then card carries career_pnl_usd and pnl_marked_usd as fallbacks; the card itself never fails because of the upstream.',
           'Card statistics cover the V2 era until a v1 backfill is done. A valid but unknown wallet returns a zeroed card, not a 404.',
           'Budget: the card is a trader-scoped read: on Basic it counts a new distinct wallet toward the daily cap of 3 and is refused with 403 wallet_quota once the cap is spent.',

@@ -101,7 +101,8 @@ export class SliceAccumulator<Prepared> {
         // A reset meanwhile dropped the parts held so far: the rest must not be written after them.
         if (generation !== this.generation || !stillOwned()) return false;
       }
-      if (!(await this.addPart({ ...slice, messages: slice.messages.slice(start, start + PREPARE_PART_MESSAGES) }))) return false;
+      if (!(await this.addPart({ ...slice, messages: slice.messages.slice(start, start + PREPARE_PART_MESSAGES) })))
+        return false;
     }
     return true;
   }

@@ -10,7 +10,12 @@ function slice(topic: string, partition: number, from: number, count: number): P
   return {
     topic,
     partition,
-    messages: Array.from({ length: count }, (_, index) => ({ offset: String(from + index), key: null, value: Buffer.from('x'), headers: {} })),
+    messages: Array.from({ length: count }, (_, index) => ({
+      offset: String(from + index),
+      key: null,
+      value: Buffer.from('x'),
+      headers: {},
+    })),
   };
 }
 
@@ -35,13 +40,22 @@ describe('SliceAccumulator', () => {
   it('gathers slices of several partitions into one write and commits their ranges after it', async () => {
     const { processor, writes } = recorder();
     const commits: SliceRange[][] = [];
-    const accumulator = new SliceAccumulator(processor, async (ranges) => void commits.push(ranges), { maxBatchMessages: 10, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async (ranges) => void commits.push(ranges),
+      { maxBatchMessages: 10, maxBatchBytes: 1 << 20, lingerMs: 60_000 },
+      log,
+    );
     await accumulator.add(slice('t', 0, 0, 4));
     await accumulator.add(slice('t', 1, 0, 4));
     expect(writes).toHaveLength(0);
     await accumulator.add(slice('t', 0, 4, 4)); // 12 ≥ 10: written now
     expect(writes).toHaveLength(1);
-    expect(writes[0]!.map((range) => `${range.partition}:${range.firstOffset}-${range.lastOffset}`)).toEqual(['0:0-3', '1:0-3', '0:4-7']);
+    expect(writes[0]!.map((range) => `${range.partition}:${range.firstOffset}-${range.lastOffset}`)).toEqual([
+      '0:0-3',
+      '1:0-3',
+      '0:4-7',
+    ]);
     expect(commits).toEqual(writes);
   });
 
@@ -49,7 +63,12 @@ describe('SliceAccumulator', () => {
     const { processor, writes } = recorder();
     let committed: () => void = () => {};
     const done = new Promise<void>((resolve) => (committed = resolve));
-    const accumulator = new SliceAccumulator(processor, async () => committed(), { maxBatchMessages: 1000, maxBatchBytes: 1 << 20, lingerMs: 5 }, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async () => committed(),
+      { maxBatchMessages: 1000, maxBatchBytes: 1 << 20, lingerMs: 5 },
+      log,
+    );
     await accumulator.add(slice('t', 0, 0, 3));
     await done;
     expect(writes).toHaveLength(1);
@@ -70,7 +89,12 @@ describe('SliceAccumulator', () => {
     let bothCommitted: () => void = () => {};
     const written = new Promise<void>((resolve) => (bothCommitted = resolve));
     const limits = { maxBatchMessages: 1000, maxBatchBytes: 1 << 20, lingerMs: 60_000, eagerBatchMessages: 5 };
-    const accumulator = new SliceAccumulator(processor, async () => void (++commits === 2 && bothCommitted()), limits, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async () => void (++commits === 2 && bothCommitted()),
+      limits,
+      log,
+    );
     await accumulator.add(slice('t', 0, 0, 3));
     expect(writes).toHaveLength(0); // 3 < 5: it lingers
     await accumulator.add(slice('t', 1, 0, 3));
@@ -91,7 +115,13 @@ describe('SliceAccumulator', () => {
     const { processor, writes, failNextWrite } = recorder();
     const commits: SliceRange[][] = [];
     const failures: unknown[] = [];
-    const accumulator = new SliceAccumulator(processor, async (ranges) => void commits.push(ranges), { maxBatchMessages: 2, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log, (error) => failures.push(error));
+    const accumulator = new SliceAccumulator(
+      processor,
+      async (ranges) => void commits.push(ranges),
+      { maxBatchMessages: 2, maxBatchBytes: 1 << 20, lingerMs: 60_000 },
+      log,
+      (error) => failures.push(error),
+    );
     failNextWrite();
     expect(await accumulator.add(slice('t', 0, 0, 2))).toBe(false);
     expect(await accumulator.add(slice('t', 0, 2, 2))).toBe(false);
@@ -132,7 +162,15 @@ describe('SliceAccumulator', () => {
     expect(events).toEqual(['write 0', 'commit 0 started', 'write 1']);
     releaseFirstCommit();
     await done;
-    expect(events).toEqual(['write 0', 'commit 0 started', 'write 1', 'commit 0 done', 'reported 0', 'commit 1 started', 'commit 1 done']);
+    expect(events).toEqual([
+      'write 0',
+      'commit 0 started',
+      'write 1',
+      'commit 0 done',
+      'reported 0',
+      'commit 1 started',
+      'commit 1 done',
+    ]);
     await accumulator.close();
     expect(events.at(-1)).toBe('reported 1');
   });
@@ -146,7 +184,13 @@ describe('SliceAccumulator', () => {
       if (failCommits) throw new Error('not the owner of the partition any more');
       commits.push(ranges);
     };
-    const accumulator = new SliceAccumulator(processor, commit, { maxBatchMessages: 2, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log, (error) => failures.push(error));
+    const accumulator = new SliceAccumulator(
+      processor,
+      commit,
+      { maxBatchMessages: 2, maxBatchBytes: 1 << 20, lingerMs: 60_000 },
+      log,
+      (error) => failures.push(error),
+    );
     expect(await accumulator.add(slice('t', 0, 0, 2))).toBe(false); // written, its commit failed
     expect(writes).toHaveLength(1);
     expect(failures).toHaveLength(1);
@@ -165,7 +209,12 @@ describe('SliceAccumulator', () => {
 
   it('drops what it holds on reset: those messages are read again from the committed offsets', async () => {
     const { processor, writes } = recorder();
-    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100, maxBatchBytes: 1 << 20, lingerMs: 60_000 }, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async () => {},
+      { maxBatchMessages: 100, maxBatchBytes: 1 << 20, lingerMs: 60_000 },
+      log,
+    );
     await accumulator.add(slice('t', 0, 0, 5));
     await accumulator.reset();
     await accumulator.flush();
@@ -184,7 +233,12 @@ describe('SliceAccumulator, long slices', () => {
       },
       write: async (_prepared, ranges) => void writes.push(ranges),
     };
-    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 10_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async () => {},
+      { maxBatchMessages: 10_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 },
+      log,
+    );
     // A callback queued before the add: it runs once the first part is prepared, before the second.
     let preparedWhenTheLoopTurned: number | undefined;
     setImmediate(() => (preparedWhenTheLoopTurned = prepared.length));
@@ -203,7 +257,12 @@ describe('SliceAccumulator, long slices', () => {
 
   it('refuses the rest of a long slice after a reset between its parts (nothing after a dropped part is written)', async () => {
     const { processor, writes } = recorder();
-    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async () => {},
+      { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 },
+      log,
+    );
     // A rebalance lands between the first and the second part.
     setImmediate(() => void accumulator.reset());
     expect(await accumulator.add(slice('t', 0, 0, 3 * PREPARE_PART_MESSAGES))).toBe(false);
@@ -216,14 +275,21 @@ describe('SliceAccumulator, closing', () => {
   it('writes nothing offered after close(): the rest of a long slice being added is refused', async () => {
     const { processor, writes } = recorder();
     const commits: SliceRange[][] = [];
-    const accumulator = new SliceAccumulator(processor, async (ranges) => void commits.push(ranges), { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async (ranges) => void commits.push(ranges),
+      { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 },
+      log,
+    );
     // The consumer stops between the first and the second part of a fetch.
     let closed: Promise<void> = Promise.resolve();
     setImmediate(() => (closed = accumulator.close()));
     expect(await accumulator.add(slice('t', 0, 0, 3 * PREPARE_PART_MESSAGES))).toBe(false);
     await closed;
     // The final write holds the first part, committed; nothing after it.
-    expect(writes.flat().map((range) => `${range.firstOffset}-${range.lastOffset}`)).toEqual([`0-${PREPARE_PART_MESSAGES - 1}`]);
+    expect(writes.flat().map((range) => `${range.firstOffset}-${range.lastOffset}`)).toEqual([
+      `0-${PREPARE_PART_MESSAGES - 1}`,
+    ]);
     expect(commits).toEqual(writes);
     expect(await accumulator.add(slice('t', 0, 3 * PREPARE_PART_MESSAGES, 5))).toBe(false);
     await accumulator.flush();
@@ -234,13 +300,20 @@ describe('SliceAccumulator, closing', () => {
 describe('SliceAccumulator, a partition lost mid-fetch', () => {
   it('refuses the rest of a long slice once the consumer no longer holds its partition', async () => {
     const { processor, writes } = recorder();
-    const accumulator = new SliceAccumulator(processor, async () => {}, { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 }, log);
+    const accumulator = new SliceAccumulator(
+      processor,
+      async () => {},
+      { maxBatchMessages: 100_000, maxBatchBytes: 1 << 30, lingerMs: 60_000 },
+      log,
+    );
     let owned = true;
     setImmediate(() => (owned = false));
     expect(await accumulator.add(slice('t', 2, 0, 3 * PREPARE_PART_MESSAGES), () => owned)).toBe(false);
     await accumulator.flush();
     // What was added before is written (its offsets are the partition's, committed or refused by Kafka).
-    expect(writes.flat().map((range) => `${range.partition}:${range.firstOffset}-${range.lastOffset}`)).toEqual([`2:0-${PREPARE_PART_MESSAGES - 1}`]);
+    expect(writes.flat().map((range) => `${range.partition}:${range.firstOffset}-${range.lastOffset}`)).toEqual([
+      `2:0-${PREPARE_PART_MESSAGES - 1}`,
+    ]);
   });
 });
 
@@ -253,7 +326,15 @@ describe('commitOffsetsOf', () => {
       lastOffset: String(last),
       messageCount: last - first + 1,
     });
-    expect(commitOffsetsOf([range('a', 0, 0, 499), range('a', 1, 10, 19), range('a', 0, 500, 999), range('b', 0, 7, 7), range('a', 0, 1000, 1249)])).toEqual([
+    expect(
+      commitOffsetsOf([
+        range('a', 0, 0, 499),
+        range('a', 1, 10, 19),
+        range('a', 0, 500, 999),
+        range('b', 0, 7, 7),
+        range('a', 0, 1000, 1249),
+      ]),
+    ).toEqual([
       { topic: 'a', partition: 0, offset: '1250' },
       { topic: 'a', partition: 1, offset: '20' },
       { topic: 'b', partition: 0, offset: '8' },
@@ -262,7 +343,15 @@ describe('commitOffsetsOf', () => {
 });
 
 describe('MemoryLog', () => {
-  const options = { maxBatchMessages: 50, maxBatchBytes: 1 << 20, lingerMs: 1, maxBytes: 1 << 20, maxBytesPerPartition: 1 << 20, partitionsConsumedConcurrently: 2, fromBeginning: true };
+  const options = {
+    maxBatchMessages: 50,
+    maxBatchBytes: 1 << 20,
+    lingerMs: 1,
+    maxBytes: 1 << 20,
+    maxBytesPerPartition: 1 << 20,
+    partitionsConsumedConcurrently: 2,
+    fromBeginning: true,
+  };
 
   it('keeps one key on one partition, in order, and delivers everything once to a group', async () => {
     const memory = new MemoryLog({ partitions: 4, maxRetainedBytes: 1 << 20, log });
@@ -282,7 +371,8 @@ describe('MemoryLog', () => {
         }
       },
     });
-    for (let index = 0; index < 300; index++) await producer.send('t', [{ key: `k${index % 7}`, value: `k${index % 7}:${index}` }]);
+    for (let index = 0; index < 300; index++)
+      await producer.send('t', [{ key: `k${index % 7}`, value: `k${index % 7}:${index}` }]);
     await memory.drained('g', ['t']);
     await consumer.stop();
     const keys = [...seen.keys()].map((entry) => entry.split('@')[0]);
@@ -306,7 +396,10 @@ describe('MemoryLog', () => {
         written.push(...prepared.flat());
       },
     });
-    await producer.send('t', [{ key: 'a', value: '1' }, { key: 'a', value: '2' }]);
+    await producer.send('t', [
+      { key: 'a', value: '1' },
+      { key: 'a', value: '2' },
+    ]);
     await memory.drained('g', ['t']);
     await consumer.stop();
     expect(attempts).toBeGreaterThanOrEqual(2);

@@ -2,12 +2,29 @@
  * The event log on Kafka, through kafkajs. Offsets are resolved and committed only after the handler
  * (the ClickHouse write) resolved: `eachBatchAutoResolve: false`, `autoCommit: false`.
  */
-import { Kafka, logLevel as kafkaLogLevel, Partitioners, type Consumer, type ConsumerRunConfig, type Producer, type LogEntry } from 'kafkajs';
+import {
+  Kafka,
+  logLevel as kafkaLogLevel,
+  Partitioners,
+  type Consumer,
+  type ConsumerRunConfig,
+  type Producer,
+  type LogEntry,
+} from 'kafkajs';
 import type { Logger } from '../../log.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
 import { consumerLag, ingestLastCommit } from '../../metrics/registry.ts';
-import { commitOffsetsOf, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogProducer, type OutgoingMessage, type PartitionSlice } from './types.ts';
+import {
+  commitOffsetsOf,
+  type BatchProcessor,
+  type EventLog,
+  type LogConsumer,
+  type LogConsumerOptions,
+  type LogProducer,
+  type OutgoingMessage,
+  type PartitionSlice,
+} from './types.ts';
 
 export interface KafkaLogOptions {
   brokers: string[];
@@ -28,7 +45,9 @@ function kafkaLogCreator(log: Logger) {
     };
 }
 
-function toHeaders(headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined): Record<string, string> {
+function toHeaders(
+  headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined,
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (!headers) return out;
   for (const [name, value] of Object.entries(headers)) {
@@ -78,7 +97,12 @@ export class KafkaConsumer implements LogConsumer {
   private readonly positions = new Map<string, { highWatermark: bigint; committed: bigint | undefined }>();
 
   /** Lag = high watermark − committed offset (before a first commit, the fetch position stands in). */
-  private trackLag(topic: string, partition: number, highWatermark: bigint | undefined, committed: bigint | undefined): void {
+  private trackLag(
+    topic: string,
+    partition: number,
+    highWatermark: bigint | undefined,
+    committed: bigint | undefined,
+  ): void {
     const key = `${topic}|${partition}`;
     const position = this.positions.get(key) ?? { highWatermark: 0n, committed: undefined };
     if (highWatermark !== undefined) position.highWatermark = highWatermark;
@@ -101,7 +125,9 @@ export class KafkaConsumer implements LogConsumer {
       maxBytes: this.options.maxBytes,
       ...(this.options.fetchMaxWaitMs ? { maxWaitTimeInMs: this.options.fetchMaxWaitMs } : {}),
       allowAutoTopicCreation: true,
-      ...(this.options.sessionTimeoutMs ? { sessionTimeout: this.options.sessionTimeoutMs, rebalanceTimeout: this.options.sessionTimeoutMs } : {}),
+      ...(this.options.sessionTimeoutMs
+        ? { sessionTimeout: this.options.sessionTimeoutMs, rebalanceTimeout: this.options.sessionTimeoutMs }
+        : {}),
       ...(this.options.heartbeatIntervalMs ? { heartbeatInterval: this.options.heartbeatIntervalMs } : {}),
       // Should kafkajs itself crash (a broker error), it restarts from the committed offsets.
       retry: { retries: 8, initialRetryTime: 300, restartOnFailure: async () => true },
@@ -151,7 +177,12 @@ export class KafkaConsumer implements LogConsumer {
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         if (this.stopping || !isRunning() || isStale()) return;
         const committed = this.positions.get(`${batch.topic}|${batch.partition}`)?.committed;
-        this.trackLag(batch.topic, batch.partition, BigInt(batch.highWatermark), committed ?? (batch.messages.length > 0 ? BigInt(batch.firstOffset()!) : BigInt(batch.highWatermark)));
+        this.trackLag(
+          batch.topic,
+          batch.partition,
+          BigInt(batch.highWatermark),
+          committed ?? (batch.messages.length > 0 ? BigInt(batch.firstOffset()!) : BigInt(batch.highWatermark)),
+        );
         if (batch.messages.length === 0) return;
         const slice: PartitionSlice = {
           topic: batch.topic,
@@ -191,7 +222,10 @@ export class KafkaConsumer implements LogConsumer {
       if (this.stopping) return;
       this.consecutiveFailures += 1;
       const delayMs = retryDelayMs(this.consecutiveFailures);
-      this.log.warn({ cause, failures: this.consecutiveFailures, retryInMs: delayMs }, 'restarting the consumer from the committed offsets');
+      this.log.warn(
+        { cause, failures: this.consecutiveFailures, retryInMs: delayMs },
+        'restarting the consumer from the committed offsets',
+      );
       try {
         await sleep(delayMs, undefined, { signal: this.stopped.signal });
         const consumer = this.consumer;
@@ -217,7 +251,9 @@ export class KafkaConsumer implements LogConsumer {
     await this.restarting;
     this.consumer = undefined;
     // Write and commit what is held, then leave (disconnect waits for a batch handler in flight).
-    await this.accumulator?.close().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
+    await this.accumulator
+      ?.close()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
     await consumer.disconnect();
   }
 }
@@ -280,7 +316,9 @@ export class KafkaLog implements EventLog {
       const committed = await admin.fetchOffsets({ groupId, topics: [...topics] });
       for (const { topic, partitions } of committed) {
         // -1 means nothing committed yet: the group would start at the partition's low watermark.
-        const lows = new Map((await admin.fetchTopicOffsets(topic)).map((entry) => [entry.partition, BigInt(entry.low)]));
+        const lows = new Map(
+          (await admin.fetchTopicOffsets(topic)).map((entry) => [entry.partition, BigInt(entry.low)]),
+        );
         out.set(
           topic,
           new Map(

@@ -82,7 +82,9 @@ describe('KafkaConsumer after a crash', () => {
     expect(await ranAgain).toEqual([2]);
     expect(fake.connects).toBe(2);
     expect(fake.connected).toBe(true);
-    expect(lines.filter((line) => line.msg === 'the consumer crashed on an error kafkajs does not retry')).toHaveLength(1);
+    expect(lines.filter((line) => line.msg === 'the consumer crashed on an error kafkajs does not retry')).toHaveLength(
+      1,
+    );
     await consumer.stop();
   });
 
@@ -94,7 +96,9 @@ describe('KafkaConsumer after a crash', () => {
     const ranAgain = once(fake, 'ran');
     fake.crash(false);
     expect(await ranAgain).toEqual([2]);
-    expect(lines.filter((line) => line.msg === 'the consumer crashed on an error kafkajs does not retry')).toHaveLength(1);
+    expect(lines.filter((line) => line.msg === 'the consumer crashed on an error kafkajs does not retry')).toHaveLength(
+      1,
+    );
     expect(lines.filter((line) => line.msg === 'restarting the consumer from the committed offsets')).toHaveLength(1);
     await consumer.stop();
   });

@@ -10,7 +10,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
 import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
 import { consumerLag, ingestLastCommit } from '../../metrics/registry.ts';
-import { nextOffset, type BatchProcessor, type EventLog, type LogConsumer, type LogConsumerOptions, type LogMessage, type LogProducer, type OutgoingMessage } from './types.ts';
+import {
+  nextOffset,
+  type BatchProcessor,
+  type EventLog,
+  type LogConsumer,
+  type LogConsumerOptions,
+  type LogMessage,
+  type LogProducer,
+  type OutgoingMessage,
+} from './types.ts';
 
 interface Partition {
   /** Offset of messages[0]. */
@@ -90,7 +99,11 @@ export class MemoryLog implements EventLog {
     let topic = this.topics.get(name);
     if (!topic) {
       topic = {
-        partitions: Array.from({ length: this.options.partitions }, () => ({ base: this.epoch, messages: [], bytes: [] })),
+        partitions: Array.from({ length: this.options.partitions }, () => ({
+          base: this.epoch,
+          messages: [],
+          bytes: [],
+        })),
       };
       this.topics.set(name, topic);
     }
@@ -165,7 +178,8 @@ export class MemoryLog implements EventLog {
       const next = this.committedSignal.wait();
       const behind = topics.some((name) =>
         this.topic(name).partitions.some(
-          (partition, index) => this.committed(groupId, name, index) < partition.base + BigInt(partition.messages.length),
+          (partition, index) =>
+            this.committed(groupId, name, index) < partition.base + BigInt(partition.messages.length),
         ),
       );
       if (!behind) return;
@@ -179,7 +193,11 @@ export class MemoryLog implements EventLog {
    */
   async committedThroughNow(groupId: string, topics: readonly string[]): Promise<void> {
     const targets = topics.flatMap((name) =>
-      this.topic(name).partitions.map((partition, index) => ({ name, index, end: partition.base + BigInt(partition.messages.length) })),
+      this.topic(name).partitions.map((partition, index) => ({
+        name,
+        index,
+        end: partition.base + BigInt(partition.messages.length),
+      })),
     );
     for (;;) {
       const next = this.committedSignal.wait();
@@ -221,7 +239,12 @@ export class MemoryLog implements EventLog {
     return new Map(
       topics.map((name) => [
         name,
-        new Map(this.topic(name).partitions.map((partition, index) => [index, partition.base + BigInt(partition.messages.length)])),
+        new Map(
+          this.topic(name).partitions.map((partition, index) => [
+            index,
+            partition.base + BigInt(partition.messages.length),
+          ]),
+        ),
       ]),
     );
   }
@@ -294,7 +317,10 @@ class MemoryConsumer implements LogConsumer {
         // Start again from the committed offsets, after a pause that grows with repeated failures.
         this.consecutiveFailures += 1;
         const delayMs = retryDelayMs(this.consecutiveFailures);
-        this.log.warn({ failures: this.consecutiveFailures, retryInMs: delayMs }, 'reading again from the committed offsets');
+        this.log.warn(
+          { failures: this.consecutiveFailures, retryInMs: delayMs },
+          'reading again from the committed offsets',
+        );
         await sleep(delayMs);
         await accumulator.reset();
         position.clear();
@@ -321,6 +347,8 @@ class MemoryConsumer implements LogConsumer {
     this.running = false;
     this.memoryLog.appended.notify();
     await this.loop;
-    await this.accumulator?.close().catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
+    await this.accumulator
+      ?.close()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
   }
 }

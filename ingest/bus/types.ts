@@ -130,7 +130,8 @@ export function commitOffsetsOf(ranges: readonly SliceRange[]): { topic: string;
     const key = `${range.topic}|${range.partition}`;
     const offset = nextOffset(range);
     const known = furthest.get(key);
-    if (!known || BigInt(offset) > BigInt(known.offset)) furthest.set(key, { topic: range.topic, partition: range.partition, offset });
+    if (!known || BigInt(offset) > BigInt(known.offset))
+      furthest.set(key, { topic: range.topic, partition: range.partition, offset });
   }
   return [...furthest.values()];
 }

@@ -29,9 +29,15 @@ describe('UP-space price normalization', () => {
 describe('title windows (US Eastern, no year)', () => {
   it('reads the windows of real Polymarket titles', () => {
     // Slug btc-updown-15m-1767555900 of the real exports in ../shared.
-    expect(parseTitleWindow('Bitcoin Up or Down - January 4, 2:45PM-3:00PM ET', 1_767_556_817)).toEqual({ startTs: 1_767_555_900, endTs: 1_767_556_800 });
+    expect(parseTitleWindow('Bitcoin Up or Down - January 4, 2:45PM-3:00PM ET', 1_767_556_817)).toEqual({
+      startTs: 1_767_555_900,
+      endTs: 1_767_556_800,
+    });
     // Hourly titles name the hour only: 10PM ET on January 4 is 03:00 UTC on January 5.
-    expect(parseTitleWindow('Bitcoin Up or Down - January 4, 10PM ET', 1_767_585_267)).toEqual({ startTs: 1_767_582_000, endTs: 1_767_585_600 });
+    expect(parseTitleWindow('Bitcoin Up or Down - January 4, 10PM ET', 1_767_585_267)).toEqual({
+      startTs: 1_767_582_000,
+      endTs: 1_767_585_600,
+    });
     expect(parseTitleWindow('Oilers vs. Ducks', 1_767_585_267)).toBeNull();
     expect(parseTitleWindow('Will the US confirm that aliens exist by September 30?', 1_767_585_267)).toBeNull();
   });
@@ -53,7 +59,10 @@ describe('title windows (US Eastern, no year)', () => {
     expect(parseTitleWindow(title, first + 120)).toEqual({ startTs: first, endTs: first + 900 });
     expect(parseTitleWindow(title, second + 120)).toEqual({ startTs: second, endTs: second + 900 });
     // An hourly title of the second 1 AM.
-    expect(parseTitleWindow('Bitcoin Up or Down - November 1, 1AM ET', second + 120)).toEqual({ startTs: second, endTs: second + 3600 });
+    expect(parseTitleWindow('Bitcoin Up or Down - November 1, 1AM ET', second + 120)).toEqual({
+      startTs: second,
+      endTs: second + 3600,
+    });
   });
 
   it('parses back what it formats, for any quarter-hour or hour in a four-year span', () => {
@@ -80,7 +89,10 @@ describe('title windows (US Eastern, no year)', () => {
 });
 
 describe('hex identifiers', () => {
-  const hexString = (digits: number) => fc.array(fc.constantFrom(...'0123456789abcdefABCDEF'), { minLength: digits, maxLength: digits }).map((chars) => `0x${chars.join('')}`);
+  const hexString = (digits: number) =>
+    fc
+      .array(fc.constantFrom(...'0123456789abcdefABCDEF'), { minLength: digits, maxLength: digits })
+      .map((chars) => `0x${chars.join('')}`);
 
   it('accepts any case and lands lowercase (one wallet, market or transaction whatever its source wrote)', () => {
     fc.assert(
@@ -93,7 +105,14 @@ describe('hex identifiers', () => {
   });
 
   it('refuses what is not 0x and the exact number of hex digits', () => {
-    for (const bad of [`0x${'a'.repeat(39)}`, `0x${'a'.repeat(41)}`, `0X${'a'.repeat(40)}`, `0x${'g'.repeat(40)}`, ` 0x${'a'.repeat(40)}`, `0x${'a'.repeat(40)}\n`]) {
+    for (const bad of [
+      `0x${'a'.repeat(39)}`,
+      `0x${'a'.repeat(41)}`,
+      `0X${'a'.repeat(40)}`,
+      `0x${'g'.repeat(40)}`,
+      ` 0x${'a'.repeat(40)}`,
+      `0x${'a'.repeat(40)}\n`,
+    ]) {
       expect(walletSchema.safeParse(bad).success, bad).toBe(false);
     }
     expect(conditionIdSchema.safeParse(`0x${'a'.repeat(63)}`).success).toBe(false);
@@ -128,7 +147,13 @@ describe('topic registry', () => {
     };
     const archive = TOPICS.fillsArchive.schema.parse(fill);
     // The data API's copy: a synthetic log index, its own role and the price to ten significant digits.
-    const upstream = TOPICS.fillsUpstream.schema.parse({ ...fill, log_index: 1_234_567, role: 'taker', price: 0.3000000001, name: 'someone' });
+    const upstream = TOPICS.fillsUpstream.schema.parse({
+      ...fill,
+      log_index: 1_234_567,
+      role: 'taker',
+      price: 0.3000000001,
+      name: 'someone',
+    });
     expect(TOPICS.fillsArchive.id(archive)).toBe(TOPICS.fillsUpstream.id(upstream));
     expect(archive.wallet).toBe(`0x${'cd'.repeat(20)}`);
     const landed = TOPICS.fillsArchive.land(archive);
@@ -136,27 +161,58 @@ describe('topic registry', () => {
     expect(landed.row.up_price).toBe(0.7);
     expect(landed.row.fill_id).toBe(`0x${'ab'.repeat(32)}:2:BUY:10000000:3000`);
     expect(TOPICS.fillsUpstream.land(upstream).row.fill_id).toBe(landed.row.fill_id);
-    expect(TOPICS.fillsArchive.land(archive).row.source_rank).toBeGreaterThan(TOPICS.fillsUpstream.land(upstream).row.source_rank as number);
+    expect(TOPICS.fillsArchive.land(archive).row.source_rank).toBeGreaterThan(
+      TOPICS.fillsUpstream.land(upstream).row.source_rank as number,
+    );
   });
 
   it('gives a position leg the same id from the archive and from the upstream: transaction, kind and USD, not tokens or log index', () => {
-    const leg = { tx_hash: `0x${'AB'.repeat(32)}`, log_index: 12, wallet: `0x${'cd'.repeat(20)}`, condition_id: `0x${'ef'.repeat(32)}`, kind: 'REDEEM', tokens: 59.076955, usd: 59.076955, era: 'v2', ts: 1_784_777_541 };
+    const leg = {
+      tx_hash: `0x${'AB'.repeat(32)}`,
+      log_index: 12,
+      wallet: `0x${'cd'.repeat(20)}`,
+      condition_id: `0x${'ef'.repeat(32)}`,
+      kind: 'REDEEM',
+      tokens: 59.076955,
+      usd: 59.076955,
+      era: 'v2',
+      ts: 1_784_777_541,
+    };
     const archive = TOPICS.positions.schema.parse(leg);
     // The data API's copy: a synthetic log index and the tokens it redeemed (the chain states the payout only).
     const upstream = TOPICS.positions.schema.parse({ ...leg, log_index: 987_654, tokens: 60 });
     expect(TOPICS.positions.id(archive)).toBe(TOPICS.positions.id(upstream));
     expect(TOPICS.positions.land(archive).row.leg_id).toBe(`0x${'ab'.repeat(32)}:REDEEM:59076955`);
     expect(TOPICS.positions.land(upstream).row.leg_id).toBe(TOPICS.positions.land(archive).row.leg_id);
-    expect(TOPICS.positions.land({ ...archive, kind: 'MERGE' }).row.leg_id).not.toBe(TOPICS.positions.land(archive).row.leg_id);
-    expect(TOPICS.positions.land({ ...archive, usd: 59.076956 }).row.leg_id).not.toBe(TOPICS.positions.land(archive).row.leg_id);
+    expect(TOPICS.positions.land({ ...archive, kind: 'MERGE' }).row.leg_id).not.toBe(
+      TOPICS.positions.land(archive).row.leg_id,
+    );
+    expect(TOPICS.positions.land({ ...archive, usd: 59.076956 }).row.leg_id).not.toBe(
+      TOPICS.positions.land(archive).row.leg_id,
+    );
   });
 
   it('keeps two fills of one wallet in one transaction apart when their side, token, size or price level differ', () => {
     const base = TOPICS.fillsArchive.schema.parse({
-      tx_hash: `0x${'ab'.repeat(32)}`, log_index: 7, wallet: `0x${'cd'.repeat(20)}`, condition_id: `0x${'ef'.repeat(32)}`,
-      side: 'BUY', token_side: 1, price: 0.5, size_tokens: 100, usd: 50, role: 'maker', era: 'v2', ts: 1_767_556_800,
+      tx_hash: `0x${'ab'.repeat(32)}`,
+      log_index: 7,
+      wallet: `0x${'cd'.repeat(20)}`,
+      condition_id: `0x${'ef'.repeat(32)}`,
+      side: 'BUY',
+      token_side: 1,
+      price: 0.5,
+      size_tokens: 100,
+      usd: 50,
+      role: 'maker',
+      era: 'v2',
+      ts: 1_767_556_800,
     });
-    const variants = [{ side: 'SELL' as const }, { token_side: 2 as const }, { size_tokens: 100.000001 }, { price: 0.5001 }];
+    const variants = [
+      { side: 'SELL' as const },
+      { token_side: 2 as const },
+      { size_tokens: 100.000001 },
+      { price: 0.5001 },
+    ];
     const ids = variants.map((change) => TOPICS.fillsArchive.land({ ...base, ...change }).row.fill_id);
     expect(new Set([TOPICS.fillsArchive.land(base).row.fill_id, ...ids]).size).toBe(variants.length + 1);
   });

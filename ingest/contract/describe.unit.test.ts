@@ -19,7 +19,18 @@ describe('the topic table of docs/events.md', () => {
     for (const topicId of TOPIC_IDS) {
       expect(table).toContain(`\`${TOPICS[topicId].name}\``);
     }
-    for (const field of ['tx_hash', 'log_index', 'winner_token_side', 'title_start_ts', 'outcome1', 'outcome2', 'pnl_unrealized', 'key_sha256', 'last4', 'watching']) {
+    for (const field of [
+      'tx_hash',
+      'log_index',
+      'winner_token_side',
+      'title_start_ts',
+      'outcome1',
+      'outcome2',
+      'pnl_unrealized',
+      'key_sha256',
+      'last4',
+      'watching',
+    ]) {
       expect(table).toContain(`\`${field}\``);
     }
   });

@@ -222,7 +222,9 @@ export const watcherCountSchema = z.object({
 
 const planIdSchema = z.enum(['basic', 'pro', 'max']);
 
-const accountIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'account_id must be 1-64 characters of [A-Za-z0-9_-]');
+const accountIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'account_id must be 1-64 characters of [A-Za-z0-9_-]');
 
 /** An account and its plan, published by the dashboard (or the admin CLI). The highest version wins. */
 export const accountSchema = z.object({
@@ -290,7 +292,14 @@ const tapeEventBase = {
 /** One StreamEvent of a recorded session: `{type, ts, ...payload}` plus the tape it belongs to. */
 export const tapeStreamEventSchema = z.discriminatedUnion('type', [
   z.object({ ...tapeEventBase, type: z.literal('book'), bid: priceSchema.nullable(), ask: priceSchema.nullable() }),
-  z.object({ ...tapeEventBase, type: z.literal('trade'), price: priceSchema, size_tokens: positiveAmountSchema, usd: nonNegativeAmountSchema, token_side: tokenSideSchema }),
+  z.object({
+    ...tapeEventBase,
+    type: z.literal('trade'),
+    price: priceSchema,
+    size_tokens: positiveAmountSchema,
+    usd: nonNegativeAmountSchema,
+    token_side: tokenSideSchema,
+  }),
   z.object({
     ...tapeEventBase,
     type: z.literal('fill'),
@@ -301,6 +310,11 @@ export const tapeStreamEventSchema = z.discriminatedUnion('type', [
     size_tokens: positiveAmountSchema,
     usd: nonNegativeAmountSchema,
   }),
-  z.object({ ...tapeEventBase, type: z.literal('resolution'), winner: z.string().trim().max(200), level: z.union([z.literal(0), z.literal(1)]) }),
+  z.object({
+    ...tapeEventBase,
+    type: z.literal('resolution'),
+    winner: z.string().trim().max(200),
+    level: z.union([z.literal(0), z.literal(1)]),
+  }),
   z.object({ ...tapeEventBase, type: z.literal('session'), state: z.enum(['start', 'stop']) }),
 ]);

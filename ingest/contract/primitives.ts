@@ -24,7 +24,11 @@ export const txHashSchema = z
   .regex(/^0x[0-9a-fA-F]{64}$/, 'tx_hash must be 0x followed by 64 hex digits')
   .toLowerCase();
 
-export const logIndexSchema = z.number().int().min(0).max(2 ** 31 - 1);
+export const logIndexSchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 
 /** Epoch seconds, integer, within a plausible range. */
 export const epochSecondsSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX);
@@ -102,7 +106,13 @@ const PRICE_TICKS = 1e4;
  * (two identical orders at one level) are one fill here: no data-API row tells them apart either. The
  * transaction hash comes first (the id splits on ':' into it).
  */
-export function fillId(fill: { tx_hash: string; token_side: number; side: string; size_tokens: number; price: number }): string {
+export function fillId(fill: {
+  tx_hash: string;
+  token_side: number;
+  side: string;
+  size_tokens: number;
+  price: number;
+}): string {
   return `${fill.tx_hash.toLowerCase()}:${fill.token_side}:${fill.side}:${Math.round(fill.size_tokens * MICRO)}:${Math.round(fill.price * PRICE_TICKS)}`;
 }
 

@@ -84,7 +84,14 @@ function easternInstantsOf(clock: WallClock): number[] {
   const instants = [instant];
   for (const other of [instant - 3600, instant + 3600]) {
     const reads = wallClockOf(other);
-    if (reads.year === clock.year && reads.month === clock.month && reads.day === clock.day && reads.hour === clock.hour && reads.minute === clock.minute) instants.push(other);
+    if (
+      reads.year === clock.year &&
+      reads.month === clock.month &&
+      reads.day === clock.day &&
+      reads.hour === clock.hour &&
+      reads.minute === clock.minute
+    )
+      instants.push(other);
   }
   return instants.sort((a, b) => a - b);
 }
@@ -108,7 +115,8 @@ export interface TitleWindow {
 export function parseTitleWindow(title: string, referenceTs: number): TitleWindow | null {
   const match = TITLE_WINDOW.exec(title);
   if (!match) return null;
-  const [, monthName, dayText, startHourText, startMinuteText, startMeridiem, endHourText, endMinuteText, endMeridiem] = match;
+  const [, monthName, dayText, startHourText, startMinuteText, startMeridiem, endHourText, endMinuteText, endMeridiem] =
+    match;
   const month = MONTHS.indexOf(monthName!.toLowerCase() as (typeof MONTHS)[number]) + 1;
   const day = Number(dayText);
   const startHour12 = Number(startHourText);

@@ -163,7 +163,8 @@ export const TOPICS = {
   fillsUpstream: fillTopic('fills.upstream', "Fills polled from the upstream provider's data API."),
   positions: topic({
     name: 'positions',
-    description: 'Position legs that never appear as fills: SPLIT, MERGE, REDEEM, and neg-risk conversions (CONVERT_OUT, CONVERT_IN).',
+    description:
+      'Position legs that never appear as fills: SPLIT, MERGE, REDEEM, and neg-risk conversions (CONVERT_OUT, CONVERT_IN).',
     schema: positionLegSchema,
     key: (leg) => leg.wallet,
     keyName: 'wallet',
@@ -246,7 +247,8 @@ export const TOPICS = {
   }),
   upstreamLeaderboard: topic({
     name: 'upstream.leaderboard',
-    description: "The upstream provider's leaderboard as last read (window, metric, rank per trader): the popular shelf's members.",
+    description:
+      "The upstream provider's leaderboard as last read (window, metric, rank per trader): the popular shelf's members.",
     schema: upstreamLeaderboardSchema,
     key: (row) => `${row.period}:${row.metric}`,
     keyName: 'period:metric (one board stays in order)',
@@ -291,7 +293,8 @@ export const TOPICS = {
   }),
   tapeEvents: topic({
     name: 'tape.events',
-    description: 'The StreamEvents of recorded sessions, `{type, ts, ...payload}` with their tape and position (book and trade prices in UP space, fills as the Fill fields).',
+    description:
+      'The StreamEvents of recorded sessions, `{type, ts, ...payload}` with their tape and position (book and trade prices in UP space, fills as the Fill fields).',
     schema: tapeStreamEventSchema,
     key: (event) => event.tape_id,
     keyName: 'tape_id (one partition per tape: its events stay in order)',
@@ -299,7 +302,10 @@ export const TOPICS = {
     land: (event) => {
       const { tape_id, account_id, seq, type, ts, ...payload } = event;
       // The StreamEvent as it is replayed and downloaded: {type, ts, ...payload}.
-      return { table: 'tape_events', row: { account_id, tape_id, seq, type, ts, payload: JSON.stringify({ type, ts, ...payload }) } };
+      return {
+        table: 'tape_events',
+        row: { account_id, tape_id, seq, type, ts, payload: JSON.stringify({ type, ts, ...payload }) },
+      };
     },
   }),
 } as const;

@@ -89,10 +89,9 @@ export type DemoKeys = Record<PlanId, string>;
 const DEMO_PLANS = ['basic', 'pro', 'max'] as const satisfies readonly PlanId[];
 
 const demoKeysSchema = z.object(
-  Object.fromEntries(DEMO_PLANS.map((plan) => [plan, z.string().regex(API_KEY_PATTERN, 'not an API key (tak_ + 40 base62 characters)')])) as Record<
-    (typeof DEMO_PLANS)[number],
-    z.ZodString
-  >,
+  Object.fromEntries(
+    DEMO_PLANS.map((plan) => [plan, z.string().regex(API_KEY_PATTERN, 'not an API key (tak_ + 40 base62 characters)')]),
+  ) as Record<(typeof DEMO_PLANS)[number], z.ZodString>,
 );
 
 export const DEMO_ACCOUNT_IDS: readonly string[] = DEMO_PLANS.map((plan) => `demo-${plan}`);

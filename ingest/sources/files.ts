@@ -28,7 +28,8 @@ export function unreadableReason(error: unknown): string | undefined {
   if (error instanceof NotTextError) return error.message;
   if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return undefined;
   // zlib: Z_BUF_ERROR (truncated or empty), Z_DATA_ERROR (not gzip, or corrupt), …
-  if (error.code.startsWith('Z_')) return `cannot decompress it (${error.message}): the .gz is truncated, empty or not gzip`;
+  if (error.code.startsWith('Z_'))
+    return `cannot decompress it (${error.message}): the .gz is truncated, empty or not gzip`;
   // The file system: EACCES, EISDIR, EIO, …
   if ('syscall' in error) return `cannot read it (${error.message})`;
   return undefined;
@@ -44,7 +45,8 @@ export function textGuard(): Transform {
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       const nul = chunk.indexOf(0);
-      if (nul !== -1) return done(new NotTextError(`binary content (a NUL byte at byte ${offset + nul}): not a text file`));
+      if (nul !== -1)
+        return done(new NotTextError(`binary content (a NUL byte at byte ${offset + nul}): not a text file`));
       try {
         decoder.decode(chunk, { stream: true });
       } catch {

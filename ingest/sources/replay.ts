@@ -146,7 +146,10 @@ export async function replayFiles(
       const reason = unreadableReason(error);
       if (reason === undefined) throw error;
       // Only if the file changed since it was read whole: what came before is published.
-      counts.failed.push({ file, reason: `${reason} (it changed during the replay: ${lines} lines before this point were published)` });
+      counts.failed.push({
+        file,
+        reason: `${reason} (it changed during the replay: ${lines} lines before this point were published)`,
+      });
       continue;
     }
     await flush();

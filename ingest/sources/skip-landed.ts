@@ -33,14 +33,24 @@ function addTable(snapshot: LandedSnapshot, table: LandingTable, identities: Map
 }
 
 /** Every simulated row dated at or after `fromTs` (a resumed world publishes again from there). */
-export async function snapshotSimulatedSince(store: Store, fromTs: number, into: LandedSnapshot = new Map()): Promise<LandedSnapshot> {
-  for (const table of Object.keys(SIMULATED_LANDING) as SimulatedLandingTable[]) addTable(into, table, await readLandedSince(store, table, fromTs));
+export async function snapshotSimulatedSince(
+  store: Store,
+  fromTs: number,
+  into: LandedSnapshot = new Map(),
+): Promise<LandedSnapshot> {
+  for (const table of Object.keys(SIMULATED_LANDING) as SimulatedLandingTable[])
+    addTable(into, table, await readLandedSince(store, table, fromTs));
   return into;
 }
 
 /** Every recorded-session row of these accounts. */
-export async function snapshotAccountSessions(store: Store, accountIds: readonly string[], into: LandedSnapshot = new Map()): Promise<LandedSnapshot> {
-  for (const table of Object.keys(ACCOUNT_LANDING) as AccountLandingTable[]) addTable(into, table, await readLandedOfAccounts(store, table, accountIds));
+export async function snapshotAccountSessions(
+  store: Store,
+  accountIds: readonly string[],
+  into: LandedSnapshot = new Map(),
+): Promise<LandedSnapshot> {
+  for (const table of Object.keys(ACCOUNT_LANDING) as AccountLandingTable[])
+    addTable(into, table, await readLandedOfAccounts(store, table, accountIds));
   return into;
 }
 
@@ -65,7 +75,9 @@ export class SkipLandedSink implements EventSink {
     for (const event of events) {
       const parsed = spec.schema.safeParse(event);
       if (parsed.success) {
-        const { table, row } = (spec.land as (value: unknown) => { table: LandingTable; row: Record<string, unknown> })(parsed.data);
+        const { table, row } = (spec.land as (value: unknown) => { table: LandingTable; row: Record<string, unknown> })(
+          parsed.data,
+        );
         const columns = IDENTITY_COLUMNS[table];
         if (columns) {
           const key = `${table}|${landedIdentity(columns, row)}`;

@@ -10,16 +10,18 @@ const WORLD = { seed: 7, traders: 12, intensity: 0.3, genesisTs: TEST_GENESIS } 
 function landed(sink: RecordingSink): [string, Record<string, unknown>][] {
   return sink.calls.flatMap(({ topicId, events }) =>
     events.map((event) => {
-      const { table, row } = (TOPICS[topicId].land as (value: unknown) => { table: string; row: Record<string, unknown> })(
-        TOPICS[topicId].schema.parse(event),
-      );
+      const { table, row } = (
+        TOPICS[topicId].land as (value: unknown) => { table: string; row: Record<string, unknown> }
+      )(TOPICS[topicId].schema.parse(event));
       return [table, row] as [string, Record<string, unknown>];
     }),
   );
 }
 
 describe('resuming the simulator from what the store holds', () => {
-  it('dates every event of an emit inside its window (the resume snapshot reads rows dated from the checkpoint)', { timeout: 60_000 }, async () => {
+  it('dates every event of an emit inside its window (the resume snapshot reads rows dated from the checkpoint)', {
+    timeout: 60_000,
+  }, async () => {
     // The resume reads the store's rows dated at or after the checkpoint; an event dated before the window
     // that emitted it would be published again after a crash without being recognized.
     const from = TEST_GENESIS + 600;
@@ -34,7 +36,9 @@ describe('resuming the simulator from what the store holds', () => {
     }
   });
 
-  it('publishes again exactly the events the store lacks, one stored row cancelling one event', { timeout: 60_000 }, async () => {
+  it('publishes again exactly the events the store lacks, one stored row cancelling one event', {
+    timeout: 60_000,
+  }, async () => {
     const from = TEST_GENESIS;
     const to = from + 1200;
     const { sink: reference } = await recordWindow(WORLD, from, to);
@@ -51,7 +55,9 @@ describe('resuming the simulator from what the store holds', () => {
     const { simulator } = await recordWindow(WORLD, from, from);
     await simulator.emit(from, to, skipping);
 
-    const expected = rows.filter((_, index) => index % 3 !== 0).map(([table, row]) => `${table}:${JSON.stringify(row)}`);
+    const expected = rows
+      .filter((_, index) => index % 3 !== 0)
+      .map(([table, row]) => `${table}:${JSON.stringify(row)}`);
     expect(landed(resumed).map(([table, row]) => `${table}:${JSON.stringify(row)}`)).toEqual(expected);
     expect(skipping.skipped).toBe(stored.length);
     expect(skipping.outstanding).toBe(0);

@@ -42,7 +42,10 @@ const CHART_APP_URIS: Record<ChartAppKind, string> = {
  * The App's `_meta.ui`: no domain of any kind (the chart fetches nothing; hosts then apply the
  * extension's restrictive default CSP), and a border around it.
  */
-const CHART_APP_UI_META = { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true };
+const CHART_APP_UI_META = {
+  csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] },
+  prefersBorder: true,
+};
 
 /** The `_meta` of a tool whose result an App draws. */
 export function chartAppToolMeta(kind: ChartAppKind): Record<string, unknown> {
@@ -59,7 +62,8 @@ const TEMPLATE_MIME_TYPES: Record<ChartFormat, string> = { html: 'text/html', sv
 const APP_DESCRIPTIONS: Record<ChartAppKind, string> = {
   market:
     "The market chart as an MCP App: draws a get_market_events result (sampled price band and line, the trader's fills as markers, the dashed way to the winner) inside the conversation; wheel zooms, drag pans, hover reads a bucket. Self-contained: no request of any kind.",
-  equity: 'The equity chart as an MCP App: draws a get_pnl_series result (profit curve, drawdown view) inside the conversation. Self-contained: no request of any kind.',
+  equity:
+    'The equity chart as an MCP App: draws a get_pnl_series result (profit curve, drawdown view) inside the conversation. Self-contained: no request of any kind.',
 };
 
 const TEMPLATE_DESCRIPTIONS: Record<ChartKind, string> = {
@@ -108,7 +112,14 @@ function chartResources(config: Config): ChartResource[] {
 /** A resource's read result: one text content item (with the App's `_meta.ui`, which hosts read here first). */
 function readChartResource(resource: ChartResource) {
   return {
-    contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.text(), ...(resource._meta ? { _meta: resource._meta } : {}) }],
+    contents: [
+      {
+        uri: resource.uri,
+        mimeType: resource.mimeType,
+        text: resource.text(),
+        ...(resource._meta ? { _meta: resource._meta } : {}),
+      },
+    ],
   };
 }
 
@@ -125,6 +136,8 @@ export interface ResourceRegistry {
 export function registerChartResources(server: ResourceRegistry, config: Config): void {
   for (const resource of chartResources(config)) {
     const { uri, name, title, description, mimeType, _meta } = resource;
-    server.registerResource(name, uri, { title, description, mimeType, ...(_meta ? { _meta } : {}) }, () => readChartResource(resource));
+    server.registerResource(name, uri, { title, description, mimeType, ...(_meta ? { _meta } : {}) }, () =>
+      readChartResource(resource),
+    );
   }
 }

@@ -19,7 +19,10 @@ interface Registered {
 
 function registered(): Registered[] {
   const out: Registered[] = [];
-  registerChartResources({ registerResource: (name, uri, metadata, read) => out.push({ name, uri, metadata, read }) }, config);
+  registerChartResources(
+    { registerResource: (name, uri, metadata, read) => out.push({ name, uri, metadata, read }) },
+    config,
+  );
   return out;
 }
 
@@ -41,7 +44,12 @@ describe('chart resources', () => {
       'chart-template://equity/day.svg',
     ]);
     expect(new Set(all.map((entry) => entry.name)).size).toBe(all.length);
-    const noDomain = { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, prefersBorder: true } };
+    const noDomain = {
+      ui: {
+        csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] },
+        prefersBorder: true,
+      },
+    };
     for (const entry of all.slice(0, 2)) {
       expect(entry.metadata.mimeType).toBe('text/html;profile=mcp-app');
       expect(entry.metadata._meta).toEqual(noDomain);
@@ -55,16 +63,35 @@ describe('chart resources', () => {
   it('reads as one text item: the App document (with its _meta.ui) or the very template get_chart_template returns', () => {
     const all = registered();
     const market = all[0]!.read(new URL(all[0]!.uri));
-    expect(market.contents).toEqual([{ uri: 'ui://trader-analytics/market-chart.html', mimeType: 'text/html;profile=mcp-app', text: chartApp('market'), _meta: all[0]!.metadata._meta }]);
+    expect(market.contents).toEqual([
+      {
+        uri: 'ui://trader-analytics/market-chart.html',
+        mimeType: 'text/html;profile=mcp-app',
+        text: chartApp('market'),
+        _meta: all[0]!.metadata._meta,
+      },
+    ]);
     const tapeDay = all.find((entry) => entry.uri === 'chart-template://market-tape/day.html')!;
     expect(tapeDay.read(new URL(tapeDay.uri)).contents).toEqual([
-      { uri: tapeDay.uri, mimeType: 'text/html', text: chartTemplate('market-tape', 'html', 'day', 'https://scripts.example/uplot') },
+      {
+        uri: tapeDay.uri,
+        mimeType: 'text/html',
+        text: chartTemplate('market-tape', 'html', 'day', 'https://scripts.example/uplot'),
+      },
     ]);
-    expect(tapeDay.read(new URL(tapeDay.uri)).contents[0]!.text).toContain('https://scripts.example/uplot/uPlot.iife.min.js');
+    expect(tapeDay.read(new URL(tapeDay.uri)).contents[0]!.text).toContain(
+      'https://scripts.example/uplot/uPlot.iife.min.js',
+    );
   });
 
   it("a tool's App _meta: ui.resourceUri and the flat ui/resourceUri, the same URI", () => {
-    expect(chartAppToolMeta('market')).toEqual({ ui: { resourceUri: 'ui://trader-analytics/market-chart.html' }, 'ui/resourceUri': 'ui://trader-analytics/market-chart.html' });
-    expect(chartAppToolMeta('equity')).toEqual({ ui: { resourceUri: 'ui://trader-analytics/equity-chart.html' }, 'ui/resourceUri': 'ui://trader-analytics/equity-chart.html' });
+    expect(chartAppToolMeta('market')).toEqual({
+      ui: { resourceUri: 'ui://trader-analytics/market-chart.html' },
+      'ui/resourceUri': 'ui://trader-analytics/market-chart.html',
+    });
+    expect(chartAppToolMeta('equity')).toEqual({
+      ui: { resourceUri: 'ui://trader-analytics/equity-chart.html' },
+      'ui/resourceUri': 'ui://trader-analytics/equity-chart.html',
+    });
   });
 });

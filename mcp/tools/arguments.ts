@@ -22,7 +22,8 @@ export const traderArgument = z.string().min(1).max(ARGUMENT_MAX_CHARS).meta({
 
 /** `market` is the REST route's `{condition_id}`, described for a tool caller. */
 export const marketArgument = marketParamsSchema.shape.condition_id.max(ARGUMENT_MAX_CHARS).meta({
-  description: 'The market: its condition_id (0x + 64 hex), from get_top_markets or list_trader_markets rows. Anything else is refused with invalid_condition_id.',
+  description:
+    'The market: its condition_id (0x + 64 hex), from get_top_markets or list_trader_markets rows. Anything else is refused with invalid_condition_id.',
 });
 
 export const COST = 'Costs 1 request of your budget (whoami shows what is left).';
@@ -41,7 +42,8 @@ export function walletCapNote(config: Config): string {
 export function marketDepthNote(config: Config): string {
   return historyDepthNote(
     config,
-    (depth) => `only the trader's ${depth} most recent markets can be read; an older one is refused with depth_gated (a plan wall: relay the message, do not retry).`,
+    (depth) =>
+      `only the trader's ${depth} most recent markets can be read; an older one is refused with depth_gated (a plan wall: relay the message, do not retry).`,
   );
 }
 

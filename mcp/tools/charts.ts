@@ -5,7 +5,13 @@
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
 import { ApiError } from '../../operations/errors.ts';
-import { CHART_FORMATS, CHART_FORMATS_OF, CHART_KINDS, CHART_THEMES, chartTemplate } from '../../operations/charts/templates.ts';
+import {
+  CHART_FORMATS,
+  CHART_FORMATS_OF,
+  CHART_KINDS,
+  CHART_THEMES,
+  chartTemplate,
+} from '../../operations/charts/templates.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe } from './arguments.ts';
 
@@ -13,12 +19,20 @@ const chartTemplateSchema = z.object({
   kind: z.enum(CHART_KINDS),
   format: z.enum(CHART_FORMATS),
   theme: z.enum(CHART_THEMES),
-  content: z.string().meta({ description: 'The template: an HTML or SVG document holding the placeholder __DATA__ exactly once.' }),
+  content: z
+    .string()
+    .meta({ description: 'The template: an HTML or SVG document holding the placeholder __DATA__ exactly once.' }),
 });
 
 const chartTemplateInputSchema = z.object({
-  kind: z.enum(CHART_KINDS).optional().meta({ description: 'market (default; the sampled chart of get_market_events, vector, no external fetch), market-tape (the full tape of the REST tape endpoint; html only; loads its charting library from a script host), or equity (get_pnl_series; pnl and drawdown modes).' }),
-  format: z.enum(CHART_FORMATS).optional().meta({ description: 'html (default; every kind) or svg (market and equity: a static SVG document).' }),
+  kind: z.enum(CHART_KINDS).optional().meta({
+    description:
+      'market (default; the sampled chart of get_market_events, vector, no external fetch), market-tape (the full tape of the REST tape endpoint; html only; loads its charting library from a script host), or equity (get_pnl_series; pnl and drawdown modes).',
+  }),
+  format: z
+    .enum(CHART_FORMATS)
+    .optional()
+    .meta({ description: 'html (default; every kind) or svg (market and equity: a static SVG document).' }),
   theme: z.enum(CHART_THEMES).optional().meta({ description: 'night (default) or day.' }),
 });
 
@@ -42,11 +56,16 @@ export function chartTools(_config: Config): Tool[] {
         const theme = args.theme ?? 'night';
         const content = chartTemplate(kind, format, theme, context.config.charts.scriptHost);
         if (content === null) {
-          throw new ApiError(422, 'unsupported_format', `kind ${kind} comes as ${CHART_FORMATS_OF[kind].join(' or ')}, not ${format}: svg is for market and equity.`, {
-            kind,
-            format,
-            formats: [...CHART_FORMATS_OF[kind]],
-          });
+          throw new ApiError(
+            422,
+            'unsupported_format',
+            `kind ${kind} comes as ${CHART_FORMATS_OF[kind].join(' or ')}, not ${format}: svg is for market and equity.`,
+            {
+              kind,
+              format,
+              formats: [...CHART_FORMATS_OF[kind]],
+            },
+          );
         }
         return { kind, format, theme, content };
       },

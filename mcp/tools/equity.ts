@@ -16,7 +16,12 @@ export function equityTools(config: Config): Tool[] {
         COST,
         walletCapNote(config),
       ),
-      input: z.object({ trader: traderArgument, window: pnlSeriesQuerySchema.shape.window.meta({ description: 'One of 24h, 7d, 30d, ytd, 1y, all (default all).' }) }),
+      input: z.object({
+        trader: traderArgument,
+        window: pnlSeriesQuerySchema.shape.window.meta({
+          description: 'One of 24h, 7d, 30d, ytd, 1y, all (default all).',
+        }),
+      }),
       output: pnlSeriesSchema,
       traderScoped: true,
       meta: chartAppToolMeta('equity'),

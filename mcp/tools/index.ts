@@ -15,5 +15,15 @@ import { traderTools } from './traders.ts';
 import { tapeTools } from './tapes.ts';
 
 export function buildTools(config: Config): Tool[] {
-  return [...meTools(), ...popularTools(config), ...traderTools(config), ...marketTools(config), ...priceTools(config), ...equityTools(config), ...fillTools(config), ...chartTools(config), ...tapeTools(config)];
+  return [
+    ...meTools(),
+    ...popularTools(config),
+    ...traderTools(config),
+    ...marketTools(config),
+    ...priceTools(config),
+    ...equityTools(config),
+    ...fillTools(config),
+    ...chartTools(config),
+    ...tapeTools(config),
+  ];
 }

@@ -12,7 +12,16 @@ import {
 } from '../../operations/markets.ts';
 import type { Config } from '../../config.ts';
 import { defineTool, type Tool } from '../tool.ts';
-import { COST, describe, listDepthNote, marketArgument, marketDepthNote, PNL_RULES, traderArgument, walletCapNote } from './arguments.ts';
+import {
+  COST,
+  describe,
+  listDepthNote,
+  marketArgument,
+  marketDepthNote,
+  PNL_RULES,
+  traderArgument,
+  walletCapNote,
+} from './arguments.ts';
 
 export function marketTools(config: Config): Tool[] {
   const { topMarkets, marketsList } = config.api;
@@ -52,7 +61,7 @@ export function marketTools(config: Config): Tool[] {
       title: "A trader's statistics in one market",
       description: describe(
         "A trader's computed statistics in one market ({market, summary, trader}); market is a condition_id from get_top_markets or list_trader_markets. summary: fill counts, buy and sell notionals, avg_entry_price (UP space: the probability of token 1), fill-size distribution, first and last fill, hold_seconds, usd_share_first_tenth and usd_share_last_tenth (near-zero first with a high last marks a late piler), pnl_usd, roi, won, and one sides entry per token (avg_entry in that token's own price).",
-        'A resolved market\'s pnl_usd is its result; an open market\'s is cash flow. roi is meaningless for split-sellers (sell-dominated flow): judge them by pnl_usd. Small: the right tool to examine a market.',
+        "A resolved market's pnl_usd is its result; an open market's is cash flow. roi is meaningless for split-sellers (sell-dominated flow): judge them by pnl_usd. Small: the right tool to examine a market.",
         COST,
         walletCapNote(config),
         marketDepthNote(config),

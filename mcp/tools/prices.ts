@@ -17,7 +17,7 @@ export function priceTools(config: Config): Tool[] {
       title: "A market's price chart with the trader's fills",
       description: describe(
         `One market's sampled price chart with the trader's complete fill set ({market, trader, series, fills}). series.points are [ts, last, lo, hi] buckets, UP-normalized (0 to 1: the probability of token 1), at most points of them (default ${charts.defaultPoints}, clamped to ${charts.minPoints}..${charts.maxPoints}); from_ts and to_ts (epoch seconds) narrow the window (default: from the start named in the title to the last trade or the resolution); resolution forces a bucket size. fills is always the complete set (side, price, token_side, outcome, size_tokens, usd).`,
-        'A client that supports MCP Apps draws this answer as a chart right after the call (resource ui://trader-analytics/market-chart.html). For charting and for timing entries against the price. For a market\'s figures get_market_summary is smaller; when you only need the shape, pass a small points (60 to 120). Draw the line at (lo + hi) / 2 with a band from lo to hi, never across gaps.',
+        "A client that supports MCP Apps draws this answer as a chart right after the call (resource ui://trader-analytics/market-chart.html). For charting and for timing entries against the price. For a market's figures get_market_summary is smaller; when you only need the shape, pass a small points (60 to 120). Draw the line at (lo + hi) / 2 with a band from lo to hi, never across gaps.",
         COST,
         walletCapNote(config),
         marketDepthNote(config),
@@ -27,7 +27,8 @@ export function priceTools(config: Config): Tool[] {
       output: sampledChartSchema,
       traderScoped: true,
       meta: chartAppToolMeta('market'),
-      run: (context, call, { trader: _trader, market, ...query }) => getMarketChart(context, call, { condition_id: market, ...query }),
+      run: (context, call, { trader: _trader, market, ...query }) =>
+        getMarketChart(context, call, { condition_id: market, ...query }),
     }),
   ];
 }

@@ -16,7 +16,8 @@ import { STREAM_EVENT_TYPES } from '../../projections/tapes.ts';
 import { defineTool, type Tool } from '../tool.ts';
 import { COST, describe } from './arguments.ts';
 
-const PRIVATE = 'Tapes are your own recorded sessions: another account\'s tape and an unknown id are the same tape_not_found. Not a trader lookup: never counts toward the distinct-trader cap.';
+const PRIVATE =
+  "Tapes are your own recorded sessions: another account's tape and an unknown id are the same tape_not_found. Not a trader lookup: never counts toward the distinct-trader cap.";
 const tapeIdArgument = tapeParamsSchema.shape.tape_id.meta({ description: 'A tape id from list_tapes.' });
 
 export function tapeTools(config: Config): Tool[] {
@@ -38,7 +39,11 @@ export function tapeTools(config: Config): Tool[] {
     defineTool({
       name: 'get_tape_summary',
       title: "One tape's metadata",
-      description: describe("The metadata ({tape}) of one of your recorded sessions, by its tape_id from list_tapes.", COST, PRIVATE),
+      description: describe(
+        'The metadata ({tape}) of one of your recorded sessions, by its tape_id from list_tapes.',
+        COST,
+        PRIVATE,
+      ),
       input: z.object({ tape_id: tapeIdArgument }),
       output: tapeOneSchema,
       traderScoped: false,

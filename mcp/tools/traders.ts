@@ -13,7 +13,7 @@ export function traderTools(config: Config): Tool[] {
       title: "A trader's career card",
       description: describe(
         "A trader's career card: trader (canonical wallet and name), card (archive statistics: markets, resolved, winrate, volume, first and last seen, avg_entry_price = the break-even winrate, avg_win_usd, avg_loss_usd, open value) and upstream (the provider's own figures).",
-        "Quote upstream.pnl as the trader's profit (the provider's model: realized plus unrealized, full history); never add up per-market pnl_usd. When upstream is {status: \"upstream_offline\"}, say the headline figure is unavailable; only then does card carry career_pnl_usd (realized) and pnl_marked_usd as fallbacks.",
+        'Quote upstream.pnl as the trader\'s profit (the provider\'s model: realized plus unrealized, full history); never add up per-market pnl_usd. When upstream is {status: "upstream_offline"}, say the headline figure is unavailable; only then does card carry career_pnl_usd (realized) and pnl_marked_usd as fallbacks.',
         'A valid but unknown wallet returns a zeroed card. The smallest answer about a trader: start here.',
         COST,
         walletCapNote(config),

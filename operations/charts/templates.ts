@@ -16,13 +16,18 @@ export type ChartFormat = (typeof CHART_FORMATS)[number];
 export type ChartTheme = (typeof CHART_THEMES)[number];
 
 /** The formats each kind comes in: svg is a static document, so not the tape (it needs its script host). */
-export const CHART_FORMATS_OF: Record<ChartKind, readonly ChartFormat[]> = { market: ['html', 'svg'], 'market-tape': ['html'], equity: ['html', 'svg'] };
+export const CHART_FORMATS_OF: Record<ChartKind, readonly ChartFormat[]> = {
+  market: ['html', 'svg'],
+  'market-tape': ['html'],
+  equity: ['html', 'svg'],
+};
 
 /** The placeholder a template holds exactly once. */
 const CHART_PLACEHOLDER = '__DATA__';
 
 /** The no-request rule of the self-contained charts: inline script and style only, nothing fetched from anywhere. */
-export const CHART_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+export const CHART_CSP =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
 /** Whether Intl knows a time zone name (the charts' `time_zone`: an IANA zone such as America/New_York, or UTC). */
 export function isTimeZone(zone: string): boolean {
@@ -49,7 +54,12 @@ function source(name: string): string {
 }
 
 /** The template of a kind, format and theme (null when the kind has no such format). */
-export function chartTemplate(kind: ChartKind, format: ChartFormat, theme: ChartTheme, scriptHost: string): string | null {
+export function chartTemplate(
+  kind: ChartKind,
+  format: ChartFormat,
+  theme: ChartTheme,
+  scriptHost: string,
+): string | null {
   if (!CHART_FORMATS_OF[kind].includes(format)) return null;
   const key = `${kind}.${format}.${theme}.${kind === 'market-tape' ? scriptHost : ''}`;
   let content = assembled.get(key);
@@ -59,8 +69,13 @@ export function chartTemplate(kind: ChartKind, format: ChartFormat, theme: Chart
       .replace('%%COMMON%%', () => source('common.js'))
       .replace('%%CHART%%', () => source(`${kind}.js`))
       .replaceAll('%%THEME%%', theme)
-      .replaceAll('%%SCRIPT_HOST%%', () => scriptHost.replace(/[<>"&]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`));
-    if (content.split(CHART_PLACEHOLDER).length !== 2 || content.includes('%%')) throw new Error(`chart template ${kind}.${format}: expected exactly one ${CHART_PLACEHOLDER} and no other placeholder`);
+      .replaceAll('%%SCRIPT_HOST%%', () =>
+        scriptHost.replace(/[<>"&]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`),
+      );
+    if (content.split(CHART_PLACEHOLDER).length !== 2 || content.includes('%%'))
+      throw new Error(
+        `chart template ${kind}.${format}: expected exactly one ${CHART_PLACEHOLDER} and no other placeholder`,
+      );
     assembled.set(key, content);
   }
   return content;
@@ -90,10 +105,18 @@ export function chartApp(kind: ChartAppKind): string {
     ].join('\n');
     content = shell
       .replace(block[0], () => `<script>\n${script}\n</script>`)
-      .replace('<meta charset="utf-8">', () => `<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="${CHART_CSP}">`)
+      .replace(
+        '<meta charset="utf-8">',
+        () => `<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="${CHART_CSP}">`,
+      )
       .replaceAll('%%THEME%%', 'night')
       .replace(CHART_PLACEHOLDER, 'null');
-    if (content.includes(CHART_PLACEHOLDER) || content.includes('%%') || !content.includes('http-equiv="Content-Security-Policy"')) throw new Error(`chart app ${kind}: assembly left a placeholder or lost the CSP`);
+    if (
+      content.includes(CHART_PLACEHOLDER) ||
+      content.includes('%%') ||
+      !content.includes('http-equiv="Content-Security-Policy"')
+    )
+      throw new Error(`chart app ${kind}: assembly left a placeholder or lost the CSP`);
     assembled.set(key, content);
   }
   return content;
@@ -104,6 +127,9 @@ export function chartApp(kind: ChartAppKind): string {
  * script block (`</script>`) or the SVG's CDATA section (`]]>`), and the document stays well-formed.
  */
 export function fillChartTemplate(template: string, data: unknown): string {
-  const json = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const json = JSON.stringify(data).replace(
+    /[<>&\u2028\u2029]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return template.replace(CHART_PLACEHOLDER, () => json);
 }

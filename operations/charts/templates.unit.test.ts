@@ -1,6 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CHART_APP_KINDS, CHART_CSP, CHART_FORMATS, CHART_FORMATS_OF, CHART_KINDS, CHART_THEMES, chartApp, chartTemplate, fillChartTemplate } from './templates.ts';
+import {
+  CHART_APP_KINDS,
+  CHART_CSP,
+  CHART_FORMATS,
+  CHART_FORMATS_OF,
+  CHART_KINDS,
+  CHART_THEMES,
+  chartApp,
+  chartTemplate,
+  fillChartTemplate,
+} from './templates.ts';
 
 const HOST = 'https://scripts.example/uplot';
 
@@ -15,13 +25,17 @@ describe('chart templates', () => {
             continue;
           }
           expect(content!.split('__DATA__')).toHaveLength(2);
-          expect(content).toMatch(/<script type="application\/json" id="chart-data">(<!\[CDATA\[)?__DATA__(\]\]>)?<\/script>/);
+          expect(content).toMatch(
+            /<script type="application\/json" id="chart-data">(<!\[CDATA\[)?__DATA__(\]\]>)?<\/script>/,
+          );
           expect(content).toContain(`data-theme="${theme}"`);
           expect(content).not.toContain('%%');
           if (format === 'svg') expect(content!.startsWith('<?xml')).toBe(true);
           // Only the tape reaches out, and only to the configured host.
           const external = [...content!.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
-          expect(external).toEqual(kind === 'market-tape' ? [`${HOST}/uPlot.min.css`, `${HOST}/uPlot.iife.min.js`] : []);
+          expect(external).toEqual(
+            kind === 'market-tape' ? [`${HOST}/uPlot.min.css`, `${HOST}/uPlot.iife.min.js`] : [],
+          );
         }
       }
     }
@@ -44,8 +58,11 @@ describe('chart templates', () => {
       expect(app).toContain('data-theme="night"');
       expect([...app.matchAll(/\b(?:src|href)=/g)]).toEqual([]);
       // The template's own scripts, verbatim: the chart runs when the tool result has filled #chart-data.
-      for (const file of ['common.js', `${kind}.js`, 'app.js']) expect(app).toContain(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'));
-      expect(app.indexOf('window.__drawChart = function () {')).toBeLessThan(app.indexOf(readFileSync(new URL(`./${kind}.js`, import.meta.url), 'utf8')));
+      for (const file of ['common.js', `${kind}.js`, 'app.js'])
+        expect(app).toContain(readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'));
+      expect(app.indexOf('window.__drawChart = function () {')).toBeLessThan(
+        app.indexOf(readFileSync(new URL(`./${kind}.js`, import.meta.url), 'utf8')),
+      );
       expect(app).toContain(`var APP_KIND = "${kind}";`);
       expect(chartApp(kind)).toBe(app);
     }

@@ -40,7 +40,15 @@ describe('which zone a chart speaks', () => {
     expect(common.titleZone('Solana Up or Down - March 9, 9:00AM-9:05AM EDT')).toBe(NY);
     expect(common.titleZone('Giants vs. Dodgers, 7:10 PM PT')).toBe('America/Los_Angeles');
     expect(common.titleZone('Fed decision at 18:00 UTC?')).toBe('UTC');
-    for (const title of ['Ducks vs. Wild', 'Will ETH reach 5000 ETH/BTC?', 'Ethereum above 3000 on June 1?', 'pet 5 pt', '', null, undefined]) {
+    for (const title of [
+      'Ducks vs. Wild',
+      'Will ETH reach 5000 ETH/BTC?',
+      'Ethereum above 3000 on June 1?',
+      'pet 5 pt',
+      '',
+      null,
+      undefined,
+    ]) {
       expect(common.titleZone(title), String(title)).toBeNull();
     }
   });
@@ -54,7 +62,9 @@ describe('which zone a chart speaks', () => {
     expect(common.chartTimeZone(root(null), { ...etTitle, time_zone: 'UTC' })).toBe('UTC');
     expect(common.chartTimeZone(root(null), { ...etTitle, time_zone: 'Europe/Paris' })).toBe('Europe/Paris');
     expect(common.chartTimeZone(root('Asia/Tokyo'), { ...etTitle, time_zone: 'Europe/Paris' })).toBe('Asia/Tokyo');
-    expect(common.chartTimeZone(root('Mars/Olympus_Mons'), { ...etTitle, time_zone: 'Europe/Paris' })).toBe('Europe/Paris');
+    expect(common.chartTimeZone(root('Mars/Olympus_Mons'), { ...etTitle, time_zone: 'Europe/Paris' })).toBe(
+      'Europe/Paris',
+    );
     expect(common.chartTimeZone(root(''), { ...etTitle, time_zone: 'Nowhere/Atlantis' })).toBe(NY);
     expect(common.chartTimeZone(root(null), { ...etTitle, time_zone: 42 })).toBe(NY);
   });
@@ -93,7 +103,9 @@ describe('labels and ticks in the zone', () => {
     expect(week.ticks.length).toBeGreaterThanOrEqual(5);
     // Eastern midnight in January is 05:00 UTC.
     for (const tick of week.ticks) expect(new Date(tick * 1000).toISOString()).toMatch(/T05:00:00\.000Z$/);
-    expect(week.ticks.map((t) => common.timeLabel(t, week.step, NY))).toEqual(['Jan 5', 'Jan 6', 'Jan 7', 'Jan 8', 'Jan 9', 'Jan 10'].slice(0, week.ticks.length));
+    expect(week.ticks.map((t) => common.timeLabel(t, week.step, NY))).toEqual(
+      ['Jan 5', 'Jan 6', 'Jan 7', 'Jan 8', 'Jan 9', 'Jan 10'].slice(0, week.ticks.length),
+    );
   });
 
   it('across the spring-forward night the hourly ticks skip 02:00 and the label names both zones', () => {
@@ -101,8 +113,22 @@ describe('labels and ticks in the zone', () => {
     const to = at('2026-03-08T10:00:00Z'); // 06:00 EDT
     const hourly = common.timeTicks(from, to, 6, NY);
     expect(hourly.step).toBe(3600);
-    expect(hourly.ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 16))).toEqual(['05:00', '06:00', '07:00', '08:00', '09:00', '10:00']);
-    expect(hourly.ticks.map((t) => common.timeLabel(t, hourly.step, NY))).toEqual(['00:00', '01:00', '03:00', '04:00', '05:00', '06:00']);
+    expect(hourly.ticks.map((t) => new Date(t * 1000).toISOString().slice(11, 16))).toEqual([
+      '05:00',
+      '06:00',
+      '07:00',
+      '08:00',
+      '09:00',
+      '10:00',
+    ]);
+    expect(hourly.ticks.map((t) => common.timeLabel(t, hourly.step, NY))).toEqual([
+      '00:00',
+      '01:00',
+      '03:00',
+      '04:00',
+      '05:00',
+      '06:00',
+    ]);
     expect(common.zoneLabel(from, to, NY)).toBe('EST/EDT');
   });
 });

@@ -11,7 +11,12 @@ import { nextPlan, type Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import type { Caller } from '../auth.ts';
 import { ApiError, errors } from '../errors.ts';
-import { authFailures as authFailureCount, gateDecisions, heavyReadsCapacity, heavyReadsInFlight } from '../../metrics/registry.ts';
+import {
+  authFailures as authFailureCount,
+  gateDecisions,
+  heavyReadsCapacity,
+  heavyReadsInFlight,
+} from '../../metrics/registry.ts';
 import type { GateStore, GateUsage, GateVerdict } from './store.ts';
 
 /** Usage numbers of `/me`: the governing call window is the nonzero one. */
@@ -102,7 +107,8 @@ export class Budget {
       const unmetered = { tokensRemaining: limits.burst, rpmUsed: 0, dayRequests: 0, monthRequests: 0 };
       return { ...this.#admission(caller, requestId, call.heavy, false, unmetered), unmetered: true };
     }
-    if (verdict.kind === 'admitted') return { ...this.#admission(caller, requestId, call.heavy, true, verdict.usage), unmetered: false };
+    if (verdict.kind === 'admitted')
+      return { ...this.#admission(caller, requestId, call.heavy, true, verdict.usage), unmetered: false };
     if (call.heavy) {
       this.#heavyInFlight -= 1;
       heavyReadsInFlight.dec();
@@ -127,7 +133,11 @@ export class Budget {
       });
       authFailureCount.inc({ outcome: verdict.kind === 'blocked' ? 'blocked' : 'refused' });
       if (verdict.kind === 'blocked') return errors.tooManyAuthFailures(seconds(verdict.retryAfterMs));
-      if (verdict.nowBlocked) this.log.warn({ address, failures: verdict.failures }, 'address blocked after repeated authentication failures');
+      if (verdict.nowBlocked)
+        this.log.warn(
+          { address, failures: verdict.failures },
+          'address blocked after repeated authentication failures',
+        );
       return null;
     } catch (failure) {
       authFailureCount.inc({ outcome: 'refused' });
@@ -164,7 +174,10 @@ export class Budget {
         released = true;
         this.#heavyInFlight -= 1;
         heavyReadsInFlight.dec();
-        if (leasedInStore) this.store.release(caller.accountId, requestId).catch((failure: unknown) => this.#storeFailed(failure, 'release'));
+        if (leasedInStore)
+          this.store
+            .release(caller.accountId, requestId)
+            .catch((failure: unknown) => this.#storeFailed(failure, 'release'));
       },
     };
   }
@@ -173,9 +186,16 @@ export class Budget {
     const { limits } = caller;
     return {
       // Tokens accrue continuously; two decimals are plenty (rounded down: never promise a token that is not there).
-      window: { tokens_remaining: Math.max(0, Math.floor(usage.tokensRemaining * 100 + 1e-6) / 100), rpm_used: usage.rpmUsed },
-      day: limits.dailyRequests > 0 ? { requests: usage.dayRequests, cap: limits.dailyRequests } : { requests: 0, cap: 0 },
-      month: limits.monthlyRequests > 0 ? { requests: usage.monthRequests, cap: limits.monthlyRequests } : { requests: 0, cap: 0 },
+      window: {
+        tokens_remaining: Math.max(0, Math.floor(usage.tokensRemaining * 100 + 1e-6) / 100),
+        rpm_used: usage.rpmUsed,
+      },
+      day:
+        limits.dailyRequests > 0 ? { requests: usage.dayRequests, cap: limits.dailyRequests } : { requests: 0, cap: 0 },
+      month:
+        limits.monthlyRequests > 0
+          ? { requests: usage.monthRequests, cap: limits.monthlyRequests }
+          : { requests: 0, cap: 0 },
     };
   }
 
@@ -195,7 +215,12 @@ export class Budget {
       case 'address_blocked':
         return errors.tooManyAuthFailures(seconds(verdict.retryAfterMs));
       case 'wallet_quota':
-        return errors.walletQuota(limits, upgrade, verdict.used, new Date(verdict.resetsAtMs).toISOString().replace('.000Z', 'Z'));
+        return errors.walletQuota(
+          limits,
+          upgrade,
+          verdict.used,
+          new Date(verdict.resetsAtMs).toISOString().replace('.000Z', 'Z'),
+        );
     }
   }
 

@@ -6,12 +6,22 @@ import { ApiError } from '../errors.ts';
 import { Budget } from './budget.ts';
 import type { AuthFailureRequest, AuthFailureVerdict, GateRequest, GateStore, GateVerdict } from './store.ts';
 
-const config = parseConfig({ HEAVY_READS_PER_INSTANCE: '2', AUTH_FAILURE_LIMIT: '3' }, { gates: { authFailures: { windowSeconds: 60, blockSeconds: 120 } } });
+const config = parseConfig(
+  { HEAVY_READS_PER_INSTANCE: '2', AUTH_FAILURE_LIMIT: '3' },
+  { gates: { authFailures: { windowSeconds: 60, blockSeconds: 120 } } },
+);
 const silent = createLogger('silent');
 const USAGE = { tokensRemaining: 7.456, rpmUsed: 3, dayRequests: 11, monthRequests: 12 };
 
 function caller(planId: PlanId): Caller {
-  return { accountId: `acct-${planId}`, keyId: 'key-1', label: 'agent', last4: 'abcd', planId, limits: config.plans[planId] };
+  return {
+    accountId: `acct-${planId}`,
+    keyId: 'key-1',
+    label: 'agent',
+    last4: 'abcd',
+    planId,
+    limits: config.plans[planId],
+  };
 }
 
 /** A gate store that answers what the test scripts and records what it was asked. */
@@ -79,9 +89,17 @@ describe('Budget.admit', () => {
       leaseMs: config.gates.heavyReadLeaseSeconds * 1000,
     });
     // Two decimals, rounded down; Basic is governed by the day, so the month reads zeros.
-    expect(basic.usage).toEqual({ window: { tokens_remaining: 7.45, rpm_used: 3 }, day: { requests: 11, cap: 50 }, month: { requests: 0, cap: 0 } });
+    expect(basic.usage).toEqual({
+      window: { tokens_remaining: 7.45, rpm_used: 3 },
+      day: { requests: 11, cap: 50 },
+      month: { requests: 0, cap: 0 },
+    });
     const pro = await budget.admit(caller('pro'), call());
-    expect(pro.usage).toEqual({ window: { tokens_remaining: 7.45, rpm_used: 3 }, day: { requests: 0, cap: 0 }, month: { requests: 12, cap: 50_000 } });
+    expect(pro.usage).toEqual({
+      window: { tokens_remaining: 7.45, rpm_used: 3 },
+      day: { requests: 0, cap: 0 },
+      month: { requests: 12, cap: 50_000 },
+    });
   });
 
   it('turns each refusal into the contract: status, code, whole seconds to wait (at least 1)', async () => {
@@ -98,7 +116,11 @@ describe('Budget.admit', () => {
     for (const [verdict, status, code, retryAfter] of cases) {
       store.verdict = verdict;
       const refusal = await refusalOf(budget.admit(caller('basic'), call()));
-      expect({ status: refusal.status, code: refusal.code, retry_after: refusal.body().retry_after }).toEqual({ status, code, retry_after: retryAfter });
+      expect({ status: refusal.status, code: refusal.code, retry_after: refusal.body().retry_after }).toEqual({
+        status,
+        code,
+        retry_after: retryAfter,
+      });
       expect(refusal.headers['Retry-After']).toBe(String(retryAfter));
     }
   });
@@ -120,7 +142,12 @@ describe('Budget.admit', () => {
     store.verdict = { kind: 'wallet_quota', usage: USAGE, used: 3, limit: 3, resetsAtMs };
     const refusal = await refusalOf(budget.admit(caller('basic'), call(false, '0xdef')));
     expect(refusal.status).toBe(403);
-    expect(refusal.body()).toMatchObject({ error: 'wallet_quota', used: 3, limit: config.plans.basic.distinctWalletsPerDay, resets_at: '2026-11-24T00:00:00Z' });
+    expect(refusal.body()).toMatchObject({
+      error: 'wallet_quota',
+      used: 3,
+      limit: config.plans.basic.distinctWalletsPerDay,
+      resets_at: '2026-11-24T00:00:00Z',
+    });
     expect(refusal.body()).not.toHaveProperty('retry_after');
   });
 
@@ -158,7 +185,11 @@ describe('Budget.admit', () => {
     const budget = new Budget(store, config, silent);
     store.verdict = new Error('redis down');
     const admitted = await budget.admit(caller('basic'), call(true));
-    expect(admitted.usage).toEqual({ window: { tokens_remaining: config.plans.basic.burst, rpm_used: 0 }, day: { requests: 0, cap: 50 }, month: { requests: 0, cap: 0 } });
+    expect(admitted.usage).toEqual({
+      window: { tokens_remaining: config.plans.basic.burst, rpm_used: 0 },
+      day: { requests: 0, cap: 50 },
+      month: { requests: 0, cap: 0 },
+    });
     expect(budget.heavyInFlight).toBe(1);
     admitted.release();
     expect(budget.heavyInFlight).toBe(0);
@@ -171,7 +202,13 @@ describe('Budget.authenticationFailed', () => {
     const store = new ScriptedStore();
     const budget = new Budget(store, config, silent, () => 5_000);
     expect(await budget.authenticationFailed('10.0.0.9')).toBeNull();
-    expect(store.failures[0]).toMatchObject({ address: '10.0.0.9', nowMs: 5_000, limit: 3, windowMs: 60_000, blockMs: 120_000 });
+    expect(store.failures[0]).toMatchObject({
+      address: '10.0.0.9',
+      nowMs: 5_000,
+      limit: 3,
+      windowMs: 60_000,
+      blockMs: 120_000,
+    });
     store.authVerdict = { kind: 'recorded', failures: 3, nowBlocked: true };
     expect(await budget.authenticationFailed('10.0.0.9')).toBeNull();
     store.authVerdict = { kind: 'blocked', retryAfterMs: 119_001 };

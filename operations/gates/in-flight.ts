@@ -110,7 +110,15 @@ export class InFlightLimiter {
   #recentArrivals = 0;
   #recentRefusals = 0;
   #countedAt = 0;
-  readonly #stats = { started: 0, startedAfterQueueing: 0, refusedOnArrival: 0, refusedAfterWaiting: 0, maxQueueWaitMs: 0, released: 0, heldMs: 0 };
+  readonly #stats = {
+    started: 0,
+    startedAfterQueueing: 0,
+    refusedOnArrival: 0,
+    refusedAfterWaiting: 0,
+    maxQueueWaitMs: 0,
+    released: 0,
+    heldMs: 0,
+  };
 
   constructor(
     readonly limits: InFlightLimits,
@@ -127,12 +135,21 @@ export class InFlightLimiter {
     this.#count(now, 1, 0);
     if (this.#running < this.#slots(now)) return Promise.resolve(this.#start(now));
     // The places in the queue whose predicted wait (place × average hold ÷ slots) fits in the bound.
-    const places = Math.min(this.limits.queueDepth, Math.floor((this.limits.maxQueueWaitMs * this.#slots(now)) / Math.max(this.#averageHoldMs, Number.EPSILON)));
+    const places = Math.min(
+      this.limits.queueDepth,
+      Math.floor((this.limits.maxQueueWaitMs * this.#slots(now)) / Math.max(this.#averageHoldMs, Number.EPSILON)),
+    );
     // Overloaded and full, a waiter that has spent half the bound already (behind newer arrivals, it will
     // hardly be served in time) makes room for the arrival, which will be served next: the served calls'
     // wait stays near zero, and the older one is refused now instead of at the end of its bound.
     const oldest = this.#queue[0];
-    if (this.#queue.length + 1 > places && oldest && this.#refusing(now) && now - oldest.enqueuedAt > this.limits.maxQueueWaitMs / 2 && !signal?.aborted) {
+    if (
+      this.#queue.length + 1 > places &&
+      oldest &&
+      this.#refusing(now) &&
+      now - oldest.enqueuedAt > this.limits.maxQueueWaitMs / 2 &&
+      !signal?.aborted
+    ) {
       oldest.refuse();
     }
     if (this.#queue.length + 1 > places || signal?.aborted) {
@@ -177,12 +194,22 @@ export class InFlightLimiter {
 
   /** Zeroes the counters (not the slots or the queue): a benchmark measures each phase apart. */
   resetCounters(): void {
-    Object.assign(this.#stats, { started: 0, startedAfterQueueing: 0, refusedOnArrival: 0, refusedAfterWaiting: 0, maxQueueWaitMs: 0, released: 0, heldMs: 0 });
+    Object.assign(this.#stats, {
+      started: 0,
+      startedAfterQueueing: 0,
+      refusedOnArrival: 0,
+      refusedAfterWaiting: 0,
+      maxQueueWaitMs: 0,
+      released: 0,
+      heldMs: 0,
+    });
   }
 
   /** Calls were refused within the last few bounds: demand is above what this instance serves right now. */
   #refusing(now: number): boolean {
-    return now - this.#refusedAt <= Math.min(OVERLOAD_MEMORY_BOUNDS * this.limits.maxQueueWaitMs, OVERLOAD_MEMORY_MAX_MS);
+    return (
+      now - this.#refusedAt <= Math.min(OVERLOAD_MEMORY_BOUNDS * this.limits.maxQueueWaitMs, OVERLOAD_MEMORY_MAX_MS)
+    );
   }
 
   #refused(now: number): void {
@@ -206,7 +233,10 @@ export class InFlightLimiter {
   /** Slots in use at most: fewer under sustained overload, so that the calls served do not slow each other down. */
   #slots(now: number): number {
     if (!this.#overloaded(now)) return this.limits.maxInFlight;
-    return Math.max(1, Math.min(this.limits.maxInFlight, this.limits.overloadedInFlight ?? this.limits.maxInFlight - 1));
+    return Math.max(
+      1,
+      Math.min(this.limits.maxInFlight, this.limits.overloadedInFlight ?? this.limits.maxInFlight - 1),
+    );
   }
 
   #start(startedAt: number): Slot {
@@ -220,7 +250,9 @@ export class InFlightLimiter {
     let heldSince = startedAt;
     /** The call is done: its time in slots counts toward the average hold (the wait prediction). */
     const account = (heldMs: number) => {
-      this.#averageHoldMs = this.#holdMeasured ? this.#averageHoldMs + HOLD_SMOOTHING * (heldMs - this.#averageHoldMs) : heldMs;
+      this.#averageHoldMs = this.#holdMeasured
+        ? this.#averageHoldMs + HOLD_SMOOTHING * (heldMs - this.#averageHoldMs)
+        : heldMs;
       this.#holdMeasured = true;
       this.#stats.released += 1;
       this.#stats.heldMs += heldMs;
@@ -276,7 +308,8 @@ export class InFlightLimiter {
     this.#running -= 1;
     // The bound is strict: a waiter past it (its timer not yet run, the event loop being busy) is
     // refused, not started late.
-    for (const waiter of this.#queue.filter((queued) => now - queued.enqueuedAt > this.limits.maxQueueWaitMs)) waiter.refuse();
+    for (const waiter of this.#queue.filter((queued) => now - queued.enqueuedAt > this.limits.maxQueueWaitMs))
+      waiter.refuse();
     if (this.#running >= this.#slots(now)) return;
     const returning = this.#returning.shift();
     if (returning) {

@@ -28,7 +28,13 @@ describe('InFlightLimiter', () => {
     (await fourth)!();
     // Nothing was refused: first come, first served.
     expect(order).toEqual(['third', 'fourth']);
-    expect(shed.stats).toMatchObject({ running: 0, queued: 0, started: 4, startedAfterQueueing: 2, refusedOnArrival: 0 });
+    expect(shed.stats).toMatchObject({
+      running: 0,
+      queued: 0,
+      started: 4,
+      startedAfterQueueing: 2,
+      refusedOnArrival: 0,
+    });
     const a = await shed.acquire();
     const b = await shed.acquire();
     void shed.acquire();
@@ -83,7 +89,12 @@ describe('InFlightLimiter', () => {
   });
 
   it('overloaded (half the recent calls refused), works on overloadedInFlight calls at once when it is set', async () => {
-    const { clock, limiter: shed } = limiter({ maxInFlight: 4, overloadedInFlight: 2, queueDepth: 1, maxQueueWaitMs: 100 });
+    const { clock, limiter: shed } = limiter({
+      maxInFlight: 4,
+      overloadedInFlight: 2,
+      queueDepth: 1,
+      maxQueueWaitMs: 100,
+    });
     const running = await Promise.all([shed.acquire(), shed.acquire(), shed.acquire(), shed.acquire()]);
     const queued = shed.acquire();
     // Five arrivals taken, five refused (the queue is full): half refused, overloaded from here.
@@ -260,13 +271,27 @@ describe('load shedding defaults (config)', () => {
   const cores = availableParallelism();
   it('embedded: one more than the cores in flight (at least 3), one fewer while overloaded', () => {
     const slots = Math.max(2, cores) + 1;
-    expect(parseConfig({}).api.inFlight).toEqual({ maxInFlight: slots, overloadedInFlight: slots - 1, queueDepth: 16, maxQueueWaitMs: 30 });
+    expect(parseConfig({}).api.inFlight).toEqual({
+      maxInFlight: slots,
+      overloadedInFlight: slots - 1,
+      queueDepth: 16,
+      maxQueueWaitMs: 30,
+    });
   });
   it('a ClickHouse server: 16 in flight, one fewer while overloaded', () => {
-    expect(parseConfig({ CLICKHOUSE_URL: 'http://clickhouse:8123' }).api.inFlight).toMatchObject({ maxInFlight: 16, overloadedInFlight: 15 });
+    expect(parseConfig({ CLICKHOUSE_URL: 'http://clickhouse:8123' }).api.inFlight).toMatchObject({
+      maxInFlight: 16,
+      overloadedInFlight: 15,
+    });
   });
   it('set: as set, one fewer while overloaded, at least one', () => {
-    expect(parseConfig({ API_MAX_IN_FLIGHT: '2' }).api.inFlight).toMatchObject({ maxInFlight: 2, overloadedInFlight: 1 });
-    expect(parseConfig({ API_MAX_IN_FLIGHT: '1' }).api.inFlight).toMatchObject({ maxInFlight: 1, overloadedInFlight: 1 });
+    expect(parseConfig({ API_MAX_IN_FLIGHT: '2' }).api.inFlight).toMatchObject({
+      maxInFlight: 2,
+      overloadedInFlight: 1,
+    });
+    expect(parseConfig({ API_MAX_IN_FLIGHT: '1' }).api.inFlight).toMatchObject({
+      maxInFlight: 1,
+      overloadedInFlight: 1,
+    });
   });
 });

@@ -5,7 +5,14 @@
  *
  * Idle users' state is collected when the map grows (a user whose periods are all over holds nothing).
  */
-import { utcPeriods, type AuthFailureRequest, type AuthFailureVerdict, type GateRequest, type GateStore, type GateVerdict } from './store.ts';
+import {
+  utcPeriods,
+  type AuthFailureRequest,
+  type AuthFailureVerdict,
+  type GateRequest,
+  type GateStore,
+  type GateVerdict,
+} from './store.ts';
 
 interface UserState {
   tat: number;
@@ -57,12 +64,15 @@ export class MemoryGates implements GateStore {
     if (expired > 0) user.minute.splice(0, expired);
     const inMinute = user.minute.length;
     const minuteWait = inMinute >= request.rpm ? user.minute[inMinute - request.rpm]! + request.rpmWindowMs - now : 0;
-    if (bucketWait > 0 || minuteWait > 0) return { kind: 'rate_limited', retryAfterMs: Math.max(bucketWait, minuteWait) };
+    if (bucketWait > 0 || minuteWait > 0)
+      return { kind: 'rate_limited', retryAfterMs: Math.max(bucketWait, minuteWait) };
 
     let dayCount = user.day === periods.day ? user.dayCount : 0;
     let monthCount = user.month === periods.month ? user.monthCount : 0;
-    if (request.dailyCap > 0 && dayCount >= request.dailyCap) return { kind: 'daily_limit', retryAfterMs: periods.dayEndsMs - now };
-    if (request.monthlyCap > 0 && monthCount >= request.monthlyCap) return { kind: 'monthly_limit', retryAfterMs: periods.monthEndsMs - now };
+    if (request.dailyCap > 0 && dayCount >= request.dailyCap)
+      return { kind: 'daily_limit', retryAfterMs: periods.dayEndsMs - now };
+    if (request.monthlyCap > 0 && monthCount >= request.monthlyCap)
+      return { kind: 'monthly_limit', retryAfterMs: periods.monthEndsMs - now };
 
     if (request.heavy) {
       for (const [id, expiresAt] of user.lane) if (expiresAt <= now) user.lane.delete(id);
@@ -94,7 +104,13 @@ export class MemoryGates implements GateStore {
         wallet = 'free';
       } else {
         if (user.wallets.size >= request.walletCap) {
-          return { kind: 'wallet_quota', usage, used: user.wallets.size, limit: request.walletCap, resetsAtMs: periods.dayEndsMs };
+          return {
+            kind: 'wallet_quota',
+            usage,
+            used: user.wallets.size,
+            limit: request.walletCap,
+            resetsAtMs: periods.dayEndsMs,
+          };
         }
         user.wallets.add(request.wallet);
         wallet = 'counted';
@@ -144,7 +160,17 @@ export class MemoryGates implements GateStore {
     let user = this.#users.get(userId);
     if (!user) {
       if (this.#users.size >= SWEEP_ABOVE) this.#sweepUsers(this.clockMs());
-      user = { tat: 0, minute: [], day: -1, dayCount: 0, month: -1, monthCount: 0, walletDay: -1, wallets: new Set(), lane: new Map() };
+      user = {
+        tat: 0,
+        minute: [],
+        day: -1,
+        dayCount: 0,
+        month: -1,
+        monthCount: 0,
+        walletDay: -1,
+        wallets: new Set(),
+        lane: new Map(),
+      };
       this.#users.set(userId, user);
     }
     return user;
@@ -154,14 +180,19 @@ export class MemoryGates implements GateStore {
   #sweepUsers(now: number): void {
     const { month } = utcPeriods(now);
     for (const [id, user] of this.#users) {
-      const idle = user.tat <= now && user.lane.size === 0 && (user.minute.at(-1) ?? -Infinity) <= now - 3_600_000 && user.month !== month;
+      const idle =
+        user.tat <= now &&
+        user.lane.size === 0 &&
+        (user.minute.at(-1) ?? -Infinity) <= now - 3_600_000 &&
+        user.month !== month;
       if (idle) this.#users.delete(id);
     }
   }
 
   #sweepAddresses(now: number): void {
     for (const [address, state] of this.#addresses) {
-      if (state.blockedUntil <= now && (state.failures.at(-1) ?? -Infinity) <= now - 3_600_000) this.#addresses.delete(address);
+      if (state.blockedUntil <= now && (state.failures.at(-1) ?? -Infinity) <= now - 3_600_000)
+        this.#addresses.delete(address);
     }
   }
 }

@@ -6,7 +6,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import type { AuthFailureRequest, AuthFailureVerdict, GateRequest, GateStore, GateUsage, GateVerdict } from './store.ts';
+import type {
+  AuthFailureRequest,
+  AuthFailureVerdict,
+  GateRequest,
+  GateStore,
+  GateUsage,
+  GateVerdict,
+} from './store.ts';
 
 const ADMIT_LUA = readFileSync(new URL('./admit.lua', import.meta.url), 'utf8');
 const AUTH_FAILURE_LUA = readFileSync(new URL('./auth-failure.lua', import.meta.url), 'utf8');
@@ -97,7 +104,9 @@ export class RedisGates implements GateStore {
   }
 
   async blockedFor(address: string, nowMs: number | null): Promise<number> {
-    return Number(await this.#redis.taBlockedFor(this.#addressKey(address, 'block'), nowMs === null ? '' : String(nowMs)));
+    return Number(
+      await this.#redis.taBlockedFor(this.#addressKey(address, 'block'), nowMs === null ? '' : String(nowMs)),
+    );
   }
 
   async close(): Promise<void> {
@@ -106,7 +115,12 @@ export class RedisGates implements GateStore {
 }
 
 function usageOf(reply: Reply): GateUsage {
-  return { tokensRemaining: Number(reply[1]), rpmUsed: Number(reply[2]), dayRequests: Number(reply[3]), monthRequests: Number(reply[4]) };
+  return {
+    tokensRemaining: Number(reply[1]),
+    rpmUsed: Number(reply[2]),
+    dayRequests: Number(reply[3]),
+    monthRequests: Number(reply[4]),
+  };
 }
 
 function parseAdmitReply(reply: Reply): GateVerdict {
@@ -114,7 +128,13 @@ function parseAdmitReply(reply: Reply): GateVerdict {
     case 'admitted':
       return { kind: 'admitted', usage: usageOf(reply), wallet: reply[5] as 'free' | 'counted' | 'none' };
     case 'wallet_quota':
-      return { kind: 'wallet_quota', usage: usageOf(reply), used: Number(reply[5]), limit: Number(reply[6]), resetsAtMs: Number(reply[7]) };
+      return {
+        kind: 'wallet_quota',
+        usage: usageOf(reply),
+        used: Number(reply[5]),
+        limit: Number(reply[6]),
+        resetsAtMs: Number(reply[7]),
+      };
     case 'rate_limited':
     case 'daily_limit':
     case 'monthly_limit':
@@ -129,5 +149,10 @@ function parseAdmitReply(reply: Reply): GateVerdict {
 
 /** A Redis connection for the gates: commands time out (a hung Redis must not hang requests) and fail fast while disconnected. */
 export function connectGateRedis(url: string, commandTimeoutMs: number): Redis {
-  return new Redis(url, { commandTimeout: commandTimeoutMs, maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+  return new Redis(url, {
+    commandTimeout: commandTimeoutMs,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    lazyConnect: false,
+  });
 }

@@ -73,7 +73,9 @@ export interface AuthFailureRequest {
 }
 
 /** `blocked`: the address was already blocked (this failure is not counted); `recorded`: counted, and maybe now blocked. */
-export type AuthFailureVerdict = { kind: 'blocked'; retryAfterMs: number } | { kind: 'recorded'; failures: number; nowBlocked: boolean };
+export type AuthFailureVerdict =
+  | { kind: 'blocked'; retryAfterMs: number }
+  | { kind: 'recorded'; failures: number; nowBlocked: boolean };
 
 export interface GateStore {
   readonly kind: 'redis' | 'memory';

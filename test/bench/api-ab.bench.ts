@@ -40,7 +40,8 @@ interface RunFigures {
 /** The "targets" lines bench:api prints last: `  card     one at a time p50 <ms> p99 …` and `  mix      <n> req/s served …`. */
 function parseTargets(output: string): RunFigures {
   const singleP50 = new Map<string, number>();
-  for (const match of output.matchAll(/^\s+(\w+)\s+one at a time p50\s+([\d.]+)/gm)) singleP50.set(match[1]!, Number(match[2]));
+  for (const match of output.matchAll(/^\s+(\w+)\s+one at a time p50\s+([\d.]+)/gm))
+    singleP50.set(match[1]!, Number(match[2]));
   const mix = /^\s+mix\s+(\d+) req\/s served/m.exec(output);
   if (singleP50.size === 0 || !mix) throw new Error(`bench:api printed no targets lines:\n${output.slice(-2000)}`);
   return { singleP50, mixServed: Number(mix[1]) };
@@ -48,7 +49,10 @@ function parseTargets(output: string): RunFigures {
 
 function runBench(side: Side): Promise<RunFigures> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'bench:api', '--', ...BENCH_ARGS], { cwd: SIDES[side], stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('npm', ['run', '--silent', 'bench:api', '--', ...BENCH_ARGS], {
+      cwd: SIDES[side],
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
@@ -87,8 +91,16 @@ runBenchmark(async () => {
     );
   };
   console.log('');
-  console.log(`bench:api ${BENCH_ARGS.join(' ')}, ${ROUNDS} rounds alternated; before ${SIDES.before}, after ${SIDES.after}`);
-  for (const endpoint of ['card', 'summary', 'chart', 'fills', ...endpoints.filter((name) => !['card', 'summary', 'chart', 'fills'].includes(name))]) {
+  console.log(
+    `bench:api ${BENCH_ARGS.join(' ')}, ${ROUNDS} rounds alternated; before ${SIDES.before}, after ${SIDES.after}`,
+  );
+  for (const endpoint of [
+    'card',
+    'summary',
+    'chart',
+    'fills',
+    ...endpoints.filter((name) => !['card', 'summary', 'chart', 'fills'].includes(name)),
+  ]) {
     if (!endpoints.includes(endpoint)) continue;
     row(`${endpoint} p50 ms`, (run) => run.singleP50.get(endpoint) ?? Number.NaN, false);
   }

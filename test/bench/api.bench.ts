@@ -62,7 +62,11 @@ import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
 import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 import { recordingCalls, type StoreCall } from '../harness/recorded-store.ts';
-import { embeddedThreadPoolShortfall, LIBUV_DEFAULT_THREAD_POOL_SIZE, readPoolSizeOf } from '../../projections/store.ts';
+import {
+  embeddedThreadPoolShortfall,
+  LIBUV_DEFAULT_THREAD_POOL_SIZE,
+  readPoolSizeOf,
+} from '../../projections/store.ts';
 
 const { values } = parseArgs({
   options: {
@@ -112,7 +116,9 @@ function refusalBursts(sentAtMs: readonly number[]): string {
       last.count += 1;
     } else bursts.push({ from: at, to: at, count: 1 });
   }
-  const shown = bursts.slice(0, 8).map((burst) => `${(burst.from / 1000).toFixed(2)}–${(burst.to / 1000).toFixed(2)} s (${burst.count})`);
+  const shown = bursts
+    .slice(0, 8)
+    .map((burst) => `${(burst.from / 1000).toFixed(2)}–${(burst.to / 1000).toFixed(2)} s (${burst.count})`);
   return `${bursts.length} burst(s): ${shown.join(', ')}${bursts.length > 8 ? ', …' : ''}`;
 }
 
@@ -245,8 +251,9 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
     client.setRequests([...sequence.slice(offset), ...sequence.slice(0, offset)]);
   };
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
-    const instance = autocannon({ url: job.url, connections: job.connections, amount: job.amount, requests: sequence, setupClient }, (error, done) =>
-      error ? reject(error) : resolve(done),
+    const instance = autocannon(
+      { url: job.url, connections: job.connections, amount: job.amount, requests: sequence, setupClient },
+      (error, done) => (error ? reject(error) : resolve(done)),
     );
     instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
       if (answered === undefined) return;
@@ -259,9 +266,21 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
   const endpoints: Partial<Record<Endpoint, EndpointLoad>> = {};
   for (const [endpoint] of groups) {
     const list = latencies.get(endpoint) ?? [];
-    endpoints[endpoint] = { count: list.length, non2xx: non2xx.get(endpoint) ?? 0, p50: percentile(list, 0.5), p99: percentile(list, 0.99) };
+    endpoints[endpoint] = {
+      count: list.length,
+      non2xx: non2xx.get(endpoint) ?? 0,
+      p50: percentile(list, 0.5),
+      p99: percentile(list, 0.99),
+    };
   }
-  return { seconds: result.duration, completed: result['2xx'] + result.non2xx, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts, endpoints };
+  return {
+    seconds: result.duration,
+    completed: result['2xx'] + result.non2xx,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    endpoints,
+  };
 }
 
 function runDriver(): void {
@@ -284,7 +303,11 @@ class LoadDriver extends ForkedRunner<LoadJob, LoadResult> {
 // ---------------------------------------------------------------------------------------------------
 // The benchmark (this process): data, the listening app, the in-process reads, the tables.
 
-const loadAverage = () => os.loadavg().map((value) => value.toFixed(1)).join(' ');
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
 const percent = (share: number) => (Number.isFinite(share) ? `${(100 * share).toFixed(0)}%` : '-');
 
 async function main(): Promise<void> {
@@ -358,29 +381,48 @@ async function main(): Promise<void> {
   probeFilesystem(os.tmpdir());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-api-'));
   const traderCacheSeconds = values['trader-cache'] === undefined ? undefined : Number(values['trader-cache']);
-  const parsed = parseConfig({
-    DATA_DIR: dataDir,
-    CLICKHOUSE_DATABASE: 'bench_api',
-    LOG_LEVEL: 'error',
-    SIM_BACKFILL_DAYS: String(DAYS),
-    SIM_TRADERS: String(TRADERS),
-    SIM_LIVE: 'false',
-    ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
-    ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
-    // libuv's pool as this process started (npm run bench:api sets it; the header says what it is).
-    ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
-    // The read caches', load shedding's and live ingest's variables (READ_CACHE_MB, API_*, INGEST_LINGER_MS, CLICKHOUSE_READ_POOL_SIZE) pass through, to compare them on the same world.
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => /^(READ_CACHE_|API_|INGEST_|CLICKHOUSE_READ_)/.test(name) && ENVIRONMENT_VARIABLES.includes(name) && value !== undefined)),
-  }, traderCacheSeconds === undefined ? {} : { api: { readCache: { traderAnswerSeconds: traderCacheSeconds } } });
+  const parsed = parseConfig(
+    {
+      DATA_DIR: dataDir,
+      CLICKHOUSE_DATABASE: 'bench_api',
+      LOG_LEVEL: 'error',
+      SIM_BACKFILL_DAYS: String(DAYS),
+      SIM_TRADERS: String(TRADERS),
+      SIM_LIVE: 'false',
+      ...(values['in-flight'] ? { API_MAX_IN_FLIGHT: values['in-flight'] } : {}),
+      ...(values['read-pool'] ? { CLICKHOUSE_READ_POOL_SIZE: values['read-pool'] } : {}),
+      // libuv's pool as this process started (npm run bench:api sets it; the header says what it is).
+      ...(process.env.UV_THREADPOOL_SIZE ? { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE } : {}),
+      // The read caches', load shedding's and live ingest's variables (READ_CACHE_MB, API_*, INGEST_LINGER_MS, CLICKHOUSE_READ_POOL_SIZE) pass through, to compare them on the same world.
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(
+          ([name, value]) =>
+            /^(READ_CACHE_|API_|INGEST_|CLICKHOUSE_READ_)/.test(name) &&
+            ENVIRONMENT_VARIABLES.includes(name) &&
+            value !== undefined,
+        ),
+      ),
+    },
+    traderCacheSeconds === undefined ? {} : { api: { readCache: { traderAnswerSeconds: traderCacheSeconds } } },
+  );
   // The load runs far above any plan's rate: the bench key's plan is unbounded, so that the gates admit
   // everything (their own cost is measured by bench:gates) and the figures are the reads'.
-  const unbounded = { ...parsed.plans.pro, rps: 1e6, burst: 1e6, rpm: 1e9, monthlyRequests: 1e12, heavyReadsInFlight: 1e6 };
+  const unbounded = {
+    ...parsed.plans.pro,
+    rps: 1e6,
+    burst: 1e6,
+    rpm: 1e9,
+    monthlyRequests: 1e12,
+    heavyReadsInFlight: 1e6,
+  };
   const config = { ...parsed, plans: { ...parsed.plans, pro: unbounded } };
   const log = createLogger('error');
   console.log(
     `service: at most ${config.api.inFlight.maxInFlight} calls in flight (queue ${config.api.inFlight.queueDepth}, wait ≤ ${config.api.inFlight.maxQueueWaitMs} ms), ` +
       `read pool ${readPoolSizeOf(config.clickhouse)} sessions, libuv thread pool ${config.clickhouse.threadPoolSize ?? `${LIBUV_DEFAULT_THREAD_POOL_SIZE} (libuv's default)`} threads` +
-      (embeddedThreadPoolShortfall(config.clickhouse) ? ' (fewer than the store needs: reads wait for threads; npm run sets UV_THREADPOOL_SIZE)' : ''),
+      (embeddedThreadPoolShortfall(config.clickhouse)
+        ? ' (fewer than the store needs: reads wait for threads; npm run sets UV_THREADPOOL_SIZE)'
+        : ''),
   );
   // Opened first and held: the embedded engine stays up while the publisher's own store comes and goes.
   const store = await openMigratedStore(config, log);
@@ -392,9 +434,18 @@ async function main(): Promise<void> {
   let backfilledUntil = 0;
   await withPublisher(config, log, async ({ publisher }) => {
     const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders });
-    await runSimulator(simulator, publisher, { backfillDays: DAYS, live: false, onProgress: (info) => (backfilledUntil = info.doneTs) });
+    await runSimulator(simulator, publisher, {
+      backfillDays: DAYS,
+      live: false,
+      onProgress: (info) => (backfilledUntil = info.doneTs),
+    });
     genesisTs = simulator.genesisTs;
-    await publishAccount(publisher, { accountId: 'bench-pro', plan: 'pro', displayName: 'Bench pro', version: nowSeconds() });
+    await publishAccount(publisher, {
+      accountId: 'bench-pro',
+      plan: 'pro',
+      displayName: 'Bench pro',
+      version: nowSeconds(),
+    });
     authorization = `Bearer ${(await publishNewKey(publisher, 'bench-pro', 'bench key', nowSeconds())).plaintext}`;
   });
   const [counts] = await store.query<{ fills: number; wallets: number; markets: number }>(
@@ -433,11 +484,25 @@ async function main(): Promise<void> {
   let stopLive = async () => {};
   if (LIVE) {
     const eventLog = openEventLog(config, log);
-    const worker = await startIngestWorker({ config, eventLog, store: TRACE ? recordingCalls(store, liveWrites) : store, log });
+    const worker = await startIngestWorker({
+      config,
+      eventLog,
+      store: TRACE ? recordingCalls(store, liveWrites) : store,
+      log,
+    });
     const producer = await eventLog.producer();
     const publisher = new EventPublisher(producer, new TopicNames(config.kafka.topicPrefix));
-    const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders, ...(genesisTs === undefined ? {} : { genesisTs }) });
-    const running = runSimulator(simulator, publisher, { backfillDays: 0, fromTs: backfilledUntil, live: true, signal: live.signal });
+    const simulator = createSimulator({
+      seed: config.simulator.seed,
+      traders: config.simulator.traders,
+      ...(genesisTs === undefined ? {} : { genesisTs }),
+    });
+    const running = runSimulator(simulator, publisher, {
+      backfillDays: 0,
+      fromTs: backfilledUntil,
+      live: true,
+      signal: live.signal,
+    });
     stopLive = async () => {
       live.abort();
       await running;
@@ -445,7 +510,9 @@ async function main(): Promise<void> {
       await producer.close();
       await eventLog.close();
     };
-    console.log('live ingest on: the simulated world continues in real time into the same store while everything is measured');
+    console.log(
+      'live ingest on: the simulated world continues in real time into the same store while everything is measured',
+    );
   }
 
   // The app as it serves: same store, same clock; listening on a port. Its load shedding is read after each mix.
@@ -461,7 +528,10 @@ async function main(): Promise<void> {
 
   // The reads of each route, on the store the routes get (wrapped with the query timeout), with read caches
   // of the app's settings: their own instance (the app builds its own in buildApp).
-  const routeStore = withReadCaches(withQueryTimeout(store, config.clickhouse.queryTimeoutSeconds), config.api.readCache);
+  const routeStore = withReadCaches(
+    withQueryTimeout(store, config.clickhouse.queryTimeoutSeconds),
+    config.api.readCache,
+  );
   const context = {
     config,
     store: routeStore,
@@ -473,7 +543,13 @@ async function main(): Promise<void> {
   type Pair = (typeof pairs)[number];
   type Trader = Awaited<ReturnType<typeof resolveTrader>>;
   const reads: Record<Endpoint, (trader: Trader, pair: Pair) => Promise<unknown>> = {
-    card: (trader) => readTraderCard(routeStore, trader, { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }, context.now()),
+    card: (trader) =>
+      readTraderCard(
+        routeStore,
+        trader,
+        { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
+        context.now(),
+      ),
     markets: (trader) => readTraderMarkets(routeStore, trader.wallet, { limit: 50 }),
     top: (trader) => readTopMarkets(routeStore, trader.wallet, config.api.topMarkets.defaultN),
     summary: (trader, pair) => readMarketSummary(routeStore, trader.wallet, pair.conditionId),
@@ -483,11 +559,21 @@ async function main(): Promise<void> {
       return readSampledChart(routeStore, trader.wallet, market, {}, config.charts, nowSeconds());
     },
     fills: (trader) => readTraderFills(routeStore, trader.wallet, { limit: 100 }),
-    pnl: (trader) => readEquitySeries(routeStore, trader.wallet, 'all', { nowSeconds: nowSeconds(), upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds }),
+    pnl: (trader) =>
+      readEquitySeries(routeStore, trader.wallet, 'all', {
+        nowSeconds: nowSeconds(),
+        upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds,
+      }),
     whales: () =>
       readWhaleFlow(
         routeStore,
-        { minUsd: config.whales.defaultMinUsd, by: 'burst', windowHours: config.whales.defaultWindowHours, limit: config.whales.defaultLimit, nowSeconds: nowSeconds() },
+        {
+          minUsd: config.whales.defaultMinUsd,
+          by: 'burst',
+          windowHours: config.whales.defaultWindowHours,
+          limit: config.whales.defaultLimit,
+          nowSeconds: nowSeconds(),
+        },
         { exactAboveUsd: config.whales.exactAboveUsd, burstGapSeconds: config.whales.burstGapSeconds },
       ),
   };
@@ -512,7 +598,9 @@ async function main(): Promise<void> {
       // pnl-series answers 503 upstream_offline while the simulated upstream is down (its outages are part of
       // the world); any other non-200 is reported (a machine shared with other work can time a read out).
       if (response.status !== 200 && !(endpoint === 'pnl' && response.status === 503)) {
-        console.log(`warning: ${urls[endpoint](pair)} answered ${response.status} ${Buffer.from(body).toString('utf8').slice(0, 200)}`);
+        console.log(
+          `warning: ${urls[endpoint](pair)} answered ${response.status} ${Buffer.from(body).toString('utf8').slice(0, 200)}`,
+        );
       }
       bytes.push(body.byteLength);
     }
@@ -547,7 +635,8 @@ async function main(): Promise<void> {
 
   const driver = new LoadDriver();
   const paced = new PacedLoadDriver();
-  const pathsOf = (endpoint: Endpoint, offset = 0) => pairs.map((_pair, index) => urls[endpoint](pairs[(offset + index) % pairs.length]!));
+  const pathsOf = (endpoint: Endpoint, offset = 0) =>
+    pairs.map((_pair, index) => urls[endpoint](pairs[(offset + index) % pairs.length]!));
   // The mix: one investigation per wallet, the wallets in the pairs' (hash) order.
   const mixSequence: [Endpoint, string][] = [];
   for (const wallet of new Set(pairs.map((pair) => pair.wallet))) {
@@ -556,7 +645,13 @@ async function main(): Promise<void> {
     for (const pair of own) mixSequence.push(['summary', urls.summary(pair)]);
     mixSequence.push(['chart', urls.chart(own[0]!)], ['fills', urls.fills(own[0]!)]);
   }
-  const oneByOne = (paths: LoadJob['paths']): LoadJob => ({ url: address, authorization, connections: 1, amount: SINGLE, paths });
+  const oneByOne = (paths: LoadJob['paths']): LoadJob => ({
+    url: address,
+    authorization,
+    connections: 1,
+    amount: SINGLE,
+    paths,
+  });
 
   /**
    * These requests (each an endpoint and its path, taken in turn) at RATE requests per second in total, evenly spaced (an open loop: each request starts on its schedule, answered or not,
@@ -567,7 +662,14 @@ async function main(): Promise<void> {
   async function atRate(requests: readonly [Endpoint, string][], duration = DURATION): Promise<LoadResult> {
     const sequence = requests.map(([, path]) => path);
     const endpointOf = requests.map(([endpoint]) => endpoint);
-    const result = await paced.run({ url: address, authorization, paths: sequence, durationS: duration, mode: { kind: 'open', rate: RATE }, timeoutMs: 10_000 });
+    const result = await paced.run({
+      url: address,
+      authorization,
+      paths: sequence,
+      durationS: duration,
+      mode: { kind: 'open', rate: RATE },
+      timeoutMs: 10_000,
+    });
     const statuses: Record<string, number> = {};
     const latencies = new Map<Endpoint, number[]>();
     const non2xx = new Map<Endpoint, number>();
@@ -582,19 +684,29 @@ async function main(): Promise<void> {
     const endpoints: Partial<Record<Endpoint, EndpointLoad>> = {};
     for (const endpoint of new Set(endpointOf)) {
       const list = latencies.get(endpoint) ?? [];
-      endpoints[endpoint] = { count: list.length, non2xx: non2xx.get(endpoint) ?? 0, p50: percentile(list, 0.5), p99: percentile(list, 0.99) };
+      endpoints[endpoint] = {
+        count: list.length,
+        non2xx: non2xx.get(endpoint) ?? 0,
+        p50: percentile(list, 0.5),
+        p99: percentile(list, 0.99),
+      };
     }
     const failed = [...non2xx.values()].reduce((sum, count) => sum + count, 0);
     const refusedAt = result.answers.filter((answer) => answer.status === 503).map((answer) => answer.sentAtMs);
     // --trace-refusals: each answer of a mixed run sent within 120 ms of a refusal (what the burst was made of).
     if (values['trace-refusals'] && new Set(endpointOf).size > 1 && refusedAt.length > 0) {
       const fillsOf = new Map(pairs.map((pair) => [pair.wallet, 0]));
-      for (const row of await store.query<{ wallet: string; n: number }>('SELECT wallet, count() AS n FROM {db:Identifier}.fills_v2 GROUP BY wallet')) fillsOf.set(row.wallet, row.n);
+      for (const row of await store.query<{ wallet: string; n: number }>(
+        'SELECT wallet, count() AS n FROM {db:Identifier}.fills_v2 GROUP BY wallet',
+      ))
+        fillsOf.set(row.wallet, row.n);
       for (const answer of [...result.answers].sort((a, b) => a.sentAtMs - b.sentAtMs)) {
         if (!refusedAt.some((at) => Math.abs(at - answer.sentAtMs) < 120)) continue;
         const url = sequence[answer.path]!;
         const wallet = /traders\/(0x[0-9a-f]+)/.exec(url)?.[1] ?? '';
-        console.log(`  trace: sent at ${answer.sentAtMs.toFixed(0)} ms, ${endpointOf[answer.path]} ${answer.status} in ${answer.ms.toFixed(1)} ms, trader ${wallet.slice(0, 10)} (${fillsOf.get(wallet)} fills)`);
+        console.log(
+          `  trace: sent at ${answer.sentAtMs.toFixed(0)} ms, ${endpointOf[answer.path]} ${answer.status} in ${answer.ms.toFixed(1)} ms, trader ${wallet.slice(0, 10)} (${fillsOf.get(wallet)} fills)`,
+        );
       }
       // What live ingest had the store do around the refusals (the same clock: ms after the run started).
       const first = Math.min(...refusedAt) - 300;
@@ -603,17 +715,31 @@ async function main(): Promise<void> {
         const from = call.startedAtEpochMs - result.startedAtEpochMs;
         const to = call.endedAtEpochMs - result.startedAtEpochMs;
         if (to < first || from > last) continue;
-        console.log(`  trace: live ingest ${call.what} from ${from.toFixed(0)} to ${to.toFixed(0)} ms (${(to - from).toFixed(1)} ms)`);
+        console.log(
+          `  trace: live ingest ${call.what} from ${from.toFixed(0)} to ${to.toFixed(0)} ms (${(to - from).toFixed(1)} ms)`,
+        );
       }
     }
     // Answered within the run's length: the requests are spread over `duration`, the answers end a little later.
-    return { seconds: duration, completed: result.answers.length, non2xx: failed, errors: result.errors, timeouts: 0, endpoints, statuses, refusals: refusalBursts(refusedAt) };
+    return {
+      seconds: duration,
+      completed: result.answers.length,
+      non2xx: failed,
+      errors: result.errors,
+      timeouts: 0,
+      endpoints,
+      statuses,
+      refusals: refusalBursts(refusedAt),
+    };
   }
 
   // Warm: every read over a slice of the pairs, and two seconds of the markets list over HTTP (not in the
   // mix: the mix's own answers are not cached before it runs).
   for (const endpoint of ENDPOINTS) await timeReads(endpoint, Math.min(pairs.length, 20), 0);
-  await atRate(pathsOf('markets').map((path) => ['markets', path] as [Endpoint, string]), 2);
+  await atRate(
+    pathsOf('markets').map((path) => ['markets', path] as [Endpoint, string]),
+    2,
+  );
 
   interface RunFigures {
     read: Record<Endpoint, Awaited<ReturnType<typeof timeReads>>>;
@@ -657,10 +783,12 @@ async function main(): Promise<void> {
     for (const endpoint of ENDPOINTS) read[endpoint] = await timeReads(endpoint, CALLS, offset);
     const singleBefore = await traderLookups();
     const singleNamesBefore = await traderLookups(true);
-    for (const endpoint of ENDPOINTS) single[endpoint] = await driver.run(oneByOne({ [endpoint]: pathsOf(endpoint, offset) }));
+    for (const endpoint of ENDPOINTS)
+      single[endpoint] = await driver.run(oneByOne({ [endpoint]: pathsOf(endpoint, offset) }));
     const singleHits = hitShare(singleBefore, await traderLookups());
     const singleNameHits = hitShare(singleNamesBefore, await traderLookups(true));
-    for (const endpoint of ENDPOINTS) alone[endpoint] = await atRate(pathsOf(endpoint, offset).map((path) => [endpoint, path] as [Endpoint, string]));
+    for (const endpoint of ENDPOINTS)
+      alone[endpoint] = await atRate(pathsOf(endpoint, offset).map((path) => [endpoint, path] as [Endpoint, string]));
     const mixLookups = await traderLookups();
     const mixNameLookups = await traderLookups(true);
     const cpuBefore = process.cpuUsage();
@@ -688,7 +816,8 @@ async function main(): Promise<void> {
     runs.push({ read, single, alone, mixed, mixCpu, mixLoop, mixMachineCpu, singleHits, mixHits, ceiling });
     // A percentile of no answers is NaN here and null once it has crossed the load generator's IPC.
     const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? '-' : value.toFixed(1));
-    const cell = (endpoint: Endpoint) => `${endpoint} ${ms(read[endpoint].p50)} / ${ms(single[endpoint].endpoints[endpoint]!.p50)} / ${ms(alone[endpoint].endpoints[endpoint]!.p50)}`;
+    const cell = (endpoint: Endpoint) =>
+      `${endpoint} ${ms(read[endpoint].p50)} / ${ms(single[endpoint].endpoints[endpoint]!.p50)} / ${ms(alone[endpoint].endpoints[endpoint]!.p50)}`;
     console.log(
       `run ${run + 1}/${REPEAT} (p50 ms: read / HTTP one at a time / HTTP at ${RATE} req/s): ${ENDPOINTS.map(cell).join(', ')}; ` +
         `trader-answer cache hits: one at a time ${percent(singleHits)}, mix ${percent(mixHits)}; display names from the cache: one at a time ${percent(singleNameHits)}, mix ${percent(mixNameHits)}; load average ${loadAverage()}`,
@@ -697,10 +826,12 @@ async function main(): Promise<void> {
   driver.close();
   paced.close();
   const med = (pick: (run: RunFigures) => number) => median(runs.map(pick));
-  const failures = (results: LoadResult[]) => results.reduce((sum, result) => sum + result.non2xx + result.errors + result.timeouts, 0);
+  const failures = (results: LoadResult[]) =>
+    results.reduce((sum, result) => sum + result.non2xx + result.errors + result.timeouts, 0);
 
   // An endpoint without answers in a run has no percentile (NaN): printed as '-'.
-  const f = (value: number, width: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-').padStart(width);
+  const f = (value: number, width: number, digits = 1) =>
+    (Number.isFinite(value) ? value.toFixed(digits) : '-').padStart(width);
   const ratio = (value: number) => `${Number.isFinite(value) ? value.toFixed(2) : '-'}×`.padStart(8);
   console.log('');
   console.log(
@@ -713,7 +844,10 @@ async function main(): Promise<void> {
   console.log(
     `${'endpoint'.padEnd(9)}│${'p50'.padStart(6)}${'p99'.padStart(8)} │${'p50'.padStart(6)}${'p99'.padStart(8)} │${'p50'.padStart(6)}${'p99'.padStart(8)}${'÷read'.padStart(8)}  │${'req/s'.padStart(6)}${'p50'.padStart(8)}${'p99'.padStart(8)}${'÷read'.padStart(8)} failed │`,
   );
-  const aloneRows = new Map<Endpoint, { rps: number; p99: number; ratio: number; singleRatio: number; resolvedP50: number }>();
+  const aloneRows = new Map<
+    Endpoint,
+    { rps: number; p99: number; ratio: number; singleRatio: number; resolvedP50: number }
+  >();
   for (const endpoint of ENDPOINTS) {
     const single = (run: RunFigures) => run.single[endpoint].endpoints[endpoint]!;
     const alone = (run: RunFigures) => run.alone[endpoint].endpoints[endpoint]!;
@@ -746,9 +880,19 @@ async function main(): Promise<void> {
   const mixP99 = new Map<Endpoint, number>();
   for (const endpoint of MIX_ENDPOINTS) {
     const mixed = (run: RunFigures) => run.mixed.endpoints[endpoint]!;
-    mixP99.set(endpoint, med((run) => mixed(run).p99));
+    mixP99.set(
+      endpoint,
+      med((run) => mixed(run).p99),
+    );
     console.log(
-      `  ${endpoint.padEnd(9)}${f(med((run) => mixed(run).count / run.mixed.seconds), 6, 0)} req/s  p50 ${f(med((run) => mixed(run).p50), 7)}  p99 ${f(mixP99.get(endpoint)!, 7)}  ` +
+      `  ${endpoint.padEnd(9)}${f(
+        med((run) => mixed(run).count / run.mixed.seconds),
+        6,
+        0,
+      )} req/s  p50 ${f(
+        med((run) => mixed(run).p50),
+        7,
+      )}  p99 ${f(mixP99.get(endpoint)!, 7)}  ` +
         `÷read ${ratio(med((run) => mixed(run).p50 / run.read[endpoint].p50))}`,
     );
   }
@@ -771,14 +915,17 @@ async function main(): Promise<void> {
   );
 
   console.log('');
-  console.log(`targets (issue 17; embedded store, live ingest ${LIVE ? 'on' : 'OFF'}; figures above are medians of ${REPEAT} runs, ratios within the same runs):`);
+  console.log(
+    `targets (issue 17; embedded store, live ingest ${LIVE ? 'on' : 'OFF'}; figures above are medians of ${REPEAT} runs, ratios within the same runs):`,
+  );
   const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
   for (const endpoint of ENDPOINTS) {
     const row = aloneRows.get(endpoint)!;
     const single = (run: RunFigures) => run.single[endpoint].endpoints[endpoint]!;
     const p50 = med((run) => single(run).p50);
     const p99 = med((run) => single(run).p99);
-    const aim = endpoint === 'whales' ? `p50 ≤ ${TARGET.whalesP50}` : `p50 ≤ ${TARGET.singleP50}, p99 ≤ ${TARGET.singleP99}`;
+    const aim =
+      endpoint === 'whales' ? `p50 ≤ ${TARGET.whalesP50}` : `p50 ≤ ${TARGET.singleP50}, p99 ≤ ${TARGET.singleP99}`;
     const met = endpoint === 'whales' ? p50 <= TARGET.whalesP50 : p50 <= TARGET.singleP50 && p99 <= TARGET.singleP99;
     // A read answered from a cache takes microseconds: a ratio to it says nothing of HTTP's cost, the
     // milliseconds HTTP adds do (printed instead, and not judged against the ratio).
@@ -787,7 +934,9 @@ async function main(): Promise<void> {
       readP50 < CACHED_READ_MS
         ? `in-process read answered from cache (p50 ${readP50.toFixed(2)} ms): HTTP adds ${(p50 - readP50).toFixed(1)} ms (ratio n/a)`
         : `HTTP ÷ in-process read at p50 ${ratio(row.singleRatio).trim()} (≤ ${TARGET.overhead}×): ${verdict(row.singleRatio <= TARGET.overhead)}`;
-    console.log(`  ${endpoint.padEnd(8)} one at a time p50 ${f(p50, 6)} p99 ${f(p99, 6)} ms (${aim}): ${verdict(met)}; ${overhead}`);
+    console.log(
+      `  ${endpoint.padEnd(8)} one at a time p50 ${f(p50, 6)} p99 ${f(p99, 6)} ms (${aim}): ${verdict(met)}; ${overhead}`,
+    );
   }
   console.log(
     `  mix      ${mixRps.toFixed(0)} req/s served of ${RATE} offered (≥ ${TARGET.mixRps}), worst p99 ${mixWorstP99.toFixed(1)} ms (≤ ${TARGET.mixP99}), ${mixFailed} failed (0): ` +
@@ -797,11 +946,18 @@ async function main(): Promise<void> {
   // How concurrent reads scale on the embedded store: the same work, in process, `concurrency` at a
   // time. Throughput flat in the concurrency and CPU near one core mean the engine runs one query at a time.
   console.log('');
-  console.log('in-process reads at a concurrency (no HTTP): calls/s, p50 latency, CPU of this process (100% = one core)');
+  console.log(
+    'in-process reads at a concurrency (no HTTP): calls/s, p50 latency, CPU of this process (100% = one core)',
+  );
   const experiments: [string, number, (index: number) => Promise<unknown>][] = [
     ['SELECT 1', 400, () => store.query('SELECT 1 AS one')],
     // On the store without caches: the statement itself, not a cached answer.
-    ['summary', 32, (index) => readMarketSummary(store, pairs[index % pairs.length]!.wallet, pairs[index % pairs.length]!.conditionId)],
+    [
+      'summary',
+      32,
+      (index) =>
+        readMarketSummary(store, pairs[index % pairs.length]!.wallet, pairs[index % pairs.length]!.conditionId),
+    ],
   ];
   for (const [name, total, work] of experiments) {
     const cells: string[] = [];
@@ -822,7 +978,9 @@ async function main(): Promise<void> {
       );
       const wallMs = performance.now() - started;
       const cpu = process.cpuUsage(cpuBefore);
-      cells.push(`×${concurrency} ${f(total / (wallMs / 1000), 4, 0)}/s ${f(percentile(latencies, 0.5), 5)} ms ${f((100 * (cpu.user + cpu.system)) / 1000 / wallMs, 3, 0)}%`);
+      cells.push(
+        `×${concurrency} ${f(total / (wallMs / 1000), 4, 0)}/s ${f(percentile(latencies, 0.5), 5)} ms ${f((100 * (cpu.user + cpu.system)) / 1000 / wallMs, 3, 0)}%`,
+      );
     }
     console.log(`  ${name.padEnd(9)} ${cells.join('   ')}`);
   }

@@ -59,13 +59,23 @@ async function main(): Promise<void> {
       label: 'bench',
       last4: 'abcd',
       planId: plan,
-      limits: { ...config.plans[plan], ...open, dailyRequests: plan === 'basic' ? 1e9 : 0, monthlyRequests: plan === 'pro' ? 1e9 : 0, distinctWalletsPerDay: plan === 'basic' ? 1e6 : -1 },
+      limits: {
+        ...config.plans[plan],
+        ...open,
+        dailyRequests: plan === 'basic' ? 1e9 : 0,
+        monthlyRequests: plan === 'pro' ? 1e9 : 0,
+        distinctWalletsPerDay: plan === 'basic' ? 1e6 : -1,
+      },
     };
   });
   const call = async (target: Budget, index: number) => {
     const caller = callers[index % USERS]!;
     const heavy = index % 4 === 1;
-    const admission = await target.admit(caller, { address: '127.0.0.1', wallet: index % 4 === 2 ? `0x${(index % 50).toString(16).padStart(40, '0')}` : null, heavy });
+    const admission = await target.admit(caller, {
+      address: '127.0.0.1',
+      wallet: index % 4 === 2 ? `0x${(index % 50).toString(16).padStart(40, '0')}` : null,
+      heavy,
+    });
     admission.release();
   };
 
@@ -73,12 +83,20 @@ async function main(): Promise<void> {
     await redis.ping();
     await timeEach(500, () => redis.ping()); // warm both connections and the script cache
     await timeEach(500, (index) => call(budget, index));
-    const figures = { ping: { median: [] as number[], p99: [] as number[] }, gate: { median: [] as number[], p99: [] as number[] }, memory: { median: [] as number[], p99: [] as number[] } };
+    const figures = {
+      ping: { median: [] as number[], p99: [] as number[] },
+      gate: { median: [] as number[], p99: [] as number[] },
+      memory: { median: [] as number[], p99: [] as number[] },
+    };
     for (let round = 0; round < ROUNDS; round++) {
       const ping = await timeEach(CALLS, () => redis.ping());
       const gate = await timeEach(CALLS, (index) => call(budget, round * CALLS + index));
       const memory = await timeEach(CALLS, (index) => call(memoryBudget, round * CALLS + index));
-      for (const [name, values] of [['ping', ping], ['gate', gate], ['memory', memory]] as const) {
+      for (const [name, values] of [
+        ['ping', ping],
+        ['gate', gate],
+        ['memory', memory],
+      ] as const) {
         figures[name].median.push(median(values));
         figures[name].p99.push(percentile(values, 0.99));
       }
@@ -92,12 +110,18 @@ async function main(): Promise<void> {
     const gateMedian = median(figures.gate.median);
     const pingP99 = median(figures.ping.p99);
     const gateP99 = median(figures.gate.p99);
-    console.log(`\n${ROUNDS} rounds × ${CALLS} sequential calls over ${USERS} users (a quarter heavy with release, a quarter trader-scoped on Basic):`);
+    console.log(
+      `\n${ROUNDS} rounds × ${CALLS} sequential calls over ${USERS} users (a quarter heavy with release, a quarter trader-scoped on Basic):`,
+    );
     console.log(`  Redis PING round trip       median ${pingMedian.toFixed(1)} µs, p99 ${pingP99.toFixed(1)} µs`);
     console.log(`  gate check (Redis, Lua)     median ${gateMedian.toFixed(1)} µs, p99 ${gateP99.toFixed(1)} µs`);
-    console.log(`  gate check (memory)         median ${median(figures.memory.median).toFixed(1)} µs, p99 ${median(figures.memory.p99).toFixed(1)} µs`);
+    console.log(
+      `  gate check (memory)         median ${median(figures.memory.median).toFixed(1)} µs, p99 ${median(figures.memory.p99).toFixed(1)} µs`,
+    );
     const ratio = gateMedian / pingMedian;
-    console.log(`  ratio gate / PING: median ${ratio.toFixed(2)}×, p99 ${(gateP99 / pingP99).toFixed(2)}× (aim < 2×: ${ratio < 2 ? 'met' : 'missed'})`);
+    console.log(
+      `  ratio gate / PING: median ${ratio.toFixed(2)}×, p99 ${(gateP99 / pingP99).toFixed(2)}× (aim < 2×: ${ratio < 2 ? 'met' : 'missed'})`,
+    );
   } finally {
     await deleteKeysWithPrefix(redis, prefix);
     await gates.close();

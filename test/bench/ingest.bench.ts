@@ -90,9 +90,27 @@ interface StreamProducer {
  * the stream, librdkafka a small fraction of that, so the figure is the worker's, not the harness's.
  */
 function kcatProducer(brokers: readonly string[], topic: string): StreamProducer {
-  const child = spawn('kcat', ['-P', '-b', brokers.join(','), '-t', topic, '-K', '\t', '-X', 'partitioner=murmur2_random', '-X', 'acks=all', '-X', 'linger.ms=5'], {
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    'kcat',
+    [
+      '-P',
+      '-b',
+      brokers.join(','),
+      '-t',
+      topic,
+      '-K',
+      '\t',
+      '-X',
+      'partitioner=murmur2_random',
+      '-X',
+      'acks=all',
+      '-X',
+      'linger.ms=5',
+    ],
+    {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    },
+  );
   let errors = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     errors = (errors + chunk.toString('utf8')).slice(-4_000);
@@ -149,7 +167,11 @@ async function* simulatedRounds(): AsyncGenerator<Fill[]> {
     },
   };
   for (let hour = 0, round = 0; round < ROUNDS; hour++) {
-    await simulator.emit(SIMULATION_START + hour * SIMULATION_STEP, SIMULATION_START + (hour + 1) * SIMULATION_STEP, sink);
+    await simulator.emit(
+      SIMULATION_START + hour * SIMULATION_STEP,
+      SIMULATION_START + (hour + 1) * SIMULATION_STEP,
+      sink,
+    );
     while (carry.length >= ROUND_FILLS && round < ROUNDS) {
       yield carry.slice(0, ROUND_FILLS);
       carry = carry.slice(ROUND_FILLS);
@@ -187,7 +209,12 @@ function follow(worker: RoleProcess) {
         const check = () => {
           take();
           if (performance.now() - lastCommitAt < STALL_MS) timer = setTimeout(check, 1_000);
-          else reject(new Error(`the worker committed nothing for ${STALL_MS / 1000} s at ${ingested} of ${count} fills: the stream is broken (did the mock broker drop fills before they were read?)`));
+          else
+            reject(
+              new Error(
+                `the worker committed nothing for ${STALL_MS / 1000} s at ${ingested} of ${count} fills: the stream is broken (did the mock broker drop fills before they were read?)`,
+              ),
+            );
         };
         timer = setTimeout(check, 1_000);
       });
@@ -207,7 +234,9 @@ function follow(worker: RoleProcess) {
       worker.lines.forEach((line, index) => {
         if (line.msg === 'write done') lastWrite = index;
       });
-      await worker.waitFor((line) => line.msg === 'rollups refreshed' && line.pending === 0 && worker.lines.indexOf(line) > lastWrite);
+      await worker.waitFor(
+        (line) => line.msg === 'rollups refreshed' && line.pending === 0 && worker.lines.indexOf(line) > lastWrite,
+      );
     },
   };
 }
@@ -280,7 +309,13 @@ async function streamTo(
  * and fills page over `wallets`, with the demo Max key, until `signal` aborts. Answers by status and
  * latencies.
  */
-async function readAlongside(address: string, authorization: string, wallets: readonly string[], rate: number, signal: AbortSignal) {
+async function readAlongside(
+  address: string,
+  authorization: string,
+  wallets: readonly string[],
+  rate: number,
+  signal: AbortSignal,
+) {
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
   const pending: Promise<void>[] = [];
@@ -333,15 +368,26 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'debug',
     // The ingest variables (INGEST_LINGER_MS) pass through, to compare settings on the same data; so does
     // libuv's pool (npm run sets it for this process; the harness's default otherwise).
-    ...Object.fromEntries(Object.entries(process.env).filter(([name, value]) => (name.startsWith('INGEST_') || name === 'UV_THREADPOOL_SIZE') && ENVIRONMENT_VARIABLES.includes(name) && value !== undefined)),
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name, value]) =>
+          (name.startsWith('INGEST_') || name === 'UV_THREADPOOL_SIZE') &&
+          ENVIRONMENT_VARIABLES.includes(name) &&
+          value !== undefined,
+      ),
+    ),
   };
   const config = parseConfig(workerEnvironment);
   const topics = new TopicNames(config.kafka.topicPrefix);
   const kafka = new KafkaLog({ brokers, clientId: 'bench-producer', log });
   /** A producer of the fills topic under `names` (kcat by default; --producer kafkajs for the service's own). */
   const producerFor = async (names: TopicNames): Promise<StreamProducer> =>
-    values.producer === 'kafkajs' ? kafkajsProducer(new EventPublisher(await kafka.producer(), names)) : kcatProducer(brokers, names.of('fillsArchive'));
-  console.log(`ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills of the demo world, one worker process, embedded ClickHouse, produced by ${values.producer}, Kafka at ${brokers.join(',')}`);
+    values.producer === 'kafkajs'
+      ? kafkajsProducer(new EventPublisher(await kafka.producer(), names))
+      : kcatProducer(brokers, names.of('fillsArchive'));
+  console.log(
+    `ingest bench: ${ROUNDS} rounds × ${ROUND_FILLS} fills of the demo world, one worker process, embedded ClickHouse, produced by ${values.producer}, Kafka at ${brokers.join(',')}`,
+  );
 
   // The whole stream is encoded before the clock starts: the figure is about the log and the worker,
   // not the producer's validation.
@@ -365,7 +411,10 @@ async function main(): Promise<void> {
     const rates: number[] = [];
     const cpuPerRow: number[] = [];
     for await (const fills of simulatedRounds()) {
-      const store = await openMigratedStore(parseConfig({ ...workerEnvironment, DATA_DIR: bareDir, CLICKHOUSE_DATABASE: `bench_bare_${bareRound}` }), log);
+      const store = await openMigratedStore(
+        parseConfig({ ...workerEnvironment, DATA_DIR: bareDir, CLICKHOUSE_DATABASE: `bench_bare_${bareRound}` }),
+        log,
+      );
       const rows = fills.map((fill) => TOPICS.fillsArchive.land(TOPICS.fillsArchive.schema.parse(fill)).row);
       const lines = rows.map((row) => JSON.stringify(row));
       const started = performance.now();
@@ -379,7 +428,9 @@ async function main(): Promise<void> {
       await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
       await store.close();
       bareRound += 1;
-      console.log(`  bare insert ${when}, round ${rates.length}: ${Math.round(rates.at(-1)!)} rows/s, CPU ${cpuPerRow.at(-1)!.toFixed(1)} µs a row`);
+      console.log(
+        `  bare insert ${when}, round ${rates.length}: ${Math.round(rates.at(-1)!)} rows/s, CPU ${cpuPerRow.at(-1)!.toFixed(1)} µs a row`,
+      );
     }
     return { rates, cpuPerRow };
   };
@@ -388,8 +439,14 @@ async function main(): Promise<void> {
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker.
   const worker = startRole('ingest', [], workerEnvironment, { nodeArgs: nodeArgsFrom('BENCH_WORKER_NODE_ARGS') });
   await worker.waitFor((line) => line.msg === 'ingest worker started');
-  const { endToEnd, cpuPerFill, rss, overall } = await streamTo(worker, await producerFor(topics), rounds, 'ingest role,');
-  if (process.env.BENCH_WORKER_LOG) writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
+  const { endToEnd, cpuPerFill, rss, overall } = await streamTo(
+    worker,
+    await producerFor(topics),
+    rounds,
+    'ingest role,',
+  );
+  if (process.env.BENCH_WORKER_LOG)
+    writeFileSync(process.env.BENCH_WORKER_LOG, worker.lines.map((line) => JSON.stringify(line)).join('\n'));
 
   // Again with reads alongside: the same stream into the `all` role (worker and read API in one process
   // on one embedded store, the simulator off), while this process reads cards and fills pages of the
@@ -414,17 +471,25 @@ async function main(): Promise<void> {
     const address = String(listening.address);
     const authorization = `Bearer ${(await readDemoKeys(readsDir))!.max}`;
     // The demo accounts go through the log too: read once the key is known to the API.
-    while ((await fetch(`${address}/api/agent/v1/me`, { headers: { authorization } })).status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await fetch(`${address}/api/agent/v1/me`, { headers: { authorization } })).status !== 200)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const stop = new AbortController();
     // The stream's most active traders, as an agent watching them would ask.
     const reading = readAlongside(address, authorization, activeWallets(fillsByWallet), READS_RATE, stop.signal);
     let reads: Awaited<typeof reading> | undefined;
-    const figures = await streamTo(all, await producerFor(readsTopics), rounds, `all role + ${READS_RATE} reads/s,`, async () => {
-      stop.abort();
-      reads = await reading;
-      // BENCH_ALL_METRICS=<file> keeps the all role's /metrics (store statement times by read function).
-      if (process.env.BENCH_ALL_METRICS) writeFileSync(process.env.BENCH_ALL_METRICS, await (await fetch(`${address}/metrics`)).text());
-    });
+    const figures = await streamTo(
+      all,
+      await producerFor(readsTopics),
+      rounds,
+      `all role + ${READS_RATE} reads/s,`,
+      async () => {
+        stop.abort();
+        reads = await reading;
+        // BENCH_ALL_METRICS=<file> keeps the all role's /metrics (store statement times by read function).
+        if (process.env.BENCH_ALL_METRICS)
+          writeFileSync(process.env.BENCH_ALL_METRICS, await (await fetch(`${address}/metrics`)).text());
+      },
+    );
     withReads = { ...figures, ...reads! };
     await rm(readsDir, { recursive: true, force: true });
   }
@@ -437,13 +502,17 @@ async function main(): Promise<void> {
 
   const endToEndMedian = median(endToEnd);
   const bareMedian = median(bare);
-  console.log(`median end to end: ${Math.round(endToEndMedian)} fills/s (one worker; whole stream including start and the final rollups: ${Math.round(overall)} fills/s)`);
+  console.log(
+    `median end to end: ${Math.round(endToEndMedian)} fills/s (one worker; whole stream including start and the final rollups: ${Math.round(overall)} fills/s)`,
+  );
   console.log(
     `median bare insert: ${Math.round(bareMedian)} rows/s (batches of ${BARE_BATCH}; ${bare.length} rounds, half before the streams, half after: ` +
       `medians ${Math.round(median(bareBefore.rates))} and ${Math.round(median(bareAfter.rates))})`,
   );
   console.log(`ratio end-to-end / bare insert: ${(endToEndMedian / bareMedian).toFixed(2)}`);
-  console.log(`worker peak RSS: ${Math.round(Math.max(...rss))} MB (after each round: ${rss.map(Math.round).join(', ')} MB)`);
+  console.log(
+    `worker peak RSS: ${Math.round(Math.max(...rss))} MB (after each round: ${rss.map(Math.round).join(', ')} MB)`,
+  );
   // CPU, unlike wall time, hardly depends on what else the machine runs: the steadier figure to compare changes by.
   console.log(
     `CPU a fill (medians): worker ${median(cpuPerFill).toFixed(1)} µs (decoding, inserts, rollup refreshes, merges), bare insert ${median(bareCpuPerRow).toFixed(1)} µs: ` +
@@ -473,7 +542,9 @@ async function main(): Promise<void> {
     const allRss = peakRssMb(all.child.pid!);
     all.child.kill('SIGTERM');
     await all.exited;
-    console.log(`all role: demo data (${ready.eventsStored} events) ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(allRss)} MB`);
+    console.log(
+      `all role: demo data (${ready.eventsStored} events) ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(allRss)} MB`,
+    );
     await rm(allDir, { recursive: true, force: true });
   }
 

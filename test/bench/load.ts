@@ -50,13 +50,21 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
       const pathIndex = next++ % job.paths.length;
       const path = job.paths[pathIndex]!;
       const sentAt = performance.now();
-      const request = http.get({ agent, host: target.hostname, port: target.port, path, headers: { authorization: job.authorization } }, (response) => {
-        response.resume();
-        response.on('end', () => {
-          answers.push({ status: response.statusCode ?? 0, ms: performance.now() - sentAt, path: pathIndex, sentAtMs: sentAt - startedAt });
-          resolve();
-        });
-      });
+      const request = http.get(
+        { agent, host: target.hostname, port: target.port, path, headers: { authorization: job.authorization } },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            answers.push({
+              status: response.statusCode ?? 0,
+              ms: performance.now() - sentAt,
+              path: pathIndex,
+              sentAtMs: sentAt - startedAt,
+            });
+            resolve();
+          });
+        },
+      );
       request.setTimeout(job.timeoutMs ?? 30_000, () => request.destroy(new Error('timeout')));
       request.on('error', () => {
         errors += 1;
@@ -91,7 +99,12 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
     await Promise.all(pending);
   }
   agent.destroy();
-  return { seconds: (performance.now() - startedAt) / 1000, startedAtEpochMs: performance.timeOrigin + startedAt, answers, errors };
+  return {
+    seconds: (performance.now() - startedAt) / 1000,
+    startedAtEpochMs: performance.timeOrigin + startedAt,
+    answers,
+    errors,
+  };
 }
 
 /** This file forked: runs the jobs it is sent. */

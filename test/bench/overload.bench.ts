@@ -73,7 +73,9 @@ interface Phase {
 }
 
 /** Runs one phase, watching the server process's event loop and CPU. */
-async function measured(run: () => Promise<LoadResult>): Promise<{ result: LoadResult; loopDelayP99: number; cpuCores: number }> {
+async function measured(
+  run: () => Promise<LoadResult>,
+): Promise<{ result: LoadResult; loopDelayP99: number; cpuCores: number }> {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const cpu = process.cpuUsage();
@@ -81,10 +83,18 @@ async function measured(run: () => Promise<LoadResult>): Promise<{ result: LoadR
   const result = await run();
   const used = process.cpuUsage(cpu);
   loop.disable();
-  return { result, loopDelayP99: loop.percentile(99) / 1e6, cpuCores: (used.user + used.system) / 1000 / (performance.now() - wall) };
+  return {
+    result,
+    loopDelayP99: loop.percentile(99) / 1e6,
+    cpuCores: (used.user + used.system) / 1000 / (performance.now() - wall),
+  };
 }
 
-function phaseOf(rate: number, { result, loopDelayP99, cpuCores }: Awaited<ReturnType<typeof measured>>, { maxQueueWaitMs, released, heldMs }: InFlightStats): Phase {
+function phaseOf(
+  rate: number,
+  { result, loopDelayP99, cpuCores }: Awaited<ReturnType<typeof measured>>,
+  { maxQueueWaitMs, released, heldMs }: InFlightStats,
+): Phase {
   const served = result.answers.filter((answer) => isServed(answer.status)).map((answer) => answer.ms);
   const refused = result.answers.filter((answer) => isRefused(answer.status)).map((answer) => answer.ms);
   return {
@@ -106,17 +116,29 @@ function phaseOf(rate: number, { result, loopDelayP99, cpuCores }: Awaited<Retur
 const ms = (value: number) => (Number.isNaN(value) ? '—' : `${value.toFixed(1)} ms`);
 
 async function main(): Promise<void> {
-  const [{ parseConfig }, { createLogger }, { buildHttpServer }, { InFlightLimiter }, { openMigratedStore, withPublisher }, { publishAccount, publishNewKey }, { createSimulator, runSimulator }] =
-    await Promise.all([
-      import('../../config.ts'),
-      import('../../log.ts'),
-      import('../../roles/http-server.ts'),
-      import('../../operations/gates/in-flight.ts'),
-      import('../../roles/runtime.ts'),
-      import('../../ingest/sources/accounts.ts'),
-      import('../../ingest/sources/simulator/index.ts'),
-    ]);
-  console.log(`${os.cpus().length} CPUs; load average at start ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+  const [
+    { parseConfig },
+    { createLogger },
+    { buildHttpServer },
+    { InFlightLimiter },
+    { openMigratedStore, withPublisher },
+    { publishAccount, publishNewKey },
+    { createSimulator, runSimulator },
+  ] = await Promise.all([
+    import('../../config.ts'),
+    import('../../log.ts'),
+    import('../../roles/http-server.ts'),
+    import('../../operations/gates/in-flight.ts'),
+    import('../../roles/runtime.ts'),
+    import('../../ingest/sources/accounts.ts'),
+    import('../../ingest/sources/simulator/index.ts'),
+  ]);
+  console.log(
+    `${os.cpus().length} CPUs; load average at start ${os
+      .loadavg()
+      .map((value) => value.toFixed(1))
+      .join(' ')}`,
+  );
   probeFilesystem(os.tmpdir());
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-overload-'));
   const driver = new LoadDriver();
@@ -127,7 +149,11 @@ async function main(): Promise<void> {
     };
     const parsed = parseConfig(
       {
-        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(API_MAX_IN_FLIGHT|CLICKHOUSE_QUERY_TIMEOUT_S|CLICKHOUSE_READ_POOL_SIZE)$/.test(name))),
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(([name]) =>
+            /^(API_MAX_IN_FLIGHT|CLICKHOUSE_QUERY_TIMEOUT_S|CLICKHOUSE_READ_POOL_SIZE)$/.test(name),
+          ),
+        ),
         DATA_DIR: dataDir,
         CLICKHOUSE_DATABASE: 'bench_overload',
         LOG_LEVEL: 'error',
@@ -137,7 +163,14 @@ async function main(): Promise<void> {
       },
       { api: { inFlight: queue } },
     );
-    const unbounded = { ...parsed.plans.pro, rps: 1e6, burst: 1e6, rpm: 1e9, monthlyRequests: 1e12, heavyReadsInFlight: 1e6 };
+    const unbounded = {
+      ...parsed.plans.pro,
+      rps: 1e6,
+      burst: 1e6,
+      rpm: 1e9,
+      monthlyRequests: 1e12,
+      heavyReadsInFlight: 1e6,
+    };
     const config = { ...parsed, plans: { ...parsed.plans, pro: unbounded } };
     const limits = config.api.inFlight;
     const log = createLogger('error');
@@ -146,15 +179,26 @@ async function main(): Promise<void> {
     let authorization = '';
     const built = performance.now();
     await withPublisher(config, log, async ({ publisher }) => {
-      await runSimulator(createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders }), publisher, { backfillDays: DAYS, live: false });
-      await publishAccount(publisher, { accountId: 'bench-overload', plan: 'pro', displayName: 'Bench', version: nowSeconds() });
+      await runSimulator(
+        createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders }),
+        publisher,
+        { backfillDays: DAYS, live: false },
+      );
+      await publishAccount(publisher, {
+        accountId: 'bench-overload',
+        plan: 'pro',
+        displayName: 'Bench',
+        version: nowSeconds(),
+      });
       authorization = `Bearer ${(await publishNewKey(publisher, 'bench-overload', 'bench key', nowSeconds())).plaintext}`;
     });
     const pairs = await store.query<{ wallet: string; condition_id: string }>(
       `SELECT wallet, any(condition_id) AS condition_id FROM {db:Identifier}.trader_markets_v2 FINAL GROUP BY wallet ORDER BY cityHash64(wallet) LIMIT {n:UInt32}`,
       { n: PAIRS },
     );
-    console.log(`world: ${DAYS} day(s), ${TRADERS} named traders, built in ${((performance.now() - built) / 1000).toFixed(1)} s; ${pairs.length} (trader, market) pairs`);
+    console.log(
+      `world: ${DAYS} day(s), ${TRADERS} named traders, built in ${((performance.now() - built) / 1000).toFixed(1)} s; ${pairs.length} (trader, market) pairs`,
+    );
     const prefix = config.api.prefix;
     const paths = pairs.flatMap(({ wallet, condition_id: market }) => [
       `${prefix}/traders/${wallet}`,
@@ -165,23 +209,54 @@ async function main(): Promise<void> {
     ]);
 
     const limiter = new InFlightLimiter(limits);
-    const app = await buildHttpServer({ log: createLogger('silent'), storeAlive: async () => true, readiness: () => ({ ready: true, detail: {} }), api: { config, store, now: nowSeconds, inFlight: limiter } });
+    const app = await buildHttpServer({
+      log: createLogger('silent'),
+      storeAlive: async () => true,
+      readiness: () => ({ ready: true, detail: {} }),
+      api: { config, store, now: nowSeconds, inFlight: limiter },
+    });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
-    console.log(`limits: API_MAX_IN_FLIGHT=${limits.maxInFlight} queue depth ${limits.queueDepth}, queue wait ${limits.maxQueueWaitMs} ms`);
+    console.log(
+      `limits: API_MAX_IN_FLIGHT=${limits.maxInFlight} queue depth ${limits.queueDepth}, queue wait ${limits.maxQueueWaitMs} ms`,
+    );
 
     // Warm-up: caches (key, store) and the limiter's hold average.
-    await driver.run({ url, authorization, paths, durationS: 2, mode: { kind: 'closed', concurrency: limits.maxInFlight } });
+    await driver.run({
+      url,
+      authorization,
+      paths,
+      durationS: 2,
+      mode: { kind: 'closed', concurrency: limits.maxInFlight },
+    });
 
     const runs: { capacity: number; sustainable: Phase; overload: Phase }[] = [];
     for (let run = 1; run <= REPEAT; run++) {
       limiter.resetCounters();
-      const closed = await driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'closed', concurrency: limits.maxInFlight } });
+      const closed = await driver.run({
+        url,
+        authorization,
+        paths,
+        durationS: DURATION,
+        mode: { kind: 'closed', concurrency: limits.maxInFlight },
+      });
       const capacity = closed.answers.filter((answer) => isServed(answer.status)).length / closed.seconds;
       const rate = Math.max(1, Math.round(capacity * SUSTAINABLE));
       limiter.resetCounters();
-      const sustainable = phaseOf(rate, await measured(() => driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate } })), limiter.stats);
+      const sustainable = phaseOf(
+        rate,
+        await measured(() =>
+          driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate } }),
+        ),
+        limiter.stats,
+      );
       limiter.resetCounters();
-      const overload = phaseOf(rate * FACTOR, await measured(() => driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate: rate * FACTOR } })), limiter.stats);
+      const overload = phaseOf(
+        rate * FACTOR,
+        await measured(() =>
+          driver.run({ url, authorization, paths, durationS: DURATION, mode: { kind: 'open', rate: rate * FACTOR } }),
+        ),
+        limiter.stats,
+      );
       runs.push({ capacity, sustainable, overload });
       console.log(
         `run ${run}: capacity ${capacity.toFixed(0)}/s; at ${rate}/s served p50 ${ms(sustainable.servedP50)} p99 ${ms(sustainable.servedP99)} (refused ${sustainable.refused}); ` +
@@ -199,20 +274,39 @@ async function main(): Promise<void> {
     const refusedP99 = med((run) => run.overload.refusedP99);
     const maxWait = Math.max(...runs.map((run) => run.overload.maxQueueWaitMs));
     console.log(`\nmedians of ${REPEAT} run(s), ${DURATION} s per phase (shared machine: read the ratios)`);
-    console.log(`  capacity (closed loop, ${limits.maxInFlight} workers)   ${med((run) => run.capacity).toFixed(0)} answers/s`);
-    console.log(`  sustainable rate (${SUSTAINABLE} × capacity)       ${med((run) => run.sustainable.rate).toFixed(0)} req/s: served p50 ${ms(med((run) => run.sustainable.servedP50))}, p99 ${ms(normalP99)}, refused ${med((run) => run.sustainable.refused)}`);
-    console.log(`  ${FACTOR}× that rate                              ${med((run) => run.overload.rate).toFixed(0)} req/s offered`);
-    console.log(`    served                                 ${med((run) => run.overload.served)} answers, p50 ${ms(med((run) => run.overload.servedP50))}, p99 ${ms(servedP99)} (${(servedP99 / normalP99).toFixed(2)} × the normal p99)`);
-    console.log(`    refused (503 overloaded)               ${med((run) => run.overload.refused)} answers, p99 ${ms(refusedP99)} (aim ≤ ${REFUSAL_AIM_MS} ms)`);
+    console.log(
+      `  capacity (closed loop, ${limits.maxInFlight} workers)   ${med((run) => run.capacity).toFixed(0)} answers/s`,
+    );
+    console.log(
+      `  sustainable rate (${SUSTAINABLE} × capacity)       ${med((run) => run.sustainable.rate).toFixed(0)} req/s: served p50 ${ms(med((run) => run.sustainable.servedP50))}, p99 ${ms(normalP99)}, refused ${med((run) => run.sustainable.refused)}`,
+    );
+    console.log(
+      `  ${FACTOR}× that rate                              ${med((run) => run.overload.rate).toFixed(0)} req/s offered`,
+    );
+    console.log(
+      `    served                                 ${med((run) => run.overload.served)} answers, p50 ${ms(med((run) => run.overload.servedP50))}, p99 ${ms(servedP99)} (${(servedP99 / normalP99).toFixed(2)} × the normal p99)`,
+    );
+    console.log(
+      `    refused (503 overloaded)               ${med((run) => run.overload.refused)} answers, p99 ${ms(refusedP99)} (aim ≤ ${REFUSAL_AIM_MS} ms)`,
+    );
     console.log(`    longest queue wait of a served call    ${ms(maxWait)} (bound ${limits.maxQueueWaitMs} ms)`);
-    console.log(`    mean slot hold (the call's own work)   ${ms(med((run) => run.overload.meanHoldMs))} (at the sustainable rate ${ms(med((run) => run.sustainable.meanHoldMs))})`);
-    console.log(`    other statuses / errors                ${med((run) => run.overload.other)} / ${med((run) => run.overload.errors)}`);
-    console.log(`    server event-loop delay p99            ${ms(med((run) => run.overload.loopDelayP99))} (at the sustainable rate ${ms(med((run) => run.sustainable.loopDelayP99))}); CPU ${med((run) => run.overload.cpuCores).toFixed(2)} cores`);
+    console.log(
+      `    mean slot hold (the call's own work)   ${ms(med((run) => run.overload.meanHoldMs))} (at the sustainable rate ${ms(med((run) => run.sustainable.meanHoldMs))})`,
+    );
+    console.log(
+      `    other statuses / errors                ${med((run) => run.overload.other)} / ${med((run) => run.overload.errors)}`,
+    );
+    console.log(
+      `    server event-loop delay p99            ${ms(med((run) => run.overload.loopDelayP99))} (at the sustainable rate ${ms(med((run) => run.sustainable.loopDelayP99))}); CPU ${med((run) => run.overload.cpuCores).toFixed(2)} cores`,
+    );
     const checks = [
       [`refusals answered within ${REFUSAL_AIM_MS} ms (p99)`, refusedP99 <= REFUSAL_AIM_MS || Number.isNaN(refusedP99)],
       ['no queue wait above the bound', maxWait <= limits.maxQueueWaitMs],
       ['served p99 at 5× within the normal p99 (ratio ≤ 1)', servedP99 <= normalP99],
-      ['no other status, no error', runs.every((run) => run.overload.other === 0 && run.overload.errors === 0 && run.sustainable.other === 0)],
+      [
+        'no other status, no error',
+        runs.every((run) => run.overload.other === 0 && run.overload.errors === 0 && run.sustainable.other === 0),
+      ],
     ] as const;
     for (const [label, ok] of checks) console.log(`  ${ok ? 'ok  ' : 'MISS'} ${label}`);
   } finally {

@@ -66,7 +66,22 @@ async function main(): Promise<void> {
 
   const settings = { burstGapSeconds: config.whales.burstGapSeconds, exactAboveUsd: config.whales.exactAboveUsd };
   const loadStarted = performance.now();
-  await landEvents(store, 'markets', [{ type: 'metadata', condition_id: conditionId, title: 'Will the benchmark finish?', outcome1: 'Yes', outcome2: 'No', title_start_ts: start, version: start }], 'bench-market');
+  await landEvents(
+    store,
+    'markets',
+    [
+      {
+        type: 'metadata',
+        condition_id: conditionId,
+        title: 'Will the benchmark finish?',
+        outcome1: 'Yes',
+        outcome2: 'No',
+        title_start_ts: start,
+        version: start,
+      },
+    ],
+    'bench-market',
+  );
   let price = 50;
   let seed = 12_345;
   const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
@@ -114,7 +129,9 @@ async function main(): Promise<void> {
     });
   }
   await refreshRollups(store, await landEvents(store, 'fillsArchive', fills, 'bench-fills'), settings);
-  console.log(`loaded ${TRADES} trades over ${DAYS} days and ${WHALE_FILLS} fills in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
+  console.log(
+    `loaded ${TRADES} trades over ${DAYS} days and ${WHALE_FILLS} fills in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`,
+  );
 
   const times = (await readMarketTimes(store, conditionId))!;
   const tape = await readFullTape(store, times);
@@ -122,28 +139,63 @@ async function main(): Promise<void> {
   const dayChart = await readSampledSeries(store, times, { fromTs: now - 86_400, toTs: now }, config.charts, now);
   const whales = await readWhaleFlow(
     store,
-    { minUsd: config.whales.defaultMinUsd, by: 'burst', windowHours: config.whales.defaultWindowHours, limit: config.whales.defaultLimit, nowSeconds: now },
+    {
+      minUsd: config.whales.defaultMinUsd,
+      by: 'burst',
+      windowHours: config.whales.defaultWindowHours,
+      limit: config.whales.defaultLimit,
+      nowSeconds: now,
+    },
     config.whales,
   );
-  console.log(`full tape ${tape.length} rows; default chart ${chart.points.length} points at ${chart.fidelity} s; day chart ${dayChart.points.length} points at ${dayChart.fidelity} s; whale flow ${whales.count} rows`);
+  console.log(
+    `full tape ${tape.length} rows; default chart ${chart.points.length} points at ${chart.fidelity} s; day chart ${dayChart.points.length} points at ${dayChart.fidelity} s; whale flow ${whales.count} rows`,
+  );
 
-  const baseline = await timeMedian(() => store.query('SELECT count() AS n FROM {db:Identifier}.trades WHERE condition_id = {condition_id:String}', { condition_id: conditionId }));
+  const baseline = await timeMedian(() =>
+    store.query('SELECT count() AS n FROM {db:Identifier}.trades WHERE condition_id = {condition_id:String}', {
+      condition_id: conditionId,
+    }),
+  );
   const results: [string, number, number][] = [];
-  const measure = async (name: string, aim: number, work: () => Promise<unknown>) => results.push([name, await timeMedian(work), aim]);
-  await measure('sampled chart (default, 300 points)', 25, async () => readSampledSeries(store, await readMarketTimes(store, conditionId).then((value) => value!), {}, config.charts, now));
-  await measure('sampled chart (one day)', 25, async () => readSampledSeries(store, await readMarketTimes(store, conditionId).then((value) => value!), { fromTs: now - 86_400, toTs: now }, config.charts, now));
-  await measure('full tape', 150, async () => readFullTape(store, await readMarketTimes(store, conditionId).then((value) => value!)));
+  const measure = async (name: string, aim: number, work: () => Promise<unknown>) =>
+    results.push([name, await timeMedian(work), aim]);
+  await measure('sampled chart (default, 300 points)', 25, async () =>
+    readSampledSeries(store, await readMarketTimes(store, conditionId).then((value) => value!), {}, config.charts, now),
+  );
+  await measure('sampled chart (one day)', 25, async () =>
+    readSampledSeries(
+      store,
+      await readMarketTimes(store, conditionId).then((value) => value!),
+      { fromTs: now - 86_400, toTs: now },
+      config.charts,
+      now,
+    ),
+  );
+  await measure('full tape', 150, async () =>
+    readFullTape(store, await readMarketTimes(store, conditionId).then((value) => value!)),
+  );
   await measure('whale flow (default)', 25, () =>
     readWhaleFlow(
       store,
-      { minUsd: config.whales.defaultMinUsd, by: 'burst', windowHours: config.whales.defaultWindowHours, limit: config.whales.defaultLimit, nowSeconds: now },
+      {
+        minUsd: config.whales.defaultMinUsd,
+        by: 'burst',
+        windowHours: config.whales.defaultWindowHours,
+        limit: config.whales.defaultLimit,
+        nowSeconds: now,
+      },
       config.whales,
     ),
   );
 
-  console.log(`median of ${REPEAT} calls each; baseline count() over the market's key range: ${baseline.toFixed(1)} ms`);
+  console.log(
+    `median of ${REPEAT} calls each; baseline count() over the market's key range: ${baseline.toFixed(1)} ms`,
+  );
   for (const [name, ms, aim] of results) {
-    console.log(`  ${name.padEnd(38)} ${ms.toFixed(1).padStart(8)} ms   ${(ms / baseline).toFixed(1).padStart(6)} × baseline   (aim < ${aim} ms)`);
+    console.log(
+      `  ${name.padEnd(38)} ${ms.toFixed(1).padStart(8)} ms   ${(ms / baseline).toFixed(1).padStart(6)} × baseline   (aim < ${aim} ms)`,
+    );
   }
   await store.close();
   await rm(dataDir, { recursive: true, force: true });

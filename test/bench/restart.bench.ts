@@ -27,7 +27,10 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /** Spawns a role and returns the milliseconds until its /readyz answers 200 (after the log says it listens). */
-async function timeToReady(role: 'all' | 'api', environment: Record<string, string>): Promise<{ ms: number; process: RoleProcess; readyz: Record<string, unknown> }> {
+async function timeToReady(
+  role: 'all' | 'api',
+  environment: Record<string, string>,
+): Promise<{ ms: number; process: RoleProcess; readyz: Record<string, unknown> }> {
   const started = performance.now();
   const child = startRole(role, [], environment);
   const listening = await child.waitFor((line) => line.msg === 'listening');
@@ -35,7 +38,8 @@ async function timeToReady(role: 'all' | 'api', environment: Record<string, stri
   if (role === 'all') await child.waitFor((line) => line.msg === 'demo data ready');
   const response = await fetch(`${address}/readyz`);
   const ms = performance.now() - started;
-  if (response.status !== 200) throw new Error(`${role}: /readyz answered ${response.status} after the ready log line: ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`${role}: /readyz answered ${response.status} after the ready log line: ${await response.text()}`);
   return { ms, process: child, readyz: (await response.json()) as Record<string, unknown> };
 }
 
@@ -51,7 +55,9 @@ async function main(): Promise<void> {
   if (!(await exists(path.join(dataDir, 'simulator-state.json')))) {
     console.log(`building the data set in ${dataDir} (${DAYS} simulated days)…`);
     const first = await timeToReady('all', environment);
-    console.log(`first start (backfill): ready after ${(first.ms / 1000).toFixed(1)} s, ${String(first.readyz.events_stored)} events stored`);
+    console.log(
+      `first start (backfill): ready after ${(first.ms / 1000).toFixed(1)} s, ${String(first.readyz.events_stored)} events stored`,
+    );
     await stop(first.process);
   }
 
@@ -66,7 +72,9 @@ async function main(): Promise<void> {
     restarts.push(restart.ms);
     stored = restart.readyz.events_stored;
     await stop(restart.process);
-    console.log(`round ${round + 1}: restart ready after ${restart.ms.toFixed(0)} ms; api role ready after ${baseline.ms.toFixed(0)} ms`);
+    console.log(
+      `round ${round + 1}: restart ready after ${restart.ms.toFixed(0)} ms; api role ready after ${baseline.ms.toFixed(0)} ms`,
+    );
   }
   const restartMedian = median(restarts);
   const baselineMedian = median(baselines);

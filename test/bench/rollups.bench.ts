@@ -51,9 +51,12 @@ interface SizeFigures {
 
 /** Point reads of one trader's market, by table: the landing table fills (index granularity 8,192) beside fills_v2 (256). */
 const POINT_READS: Record<string, string> = {
-  'fills (8,192)': 'SELECT * FROM {db:Identifier}.fills WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
-  'fills_v2 (256)': 'SELECT * FROM {db:Identifier}.fills_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
-  'trader_markets_v2 (256)': 'SELECT * FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
+  'fills (8,192)':
+    'SELECT * FROM {db:Identifier}.fills WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
+  'fills_v2 (256)':
+    'SELECT * FROM {db:Identifier}.fills_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
+  'trader_markets_v2 (256)':
+    'SELECT * FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}',
 };
 
 async function pointReadRows(store: Store): Promise<Record<string, number>> {
@@ -86,7 +89,11 @@ async function measure(dataDir: string, days: number, label: string): Promise<Si
     const started = performance.now();
     await withPublisher(config, log, async ({ publisher }) => {
       const simulator = createSimulator({ seed: config.simulator.seed, traders: TRADERS });
-      await runSimulator(simulator, publisher, { backfillDays: days, live: false, onProgress: (info) => (until = info.doneTs) });
+      await runSimulator(simulator, publisher, {
+        backfillDays: days,
+        live: false,
+        onProgress: (info) => (until = info.doneTs),
+      });
       genesisTs = simulator.genesisTs;
     });
     console.log(`${days} day(s): backfilled in ${((performance.now() - started) / 1000).toFixed(0)} s`);
@@ -94,7 +101,11 @@ async function measure(dataDir: string, days: number, label: string): Promise<Si
     // The change: the next STEP seconds of the same world, staged under batches we can name afterwards.
     const [mark] = await store.query<{ at: number }>('SELECT toUInt32(now()) - 1 AS at');
     await withPublisher(config, log, async ({ publisher }) => {
-      const simulator = createSimulator({ seed: config.simulator.seed, traders: TRADERS, ...(genesisTs === undefined ? {} : { genesisTs }) });
+      const simulator = createSimulator({
+        seed: config.simulator.seed,
+        traders: TRADERS,
+        ...(genesisTs === undefined ? {} : { genesisTs }),
+      });
       await simulator.emit(until, until + STEP, publisher);
     });
     const batches = (
@@ -122,48 +133,82 @@ async function measure(dataDir: string, days: number, label: string): Promise<Si
       const parts = await refreshRollups(store, batches, settings);
       timings.push({ ...parts, totalMs: performance.now() - runStarted });
     }
-    const medians = Object.fromEntries([...PARTS, 'totalMs'].map((part) => [part, median(timings.map((t) => t[part as keyof typeof t]))])) as unknown as SizeFigures['medians'];
+    const medians = Object.fromEntries(
+      [...PARTS, 'totalMs'].map((part) => [part, median(timings.map((t) => t[part as keyof typeof t]))]),
+    ) as unknown as SizeFigures['medians'];
     const pointReads = await pointReadRows(store);
     await store.command('DROP DATABASE IF EXISTS {db:Identifier}');
-    return { days, rows: rows!, changed: { traderKeys: changed!.trader_keys, tapeKeys: changed!.tape_keys, batches: batches.length }, medians, pointReads };
+    return {
+      days,
+      rows: rows!,
+      changed: { traderKeys: changed!.trader_keys, tapeKeys: changed!.tape_keys, batches: batches.length },
+      medians,
+      pointReads,
+    };
   } finally {
     await store.close();
   }
 }
 
 async function main(): Promise<void> {
-  console.log(`${os.cpus().length} CPUs; load average at start ${os.loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+  console.log(
+    `${os.cpus().length} CPUs; load average at start ${os
+      .loadavg()
+      .map((v) => v.toFixed(1))
+      .join(' ')}`,
+  );
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-rollups-'));
   try {
-    const small = await measure(dataDir, Number(values["days-small"]), "small");
-    const large = await measure(dataDir, Number(values["days-large"]), "large");
+    const small = await measure(dataDir, Number(values['days-small']), 'small');
+    const large = await measure(dataDir, Number(values['days-large']), 'large');
     console.log('');
-    console.log(`one refresh of the next ${STEP} s of the world (${TRADERS} named traders), medians of ${REPEAT} repeats, ms:`);
+    console.log(
+      `one refresh of the next ${STEP} s of the world (${TRADERS} named traders), medians of ${REPEAT} repeats, ms:`,
+    );
     for (const size of [small, large]) {
       console.log(
-        `  ${String(size.days).padStart(2)} day(s): tables ${Object.entries(size.rows).map(([table, n]) => `${table} ${n}`).join(', ')}; ` +
+        `  ${String(size.days).padStart(2)} day(s): tables ${Object.entries(size.rows)
+          .map(([table, n]) => `${table} ${n}`)
+          .join(', ')}; ` +
           `changed ${size.changed.traderKeys} trader keys, ${size.changed.tapeKeys} tape keys in ${size.changed.batches} batches`,
       );
     }
     // The two changes are the next STEP seconds of two worlds: their sizes differ. Per changed key, the
     // ratio compares the cost of the same amount of change (trader keys for the trader parts, tape keys for the tape).
     const keys = (size: SizeFigures, part: (typeof PARTS)[number] | 'totalMs') =>
-      part === 'tapeMs' ? size.changed.tapeKeys : part === 'totalMs' ? size.changed.traderKeys + size.changed.tapeKeys : size.changed.traderKeys;
-    console.log(`  ${'part'.padEnd(16)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}${'÷'.padStart(8)}${'÷ per key'.padStart(12)}`);
+      part === 'tapeMs'
+        ? size.changed.tapeKeys
+        : part === 'totalMs'
+          ? size.changed.traderKeys + size.changed.tapeKeys
+          : size.changed.traderKeys;
+    console.log(
+      `  ${'part'.padEnd(16)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}${'÷'.padStart(8)}${'÷ per key'.padStart(12)}`,
+    );
     for (const part of [...PARTS, 'totalMs'] as const) {
       const a = small.medians[part];
       const b = large.medians[part];
-      const perKey = a > 0 && keys(small, part) > 0 && keys(large, part) > 0 ? `${(b / keys(large, part) / (a / keys(small, part))).toFixed(2)}×` : '-';
+      const perKey =
+        a > 0 && keys(small, part) > 0 && keys(large, part) > 0
+          ? `${(b / keys(large, part) / (a / keys(small, part))).toFixed(2)}×`
+          : '-';
       console.log(
         `  ${part.replace('Ms', '').padEnd(16)}${a.toFixed(0).padStart(10)}${b.toFixed(0).padStart(10)}${(a > 0 ? `${(b / a).toFixed(2)}×` : '-').padStart(8)}${perKey.padStart(12)}`,
       );
     }
-    console.log(`  (tables grew ${(large.rows.fills! / Math.max(1, small.rows.fills!)).toFixed(1)}× in fills; a cost that follows the change stays near 1×)`);
+    console.log(
+      `  (tables grew ${(large.rows.fills! / Math.max(1, small.rows.fills!)).toFixed(1)}× in fills; a cost that follows the change stays near 1×)`,
+    );
     console.log('');
-    console.log('rows the primary index selects for a point read of one trader\'s market (EXPLAIN ESTIMATE; the market with the most fills):');
-    console.log(`  ${'table (granularity)'.padEnd(26)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}`);
+    console.log(
+      "rows the primary index selects for a point read of one trader's market (EXPLAIN ESTIMATE; the market with the most fills):",
+    );
+    console.log(
+      `  ${'table (granularity)'.padEnd(26)}${`${small.days} d`.padStart(10)}${`${large.days} d`.padStart(10)}`,
+    );
     for (const name of Object.keys(POINT_READS)) {
-      console.log(`  ${name.padEnd(26)}${String(small.pointReads[name] ?? '-').padStart(10)}${String(large.pointReads[name] ?? '-').padStart(10)}`);
+      console.log(
+        `  ${name.padEnd(26)}${String(small.pointReads[name] ?? '-').padStart(10)}${String(large.pointReads[name] ?? '-').padStart(10)}`,
+      );
     }
   } finally {
     await rm(dataDir, { recursive: true, force: true });

@@ -53,12 +53,26 @@ async function main(): Promise<void> {
   // One process (node with tsx's loader, not the tsx CLI, which would put a parent between): its RSS is the service's.
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', 'all'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SIM_BACKFILL_DAYS: BACKFILL_DAYS, SIM_TRADERS: TRADERS, SIM_LIVE: 'true' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      SIM_BACKFILL_DAYS: BACKFILL_DAYS,
+      SIM_TRADERS: TRADERS,
+      SIM_LIVE: 'true',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   try {
-    console.log(`${os.cpus().length} CPUs; load average at start ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`);
+    console.log(
+      `${os.cpus().length} CPUs; load average at start ${os
+        .loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' ')}`,
+    );
     const startedAt = performance.now();
     const keysFile = path.join(dataDir, 'demo-keys.json');
     let authorization = '';
@@ -71,7 +85,9 @@ async function main(): Promise<void> {
     const discover = async (): Promise<{ paths: string[]; wallets: number }> => {
       const whales = await get<{ rows: { wallet: string }[] }>('/flow/whales?min_usd=1000&by=window');
       const popular = await get<{ traders: { wallet: string }[] }>('/popular');
-      const wallets = [...new Set([...whales.rows.map((row) => row.wallet), ...popular.traders.map((trader) => trader.wallet)])].slice(0, 30);
+      const wallets = [
+        ...new Set([...whales.rows.map((row) => row.wallet), ...popular.traders.map((trader) => trader.wallet)]),
+      ].slice(0, 30);
       const paths: string[] = [];
       for (const wallet of wallets) {
         const { markets } = await get<{ markets: { condition_id: string }[] }>(`/traders/${wallet}/markets?limit=3`);
@@ -90,8 +106,15 @@ async function main(): Promise<void> {
     };
     /** The simulator's saved position (roles/all.ts: every event before resumeFromTs is in the store) is past the backfill: the world is live. */
     const backfillPublished = async () => {
-      const state = await readFile(path.join(dataDir, 'simulator-state.json'), 'utf8').then((text) => JSON.parse(text) as { resumeFromTs?: number; backfillUntilTs?: number }, () => null);
-      return state?.resumeFromTs !== undefined && state.backfillUntilTs !== undefined && state.resumeFromTs >= state.backfillUntilTs;
+      const state = await readFile(path.join(dataDir, 'simulator-state.json'), 'utf8').then(
+        (text) => JSON.parse(text) as { resumeFromTs?: number; backfillUntilTs?: number },
+        () => null,
+      );
+      return (
+        state?.resumeFromTs !== undefined &&
+        state.backfillUntilTs !== undefined &&
+        state.resumeFromTs >= state.backfillUntilTs
+      );
     };
     // Another process: asked over HTTP until /readyz says ready, or — once the backfill is published
     // and the demo world is live — until the reads serve the demo world (a restart's readiness can lag
@@ -101,8 +124,15 @@ async function main(): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       if (child.exitCode !== null) throw new Error(`main.ts all exited (${child.exitCode}) before it was ready`);
       if (performance.now() - startedAt > READY_TIMEOUT_MS) throw new Error('main.ts all was not ready in time');
-      const ready = await fetch(`${base}/readyz`).then((response) => response.status === 200, () => false);
-      if (!authorization) authorization = await readFile(keysFile, 'utf8').then((text) => `Bearer ${(JSON.parse(text) as { max: string }).max}`, () => '');
+      const ready = await fetch(`${base}/readyz`).then(
+        (response) => response.status === 200,
+        () => false,
+      );
+      if (!authorization)
+        authorization = await readFile(keysFile, 'utf8').then(
+          (text) => `Bearer ${(JSON.parse(text) as { max: string }).max}`,
+          () => '',
+        );
       if (authorization && (ready || (attempt % 20 === 19 && (await backfillPublished())))) {
         mix = await discover().catch(() => ({ paths: [], wallets: 0 }));
         if (mix.paths.length > 0) {
@@ -113,21 +143,55 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     const { paths } = mix;
-    console.log(`main.ts all serving after ${((performance.now() - startedAt) / 1000).toFixed(1)} s (${startedBy}; backfill ${BACKFILL_DAYS} day(s), ${TRADERS} traders; live ingest on)`);
+    console.log(
+      `main.ts all serving after ${((performance.now() - startedAt) / 1000).toFixed(1)} s (${startedBy}; backfill ${BACKFILL_DAYS} day(s), ${TRADERS} traders; live ingest on)`,
+    );
     console.log(`mix: ${paths.length} paths over ${mix.wallets} wallets; ${SOAK_RATE} req/s for ${SOAK_SECONDS} s\n`);
 
-    const minutes: { minute: number; answers: number; statuses: Record<number, number>; p50: number; p99: number; rss: number; errors: number }[] = [];
+    const minutes: {
+      minute: number;
+      answers: number;
+      statuses: Record<number, number>;
+      p50: number;
+      p99: number;
+      rss: number;
+      errors: number;
+    }[] = [];
     for (let minute = 1, left = SOAK_SECONDS; left > 0; minute++, left -= 60) {
       const rss: number[] = [];
-      const sampler = setInterval(() => void rssOf(child.pid!).then((bytes) => rss.push(bytes), () => undefined), RSS_SAMPLE_MS);
+      const sampler = setInterval(
+        () =>
+          void rssOf(child.pid!).then(
+            (bytes) => rss.push(bytes),
+            () => undefined,
+          ),
+        RSS_SAMPLE_MS,
+      );
       rss.push(await rssOf(child.pid!));
-      const result = await runLoad({ url: base, authorization, paths, durationS: Math.min(60, left), mode: { kind: 'open', rate: SOAK_RATE }, timeoutMs: 30_000 });
+      const result = await runLoad({
+        url: base,
+        authorization,
+        paths,
+        durationS: Math.min(60, left),
+        mode: { kind: 'open', rate: SOAK_RATE },
+        timeoutMs: 30_000,
+      });
       clearInterval(sampler);
       rss.push(await rssOf(child.pid!));
       const statuses: Record<number, number> = {};
       for (const answer of result.answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-      const served = result.answers.filter((answer) => answer.status >= 200 && answer.status < 400).map((answer) => answer.ms);
-      const row = { minute, answers: result.answers.length, statuses, p50: percentile(served, 0.5), p99: percentile(served, 0.99), rss: median(rss), errors: result.errors };
+      const served = result.answers
+        .filter((answer) => answer.status >= 200 && answer.status < 400)
+        .map((answer) => answer.ms);
+      const row = {
+        minute,
+        answers: result.answers.length,
+        statuses,
+        p50: percentile(served, 0.5),
+        p99: percentile(served, 0.99),
+        rss: median(rss),
+        errors: result.errors,
+      };
       minutes.push(row);
       console.log(
         `minute ${String(minute).padStart(2)}: ${row.answers} answers ${JSON.stringify(statuses)}, errors ${row.errors}; served p50 ${ms(row.p50)} p99 ${ms(row.p99)}; RSS ${mb(row.rss)}`,
@@ -136,7 +200,14 @@ async function main(): Promise<void> {
 
     const first = minutes[0]!;
     const last = minutes.at(-1)!;
-    const fiveXX = minutes.reduce((sum, row) => sum + Object.entries(row.statuses).filter(([status]) => Number(status) >= 500).reduce((acc, [, count]) => acc + count, 0), 0);
+    const fiveXX = minutes.reduce(
+      (sum, row) =>
+        sum +
+        Object.entries(row.statuses)
+          .filter(([status]) => Number(status) >= 500)
+          .reduce((acc, [, count]) => acc + count, 0),
+      0,
+    );
     const errors = minutes.reduce((sum, row) => sum + row.errors, 0);
     // The first minute still holds the backfill's garbage (the collector gives it back during minute 2),
     // so growth is measured from the settled start: the median RSS of minutes 2–4 against that of the last
@@ -146,10 +217,14 @@ async function main(): Promise<void> {
     const rssEnd = median(settled.slice(-3).map((row) => row.rss));
     const rssGrowth = (rssEnd - rssStart) / rssStart;
     const p99Ratio = last.p99 / first.p99;
-    console.log(`\nsoak: ${SOAK_SECONDS} s at ${SOAK_RATE} req/s, ${minutes.reduce((sum, row) => sum + row.answers, 0)} answers (shared machine: figures are noisy)`);
+    console.log(
+      `\nsoak: ${SOAK_SECONDS} s at ${SOAK_RATE} req/s, ${minutes.reduce((sum, row) => sum + row.answers, 0)} answers (shared machine: figures are noisy)`,
+    );
     console.log(`  5xx answers                 ${fiveXX}   connection errors/timeouts ${errors}`);
     console.log(`  RSS first → last minute     ${mb(first.rss)} → ${mb(last.rss)}`);
-    console.log(`  RSS settled start → end     ${mb(rssStart)} → ${mb(rssEnd)} (${(rssGrowth * 100).toFixed(1)}%, aim < 10%; medians of minutes ${settled[0]!.minute}–${settled[Math.min(2, settled.length - 1)]!.minute} and the last three)`);
+    console.log(
+      `  RSS settled start → end     ${mb(rssStart)} → ${mb(rssEnd)} (${(rssGrowth * 100).toFixed(1)}%, aim < 10%; medians of minutes ${settled[0]!.minute}–${settled[Math.min(2, settled.length - 1)]!.minute} and the last three)`,
+    );
     console.log(`  p99 first → last minute     ${ms(first.p99)} → ${ms(last.p99)} (${p99Ratio.toFixed(2)} ×)`);
     const checks = [
       ['zero 5xx', fiveXX === 0],
@@ -161,7 +236,10 @@ async function main(): Promise<void> {
   } finally {
     if (child.exitCode === null) {
       child.kill('SIGTERM');
-      const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000))]);
+      const code = await Promise.race([
+        exited,
+        new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000)),
+      ]);
       if (code === 'timeout') child.kill('SIGKILL');
     }
     await rm(dataDir, { recursive: true, force: true });

@@ -42,7 +42,11 @@ export const CONTRACT_PATHS = [
 ] as const;
 
 /** A config on the in-process log (no Kafka) and its own database in the process store. */
-export function inProcessConfig(label: string, extra: Record<string, string> = {}, overrides: ConfigOverrides = {}): Config {
+export function inProcessConfig(
+  label: string,
+  extra: Record<string, string> = {},
+  overrides: ConfigOverrides = {},
+): Config {
   const environment: Record<string, string | undefined> = testEnvironment(uniqueId(label), PROCESS_DATA_DIR, extra);
   delete environment.KAFKA_BROKERS;
   return testConfig(environment, overrides);
@@ -54,7 +58,10 @@ export interface TestApi {
   config: Config;
   keys: Record<PlanId, string>;
   /** GET with a plan's key (or a raw Authorization header value, or none). */
-  get(url: string, options?: { plan?: PlanId; authorization?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  get(
+    url: string,
+    options?: { plan?: PlanId; authorization?: string | null; headers?: Record<string, string> },
+  ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -129,7 +136,11 @@ export async function startTestApi(config: Config, options: TestApiOptions): Pro
     keys: options.keys,
     get(url, { plan = 'pro', authorization, headers = {} } = {}) {
       const value = authorization === undefined ? `Bearer ${options.keys[plan]}` : authorization;
-      return app.inject({ method: 'GET', url: url.startsWith('/') ? url : `${API}/${url}`, headers: { ...(value === null ? {} : { authorization: value }), ...headers } });
+      return app.inject({
+        method: 'GET',
+        url: url.startsWith('/') ? url : `${API}/${url}`,
+        headers: { ...(value === null ? {} : { authorization: value }), ...headers },
+      });
     },
     async close() {
       await app.close();
@@ -145,7 +156,12 @@ export function bodyOf(response: LightMyRequestResponse): unknown {
   return JSON.parse(raw.toString('utf8'));
 }
 
-type OpenApiDocument = { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> };
+type OpenApiDocument = {
+  paths: Record<
+    string,
+    Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+  >;
+};
 
 /** Validates responses against the response schemas of an OpenAPI 3.1 document. */
 export class OpenApiResponses {
@@ -172,7 +188,8 @@ export class OpenApiResponses {
     const schema = documented.content?.['application/json']?.schema;
     const body = bodyOf(response);
     if (schema === undefined) {
-      if (body !== null) throw new Error(`${route.path} ${response.statusCode}: a body where the document declares none`);
+      if (body !== null)
+        throw new Error(`${route.path} ${response.statusCode}: a body where the document declares none`);
       this.checked.push(`${route.path} ${response.statusCode}`);
       return;
     }
@@ -180,7 +197,9 @@ export class OpenApiResponses {
     let validate = this.#compiled.get(key);
     if (!validate) this.#compiled.set(key, (validate = this.#ajv.compile(schema as object)));
     if (!validate(body)) {
-      throw new Error(`${route.path} ${response.statusCode}: ${this.#ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+      throw new Error(
+        `${route.path} ${response.statusCode}: ${this.#ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`,
+      );
     }
     this.checked.push(`${route.path} ${response.statusCode}`);
   }

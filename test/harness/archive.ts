@@ -37,7 +37,8 @@ export function archiveOverrides(archive: ArchiveOverrides = {}): ConfigOverride
 }
 
 export function serveWorld(node: LocalPolygonNode, world: ChainWorld): void {
-  for (let block = world.firstBlock; block <= world.lastBlock; block++) node.setBlock(block, world.timestampOf(block), world.blocks.get(block) ?? []);
+  for (let block = world.firstBlock; block <= world.lastBlock; block++)
+    node.setBlock(block, world.timestampOf(block), world.blocks.get(block) ?? []);
 }
 
 /** Market metadata, as the upstream poller would publish it (the chain has no titles). */
@@ -63,13 +64,28 @@ export async function expectProjectionsEqualReference(api: TestApi, world: Chain
   const expected = reference(world);
   expect(expected.size).toBeGreaterThan(5);
   for (const [wallet, markets] of expected) {
-    const card = bodyOf(await api.get(`traders/${wallet}`)) as { card: { markets_total: number; resolved_total: number; volume_usd: number } };
+    const card = bodyOf(await api.get(`traders/${wallet}`)) as {
+      card: { markets_total: number; resolved_total: number; volume_usd: number };
+    };
     const all = [...markets.values()];
     expect(card.card.markets_total, wallet).toBe(all.length);
     expect(card.card.resolved_total, wallet).toBe(all.filter((market) => market.resolved).length);
-    expect(card.card.volume_usd).toBeCloseTo(all.reduce((sum, market) => sum + market.buyUsd + market.sellUsd, 0), 6);
+    expect(card.card.volume_usd).toBeCloseTo(
+      all.reduce((sum, market) => sum + market.buyUsd + market.sellUsd, 0),
+      6,
+    );
 
-    const list = bodyOf(await api.get(`traders/${wallet}/markets?limit=1000`)) as { markets: Array<{ condition_id: string; pnl_usd: number; fills_count: number; volume_usd: number; resolved: boolean; winner: string | null; last_traded_at: number }> };
+    const list = bodyOf(await api.get(`traders/${wallet}/markets?limit=1000`)) as {
+      markets: Array<{
+        condition_id: string;
+        pnl_usd: number;
+        fills_count: number;
+        volume_usd: number;
+        resolved: boolean;
+        winner: string | null;
+        last_traded_at: number;
+      }>;
+    };
     expect(list.markets.length, wallet).toBe(markets.size);
     for (const row of list.markets) {
       const want = markets.get(row.condition_id)!;
@@ -80,22 +96,38 @@ export async function expectProjectionsEqualReference(api: TestApi, world: Chain
       expect(row.pnl_usd, `${wallet} ${row.condition_id} pnl`).toBeCloseTo(want.pnlUsd, 6);
       expect(row.last_traded_at).toBe(want.lastTs);
       const market = world.markets.find((candidate) => candidate.conditionId === row.condition_id)!;
-      const winner = market.payouts === null ? null : market.payouts[0] === market.payouts[1] ? '50/50' : market.payouts[0] > 0 ? 'Yes' : 'No';
+      const winner =
+        market.payouts === null
+          ? null
+          : market.payouts[0] === market.payouts[1]
+            ? '50/50'
+            : market.payouts[0] > 0
+              ? 'Yes'
+              : 'No';
       expect(row.winner).toBe(winner);
     }
     const [conditionId, want] = [...markets.entries()].find(([, market]) => market.fills > 0) ?? [];
     if (conditionId && want) {
-      const summary = bodyOf(await api.get(`traders/${wallet}/markets/${conditionId}/summary`)) as { summary: { fills_count: number; buy_usd: number; sell_usd: number; pnl_usd: number } };
+      const summary = bodyOf(await api.get(`traders/${wallet}/markets/${conditionId}/summary`)) as {
+        summary: { fills_count: number; buy_usd: number; sell_usd: number; pnl_usd: number };
+      };
       expect(summary.summary.fills_count).toBe(want.fills);
       expect(summary.summary.buy_usd).toBeCloseTo(want.buyUsd, 6);
       expect(summary.summary.sell_usd).toBeCloseTo(want.sellUsd, 6);
       expect(summary.summary.pnl_usd).toBeCloseTo(want.pnlUsd, 6);
     }
-    const fills = bodyOf(await api.get(`traders/${wallet}/fills?since=0&limit=2000`)) as { fills: Array<{ usd: number; side: string; size_tokens: number; ts: number }> };
+    const fills = bodyOf(await api.get(`traders/${wallet}/fills?since=0&limit=2000`)) as {
+      fills: Array<{ usd: number; side: string; size_tokens: number; ts: number }>;
+    };
     const worldFills = world.fills.filter((fill) => fill.wallet === wallet);
     expect(fills.fills.length, `${wallet} fills`).toBe(worldFills.length);
-    expect(fills.fills.reduce((sum, fill) => sum + fill.usd, 0)).toBeCloseTo(worldFills.reduce((sum, fill) => sum + Number(fill.usdMicro) / 1e6, 0), 6);
-    expect(fills.fills.reduce((sum, fill) => sum + fill.size_tokens, 0)).toBeCloseTo(worldFills.reduce((sum, fill) => sum + Number(fill.tokensMicro) / 1e6, 0), 6);
+    expect(fills.fills.reduce((sum, fill) => sum + fill.usd, 0)).toBeCloseTo(
+      worldFills.reduce((sum, fill) => sum + Number(fill.usdMicro) / 1e6, 0),
+      6,
+    );
+    expect(fills.fills.reduce((sum, fill) => sum + fill.size_tokens, 0)).toBeCloseTo(
+      worldFills.reduce((sum, fill) => sum + Number(fill.tokensMicro) / 1e6, 0),
+      6,
+    );
   }
 }
-

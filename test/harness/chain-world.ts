@@ -64,7 +64,6 @@ export interface ChainWorld {
 
 const GENESIS_TS = 1_780_000_000;
 
-
 const address = (label: number) => `0x${(0xa11ce000 + label).toString(16).padStart(40, '0')}` as Hex;
 
 export interface WorldOptions {
@@ -87,7 +86,9 @@ export function generateWorld(options: WorldOptions): ChainWorld {
   let block = firstBlock;
   let txSerial = 0;
   let logCount = 0;
-  const emit = (logs: Array<{ address: Hex; topics: Hex[]; data: Hex }>): { txHash: Hex; block: number; logIndexes: number[] } => {
+  const emit = (
+    logs: Array<{ address: Hex; topics: Hex[]; data: Hex }>,
+  ): { txHash: Hex; block: number; logIndexes: number[] } => {
     const txHash = pad(toHex(++txSerial), { size: 32 });
     const list = blocks.get(block) ?? [];
     blocks.set(block, list);
@@ -122,7 +123,11 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     // The registry emits the pair in both orders.
     const registered = (a: bigint, b: bigint) => ({
       address: CONTRACTS.exchangeV2 as Hex,
-      topics: encodeEventTopics({ abi: exchangeV1Abi, eventName: 'TokenRegistered', args: { token0: a, token1: b, conditionId } }) as Hex[],
+      topics: encodeEventTopics({
+        abi: exchangeV1Abi,
+        eventName: 'TokenRegistered',
+        args: { token0: a, token1: b, conditionId },
+      }) as Hex[],
       data: '0x' as Hex,
     });
     emit([registered(token2, token1), registered(token1, token2)]);
@@ -130,11 +135,31 @@ export function generateWorld(options: WorldOptions): ChainWorld {
 
   const fills: WorldFill[] = [];
   const legs: WorldLeg[] = [];
-  const orderFilled = (maker: Hex, taker: Hex, side: 0 | 1, tokenId: bigint, making: bigint, taking: bigint, fee: bigint) => ({
+  const orderFilled = (
+    maker: Hex,
+    taker: Hex,
+    side: 0 | 1,
+    tokenId: bigint,
+    making: bigint,
+    taking: bigint,
+    fee: bigint,
+  ) => ({
     address: CONTRACTS.exchangeV2 as Hex,
-    topics: encodeEventTopics({ abi: exchangeV2Abi, eventName: 'OrderFilled', args: { orderHash: pad(toHex(int(2 ** 31)), { size: 32 }), maker, taker } }) as Hex[],
+    topics: encodeEventTopics({
+      abi: exchangeV2Abi,
+      eventName: 'OrderFilled',
+      args: { orderHash: pad(toHex(int(2 ** 31)), { size: 32 }), maker, taker },
+    }) as Hex[],
     data: encodeAbiParameters(
-      [{ type: 'uint8' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }],
+      [
+        { type: 'uint8' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+      ],
       [side, tokenId, making, taking, fee, pad('0x0'), pad('0x0')],
     ),
   });
@@ -162,20 +187,58 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     // BUY: maker amount = USD, taker amount = tokens; SELL: the reverse.
     const amounts = (side: string, t: bigint, u: bigint) => (side === 'BUY' ? [u, t] : [t, u]) as [bigint, bigint];
     const logs = [
-      ...makers.map((maker) => orderFilled(maker.wallet, taker, sideCode(makerSide), tokenId, ...amounts(makerSide, maker.tokens, maker.usd), 0n)),
+      ...makers.map((maker) =>
+        orderFilled(
+          maker.wallet,
+          taker,
+          sideCode(makerSide),
+          tokenId,
+          ...amounts(makerSide, maker.tokens, maker.usd),
+          0n,
+        ),
+      ),
       orderFilled(taker, CONTRACTS.exchangeV2, sideCode(takerSide), tokenId, ...amounts(takerSide, tokens, usd), fee),
       {
         address: CONTRACTS.exchangeV2 as Hex,
-        topics: encodeEventTopics({ abi: exchangeV1Abi, eventName: 'OrdersMatched', args: { takerOrderHash: pad('0x1'), takerOrderMaker: taker } }) as Hex[],
-        data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }], [0n, tokenId, usd, tokens]),
+        topics: encodeEventTopics({
+          abi: exchangeV1Abi,
+          eventName: 'OrdersMatched',
+          args: { takerOrderHash: pad('0x1'), takerOrderMaker: taker },
+        }) as Hex[],
+        data: encodeAbiParameters(
+          [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }],
+          [0n, tokenId, usd, tokens],
+        ),
       },
     ];
     const at = emit(logs);
     const ts = timestampOf(at.block);
     makers.forEach((maker, index) => {
-      fills.push({ txHash: at.txHash, logIndex: at.logIndexes[index]!, wallet: maker.wallet, conditionId: market.conditionId, side: makerSide, tokenSide, tokensMicro: maker.tokens, usdMicro: maker.usd, feeMicro: 0n, ts });
+      fills.push({
+        txHash: at.txHash,
+        logIndex: at.logIndexes[index]!,
+        wallet: maker.wallet,
+        conditionId: market.conditionId,
+        side: makerSide,
+        tokenSide,
+        tokensMicro: maker.tokens,
+        usdMicro: maker.usd,
+        feeMicro: 0n,
+        ts,
+      });
     });
-    fills.push({ txHash: at.txHash, logIndex: at.logIndexes[makerCount]!, wallet: taker, conditionId: market.conditionId, side: takerSide, tokenSide, tokensMicro: tokens, usdMicro: usd, feeMicro: fee, ts });
+    fills.push({
+      txHash: at.txHash,
+      logIndex: at.logIndexes[makerCount]!,
+      wallet: taker,
+      conditionId: market.conditionId,
+      side: takerSide,
+      tokenSide,
+      tokensMicro: tokens,
+      usdMicro: usd,
+      feeMicro: fee,
+      ts,
+    });
 
     if (match % 7 === 3) {
       // A user's split, and the exchange's own (a MINT match): the second is left out.
@@ -183,11 +246,24 @@ export function generateWorld(options: WorldOptions): ChainWorld {
       const amount = BigInt(1 + int(300)) * 10_000n;
       const split = (stakeholder: Hex) => ({
         address: CONTRACTS.conditionalTokens as Hex,
-        topics: encodeEventTopics({ abi: conditionalTokensAbi, eventName: 'PositionSplit', args: { stakeholder, parentCollectionId: pad('0x0'), conditionId: market.conditionId } }) as Hex[],
-        data: encodeAbiParameters([{ type: 'address' }, { type: 'uint256[]' }, { type: 'uint256' }], [CONTRACTS.usdc, [1n, 2n], amount]),
+        topics: encodeEventTopics({
+          abi: conditionalTokensAbi,
+          eventName: 'PositionSplit',
+          args: { stakeholder, parentCollectionId: pad('0x0'), conditionId: market.conditionId },
+        }) as Hex[],
+        data: encodeAbiParameters(
+          [{ type: 'address' }, { type: 'uint256[]' }, { type: 'uint256' }],
+          [CONTRACTS.usdc, [1n, 2n], amount],
+        ),
       });
       const splitAt = emit([split(splitter), split(CONTRACTS.exchangeV2)]);
-      legs.push({ wallet: splitter, conditionId: market.conditionId, kind: 'SPLIT', usdMicro: amount, ts: timestampOf(splitAt.block) });
+      legs.push({
+        wallet: splitter,
+        conditionId: market.conditionId,
+        kind: 'SPLIT',
+        usdMicro: amount,
+        ts: timestampOf(splitAt.block),
+      });
     }
   }
 
@@ -198,7 +274,11 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     const at = emit([
       {
         address: CONTRACTS.conditionalTokens as Hex,
-        topics: encodeEventTopics({ abi: conditionalTokensAbi, eventName: 'ConditionResolution', args: { conditionId: market.conditionId, oracle: address(9999), questionId: pad('0x5') } }) as Hex[],
+        topics: encodeEventTopics({
+          abi: conditionalTokensAbi,
+          eventName: 'ConditionResolution',
+          args: { conditionId: market.conditionId, oracle: address(9999), questionId: pad('0x5') },
+        }) as Hex[],
         data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256[]' }], [2n, market.payouts.map(BigInt)]),
       },
     ]);
@@ -230,14 +310,31 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     const at = emit([
       {
         address: CONTRACTS.conditionalTokens as Hex,
-        topics: encodeEventTopics({ abi: conditionalTokensAbi, eventName: 'PayoutRedemption', args: { redeemer: wallet, collateralToken: CONTRACTS.usdc, parentCollectionId: pad('0x0') } }) as Hex[],
-        data: encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256[]' }, { type: 'uint256' }], [conditionId, [1n, 2n], payout]),
+        topics: encodeEventTopics({
+          abi: conditionalTokensAbi,
+          eventName: 'PayoutRedemption',
+          args: { redeemer: wallet, collateralToken: CONTRACTS.usdc, parentCollectionId: pad('0x0') },
+        }) as Hex[],
+        data: encodeAbiParameters(
+          [{ type: 'bytes32' }, { type: 'uint256[]' }, { type: 'uint256' }],
+          [conditionId, [1n, 2n], payout],
+        ),
       },
     ]);
     legs.push({ wallet, conditionId, kind: 'REDEEM', usdMicro: payout, ts: timestampOf(at.block) });
   }
 
-  return { markets, fills, legs, wallets: [...wallets], blocks, firstBlock, lastBlock: block - blockStep, timestampOf, logCount };
+  return {
+    markets,
+    fills,
+    legs,
+    wallets: [...wallets],
+    blocks,
+    firstBlock,
+    lastBlock: block - blockStep,
+    timestampOf,
+    logCount,
+  };
 }
 
 /** Per wallet and market: the figures the projections must show, computed from the world's own records. */
@@ -261,7 +358,10 @@ export function reference(world: ChainWorld): Map<string, Map<string, ReferenceM
     let market = byMarket.get(conditionId);
     if (!market) {
       const resolved = world.markets.find((candidate) => candidate.conditionId === conditionId)!.payouts !== null;
-      byMarket.set(conditionId, (market = { fills: 0, buyUsd: 0, sellUsd: 0, feeUsd: 0, resolved, pnlUsd: 0, lastTs: 0 }));
+      byMarket.set(
+        conditionId,
+        (market = { fills: 0, buyUsd: 0, sellUsd: 0, feeUsd: 0, resolved, pnlUsd: 0, lastTs: 0 }),
+      );
     }
     return market;
   };

@@ -42,12 +42,22 @@ export interface StartOptions {
   overrides?: ConfigOverrides;
 }
 
-export function startRole(role: string, args: string[], environment: Record<string, string>, options: StartOptions = {}): RoleProcess {
+export function startRole(
+  role: string,
+  args: string[],
+  environment: Record<string, string>,
+  options: StartOptions = {},
+): RoleProcess {
   const entry = options.overrides ? ['test/harness/role.ts', JSON.stringify(options.overrides)] : ['main.ts'];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', ...entry, role, ...args], {
     cwd: REPO_ROOT,
     // As the launchers start it (package.json, the Dockerfile): libuv's pool sized for the embedded store.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', UV_THREADPOOL_SIZE: String(LAUNCHER_THREAD_POOL_SIZE), ...environment },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      UV_THREADPOOL_SIZE: String(LAUNCHER_THREAD_POOL_SIZE),
+      ...environment,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];
@@ -91,7 +101,9 @@ export function startRole(role: string, args: string[], environment: Record<stri
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         waiters.push({ predicate, resolve });
-        void exited.then((code) => reject(new Error(`process exited (${code}) before the awaited log line; stderr: ${stderrText.slice(-2000)}`)));
+        void exited.then((code) =>
+          reject(new Error(`process exited (${code}) before the awaited log line; stderr: ${stderrText.slice(-2000)}`)),
+        );
       });
     },
   };

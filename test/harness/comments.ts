@@ -26,7 +26,8 @@ function syntaxOf(file: string, text: string): CommentSyntax | null {
   if (base.endsWith('.sql')) return 'sql';
   if (base.endsWith('.lua')) return 'lua';
   if (/\.ya?ml$/.test(base)) return 'yaml';
-  if (base === 'Dockerfile' || /\.(sh|conf)$/.test(base) || base === '.gitignore' || base === '.dockerignore') return 'hash';
+  if (base === 'Dockerfile' || /\.(sh|conf)$/.test(base) || base === '.gitignore' || base === '.dockerignore')
+    return 'hash';
   if (/^#!.*\b(ba|z)?sh\b/.test(text)) return 'hash';
   return null;
 }
@@ -239,11 +240,17 @@ function hashSpans(text: string): Span[] {
 export function commentsOf(file: string, text: string, syntax: CommentSyntax): Comment[] {
   switch (syntax) {
     case 'js':
-      return joinSpans(text, jsSpans(file, text), (raw) => raw.replace(/^\s*(\/\/+|\/\*+|\*+\/|\*(?!\/))? ?/, '').replace(/\*+\/$/, ''));
+      return joinSpans(text, jsSpans(file, text), (raw) =>
+        raw.replace(/^\s*(\/\/+|\/\*+|\*+\/|\*(?!\/))? ?/, '').replace(/\*+\/$/, ''),
+      );
     case 'sql':
-      return joinSpans(text, dashSpans(text, false), (raw) => raw.replace(/^\s*(--+|\/\*+|\*+\/|\*(?!\/))? ?/, '').replace(/\*+\/$/, ''));
+      return joinSpans(text, dashSpans(text, false), (raw) =>
+        raw.replace(/^\s*(--+|\/\*+|\*+\/|\*(?!\/))? ?/, '').replace(/\*+\/$/, ''),
+      );
     case 'lua':
-      return joinSpans(text, dashSpans(text, true), (raw) => raw.replace(/^\s*(--(\[=*\[)?|\]=*\])? ?/, '').replace(/\]=*\]$/, ''));
+      return joinSpans(text, dashSpans(text, true), (raw) =>
+        raw.replace(/^\s*(--(\[=*\[)?|\]=*\])? ?/, '').replace(/\]=*\]$/, ''),
+      );
     case 'yaml':
       return joinSpans(text, yamlSpans(text), (raw) => raw.replace(/^\s*#+ ?/, ''));
     case 'hash':
@@ -271,7 +278,8 @@ const RATE = '(?:[A-Za-z]+/s|/s|s/op|[KMG]i?B/s)';
 const UNIT = `(?:${TIME}|${RATE})`;
 const FIGURE = `(?:${NUMBER}\\s?${UNIT}|\\d+\\.\\d+(?:\\s?(?:–|-)\\s?\\d+(?:\\.\\d+)?)?\\s?[×x])(?![\\w/])`;
 /** A figure stated as a bound or a setting (`at most 30 s`, `< 10 s`, `every 10 s`) is not a result. */
-const BOUND = /(?:[<>≤≥]|\b(?:at most|at least|under|below|above|within|every|per|up to|default|defaults to|bound|limit|timeout|after|than|for))\s*$/i;
+const BOUND =
+  /(?:[<>≤≥]|\b(?:at most|at least|under|below|above|within|every|per|up to|default|defaults to|bound|limit|timeout|after|than|for))\s*$/i;
 /** … and, beside a word of measuring, a figure that says what something is made of (`multiples of 5 s`). */
 const PART = /\bof\s*$/i;
 
@@ -282,9 +290,15 @@ const MEASURING =
 /** The kinds of lab note, each a pattern over one sentence of a comment. */
 const LAB_NOTES: [string, RegExp][] = [
   // `~1.4 µs a fill`, `about 13 s`: an approximate time is a reading of a clock.
-  ['approximate time', new RegExp(`(?:~|≈|\\babout |\\baround |\\broughly |\\bnearly )${NUMBER}\\s?${TIME}(?![\\w/])`, 'gi')],
+  [
+    'approximate time',
+    new RegExp(`(?:~|≈|\\babout |\\baround |\\broughly |\\bnearly )${NUMBER}\\s?${TIME}(?![\\w/])`, 'gi'),
+  ],
   // `12.0 → 12.3 ms`, `7.7 vs 9.4 ms`, `673 → 1,377 statements/s`: a before and after.
-  ['before and after', new RegExp(`${NUMBER}\\s?(?:${UNIT}\\s?)?(?:→|\\bvs\\.?|\\bversus)\\s?~?${NUMBER}\\s?${UNIT}(?![\\w/])`, 'g')],
+  [
+    'before and after',
+    new RegExp(`${NUMBER}\\s?(?:${UNIT}\\s?)?(?:→|\\bvs\\.?|\\bversus)\\s?~?${NUMBER}\\s?${UNIT}(?![\\w/])`, 'g'),
+  ],
   // `refused 62, 8, 68`, `p50 12`, `served 458–572`: a verb of measuring and its numbers.
   ['measured numbers', /\b(?:measured|took|served|refused|p50|p90|p95|p99)(?: at| in| of)?:? ~?\d/gi],
 ];
@@ -307,7 +321,11 @@ export const FACTS: { file: string; date: string; why: string }[] = [
   { file: 'ingest/sources/simulator/test-support.ts', date: '2026-01-04', why: 'TEST_GENESIS' },
   { file: 'test/factories.ts', date: '2026-01-04', why: 'BASE_TS' },
   { file: 'ingest/sources/simulator/schedule.unit.test.ts', date: '2026-01-05', why: 'TEN_PM_ET' },
-  { file: 'ingest/contract/contract.unit.test.ts', date: '2025-01-01', why: 'the epoch literal the property starts from' },
+  {
+    file: 'ingest/contract/contract.unit.test.ts',
+    date: '2025-01-01',
+    why: 'the epoch literal the property starts from',
+  },
   { file: 'test/bench/ingest.bench.ts', date: '2026-01-01', why: 'SIMULATION_START' },
 ];
 

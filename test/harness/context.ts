@@ -41,7 +41,11 @@ export interface TestContextOptions {
   withoutStore?: boolean;
 }
 
-export function testEnvironment(id: string, dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+export function testEnvironment(
+  id: string,
+  dataDir: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
     DATA_DIR: dataDir,
@@ -73,7 +77,8 @@ export function testOverrides(overrides: ConfigOverrides = {}): ConfigOverrides 
 }
 
 function mergedOverrides(base: unknown, extra: unknown): unknown {
-  const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const isRecord = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
   if (!isRecord(base) || !isRecord(extra)) return extra === undefined ? base : extra;
   const result: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(extra)) result[key] = mergedOverrides(base[key], value);
@@ -87,7 +92,10 @@ export function testConfig(environment: Record<string, string | undefined>, over
 
 export async function createTestContext(label: string, options: TestContextOptions = {}): Promise<TestContext> {
   const id = uniqueId(label);
-  const config = testConfig(testEnvironment(id, options.dataDir ?? PROCESS_DATA_DIR, options.environment), options.overrides);
+  const config = testConfig(
+    testEnvironment(id, options.dataDir ?? PROCESS_DATA_DIR, options.environment),
+    options.overrides,
+  );
   const log = createLogger(config.logLevel);
   const store = options.withoutStore ? undefined : await openMigratedStore(config, log);
   return {
@@ -109,5 +117,9 @@ export async function createTestContext(label: string, options: TestContextOptio
 }
 
 export function kafkaLogFor(context: TestContext): KafkaLog {
-  return new KafkaLog({ brokers: context.config.kafka.brokers!, clientId: context.config.kafka.clientId, log: context.log });
+  return new KafkaLog({
+    brokers: context.config.kafka.brokers!,
+    clientId: context.config.kafka.clientId,
+    log: context.log,
+  });
 }

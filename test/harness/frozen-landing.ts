@@ -17,7 +17,10 @@ const [embeddedPath, ...databases] = process.argv.slice(2);
 if (!embeddedPath || databases.length === 0) throw new Error('usage: frozen-landing.ts <embedded path> <database>...');
 const tables = [...Object.keys(SIMULATED_LANDING), ...Object.keys(ACCOUNT_LANDING), 'accounts', 'api_keys'];
 for (const database of databases) {
-  const config = parseConfig({ CLICKHOUSE_DATABASE: database, DATA_DIR: embeddedPath }, { clickhouse: { embeddedPath } });
+  const config = parseConfig(
+    { CLICKHOUSE_DATABASE: database, DATA_DIR: embeddedPath },
+    { clickhouse: { embeddedPath } },
+  );
   const store = await openMigratedStore(config, createLogger('error'));
   for (const table of tables) {
     // No part is ever small enough to be merged.

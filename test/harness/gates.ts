@@ -22,7 +22,8 @@ export function gateStoreFactory(label: string): { open(kind: GateKind): GateSto
   let serial = 0;
   return {
     open(kind) {
-      const store = kind === 'memory' ? new MemoryGates() : new RedisGates(new Redis(TEST_REDIS_URL), `${prefix}${++serial}:`);
+      const store =
+        kind === 'memory' ? new MemoryGates() : new RedisGates(new Redis(TEST_REDIS_URL), `${prefix}${++serial}:`);
       opened.push(store);
       return store;
     },

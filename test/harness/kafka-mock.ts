@@ -19,11 +19,17 @@ const BOOTSTRAP = /bootstrap\.servers=([0-9.:,]+)/;
 export async function startMockKafka(brokerCount = 3): Promise<MockKafka> {
   const probe = spawnSync('kcat', ['-V'], { encoding: 'utf8' });
   if (probe.error) {
-    throw new Error('kcat is not installed: the tests need librdkafka mock brokers. Install it with `apt-get install -y kcat` (or set KAFKA_BROKERS to a real cluster).');
+    throw new Error(
+      'kcat is not installed: the tests need librdkafka mock brokers. Install it with `apt-get install -y kcat` (or set KAFKA_BROKERS to a real cluster).',
+    );
   }
-  const child: ChildProcess = spawn('kcat', ['-X', `test.mock.num.brokers=${brokerCount}`, '-b', 'localhost:1', '-P', '-t', '_', '-d', 'mock'], {
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    'kcat',
+    ['-X', `test.mock.num.brokers=${brokerCount}`, '-b', 'localhost:1', '-P', '-t', '_', '-d', 'mock'],
+    {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    },
+  );
   const brokers = await new Promise<string[]>((resolve, reject) => {
     let seen = '';
     const onData = (chunk: Buffer) => {

@@ -9,12 +9,19 @@ import type { Store } from '../../projections/store.ts';
 
 let serial = 0;
 
-export async function landEvents<T extends TopicId>(store: Store, topicId: T, events: readonly EventInputOf<T>[], token?: string): Promise<string[]> {
+export async function landEvents<T extends TopicId>(
+  store: Store,
+  topicId: T,
+  events: readonly EventInputOf<T>[],
+  token?: string,
+): Promise<string[]> {
   const spec = TOPICS[topicId];
   const byTable = new Map<string, string[]>();
   for (const event of events) {
     // The registry's functions are typed per topic; here the topic is a type parameter.
-    const landing = (spec.land as (value: unknown) => { table: string; row: Record<string, unknown> })(spec.schema.parse(event));
+    const landing = (spec.land as (value: unknown) => { table: string; row: Record<string, unknown> })(
+      spec.schema.parse(event),
+    );
     let lines = byTable.get(landing.table);
     if (!lines) byTable.set(landing.table, (lines = []));
     lines.push(JSON.stringify(landing.row));

@@ -28,7 +28,9 @@ function toolDirectory(packageName: string): string {
 /** A package's bin entry, resolved to a path under test/tools/node_modules (the package's own file, not the .bin link). */
 export function binOf(packageName: string, bin: string): string {
   const directory = toolDirectory(packageName);
-  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
+  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as {
+    bin?: string | Record<string, string>;
+  };
   const relative = typeof manifest.bin === 'string' ? manifest.bin : manifest.bin?.[bin];
   if (!relative) throw new Error(`${packageName} has no bin "${bin}"`);
   return path.join(directory, relative);
@@ -37,7 +39,9 @@ export function binOf(packageName: string, bin: string): string {
 /** Imports `packageName/subpath` from test/tools through the package's `exports` map (its `import` condition). */
 export async function importTool<T>(packageName: string, subpath: string): Promise<T> {
   const directory = toolDirectory(packageName);
-  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { exports?: Record<string, string | { import?: string }> };
+  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as {
+    exports?: Record<string, string | { import?: string }>;
+  };
   const entry = manifest.exports?.[`./${subpath}`];
   const relative = typeof entry === 'string' ? entry : entry?.import;
   if (!relative) throw new Error(`${packageName} exports no "./${subpath}"`);
@@ -65,14 +69,25 @@ export interface Run {
 }
 
 /** Runs a program to its end (at most `timeoutMs`, then SIGKILL), with the environment given, in the repository root unless told. */
-export function run(file: string, args: string[], env: Record<string, string>, timeoutMs = 120_000, cwd = REPO_ROOT): Promise<Run> {
+export function run(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+  cwd = REPO_ROOT,
+): Promise<Run> {
   return new Promise((resolve) => {
-    const child = execFile(file, args, { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      running.delete(child);
-      const failure = error as (Error & { code?: number | string; signal?: string | null }) | null;
-      const exit = failure ? (failure.signal ?? failure.code ?? 'unknown') : 0;
-      resolve({ exit, stdout: String(stdout), stderr: String(stderr) });
-    });
+    const child = execFile(
+      file,
+      args,
+      { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        running.delete(child);
+        const failure = error as (Error & { code?: number | string; signal?: string | null }) | null;
+        const exit = failure ? (failure.signal ?? failure.code ?? 'unknown') : 0;
+        resolve({ exit, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
     child.stdin?.end();
     running.add(child);
   });

@@ -66,7 +66,12 @@ export function decodePng(buffer: Buffer): Image {
 }
 
 /** Pixels within `tolerance` (per channel) of a #rrggbb color, optionally inside a rectangle. */
-export function countColor(image: Image, hex: string, rect?: { x: number; y: number; width: number; height: number }, tolerance = 6): number {
+export function countColor(
+  image: Image,
+  hex: string,
+  rect?: { x: number; y: number; width: number; height: number },
+  tolerance = 6,
+): number {
   const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)) as [number, number, number];
   const x0 = Math.max(0, Math.floor(rect?.x ?? 0));
   const y0 = Math.max(0, Math.floor(rect?.y ?? 0));
@@ -76,7 +81,12 @@ export function countColor(image: Image, hex: string, rect?: { x: number; y: num
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
       const i = (y * image.width + x) * 4;
-      if (Math.abs(image.rgba[i]! - r) <= tolerance && Math.abs(image.rgba[i + 1]! - g) <= tolerance && Math.abs(image.rgba[i + 2]! - b) <= tolerance) count++;
+      if (
+        Math.abs(image.rgba[i]! - r) <= tolerance &&
+        Math.abs(image.rgba[i + 1]! - g) <= tolerance &&
+        Math.abs(image.rgba[i + 2]! - b) <= tolerance
+      )
+        count++;
     }
   }
   return count;

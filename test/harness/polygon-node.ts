@@ -62,7 +62,11 @@ export class LocalPolygonNode {
   private numbersWithLogs: number[] | null = null;
 
   setBlock(number: number, timestamp: number, logs: RawLog[]): void {
-    this.blocks.set(number, { timestamp, logs, recordedHash: logs.find((log) => log.blockHash !== undefined)?.blockHash?.toLowerCase() });
+    this.blocks.set(number, {
+      timestamp,
+      logs,
+      recordedHash: logs.find((log) => log.blockHash !== undefined)?.blockHash?.toLowerCase(),
+    });
     this.head = Math.max(this.head, number);
     this.numbersWithLogs = null;
   }
@@ -81,7 +85,8 @@ export class LocalPolygonNode {
    */
   reorg(from: number, logs: ReadonlyMap<number, RawLog[]> = new Map()): void {
     this.reorgs.push(from);
-    for (const [number, blockLogs] of logs) this.setBlock(number, this.blocks.get(number)?.timestamp ?? 1_767_556_800 + number * 2, blockLogs);
+    for (const [number, blockLogs] of logs)
+      this.setBlock(number, this.blocks.get(number)?.timestamp ?? 1_767_556_800 + number * 2, blockLogs);
   }
 
   setFork(number: number, logs: RawLog[]): void {
@@ -131,7 +136,9 @@ export class LocalPolygonNode {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; method: string; params?: unknown[] } | Array<{ id: number; method: string; params?: unknown[] }>;
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as
+      | { id: number; method: string; params?: unknown[] }
+      | Array<{ id: number; method: string; params?: unknown[] }>;
     const requests = Array.isArray(body) ? body : [body];
     const answers: unknown[] = [];
     for (const one of requests) {
@@ -144,12 +151,21 @@ export class LocalPolygonNode {
       }
       if (fault === '429') {
         response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
-        response.end(JSON.stringify({ jsonrpc: '2.0', id: one.id, error: { code: -32005, message: 'rate limited' } }).replace('-32005', '429'));
+        response.end(
+          JSON.stringify({ jsonrpc: '2.0', id: one.id, error: { code: -32005, message: 'rate limited' } }).replace(
+            '-32005',
+            '429',
+          ),
+        );
         return;
       }
       if (fault === 'slow') await new Promise((resolve) => setTimeout(resolve, this.slowMs));
       if (fault === 'error') {
-        answers.push({ jsonrpc: '2.0', id: one.id, error: { code: -32000, message: 'internal error: upstream unavailable' } });
+        answers.push({
+          jsonrpc: '2.0',
+          id: one.id,
+          error: { code: -32000, message: 'internal error: upstream unavailable' },
+        });
         continue;
       }
       try {
@@ -173,15 +189,31 @@ export class LocalPolygonNode {
         return hex(this.head);
       case 'eth_getBlockByNumber': {
         const tag = call.params[0] as string;
-        const number = tag === 'latest' ? this.head : tag === 'finalized' ? Math.max(0, this.head - Math.max(this.reorgDepth, 1)) : Number(BigInt(tag));
+        const number =
+          tag === 'latest'
+            ? this.head
+            : tag === 'finalized'
+              ? Math.max(0, this.head - Math.max(this.reorgDepth, 1))
+              : Number(BigInt(tag));
         const block = this.blocks.get(number);
-        return { number: hex(number), hash: this.hashOf(number), parentHash: this.hashOf(number - 1), timestamp: hex(block?.timestamp ?? 1_767_556_800 + number * 2) };
+        return {
+          number: hex(number),
+          hash: this.hashOf(number),
+          parentHash: this.hashOf(number - 1),
+          timestamp: hex(block?.timestamp ?? 1_767_556_800 + number * 2),
+        };
       }
       case 'eth_getLogs': {
-        const filter = call.params[0] as { fromBlock: string; toBlock: string; address?: string[]; topics?: string[][] };
+        const filter = call.params[0] as {
+          fromBlock: string;
+          toBlock: string;
+          address?: string[];
+          topics?: string[][];
+        };
         const from = Number(BigInt(filter.fromBlock));
         const to = Number(BigInt(filter.toBlock));
-        if (refuseRange || to - from + 1 > this.maxRange) throw Object.assign(new Error('query returned more than 10000 results'), { code: -32005 });
+        if (refuseRange || to - from + 1 > this.maxRange)
+          throw Object.assign(new Error('query returned more than 10000 results'), { code: -32005 });
         const addresses = filter.address ? new Set(filter.address.map((address) => address.toLowerCase())) : null;
         const topic0s = filter.topics?.[0] ? new Set(filter.topics[0].map((topic) => topic.toLowerCase())) : null;
         const logs: RawLog[] = [];

@@ -67,7 +67,11 @@ export class PolymarketReplay {
   }
 
   environment(): Record<string, string> {
-    return { UPSTREAM_GAMMA_URL: `${this.base}/gamma`, UPSTREAM_DATA_URL: `${this.base}/data`, UPSTREAM_PNL_URL: `${this.base}/pnl` };
+    return {
+      UPSTREAM_GAMMA_URL: `${this.base}/gamma`,
+      UPSTREAM_DATA_URL: `${this.base}/data`,
+      UPSTREAM_PNL_URL: `${this.base}/pnl`,
+    };
   }
 
   fault(pathname: string, ...faults: Fault[]): void {
@@ -136,7 +140,10 @@ export class PolymarketReplay {
       case '/data/activity': {
         const pages = this.wallets.get(user)?.activity ?? [];
         const cursor = query.get('cursor');
-        const index = cursor === null ? Math.floor(Number(query.get('offset') ?? '0') / Number(query.get('limit') ?? '500')) : Number(cursor);
+        const index =
+          cursor === null
+            ? Math.floor(Number(query.get('offset') ?? '0') / Number(query.get('limit') ?? '500'))
+            : Number(cursor);
         const start = Number(query.get('start') ?? '0');
         const page = pages[index];
         if (page === undefined) return [];
@@ -155,7 +162,10 @@ export function envelopePages(rows: readonly unknown[], size: number): unknown[]
   const pages: unknown[] = [];
   for (let start = 0, index = 0; start < rows.length; start += size, index += 1) {
     const more = start + size < rows.length;
-    pages.push({ data: rows.slice(start, start + size), pagination: { limit: size, offset: start, has_more: more, next_cursor: more ? String(index + 1) : null } });
+    pages.push({
+      data: rows.slice(start, start + size),
+      pagination: { limit: size, offset: start, has_more: more, next_cursor: more ? String(index + 1) : null },
+    });
   }
   return pages;
 }

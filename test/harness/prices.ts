@@ -15,7 +15,13 @@ import {
   type MarketTimes,
   type MarketTradeSpanRow,
 } from '../../projections/market-parts.ts';
-import { planChart, readRung, type ChartLimits, type ChartRequest, type SampledSeries } from '../../projections/prices.ts';
+import {
+  planChart,
+  readRung,
+  type ChartLimits,
+  type ChartRequest,
+  type SampledSeries,
+} from '../../projections/prices.ts';
 import type { Store } from '../../projections/store.ts';
 
 const READ_MARKET_TIMES = bundle<{ meta: MarketMetaRow; trades: MarketTradeSpanRow; resolution: MarketResolutionRow }>({
@@ -31,7 +37,13 @@ export async function readMarketTimes(store: Store, conditionId: string): Promis
 }
 
 /** The sampled series of a chart request (the rung readSampledChart plans and reads), without the fills; empty buckets are absent. */
-export async function readSampledSeries(store: Store, times: MarketTimes, request: ChartRequest, limits: ChartLimits, nowSeconds: number): Promise<SampledSeries> {
+export async function readSampledSeries(
+  store: Store,
+  times: MarketTimes,
+  request: ChartRequest,
+  limits: ChartLimits,
+  nowSeconds: number,
+): Promise<SampledSeries> {
   const plan = planChart(times, request, limits, nowSeconds);
   const points = await readRung(store, times.conditionId, plan.fidelity, plan.fromTs, plan.toTs);
   return { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points };

@@ -63,5 +63,7 @@ export function sampleSum(exposition: Exposition, name: string, labels: Record<s
 
 /** The samples named `name` whose labels include every pair of `labels`. */
 export function samplesOf(exposition: Exposition, name: string, labels: Record<string, string> = {}): Sample[] {
-  return exposition.samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+  return exposition.samples.filter(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
 }

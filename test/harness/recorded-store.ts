@@ -43,9 +43,13 @@ export function recordingCalls(store: Store, calls: StoreCall[]): Store {
     database: store.database,
     kind: store.kind,
     query: <Row>(...[sql, params, options]: Parameters<Store['query']>) =>
-      record(`${options?.background ? 'background query' : 'pool query'} ${statement(sql)}`, () => store.query<Row>(sql, params, options)),
-    command: (sql: string, params?: Parameters<Store['command']>[1]) => record(`command ${statement(sql)}`, () => store.command(sql, params)),
-    insert: (...[table, rows, token]: Parameters<Store['insert']>) => record(`insert ${table} (${rows.length} rows)`, () => store.insert(table, rows, token)),
+      record(`${options?.background ? 'background query' : 'pool query'} ${statement(sql)}`, () =>
+        store.query<Row>(sql, params, options),
+      ),
+    command: (sql: string, params?: Parameters<Store['command']>[1]) =>
+      record(`command ${statement(sql)}`, () => store.command(sql, params)),
+    insert: (...[table, rows, token]: Parameters<Store['insert']>) =>
+      record(`insert ${table} (${rows.length} rows)`, () => store.insert(table, rows, token)),
     insertJsonLines: (...[table, lines, token]: Parameters<Store['insertJsonLines']>) =>
       record(`insert ${table} (${lines.length} rows)`, () => store.insertJsonLines(table, lines, token)),
   });

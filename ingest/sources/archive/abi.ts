@@ -87,20 +87,35 @@ export const EVENTS_BY_TOPIC0: ReadonlyMap<string, KnownEvent> = new Map(
       const indexed = event.inputs.filter((input) => input.indexed);
       const nonIndexed = event.inputs.filter((input) => !input.indexed);
       const params = [...indexed, ...nonIndexed];
-      const known: KnownEvent = { family: family as AbiFamily, event, topic0, indexed, nonIndexed, rule: `${family}.${event.name}`, allStatic: params.every(isStatic), params, read: withoutUnreadTail(params) };
+      const known: KnownEvent = {
+        family: family as AbiFamily,
+        event,
+        topic0,
+        indexed,
+        nonIndexed,
+        rule: `${family}.${event.name}`,
+        allStatic: params.every(isStatic),
+        params,
+        read: withoutUnreadTail(params),
+      };
       return [topic0, known] as const;
     }),
   ),
 );
 
 function topic0Of(family: AbiFamily, name: string): Hex {
-  for (const known of EVENTS_BY_TOPIC0.values()) if (known.family === family && known.event.name === name) return known.topic0;
+  for (const known of EVENTS_BY_TOPIC0.values())
+    if (known.family === family && known.event.name === name) return known.topic0;
   throw new Error(`no event ${family}.${name}`);
 }
 
 /** The topic0s the archive asks the node for (never OrdersMatched: it repeats the taker leg). */
 export const INDEXED_TOPIC0S = {
-  exchange: [topic0Of('exchangeV1', 'OrderFilled'), topic0Of('exchangeV2', 'OrderFilled'), topic0Of('exchangeV1', 'TokenRegistered')],
+  exchange: [
+    topic0Of('exchangeV1', 'OrderFilled'),
+    topic0Of('exchangeV2', 'OrderFilled'),
+    topic0Of('exchangeV1', 'TokenRegistered'),
+  ],
   conditionalTokens: [
     topic0Of('conditionalTokens', 'PositionSplit'),
     topic0Of('conditionalTokens', 'PositionsMerge'),

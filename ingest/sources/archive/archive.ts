@@ -129,20 +129,35 @@ export interface Checkpoint extends BlockRef {
 }
 
 export async function readCheckpoint(store: Store, source: string): Promise<Checkpoint | null> {
-  const [row] = await store.query<{ block: string | number; block_hash: string; recent_blocks: Array<string | number>; recent_hashes: string[] }>(
+  const [row] = await store.query<{
+    block: string | number;
+    block_hash: string;
+    recent_blocks: Array<string | number>;
+    recent_hashes: string[];
+  }>(
     'SELECT block, block_hash, recent_blocks, recent_hashes FROM {db:Identifier}.archive_checkpoints FINAL WHERE source = {source:String} ORDER BY block DESC LIMIT 1',
     { source },
     BACKGROUND_READ,
   );
   if (row === undefined) return null;
-  const recent = row.recent_blocks.map((block, index) => ({ block: Number(block), hash: row.recent_hashes[index] ?? '' })).filter((ref) => ref.hash !== '');
+  const recent = row.recent_blocks
+    .map((block, index) => ({ block: Number(block), hash: row.recent_hashes[index] ?? '' }))
+    .filter((ref) => ref.hash !== '');
   return { block: Number(row.block), hash: row.block_hash, recent };
 }
 
 async function writeCheckpoint(store: Store, source: string, checkpoint: Checkpoint): Promise<void> {
   await store.insert(
     'archive_checkpoints',
-    [{ source, block: checkpoint.block, block_hash: checkpoint.hash, recent_blocks: checkpoint.recent.map((ref) => ref.block), recent_hashes: checkpoint.recent.map((ref) => ref.hash) }],
+    [
+      {
+        source,
+        block: checkpoint.block,
+        block_hash: checkpoint.hash,
+        recent_blocks: checkpoint.recent.map((ref) => ref.block),
+        recent_hashes: checkpoint.recent.map((ref) => ref.hash),
+      },
+    ],
     `archive-checkpoint-${source}-${checkpoint.block}-${checkpoint.hash}`,
   );
 }
@@ -168,7 +183,10 @@ export class ArchiveReorgError extends Error {
     readonly kind: 'replaced' | 'unsettled' = 'replaced',
     reads = 0,
   ) {
-    const agree = commonAncestor === null ? 'no common block within the checkpoint window' : `the chains agree up to block ${commonAncestor} at least`;
+    const agree =
+      commonAncestor === null
+        ? 'no common block within the checkpoint window'
+        : `the chains agree up to block ${commonAncestor} at least`;
     super(
       kind === 'replaced'
         ? `reorg deeper than the confirmations: block ${block} was published with hash ${publishedHash}, the node now has ${nodeHash}; ${agree}` +
@@ -213,7 +231,18 @@ interface Ahead {
 export class Archive {
   private readonly directory = new TokenDirectory();
   private readonly contracts: ArchiveContracts;
-  private readonly counters: ArchiveCounters = { blocks: 0, logs: 0, fills: 0, trades: 0, legs: 0, resolutions: 0, tokens: 0, pending: 0, deadLettered: 0, skipped: {} };
+  private readonly counters: ArchiveCounters = {
+    blocks: 0,
+    logs: 0,
+    fills: 0,
+    trades: 0,
+    legs: 0,
+    resolutions: 0,
+    tokens: 0,
+    pending: 0,
+    deadLettered: 0,
+    skipped: {},
+  };
   private readonly timestamps = new Map<number, number>();
   private decoder: LogDecoder | null = null;
   private waiting: Waiting[] = [];
@@ -241,7 +270,13 @@ export class Archive {
   }
 
   get progress(): ArchiveProgress {
-    return { nextBlock: this.nextBlock, head: this.head, safeHead: this.safeHead, range: this.range, counters: { ...this.counters, skipped: { ...this.counters.skipped } } };
+    return {
+      nextBlock: this.nextBlock,
+      head: this.head,
+      safeHead: this.safeHead,
+      range: this.range,
+      counters: { ...this.counters, skipped: { ...this.counters.skipped } },
+    };
   }
 
   private filter(fromBlock: number, toBlock: number) {
@@ -249,8 +284,17 @@ export class Archive {
     return {
       fromBlock,
       toBlock,
-      address: [c.ctfExchange, c.negRiskExchange, c.ctfExchangeV2, c.negRiskExchangeV2, c.conditionalTokens, c.negRiskAdapter] as Hex[],
-      topics: [[...INDEXED_TOPIC0S.exchange, ...INDEXED_TOPIC0S.conditionalTokens, ...INDEXED_TOPIC0S.negRiskAdapter]] as Hex[][],
+      address: [
+        c.ctfExchange,
+        c.negRiskExchange,
+        c.ctfExchangeV2,
+        c.negRiskExchangeV2,
+        c.conditionalTokens,
+        c.negRiskAdapter,
+      ] as Hex[],
+      topics: [
+        [...INDEXED_TOPIC0S.exchange, ...INDEXED_TOPIC0S.conditionalTokens, ...INDEXED_TOPIC0S.negRiskAdapter],
+      ] as Hex[][],
     };
   }
 
@@ -371,7 +415,8 @@ export class Archive {
       while (!signal.aborted) {
         if (config.endBlock !== null && this.nextBlock > config.endBlock) break;
         // The head is read when the known safe head would cut the next range short, and at least every poll.
-        if (this.nextBlock + this.range - 1 > this.safeHead || this.now() - this.headReadAt >= config.pollMs) await this.readSafeHead();
+        if (this.nextBlock + this.range - 1 > this.safeHead || this.now() - this.headReadAt >= config.pollMs)
+          await this.readSafeHead();
         const target = Math.min(this.safeHead, config.endBlock ?? Number.POSITIVE_INFINITY);
         if (this.nextBlock > target) {
           ahead = null;
@@ -386,7 +431,10 @@ export class Archive {
           continue;
         }
         const fromBlock = this.nextBlock;
-        const request: Ahead = ahead !== null && ahead.from === fromBlock && ahead.to <= target ? ahead : this.ahead(fromBlock, Math.min(fromBlock + this.range - 1, target));
+        const request: Ahead =
+          ahead !== null && ahead.from === fromBlock && ahead.to <= target
+            ? ahead
+            : this.ahead(fromBlock, Math.min(fromBlock + this.range - 1, target));
         ahead = null;
         let fetched: Fetched;
         try {
@@ -396,7 +444,10 @@ export class Archive {
           if (!(error instanceof RangeTooLargeError)) throw error;
           if (request.to > fromBlock) {
             this.range = Math.max(1, Math.floor((request.to - fromBlock + 1) / 2));
-            log.info({ fromBlock, toBlock: request.to, range: this.range, reason: error.message }, 'range refused: halving');
+            log.info(
+              { fromBlock, toBlock: request.to, range: this.range, reason: error.message },
+              'range refused: halving',
+            );
             continue;
           }
           // One block refused: nothing smaller to ask for; a bounded number of patient retries.
@@ -405,7 +456,8 @@ export class Archive {
           continue;
         }
         // Ask for the next range now: the node works on it while this one is decoded and published.
-        if (fetched.logs.length < QUIET_RANGE_LOGS && this.range < config.range.max) this.range = Math.min(config.range.max, this.range * 2);
+        if (fetched.logs.length < QUIET_RANGE_LOGS && this.range < config.range.max)
+          this.range = Math.min(config.range.max, this.range * 2);
         const nextTo = Math.min(fetched.to + this.range, target);
         if (fetched.to + 1 <= nextTo && !signal.aborted) ahead = this.ahead(fetched.to + 1, nextTo);
 
@@ -418,7 +470,14 @@ export class Archive {
           ahead = null;
           if (++inconsistentAnswers >= UNSETTLED_READS) await this.unsettled(disagreement, inconsistentAnswers);
           log.warn(
-            { fromBlock: fetched.from, toBlock: fetched.to, block: disagreement.block, logsHash: disagreement.logsHash, headerHash: disagreement.headerHash, read: inconsistentAnswers },
+            {
+              fromBlock: fetched.from,
+              toBlock: fetched.to,
+              block: disagreement.block,
+              logsHash: disagreement.logsHash,
+              headerHash: disagreement.headerHash,
+              read: inconsistentAnswers,
+            },
             'logs and headers of a range name different block hashes: reading it again',
           );
           await sleepUnlessAborted(this.options.rpc.backoffMs(inconsistentAnswers), signal);
@@ -459,11 +518,15 @@ export class Archive {
   private async resumeFrom(checkpoint: Checkpoint): Promise<void> {
     this.recent = checkpoint.recent.slice(-RECENT_HASHES);
     if (checkpoint.hash === '') {
-      this.options.log.info({ checkpoint: checkpoint.block }, 'checkpoint without a block hash (written before hashes were kept): continuity is checked from the next range on');
+      this.options.log.info(
+        { checkpoint: checkpoint.block },
+        'checkpoint without a block hash (written before hashes were kept): continuity is checked from the next range on',
+      );
       return;
     }
     const header = await this.options.rpc.blockHeader(checkpoint.block);
-    if (header.hash !== checkpoint.hash.toLowerCase()) await this.reorg({ block: checkpoint.block, hash: checkpoint.hash }, header.hash);
+    if (header.hash !== checkpoint.hash.toLowerCase())
+      await this.reorg({ block: checkpoint.block, hash: checkpoint.hash }, header.hash);
     this.last = { block: checkpoint.block, hash: checkpoint.hash };
   }
 
@@ -486,13 +549,22 @@ export class Archive {
    * agrees with, says everything loudly, counts it, and stops.
    */
   private async reorg(published: BlockRef, nodeHash: string): Promise<never> {
-    this.stop(new ArchiveReorgError(published.block, published.hash, nodeHash, await this.commonAncestorBefore(published.block)));
+    this.stop(
+      new ArchiveReorgError(
+        published.block,
+        published.hash,
+        nodeHash,
+        await this.commonAncestorBefore(published.block),
+      ),
+    );
   }
 
   /** A range's logs and headers kept disagreeing on a block's hash: a reorg below the safe head. */
   private async unsettled(disagreement: Disagreement, reads: number): Promise<never> {
     const { block, logsHash, headerHash } = disagreement;
-    this.stop(new ArchiveReorgError(block, logsHash, headerHash, await this.commonAncestorBefore(block), 'unsettled', reads));
+    this.stop(
+      new ArchiveReorgError(block, logsHash, headerHash, await this.commonAncestorBefore(block), 'unsettled', reads),
+    );
   }
 
   /** The newest block of the window before `block` whose hash the node still has. */
@@ -551,13 +623,21 @@ export class Archive {
         continue;
       }
       const previous = decoded.at(-1);
-      if (previous !== undefined && (previous.blockNumber > log.blockNumber || (previous.blockNumber === log.blockNumber && previous.logIndex > log.logIndex))) ordered = false;
+      if (
+        previous !== undefined &&
+        (previous.blockNumber > log.blockNumber ||
+          (previous.blockNumber === log.blockNumber && previous.logIndex > log.logIndex))
+      )
+        ordered = false;
       decoded.push(log);
       raws.push(raw);
     }
     // Nodes answer in chain order; sort only when one did not.
     const order = decoded.map((_, index) => index);
-    if (!ordered) order.sort((a, b) => decoded[a]!.blockNumber - decoded[b]!.blockNumber || decoded[a]!.logIndex - decoded[b]!.logIndex);
+    if (!ordered)
+      order.sort(
+        (a, b) => decoded[a]!.blockNumber - decoded[b]!.blockNumber || decoded[a]!.logIndex - decoded[b]!.logIndex,
+      );
     await this.fillTimestamps(decoded);
 
     const batch = emptyBatch();
@@ -626,11 +706,15 @@ export class Archive {
     }
     await this.expireWaiting(false);
     this.counters.pending = this.waiting.length;
-    if (!force && this.now() - this.checkpointedAt < (this.options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS)) return lastCheckpoint;
+    if (!force && this.now() - this.checkpointedAt < (this.options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS))
+      return lastCheckpoint;
     this.checkpointedAt = this.now();
     // One checkpoint at a time; a failed one fails the archive here.
     await this.checkpointing;
-    const oldestWaiting = this.waiting.reduce((oldest, entry) => Math.min(oldest, entry.log.blockNumber), Number.POSITIVE_INFINITY);
+    const oldestWaiting = this.waiting.reduce(
+      (oldest, entry) => Math.min(oldest, entry.log.blockNumber),
+      Number.POSITIVE_INFINITY,
+    );
     const checkpoint = Math.min(toBlock, oldestWaiting - 1);
     if (lastCheckpoint !== null && checkpoint <= lastCheckpoint) return lastCheckpoint;
     const hash = await this.hashOf(checkpoint);
@@ -649,7 +733,8 @@ export class Archive {
 
   /** The hash of a block at or before the last published one: from the window, else from the node. */
   private async hashOf(block: number): Promise<string> {
-    for (let index = this.recent.length - 1; index >= 0; index--) if (this.recent[index]!.block === block) return this.recent[index]!.hash;
+    for (let index = this.recent.length - 1; index >= 0; index--)
+      if (this.recent[index]!.block === block) return this.recent[index]!.hash;
     if (block < this.options.config.startBlock) return '';
     return (await this.options.rpc.blockHeader(block)).hash;
   }
@@ -669,7 +754,10 @@ export class Archive {
     if (expired.length === 0) return;
     await this.deadLetter(
       expired.map((entry) =>
-        letterOf(entry.raw, `unknown ${entry.waitingFor}: no market claims it (no TokenRegistered, no tokens event) after ${Math.round((now - entry.sinceMs) / 1000)} s`),
+        letterOf(
+          entry.raw,
+          `unknown ${entry.waitingFor}: no market claims it (no TokenRegistered, no tokens event) after ${Math.round((now - entry.sinceMs) / 1000)} s`,
+        ),
       ),
     );
   }
@@ -677,7 +765,8 @@ export class Archive {
   private async deadLetter(letters: ArchiveDeadLetter[]): Promise<void> {
     await this.options.sink.deadLetter(letters);
     this.counters.deadLettered += letters.length;
-    for (const letter of letters.slice(0, 20)) this.options.log.warn({ log: letter.key, reason: letter.reason }, 'archive log dead-lettered');
+    for (const letter of letters.slice(0, 20))
+      this.options.log.warn({ log: letter.key, reason: letter.reason }, 'archive log dead-lettered');
   }
 
   private skip(reason: SkipReason | 'decode_error'): void {
@@ -723,16 +812,22 @@ function disagreementOf(fetched: Fetched): Disagreement | null {
     if (log.blockHash === undefined) continue;
     const block = Number(log.blockNumber);
     const header = block === fetched.first.number ? fetched.first : block === fetched.last.number ? fetched.last : null;
-    if (header !== null && log.blockHash.toLowerCase() !== header.hash.toLowerCase()) return { block, logsHash: log.blockHash.toLowerCase(), headerHash: header.hash.toLowerCase() };
+    if (header !== null && log.blockHash.toLowerCase() !== header.hash.toLowerCase())
+      return { block, logsHash: log.blockHash.toLowerCase(), headerHash: header.hash.toLowerCase() };
   }
   return null;
 }
 
 function letterOf(raw: RawLog, reason: string): ArchiveDeadLetter {
   // A log that failed at its position fields still gets a letter (position 0 when unreadable).
-  const number = (value: unknown) => (typeof value === 'string' && /^0x[0-9a-fA-F]{1,15}$/.test(value) ? Number(value) : 0);
+  const number = (value: unknown) =>
+    typeof value === 'string' && /^0x[0-9a-fA-F]{1,15}$/.test(value) ? Number(value) : 0;
   const block = number(raw.blockNumber);
   const logIndex = number(raw.logIndex);
-  return { position: block * SEQ_PER_BLOCK + logIndex, key: `${String(raw.transactionHash).toLowerCase()}:${logIndex}`, value: JSON.stringify(raw), reason };
+  return {
+    position: block * SEQ_PER_BLOCK + logIndex,
+    key: `${String(raw.transactionHash).toLowerCase()}:${logIndex}`,
+    value: JSON.stringify(raw),
+    reason,
+  };
 }
-

@@ -13,7 +13,15 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../../log.ts';
-import { decodeBatch, knownEventOf, LogDecodeError, positionOfKnown, type Decoding, type LogPosition, type RawLog } from './decode.ts';
+import {
+  decodeBatch,
+  knownEventOf,
+  LogDecodeError,
+  positionOfKnown,
+  type Decoding,
+  type LogPosition,
+  type RawLog,
+} from './decode.ts';
 import { unpackFacts, type DecodeReply, type DecodeRequest, type PackedFacts } from './decode-wire.ts';
 
 export interface LogDecoder {
@@ -90,7 +98,9 @@ export class WorkerDecoder implements LogDecoder {
       // Idle workers do not keep the process alive; one holding a batch does (see post).
       worker.unref();
       worker.on('message', (reply: DecodeReply) => this.settle(reply));
-      worker.on('error', (error) => this.fail(new Error(`archive decode worker ${index} failed: ${error.message}`, { cause: error })));
+      worker.on('error', (error) =>
+        this.fail(new Error(`archive decode worker ${index} failed: ${error.message}`, { cause: error })),
+      );
       worker.on('exit', (code) => {
         if (!this.closing) this.fail(new Error(`archive decode worker ${index} exited (code ${code})`));
       });
@@ -136,7 +146,9 @@ export class WorkerDecoder implements LogDecoder {
     for (let start = 0; start < at.length; start += size) {
       const end = Math.min(at.length, start + size);
       const slice = { topics: topics.slice(start, end), data: data.slice(start, end) };
-      pending.push(this.post(slice).then((facts) => unpackFacts(facts, positions.slice(start, end), at.slice(start, end), out)));
+      pending.push(
+        this.post(slice).then((facts) => unpackFacts(facts, positions.slice(start, end), at.slice(start, end), out)),
+      );
     }
     await Promise.all(pending);
     return out;

@@ -31,12 +31,17 @@ function recordedBatch(copies: number): RawLog[] {
   const recorded = recordedLogs();
   const out: RawLog[] = [];
   for (let copy = 0; copy < copies; copy++) {
-    for (const [index, raw] of recorded.entries()) out.push({ ...raw, logIndex: `0x${(copy * 100 + index).toString(16)}` });
+    for (const [index, raw] of recorded.entries())
+      out.push({ ...raw, logIndex: `0x${(copy * 100 + index).toString(16)}` });
     const fill = recorded.find((raw) => raw.data.length > 200)!;
     // Cut data, a bad transaction hash, a topic too short: decode errors with their reasons.
     out.push({ ...fill, data: fill.data.slice(0, 100), logIndex: `0x${(copy * 100 + 90).toString(16)}` });
     out.push({ ...fill, transactionHash: '0x1234', logIndex: `0x${(copy * 100 + 91).toString(16)}` });
-    out.push({ ...fill, topics: [fill.topics[0]!, '0xabc', ...fill.topics.slice(2)], logIndex: `0x${(copy * 100 + 92).toString(16)}` });
+    out.push({
+      ...fill,
+      topics: [fill.topics[0]!, '0xabc', ...fill.topics.slice(2)],
+      logIndex: `0x${(copy * 100 + 92).toString(16)}`,
+    });
     // Not one of our events: null.
     out.push({ ...fill, topics: [`0x${'ab'.repeat(32)}`], logIndex: `0x${(copy * 100 + 93).toString(16)}` });
   }
@@ -70,7 +75,11 @@ describe('decode workers', () => {
     const world = generateWorld({ seed: 11, markets: 20, wallets: 50, matches: 1_500 });
     const logs = [...world.blocks.values()].flat();
     const half = Math.floor(logs.length / 2);
-    const [first, second, all] = await Promise.all([pool.decode(logs.slice(0, half)), pool.decode(logs.slice(half)), pool.decode(logs)]);
+    const [first, second, all] = await Promise.all([
+      pool.decode(logs.slice(0, half)),
+      pool.decode(logs.slice(half)),
+      pool.decode(logs),
+    ]);
     const inline = decodeBatch(logs);
     expect(all).toEqual(inline);
     expect([...first, ...second]).toEqual(inline);
@@ -93,7 +102,11 @@ describe('decode workers', () => {
   });
 
   it('a worker that dies fails its batch and every later one', async () => {
-    const dying = new WorkerDecoder(1, log, `require('node:worker_threads').parentPort.once('message', () => process.exit(7));`);
+    const dying = new WorkerDecoder(
+      1,
+      log,
+      `require('node:worker_threads').parentPort.once('message', () => process.exit(7));`,
+    );
     try {
       await expect(dying.decode(recordedLogs())).rejects.toThrow('archive decode worker 0 exited (code 7)');
       await expect(dying.decode(recordedLogs())).rejects.toThrow('archive decode worker 0 exited (code 7)');
@@ -107,7 +120,9 @@ describe('decode workers', () => {
     const logs = [...recorded, ...recorded.map(({ blockTimestamp: _, ...raw }) => raw)];
     const decodings = decodeBatch(logs);
     const fills = decodings.filter((decoding) => decoding?.kind === 'orderFilled');
-    expect(new Set(fills.map((fill) => `${fill.era} ${fill.side} ${fill.feeUnit} ${fill.blockTimestamp === null}`)).size).toBeGreaterThanOrEqual(6);
+    expect(
+      new Set(fills.map((fill) => `${fill.era} ${fill.side} ${fill.feeUnit} ${fill.blockTimestamp === null}`)).size,
+    ).toBeGreaterThanOrEqual(6);
     // What the pool does around the worker: which event and where on this side, the facts on the other.
     const out = new Array<Decoding>(logs.length).fill(null);
     const at: number[] = [];
@@ -122,7 +137,11 @@ describe('decode workers', () => {
         out[index] = { kind: 'decodeError', reason: (error as { reason: string }).reason };
       }
     }
-    const packed = structuredClone(packFacts(decodeFacts({ topics: at.map((index) => logs[index]!.topics), data: at.map((index) => logs[index]!.data) })));
+    const packed = structuredClone(
+      packFacts(
+        decodeFacts({ topics: at.map((index) => logs[index]!.topics), data: at.map((index) => logs[index]!.data) }),
+      ),
+    );
     expect(packed.strings.length).toBe(fills.length * 3);
     unpackFacts(packed, positions, at, out);
     expect(out).toEqual(decodings);

@@ -8,7 +8,17 @@
  * fields and getting them back cost about as much as the clone of what the worker needs. The facts come back
  * packed (below), and the main thread writes each position onto its fact, as decodeLog does.
  */
-import { decodeFact, knownEventOf, LogDecodeError, withPosition, type Decoded, type Decoding, type LogDecodeFailure, type LogPosition, type RawLog } from './decode.ts';
+import {
+  decodeFact,
+  knownEventOf,
+  LogDecodeError,
+  withPosition,
+  type Decoded,
+  type Decoding,
+  type LogDecodeFailure,
+  type LogPosition,
+  type RawLog,
+} from './decode.ts';
 
 /** A batch to a worker: the topics and data of logs of our events whose positions are checked. */
 export interface DecodeRequest {
@@ -18,7 +28,9 @@ export interface DecodeRequest {
 }
 
 /** The batch's facts (packed), or the error decoding it threw (not a log's own failure: those are facts). */
-export type DecodeReply = { id: number; facts: PackedFacts } | { id: number; error: { name: string; message: string; stack: string } };
+export type DecodeReply =
+  | { id: number; facts: PackedFacts }
+  | { id: number; error: { name: string; message: string; stack: string } };
 
 type Fact = Decoded | LogDecodeFailure;
 type Fill = Extract<Decoded, { kind: 'orderFilled' }>;
@@ -84,7 +96,8 @@ export function packFacts(facts: readonly Fact[]): PackedFacts {
     numbers[n + 2] = one.price;
     numbers[n + 3] = one.fee;
     numbers[n + 4] = one.feeUsd;
-    numbers[n + 5] = (one.era === 'v2' ? V2 : 0) | (one.side === 'SELL' ? SELL : 0) | (one.feeUnit === 'tokens' ? FEE_IN_TOKENS : 0);
+    numbers[n + 5] =
+      (one.era === 'v2' ? V2 : 0) | (one.side === 'SELL' ? SELL : 0) | (one.feeUnit === 'tokens' ? FEE_IN_TOKENS : 0);
     const s = index * FILL_STRINGS;
     strings[s] = one.orderHash;
     strings[s + 1] = one.maker;
@@ -95,7 +108,12 @@ export function packFacts(facts: readonly Fact[]): PackedFacts {
 }
 
 /** The main thread's step: each fact with its position (as decodeLog returns it), into `out` at `at[index]`. */
-export function unpackFacts(packed: PackedFacts, positions: readonly LogPosition[], at: readonly number[], out: Decoding[]): void {
+export function unpackFacts(
+  packed: PackedFacts,
+  positions: readonly LogPosition[],
+  at: readonly number[],
+  out: Decoding[],
+): void {
   const { fill, others, numbers, strings, tokenIds } = packed;
   let fills = 0;
   let other = 0;

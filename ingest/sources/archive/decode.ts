@@ -84,7 +84,14 @@ export type Decoded =
       /** NegRiskAdapter: the tokens redeemed per outcome slot (6 decimals). */
       amounts: readonly number[];
     }
-  | { kind: 'resolution'; conditionId: Hex; oracle: Hex; questionId: Hex; outcomeSlotCount: number; payoutNumerators: readonly bigint[] }
+  | {
+      kind: 'resolution';
+      conditionId: Hex;
+      oracle: Hex;
+      questionId: Hex;
+      outcomeSlotCount: number;
+      payoutNumerators: readonly bigint[];
+    }
   | { kind: 'converted'; stakeholder: Hex; marketId: Hex; indexSet: bigint; usd: number }
   | { kind: 'transfer1155'; operator: Hex; from: Hex; to: Hex; ids: readonly bigint[]; values: readonly bigint[] }
   | { kind: 'transfer20'; from: Hex; to: Hex; value: bigint }
@@ -108,7 +115,8 @@ const QUANTITY = /^0x[0-9a-fA-F]{1,15}$/;
 
 /** A hex quantity of the node (block number, log index, timestamp) as a number; throws on anything else. */
 function quantity(value: string, what: string): number {
-  if (typeof value !== 'string' || !QUANTITY.test(value)) throw new Error(`${what} is not a hex quantity: ${String(value).slice(0, 80)}`);
+  if (typeof value !== 'string' || !QUANTITY.test(value))
+    throw new Error(`${what} is not a hex quantity: ${String(value).slice(0, 80)}`);
   return Number(value);
 }
 
@@ -117,8 +125,10 @@ function quantity(value: string, what: string): number {
  * bytes, hex quantities), so the events built from them need no second validation before they are published.
  */
 function positionOf(log: RawLog): LogPosition {
-  if (typeof log.transactionHash !== 'string' || !HASH.test(log.transactionHash)) throw new Error(`transactionHash is not 32 bytes of hex: ${String(log.transactionHash).slice(0, 80)}`);
-  if (typeof log.address !== 'string' || !ADDRESS.test(log.address)) throw new Error(`address is not 20 bytes of hex: ${String(log.address).slice(0, 80)}`);
+  if (typeof log.transactionHash !== 'string' || !HASH.test(log.transactionHash))
+    throw new Error(`transactionHash is not 32 bytes of hex: ${String(log.transactionHash).slice(0, 80)}`);
+  if (typeof log.address !== 'string' || !ADDRESS.test(log.address))
+    throw new Error(`address is not 20 bytes of hex: ${String(log.address).slice(0, 80)}`);
   return {
     address: log.address.toLowerCase() as Hex,
     txHash: log.transactionHash.toLowerCase() as Hex,
@@ -161,7 +171,11 @@ export function positionOfKnown(known: KnownEvent, log: RawLog): LogPosition {
  * The fact a known event's topics and data state, without its position; LogDecodeError when the bytes do
  * not fit the event. The third step (the one the decode workers run: viem's ABI decoding and the rules).
  */
-export function decodeFact(known: KnownEvent, log: Pick<RawLog, 'topics' | 'data'>, position: Partial<LogPosition>): Decoded {
+export function decodeFact(
+  known: KnownEvent,
+  log: Pick<RawLog, 'topics' | 'data'>,
+  position: Partial<LogPosition>,
+): Decoded {
   let args: Record<string, unknown>;
   try {
     args = decodeArgs(known, log);
@@ -225,11 +239,17 @@ interface WordParams {
 const asWords = (params: readonly AbiParameter[]): readonly AbiParameter[] =>
   params.map((param) => {
     if (param.type === 'address') return { ...param, type: 'bytes32' };
-    if (param.type.includes('address') || param.type.startsWith('tuple')) throw new Error(`the decoder reads no ${param.type} input (${param.name})`);
+    if (param.type.includes('address') || param.type.startsWith('tuple'))
+      throw new Error(`the decoder reads no ${param.type} input (${param.name})`);
     return param;
   });
 
-const WORD_PARAMS = new Map<KnownEvent, WordParams>([...EVENTS_BY_TOPIC0.values()].map((known) => [known, { indexed: asWords(known.indexed), nonIndexed: asWords(known.nonIndexed), read: asWords(known.read) }]));
+const WORD_PARAMS = new Map<KnownEvent, WordParams>(
+  [...EVENTS_BY_TOPIC0.values()].map((known) => [
+    known,
+    { indexed: asWords(known.indexed), nonIndexed: asWords(known.nonIndexed), read: asWords(known.read) },
+  ]),
+);
 
 /**
  * What viem's decodeEventLog does, with the event already chosen by topic0 (decodeEventLog recomputes the
@@ -241,7 +261,8 @@ function decodeArgs(known: KnownEvent, log: Pick<RawLog, 'topics' | 'data'>): Re
   const { indexed, nonIndexed, event } = known;
   const wordParams = WORD_PARAMS.get(known)!;
   const topics = log.topics;
-  if (topics.length !== indexed.length + 1) throw new Error(`expected ${indexed.length + 1} topics, got ${topics.length}`);
+  if (topics.length !== indexed.length + 1)
+    throw new Error(`expected ${indexed.length + 1} topics, got ${topics.length}`);
   let words = '';
   for (let index = 1; index < topics.length; index++) {
     const topic = topics[index]!;
@@ -257,7 +278,8 @@ function decodeArgs(known: KnownEvent, log: Pick<RawLog, 'topics' | 'data'>): Re
     if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(wordParams.indexed, bytesOf(words)));
   } else if (known.allStatic) {
     const expected = 2 + nonIndexed.length * 64;
-    if (data.length < expected) throw new Error(`data of ${(data.length - 2) / 2} bytes, ${event.name} has ${nonIndexed.length} words`);
+    if (data.length < expected)
+      throw new Error(`data of ${(data.length - 2) / 2} bytes, ${event.name} has ${nonIndexed.length} words`);
     assign(args, known.read, decodeAbiParameters(wordParams.read, bytesOf(words + data.slice(2))));
   } else {
     if (indexed.length > 0) assign(args, indexed, decodeAbiParameters(wordParams.indexed, bytesOf(words)));
@@ -291,12 +313,22 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
       const takerAssetId = big('takerAssetId');
       const making = big('makerAmountFilled');
       const taking = big('takerAmountFilled');
-      if ((makerAssetId === 0n) === (takerAssetId === 0n)) return { kind: 'unsupported', reason: 'V1 fill with both or neither asset id zero' };
+      if ((makerAssetId === 0n) === (takerAssetId === 0n))
+        return { kind: 'unsupported', reason: 'V1 fill with both or neither asset id zero' };
       // makerAssetId 0: the order owner pays USDC for takerAssetId; otherwise it gives tokens for USDC.
       const side = makerAssetId === 0n ? 'BUY' : 'SELL';
       const usd = fromUnits(side === 'BUY' ? making : taking);
       const tokens = fromUnits(side === 'BUY' ? taking : making);
-      return fill('v1', a, side === 'BUY' ? takerAssetId : makerAssetId, side, tokens, usd, fromUnits(big('fee')), side === 'BUY' ? 'tokens' : 'usd');
+      return fill(
+        'v1',
+        a,
+        side === 'BUY' ? takerAssetId : makerAssetId,
+        side,
+        tokens,
+        usd,
+        fromUnits(big('fee')),
+        side === 'BUY' ? 'tokens' : 'usd',
+      );
     }
     case 'exchangeV2.OrderFilled': {
       const sideCode = Number(a['side']);
@@ -322,7 +354,11 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
         conditionId: hex('conditionId'),
         usd: fromUnits(big('amount')),
         collateral: hex('collateralToken'),
-        binaryTopLevel: BigInt(a['parentCollectionId'] as string) === 0n && partition.length === 2 && partition[0] === 1n && partition[1] === 2n,
+        binaryTopLevel:
+          BigInt(a['parentCollectionId'] as string) === 0n &&
+          partition.length === 2 &&
+          partition[0] === 1n &&
+          partition[1] === 2n,
       };
     }
     case 'conditionalTokens.PayoutRedemption':
@@ -347,7 +383,14 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
         payoutNumerators: a['payoutNumerators'] as readonly bigint[],
       };
     case 'conditionalTokens.TransferSingle':
-      return { kind: 'transfer1155', operator: hex('operator'), from: hex('from'), to: hex('to'), ids: [big('id')], values: [big('value')] };
+      return {
+        kind: 'transfer1155',
+        operator: hex('operator'),
+        from: hex('from'),
+        to: hex('to'),
+        ids: [big('id')],
+        values: [big('value')],
+      };
     case 'conditionalTokens.TransferBatch':
       return {
         kind: 'transfer1155',
@@ -369,7 +412,13 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
         binaryTopLevel: true,
       };
     case 'negRiskAdapter.PositionsConverted':
-      return { kind: 'converted', stakeholder: hex('stakeholder'), marketId: hex('marketId'), indexSet: big('indexSet'), usd: fromUnits(big('amount')) };
+      return {
+        kind: 'converted',
+        stakeholder: hex('stakeholder'),
+        marketId: hex('marketId'),
+        indexSet: big('indexSet'),
+        usd: fromUnits(big('amount')),
+      };
     case 'negRiskAdapter.PayoutRedemption':
       return {
         kind: 'redemption',

@@ -12,7 +12,10 @@ import { negRiskConditionId, orderRegisteredPair } from './positions.ts';
 
 const ONCHAIN = path.resolve(import.meta.dirname, '../../../../shared/data/polymarket/onchain');
 const HTTP = path.resolve(import.meta.dirname, '../../../../shared/data/polymarket/http');
-const expected = JSON.parse(readFileSync(path.join(ONCHAIN, 'expected_decodes.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+const expected = JSON.parse(readFileSync(path.join(ONCHAIN, 'expected_decodes.json'), 'utf8')) as Record<
+  string,
+  Record<string, unknown>
+>;
 
 function logFile(name: string): RawLog {
   return JSON.parse(readFileSync(path.join(ONCHAIN, name), 'utf8')) as RawLog;
@@ -202,7 +205,20 @@ describe('recorded logs decode to what their authors asserted', () => {
 
   it('topic0s are the ones DECODING.md lists', () => {
     const prefixes = [...EVENTS_BY_TOPIC0.keys()].map((topic0) => topic0.slice(0, 10));
-    for (const prefix of ['0xd0a08e8c', '0x63bf4d16', '0xbc9a2432', '0xd543adfd', '0x2e6bb91f', '0x6f13ca62', '0x2682012a', '0xb44d84d3', '0xbbed930d', '0xba33ac50', '0xb03d19dd', '0x9140a6a2']) {
+    for (const prefix of [
+      '0xd0a08e8c',
+      '0x63bf4d16',
+      '0xbc9a2432',
+      '0xd543adfd',
+      '0x2e6bb91f',
+      '0x6f13ca62',
+      '0x2682012a',
+      '0xb44d84d3',
+      '0xbbed930d',
+      '0xba33ac50',
+      '0xb03d19dd',
+      '0x9140a6a2',
+    ]) {
       expect(prefixes).toContain(prefix);
     }
   });
@@ -215,8 +231,13 @@ describe('recorded logs decode to what their authors asserted', () => {
 });
 
 describe('nautilus taker-leg vectors (amounts and fees of real V2 fills), encoded with viem and decoded back', () => {
-  const vectors = JSON.parse(readFileSync(path.join(ONCHAIN, 'nautilus/chain_order_filled_taker_fees.json'), 'utf8')) as Array<Record<string, string>>;
-  const exchanges: Record<string, Hex> = { standard: '0xe111180000d2663c0091e4f400237545b87b996b', neg_risk: '0xe2222d279d744050d28e00520010520000310f59' };
+  const vectors = JSON.parse(
+    readFileSync(path.join(ONCHAIN, 'nautilus/chain_order_filled_taker_fees.json'), 'utf8'),
+  ) as Array<Record<string, string>>;
+  const exchanges: Record<string, Hex> = {
+    standard: '0xe111180000d2663c0091e4f400237545b87b996b',
+    neg_risk: '0xe2222d279d744050d28e00520010520000310f59',
+  };
 
   it.each(vectors.map((vector, index) => [index, vector] as const))('vector %i', (_index, vector) => {
     const side = vector['side'] === 'BUY' ? 0 : 1;
@@ -227,10 +248,36 @@ describe('nautilus taker-leg vectors (amounts and fees of real V2 fills), encode
       args: { orderHash: pad('0x01'), maker: '0x00000000000000000000000000000000000000aa', taker: exchange },
     });
     const data = encodeAbiParameters(
-      [{ type: 'uint8' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes32' }, { type: 'bytes32' }],
-      [side, 42n, BigInt(vector['maker_amount_filled']!), BigInt(vector['taker_amount_filled']!), BigInt(vector['fee']!), pad('0x0'), pad('0x0')],
+      [
+        { type: 'uint8' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+      ],
+      [
+        side,
+        42n,
+        BigInt(vector['maker_amount_filled']!),
+        BigInt(vector['taker_amount_filled']!),
+        BigInt(vector['fee']!),
+        pad('0x0'),
+        pad('0x0'),
+      ],
     );
-    const fill = as(decodeLog({ address: exchange, topics: topics as Hex[], data, blockNumber: toHex(1), transactionHash: pad('0x02'), logIndex: '0x0' })!, 'orderFilled');
+    const fill = as(
+      decodeLog({
+        address: exchange,
+        topics: topics as Hex[],
+        data,
+        blockNumber: toHex(1),
+        transactionHash: pad('0x02'),
+        logIndex: '0x0',
+      })!,
+      'orderFilled',
+    );
     const shares = Number(vector[side === 0 ? 'taker_amount_filled' : 'maker_amount_filled']) / 1e6;
     expect(fill.side).toBe(vector['side']);
     expect(fill.tokens).toBe(shares);
@@ -244,7 +291,10 @@ describe('nautilus taker-leg vectors (amounts and fees of real V2 fills), encode
 });
 
 describe('token order of a registered pair (outcome 0 first), checked against Gamma clobTokenIds', () => {
-  const COLLATERALS: Hex[] = ['0x2791bca1f2de4661ed88a30c99a7a9449aa84174', '0x3a3bd7bb9528e159577f7c2e685cc81a765002e2'];
+  const COLLATERALS: Hex[] = [
+    '0x2791bca1f2de4661ed88a30c99a7a9449aa84174',
+    '0x3a3bd7bb9528e159577f7c2e685cc81a765002e2',
+  ];
   const markets: Array<{ conditionId: Hex; tokens: [string, string] }> = [];
   const walk = (node: unknown) => {
     if (Array.isArray(node)) node.forEach(walk);
@@ -252,12 +302,14 @@ describe('token order of a registered pair (outcome 0 first), checked against Ga
       const record = node as Record<string, unknown>;
       if (typeof record['clobTokenIds'] === 'string' && typeof record['conditionId'] === 'string') {
         const tokens = JSON.parse(record['clobTokenIds']) as string[];
-        if (tokens.length === 2) markets.push({ conditionId: record['conditionId'] as Hex, tokens: [tokens[0]!, tokens[1]!] });
+        if (tokens.length === 2)
+          markets.push({ conditionId: record['conditionId'] as Hex, tokens: [tokens[0]!, tokens[1]!] });
       }
       Object.values(record).forEach(walk);
     }
   };
-  for (const file of readdirSync(path.join(HTTP, 'gamma'))) walk(JSON.parse(readFileSync(path.join(HTTP, 'gamma', file), 'utf8')));
+  for (const file of readdirSync(path.join(HTTP, 'gamma')))
+    walk(JSON.parse(readFileSync(path.join(HTTP, 'gamma', file), 'utf8')));
 
   it('orders both orders of every pair the same way (USDC.e and the NegRisk wrapped collateral)', () => {
     let matched = 0;
@@ -289,7 +341,9 @@ describe('neg-risk question conditions, checked against Gamma and the CLOB', () 
       Object.values(record).forEach(walk);
     }
   };
-  for (const folder of ['gamma', 'clob']) for (const file of readdirSync(path.join(HTTP, folder))) walk(JSON.parse(readFileSync(path.join(HTTP, folder, file), 'utf8')));
+  for (const folder of ['gamma', 'clob'])
+    for (const file of readdirSync(path.join(HTTP, folder)))
+      walk(JSON.parse(readFileSync(path.join(HTTP, folder, file), 'utf8')));
 
   it('question i of a market is the market id with last byte i; its condition is keccak256(adapter, questionId, 2)', () => {
     expect(pairs.length).toBeGreaterThanOrEqual(3);
@@ -307,14 +361,21 @@ describe('decodeLog reads the same arguments as viem’s decodeEventLog', () => 
       for (const file of readdirSync(path.join(ONCHAIN, folder))) {
         const raw = logFile(`${folder}/${file}`);
         const known = EVENTS_BY_TOPIC0.get(raw.topics[0]!.toLowerCase())!;
-        const viem = decodeEventLog({ abi: [known.event], topics: raw.topics as [Hex, ...Hex[]], data: raw.data as Hex, strict: true }).args as Record<string, unknown>;
+        const viem = decodeEventLog({
+          abi: [known.event],
+          topics: raw.topics as [Hex, ...Hex[]],
+          data: raw.data as Hex,
+          strict: true,
+        }).args as Record<string, unknown>;
         const ours = decodeLog(raw)!;
         // A few named arguments that each family's rule reads, compared as viem decodes them.
         if (ours.kind === 'orderFilled') {
           expect(ours.maker).toBe((viem['maker'] as string).toLowerCase());
           expect(ours.taker).toBe((viem['taker'] as string).toLowerCase());
           expect(ours.orderHash).toBe(viem['orderHash']);
-          expect(ours.tokenId).toBe(viem['tokenId'] ?? (viem['makerAssetId'] === 0n ? viem['takerAssetId'] : viem['makerAssetId']));
+          expect(ours.tokenId).toBe(
+            viem['tokenId'] ?? (viem['makerAssetId'] === 0n ? viem['takerAssetId'] : viem['makerAssetId']),
+          );
         } else if (ours.kind === 'split' || ours.kind === 'merge') {
           expect(ours.stakeholder).toBe((viem['stakeholder'] as string).toLowerCase());
           expect(ours.conditionId).toBe(viem['conditionId']);
@@ -331,17 +392,35 @@ describe('decodeLog reads the same arguments as viem’s decodeEventLog', () => 
   });
 
   it('address inputs, indexed and in data, even with bytes set above their 20: the same address as viem decodes, in lower case', () => {
-    for (const file of ['vike-trader/v2_orderfilled_standard_sell.json', ...readdirSync(path.join(ONCHAIN, 'vike-trader')).filter((name) => /split|merge|redemption/i.test(name)).map((name) => `vike-trader/${name}`)]) {
+    for (const file of [
+      'vike-trader/v2_orderfilled_standard_sell.json',
+      ...readdirSync(path.join(ONCHAIN, 'vike-trader'))
+        .filter((name) => /split|merge|redemption/i.test(name))
+        .map((name) => `vike-trader/${name}`),
+    ]) {
       const log = logFile(file);
       const known = EVENTS_BY_TOPIC0.get(log.topics[0]!.toLowerCase())!;
       // Dirty the upper 12 bytes of every indexed address word (viem reads only the last 20 bytes of it).
-      const topics = log.topics.map((topic, index) => (index > 0 && known.indexed[index - 1]!.type === 'address' ? `0x${'ab'.repeat(12)}${topic.slice(26)}` : topic));
-      const viem = decodeEventLog({ abi: [known.event], topics: topics as [Hex, ...Hex[]], data: log.data as Hex, strict: true }).args as Record<string, unknown>;
+      const topics = log.topics.map((topic, index) =>
+        index > 0 && known.indexed[index - 1]!.type === 'address' ? `0x${'ab'.repeat(12)}${topic.slice(26)}` : topic,
+      );
+      const viem = decodeEventLog({
+        abi: [known.event],
+        topics: topics as [Hex, ...Hex[]],
+        data: log.data as Hex,
+        strict: true,
+      }).args as Record<string, unknown>;
       const ours = decodeLog({ ...log, topics })! as unknown as Record<string, unknown>;
       const addresses = known.event.inputs.filter((input) => input.type === 'address');
       expect(addresses.length, file).toBeGreaterThan(0);
       for (const input of addresses) {
-        const field = { maker: 'maker', taker: 'taker', stakeholder: 'stakeholder', redeemer: 'redeemer', collateralToken: 'collateral' }[input.name!];
+        const field = {
+          maker: 'maker',
+          taker: 'taker',
+          stakeholder: 'stakeholder',
+          redeemer: 'redeemer',
+          collateralToken: 'collateral',
+        }[input.name!];
         if (field === undefined) continue;
         expect(ours[field], `${file} ${input.name}`).toBe((viem[input.name!] as string).toLowerCase());
         expect(ours[field]).toMatch(/^0x[0-9a-f]{40}$/);
@@ -351,8 +430,12 @@ describe('decodeLog reads the same arguments as viem’s decodeEventLog', () => 
 
   it('bad words at the boundary are decode errors with the rule named: short topics, a bad hash, a bad quantity', () => {
     const log = logFile('vike-trader/v2_orderfilled_standard_sell.json');
-    expect(() => decodeLog({ ...log, topics: [log.topics[0]!, '0x1234', ...log.topics.slice(2)] })).toThrow(/exchangeV2\.OrderFilled: topic 1/);
-    expect(() => decodeLog({ ...log, transactionHash: '0xnothex' })).toThrow(/exchangeV2\.OrderFilled: transactionHash/);
+    expect(() => decodeLog({ ...log, topics: [log.topics[0]!, '0x1234', ...log.topics.slice(2)] })).toThrow(
+      /exchangeV2\.OrderFilled: topic 1/,
+    );
+    expect(() => decodeLog({ ...log, transactionHash: '0xnothex' })).toThrow(
+      /exchangeV2\.OrderFilled: transactionHash/,
+    );
     expect(() => decodeLog({ ...log, blockNumber: 'twelve' })).toThrow(/exchangeV2\.OrderFilled: blockNumber/);
   });
 });

@@ -14,7 +14,10 @@ export function encodeArchiveEvent<T extends TopicId>(topicId: T, event: EventIn
   return { key, value: JSON.stringify(event) };
 }
 
-export function encodeArchiveEvents<T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]): OutgoingMessage[] {
+export function encodeArchiveEvents<T extends TopicId>(
+  topicId: T,
+  events: readonly EventInputOf<T>[],
+): OutgoingMessage[] {
   const messages = new Array<OutgoingMessage>(events.length);
   for (let index = 0; index < events.length; index++) messages[index] = encodeArchiveEvent(topicId, events[index]!);
   return messages;

@@ -105,12 +105,19 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
       const [a, b] = [log.token0, log.token1];
       const negRisk = contracts.negRiskExchanges.has(log.address);
       // The registry emits each pair in both orders: the second one is already known.
-      if (directory.has(log.conditionId, a, b) || directory.has(log.conditionId, b, a)) return { kind: 'skipped', reason: 'not_indexed' };
+      if (directory.has(log.conditionId, a, b) || directory.has(log.conditionId, b, a))
+        return { kind: 'skipped', reason: 'not_indexed' };
       const ordered = orderRegisteredPair(log.token0, log.token1, log.conditionId, contracts.collaterals);
       if (!ordered) return { kind: 'skipped', reason: 'unknown_collateral' };
       const [token1, token2] = [ordered.token1.toString(), ordered.token2.toString()];
       directory.add(log.conditionId, token1, token2, negRisk);
-      return { kind: 'events', ...none(), markets: [{ type: 'tokens', condition_id: log.conditionId, token1_id: token1, token2_id: token2, neg_risk: negRisk }] };
+      return {
+        kind: 'events',
+        ...none(),
+        markets: [
+          { type: 'tokens', condition_id: log.conditionId, token1_id: token1, token2_id: token2, neg_risk: negRisk },
+        ],
+      };
     }
     case 'split':
     case 'merge': {
@@ -130,15 +137,25 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
       return { kind: 'events', ...none(), legs: [leg(log, log.redeemer, 'REDEEM', log.usd, ts, contracts)] };
     }
     case 'resolution': {
-      if (log.outcomeSlotCount !== 2 || log.payoutNumerators.length !== 2) return { kind: 'skipped', reason: 'non_binary_condition' };
+      if (log.outcomeSlotCount !== 2 || log.payoutNumerators.length !== 2)
+        return { kind: 'skipped', reason: 'non_binary_condition' };
       const [one, two] = log.payoutNumerators as [bigint, bigint];
       // The contract carries numerators as safe integers (real ones are 0 and 1).
-      if (one > BigInt(Number.MAX_SAFE_INTEGER) || two > BigInt(Number.MAX_SAFE_INTEGER)) return { kind: 'skipped', reason: 'unsupported' };
+      if (one > BigInt(Number.MAX_SAFE_INTEGER) || two > BigInt(Number.MAX_SAFE_INTEGER))
+        return { kind: 'skipped', reason: 'unsupported' };
       const winner = one > 0n && two === 0n ? 1 : one === 0n && two > 0n ? 2 : null;
       return {
         kind: 'events',
         ...none(),
-        markets: [{ type: 'resolution', condition_id: log.conditionId, winner_token_side: winner, payout_numerators: [Number(one), Number(two)], ts }],
+        markets: [
+          {
+            type: 'resolution',
+            condition_id: log.conditionId,
+            winner_token_side: winner,
+            payout_numerators: [Number(one), Number(two)],
+            ts,
+          },
+        ],
       };
     }
     case 'converted':
@@ -153,12 +170,38 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
   }
 }
 
-function leg(log: DecodedLog & { conditionId: string }, wallet: string, kind: 'SPLIT' | 'MERGE' | 'REDEEM', usd: number, ts: number, contracts: ArchiveContracts): EventInputOf<'positions'> {
+function leg(
+  log: DecodedLog & { conditionId: string },
+  wallet: string,
+  kind: 'SPLIT' | 'MERGE' | 'REDEEM',
+  usd: number,
+  ts: number,
+  contracts: ArchiveContracts,
+): EventInputOf<'positions'> {
   return legOf(log, wallet, log.conditionId, kind, usd, usd, ts, contracts);
 }
 
-function legOf(log: DecodedLog, wallet: string, conditionId: string, kind: EventInputOf<'positions'>['kind'], tokens: number, usd: number, ts: number, contracts: ArchiveContracts): EventInputOf<'positions'> {
-  return { tx_hash: log.txHash, log_index: log.logIndex, wallet, condition_id: conditionId, kind, tokens, usd, era: exchangeEraAt(ts, contracts.v2StartTs), ts };
+function legOf(
+  log: DecodedLog,
+  wallet: string,
+  conditionId: string,
+  kind: EventInputOf<'positions'>['kind'],
+  tokens: number,
+  usd: number,
+  ts: number,
+  contracts: ArchiveContracts,
+): EventInputOf<'positions'> {
+  return {
+    tx_hash: log.txHash,
+    log_index: log.logIndex,
+    wallet,
+    condition_id: conditionId,
+    kind,
+    tokens,
+    usd,
+    era: exchangeEraAt(ts, contracts.v2StartTs),
+    ts,
+  };
 }
 
 /**
@@ -171,23 +214,36 @@ function legOf(log: DecodedLog, wallet: string, conditionId: string, kind: Event
  * question no market claims yet makes the conversion wait like a fill of an unknown token. The adapter's
  * conversion fee (the market's feeBips, not in the event) is taken as 0.
  */
-function conversionLegs(log: Extract<DecodedLog, { kind: 'converted' }>, ts: number, directory: TokenDirectory, contracts: ArchiveContracts): Outcome {
+function conversionLegs(
+  log: Extract<DecodedLog, { kind: 'converted' }>,
+  ts: number,
+  directory: TokenDirectory,
+  contracts: ArchiveContracts,
+): Outcome {
   if (contracts.all.has(log.stakeholder)) return { kind: 'skipped', reason: 'contract_stakeholder' };
   const conditions = negRiskConditionIds(contracts.negRiskAdapter, log.marketId);
   const converted: number[] = [];
-  for (let index = 0; index < NEG_RISK_MAX_QUESTIONS; index++) if ((log.indexSet >> BigInt(index)) & 1n) converted.push(index);
-  if (converted.length === 0 || log.indexSet >> BigInt(NEG_RISK_MAX_QUESTIONS) !== 0n || log.usd <= 0) return { kind: 'skipped', reason: 'empty_conversion' };
+  for (let index = 0; index < NEG_RISK_MAX_QUESTIONS; index++)
+    if ((log.indexSet >> BigInt(index)) & 1n) converted.push(index);
+  if (converted.length === 0 || log.indexSet >> BigInt(NEG_RISK_MAX_QUESTIONS) !== 0n || log.usd <= 0)
+    return { kind: 'skipped', reason: 'empty_conversion' };
   for (const index of converted) {
     const conditionId = conditions[index]!;
-    if (!directory.knowsCondition(conditionId)) return { kind: 'pending', waitingFor: `neg-risk question ${index} of market ${log.marketId} (condition ${conditionId})` };
+    if (!directory.knowsCondition(conditionId))
+      return {
+        kind: 'pending',
+        waitingFor: `neg-risk question ${index} of market ${log.marketId} (condition ${conditionId})`,
+      };
   }
   const usdEach = (log.usd * (converted.length - 1)) / converted.length;
   const events = none();
   for (let index = 0; index < NEG_RISK_MAX_QUESTIONS; index++) {
     const conditionId = conditions[index]!;
     const isConverted = ((log.indexSet >> BigInt(index)) & 1n) === 1n;
-    if (isConverted) events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_OUT', log.usd, usdEach, ts, contracts));
-    else if (directory.knowsCondition(conditionId)) events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_IN', log.usd, 0, ts, contracts));
+    if (isConverted)
+      events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_OUT', log.usd, usdEach, ts, contracts));
+    else if (directory.knowsCondition(conditionId))
+      events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_IN', log.usd, 0, ts, contracts));
   }
   return { kind: 'events', ...events };
 }

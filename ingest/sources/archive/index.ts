@@ -18,7 +18,13 @@ export { ArchiveReorgError, readCheckpoint } from './archive.ts';
 /** The pseudo-topic the archive's dead letters name as their origin (the node, not a Kafka topic). */
 const ARCHIVE_DEAD_LETTER_ORIGIN = 'archive';
 
-export function archiveSink(options: { publisher: EventPublisher; producer: LogProducer; topics: TopicNames; store: Store; durable: () => Promise<void> }): ArchiveSink {
+export function archiveSink(options: {
+  publisher: EventPublisher;
+  producer: LogProducer;
+  topics: TopicNames;
+  store: Store;
+  durable: () => Promise<void>;
+}): ArchiveSink {
   const { publisher, producer, topics, store } = options;
   return {
     // The archive's events are built by its own code from logs checked once at the boundary (decode.ts):
@@ -31,7 +37,12 @@ export function archiveSink(options: { publisher: EventPublisher; producer: LogP
         letters.map((letter) => ({
           key: letter.key,
           value: letter.value,
-          headers: { 'dlq.reason': letter.reason, 'dlq.topic': ARCHIVE_DEAD_LETTER_ORIGIN, 'dlq.partition': '0', 'dlq.offset': String(letter.position) },
+          headers: {
+            'dlq.reason': letter.reason,
+            'dlq.topic': ARCHIVE_DEAD_LETTER_ORIGIN,
+            'dlq.partition': '0',
+            'dlq.offset': String(letter.position),
+          },
         })),
       );
       const receivedAt = Math.floor(Date.now() / 1000);

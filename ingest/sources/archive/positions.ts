@@ -61,7 +61,12 @@ export interface OrderedTokens {
  * Orders a registered pair as (outcome 0, outcome 1) by trying each collateral; null when none of them
  * gives either id (a collateral we do not know).
  */
-export function orderRegisteredPair(a: bigint, b: bigint, conditionId: Hex, collaterals: readonly Hex[]): OrderedTokens | null {
+export function orderRegisteredPair(
+  a: bigint,
+  b: bigint,
+  conditionId: Hex,
+  collaterals: readonly Hex[],
+): OrderedTokens | null {
   // The collection id (a square root on the curve) does not depend on the collateral: computed once.
   const collection = collectionId(conditionId, 1n);
   for (const collateral of collaterals) {

@@ -47,14 +47,17 @@ export class AbortedError extends Error {
   }
 }
 
-const RANGE_REFUSAL = /too many|more than [\d,]+ results|range (is )?too (large|wide)|block range|exceed(s|ed)? (the )?max|limit exceeded|response size|response body exceeded|size limit|result set|too large|-32005|query timeout/i;
+const RANGE_REFUSAL =
+  /too many|more than [\d,]+ results|range (is )?too (large|wide)|block range|exceed(s|ed)? (the )?max|limit exceeded|response size|response body exceeded|size limit|result set|too large|-32005|query timeout/i;
 const TIMEOUT = /timed? ?out|timeout/i;
 
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const details = (error as { details?: string }).details;
   const status = (error as { status?: number }).status;
-  return [error.message.split('\n')[0], details, status === undefined ? undefined : `HTTP ${status}`].filter(Boolean).join(' | ');
+  return [error.message.split('\n')[0], details, status === undefined ? undefined : `HTTP ${status}`]
+    .filter(Boolean)
+    .join(' | ');
 }
 
 /** What the archive reads of a block header. Hashes in lower case. */
@@ -82,9 +85,13 @@ export class PolygonRpc {
     private readonly log: Logger,
   ) {
     const transports = options.urls.map((url) =>
-      url.startsWith('ws') ? webSocket(url, { timeout: options.timeoutMs, retryCount: 0 }) : http(url, { timeout: options.timeoutMs, retryCount: 0 }),
+      url.startsWith('ws')
+        ? webSocket(url, { timeout: options.timeoutMs, retryCount: 0 })
+        : http(url, { timeout: options.timeoutMs, retryCount: 0 }),
     );
-    this.client = createPublicClient({ transport: transports.length === 1 ? transports[0]! : fallback(transports, { retryCount: 0 }) });
+    this.client = createPublicClient({
+      transport: transports.length === 1 ? transports[0]! : fallback(transports, { retryCount: 0 }),
+    });
   }
 
   /** The cap on requests per second, shared by every request of this client. */
@@ -131,7 +138,10 @@ export class PolygonRpc {
           this.stats.rangeRefusals++;
           throw refusal;
         }
-        this.log.warn({ method, attempt: attempt + 1, of: this.options.retries + 1, reason: lastReason }, 'node request failed');
+        this.log.warn(
+          { method, attempt: attempt + 1, of: this.options.retries + 1, reason: lastReason },
+          'node request failed',
+        );
       }
     }
     throw new RpcUnavailableError(`${method} failed ${this.options.retries + 1} times: ${lastReason}`);
@@ -145,9 +155,17 @@ export class PolygonRpc {
   }
 
   async blockHeader(number: number): Promise<BlockHeader> {
-    const block = await this.call<{ number: string; hash: string; parentHash?: string; timestamp: string } | null>('eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+    const block = await this.call<{ number: string; hash: string; parentHash?: string; timestamp: string } | null>(
+      'eth_getBlockByNumber',
+      [`0x${number.toString(16)}`, false],
+    );
     if (!block) throw new RpcUnavailableError(`the node has no block ${number}`);
-    return { number: Number(BigInt(block.number)), hash: block.hash.toLowerCase(), parentHash: (block.parentHash ?? '').toLowerCase(), timestamp: Number(BigInt(block.timestamp)) };
+    return {
+      number: Number(BigInt(block.number)),
+      hash: block.hash.toLowerCase(),
+      parentHash: (block.parentHash ?? '').toLowerCase(),
+      timestamp: Number(BigInt(block.timestamp)),
+    };
   }
 
   /** eth_getLogs over one range; RangeTooLargeError when the node refuses the range or it times out. */
@@ -155,8 +173,16 @@ export class PolygonRpc {
     const { fromBlock, toBlock } = filter;
     return this.call<RawLog[]>(
       'eth_getLogs',
-      [{ fromBlock: `0x${fromBlock.toString(16)}`, toBlock: `0x${toBlock.toString(16)}`, address: filter.address, topics: filter.topics }],
-      (reason) => (RANGE_REFUSAL.test(reason) || TIMEOUT.test(reason) ? new RangeTooLargeError(fromBlock, toBlock, reason) : null),
+      [
+        {
+          fromBlock: `0x${fromBlock.toString(16)}`,
+          toBlock: `0x${toBlock.toString(16)}`,
+          address: filter.address,
+          topics: filter.topics,
+        },
+      ],
+      (reason) =>
+        RANGE_REFUSAL.test(reason) || TIMEOUT.test(reason) ? new RangeTooLargeError(fromBlock, toBlock, reason) : null,
     );
   }
 

@@ -33,7 +33,9 @@ export class TokenDirectory {
   has(conditionId: string, token1: bigint | string, token2: bigint | string): boolean {
     const one = this.lookup(token1);
     const two = this.lookup(token2);
-    return one?.conditionId === conditionId && one.tokenSide === 1 && two?.conditionId === conditionId && two.tokenSide === 2;
+    return (
+      one?.conditionId === conditionId && one.tokenSide === 1 && two?.conditionId === conditionId && two.tokenSide === 2
+    );
   }
 
   add(conditionId: string, token1: bigint | string, token2: bigint | string, negRisk: boolean): void {

@@ -15,7 +15,14 @@ import type { EventSink } from '../../publisher.ts';
 import type { FileFailure } from '../files.ts';
 import { MarketCatalog, marketMetadata } from './markets.ts';
 import { discoverExportFiles, readExportFile, type ExportFile, type ReadProgress } from './readers.ts';
-import { describeNonExportRow, looksLikeExportRow, marketSightingOf, parseExportRow, validateEvent, type MarketSighting } from './rows.ts';
+import {
+  describeNonExportRow,
+  looksLikeExportRow,
+  marketSightingOf,
+  parseExportRow,
+  validateEvent,
+  type MarketSighting,
+} from './rows.ts';
 
 export interface ImportCounts {
   /** Files considered: export files found, and files named explicitly that are not exports. */
@@ -115,7 +122,10 @@ export async function importPolymarketExports(
   sink: EventSink,
   options: ImportOptions = {},
 ): Promise<ImportCounts> {
-  const era: EraRule = options.era !== undefined ? { fixed: options.era } : { v2StartTs: options.v2StartTs ?? DEFAULT_EXCHANGE_V2_START_TS };
+  const era: EraRule =
+    options.era !== undefined
+      ? { fixed: options.era }
+      : { v2StartTs: options.v2StartTs ?? DEFAULT_EXCHANGE_V2_START_TS };
   const emitTrades = options.emitTrades ?? true;
   const chunkSize = Math.max(1, options.chunkSize ?? DEFAULT_CHUNK_SIZE);
   const counts = emptyCounts();
@@ -172,7 +182,12 @@ export async function importPolymarketExports(
       }
     }
     // A JSON file of objects none of which is an export row (positions, a leaderboard, …) is skipped whole.
-    if (exportRows === 0 && firstOtherObject !== undefined && !notExports.has(file.path) && !unreadable.has(file.path)) {
+    if (
+      exportRows === 0 &&
+      firstOtherObject !== undefined &&
+      !notExports.has(file.path) &&
+      !unreadable.has(file.path)
+    ) {
       notExports.set(file.path, describeNonExportRow(firstOtherObject));
     }
     if (!unreadable.has(file.path) && !notExports.has(file.path)) catalog.merge(fileCatalog);

@@ -106,7 +106,11 @@ function inContractRange(ts: number): number | null {
  * The window named in the title (the year taken from the market's first row); for the short crypto
  * windows whose title names none, the one in the slug.
  */
-export function marketWindow(title: string, slug: string, referenceTs: number): { startTs: number | null; endTs: number | null } {
+export function marketWindow(
+  title: string,
+  slug: string,
+  referenceTs: number,
+): { startTs: number | null; endTs: number | null } {
   const window = parseTitleWindow(title, referenceTs);
   if (window !== null) return { startTs: inContractRange(window.startTs), endTs: inContractRange(window.endTs) };
   const slugWindow = UPDOWN_SLUG_WINDOW.exec(slug);

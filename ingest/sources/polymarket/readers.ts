@@ -173,7 +173,12 @@ type CsvStop =
   /** A broken record: report it, then (when lines may follow) parse again from the next line. */
   | { kind: 'broken'; line: number; reason: string; linesFollow: boolean };
 
-function brokenRecordOf(error: CsvError, lastEndLine: number, emptyLinesAtLastRecord: number, lineOffset: number): CsvStop {
+function brokenRecordOf(
+  error: CsvError,
+  lastEndLine: number,
+  emptyLinesAtLastRecord: number,
+  lineOffset: number,
+): CsvStop {
   // csv-parse copies its counters onto the error (typed `unknown`).
   const { empty_lines: emptyLines, lines } = error as CsvError & { empty_lines?: unknown; lines?: unknown };
   const emptyLinesSkipped = typeof emptyLines === 'number' ? Math.max(0, emptyLines - emptyLinesAtLastRecord) : 0;
@@ -210,7 +215,10 @@ async function* readCsv(file: ExportFile, progress: ReadProgress): AsyncGenerato
         header = fields.map((name) => name.trim());
         const missing = REQUIRED_CSV_COLUMNS.filter((column) => !header?.includes(column));
         if (missing.length > 0) {
-          stop = { kind: 'not-export', reason: `CSV has no ${missing.join(' or ')} column, so it is not an /activity or /trades export` };
+          stop = {
+            kind: 'not-export',
+            reason: `CSV has no ${missing.join(' or ')} column, so it is not an /activity or /trades export`,
+          };
         }
         return;
       }
@@ -220,7 +228,13 @@ async function* readCsv(file: ExportFile, progress: ReadProgress): AsyncGenerato
         const reason = `expected ${header.length} fields, found ${fields.length}`;
         // Spanning lines with the wrong shape: most likely a stray quote that joined the next lines to
         // this one. Those lines are read again on their own.
-        if (lineBreaks > 0) stop = { kind: 'broken', line, reason: `${reason} over ${lineBreaks + 1} lines (an unclosed quote?)`, linesFollow: true };
+        if (lineBreaks > 0)
+          stop = {
+            kind: 'broken',
+            line,
+            reason: `${reason} over ${lineBreaks + 1} lines (an unclosed quote?)`,
+            linesFollow: true,
+          };
         else queue.push({ kind: 'malformed', line, reason });
         return;
       }
@@ -332,7 +346,9 @@ async function* readJsonl(file: ExportFile, progress: ReadProgress): AsyncGenera
 async function readWhole(file: ExportFile, progress: ReadProgress): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of openDecoded(file, progress)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
 }
 
 function describeJsonObject(value: Record<string, unknown>): string {
@@ -404,7 +420,10 @@ async function* readJson(file: ExportFile, progress: ReadProgress): AsyncGenerat
     yield { kind: 'not-export', reason: describeJsonObject(value as Record<string, unknown>) };
     return;
   }
-  yield { kind: 'not-export', reason: `a JSON ${value === null ? 'null' : typeof value}, not an array of /activity or /trades rows` };
+  yield {
+    kind: 'not-export',
+    reason: `a JSON ${value === null ? 'null' : typeof value}, not an array of /activity or /trades rows`,
+  };
 }
 
 export function readExportFile(file: ExportFile, progress: ReadProgress): AsyncGenerator<SourceRecord> {

@@ -220,8 +220,12 @@ const FEE_QUANTUM = 1e-5;
  */
 function splitUsdcSize(size: number, price: number, usdcSize: number): { usd: number; feeUsd?: number } {
   const notional = size * price;
-  if (!Number.isFinite(usdcSize) || !Number.isFinite(notional) || Math.abs(usdcSize - notional) < FEE_QUANTUM / 2) return { usd: usdcSize };
-  return { usd: Math.round(notional * USD_DECIMALS) / USD_DECIMALS, feeUsd: Math.round(Math.abs(usdcSize - notional) * USD_DECIMALS) / USD_DECIMALS };
+  if (!Number.isFinite(usdcSize) || !Number.isFinite(notional) || Math.abs(usdcSize - notional) < FEE_QUANTUM / 2)
+    return { usd: usdcSize };
+  return {
+    usd: Math.round(notional * USD_DECIMALS) / USD_DECIMALS,
+    feeUsd: Math.round(Math.abs(usdcSize - notional) * USD_DECIMALS) / USD_DECIMALS,
+  };
 }
 
 /** Why an object that is not an export row was not imported, with a guess at what it is. */
@@ -261,7 +265,10 @@ function displayNameOf(row: Record<string, unknown>): string | undefined {
 function parseTradeRow(row: Record<string, unknown>, era: EraRule, usdFromSize: boolean): ParsedRow {
   const tokenSide = tokenSideOf(row.outcomeIndex);
   if (tokenSide === undefined) {
-    return { kind: 'rejected', reason: `outcomeIndex must be 0 or 1 on a trade (got ${JSON.stringify(row.outcomeIndex ?? null)})` };
+    return {
+      kind: 'rejected',
+      reason: `outcomeIndex must be 0 or 1 on a trade (got ${JSON.stringify(row.outcomeIndex ?? null)})`,
+    };
   }
   const wallet = textOf(row.proxyWallet);
   const txHash = textOf(row.transactionHash);
@@ -271,8 +278,12 @@ function parseTradeRow(row: Record<string, unknown>, era: EraRule, usdFromSize: 
   const price = numberOf(row.price);
   const ts = numberOf(row.timestamp);
   // `/trades` rows have no usdcSize: what changed hands is the tokens times the price paid.
-  const { usd, feeUsd } = usdFromSize ? { usd: Math.round(size * price * USD_DECIMALS) / USD_DECIMALS, feeUsd: undefined } : splitUsdcSize(size, price, numberOf(row.usdcSize));
-  const { logIndex, key } = digestIdentity(fillIdentity({ wallet, txHash, conditionId, tokenSide, side, size, price, ts }));
+  const { usd, feeUsd } = usdFromSize
+    ? { usd: Math.round(size * price * USD_DECIMALS) / USD_DECIMALS, feeUsd: undefined }
+    : splitUsdcSize(size, price, numberOf(row.usdcSize));
+  const { logIndex, key } = digestIdentity(
+    fillIdentity({ wallet, txHash, conditionId, tokenSide, side, size, price, ts }),
+  );
 
   const fill = validateEvent('fillsUpstream', {
     tx_hash: txHash,

@@ -75,7 +75,15 @@ describe('parseExportRow: TRADE rows', () => {
       name: 'gabagool22',
     });
     expect(fill.log_index).toBe(trade.log_index);
-    expect(trade).toMatchObject({ tx_hash: TX, condition_id: CONDITION, token_side: 1, price: 0.99, size_tokens: 22, usd: 21.78, ts: 1767556641 });
+    expect(trade).toMatchObject({
+      tx_hash: TX,
+      condition_id: CONDITION,
+      token_side: 1,
+      price: 0.99,
+      size_tokens: 22,
+      usd: 21.78,
+      ts: 1767556641,
+    });
     expect(trade.taker_side).toBeUndefined();
     expect(trade.seq).toBe(tradeSeq(fill.log_index));
     expect(market).toEqual({
@@ -89,7 +97,9 @@ describe('parseExportRow: TRADE rows', () => {
   });
 
   it('maps outcomeIndex 1 to token 2 and keeps the price in the token frame', () => {
-    const { fill } = expectFill(parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.3' }), { fixed: 'v1' }));
+    const { fill } = expectFill(
+      parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.3' }), { fixed: 'v1' }),
+    );
     expect(fill).toMatchObject({ token_side: 2, price: 0.3, era: 'v1' });
   });
 
@@ -105,7 +115,9 @@ describe('parseExportRow: TRADE rows', () => {
 
   it('falls back to the pseudonym when the row has no name', () => {
     expect(expectFill(parseExportRow(csvTradeRow({ name: '' }), { fixed: 'v2' })).fill.name).toBe('Grown-Cantaloupe');
-    expect(expectFill(parseExportRow(csvTradeRow({ name: '', pseudonym: '' }), { fixed: 'v2' })).fill.name).toBeUndefined();
+    expect(
+      expectFill(parseExportRow(csvTradeRow({ name: '', pseudonym: '' }), { fixed: 'v2' })).fill.name,
+    ).toBeUndefined();
   });
 
   it('gives the same row the same id whether it came from CSV or JSON', () => {
@@ -135,7 +147,9 @@ describe('parseExportRow: TRADE rows', () => {
 
   it('tells apart the two sides of one match (same transaction, different wallets)', () => {
     const buyer = expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' }));
-    const seller = expectFill(parseExportRow(csvTradeRow({ proxyWallet: OTHER_WALLET, side: 'SELL' }), { fixed: 'v2' }));
+    const seller = expectFill(
+      parseExportRow(csvTradeRow({ proxyWallet: OTHER_WALLET, side: 'SELL' }), { fixed: 'v2' }),
+    );
     expect(seller.fill.tx_hash).toBe(buyer.fill.tx_hash);
     expect(seller.key).not.toBe(buyer.key);
     expect(seller.fill.log_index).not.toBe(buyer.fill.log_index);
@@ -143,29 +157,56 @@ describe('parseExportRow: TRADE rows', () => {
 
   it('tells apart two fills of one wallet in one transaction', () => {
     const up = expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' }));
-    const down = expectFill(parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.01', usdcSize: '0.22' }), { fixed: 'v2' }));
+    const down = expectFill(
+      parseExportRow(csvTradeRow({ outcomeIndex: '1', outcome: 'Down', price: '0.01', usdcSize: '0.22' }), {
+        fixed: 'v2',
+      }),
+    );
     expect(down.fill.log_index).not.toBe(up.fill.log_index);
   });
 
   it('ignores fields that do not identify the trade (name, title, datetime) in its identity', () => {
-    const renamed = expectFill(parseExportRow(csvTradeRow({ name: 'renamed', title: 'x', datetime: '' }), { fixed: 'v2' }));
+    const renamed = expectFill(
+      parseExportRow(csvTradeRow({ name: 'renamed', title: 'x', datetime: '' }), { fixed: 'v2' }),
+    );
     expect(renamed.key).toBe(expectFill(parseExportRow(csvTradeRow(), { fixed: 'v2' })).key);
   });
 });
 
 describe('parseExportRow: legs and other types', () => {
-  it.each(['MERGE', 'REDEEM', 'SPLIT'] as const)('maps a %s row to a position leg (tokens = size, usd = usdcSize)', (kind) => {
-    const parsed = parseExportRow(
-      csvTradeRow({ type: kind, side: '', outcomeIndex: '999', outcome: '', asset: '', size: '3747.5512', usdcSize: '3747.5512', price: '0' }),
-      { fixed: 'v2' },
-    );
-    if (parsed.kind !== 'leg') throw new Error(`expected a leg, got ${parsed.kind}`);
-    expect(parsed.leg).toMatchObject({ kind, tokens: 3747.5512, usd: 3747.5512, wallet: WALLET.toLowerCase(), condition_id: CONDITION, era: 'v2' });
-    expect(parsed.market.outcome).toBeUndefined();
-  });
+  it.each(['MERGE', 'REDEEM', 'SPLIT'] as const)(
+    'maps a %s row to a position leg (tokens = size, usd = usdcSize)',
+    (kind) => {
+      const parsed = parseExportRow(
+        csvTradeRow({
+          type: kind,
+          side: '',
+          outcomeIndex: '999',
+          outcome: '',
+          asset: '',
+          size: '3747.5512',
+          usdcSize: '3747.5512',
+          price: '0',
+        }),
+        { fixed: 'v2' },
+      );
+      if (parsed.kind !== 'leg') throw new Error(`expected a leg, got ${parsed.kind}`);
+      expect(parsed.leg).toMatchObject({
+        kind,
+        tokens: 3747.5512,
+        usd: 3747.5512,
+        wallet: WALLET.toLowerCase(),
+        condition_id: CONDITION,
+        era: 'v2',
+      });
+      expect(parsed.market.outcome).toBeUndefined();
+    },
+  );
 
   it.each(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'CONVERSION', 'YIELD'])('skips a %s row', (type) => {
-    const parsed = parseExportRow(csvTradeRow({ type, conditionId: '', side: '', outcomeIndex: '999' }), { fixed: 'v2' });
+    const parsed = parseExportRow(csvTradeRow({ type, conditionId: '', side: '', outcomeIndex: '999' }), {
+      fixed: 'v2',
+    });
     expect(parsed.kind).toBe('skipped');
   });
 });
@@ -194,7 +235,9 @@ describe('parseExportRow: malformed rows are rejected with the schema reason', (
   });
 
   it('reports the reason in the words of the contract', () => {
-    expect(expectRejected(parseExportRow(csvTradeRow({ price: '1.5' }), { fixed: 'v2' }))).toMatch(/^invalid fills\.upstream event: price: /);
+    expect(expectRejected(parseExportRow(csvTradeRow({ price: '1.5' }), { fixed: 'v2' }))).toMatch(
+      /^invalid fills\.upstream event: price: /,
+    );
   });
 });
 
@@ -204,7 +247,8 @@ describe('numberOf', () => {
     expect(numberOf(' 22 ')).toBe(22);
     expect(numberOf('1e-3')).toBe(0.001);
     expect(numberOf(5)).toBe(5);
-    for (const text of ['', ' ', '0x10', 'abc', '1,5', 'Infinity', null, undefined, true]) expect(numberOf(text)).toBeNaN();
+    for (const text of ['', ' ', '0x10', 'abc', '1,5', 'Infinity', null, undefined, true])
+      expect(numberOf(text)).toBeNaN();
   });
 });
 
@@ -234,7 +278,8 @@ describe('synthetic log index (property-based)', () => {
 
   it('spreads over the whole range (no collisions among 20,000 fills of one transaction)', () => {
     const indexes = new Set<number>();
-    for (let size = 1; size <= 20_000; size += 1) indexes.add(syntheticLogIndex(`fill|${WALLET}|${TX}|${CONDITION}|1|BUY|${size}|0.5|1767556641`));
+    for (let size = 1; size <= 20_000; size += 1)
+      indexes.add(syntheticLogIndex(`fill|${WALLET}|${TX}|${CONDITION}|1|BUY|${size}|0.5|1767556641`));
     // 20,000 draws from 2^31 collide with probability ≈ 9%; this fixed set happens not to.
     expect(indexes.size).toBe(20_000);
   });
@@ -259,7 +304,22 @@ describe('trade seq (property-based)', () => {
 });
 
 describe('row parser robustness (property-based)', () => {
-  const columns = ['timestamp', 'type', 'side', 'proxyWallet', 'conditionId', 'outcomeIndex', 'outcome', 'size', 'usdcSize', 'price', 'transactionHash', 'title', 'slug', 'name'];
+  const columns = [
+    'timestamp',
+    'type',
+    'side',
+    'proxyWallet',
+    'conditionId',
+    'outcomeIndex',
+    'outcome',
+    'size',
+    'usdcSize',
+    'price',
+    'transactionHash',
+    'title',
+    'slug',
+    'name',
+  ];
 
   it('never throws on rows of arbitrary strings: it maps, skips or rejects', () => {
     fc.assert(
@@ -273,10 +333,15 @@ describe('row parser robustness (property-based)', () => {
 
   it('never throws when real rows get one field replaced by anything', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...columns), fc.anything(), fc.constantFrom('TRADE', 'MERGE', 'REWARD', undefined), (column, value, type) => {
-        const row: Record<string, unknown> = { ...jsonTradeRow(), type, [column]: value };
-        expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(row, { fixed: 'v2' }).kind);
-      }),
+      fc.property(
+        fc.constantFrom(...columns),
+        fc.anything(),
+        fc.constantFrom('TRADE', 'MERGE', 'REWARD', undefined),
+        (column, value, type) => {
+          const row: Record<string, unknown> = { ...jsonTradeRow(), type, [column]: value };
+          expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(row, { fixed: 'v2' }).kind);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -285,7 +350,8 @@ describe('row parser robustness (property-based)', () => {
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.json()), (line) => {
         const parsed = parseJsonLine(line);
-        if (parsed.ok) expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(parsed.value, { fixed: 'v2' }).kind);
+        if (parsed.ok)
+          expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(parsed.value, { fixed: 'v2' }).kind);
         else expect(parsed.reason).toMatch(/^invalid JSON/);
       }),
       { numRuns: 2000 },

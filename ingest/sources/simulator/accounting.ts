@@ -108,7 +108,13 @@ export function applyResolution(ledger: TraderLedger, position: Position, winner
 }
 
 /** REDEEM: give the winning tokens, receive one dollar each; the position is settled. */
-export function applyRedeem(ledger: TraderLedger, position: Position, side: TokenSide, centi: number, usd: number): void {
+export function applyRedeem(
+  ledger: TraderLedger,
+  position: Position,
+  side: TokenSide,
+  centi: number,
+  usd: number,
+): void {
   ledger.cash += usd;
   removeTokens(position, side, centi);
   if (position.centi1 === 0 && position.centi2 === 0) ledger.open.delete(position);

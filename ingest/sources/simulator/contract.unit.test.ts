@@ -1,5 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { FillEvent, MarketMetadataEvent, MarketResolutionEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
+import type {
+  FillEvent,
+  MarketMetadataEvent,
+  MarketResolutionEvent,
+  PositionLegEvent,
+  TradeEvent,
+} from '../../contract/events.ts';
 import { upNormalizedPrice } from '../../contract/primitives.ts';
 import { parseTitleWindow } from '../../contract/title-time.ts';
 import { TOPICS, type TopicId } from '../../contract/topics.ts';
@@ -29,7 +35,8 @@ beforeAll(async () => {
   legs = sink.events('positions') as PositionLegEvent[];
 });
 
-const isTick = (price: number) => Math.abs(price * 100 - Math.round(price * 100)) < 1e-9 && price >= 0.01 && price <= 0.99;
+const isTick = (price: number) =>
+  Math.abs(price * 100 - Math.round(price * 100)) < 1e-9 && price >= 0.01 && price <= 0.99;
 
 describe('simulated events against the contract', () => {
   it('publishes every topic of the read API, and every event passes its schema', () => {
@@ -165,12 +172,21 @@ describe('simulated events against the contract', () => {
       if (market.version > FROM) expect(market.version).toBeLessThan(market.title_start_ts!);
     }
     const slugs = crypto.map((market) => market.slug);
-    for (const pattern of [/^btc-updown-5m-\d+$/, /^eth-updown-15m-\d+$/, /^solana-up-or-down-[a-z]+-\d+-\d+(am|pm)-et$/, /^xrp-updown-5m-\d+$/]) {
-      expect(slugs.some((slug) => pattern.test(slug)), String(pattern)).toBe(true);
+    for (const pattern of [
+      /^btc-updown-5m-\d+$/,
+      /^eth-updown-15m-\d+$/,
+      /^solana-up-or-down-[a-z]+-\d+-\d+(am|pm)-et$/,
+      /^xrp-updown-5m-\d+$/,
+    ]) {
+      expect(
+        slugs.some((slug) => pattern.test(slug)),
+        String(pattern),
+      ).toBe(true);
     }
     const politics = metadata.filter((market) => market.category === 'politics');
     expect(politics.length).toBeGreaterThan(2);
-    for (const market of politics) expect(market).toMatchObject({ outcome1: 'Yes', outcome2: 'No', title_start_ts: null });
+    for (const market of politics)
+      expect(market).toMatchObject({ outcome1: 'Yes', outcome2: 'No', title_start_ts: null });
     expect(metadata.some((market) => market.category === 'sports' && market.title.includes(' vs. '))).toBe(true);
   });
 
@@ -195,7 +211,10 @@ describe('simulated events against the contract', () => {
 
   it('ticks the book with bid < ask around the Up price', () => {
     const ticks = sink.events('book');
-    const crossed = ticks.filter((tick) => tick.bid == null || tick.ask == null || !(tick.bid < tick.ask) || !isTick(tick.bid) || !isTick(tick.ask));
+    const crossed = ticks.filter(
+      (tick) =>
+        tick.bid == null || tick.ask == null || !(tick.bid < tick.ask) || !isTick(tick.bid) || !isTick(tick.ask),
+    );
     expect(crossed).toEqual([]);
     expect(new Set(ticks.map((tick) => `${tick.condition_id}:${tick.seq}`)).size).toBe(ticks.length);
   });
@@ -269,7 +288,9 @@ describe('simulated events against the contract', () => {
     expect(wallets.size).toBe(10);
     const values = new Set(counts.map((count) => count.watching));
     expect(values.size).toBeGreaterThan(10);
-    const popular = new Set(simulator.traders.filter((trader) => trader.watchersBase > 0).map((trader) => trader.wallet));
+    const popular = new Set(
+      simulator.traders.filter((trader) => trader.watchersBase > 0).map((trader) => trader.wallet),
+    );
     expect(wallets).toEqual(popular);
   });
 });

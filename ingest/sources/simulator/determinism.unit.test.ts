@@ -23,7 +23,9 @@ describe('simulator determinism', () => {
     for (const topic of ['markets', 'trades', 'fillsArchive', 'upstreamProfiles'] as const) {
       expect(otherDigests[topic]).not.toBe(firstDigests[topic]);
     }
-    expect(other.simulator.traders.map((trader) => trader.wallet)).not.toEqual(first.simulator.traders.map((trader) => trader.wallet));
+    expect(other.simulator.traders.map((trader) => trader.wallet)).not.toEqual(
+      first.simulator.traders.map((trader) => trader.wallet),
+    );
   });
 
   it('emits [a,b) then [b,c) exactly as [a,c), whatever b is', async () => {

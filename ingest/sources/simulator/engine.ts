@@ -7,7 +7,13 @@
 import { TraderLedger } from './accounting.ts';
 import { MarketRuntime, type WorldContext } from './market.ts';
 import type { EventOutput } from './output.ts';
-import { marketsOpeningBetween, marketsPublishedBetween, marketsStandingAt, type MarketSpec, type SpecMemo } from './schedule.ts';
+import {
+  marketsOpeningBetween,
+  marketsPublishedBetween,
+  marketsStandingAt,
+  type MarketSpec,
+  type SpecMemo,
+} from './schedule.ts';
 import type { SimulatedTrader } from './traders.ts';
 import { isUpstreamOffline, publishUpstream } from './upstream.ts';
 
@@ -111,14 +117,21 @@ export class SimulationEngine {
       this.block = { start, listings, openings, listingCursor: 0, openingCursor: 0 };
     }
     const block = this.block;
-    while (block.listingCursor < block.listings.length && block.listings[block.listingCursor]!.publishTs < ts) block.listingCursor++;
-    while (block.openingCursor < block.openings.length && block.openings[block.openingCursor]!.openTs < ts) block.openingCursor++;
+    while (block.listingCursor < block.listings.length && block.listings[block.listingCursor]!.publishTs < ts)
+      block.listingCursor++;
+    while (block.openingCursor < block.openings.length && block.openings[block.openingCursor]!.openTs < ts)
+      block.openingCursor++;
     return block;
   }
 
   private advanceChunk(fromTs: number, toTs: number, out: EventOutput): void {
     const block = this.scheduleAt(fromTs);
-    const upstreamWorld = { seed: this.world.seed, genesisTs: this.genesisTs, traders: this.world.traders, ledgers: this.ledgers };
+    const upstreamWorld = {
+      seed: this.world.seed,
+      genesisTs: this.genesisTs,
+      traders: this.world.traders,
+      ledgers: this.ledgers,
+    };
     for (let ts = fromTs; ts < toTs; ts++) {
       publishUpstream(upstreamWorld, ts, out);
       if (ts === this.genesisTs) {

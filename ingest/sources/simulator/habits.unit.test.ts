@@ -1,5 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { FillEvent, MarketMetadataEvent, PositionLegEvent, TradeEvent, UpstreamProfileEvent } from '../../contract/events.ts';
+import type {
+  FillEvent,
+  MarketMetadataEvent,
+  PositionLegEvent,
+  TradeEvent,
+  UpstreamProfileEvent,
+} from '../../contract/events.ts';
 import type { SimulatedTrader, TraderHabit } from './index.ts';
 import { TEST_GENESIS, recordWindow } from './test-support.ts';
 
@@ -23,9 +29,13 @@ beforeAll(async () => {
   fills = sink.events('fillsArchive') as FillEvent[];
   trades = sink.events('trades') as TradeEvent[];
   legs = sink.events('positions') as PositionLegEvent[];
-  lastProfile = new Map((sink.events('upstreamProfiles') as UpstreamProfileEvent[]).map((profile) => [profile.wallet, profile]));
+  lastProfile = new Map(
+    (sink.events('upstreamProfiles') as UpstreamProfileEvent[]).map((profile) => [profile.wallet, profile]),
+  );
   marketTitle = new Map(
-    (sink.events('markets') as MarketMetadataEvent[]).filter((event) => event.type === 'metadata').map((event) => [event.condition_id, event]),
+    (sink.events('markets') as MarketMetadataEvent[])
+      .filter((event) => event.type === 'metadata')
+      .map((event) => [event.condition_id, event]),
   );
 });
 

@@ -30,7 +30,9 @@ export function idWords(id: string): Uint32Array {
 const HASH_BYTES = Buffer.alloc(32);
 const HASH_VIEW = new DataView(HASH_BYTES.buffer, HASH_BYTES.byteOffset, 32);
 
-const WORD_SALTS = [0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39, 0x9e3779b9] as const;
+const WORD_SALTS = [
+  0x68e31da4, 0xb5297a4d, 0x1b56c4e9, 0x7feb352d, 0x846ca68b, 0x2c1b3c6d, 0x297a2d39, 0x9e3779b9,
+] as const;
 
 export interface LogPosition {
   txHash: string;

@@ -70,7 +70,12 @@ class DeterministicSimulator implements Simulator {
     return this.genesis;
   }
 
-  async emit(fromTs: number, toTs: number, sink: EventSink, onProgress?: (doneTs: number) => void): Promise<SimulationCounts> {
+  async emit(
+    fromTs: number,
+    toTs: number,
+    sink: EventSink,
+    onProgress?: (doneTs: number) => void,
+  ): Promise<SimulationCounts> {
     if (!Number.isInteger(fromTs) || !Number.isInteger(toTs) || toTs < fromTs) {
       throw new RangeError(`emit needs whole seconds with fromTs <= toTs (got ${fromTs}, ${toTs})`);
     }
@@ -115,7 +120,8 @@ class DeterministicSimulator implements Simulator {
   private async engineAt(fromTs: number): Promise<SimulationEngine> {
     this.genesis ??= fromTs;
     if (fromTs < this.genesis) throw new RangeError(`cannot emit before the simulated period starts (${this.genesis})`);
-    if (!this.engine || this.engine.cursorTs > fromTs) this.engine = new SimulationEngine(this.worldSettings(), this.genesis);
+    if (!this.engine || this.engine.cursorTs > fromTs)
+      this.engine = new SimulationEngine(this.worldSettings(), this.genesis);
     const engine = this.engine;
     while (engine.cursorTs < fromTs) {
       engine.advance(Math.min(fromTs, engine.cursorTs + CATCH_UP_STEP_SECONDS), DISCARD);
@@ -131,11 +137,18 @@ class DeterministicSimulator implements Simulator {
 
 export function createSimulator(options: SimulatorOptions): Simulator {
   if (!Number.isInteger(options.seed)) throw new RangeError('seed must be an integer');
-  if (!Number.isInteger(options.traders) || options.traders < 1) throw new RangeError('traders must be a positive integer');
+  if (!Number.isInteger(options.traders) || options.traders < 1)
+    throw new RangeError('traders must be a positive integer');
   const intensity = options.intensity ?? 1;
   if (!(intensity > 0) || !Number.isFinite(intensity)) throw new RangeError('intensity must be a positive number');
-  if (options.genesisTs !== undefined && !Number.isInteger(options.genesisTs)) throw new RangeError('genesisTs must be whole seconds');
-  return new DeterministicSimulator({ seed: options.seed, traders: options.traders, intensity, genesisTs: options.genesisTs });
+  if (options.genesisTs !== undefined && !Number.isInteger(options.genesisTs))
+    throw new RangeError('genesisTs must be whole seconds');
+  return new DeterministicSimulator({
+    seed: options.seed,
+    traders: options.traders,
+    intensity,
+    genesisTs: options.genesisTs,
+  });
 }
 
 export interface RunOptions {

@@ -127,7 +127,14 @@ export class MarketRuntime implements MarketMark {
     this.spec = spec;
     this.context = context;
     this.path = buildPricePath(context.seed, spec);
-    this.plans = planMarket(context.seed, spec, this.path, context.traders, context.intensity, Math.max(createdAt, context.genesisTs));
+    this.plans = planMarket(
+      context.seed,
+      spec,
+      this.path,
+      context.traders,
+      context.intensity,
+      Math.max(createdAt, context.genesisTs),
+    );
     this.anonymousKey = keyOf(context.seed, 'flow', spec.key);
     this.anonymousBaseRate = ANONYMOUS_RATE[spec.kind] * context.intensity;
     this.wakeTs = createdAt;
@@ -196,7 +203,14 @@ export class MarketRuntime implements MarketMark {
   }
 
   /** A trade print; a named fill carries the same transaction hash, log index and notional. */
-  private print(ts: number, side: TokenSide, priceCents: number, centi: number, takerSide: 'BUY' | 'SELL', out: EventOutput) {
+  private print(
+    ts: number,
+    side: TokenSide,
+    priceCents: number,
+    centi: number,
+    takerSide: 'BUY' | 'SELL',
+    out: EventOutput,
+  ) {
     const index = this.printsThisSecond++;
     if (index > MAX_PRINTS_PER_SECOND) throw new RangeError(`more than ${MAX_PRINTS_PER_SECOND} prints in one second`);
     const position = logPositionOf(this.spec.idWords, (ts - this.spec.openTs) * COUNTERS_PER_SECOND + index);
@@ -270,7 +284,8 @@ export class MarketRuntime implements MarketMark {
     const position = this.positionOf(action.trader);
     const imbalance = position.centi1 - position.centi2;
     const decision = action.decision;
-    if (decision < 0.05 && Math.min(position.centi1, position.centi2) >= 500) return this.mergePairs(action.trader, ts, out);
+    if (decision < 0.05 && Math.min(position.centi1, position.centi2) >= 500)
+      return this.mergePairs(action.trader, ts, out);
     if (Math.abs(imbalance) > 6_000) {
       return this.fill(action.trader, 'BUY', imbalance > 0 ? 2 : 1, action.usd, action.role, ts, up, out);
     }
@@ -298,7 +313,8 @@ export class MarketRuntime implements MarketMark {
   ): void {
     const position = this.positionOf(trader);
     // A taker crosses the spread by a tick half of the time; makers trade at the level.
-    const crossing = role === 'taker' && unitOf(mix32(this.spec.key ^ ts, trader)) < 0.5 ? (side === 'BUY' ? 1 : -1) : 0;
+    const crossing =
+      role === 'taker' && unitOf(mix32(this.spec.key ^ ts, trader)) < 0.5 ? (side === 'BUY' ? 1 : -1) : 0;
     const priceCents = clampCents(tokenCents(up, tokenSide) + crossing);
     let centi = tokensCenti ?? Math.max(1, Math.round((usd * 10_000) / priceCents));
     if (side === 'SELL') centi = Math.min(centi, heldCenti(position, tokenSide));
@@ -326,7 +342,8 @@ export class MarketRuntime implements MarketMark {
       ts,
     } as const;
     out.archiveFill(fill);
-    const seenUpstream = mix32(named.key, printed.log_index ^ mix32(this.spec.key, ts)) % UPSTREAM_SHARE_DENOMINATOR === 0;
+    const seenUpstream =
+      mix32(named.key, printed.log_index ^ mix32(this.spec.key, ts)) % UPSTREAM_SHARE_DENOMINATOR === 0;
     if (seenUpstream && !this.context.upstreamOffline(ts)) out.upstreamFill({ ...fill, name: named.name });
   }
 
@@ -380,7 +397,9 @@ export class MarketRuntime implements MarketMark {
       redemptions.push({ ts: ts + delay, position });
     }
     // By time, then trader, so that two redemptions of one second come out in one order.
-    this.redemptions = redemptions.sort((left, right) => left.ts - right.ts || left.position.trader - right.position.trader);
+    this.redemptions = redemptions.sort(
+      (left, right) => left.ts - right.ts || left.position.trader - right.position.trader,
+    );
     this.redemptionCursor = 0;
   }
 

@@ -65,7 +65,8 @@ function other(side: TokenSide): TokenSide {
   return side === 1 ? 2 : 1;
 }
 
-type ActionDraft = Omit<PlannedAction, 'trader' | 'fraction' | 'decision'> & Partial<Pick<PlannedAction, 'fraction' | 'decision'>>;
+type ActionDraft = Omit<PlannedAction, 'trader' | 'fraction' | 'decision'> &
+  Partial<Pick<PlannedAction, 'fraction' | 'decision'>>;
 
 function add(context: PlanContext, draft: ActionDraft): void {
   // Written out rather than spread: market makers plan hundreds of quotes per market.
@@ -181,9 +182,10 @@ function planSplitSeller(context: PlanContext): void {
   const { spec, path, rng } = context;
   const duration = spec.endTs - spec.openTs;
   const rounds = rng.intBetween(1, isCrypto(spec.kind) ? 3 : 4);
-  const roundStarts = Array.from({ length: rounds }, () => spec.openTs + Math.floor(rng.between(0.05, 0.75) * duration)).sort(
-    (left, right) => left - right,
-  );
+  const roundStarts = Array.from(
+    { length: rounds },
+    () => spec.openTs + Math.floor(rng.between(0.05, 0.75) * duration),
+  ).sort((left, right) => left - right);
   for (const start of roundStarts) {
     add(context, { ts: start, kind: 'split', tokenSide: 1, usd: rng.logUniform(100, 1_500), role: 'maker' });
     const unwanted = rng.chance(0.5) ? favoriteAt(path, start) : other(favoriteAt(path, start));
@@ -238,7 +240,13 @@ function planCasual(context: PlanContext): void {
   for (let index = 0; index < count; index++) {
     const ts = spec.openTs + Math.floor(rng.between(0, 0.9) * duration);
     const side: TokenSide = rng.chance(0.5) ? 1 : 2;
-    add(context, { ts, kind: 'buy', tokenSide: side, usd: rng.logUniform(5, 150), role: rng.chance(0.8) ? 'taker' : 'maker' });
+    add(context, {
+      ts,
+      kind: 'buy',
+      tokenSide: side,
+      usd: rng.logUniform(5, 150),
+      role: rng.chance(0.8) ? 'taker' : 'maker',
+    });
     if (rng.chance(0.3)) {
       add(context, {
         ts: Math.min(spec.endTs - 2, ts + Math.floor(rng.between(0.02, 0.3) * duration)),
@@ -278,7 +286,13 @@ export function planMarket(
   for (const trader of traders) {
     const chance = Math.min(0.95, PARTICIPATION[trader.habit][spec.kind] * intensity);
     if (chance <= 0 || unitOf(mix32(spec.key, trader.key)) >= chance) continue;
-    const context: PlanContext = { spec, path, trader, rng: new Rng(keyOf(seed, 'plan', spec.key, trader.key)), actions: [] };
+    const context: PlanContext = {
+      spec,
+      path,
+      trader,
+      rng: new Rng(keyOf(seed, 'plan', spec.key, trader.key)),
+      actions: [],
+    };
     PLANNERS[trader.habit](context);
     for (const action of context.actions) {
       if (action.ts >= notBeforeTs && action.ts >= spec.openTs && action.ts < spec.endTs) actions.push(action);

@@ -79,7 +79,8 @@ export function buildPricePath(seed: number, spec: MarketSpec): PricePath {
     const stepVariance = shape.stepVariance(step);
     x += Math.sqrt(stepVariance) * rng.normal();
     const stillToCome = remaining[step]!;
-    if (shape.jumpChance > 0 && rng.next() < shape.jumpChance) x += rng.normal() * shape.jumpScale * Math.sqrt(stillToCome);
+    if (shape.jumpChance > 0 && rng.next() < shape.jumpChance)
+      x += rng.normal() * shape.jumpScale * Math.sqrt(stillToCome);
     upCents[step] = stillToCome > 0 ? toCents(normalCdf(x / Math.sqrt(stillToCome))) : x >= 0 ? 99 : 1;
   }
   return { openTs: spec.openTs, stepSeconds: shape.stepSeconds, upCents, winner: x >= 0 ? 1 : 2 };

@@ -63,7 +63,12 @@ describe('runSimulator', () => {
   it('resumes exactly at fromTs when given one', async () => {
     const simulator = createSimulator({ ...SMALL_WORLD, genesisTs: TEST_GENESIS });
     const sink = new RecordingSink();
-    await runSimulator(simulator, sink, { backfillDays: 99, live: false, fromTs: TEST_GENESIS + 1_200, now: () => (TEST_GENESIS + 1_800) * 1_000 });
+    await runSimulator(simulator, sink, {
+      backfillDays: 99,
+      live: false,
+      fromTs: TEST_GENESIS + 1_200,
+      now: () => (TEST_GENESIS + 1_800) * 1_000,
+    });
     const statuses = sink.events('upstreamStatus') as UpstreamStatusEvent[];
     expect(statuses[0]!.ts).toBe(TEST_GENESIS + 1_200);
     expect(statuses[statuses.length - 1]!.ts).toBe(TEST_GENESIS + 1_740);

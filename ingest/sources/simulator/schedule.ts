@@ -88,9 +88,23 @@ const easternDate = new Intl.DateTimeFormat('en-US', {
   hourCycle: 'h12',
 });
 
-function easternParts(epochSeconds: number): { year: string; month: string; day: string; hour: string; dayPeriod: string } {
-  const parts = Object.fromEntries(easternDate.formatToParts(new Date(epochSeconds * 1000)).map((part) => [part.type, part.value]));
-  return { year: parts.year ?? '', month: parts.month ?? '', day: parts.day ?? '', hour: parts.hour ?? '', dayPeriod: parts.dayPeriod ?? '' };
+function easternParts(epochSeconds: number): {
+  year: string;
+  month: string;
+  day: string;
+  hour: string;
+  dayPeriod: string;
+} {
+  const parts = Object.fromEntries(
+    easternDate.formatToParts(new Date(epochSeconds * 1000)).map((part) => [part.type, part.value]),
+  );
+  return {
+    year: parts.year ?? '',
+    month: parts.month ?? '',
+    day: parts.day ?? '',
+    hour: parts.hour ?? '',
+    dayPeriod: parts.dayPeriod ?? '',
+  };
 }
 
 function kebab(text: string): string {
@@ -107,7 +121,11 @@ function spec(seed: number, fields: Omit<MarketSpec, 'conditionId' | 'idWords' |
 
 function cryptoSlots(seed: number, fromOpen: number, toOpen: number, out: MarketSlot[]): void {
   for (const cadence of CRYPTO_CADENCES) {
-    for (let start = Math.ceil(fromOpen / cadence.seconds) * cadence.seconds; start < toOpen; start += cadence.seconds) {
+    for (
+      let start = Math.ceil(fromOpen / cadence.seconds) * cadence.seconds;
+      start < toOpen;
+      start += cadence.seconds
+    ) {
       CRYPTO_ASSETS.forEach((asset, assetIndex) => {
         const code = cadence.code + assetIndex;
         const slotKey = keyOf(seed, 'crypto', code, start);
@@ -274,7 +292,9 @@ export function marketsPublishedBetween(seed: number, from: number, to: number, 
 /** Markets already listed before `ts` and not yet resolved by then: the world as it stands at `ts`. */
 export function marketsStandingAt(seed: number, ts: number, memo?: SpecMemo): MarketSpec[] {
   return built(
-    slotsOpeningBetween(seed, ts - MAX_MARKET_LIFETIME, ts + MAX_LEAD).filter((slot) => slot.publishTs < ts && slot.resolveTs >= ts),
+    slotsOpeningBetween(seed, ts - MAX_MARKET_LIFETIME, ts + MAX_LEAD).filter(
+      (slot) => slot.publishTs < ts && slot.resolveTs >= ts,
+    ),
     memo,
   );
 }

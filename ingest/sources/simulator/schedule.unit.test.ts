@@ -24,7 +24,9 @@ describe('market schedule', () => {
   });
 
   it('opens 4 assets × (12 five-minute + 4 quarter-hour + 1 hourly) crypto windows per hour', () => {
-    const crypto = marketsOpeningBetween(SEED, TEN_PM_ET, TEN_PM_ET + 3_600).filter((market) => market.category === 'crypto');
+    const crypto = marketsOpeningBetween(SEED, TEN_PM_ET, TEN_PM_ET + 3_600).filter(
+      (market) => market.category === 'crypto',
+    );
     expect(crypto).toHaveLength(4 * (12 + 4 + 1));
     for (const market of crypto) {
       const window = parseTitleWindow(market.title, market.publishTs);

@@ -26,7 +26,8 @@ export function recordSession(seed: number, accountId: string, index: number, st
   const resolves = rng.chance(0.5);
   const base = { tape_id: tapeId, account_id: accountId };
   const events: EventInputOf<'tapeEvents'>[] = [];
-  const push = (event: Record<string, unknown> & { type: string; ts: number }) => events.push({ ...base, seq: events.length, ...event } as EventInputOf<'tapeEvents'>);
+  const push = (event: Record<string, unknown> & { type: string; ts: number }) =>
+    events.push({ ...base, seq: events.length, ...event } as EventInputOf<'tapeEvents'>);
   push({ type: 'session', ts: startTs, state: 'start' });
   let price = rng.between(0.3, 0.7);
   let ticks = 0;
@@ -35,12 +36,24 @@ export function recordSession(seed: number, accountId: string, index: number, st
   for (let ts = startTs + 1; ts < startTs + duration; ts += rng.intBetween(2, 9)) {
     price = Math.min(0.98, Math.max(0.02, price + rng.normal() * 0.01));
     const spread = rng.between(0.005, 0.02);
-    push({ type: 'book', ts, bid: round(Math.max(0, price - spread / 2)), ask: round(Math.min(1, price + spread / 2)) });
+    push({
+      type: 'book',
+      ts,
+      bid: round(Math.max(0, price - spread / 2)),
+      ask: round(Math.min(1, price + spread / 2)),
+    });
     ticks++;
     if (rng.chance(0.4)) {
       const size = round(rng.logUniform(5, 500), 2);
       const tokenSide = rng.chance(0.5) ? 1 : 2;
-      push({ type: 'trade', ts, price: round(price), size_tokens: size, usd: round(size * (tokenSide === 1 ? price : 1 - price), 2), token_side: tokenSide });
+      push({
+        type: 'trade',
+        ts,
+        price: round(price),
+        size_tokens: size,
+        usd: round(size * (tokenSide === 1 ? price : 1 - price), 2),
+        token_side: tokenSide,
+      });
       ticks++;
     }
     if (rng.chance(0.03)) {
@@ -50,7 +63,16 @@ export function recordSession(seed: number, accountId: string, index: number, st
       const paid = tokenSide === 1 ? price : 1 - price;
       const usd = round(size * paid, 2);
       pnl += side === 'BUY' ? -usd : usd;
-      push({ type: 'fill', ts, side, price: round(price), token_side: tokenSide, outcome: tokenSide === 1 ? outcome1 : outcome2, size_tokens: size, usd });
+      push({
+        type: 'fill',
+        ts,
+        side,
+        price: round(price),
+        token_side: tokenSide,
+        outcome: tokenSide === 1 ? outcome1 : outcome2,
+        size_tokens: size,
+        usd,
+      });
       fills++;
     }
   }
@@ -88,12 +110,26 @@ export function recordSession(seed: number, accountId: string, index: number, st
 }
 
 /** A few sessions for an account, one per `spacingSeconds`, the last ending before `untilTs`. */
-export function recordSessions(seed: number, accountId: string, count: number, untilTs: number, spacingSeconds = 3 * 3600): RecordedSession[] {
-  return Array.from({ length: count }, (_, index) => recordSession(seed, accountId, index, untilTs - (count - index) * spacingSeconds));
+export function recordSessions(
+  seed: number,
+  accountId: string,
+  count: number,
+  untilTs: number,
+  spacingSeconds = 3 * 3600,
+): RecordedSession[] {
+  return Array.from({ length: count }, (_, index) =>
+    recordSession(seed, accountId, index, untilTs - (count - index) * spacingSeconds),
+  );
 }
 
 /** Publishes the sessions: metadata first, then events (the live plane's order). */
 export async function publishSessions(sink: EventSink, sessions: readonly RecordedSession[]): Promise<void> {
-  await sink.publish('tapes', sessions.map((session) => session.tape));
-  await sink.publish('tapeEvents', sessions.flatMap((session) => session.events));
+  await sink.publish(
+    'tapes',
+    sessions.map((session) => session.tape),
+  );
+  await sink.publish(
+    'tapeEvents',
+    sessions.flatMap((session) => session.events),
+  );
 }

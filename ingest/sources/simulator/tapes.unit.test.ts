@@ -15,7 +15,8 @@ describe('recorded sessions of the demo world', () => {
   it('validate against the contract, with counts, order and bounds that match their events', () => {
     for (const { tape, events } of sessions) {
       expect(TOPICS.tapes.schema.safeParse(tape).success).toBe(true);
-      for (const event of events) expect(TOPICS.tapeEvents.schema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+      for (const event of events)
+        expect(TOPICS.tapeEvents.schema.safeParse(event).success, JSON.stringify(event)).toBe(true);
       expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index));
       expect(events.length).toBe(tape.event_count);
       expect(events.filter((event) => event.type === 'fill')).toHaveLength(tape.fill_count);
@@ -23,7 +24,8 @@ describe('recorded sessions of the demo world', () => {
       expect(events[0]).toMatchObject({ type: 'session', state: 'start', ts: tape.started_at });
       expect(events.at(-1)).toMatchObject({ type: 'session', state: 'stop', ts: tape.ended_at });
       expect(new Set(events.map((event) => event.account_id))).toEqual(new Set([tape.account_id]));
-      for (let index = 1; index < events.length; index++) expect(events[index]!.ts).toBeGreaterThanOrEqual(events[index - 1]!.ts);
+      for (let index = 1; index < events.length; index++)
+        expect(events[index]!.ts).toBeGreaterThanOrEqual(events[index - 1]!.ts);
     }
   });
 });

@@ -34,7 +34,9 @@ export class RecordingSink implements EventSink {
   digestByTopic(): Record<string, string> {
     const digests: Record<string, string> = {};
     for (const topicId of [...this.byTopic.keys()].sort()) {
-      digests[topicId] = createHash('sha256').update(JSON.stringify(this.byTopic.get(topicId))).digest('hex');
+      digests[topicId] = createHash('sha256')
+        .update(JSON.stringify(this.byTopic.get(topicId)))
+        .digest('hex');
     }
     return digests;
   }

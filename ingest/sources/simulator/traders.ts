@@ -122,7 +122,10 @@ export function createTraders(seed: number, traderCount: number): SimulatedTrade
     };
   });
 
-  const fame = traders.map((trader) => ({ trader, score: FAME_BY_HABIT[trader.habit] + Rng.of(seed, 'fame', trader.index).next() * 2 }));
+  const fame = traders.map((trader) => ({
+    trader,
+    score: FAME_BY_HABIT[trader.habit] + Rng.of(seed, 'fame', trader.index).next() * 2,
+  }));
   fame.sort((left, right) => right.score - left.score || left.trader.index - right.trader.index);
   const popular = fame.slice(0, Math.min(POPULAR_TRADERS, traders.length));
   popular.forEach(({ trader }, rank) => {

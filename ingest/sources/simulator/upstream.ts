@@ -53,7 +53,11 @@ export function publishUpstream(world: UpstreamWorld, ts: number, out: EventOutp
   const atGenesis = ts === world.genesisTs;
   const offline = isUpstreamOffline(world.seed, ts);
   if (ts % STATUS_INTERVAL === 0) {
-    out.status({ ts, state: offline ? 'offline' : 'online', detail: offline ? 'upstream unreachable (simulated outage)' : '' });
+    out.status({
+      ts,
+      state: offline ? 'offline' : 'online',
+      detail: offline ? 'upstream unreachable (simulated outage)' : '',
+    });
   }
   if (!offline && (atGenesis || ts % PROFILE_INTERVAL === 0)) {
     for (const trader of world.traders) {
@@ -77,7 +81,8 @@ export function publishUpstream(world: UpstreamWorld, ts: number, out: EventOutp
   }
   if (atGenesis || ts % WATCHERS_INTERVAL === 0) {
     for (const trader of world.traders) {
-      if (trader.watchersBase > 0) out.watchers({ wallet: trader.wallet, watching: watchersAt(world.seed, trader, ts), ts });
+      if (trader.watchersBase > 0)
+        out.watchers({ wallet: trader.wallet, watching: watchersAt(world.seed, trader, ts), ts });
     }
   }
 }

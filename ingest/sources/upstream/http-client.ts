@@ -208,7 +208,10 @@ export class UpstreamHttpClient {
     for (const limit of options.limits) {
       const perSecond = (limit.requests / limit.perSeconds) * options.rateFraction;
       // Burst: one second's worth, at least one request.
-      this.buckets.set(`${limit.service} ${limit.path}`, new TokenBucket(Math.max(1, Math.floor(perSecond)), perSecond / 1000, this.clock));
+      this.buckets.set(
+        `${limit.service} ${limit.path}`,
+        new TokenBucket(Math.max(1, Math.floor(perSecond)), perSecond / 1000, this.clock),
+      );
     }
   }
 
@@ -216,7 +219,12 @@ export class UpstreamHttpClient {
   private routeOf(service: UpstreamService, path: string): Route {
     let best: UpstreamRouteLimit | undefined;
     for (const limit of this.options.limits) {
-      if (limit.service !== service || limit.path === '' || !(path === limit.path || path.startsWith(`${limit.path}/`) || path.startsWith(`${limit.path}?`))) continue;
+      if (
+        limit.service !== service ||
+        limit.path === '' ||
+        !(path === limit.path || path.startsWith(`${limit.path}/`) || path.startsWith(`${limit.path}?`))
+      )
+        continue;
       if (best === undefined || limit.path.length > best.path.length) best = limit;
     }
     const general = this.buckets.get(`${service} `);
@@ -241,7 +249,13 @@ export class UpstreamHttpClient {
   }
 
   /** GET a JSON document; throws UpstreamError once retries are spent, at once when the circuit is open. */
-  async getJson(service: UpstreamService, path: string, query: Record<string, string | number | boolean | undefined> = {}, signal?: AbortSignal, expectJson = true): Promise<UpstreamResponse> {
+  async getJson(
+    service: UpstreamService,
+    path: string,
+    query: Record<string, string | number | boolean | undefined> = {},
+    signal?: AbortSignal,
+    expectJson = true,
+  ): Promise<UpstreamResponse> {
     try {
       const response = await this.getJsonOnce(service, path, query, signal, expectJson);
       recordUpstreamPoll(service, null);
@@ -253,19 +267,32 @@ export class UpstreamHttpClient {
     }
   }
 
-  private async getJsonOnce(service: UpstreamService, path: string, query: Record<string, string | number | boolean | undefined>, signal: AbortSignal | undefined, expectJson: boolean): Promise<UpstreamResponse> {
+  private async getJsonOnce(
+    service: UpstreamService,
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    signal: AbortSignal | undefined,
+    expectJson: boolean,
+  ): Promise<UpstreamResponse> {
     const url = new URL(`${this.options.baseUrls[service]}${path}`);
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) url.searchParams.set(name, String(value));
     const href = url.toString();
     const route = this.routeOf(service, path);
 
     let lastError: UpstreamError | undefined;
     for (let attempt = 0; attempt <= this.options.maxRetries; attempt += 1) {
-      if (!this.breaker.admit()) throw new UpstreamError('offline', href, `circuit open, next probe in ${this.breaker.retryInMs()} ms${lastError ? ` (last: ${lastError.message})` : ''}`);
+      if (!this.breaker.admit())
+        throw new UpstreamError(
+          'offline',
+          href,
+          `circuit open, next probe in ${this.breaker.retryInMs()} ms${lastError ? ` (last: ${lastError.message})` : ''}`,
+        );
       await this.acquire(route, signal);
       this.sent.set(route.name, (this.sent.get(route.name) ?? 0) + 1);
       const outcome = await this.attempt(href, route, signal, expectJson);
-      if (outcome.ok || outcome.retry === false || outcome.error.status === 429 || outcome.error.kind === 'body') this.lastAnswerAt = this.clock.now();
+      if (outcome.ok || outcome.retry === false || outcome.error.status === 429 || outcome.error.kind === 'body')
+        this.lastAnswerAt = this.clock.now();
       if (outcome.ok) {
         this.breaker.success();
         return outcome.response;
@@ -281,7 +308,8 @@ export class UpstreamHttpClient {
       else this.breaker.success();
       if (attempt === this.options.maxRetries) break;
       // A 429 paused the bucket already; the others wait out a jittered backoff.
-      if (outcome.error.status !== 429 || outcome.retryAt === undefined) await this.clock.sleep(this.backoffMs(attempt), signal);
+      if (outcome.error.status !== 429 || outcome.retryAt === undefined)
+        await this.clock.sleep(this.backoffMs(attempt), signal);
       this.options.log?.debug({ url: href, attempt, error: outcome.error.message }, 'upstream request retried');
     }
     throw lastError ?? new UpstreamError('network', href, 'no attempt made');
@@ -292,32 +320,69 @@ export class UpstreamHttpClient {
     route: Route,
     signal: AbortSignal | undefined,
     expectJson: boolean,
-  ): Promise<{ ok: true; response: UpstreamResponse } | { ok: false; retry: boolean; error: UpstreamError; retryAt?: number }> {
+  ): Promise<
+    { ok: true; response: UpstreamResponse } | { ok: false; retry: boolean; error: UpstreamError; retryAt?: number }
+  > {
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     let response: Response;
     let text: string;
     try {
-      response = await this.fetchImpl(href, { signal: combined, headers: { accept: 'application/json', 'user-agent': 'trader-analytics-upstream/1' } });
+      response = await this.fetchImpl(href, {
+        signal: combined,
+        headers: { accept: 'application/json', 'user-agent': 'trader-analytics-upstream/1' },
+      });
       text = await response.text();
     } catch (error) {
       if (signal?.aborted) throw error;
-      if (timeout.aborted) return { ok: false, retry: true, error: new UpstreamError('timeout', href, `no answer within ${this.options.timeoutMs} ms`) };
-      return { ok: false, retry: true, error: new UpstreamError('network', href, error instanceof Error ? error.message : String(error)) };
+      if (timeout.aborted)
+        return {
+          ok: false,
+          retry: true,
+          error: new UpstreamError('timeout', href, `no answer within ${this.options.timeoutMs} ms`),
+        };
+      return {
+        ok: false,
+        retry: true,
+        error: new UpstreamError('network', href, error instanceof Error ? error.message : String(error)),
+      };
     }
     if (response.status === 429) {
       const retryAt = retryAfterInstant(response.headers.get('retry-after'), this.clock.now());
       route.bucket.pauseUntil(retryAt ?? this.clock.now() + this.backoffMs(3));
-      return { ok: false, retry: true, error: new UpstreamError('http', href, 'HTTP 429 too many requests', 429), retryAt };
+      return {
+        ok: false,
+        retry: true,
+        error: new UpstreamError('http', href, 'HTTP 429 too many requests', 429),
+        retryAt,
+      };
     }
-    if (response.status >= 500) return { ok: false, retry: true, error: new UpstreamError('http', href, `HTTP ${response.status}`, response.status) };
-    if (response.status >= 400) return { ok: false, retry: false, error: new UpstreamError('http', href, `HTTP ${response.status}: ${text.slice(0, 200)}`, response.status) };
+    if (response.status >= 500)
+      return {
+        ok: false,
+        retry: true,
+        error: new UpstreamError('http', href, `HTTP ${response.status}`, response.status),
+      };
+    if (response.status >= 400)
+      return {
+        ok: false,
+        retry: false,
+        error: new UpstreamError('http', href, `HTTP ${response.status}: ${text.slice(0, 200)}`, response.status),
+      };
     if (!expectJson) return { ok: true, response: { status: response.status, body: text, url: href } };
     try {
       return { ok: true, response: { status: response.status, body: JSON.parse(text) as unknown, url: href } };
     } catch (error) {
       // A truncated or garbled body: the connection broke mid-answer, most likely; worth another try.
-      return { ok: false, retry: true, error: new UpstreamError('body', href, `unreadable JSON (${text.length} bytes): ${error instanceof Error ? error.message : String(error)}`) };
+      return {
+        ok: false,
+        retry: true,
+        error: new UpstreamError(
+          'body',
+          href,
+          `unreadable JSON (${text.length} bytes): ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      };
     }
   }
 }

@@ -52,7 +52,10 @@ describe('rate limits', () => {
 
   it('charges the service-wide bucket too, and routes without a limit of their own use only it', async () => {
     const clock = new VirtualClock();
-    const http = client(scriptedFetch(() => jsonResponse([])), clock);
+    const http = client(
+      scriptedFetch(() => jsonResponse([])),
+      clock,
+    );
     const started = clock.now();
     for (let index = 0; index < 50; index += 1) await http.getJson('data', '/activity', { user: '0x1' });
     // data general: 100 per 10 s × 0.5 = 5/s, burst 5: 50 requests need at least (50 − 5) / 5 s.
@@ -62,15 +65,21 @@ describe('rate limits', () => {
 
   it("stays below Polymarket's published limits with the default configuration", () => {
     for (const limit of UPSTREAM_PUBLISHED_LIMITS) expect(limit.requests / limit.perSeconds).toBeGreaterThan(0);
-    expect(UPSTREAM_PUBLISHED_LIMITS.find((limit) => limit.service === 'gamma' && limit.path === '/markets')).toMatchObject({ requests: 300, perSeconds: 10 });
-    expect(UPSTREAM_PUBLISHED_LIMITS.find((limit) => limit.service === 'data' && limit.path === '/positions')).toMatchObject({ requests: 150, perSeconds: 10 });
+    expect(
+      UPSTREAM_PUBLISHED_LIMITS.find((limit) => limit.service === 'gamma' && limit.path === '/markets'),
+    ).toMatchObject({ requests: 300, perSeconds: 10 });
+    expect(
+      UPSTREAM_PUBLISHED_LIMITS.find((limit) => limit.service === 'data' && limit.path === '/positions'),
+    ).toMatchObject({ requests: 150, perSeconds: 10 });
   });
 });
 
 describe('429 and Retry-After', () => {
   it('waits what Retry-After says before trying again, then answers', async () => {
     const clock = new VirtualClock();
-    const fetchImpl = scriptedFetch((_url, call) => (call === 1 ? jsonResponse({ error: 'slow down' }, 429, { 'retry-after': '7' }) : jsonResponse([{ ok: true }])));
+    const fetchImpl = scriptedFetch((_url, call) =>
+      call === 1 ? jsonResponse({ error: 'slow down' }, 429, { 'retry-after': '7' }) : jsonResponse([{ ok: true }]),
+    );
     const http = client(fetchImpl, clock);
     const started = clock.now();
     const answer = await http.getJson('data', '/trades', { user: '0x1' });
@@ -108,14 +117,17 @@ describe('retries', () => {
     const clock = new VirtualClock();
     const fetchImpl = scriptedFetch(() => new Response('{"error":"not found"}', { status: 404 }));
     const http = client(fetchImpl, clock);
-    for (let index = 0; index < 6; index += 1) await expect(http.getJson('data', '/value', { user: '0x1' })).rejects.toMatchObject({ status: 404 });
+    for (let index = 0; index < 6; index += 1)
+      await expect(http.getJson('data', '/value', { user: '0x1' })).rejects.toMatchObject({ status: 404 });
     expect(fetchImpl.calls).toHaveLength(6);
     expect(http.breaker.state).toBe('closed');
   });
 
   it('retries a truncated body and fails with kind body when it stays truncated', async () => {
     const clock = new VirtualClock();
-    const fetchImpl = scriptedFetch((_url, call) => new Response(call < 3 ? '[{"a": 1}, {"b"' : '[{"a": 1}]', { status: 200 }));
+    const fetchImpl = scriptedFetch(
+      (_url, call) => new Response(call < 3 ? '[{"a": 1}, {"b"' : '[{"a": 1}]', { status: 200 }),
+    );
     const http = client(fetchImpl, clock);
     await expect(http.getJson('data', '/activity')).resolves.toMatchObject({ body: [{ a: 1 }] });
     const always = client(
@@ -154,7 +166,8 @@ describe('circuit breaker', () => {
     const changes: string[] = [];
     const http = client(fetchImpl, clock, { maxRetries: 0, onBreakerChange: (state) => changes.push(state) });
 
-    for (let index = 0; index < 4; index += 1) await expect(http.getJson('data', '/value')).rejects.toMatchObject({ status: 503 });
+    for (let index = 0; index < 4; index += 1)
+      await expect(http.getJson('data', '/value')).rejects.toMatchObject({ status: 503 });
     expect(http.breaker.state).toBe('open');
     const callsWhenOpened = fetchImpl.calls.length;
     await expect(http.getJson('data', '/value')).rejects.toMatchObject({ kind: 'offline' });

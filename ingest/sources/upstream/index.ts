@@ -15,7 +15,12 @@ export type { RejectionReport } from './poller.ts';
 export { FileStateStore } from './state.ts';
 export { MemoryRequestedWallets, RedisRequestedWallets } from './requests.ts';
 
-export function createUpstreamClient(config: Config, log: Logger, clock: Clock = systemClock, onBreakerChange?: (state: string) => void): UpstreamHttpClient {
+export function createUpstreamClient(
+  config: Config,
+  log: Logger,
+  clock: Clock = systemClock,
+  onBreakerChange?: (state: string) => void,
+): UpstreamHttpClient {
   const upstream = config.upstream;
   return new UpstreamHttpClient({
     baseUrls: upstream.baseUrls,

@@ -9,7 +9,13 @@
  * - leaderboard, `/value`, `/positions` → `upstream.profiles`; user-pnl `[{t, p}]` → `upstream.equity`;
  *   leaderboard pages → `upstream.leaderboard` (the popular shelf).
  */
-import type { MarketEvent, MarketMetadataEvent, UpstreamEquityPointEvent, UpstreamLeaderboardEvent, UpstreamProfileEvent } from '../../contract/events.ts';
+import type {
+  MarketEvent,
+  MarketMetadataEvent,
+  UpstreamEquityPointEvent,
+  UpstreamLeaderboardEvent,
+  UpstreamProfileEvent,
+} from '../../contract/events.ts';
 import type { MARKET_CATEGORIES } from '../../contract/events.ts';
 import { EPOCH_MAX, EPOCH_MIN } from '../../contract/primitives.ts';
 import type { EventOf, TopicId } from '../../contract/topics.ts';
@@ -31,7 +37,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function text(value: unknown): string {
-  return typeof value === 'string' ? value.trim() : typeof value === 'number' && Number.isFinite(value) ? String(value) : '';
+  return typeof value === 'string'
+    ? value.trim()
+    : typeof value === 'number' && Number.isFinite(value)
+      ? String(value)
+      : '';
 }
 
 /** Gamma encodes arrays as JSON strings (`"[\"Yes\", \"No\"]"`); newer answers may send real arrays. */
@@ -45,7 +55,9 @@ function gammaArray(value: unknown): string[] | undefined {
     }
   }
   if (!Array.isArray(parsed)) return undefined;
-  const strings = parsed.map((item) => (typeof item === 'string' ? item : typeof item === 'number' ? String(item) : undefined));
+  const strings = parsed.map((item) =>
+    typeof item === 'string' ? item : typeof item === 'number' ? String(item) : undefined,
+  );
   return strings.every((item): item is string => item !== undefined) ? strings : undefined;
 }
 
@@ -113,7 +125,13 @@ export interface MappedMarket {
   rejected: Rejection[];
 }
 
-function checked<T extends TopicId>(topicId: T, candidate: unknown, what: string, raw: unknown, rejected: Rejection[]): EventOf<T> | undefined {
+function checked<T extends TopicId>(
+  topicId: T,
+  candidate: unknown,
+  what: string,
+  raw: unknown,
+  rejected: Rejection[],
+): EventOf<T> | undefined {
   const result = validateEvent(topicId, candidate);
   if (result.ok) return result.event;
   rejected.push({ what, reason: result.reason, raw });
@@ -144,7 +162,12 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
   const what = `gamma market ${conditionId || text(market.id) || '?'}`;
   const outcomes = gammaArray(market.outcomes);
   if (outcomes === undefined || outcomes.length !== 2) {
-    return { events, rejected: [{ what, reason: `outcomes must be two names (got ${JSON.stringify(market.outcomes ?? null)})`, raw: market }] };
+    return {
+      events,
+      rejected: [
+        { what, reason: `outcomes must be two names (got ${JSON.stringify(market.outcomes ?? null)})`, raw: market },
+      ],
+    };
   }
   const title = text(market.question) || text(market.title);
   const slug = text(market.slug);
@@ -178,10 +201,20 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
   const tokenIds = gammaArray(market.clobTokenIds);
   if (tokenIds !== undefined && tokenIds.length === 2) {
     const negRisk = typeof market.negRisk === 'boolean' ? market.negRisk : (context.negRisk ?? false);
-    const tokens = checked('markets', { type: 'tokens', condition_id: conditionId, token1_id: tokenIds[0], token2_id: tokenIds[1], neg_risk: negRisk }, what, market, rejected);
+    const tokens = checked(
+      'markets',
+      { type: 'tokens', condition_id: conditionId, token1_id: tokenIds[0], token2_id: tokenIds[1], neg_risk: negRisk },
+      what,
+      market,
+      rejected,
+    );
     if (tokens !== undefined) events.push(tokens);
   } else if (market.clobTokenIds !== undefined && market.clobTokenIds !== null) {
-    rejected.push({ what, reason: `clobTokenIds must be two token ids (got ${JSON.stringify(market.clobTokenIds)})`, raw: market });
+    rejected.push({
+      what,
+      reason: `clobTokenIds must be two token ids (got ${JSON.stringify(market.clobTokenIds)})`,
+      raw: market,
+    });
   }
 
   if (market.closed === true) {
@@ -190,7 +223,13 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
     if (payout !== undefined && ts !== null) {
       const resolution = checked(
         'markets',
-        { type: 'resolution', condition_id: conditionId, winner_token_side: payout.winner, payout_numerators: payout.numerators, ts },
+        {
+          type: 'resolution',
+          condition_id: conditionId,
+          winner_token_side: payout.winner,
+          payout_numerators: payout.numerators,
+          ts,
+        },
         what,
         market,
         rejected,
@@ -227,9 +266,15 @@ export function gammaEventsPage(body: unknown): { events: unknown[]; nextCursor:
 
 /** One Gamma event: every nested market, with the event's context (category, tags, negRisk, updatedAt). */
 export function mapGammaEvent(event: unknown): MappedMarket {
-  if (!isRecord(event) || !Array.isArray(event.markets)) return { events: [], rejected: [{ what: 'gamma event', reason: 'no markets', raw: event }] };
+  if (!isRecord(event) || !Array.isArray(event.markets))
+    return { events: [], rejected: [{ what: 'gamma event', reason: 'no markets', raw: event }] };
   const updatedAt = epochOf(event.updatedAt);
-  const context: GammaContext = { category: text(event.category), tags: tagLabels(event.tags), negRisk: event.negRisk === true, ...(updatedAt === null ? {} : { updatedAt }) };
+  const context: GammaContext = {
+    category: text(event.category),
+    tags: tagLabels(event.tags),
+    negRisk: event.negRisk === true,
+    ...(updatedAt === null ? {} : { updatedAt }),
+  };
   const out: MappedMarket = { events: [], rejected: [] };
   for (const market of event.markets) {
     const mapped = mapGammaMarket(market, context);
@@ -242,7 +287,8 @@ export function mapGammaEvent(event: unknown): MappedMarket {
 /** A Gamma `/events` answer (array, or `{events}` as /events/keyset and /public-search give): every nested market, with its event's context. */
 export function mapGammaEvents(body: unknown): MappedMarket {
   const page = gammaEventsPage(body);
-  if (page === undefined) return { events: [], rejected: [{ what: 'gamma events', reason: 'not a list of events', raw: body }] };
+  if (page === undefined)
+    return { events: [], rejected: [{ what: 'gamma events', reason: 'not a list of events', raw: body }] };
   const out: MappedMarket = { events: [], rejected: [] };
   for (const event of page.events) {
     const mapped = mapGammaEvent(event);
@@ -256,13 +302,19 @@ export function mapGammaEvents(body: unknown): MappedMarket {
 // data API
 
 /** The rows of a data API answer: a v1 array or a v2 `{data, pagination}` envelope, with its next cursor. */
-export function dataApiPage(body: unknown): { rows: unknown[]; nextCursor: string | null; hasMore: boolean } | undefined {
+export function dataApiPage(
+  body: unknown,
+): { rows: unknown[]; nextCursor: string | null; hasMore: boolean } | undefined {
   if (Array.isArray(body)) return { rows: body, nextCursor: null, hasMore: false };
   const rows = envelopeRows(body);
   if (rows === undefined) return undefined;
   const pagination = (body as { pagination: Record<string, unknown> }).pagination;
   const cursor = text(pagination.next_cursor) || text(pagination.nextCursor);
-  return { rows, nextCursor: cursor === '' ? null : cursor, hasMore: pagination.has_more === true || pagination.hasMore === true };
+  return {
+    rows,
+    nextCursor: cursor === '' ? null : cursor,
+    hasMore: pagination.has_more === true || pagination.hasMore === true,
+  };
 }
 
 export interface MappedActivity {
@@ -279,7 +331,8 @@ export function mapActivityRows(rows: readonly unknown[], v2StartTs: number, ori
   const out: MappedActivity = { parsed: [], skipped: 0, rejected: [] };
   rows.forEach((row, index) => {
     const parsed = parseExportRow(row, { v2StartTs });
-    if (parsed.kind === 'rejected') out.rejected.push({ what: `${origin} row ${index + 1}`, reason: parsed.reason, raw: row });
+    if (parsed.kind === 'rejected')
+      out.rejected.push({ what: `${origin} row ${index + 1}`, reason: parsed.reason, raw: row });
     else if (parsed.kind === 'skipped') out.skipped += 1;
     else out.parsed.push(parsed);
   });
@@ -303,7 +356,8 @@ export interface ProfileSources {
 }
 
 function finite(value: unknown): number | undefined {
-  const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  const number =
+    typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
   return Number.isFinite(number) ? number : undefined;
 }
 
@@ -318,14 +372,25 @@ export function mapProfile(sources: ProfileSources): { profile?: UpstreamProfile
   const board = Array.isArray(sources.leaderboard) ? sources.leaderboard[0] : sources.leaderboard;
   const row = isRecord(board) ? board : {};
   const pnl = board === undefined ? 0 : finite(row.pnl);
-  if (pnl === undefined) rejected.push({ what: `leaderboard row of ${sources.wallet}`, reason: `pnl is not a number (${JSON.stringify(row.pnl ?? null)})`, raw: board });
+  if (pnl === undefined)
+    rejected.push({
+      what: `leaderboard row of ${sources.wallet}`,
+      reason: `pnl is not a number (${JSON.stringify(row.pnl ?? null)})`,
+      raw: board,
+    });
   const valueRow = Array.isArray(sources.value) ? sources.value[0] : sources.value;
   const portfolioValue = valueRow === undefined ? 0 : isRecord(valueRow) ? finite(valueRow.value) : undefined;
-  if (portfolioValue === undefined) rejected.push({ what: `value of ${sources.wallet}`, reason: 'value is not a number', raw: sources.value });
+  if (portfolioValue === undefined)
+    rejected.push({ what: `value of ${sources.wallet}`, reason: 'value is not a number', raw: sources.value });
   let unrealized = 0;
   sources.positions.forEach((position, index) => {
     const cashPnl = isRecord(position) ? finite(position.cashPnl ?? position.cash_pnl) : undefined;
-    if (cashPnl === undefined) rejected.push({ what: `position ${index + 1} of ${sources.wallet}`, reason: 'cashPnl is not a number', raw: position });
+    if (cashPnl === undefined)
+      rejected.push({
+        what: `position ${index + 1} of ${sources.wallet}`,
+        reason: 'cashPnl is not a number',
+        raw: position,
+      });
     else unrealized += cashPnl;
   });
   const money = (usd: number) => Math.round(usd * 1e6) / 1e6;
@@ -346,15 +411,28 @@ export function mapProfile(sources: ProfileSources): { profile?: UpstreamProfile
 }
 
 /** user-pnl `[{t, p}]` → equity points (t epoch seconds, p the cumulative pnl in USD). */
-export function mapEquity(wallet: string, body: unknown): { points: UpstreamEquityPointEvent[]; rejected: Rejection[] } {
+export function mapEquity(
+  wallet: string,
+  body: unknown,
+): { points: UpstreamEquityPointEvent[]; rejected: Rejection[] } {
   const rejected: Rejection[] = [];
   const points: UpstreamEquityPointEvent[] = [];
   const list = Array.isArray(body) ? body : (envelopeRows(body) ?? undefined);
-  if (list === undefined) return { points, rejected: [{ what: `pnl series of ${wallet}`, reason: 'not a list of {t, p} points', raw: body }] };
+  if (list === undefined)
+    return {
+      points,
+      rejected: [{ what: `pnl series of ${wallet}`, reason: 'not a list of {t, p} points', raw: body }],
+    };
   list.forEach((point, index) => {
     const t = isRecord(point) ? finite(point.t) : undefined;
     const p = isRecord(point) ? finite(point.p) : undefined;
-    const event = checked('upstreamEquity', { wallet, ts: t, pnl_usd: p }, `pnl point ${index + 1} of ${wallet}`, point, rejected);
+    const event = checked(
+      'upstreamEquity',
+      { wallet, ts: t, pnl_usd: p },
+      `pnl point ${index + 1} of ${wallet}`,
+      point,
+      rejected,
+    );
     if (event !== undefined) points.push(event);
   });
   return { points, rejected };

@@ -8,7 +8,19 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../config.ts';
 import { DEFAULT_EXCHANGE_V2_START_TS } from '../../contract/primitives.ts';
 import { polymarketData } from '../../../test/harness/polymarket.ts';
-import { dataApiPage, epochOf, exchangeEraAt, gammaEventsPage, gammaMarketsPage, mapActivityRows, mapEquity, mapGammaEvents, mapGammaMarket, mapLeaderboard, mapProfile } from './mapping.ts';
+import {
+  dataApiPage,
+  epochOf,
+  exchangeEraAt,
+  gammaEventsPage,
+  gammaMarketsPage,
+  mapActivityRows,
+  mapEquity,
+  mapGammaEvents,
+  mapGammaMarket,
+  mapLeaderboard,
+  mapProfile,
+} from './mapping.ts';
 
 const HTTP = path.join(polymarketData, 'http');
 type Json = Record<string, unknown>;
@@ -18,7 +30,13 @@ const isoSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 const V2_START_TS = Date.UTC(2026, 3, 28, 11, 15) / 1000;
 
 /** The events one Gamma market must become, read off its JSON by hand. */
-function expectedMarketEvents(market: Json, category: string, titleStart: number | null, endTs: number | null, negRisk: boolean) {
+function expectedMarketEvents(
+  market: Json,
+  category: string,
+  titleStart: number | null,
+  endTs: number | null,
+  negRisk: boolean,
+) {
   const outcomes = JSON.parse(market.outcomes as string) as string[];
   const tokens = JSON.parse(market.clobTokenIds as string) as string[];
   const events: Json[] = [
@@ -35,7 +53,13 @@ function expectedMarketEvents(market: Json, category: string, titleStart: number
       version: isoSeconds(market.updatedAt as string),
       icon: market.icon,
     },
-    { type: 'tokens', condition_id: (market.conditionId as string).toLowerCase(), token1_id: tokens[0], token2_id: tokens[1], neg_risk: negRisk },
+    {
+      type: 'tokens',
+      condition_id: (market.conditionId as string).toLowerCase(),
+      token1_id: tokens[0],
+      token2_id: tokens[1],
+      neg_risk: negRisk,
+    },
   ];
   return events;
 }
@@ -46,7 +70,9 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     const { events, rejected } = mapGammaMarket(market);
     expect(rejected).toEqual([]);
     // btc-updown-5m-1773307200: starts at that epoch; Gamma's endDate is its end.
-    expect(events).toEqual(expectedMarketEvents(market, 'crypto', 1773307200, isoSeconds('2026-03-12T09:25:00Z'), false));
+    expect(events).toEqual(
+      expectedMarketEvents(market, 'crypto', 1773307200, isoSeconds('2026-03-12T09:25:00Z'), false),
+    );
   });
 
   it('a closed binary market with outcome prices [1, 0]: resolved to token 1 at closedTime, payouts [1, 0]', () => {
@@ -56,7 +82,13 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     expect(market.closedTime).toBe('2026-05-09 02:07:01+00');
     expect(events).toEqual([
       ...expectedMarketEvents(market, 'other', null, isoSeconds(market.endDate as string), false),
-      { type: 'resolution', condition_id: (market.conditionId as string).toLowerCase(), winner_token_side: 1, payout_numerators: [1, 0], ts: Date.UTC(2026, 4, 9, 2, 7, 1) / 1000 },
+      {
+        type: 'resolution',
+        condition_id: (market.conditionId as string).toLowerCase(),
+        winner_token_side: 1,
+        payout_numerators: [1, 0],
+        ts: Date.UTC(2026, 4, 9, 2, 7, 1) / 1000,
+      },
     ]);
   });
 
@@ -65,7 +97,13 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     const { events } = mapGammaMarket(market);
     expect(events).toEqual([
       ...expectedMarketEvents(market, 'sports', null, isoSeconds(market.endDate as string), false),
-      { type: 'resolution', condition_id: (market.conditionId as string).toLowerCase(), winner_token_side: 1, payout_numerators: [1, 0], ts: Date.UTC(2026, 3, 5, 19, 37, 33) / 1000 },
+      {
+        type: 'resolution',
+        condition_id: (market.conditionId as string).toLowerCase(),
+        winner_token_side: 1,
+        payout_numerators: [1, 0],
+        ts: Date.UTC(2026, 3, 5, 19, 37, 33) / 1000,
+      },
     ]);
   });
 
@@ -78,7 +116,10 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
   });
 
   it('a split payout (prices ½/½) resolves with no winner and payouts [1, 1]', () => {
-    const market = { ...(load('gamma/nautilus_gamma_market_closed_binary.json') as Json), outcomePrices: '["0.5", "0.5"]' };
+    const market = {
+      ...(load('gamma/nautilus_gamma_market_closed_binary.json') as Json),
+      outcomePrices: '["0.5", "0.5"]',
+    };
     const resolution = mapGammaMarket(market).events.find((event) => event.type === 'resolution');
     expect(resolution).toMatchObject({ winner_token_side: null, payout_numerators: [1, 1] });
   });
@@ -107,7 +148,9 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     const body = load('gamma/nautilus_gamma_public_search.json') as { events: Json[] };
     const nested = body.events.flatMap((event) => event.markets as Json[]);
     const { events } = mapGammaEvents(body);
-    expect(events.filter((event) => event.type === 'metadata').map((event) => event.condition_id)).toEqual(nested.map((market) => (market.conditionId as string).toLowerCase()));
+    expect(events.filter((event) => event.type === 'metadata').map((event) => event.condition_id)).toEqual(
+      nested.map((market) => (market.conditionId as string).toLowerCase()),
+    );
   });
 
   it('schema drift: an unknown field is ignored, a missing optional one (icon, endDate, clobTokenIds) leaves its default', () => {
@@ -123,7 +166,10 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
 
   it('rejects with a reason, and keeps the rest of a page: three outcomes, a bad condition id, a non-object', () => {
     const good = load('gamma/nautilus_gamma_market_btc_updown_5m.json') as Json;
-    const page = gammaMarketsPage({ markets: [{ ...good, outcomes: '["A","B","C"]' }, { ...good, conditionId: '0x12' }, 7, good], next_cursor: 'abc' })!;
+    const page = gammaMarketsPage({
+      markets: [{ ...good, outcomes: '["A","B","C"]' }, { ...good, conditionId: '0x12' }, 7, good],
+      next_cursor: 'abc',
+    })!;
     expect(page.nextCursor).toBe('abc');
     const results = page.markets.map((market) => mapGammaMarket(market));
     expect(results.map((result) => result.rejected.length)).toEqual([1, 1, 1, 0]);
@@ -134,7 +180,10 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
 
   it("takes the category from the market's nested event tags when the market alone does not say", () => {
     const market = load('gamma/nautilus_gamma_market_closed_binary.json') as Json;
-    const withEvent = { ...market, events: [{ id: '1', title: 'Ceasefire', tags: [{ id: '2', label: 'Geopolitics', slug: 'geopolitics' }] }] };
+    const withEvent = {
+      ...market,
+      events: [{ id: '1', title: 'Ceasefire', tags: [{ id: '2', label: 'Geopolitics', slug: 'geopolitics' }] }],
+    };
     expect(mapGammaMarket(market).events[0]).toMatchObject({ category: 'other' });
     expect(mapGammaMarket(withEvent).events[0]).toMatchObject({ category: 'politics' });
   });
@@ -188,11 +237,19 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
     });
     expect(withFee).toBe(8);
     const redeem = rows.find((row) => row.type === 'REDEEM')!;
-    expect(legs[0]).toMatchObject({ kind: 'REDEEM', tokens: redeem.size, usd: redeem.usdcSize, condition_id: (redeem.conditionId as string).toLowerCase() });
+    expect(legs[0]).toMatchObject({
+      kind: 'REDEEM',
+      tokens: redeem.size,
+      usd: redeem.usdcSize,
+      condition_id: (redeem.conditionId as string).toLowerCase(),
+    });
   });
 
   it('the v2 /trades envelope (snake_case, {data, pagination}): 3 fills with usd = size × price, its cursor', () => {
-    const body = load('data-api/nautilus_data_api_trades_v2_envelope_SANITIZED.json') as { data: Json[]; pagination: Json };
+    const body = load('data-api/nautilus_data_api_trades_v2_envelope_SANITIZED.json') as {
+      data: Json[];
+      pagination: Json;
+    };
     const page = dataApiPage(body)!;
     expect(page).toMatchObject({ nextCursor: null, hasMore: false });
     const { parsed, rejected } = mapActivityRows(page.rows, V2_START_TS, 'trades');
@@ -214,7 +271,9 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
       ),
     );
     const sightings = parsed.map((row) => row.market.outcome);
-    expect(sightings).toEqual(body.data.map((row) => ({ tokenSide: (row.outcome_index as number) + 1, name: row.outcome })));
+    expect(sightings).toEqual(
+      body.data.map((row) => ({ tokenSide: (row.outcome_index as number) + 1, name: row.outcome })),
+    );
   });
 
   it('stamps each fill and leg with the exchange era of its time: V1 before the 2026-04-28 cut-over, V2 from it', () => {
@@ -237,7 +296,11 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
       ['leg', 'v2'],
     ]);
     // The recorded sample postdates the cut-over: all V2.
-    expect(mapActivityRows(rows, V2_START_TS, 'activity').parsed.every((row) => (row.kind === 'fill' ? row.fill.era : row.leg.era) === 'v2')).toBe(true);
+    expect(
+      mapActivityRows(rows, V2_START_TS, 'activity').parsed.every(
+        (row) => (row.kind === 'fill' ? row.fill.era : row.leg.era) === 'v2',
+      ),
+    ).toBe(true);
     expect(exchangeEraAt(V2_START_TS - 1, V2_START_TS)).toBe('v1');
     // The cut-over is that instant, one for every source: the poller, the importer, the archive's legs.
     expect(parseConfig({}).upstream.v2StartTs).toBe(V2_START_TS);
@@ -248,7 +311,13 @@ describe('data API /activity and /trades → fills.upstream (one row mapping wit
 
   it('bad rows are rejected with their reason and the rest of the page is used: price 2, negative size, a non-wallet', () => {
     const rows = load('data-api/polyprinter_activity_sample.json') as Json[];
-    const page = [{ ...rows[0], price: 2 }, { ...rows[1], size: -5 }, { ...rows[2], proxyWallet: 'alice' }, rows[3], rows[4]];
+    const page = [
+      { ...rows[0], price: 2 },
+      { ...rows[1], size: -5 },
+      { ...rows[2], proxyWallet: 'alice' },
+      rows[3],
+      rows[4],
+    ];
     const { parsed, rejected } = mapActivityRows(page, V2_START_TS, 'activity');
     expect(parsed).toHaveLength(2);
     expect(rejected.map((rejection) => rejection.what)).toEqual(['activity row 1', 'activity row 2', 'activity row 3']);
@@ -263,11 +332,27 @@ describe('profiles, equity and the leaderboard', () => {
     const positions = load('data-api/polyprinter_positions_sample.json') as Json[];
     const value = load('data-api/polyprinter_apinotes_value.json') as Json[];
     const wallet = value[0]!.user as string;
-    const board = [{ rank: '12', proxyWallet: wallet, userName: 'swisstony', pnl: 123456.78, vol: 1e6, profileImage: 'https://x.test/a.png' }];
+    const board = [
+      {
+        rank: '12',
+        proxyWallet: wallet,
+        userName: 'swisstony',
+        pnl: 123456.78,
+        vol: 1e6,
+        profileImage: 'https://x.test/a.png',
+      },
+    ];
     const { profile, rejected } = mapProfile({ wallet, leaderboard: board, value, positions, asOf: 1_786_200_000 });
     expect(rejected).toEqual([]);
     const unrealized = positions.reduce((sum, position) => sum + (position.cashPnl as number), 0);
-    expect(profile).toMatchObject({ wallet, name: 'swisstony', profile_image: 'https://x.test/a.png', pnl: 123456.78, portfolio_value: value[0]!.value, as_of: 1_786_200_000 });
+    expect(profile).toMatchObject({
+      wallet,
+      name: 'swisstony',
+      profile_image: 'https://x.test/a.png',
+      pnl: 123456.78,
+      portfolio_value: value[0]!.value,
+      as_of: 1_786_200_000,
+    });
     expect(profile!.pnl_unrealized).toBeCloseTo(unrealized, 6);
     expect(profile!.pnl_realized).toBeCloseTo(123456.78 - unrealized, 6);
   });
@@ -302,7 +387,10 @@ describe('profiles, equity and the leaderboard', () => {
   });
 
   it('the leaderboard pages: rank, wallet, a name unless it is the wallet-derived placeholder, pnl and vol', () => {
-    for (const file of ['data-api/polyprinter_apinotes_leaderboard_week_vol_limit2.json', 'data-api/polyprinter_apinotes_leaderboard_day_pnl_limit3_EXCERPT.json']) {
+    for (const file of [
+      'data-api/polyprinter_apinotes_leaderboard_week_vol_limit2.json',
+      'data-api/polyprinter_apinotes_leaderboard_day_pnl_limit3_EXCERPT.json',
+    ]) {
       const body = load(file) as Json[];
       const { rows, rejected } = mapLeaderboard(body, { period: 'WEEK', metric: 'PNL', asOf: 1_786_200_000 });
       expect(rejected).toEqual([]);
@@ -313,7 +401,9 @@ describe('profiles, equity and the leaderboard', () => {
           as_of: 1_786_200_000,
           rank: Number(row.rank),
           wallet: (row.proxyWallet as string).toLowerCase(),
-          name: (row.userName as string).toLowerCase().startsWith((row.proxyWallet as string).toLowerCase()) ? '' : row.userName,
+          name: (row.userName as string).toLowerCase().startsWith((row.proxyWallet as string).toLowerCase())
+            ? ''
+            : row.userName,
           profile_image: row.profileImage,
           pnl: row.pnl,
           vol: row.vol,

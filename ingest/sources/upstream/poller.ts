@@ -158,12 +158,17 @@ export class UpstreamPoller {
     // (its health route) when nothing reached it for half a heartbeat period.
     const quiet = this.deps.clock.now() - this.deps.http.lastAnswerAt >= (this.deps.config.heartbeatSeconds * 1000) / 2;
     if (breakerState === 'half-open' || (due && breakerState === 'closed' && quiet)) {
-      await this.deps.http.getJson('data', '/ok', {}, undefined, false).catch((error: unknown) => report.errors.push(`probe: ${(error as Error).message}`));
+      await this.deps.http
+        .getJson('data', '/ok', {}, undefined, false)
+        .catch((error: unknown) => report.errors.push(`probe: ${(error as Error).message}`));
     }
     const online = this.online();
     const state = online ? 'online' : 'offline';
     if (!due && this.lastStatus === state) return;
-    await this.publishStatus(state, online ? '' : `provider unreachable: circuit open (${report.errors.at(-1) ?? 'repeated failures'})`);
+    await this.publishStatus(
+      state,
+      online ? '' : `provider unreachable: circuit open (${report.errors.at(-1) ?? 'repeated failures'})`,
+    );
     report.heartbeat = state;
   }
 
@@ -176,7 +181,14 @@ export class UpstreamPoller {
 
   /** One tick: whatever is due. Never throws for the provider's sake (errors are in the report). */
   async tick(): Promise<TickReport> {
-    const report: TickReport = { heartbeat: null, marketPages: 0, eventPages: 0, walletsRefreshed: 0, leaderboard: false, errors: [] };
+    const report: TickReport = {
+      heartbeat: null,
+      marketPages: 0,
+      eventPages: 0,
+      walletsRefreshed: 0,
+      leaderboard: false,
+      errors: [],
+    };
     await this.loadState();
     await this.heartbeat(report);
     if (this.breakerOpen()) return report;
@@ -220,12 +232,25 @@ export class UpstreamPoller {
       } catch (error) {
         state.nextAt = now + RETRY_STEP_S;
         // A refused cursor (expired, or the provider changed its paging) will not work later either: start over.
-        if (error instanceof UpstreamError && error.status !== undefined && error.status >= 400 && error.status < 500 && error.status !== 429) state.cursor = null;
+        if (
+          error instanceof UpstreamError &&
+          error.status !== undefined &&
+          error.status >= 400 &&
+          error.status < 500 &&
+          error.status !== 429
+        )
+          state.cursor = null;
         throw error;
       }
       const parsed = catalog.page(answer.body);
       if (parsed === undefined) {
-        await this.rejected(answer.url, [{ what: `gamma ${catalog.state} page`, reason: `not a ${catalog.state} page ({${catalog.state}, next_cursor} or an array)`, raw: answer.body }]);
+        await this.rejected(answer.url, [
+          {
+            what: `gamma ${catalog.state} page`,
+            reason: `not a ${catalog.state} page ({${catalog.state}, next_cursor} or an array)`,
+            raw: answer.body,
+          },
+        ]);
         state.cursor = null;
         state.nextAt = now + RETRY_STEP_S;
         return;
@@ -234,7 +259,8 @@ export class UpstreamPoller {
       const rejections: Rejection[] = [];
       let newest = 0;
       for (const item of parsed.items) {
-        const updatedAt = typeof item === 'object' && item !== null ? (epochOf((item as { updatedAt?: unknown }).updatedAt) ?? 0) : 0;
+        const updatedAt =
+          typeof item === 'object' && item !== null ? (epochOf((item as { updatedAt?: unknown }).updatedAt) ?? 0) : 0;
         newest = Math.max(newest, updatedAt);
         state.sweepMax = Math.max(state.sweepMax, updatedAt);
         // Known territory: published by an earlier sweep, unchanged since.
@@ -270,12 +296,22 @@ export class UpstreamPoller {
     const board = this.deps.config.leaderboard;
     let answer: UpstreamResponse;
     try {
-      answer = await this.deps.http.getJson('data', '/v1/leaderboard', { timePeriod: board.timePeriod, orderBy: board.orderBy, limit: board.size, offset: 0, category: 'overall' });
+      answer = await this.deps.http.getJson('data', '/v1/leaderboard', {
+        timePeriod: board.timePeriod,
+        orderBy: board.orderBy,
+        limit: board.size,
+        offset: 0,
+        category: 'overall',
+      });
     } catch (error) {
       state.nextAt = now + RETRY_STEP_S;
       throw error;
     }
-    const { rows, rejected } = mapLeaderboard(answer.body, { period: board.timePeriod, metric: board.orderBy, asOf: now });
+    const { rows, rejected } = mapLeaderboard(answer.body, {
+      period: board.timePeriod,
+      metric: board.orderBy,
+      asOf: now,
+    });
     if (rows.length > 0) await this.deps.sink.publish('upstreamLeaderboard', rows);
     await this.rejected(answer.url, rejected);
     state.wallets = rows.map((row) => row.wallet);
@@ -289,7 +325,8 @@ export class UpstreamPoller {
     const now = this.nowSeconds();
     const limit = this.deps.config.maxWallets;
     const tracked = new Set<string>(this.state!.leaderboard.wallets);
-    for (const wallet of await this.deps.requested.recent(now - this.deps.config.requestTtlSeconds, limit)) tracked.add(wallet.toLowerCase());
+    for (const wallet of await this.deps.requested.recent(now - this.deps.config.requestTtlSeconds, limit))
+      tracked.add(wallet.toLowerCase());
     if (this.deps.activeWallets && tracked.size < limit) {
       for (const wallet of await this.deps.activeWallets(now - ACTIVE_WINDOW_S, limit)) tracked.add(wallet);
     }
@@ -330,7 +367,13 @@ export class UpstreamPoller {
       await http.getJson('pnl', '/user-pnl', { user_address: wallet, interval: 'all', fidelity: '1d' }),
     ];
     const positionRows = dataApiPage(positions.body)?.rows ?? [];
-    const profile = mapProfile({ wallet, leaderboard: board.body, value: value.body, positions: positionRows, asOf: now });
+    const profile = mapProfile({
+      wallet,
+      leaderboard: board.body,
+      value: value.body,
+      positions: positionRows,
+      asOf: now,
+    });
     await this.rejected(`${board.url} ${value.url} ${positions.url}`, profile.rejected);
     if (profile.profile) await this.deps.sink.publish('upstreamProfiles', [profile.profile]);
     const equity = mapEquity(wallet, pnl.body);
@@ -346,11 +389,20 @@ export class UpstreamPoller {
     let newest = from;
     let cursor: string | null = null;
     for (let offset = 0; offset <= MAX_ACTIVITY_OFFSET; offset += ACTIVITY_PAGE) {
-      const query = { user: wallet, limit: ACTIVITY_PAGE, sortBy: 'TIMESTAMP', sortDirection: 'ASC', start: from > 0 ? from : undefined, ...(cursor === null ? { offset } : { cursor }) };
+      const query = {
+        user: wallet,
+        limit: ACTIVITY_PAGE,
+        sortBy: 'TIMESTAMP',
+        sortDirection: 'ASC',
+        start: from > 0 ? from : undefined,
+        ...(cursor === null ? { offset } : { cursor }),
+      };
       const answer = await this.deps.http.getJson('data', '/activity', query);
       const page = dataApiPage(answer.body);
       if (page === undefined) {
-        await this.rejected(answer.url, [{ what: 'activity page', reason: 'not a list of rows nor a {data, pagination} envelope', raw: answer.body }]);
+        await this.rejected(answer.url, [
+          { what: 'activity page', reason: 'not a list of rows nor a {data, pagination} envelope', raw: answer.body },
+        ]);
         break;
       }
       const mapped = mapActivityRows(page.rows, this.deps.config.v2StartTs, 'activity');
@@ -399,7 +451,14 @@ export class UpstreamPoller {
     while (!signal.aborted) {
       const report = await this.tick();
       // A tick that did something says what (a tick with nothing due says nothing).
-      if (report.heartbeat !== null || report.marketPages > 0 || report.eventPages > 0 || report.walletsRefreshed > 0 || report.leaderboard || report.errors.length > 0) {
+      if (
+        report.heartbeat !== null ||
+        report.marketPages > 0 ||
+        report.eventPages > 0 ||
+        report.walletsRefreshed > 0 ||
+        report.leaderboard ||
+        report.errors.length > 0
+      ) {
         this.deps.log.info({ ...report }, 'upstream tick');
       }
       await this.deps.clock.sleep(tickMs, signal).catch(() => undefined);

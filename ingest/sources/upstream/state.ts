@@ -35,7 +35,9 @@ const pollerStateSchema = z.object({
   markets: sweepStateSchema,
   /** Gamma `/events/keyset` (absent from a state file written before events were polled: a first full sweep). */
   events: sweepStateSchema,
-  leaderboard: z.object({ nextAt: z.number().default(0), wallets: z.array(z.string()).default([]) }).default({ nextAt: 0, wallets: [] }),
+  leaderboard: z
+    .object({ nextAt: z.number().default(0), wallets: z.array(z.string()).default([]) })
+    .default({ nextAt: 0, wallets: [] }),
   wallets: z.record(z.string(), walletStateSchema).default({}),
 });
 export type PollerState = z.infer<typeof pollerStateSchema>;

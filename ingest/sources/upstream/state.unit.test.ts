@@ -28,7 +28,10 @@ describe('the poller state file', () => {
   it('reads a file written before events were polled: its markets sweep kept, the events sweep from the start', async () => {
     const file = path.join(directory, 'before-events.json');
     const markets = { cursor: null, highWater: 1_786_000_000, sweepMax: 0, nextAt: 1_786_200_300 };
-    await writeFile(file, JSON.stringify({ version: 1, markets, leaderboard: { nextAt: 5, wallets: [] }, wallets: {} }));
+    await writeFile(
+      file,
+      JSON.stringify({ version: 1, markets, leaderboard: { nextAt: 5, wallets: [] }, wallets: {} }),
+    );
     const loaded = await new FileStateStore(file).load();
     expect(loaded.markets).toEqual(markets);
     expect(loaded.events).toEqual(emptyState().events);

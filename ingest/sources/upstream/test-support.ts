@@ -24,7 +24,9 @@ export class VirtualClock implements Clock {
 }
 
 /** A `fetch` that answers from a function of the request, and records what it was asked. */
-export function scriptedFetch(answer: (url: URL, call: number) => Response | Promise<Response>): typeof fetch & { calls: URL[] } {
+export function scriptedFetch(
+  answer: (url: URL, call: number) => Response | Promise<Response>,
+): typeof fetch & { calls: URL[] } {
   const calls: URL[] = [];
   const impl = (async (input: string | URL | Request) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
