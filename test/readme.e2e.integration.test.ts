@@ -9,7 +9,14 @@
  *   sh          run, command by command;
  *   sh start    installs and starts the service: `npm ci` is what a clone has done before the suite runs, and
  *               the test runs `npm start` itself, in the background;
- *   sh no-run   not run: needs an external service (Kafka, a ClickHouse server, Redis), or is the import or
+ *   sh import   the import of the sample exports beside the repository and `npm start` on them: run as
+ *               written, from the repository root, in a data directory of its own (not the demo one). The
+ *               import must print the block's `#   read …` line; then the service starts once without the
+ *               start command's `CARD_INCLUDE_V1=1` prefix and once as written, and the prose after the block
+ *               is checked (the card of zeros and the markets list without it, the card's market count with
+ *               it, every market open). The start runs with no simulated history (SIM_BACKFILL_DAYS=0,
+ *               SIM_LIVE=0), so what is checked is the imported data; it adds about 20 s;
+ *   sh no-run   not run: needs an external service (Kafka, a ClickHouse server, Redis), or is the install or
  *               test command itself.
  * A command with no check below fails the test, so a new README command comes with its check.
  */
@@ -33,6 +40,19 @@ const AT_LEAST_COMMANDS = 14;
  * start, timed, is test/start.e2e's.
  */
 const DEMO_WORLD = { SIM_BACKFILL_DAYS: '0.1' };
+/**
+ * The start on the imported exports simulates nothing (no history, no live world): the store holds the import
+ * and the demo accounts only, so every answer checked there is about the imported data.
+ */
+const NO_WORLD = { SIM_BACKFILL_DAYS: '0', SIM_LIVE: '0' };
+/** The prefix of the import block's start command that the README's prose contrasts with a plain `npm start`. */
+const INCLUDE_V1 = 'CARD_INCLUDE_V1=1 ';
+/**
+ * The README's claims about the imported exports, in the prose after the import block (whitespace folded):
+ * the trader, and the markets its card counts with CARD_INCLUDE_V1.
+ */
+const IMPORT_PROSE =
+  /without it, `\$B\/traders\/([^`/]+)` answers a card of zeros while `\$B\/traders\/\1\/markets` lists the imported markets; with it, the card counts (\d+) markets\. The exports hold no resolutions, so every imported market stays open\./;
 const WALLET = /^0x[0-9a-f]{40}$/;
 const CONDITION_ID = /^0x[0-9a-f]{64}$/;
 
@@ -40,6 +60,8 @@ interface ShellBlock {
   flags: string[];
   line: number;
   commands: string[];
+  /** The block's comment lines, without the leading `#` and blanks. */
+  comments: string[];
 }
 
 /** The fenced sh/bash blocks of a Markdown document, each as its commands (continuations joined, comments and blank lines dropped). */
@@ -54,6 +76,7 @@ function shellBlocks(markdown: string): ShellBlock[] {
     while (end < lines.length && !lines[end]!.startsWith('```')) body.push(lines[end++]!);
     if (['sh', 'bash', 'shell'].includes(fence[1]!)) {
       const commands: string[] = [];
+      const comments: string[] = [];
       let pending = '';
       for (const text of body) {
         if (text.endsWith('\\')) {
@@ -62,9 +85,10 @@ function shellBlocks(markdown: string): ShellBlock[] {
         }
         const command = (pending + text).trim();
         pending = '';
-        if (command !== '' && !command.startsWith('#')) commands.push(command);
+        if (command.startsWith('#')) comments.push(command.replace(/^#\s*/, ''));
+        else if (command !== '') commands.push(command);
       }
-      blocks.push({ flags: fence[2]!.split(/\s+/).filter(Boolean), line: index + 1, commands });
+      blocks.push({ flags: fence[2]!.split(/\s+/).filter(Boolean), line: index + 1, commands, comments });
     }
     index = end;
   }
@@ -300,6 +324,104 @@ async function runInOneShell(commands: string[], outDir: string): Promise<Ran[]>
   );
 }
 
+/** The environment of a command run as a person would run it: only PATH and HOME of this process. */
+const personEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  ...extra,
+});
+
+/** Runs one command as written, in bash from the repository root, to its end. */
+async function runCommand(
+  command: string,
+  env: Record<string, string>,
+): Promise<{ stdout: string; stderr: string; exitCode: number | null }> {
+  const child = spawn('bash', ['-c', command], {
+    cwd: REPO_ROOT,
+    env: personEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exitCode = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { stdout, stderr, exitCode };
+}
+
+interface Service {
+  port: number;
+  /** The Pro key the startup output printed. */
+  key: string;
+  /** Ctrl-C, as a person stops it; idempotent. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts the service with the start command as written (`npm start`, maybe with a prefix), in `dataDir` on a
+ * free port, and waits for the Pro key in its output and for /readyz to answer 200. Stopped by `cleanup` at
+ * the latest.
+ */
+async function startService(
+  command: string,
+  dataDir: string,
+  world: Record<string, string>,
+  cleanup: (() => Promise<void>)[],
+): Promise<Service> {
+  const port = await freePort();
+  const service = spawn('bash', ['-c', command], {
+    cwd: REPO_ROOT,
+    env: personEnv({ DATA_DIR: dataDir, PORT: String(port), ...world }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    service.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  const stop = async () => {
+    // Ctrl-C for the whole process group (npm, the shell, node); a service still up after 20 s is killed.
+    const stopped = () => service.exitCode !== null || service.signalCode !== null;
+    if (!stopped()) process.kill(-service.pid!, 'SIGINT');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    if (!stopped()) process.kill(-service.pid!, 'SIGKILL');
+  };
+  cleanup.push(stop);
+  let output = '';
+  service.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  service.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+
+  // The key a person copies from the startup output ("pro   tak_..."), and the service ready.
+  const key = await waitUntil(
+    `the demo keys in the output of ${command}`,
+    60_000,
+    async () => /^\s+pro\s+(tak_\S+)$/m.exec(output)?.[1],
+  );
+  expect(output).toMatch(new RegExp(`listening on http://\\S+:${port}\\b`));
+  await waitUntil(`/readyz of ${command} to answer 200`, 90_000, async () =>
+    (await fetch(`http://localhost:${port}/readyz`)).status === 200 ? true : undefined,
+  );
+  expect(JSON.parse(await readFile(path.join(dataDir, 'demo-keys.json'), 'utf8')).pro).toBe(key);
+  return { port, key, stop };
+}
+
+/** GET of the API as the README's curl does it, with the key; the body of a 200. */
+async function apiGet(service: Service, route: string): Promise<any> {
+  const response = await fetch(`http://localhost:${service.port}/api/agent/v1${route}`, {
+    headers: { Authorization: `Bearer ${service.key}` },
+  });
+  const body = await response.json();
+  expect(response.status, `${route}: ${JSON.stringify(body).slice(0, 500)}`).toBe(200);
+  return body;
+}
+
 describe('README.md', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterAll(async () => {
@@ -311,7 +433,7 @@ describe('README.md', () => {
     const blocks = shellBlocks(readme);
     for (const block of blocks) {
       expect(
-        block.flags.filter((flag) => flag !== 'start' && flag !== 'no-run'),
+        block.flags.filter((flag) => !['start', 'import', 'no-run'].includes(flag)),
         `flags of the block at README.md:${block.line}`,
       ).toEqual([]);
     }
@@ -323,49 +445,8 @@ describe('README.md', () => {
 
     // `npm start`, as the README's start block has it, in a fresh data directory on a free port.
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-readme-'));
-    const port = await freePort();
-    const service = spawn('bash', ['-c', 'npm start'], {
-      cwd: REPO_ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        ...DEMO_WORLD,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const exited = new Promise<number | string>((resolve) =>
-      service.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
-    );
-    cleanup.push(async () => {
-      // Ctrl-C for the whole process group (npm, the shell, node); a service still up after 20 s is killed.
-      const stopped = () => service.exitCode !== null || service.signalCode !== null;
-      if (!stopped()) process.kill(-service.pid!, 'SIGINT');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
-      if (!stopped()) process.kill(-service.pid!, 'SIGKILL');
-      await rm(dataDir, { recursive: true, force: true });
-    });
-    let output = '';
-    service.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    service.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-
-    // The key a person copies from the startup output ("pro   tak_..."), and the service ready.
-    const key = await waitUntil(
-      'the demo keys in the startup output',
-      60_000,
-      async () => /^\s+pro\s+(tak_\S+)$/m.exec(output)?.[1],
-    );
-    expect(output).toMatch(new RegExp(`listening on http://\\S+:${port}\\b`));
-    await waitUntil('/readyz to answer 200', 90_000, async () =>
-      (await fetch(`http://localhost:${port}/readyz`)).status === 200 ? true : undefined,
-    );
-    expect(JSON.parse(await readFile(path.join(dataDir, 'demo-keys.json'), 'utf8')).pro).toBe(key);
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const { port, key } = await startService(startBlocks[0]!.commands[1]!, dataDir, DEMO_WORLD, cleanup);
 
     const commands = runnable.map((command) =>
       command.replaceAll(README_ORIGIN, `localhost:${port}`).replace(KEY_PLACEHOLDER, `KEY=${key}`),
@@ -398,4 +479,58 @@ describe('README.md', () => {
     // Every check met a command: the README still shows each endpoint it promises.
     expect([...used].sort()).toEqual(CHECKS.map((check) => check.name).sort());
   }, 150_000);
+
+  it('imports the sample exports as written, and serves them as the prose after the import block says', async () => {
+    const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const importBlocks = shellBlocks(readme).filter((block) => block.flags.includes('import'));
+    expect(importBlocks, 'one ```sh import block').toHaveLength(1);
+    const [importCommand, startCommand] = importBlocks[0]!.commands;
+    expect(importBlocks[0]!.commands).toHaveLength(2);
+    expect(importCommand).toMatch(/^npx tsx main\.ts import \S/);
+    expect(startCommand).toBe(`${INCLUDE_V1}npm start`);
+    const summary = importBlocks[0]!.comments.filter((comment) => comment.startsWith('read '));
+    expect(summary, "the import block's `#   read …` line").toHaveLength(1);
+    const claims = IMPORT_PROSE.exec(readme.replace(/\s+/g, ' '));
+    expect(claims, 'the prose after the import block').not.toBeNull();
+    const trader = claims![1]!;
+    const marketsWithV1 = Number(claims![2]);
+
+    // The import, as written from the repository root, into a data directory of its own.
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-readme-import-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const imported = await runCommand(importCommand!, { DATA_DIR: dataDir });
+    expect(imported.exitCode, `${importCommand}\n${imported.stderr}`).toBe(0);
+    expect(imported.stdout.split('\n').filter((line) => line.startsWith('read '))).toEqual(summary);
+
+    // Without CARD_INCLUDE_V1: a card of zeros, and the imported markets in the list, all open.
+    const plain = await startService(startCommand!.slice(INCLUDE_V1.length), dataDir, NO_WORLD, cleanup);
+    const zeros = await apiGet(plain, `/traders/${trader}`);
+    expect(zeros.trader.name).toBe(trader);
+    expect(zeros.card.markets_total).toBe(0);
+    expect(zeros.card.volume_usd).toBe(0);
+    const listed = await apiGet(plain, `/traders/${trader}/markets`);
+    expect(listed.trader.wallet).toBe(zeros.trader.wallet);
+    expect(listed.markets.length).toBeGreaterThan(0);
+    for (const market of listed.markets) {
+      expect(market.condition_id).toMatch(CONDITION_ID);
+      expect(market.fills_count).toBeGreaterThan(0);
+      expect([market.resolved, market.open, market.winner]).toEqual([false, true, null]);
+    }
+    await plain.stop();
+
+    // As written, CARD_INCLUDE_V1=1 npm start: the card counts the imported markets, every one of them open.
+    const withV1 = await startService(startCommand!, dataDir, NO_WORLD, cleanup);
+    expect(withV1.key).toBe(plain.key);
+    const card = await apiGet(withV1, `/traders/${trader}`);
+    expect(card.trader.wallet).toBe(zeros.trader.wallet);
+    expect(card.card.markets_total).toBe(marketsWithV1);
+    expect(card.card.volume_usd).toBeGreaterThan(0);
+    expect(card.card.open_markets).toBe(marketsWithV1);
+    expect(card.card.resolved_total).toBe(0);
+    const all = await apiGet(withV1, `/traders/${trader}/markets`);
+    expect(all.markets.map((market: any) => market.condition_id).sort()).toEqual(
+      listed.markets.map((market: any) => market.condition_id).sort(),
+    );
+    expect(all.markets).toHaveLength(marketsWithV1);
+  }, 240_000);
 });
