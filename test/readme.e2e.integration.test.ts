@@ -15,7 +15,7 @@
  *               start command's `CARD_INCLUDE_V1=1` prefix and once as written, and the prose after the block
  *               is checked (the card of zeros and the markets list without it, the card's market count with
  *               it, every market open). The start runs with no simulated history (SIM_BACKFILL_DAYS=0,
- *               SIM_LIVE=0), so what is checked is the imported data; it adds about 20 s;
+ *               SIM_LIVE=0), so what is checked is the imported data;
  *   sh no-run   not run: needs an external service (Kafka, a ClickHouse server, Redis), or is the install or
  *               test command itself.
  * A command with no check below fails the test, so a new README command comes with its check.
