@@ -13,7 +13,7 @@ import path from 'node:path';
 /** Another process holds the embedded store's data directory (`npm start`, an `api` role…). */
 export class DataDirectoryInUseError extends Error {
   constructor(
-    /** The embedded store's directory (CLICKHOUSE_EMBEDDED_PATH, by default DATA_DIR/clickhouse). */
+    /** The embedded store's directory (DATA_DIR/clickhouse). */
     readonly directory: string,
     /** The holder's process id, as its status file names it (null: unreadable). */
     readonly pid: number | null,
