@@ -21,7 +21,6 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { withReadCaches } from '../projections/cached-reads.ts';
-import { withJoinedReadWait } from '../projections/read-cache.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
 import { Authenticator, type Caller } from '../operations/auth.ts';
 import type { WalletRequestLog } from '../operations/wallet-requests.ts';
@@ -342,13 +341,6 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
           heavy: budget?.heavy?.(request.query as Record<string, unknown>) ?? false,
           signal: connection.signal,
         });
-      });
-      // The rest of the call (its handler) runs with the slot's lend for reads it joins (withJoinedReadWait):
-      // a callback hook, so that the handler runs inside the context it sets.
-      v1.addHook('onRequest', (request, _reply, done) => {
-        const admitted = request.admitted;
-        if (admitted) withJoinedReadWait(admitted.whileWaiting, done);
-        else done();
       });
       v1.addHook('onResponse', async (request) => {
         request.admitted?.release();

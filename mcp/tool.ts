@@ -13,7 +13,6 @@ import { admitCall, type AdmittedCall, type Call, type RouteContext } from '../o
 import { errorBodySchema, toApiError } from '../operations/errors.ts';
 import { encodeResponse } from '../operations/response-schema.ts';
 import type { Logger } from '../log.ts';
-import { withJoinedReadWait } from '../projections/read-cache.ts';
 
 /** One MCP exchange (one HTTP request: stateless), as the tools see it. */
 export interface McpSession {
@@ -147,7 +146,7 @@ async function runTool<Input extends z.ZodObject, Output extends z.ZodObject>(
       signal: AbortSignal.any([session.signal, cancelled]),
     });
     const call = { caller: session.caller, admitted };
-    const body = await withJoinedReadWait(admitted.whileWaiting, () => tool.run(session.context, call, args));
+    const body = await tool.run(session.context, call, args);
     const structured = encodeResponse(tool.output, body, `tool ${tool.name}`) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (failure) {

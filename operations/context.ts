@@ -4,7 +4,6 @@
  */
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { JoinedReadWait } from '../projections/read-cache.ts';
 import type { Store } from '../projections/store.ts';
 import { findWalletByName, parseTraderIdentifier, readTraderName, type Trader } from '../projections/traders.ts';
 import type { Caller } from './auth.ts';
@@ -38,8 +37,6 @@ export interface AdmittedCall extends Admission {
   trader: Trader | null;
   /** Why `{trader}` did not resolve (400 invalid_wallet, 404 trader_not_found): answered after the call was counted. */
   traderRefusal: ApiError | null;
-  /** Waits for a read another call started with this call's slot lent out (Slot.whileWaiting; the reads get it through withJoinedReadWait). */
-  whileWaiting: JoinedReadWait;
 }
 
 export interface CallRequest {
@@ -90,7 +87,7 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
   try {
     const trader = wallet === null ? null : { wallet, name: name ?? (await readTraderName(context.store, wallet)) };
-    return { ...admission, trader, traderRefusal, whileWaiting: (read) => slot.whileWaiting(read) };
+    return { ...admission, trader, traderRefusal };
   } catch (failure) {
     admission.release();
     throw failure;

@@ -11,26 +11,8 @@
  * A store carries its caches (`withReadCaches`, cached-reads.ts); a store without caches reads every time
  * (the projection tests use such stores, so they always see what they just wrote).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { LRUCache } from 'lru-cache';
 import { changesOf, type StoreChanges } from './changes.ts';
-
-/** How the current call waits for a read another call started (withJoinedReadWait); none: it just awaits it. */
-export type JoinedReadWait = <T>(read: Promise<T>) => Promise<T>;
-
-const joinedReadWaits = new AsyncLocalStorage<JoinedReadWait>();
-
-/**
- * Runs `work` so that whenever it joins a read of an answer about a trader that another call started
- * (an agent's top-markets arriving while its card reads the same rows), it waits through `wait`. The API
- * passes its load-shedding slot's lend (operations/gates/in-flight.ts, Slot.whileWaiting): a call waiting for
- * another call's read holds no slot meanwhile, so the slot serves a queued call instead of idling (a
- * market maker's cold card takes tens of milliseconds, and the top-markets behind it held the other slot
- * all along).
- */
-export function withJoinedReadWait<T>(wait: JoinedReadWait, work: () => T): T {
-  return joinedReadWaits.run(wait, work);
-}
 
 /**
  * What watches the caches answer: the role installs one (roles/http-server.ts counts the lookups in the
@@ -511,8 +493,7 @@ export class ReadCaches {
     const reading = this.#traderReads.get(fullKey);
     if (!reading || !cache.unchangedSince(reading.readAt, wallet)) return undefined;
     // Under way (a settled read leaves the map): the caller waits for another call's work.
-    const wait = joinedReadWaits.getStore();
-    return (wait ? wait(reading.value) : reading.value) as Promise<T>;
+    return reading.value as Promise<T>;
   }
 
   /** Keeps a market answer read along with another one (resolved: until evicted; open: briefly), as market() would have. */

@@ -10,7 +10,6 @@ import {
   observeReads,
   ReadCaches,
   RefreshAhead,
-  withJoinedReadWait,
   type ReadCacheSettings,
 } from './read-cache.ts';
 import type { Store } from './store.ts';
@@ -363,34 +362,6 @@ describe('ReadCaches.trader', () => {
     const stop = changes.watch();
     return { time, changes, stop, caches: new ReadCaches(SETTINGS, time, store) };
   }
-
-  it("a call that joins another call's read waits through its joined-read wait (the API lends its slot); a kept answer and a call outside it do not", async () => {
-    const { stop, caches } = watched();
-    let finish!: (value: { fills: number }) => void;
-    const slow = () => new Promise<{ fills: number }>((resolve) => (finish = resolve));
-    const waits: string[] = [];
-    const lending =
-      (who: string) =>
-      <T>(read: Promise<T>) => {
-        waits.push(who);
-        return read;
-      };
-    // The first call starts the read: it waits for its own work, not through the wait.
-    const first = withJoinedReadWait(lending('first'), () => caches.trader('career', '0xa', '', slow));
-    // The second joins it (same answer, trader unchanged): through its wait.
-    const second = withJoinedReadWait(lending('second'), () => caches.trader('career', '0xa', '', slow));
-    // Outside any call's context: joins plainly.
-    const third = caches.trader('career', '0xa', '', slow);
-    finish({ fills: 3 });
-    expect(await Promise.all([first, second, third])).toEqual([{ fills: 3 }, { fills: 3 }, { fills: 3 }]);
-    expect(waits).toEqual(['second']);
-    // Kept now: served at once, no wait.
-    expect(await withJoinedReadWait(lending('fourth'), () => caches.trader('career', '0xa', '', slow))).toEqual({
-      fills: 3,
-    });
-    expect(waits).toEqual(['second']);
-    stop();
-  });
 
   it('keeps an answer while no worker changed the trader, and reads again once its data changed', async () => {
     const { changes, stop, caches } = watched();

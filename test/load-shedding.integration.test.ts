@@ -8,7 +8,6 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InFlightLimiter, type InFlightLimits } from '../operations/gates/in-flight.ts';
 import type { Config } from '../config.ts';
-import { changesOf } from '../projections/changes.ts';
 import { makeWallet } from './factories.ts';
 import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { QueryHold } from './harness/gates.ts';
@@ -93,16 +92,6 @@ function mcpCall(api: TestApi, name: string, args: Record<string, unknown> = {})
   });
 }
 
-/** A successful tool call's structured result, from the JSON-RPC answer (an error result fails the test). */
-function toolAnswer(response: LightMyRequestResponse): Record<string, unknown> {
-  expect(response.statusCode, response.body).toBe(200);
-  const { result } = JSON.parse(response.body) as {
-    result: { isError?: boolean; structuredContent: Record<string, unknown> };
-  };
-  expect(result.isError ?? false, response.body).toBe(false);
-  return result.structuredContent;
-}
-
 describe('load shedding', () => {
   it(`with ${maxInFlight} calls in flight and ${queueDepth} queued, the next is refused at once: 503 overloaded + Retry-After, and it consumes no call`, async () => {
     const { api, hold, limiter } = await start(config.api.inFlight);
@@ -165,47 +154,4 @@ describe('load shedding', () => {
     expect(await monthRequests(api)).toBe(before + 2);
     expect(limiter.stats.maxQueueWaitMs).toBeLessThanOrEqual(limits.maxQueueWaitMs);
   });
-
-  for (const transport of ['REST', 'MCP'] as const) {
-    it(`a call waiting for another call's read of the same answer lends its slot (${transport}): with every slot taken and no queue, the next call is served`, async () => {
-      // Answers about traders are shared between calls only while a worker of this process reports the
-      // store's changes (read-cache.ts): this test stands in for it.
-      const stopWatching = changesOf(config.clickhouse.database).watch();
-      try {
-        const { api, hold, limiter } = await start({ maxInFlight: 2, queueDepth: 0, maxQueueWaitMs: 60_000 });
-        const trader = makeWallet(`shed-join-${transport}`);
-        // The trader's name read and kept first: the held calls below hold at their reads of the answers.
-        expect((await api.get(`traders/${trader}/fills`)).statusCode).toBe(200);
-        hold.holding = true;
-        const lent = new Promise<void>((resolve) => limiter.events.once('lent', () => resolve()));
-        // The same read over either transport: a REST path under the trader, or its MCP tool.
-        const call = (path: string, tool: string) =>
-          transport === 'REST' ? api.get(`traders/${trader}${path}`) : mcpCall(api, tool, { trader });
-        const answer = (response: LightMyRequestResponse) => {
-          if (transport === 'MCP') return toolAnswer(response);
-          expect(response.statusCode, response.body).toBe(200);
-          return bodyOf(response);
-        };
-        const cardCall = call('', 'get_trader_card');
-        await hold.heldCount(1);
-        // top-markets folds the same rows of the wallet the card is reading: it joins that read.
-        const topCall = call('/top-markets', 'get_top_markets');
-        await lent;
-        expect(limiter.stats).toMatchObject({ running: 1, queued: 0 });
-        // Both calls are in flight, the queue holds none: the next call gets the lent slot.
-        const otherCall = api.get(card(transport === 'REST' ? 200 : 201));
-        await hold.heldCount(hold.held.length + 1);
-        expect(limiter.stats).toMatchObject({ running: 2, queued: 0, refusedOnArrival: 0, started: 4 });
-        hold.holding = false;
-        hold.resumeAll();
-        const [cardAnswer, topAnswer, otherAnswer] = await Promise.all([cardCall, topCall, otherCall]);
-        expect(otherAnswer.statusCode).toBe(200);
-        expect(answer(topAnswer)).toMatchObject({ trader: { wallet: trader }, top_wins: [], most_traded: [] });
-        expect(answer(cardAnswer)).toMatchObject({ trader: { wallet: trader } });
-        expect(limiter.stats).toMatchObject({ running: 0, queued: 0 });
-      } finally {
-        stopWatching();
-      }
-    });
-  }
 });

@@ -24,10 +24,6 @@
  * (an agent's first look at a trader: several uncached reads at once) that meets the bound refuses a few
  * calls and keeps every slot: dropping one at the first refusal cut the capacity exactly when it was
  * short, and a handful of refusals cascaded into many more (bench:api's mix; test/bench/RESULTS.md).
- *
- * A slot is for work: a call that waits for work another call is doing for it (Slot.whileWaiting: a read
- * of the same answer under way) lends its slot to the queue meanwhile and takes one back, before the
- * queue, when that work is done.
  */
 import { EventEmitter } from 'node:events';
 
@@ -62,16 +58,8 @@ export interface InFlightStats {
   heldMs: number;
 }
 
-/**
- * A call's slot: calling it gives the slot back for good (idempotent). `whileWaiting` lends it out while
- * the call waits for work another call is doing for it (a read of the same answer already under way,
- * projections/read-cache.ts): the slot serves a waiting call meanwhile, and the call takes a slot again
- * when the work is done, before any queued call (it was admitted already: never refused).
- */
-export interface Slot {
-  (): void;
-  whileWaiting<T>(work: Promise<T>): Promise<T>;
-}
+/** A call's slot: calling it gives the slot back for good (idempotent). */
+export type Slot = () => void;
 
 interface Waiter {
   enqueuedAt: number;
@@ -96,7 +84,7 @@ const OVERLOADED_REFUSED_SHARE = 0.5;
 const HOLD_SMOOTHING = 0.1;
 
 export class InFlightLimiter {
-  /** 'queued' (queue length) when a call starts waiting, 'lent' when a call lends its slot: tests await them instead of polling. */
+  /** 'queued' (queue length) when a call starts waiting: tests await it instead of polling. */
   readonly events = new EventEmitter();
   #running = 0;
   readonly #queue: Waiter[] = [];
@@ -105,8 +93,6 @@ export class InFlightLimiter {
   /** When a call was last refused (on arrival or after waiting); none yet: -Infinity. */
   #refusedAt = Number.NEGATIVE_INFINITY;
   /** Arrivals and refusals, each weighted by e^(−age / REFUSED_SHARE_MEMORY_MS) as of #countedAt. */
-  /** Admitted calls whose lent slot is due back (Slot.whileWaiting), served before the queue, first come first served. */
-  readonly #returning: (() => void)[] = [];
   #recentArrivals = 0;
   #recentRefusals = 0;
   #countedAt = 0;
@@ -243,67 +229,23 @@ export class InFlightLimiter {
     this.#running += 1;
     this.#stats.started += 1;
     let released = false;
-    /** While lent out (whileWaiting), the slot is not this call's: it holds nothing. */
-    let lent = false;
-    /** Time the call held a slot before its current hold (holds before a lend). */
-    let heldBeforeMs = 0;
-    let heldSince = startedAt;
-    /** The call is done: its time in slots counts toward the average hold (the wait prediction). */
-    const account = (heldMs: number) => {
+    return () => {
+      if (released) return;
+      released = true;
+      const now = this.clockMs();
+      const heldMs = now - startedAt;
+      // The call is done: its time in the slot counts toward the average hold (the wait prediction).
       this.#averageHoldMs = this.#holdMeasured
         ? this.#averageHoldMs + HOLD_SMOOTHING * (heldMs - this.#averageHoldMs)
         : heldMs;
       this.#holdMeasured = true;
       this.#stats.released += 1;
       this.#stats.heldMs += heldMs;
-    };
-    const release = () => {
-      if (released) return;
-      released = true;
-      // Lent out, the call holds nothing now: the lend's end accounts for it.
-      if (lent) return;
-      const now = this.clockMs();
-      account(heldBeforeMs + (now - heldSince));
       this.#freeSlot(now);
     };
-    const whileWaiting = async <T>(work: Promise<T>): Promise<T> => {
-      if (released || lent) return work;
-      lent = true;
-      const lentAt = this.clockMs();
-      heldBeforeMs += lentAt - heldSince;
-      this.#freeSlot(lentAt);
-      this.events.emit('lent');
-      try {
-        return await work;
-      } finally {
-        // Back before anything queued. A call released meanwhile (its caller gone) takes nothing back,
-        // and one released while it waited to come back gives the slot up at once.
-        let back = false;
-        if (!released) {
-          await this.#takeBack();
-          back = true;
-          heldSince = this.clockMs();
-        }
-        lent = false;
-        if (released) {
-          account(heldBeforeMs);
-          if (back) this.#freeSlot(this.clockMs());
-        }
-      }
-    };
-    return Object.assign(release, { whileWaiting });
   }
 
-  /** A lent slot comes back: at once if one is free, else as the next one frees, before the queue. */
-  #takeBack(): Promise<void> {
-    if (this.#running < this.#slots(this.clockMs())) {
-      this.#running += 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#returning.push(resolve));
-  }
-
-  /** A slot is free: a returning call takes it first, else the next waiter (LIFO while refusing). */
+  /** A slot is free: the next waiter takes it (LIFO while refusing). */
   #freeSlot(now: number): void {
     this.#running -= 1;
     // The bound is strict: a waiter past it (its timer not yet run, the event loop being busy) is
@@ -311,12 +253,6 @@ export class InFlightLimiter {
     for (const waiter of this.#queue.filter((queued) => now - queued.enqueuedAt > this.limits.maxQueueWaitMs))
       waiter.refuse();
     if (this.#running >= this.#slots(now)) return;
-    const returning = this.#returning.shift();
-    if (returning) {
-      this.#running += 1;
-      returning();
-      return;
-    }
     const next = this.#refusing(now) ? this.#queue.at(-1) : this.#queue[0];
     if (next) {
       this.#stats.startedAfterQueueing += 1;
