@@ -17,7 +17,6 @@ import {
   POLYMARKET_COLLATERALS,
   POLYMARKET_CONTRACTS,
 } from './ingest/sources/archive/addresses.ts';
-import type { ReadCacheSettings } from './projections/read-cache.ts';
 
 const optionalString = z
   .string()
@@ -395,17 +394,17 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   API_QUEUE_DEPTH: 'constant 16 (api.inFlight.queueDepth)',
   API_QUEUE_WAIT_MS: 'constant 30 ms (api.inFlight.maxQueueWaitMs)',
   API_KEY_CACHE_S: 'constant 10 s (api.keyCacheSeconds)',
-  READ_CACHE_TRADER_NAME_S: 'constant 10 s (api.readCache)',
-  READ_CACHE_TRADER_NAME_ENTRIES: 'constant 100,000 (api.readCache)',
-  READ_CACHE_TRADER_NAME_WATCHED_S: 'constant 600 s (api.readCache)',
-  READ_CACHE_MARKET_NAMES_S: 'constant 10 s (api.readCache)',
-  READ_CACHE_MARKET_NAMES_ENTRIES: 'constant 200,000 (api.readCache)',
-  READ_CACHE_MARKET_NAMES_WATCHED_S: 'constant 600 s (api.readCache)',
-  READ_CACHE_UPSTREAM_STATE_S: 'constant 1 s (api.readCache)',
-  READ_CACHE_WHALES_S: 'constant 1 s (api.readCache)',
-  READ_CACHE_OPEN_MARKET_S: 'constant 1 s, at most API_OPEN_MARKET_MAX_AGE_S (api.readCache)',
-  READ_CACHE_TRADER_S: 'constant 5 s, at most API_OPEN_MARKET_MAX_AGE_S (api.readCache)',
-  READ_CACHE_TRADER_OWN_S: 'constant 600 s (api.readCache)',
+  READ_CACHE_TRADER_NAME_S: 'constant 10 s (operations/reads.ts, trader_name)',
+  READ_CACHE_TRADER_NAME_ENTRIES: 'one bound for names, marks and reports (operations/reads.ts)',
+  READ_CACHE_TRADER_NAME_WATCHED_S: 'constant 600 s while changes are followed (operations/reads.ts)',
+  READ_CACHE_MARKET_NAMES_S: 'constant 10 s (operations/reads.ts, market_names)',
+  READ_CACHE_MARKET_NAMES_ENTRIES: 'one bound for names, marks and reports (operations/reads.ts)',
+  READ_CACHE_MARKET_NAMES_WATCHED_S: 'constant 600 s while changes are followed (operations/reads.ts)',
+  READ_CACHE_UPSTREAM_STATE_S: 'constant 1 s (api.readCache.upstreamStateSeconds)',
+  READ_CACHE_WHALES_S: 'constant 1 s (operations/reads.ts, whale_flow)',
+  READ_CACHE_OPEN_MARKET_S: 'constant 1 s, at most API_OPEN_MARKET_MAX_AGE_S (api.readCache.openMarketSeconds)',
+  READ_CACHE_TRADER_S: 'constant 5 s, at most API_OPEN_MARKET_MAX_AGE_S (api.readCache.traderAnswerSeconds)',
+  READ_CACHE_TRADER_OWN_S: 'constant 600 s while changes are followed (operations/reads.ts, upstream_history)',
   READ_CACHE_TRADER_MB: 'replaced by READ_CACHE_MB (half of it)',
   READ_CACHE_MARKET_MB: 'replaced by READ_CACHE_MB (half of it)',
   S3_FORCE_PATH_STYLE: 'derived: path-style addressing exactly when S3_ENDPOINT is set',
@@ -764,8 +763,6 @@ function inFlightLimits(env: z.output<typeof environmentSchema>) {
 }
 
 const MB = 1024 * 1024;
-/** The read caches' memory (READ_CACHE_MB): half for answers about traders, half for answers about markets. */
-const TRADER_ANSWER_SHARE = 0.5;
 
 /** The mapping from a valid environment to the configuration every module receives. */
 function configOf(env: z.output<typeof environmentSchema>) {
@@ -848,28 +845,17 @@ function configOf(env: z.output<typeof environmentSchema>) {
       /** Load shedding of this instance (operations/gates/in-flight.ts). */
       inFlight: inFlightLimits(env),
       openMarketMaxAgeSeconds: env.API_OPEN_MARKET_MAX_AGE_S,
-      /** The read caches of the API's store (projections/read-cache.ts). */
+      /** The lifetimes and memory of the API's read cache (operations/reads.ts). */
       readCache: {
-        // Names change rarely: reused 10 s, and while this process's ingest reports changes, until the
-        // name changes (at most 10 minutes, in case a change is missed). The bounds hold every active name.
-        traderNameSeconds: 10,
-        traderNameEntries: 100_000,
-        traderNameWatchedSeconds: 600,
-        marketNameSeconds: 10,
-        marketNameEntries: 200_000,
-        marketNameWatchedSeconds: 600,
-        // Shared answers that every caller asks for: one computation a second serves them all.
-        upstreamStateSeconds: 1,
-        whaleFlowSeconds: 1,
+        /** Memory for the answers about traders, and as much again for those about markets (bytes of their JSON). */
+        bytes: Math.round(cacheBytes / 2),
         // An open market's answer may be as old as its Cache-Control allows, never older.
         openMarketSeconds: Math.min(1, env.API_OPEN_MARKET_MAX_AGE_S),
-        marketAnswerBytes: Math.round(cacheBytes * (1 - TRADER_ANSWER_SHARE)),
-        // The marks of a trader's open markets may lag as much as an open market's answer may.
+        // An answer about a trader holds the marks of its open markets: they may lag as an open answer may.
         traderAnswerSeconds: Math.min(5, env.API_OPEN_MARKET_MAX_AGE_S),
-        // Built from the trader's own rows alone (the upstream profile behind the card): as long as the names.
-        traderOwnAnswerSeconds: 600,
-        traderAnswerBytes: Math.round(cacheBytes * TRADER_ANSWER_SHARE),
-      } satisfies ReadCacheSettings,
+        // Every card and curve asks for it: one read a second serves them all.
+        upstreamStateSeconds: 1,
+      },
       immutableMaxAgeSeconds: 31_536_000,
       marketsList: { defaultLimit: 200, maxLimit: 1000 },
       fills: { defaultLimit: 500, maxLimit: 2000 },

@@ -162,10 +162,10 @@ describe('values that became constants or derived', () => {
 
   it('keep their former defaults', () => {
     expect(config.api.readCache).toMatchObject({
-      traderAnswerBytes: 64 * 1024 * 1024,
-      marketAnswerBytes: 64 * 1024 * 1024,
+      bytes: 64 * 1024 * 1024,
       traderAnswerSeconds: 5,
       openMarketSeconds: 1,
+      upstreamStateSeconds: 1,
     });
     expect(config.ingest).toMatchObject({
       lingerMs: 1000,
@@ -196,7 +196,7 @@ describe('values that became constants or derived', () => {
       'https://analytics.example.com/mcp',
     );
     expect(parseConfig({ PORT: '9000' }).mcp.publicUrl).toBe('http://localhost:9000/mcp');
-    expect(parseConfig({ READ_CACHE_MB: '10' }).api.readCache.traderAnswerBytes).toBe(5 * 1024 * 1024);
+    expect(parseConfig({ READ_CACHE_MB: '10' }).api.readCache.bytes).toBe(5 * 1024 * 1024);
     expect(parseConfig({ API_OPEN_MARKET_MAX_AGE_S: '0' }).api.readCache).toMatchObject({
       openMarketSeconds: 0,
       traderAnswerSeconds: 0,

@@ -20,12 +20,13 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { withReadCaches } from '../projections/cached-reads.ts';
 import { QueryTimeoutError, withQueryTimeout, type Store } from '../projections/store.ts';
 import { Authenticator, type Caller } from '../operations/auth.ts';
 import type { WalletRequestLog } from '../operations/wallet-requests.ts';
 import { admitCall, resolveTrader, type AdmittedCall, type RouteContext } from '../operations/context.ts';
 import { Cursors } from '../operations/cursors.ts';
+import type { ReadCache } from '../operations/read-cache.ts';
+import { readCacheOf, Reader } from '../operations/reads.ts';
 import { ApiError, errors, toApiError } from '../operations/errors.ts';
 import { Budget } from '../operations/gates/budget.ts';
 import { InFlightLimiter } from '../operations/gates/in-flight.ts';
@@ -49,6 +50,7 @@ import { LocalTapeDownloads } from './downloads.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
 import { registerHttpMetrics } from '../metrics/http.ts';
 import { instrumentStore } from '../metrics/store.ts';
+import { readCacheLookups } from '../metrics/registry.ts';
 
 /** How a route meets the gates (read-api.md, What counts against the call quota). */
 interface RouteBudget {
@@ -87,6 +89,8 @@ interface ReadApiOptions {
   gatesClockMs?: () => number;
   /** Notes the wallets clients ask about for the upstream poller; the owner closes it. */
   walletRequests?: WalletRequestLog;
+  /** The read cache (default: one of config.api.readCache over `store`); tests and benchmarks pass their own to look inside. */
+  cache?: ReadCache;
   /** Load shedding (default: one limiter from config.api.inFlight); benchmarks pass their own to read its counters. */
   inFlight?: InFlightLimiter;
   /** The clock of the key lookup cache (`api.keyCacheSeconds`), in milliseconds; tests pin it. Default: the wall clock. */
@@ -256,11 +260,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
 async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
-  // Cache hits are no statements: the caches sit outside the store's instrumentation.
-  const store = withReadCaches(
-    instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds)),
-    config.api.readCache,
-  );
+  const store = instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds));
+  // Cache hits are no statements: the cache sits outside the store's instrumentation.
+  let cache = api.cache;
+  if (!cache) {
+    const own = readCacheOf(config, api.store, {
+      observe: (answer, outcome) => readCacheLookups.inc({ cache: answer, outcome }),
+    });
+    app.addHook('onClose', async () => own.close());
+    cache = own;
+  }
+  const reader = new Reader(store, cache, config.api.readCache);
   if (config.api.cursorSecret === null)
     log.info(
       'API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)',
@@ -268,10 +278,11 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
   const context: RouteContext = {
     config,
     store,
+    reader,
     log,
     cursors: new Cursors(config.api.cursorSecret ?? randomBytes(32).toString('base64url')),
     now: api.now ?? (() => Math.floor(Date.now() / 1000)),
-    resolveTrader: (identifier) => resolveTrader(store, identifier),
+    resolveTrader: (identifier) => resolveTrader(reader, identifier),
     budget: new Budget(api.gates ?? new MemoryGates(), config, log.child({ name: 'gates' }), api.gatesClockMs ?? null),
     ...(api.walletRequests ? { walletRequests: api.walletRequests } : {}),
     inFlight: api.inFlight ?? new InFlightLimiter(config.api.inFlight),

@@ -35,18 +35,15 @@ export interface DecodedBatch {
   deadLetters: DeadLetter[];
   /** Markets that received a resolution. */
   resolvedMarkets: string[];
-  /** The wallets whose data the rows change (every row with a `wallet`): their cached answers go stale. */
+  /** What the rows change, for the notice the write sends (projections/changes.ts, StoreChanged). */
+  /** The wallets whose data the rows change (every row with a `wallet`). */
   wallets: Set<string>;
-  /** The markets whose metadata (title, outcome names) the rows change: their cached names go stale. */
+  /** The markets whose metadata (title, outcome names) the rows change. */
   markets: Set<string>;
-  /** The markets whose trades the rows add: their marks (last trade) may move, their cached marks go stale. */
-  traded: Set<string>;
-  /** The wallets of rows that carry a display name (`name`, non-empty): their cached names go stale. */
+  /** The wallets of rows that carry a display name (`name`, non-empty). */
   named: Set<string>;
-  /** The wallets of upstream profile and equity rows (UPSTREAM_PROFILE_TABLES): their cached upstream profiles go stale. */
+  /** The wallets of upstream profile and equity rows (UPSTREAM_PROFILE_TABLES). */
   upstream: Set<string>;
-  /** The wallets of fill rows (FILLS_PAGE_TABLES): their cached fills pages go stale. */
-  filled: Set<string>;
   validCount: number;
 }
 
@@ -54,9 +51,6 @@ const MAX_REASON_LENGTH = 1000;
 
 /** The tables the card's upstream block is read from (projections/upstream.ts): only their rows move a wallet's upstream profile. */
 const UPSTREAM_PROFILE_TABLES: ReadonlySet<LandingTable> = new Set(['upstream_profiles', 'upstream_equity']);
-
-/** The tables a fills page is read from (projections/fills.ts reads fills_v2, a view on fills alone): only their rows move a wallet's pages. */
-const FILLS_PAGE_TABLES: ReadonlySet<LandingTable> = new Set(['fills']);
 
 export function describeZodError(error: z.ZodError): string {
   const text = error.issues
@@ -78,10 +72,8 @@ export function decodeBatch(
     resolvedMarkets: [],
     wallets: new Set(),
     markets: new Set(),
-    traded: new Set(),
     named: new Set(),
     upstream: new Set(),
-    filled: new Set(),
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
@@ -131,11 +123,8 @@ export function decodeBatch(
       const name = (landing.row as { name?: unknown }).name;
       if (typeof name === 'string' && name !== '') decoded.named.add(wallet);
       if (UPSTREAM_PROFILE_TABLES.has(landing.table)) decoded.upstream.add(wallet);
-      if (FILLS_PAGE_TABLES.has(landing.table)) decoded.filled.add(wallet);
     }
     if (landing.table === 'markets_meta') decoded.markets.add(landing.row.condition_id as string);
-    // market_marks_v2 is a view on trades alone.
-    if (landing.table === 'trades') decoded.traded.add(landing.row.condition_id as string);
     if (landing.table === 'market_resolutions') {
       decoded.resolvedMarkets.push(landing.row.condition_id as string);
     }

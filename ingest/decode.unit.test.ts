@@ -63,7 +63,7 @@ describe('decodeBatch', () => {
     expect(decoded.rowsByTable.get('market_resolutions')?.lines).toHaveLength(1);
   });
 
-  it('reports the markets whose trades land (their marks move), and no others', () => {
+  it("a trade of a market's tape names no wallet and no market's metadata (marks live a short TTL)", () => {
     const trade = {
       tx_hash: fill.tx_hash,
       log_index: 3,
@@ -80,9 +80,7 @@ describe('decodeBatch', () => {
       message(1, JSON.stringify({ ...trade, price: 2 })),
     ]);
     expect(traded.rowsByTable.get('trades')?.lines).toHaveLength(1);
-    expect([...traded.traded]).toEqual([market]);
-    // A fill is the trader's, not a trade of the market's tape: the mark is not moved by it.
-    expect([...decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]).traded]).toEqual([]);
+    expect([...traded.wallets, ...traded.markets, ...traded.named, ...traded.upstream]).toEqual([]);
   });
 
   it('reports the wallets whose upstream profile or equity rows land (their cached upstream profile goes stale), and no others', () => {
@@ -110,24 +108,6 @@ describe('decodeBatch', () => {
     const fills = decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]);
     expect([...fills.wallets]).toEqual([wallet]);
     expect([...fills.upstream]).toEqual([]);
-  });
-
-  it('reports the wallets whose fill rows land (their cached fills pages go stale), and no others', () => {
-    const fills = decodeBatch('fillsArchive', 'fills.archive', 0, [message(0, JSON.stringify(fill))]);
-    expect([...fills.filled]).toEqual([wallet]);
-    // The provider's profile is the wallet's data too, but no fills page is read from it.
-    const profile = {
-      wallet,
-      name: 'Someone',
-      pnl: 1,
-      pnl_realized: 1,
-      pnl_unrealized: 0,
-      portfolio_value: 5,
-      as_of: 1_767_556_800,
-    };
-    const profiles = decodeBatch('upstreamProfiles', 'upstream.profiles', 0, [message(0, JSON.stringify(profile))]);
-    expect([...profiles.wallets]).toEqual([wallet]);
-    expect([...profiles.filled]).toEqual([]);
   });
 
   it('never throws, and accounts for every message, whatever the bytes', () => {

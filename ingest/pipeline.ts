@@ -21,7 +21,7 @@ import type { Logger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { stageResolvedMarkets } from '../projections/rollups.ts';
 import type { RollupRefresher } from './rollup-refresher.ts';
-import type { StoreChanges } from '../projections/changes.ts';
+import { EVERYTHING_CHANGED, type ChangeListener } from '../projections/changes.ts';
 import { createHash } from 'node:crypto';
 import type { BatchProcessor, LogProducer, PartitionSlice, SliceRange } from './bus/types.ts';
 import { TOPICS, type LandingTable, type TopicNames } from './contract/topics.ts';
@@ -45,8 +45,8 @@ export interface PipelineOptions {
   retryBaseMs: number;
   /** Recomputes the rollups of staged batches. */
   rollups: Pick<RollupRefresher, 'enqueue'>;
-  /** Told whose data each write changed (the read caches of this process drop their answers). */
-  changes?: StoreChanges | undefined;
+  /** Told what each write changed, once its rows are readable (the read cache of this process drops its answers). */
+  changes?: ChangeListener | undefined;
 }
 
 /** One deterministic token per set of offset ranges: a redelivery of the same ranges is a no-op. */
@@ -121,17 +121,13 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     const resolvedMarkets: string[] = [];
     const wallets = new Set<string>();
     const markets = new Set<string>();
-    const traded = new Set<string>();
     const named = new Set<string>();
     const upstream = new Set<string>();
-    const filled = new Set<string>();
     for (const slice of slices) {
       for (const wallet of slice.named) named.add(wallet);
       for (const wallet of slice.upstream) upstream.add(wallet);
-      for (const wallet of slice.filled) filled.add(wallet);
       for (const wallet of slice.wallets) wallets.add(wallet);
       for (const conditionId of slice.markets) markets.add(conditionId);
-      for (const conditionId of slice.traded) traded.add(conditionId);
       for (const [table, tableRows] of slice.rowsByTable) {
         const merged = rowsByTable.get(table);
         if (merged) {
@@ -165,13 +161,9 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
       rollups.enqueue(batch, holders);
     }
     // The rows are readable now (the rollups built from them follow, and tell again).
-    if (holders === 'everyone') this.options.changes?.everythingChanged();
-    else if (wallets.size > 0 || holders.size > 0) this.options.changes?.changed([...wallets, ...holders]);
-    if (markets.size > 0) this.options.changes?.marketsChanged(markets);
-    if (traded.size > 0) this.options.changes?.marksChanged(traded);
-    if (named.size > 0) this.options.changes?.namesChanged(named);
-    if (upstream.size > 0) this.options.changes?.upstreamChanged(upstream);
-    if (filled.size > 0) this.options.changes?.fillsChanged(filled);
+    if (holders === 'everyone') this.options.changes?.changed(EVERYTHING_CHANGED);
+    else if (wallets.size > 0 || holders.size > 0 || markets.size > 0)
+      this.options.changes?.changed({ wallets: new Set([...wallets, ...holders]), markets, named, upstream });
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
 
     this.stats.batches += 1;

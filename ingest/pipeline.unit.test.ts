@@ -3,7 +3,7 @@ import { createLogger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
 import { rangeOf, type LogProducer, type OutgoingMessage, type PartitionSlice } from './bus/types.ts';
 import { TopicNames } from './contract/topics.ts';
-import { StoreChanges } from '../projections/changes.ts';
+import type { ChangeListener } from '../projections/changes.ts';
 import { IngestPipeline } from './pipeline.ts';
 
 const topics = new TopicNames('');
@@ -78,7 +78,7 @@ function recordingProducer() {
   return { producer, sent };
 }
 
-function pipelineWith(store: Store, producer: LogProducer, enqueued: string[], changes?: StoreChanges) {
+function pipelineWith(store: Store, producer: LogProducer, enqueued: string[], changes?: ChangeListener) {
   return new IngestPipeline({
     changes,
     store,
@@ -117,16 +117,22 @@ describe('IngestPipeline.write', () => {
   it("tells whose data a write changed once its rows are in, and nobody's when the write fails", async () => {
     const walletA = `0x${'aa'.repeat(20)}`;
     const walletB = `0x${'bb'.repeat(20)}`;
-    const values = [fill(1, { wallet: walletA }), fill(2, { wallet: walletB }), fill(13, { wallet: walletA })];
+    const values = [
+      fill(1, { wallet: walletA }),
+      fill(2, { wallet: walletB, name: 'Bee' }),
+      fill(13, { wallet: walletA }),
+    ];
     for (const failure of ['bad data', 'unreachable'] as const) {
       const { store, inserted } = fakeStore(failure);
-      const changes = new StoreChanges();
-      const told: { wallets: string[]; landedBefore: number }[] = [];
-      changes.changed = (wallets) =>
-        void told.push({
-          wallets: [...wallets].sort(),
-          landedBefore: inserted.filter((insert) => insert.table === 'fills').length,
-        });
+      const told: { wallets: string[]; named: string[]; landedBefore: number }[] = [];
+      const changes: ChangeListener = {
+        changed: ({ wallets, named }) =>
+          void told.push({
+            wallets: wallets === 'all' ? ['all'] : [...wallets].sort(),
+            named: named === undefined || named === 'all' ? ['?'] : [...named],
+            landedBefore: inserted.filter((insert) => insert.table === 'fills').length,
+          }),
+      };
       const pipeline = pipelineWith(store, recordingProducer().producer, [], changes);
       const write = pipeline.write([pipeline.prepare(slice(values))], [rangeOf(slice(values))]);
       if (failure === 'unreachable') {
@@ -136,6 +142,8 @@ describe('IngestPipeline.write', () => {
         await write;
         expect(told).toHaveLength(1);
         expect(told[0]!.wallets).toEqual([walletA, walletB]);
+        // One notice per write; only the fill carrying a display name names its wallet's name.
+        expect(told[0]!.named).toEqual([walletB]);
         expect(told[0]!.landedBefore).toBeGreaterThan(0);
       }
     }

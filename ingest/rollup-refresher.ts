@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { orphanRollupBatches, refreshRollups, type RollupSettings } from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
-import type { StoreChanges } from '../projections/changes.ts';
+import { EVERYTHING_CHANGED, type ChangeListener } from '../projections/changes.ts';
 import { retryDelayMs } from './bus/accumulator.ts';
 import { rollupPendingBatches, rollupRefreshDuration } from '../metrics/registry.ts';
 
@@ -35,7 +35,7 @@ export interface RollupRefresherOptions {
   orphanAfterSeconds: number;
   settings: RollupSettings;
   /** Told whose rollups each refresh recomputed (the read caches of this process drop their answers). */
-  changes?: StoreChanges | undefined;
+  changes?: ChangeListener | undefined;
 }
 
 /** Whose data a staged batch changes: these wallets, or anyone's (a resolution's holders, a dead worker's batches). */
@@ -162,10 +162,10 @@ export class RollupRefresher {
     const wallets = new Set<string>();
     for (const batch of batches) {
       const touched = this.pending.get(batch) ?? 'everyone';
-      if (touched === 'everyone') return changes.everythingChanged();
+      if (touched === 'everyone') return changes.changed(EVERYTHING_CHANGED);
       for (const wallet of touched) wallets.add(wallet);
     }
-    if (wallets.size > 0) changes.changed(wallets);
+    if (wallets.size > 0) changes.changed({ wallets });
   }
 
   /** Until enqueue() or stop() wakes the loop, or the sweep is due. */

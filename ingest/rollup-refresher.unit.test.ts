@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import type { QueryOptions, Store } from '../projections/store.ts';
 import { stageResolvedMarkets } from '../projections/rollups.ts';
-import { StoreChanges } from '../projections/changes.ts';
+import type { StoreChanged } from '../projections/changes.ts';
 import { RollupRefresher } from './rollup-refresher.ts';
 
 /** A store that answers the refresh's count of staged keys and the orphan sweep, and logs what ran. */
@@ -36,7 +36,7 @@ function fakeStore(orphans: string[] = []) {
   return { store, statements, reads };
 }
 
-function refresher(store: Store, changes: StoreChanges) {
+function refresher(store: Store, changes: { changed(notice: StoreChanged): void }) {
   return new RollupRefresher({
     store,
     log: createLogger('silent'),
@@ -50,41 +50,34 @@ function refresher(store: Store, changes: StoreChanges) {
 describe('RollupRefresher tells whose rollups changed', () => {
   it('names the wallets of the refreshed batches once their recomputation is done', async () => {
     const { store, statements } = fakeStore();
-    const changes = new StoreChanges();
-    const told: { wallets: string[]; statementsBefore: number }[] = [];
-    const changed = changes.changed.bind(changes);
-    changes.changed = (wallets) => {
-      told.push({ wallets: [...wallets].sort(), statementsBefore: statements.length });
-      changed(wallets);
-    };
-    const rollups = refresher(store, changes);
+    const told: { notice: StoreChanged; statementsBefore: number }[] = [];
+    const rollups = refresher(store, {
+      changed: (notice) => told.push({ notice, statementsBefore: statements.length }),
+    });
     rollups.start();
     rollups.enqueue('b1', new Set(['0xa', '0xb']));
     rollups.enqueue('b2', new Set(['0xb', '0xc']));
     await rollups.settled();
     await rollups.stop();
-    const wallets = told.flatMap((entry) => entry.wallets);
+    const wallets = told.flatMap(({ notice }) => (notice.wallets === 'all' ? ['all'] : [...notice.wallets]));
     expect(new Set(wallets)).toEqual(new Set(['0xa', '0xb', '0xc']));
+    // Wallets only: a refresh recomputes rollups, never names, market metadata or the provider's rows.
+    for (const { notice } of told) expect(Object.keys(notice)).toEqual(['wallets']);
     // Only after the refresh statements and the batches' "done" mark.
     for (const entry of told) expect(entry.statementsBefore).toBeGreaterThanOrEqual(3);
-    expect(changes.versionOf('0xa')).toBeGreaterThan(0);
-    expect(changes.versionOf('0xz')).toBe(0);
   });
 
   it('counts everyone as changed for a batch without wallets and for orphans of a stopped worker', async () => {
     for (const setup of ['unnamed', 'orphan'] as const) {
       const { store } = fakeStore(setup === 'orphan' ? ['left-behind'] : []);
-      const changes = new StoreChanges();
-      changes.changed(['0xq']);
-      const before = changes.versionOf('0xz');
-      const rollups = refresher(store, changes);
+      const told: StoreChanged[] = [];
+      const rollups = refresher(store, { changed: (notice) => told.push(notice) });
       rollups.start();
       if (setup === 'unnamed') rollups.enqueue('resolution-batch');
       await rollups.caughtUp();
       await rollups.settled();
       await rollups.stop();
-      expect(changes.versionOf('0xz'), setup).toBeGreaterThan(before);
-      expect(changes.versionOf('0xq'), setup).toBe(changes.versionOf('0xz'));
+      expect(told, setup).toEqual([{ wallets: 'all', markets: 'all', named: 'all', upstream: 'all' }]);
     }
   });
 });
@@ -92,7 +85,7 @@ describe('RollupRefresher tells whose rollups changed', () => {
 describe("the worker's reads stay off the API's read sessions", () => {
   it("counts staged keys, sweeps orphans and finds a resolution's holders on the background lane", async () => {
     const { store, reads } = fakeStore(['left-behind']);
-    const rollups = refresher(store, new StoreChanges());
+    const rollups = refresher(store, { changed: () => {} });
     rollups.start();
     rollups.enqueue('b1', new Set(['0xa']));
     await rollups.caughtUp();

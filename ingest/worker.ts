@@ -12,7 +12,7 @@ import type { EventLog, LogConsumer, LogProducer } from './bus/types.ts';
 import { TopicNames } from './contract/topics.ts';
 import { IngestPipeline } from './pipeline.ts';
 import { RollupRefresher } from './rollup-refresher.ts';
-import { changesOf } from '../projections/changes.ts';
+import { changeFeedOf } from '../projections/changes.ts';
 
 /** The configured log: Kafka when brokers are set, otherwise the in-process log. */
 export function openEventLog(config: Config, log: Logger): EventLog {
@@ -45,8 +45,8 @@ export async function startIngestWorker(options: IngestWorkerOptions): Promise<I
   const topics = new TopicNames(config.kafka.topicPrefix);
   const deadLetterProducer: LogProducer = await eventLog.producer();
   // The API of this process keeps answers about traders until this worker says their data changed.
-  const changes = changesOf(store.database);
-  const stopReporting = changes.watch();
+  const changes = changeFeedOf(store.database);
+  const stopReporting = changes.report();
   const rollups = new RollupRefresher({
     store,
     changes,

@@ -64,7 +64,7 @@ export const storeQueryDuration = new Histogram({
 
 export const readCacheLookups = new Counter({
   name: 'trader_analytics_read_cache_lookups_total',
-  help: 'Lookups of the answers about traders kept in the read caches, by answer (career, fills, …; trader_name: the display name every trader route resolves) and outcome (hit, miss).',
+  help: 'Lookups in the read cache, by answer kind (operations/reads.ts: wallet_markets, fills, summary, trader_name, …) and outcome (hit, miss).',
   labelNames: ['cache', 'outcome'] as const,
   registers,
 });

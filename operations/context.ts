@@ -1,13 +1,15 @@
 /**
- * What every route receives: the configuration, the store (reads bounded by the query timeout), the
- * cursor codecs, the clock, and the resolution of `{trader}` identifiers to a canonical wallet and name.
+ * What every route receives: the configuration, the store (reads bounded by the query timeout) and its
+ * cached reads, the cursor codecs, the clock, and the resolution of `{trader}` identifiers to a canonical
+ * wallet and name.
  */
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../projections/store.ts';
-import { findWalletByName, parseTraderIdentifier, readTraderName, type Trader } from '../projections/traders.ts';
+import { findWalletByName, parseTraderIdentifier, type Trader } from '../projections/traders.ts';
 import type { Caller } from './auth.ts';
 import type { Cursors } from './cursors.ts';
+import type { Reader } from './reads.ts';
 import { ApiError, errors } from './errors.ts';
 import type { Admission, Budget } from './gates/budget.ts';
 import type { WalletRequestLog } from './wallet-requests.ts';
@@ -16,6 +18,8 @@ import type { InFlightLimiter } from './gates/in-flight.ts';
 export interface RouteContext {
   config: Config;
   store: Store;
+  /** The store's reads through the read cache (operations/reads.ts). */
+  reader: Reader;
   log: Logger;
   cursors: Cursors;
   /** Epoch seconds. */
@@ -86,7 +90,7 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
   if (call.signal?.aborted) admission.release();
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
   try {
-    const trader = wallet === null ? null : { wallet, name: name ?? (await readTraderName(context.store, wallet)) };
+    const trader = wallet === null ? null : { wallet, name: name ?? (await context.reader.traderName(wallet)) };
     return { ...admission, trader, traderRefusal };
   } catch (failure) {
     admission.release();
@@ -126,8 +130,8 @@ async function locateTrader(
 }
 
 /** `{trader}` → canonical wallet and name; `400 invalid_wallet`, `404 trader_not_found`. */
-export async function resolveTrader(store: Store, identifier: string): Promise<Trader> {
-  const located = await locateTrader(store, identifier);
+export async function resolveTrader(reader: Reader, identifier: string): Promise<Trader> {
+  const located = await locateTrader(reader.store, identifier);
   if (located instanceof ApiError) throw located;
-  return { wallet: located.wallet, name: located.name ?? (await readTraderName(store, located.wallet)) };
+  return { wallet: located.wallet, name: located.name ?? (await reader.traderName(located.wallet)) };
 }

@@ -1,3 +1,5 @@
+import { ReadCache } from './read-cache.ts';
+import { Reader } from './reads.ts';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
@@ -60,15 +62,21 @@ function recordingBudget() {
   return { budget, calls, releases: () => releases };
 }
 
+/** The store's reads through a cache of their own (names are kept: each test builds its own). */
+const readerOf = (store: Store) =>
+  new Reader(store, new ReadCache({ bytes: 0, smallEntries: 1000 }), config.api.readCache);
+
 function context(store: Store, budget: Budget): RouteContext {
+  const reader = readerOf(store);
   return {
     config,
     store,
+    reader,
     budget,
     log: createLogger('silent'),
     cursors: new Cursors('x'.repeat(16)),
     now: () => 0,
-    resolveTrader: (id) => resolveTrader(store, id),
+    resolveTrader: (id) => resolveTrader(reader, id),
     inFlight: new InFlightLimiter({ maxInFlight: 1000, queueDepth: 0, maxQueueWaitMs: 0 }),
   };
 }
@@ -167,7 +175,8 @@ describe('admitCall', () => {
 
 describe('resolveTrader and traderOf', () => {
   it('resolveTrader answers the canonical wallet and name, or the contract refusal', async () => {
-    const { store } = namesStore({ [ALICE]: 'Alice' });
+    const { store: names } = namesStore({ [ALICE]: 'Alice' });
+    const store = readerOf(names);
     expect(await resolveTrader(store, ALICE)).toEqual({ wallet: ALICE, name: 'Alice' });
     expect(await resolveTrader(store, BOB)).toEqual({ wallet: BOB, name: '' });
     expect(await resolveTrader(store, 'ALICE')).toEqual({ wallet: ALICE, name: 'Alice' });

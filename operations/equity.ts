@@ -21,10 +21,13 @@ export async function getPnlSeries(
   query: z.infer<typeof pnlSeriesQuerySchema>,
 ): Promise<z.infer<typeof pnlSeriesSchema>> {
   const trader = traderOf(call.admitted);
-  const series = await readEquitySeries(context.store, trader.wallet, query.window ?? 'all', {
-    nowSeconds: context.now(),
-    upstreamStaleAfterSeconds: context.config.upstream.staleAfterSeconds,
-  });
+  const series = await readEquitySeries(
+    context.store,
+    trader.wallet,
+    query.window ?? 'all',
+    { nowSeconds: context.now(), upstreamStaleAfterSeconds: context.config.upstream.staleAfterSeconds },
+    context.reader.sources,
+  );
   if (series.upstream.state === 'offline') throw errors.upstreamOffline();
   const { upstream: _upstream, ...body } = series;
   return { trader, ...body };

@@ -1,6 +1,6 @@
 /** The fills operation (REST `GET /traders/{trader}/fills`, MCP get_recent_fills): a trader's fills across markets since a time, oldest first. */
 import { z } from 'zod';
-import { readTraderFills, traderFillSchema, type FillPosition } from '../projections/fills.ts';
+import { traderFillSchema, type FillPosition } from '../projections/fills.ts';
 import { traderSchema } from '../projections/traders.ts';
 import type { Config } from '../config.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
@@ -41,7 +41,7 @@ export async function getRecentFills(
   const trader = traderOf(call.admitted);
   const cursor = fillCursor(context);
   const after = cursor.decode(query.cursor, trader.wallet);
-  const page = await readTraderFills(context.store, trader.wallet, {
+  const page = await context.reader.fillsPage(trader.wallet, {
     since: query.since,
     after,
     limit,

@@ -4,14 +4,12 @@
  */
 import { z } from 'zod';
 import { readMarketAccess } from '../projections/market-access.ts';
-import { readTraderMarkets } from '../projections/market-list.ts';
 import {
   marketHeaderSchema,
   type MarketListPosition,
   marketRowSchema,
   marketSummarySchema,
 } from '../projections/market-schemas.ts';
-import { readMarketSummary } from '../projections/market-summary.ts';
 import { readTopMarkets } from '../projections/top-markets.ts';
 import { traderSchema } from '../projections/traders.ts';
 import { nextPlan, PLAN_IDS, type Config } from '../config.ts';
@@ -83,7 +81,7 @@ export async function listTraderMarkets(
   const trader = traderOf(call.admitted);
   const cursor = marketCursor(context);
   const after = cursor.decode(query.cursor, trader.wallet);
-  const page = await readTraderMarkets(context.store, trader.wallet, {
+  const page = await context.reader.marketsPage(trader.wallet, {
     after,
     limit,
     historyDepth: call.caller.limits.historyDepth,
@@ -102,7 +100,13 @@ export async function getTopMarkets(
   const trader = traderOf(call.admitted);
   return {
     trader,
-    ...(await readTopMarkets(context.store, trader.wallet, n, { historyDepth: call.caller.limits.historyDepth })),
+    ...(await readTopMarkets(
+      context.store,
+      trader.wallet,
+      n,
+      { historyDepth: call.caller.limits.historyDepth },
+      context.reader.sources,
+    )),
   };
 }
 
@@ -115,7 +119,7 @@ export async function getMarketSummary(
   const conditionId = parseConditionId(params.condition_id);
   const trader = traderOf(call.admitted);
   const detail = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
-    readMarketSummary(context.store, trader.wallet, conditionId),
+    context.reader.marketSummary(trader.wallet, conditionId),
   );
   return { market: detail.market, summary: detail.summary, trader };
 }

@@ -7,10 +7,7 @@ import { type MarketHeader, marketHeaderSchema } from '../projections/market-sch
 import {
   FIDELITY_LADDER,
   marketFillSchema,
-  readFullTape,
   readRawTicks,
-  readSampledChart,
-  readTraderMarket,
   seriesPointSchema,
   type SeriesPoint,
   type TickPosition,
@@ -113,10 +110,9 @@ export async function getMarketChart(
   const conditionId = parseConditionId(input.condition_id);
   const trader = traderOf(call.admitted);
   const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
-    readTraderMarket(context.store, trader.wallet, conditionId),
+    context.reader.traderMarket(trader.wallet, conditionId),
   );
-  const { series, fills } = await readSampledChart(
-    context.store,
+  const { series, fills } = await context.reader.sampledChart(
     trader.wallet,
     market,
     { points: input.points, fromTs: input.from_ts, toTs: input.to_ts, resolution: input.resolution },
@@ -139,7 +135,7 @@ export async function getMarketTicks(
   const cursor = tickCursor(context);
   const fromCursor = cursor.decode(input.cursor, scope);
   const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
-    readTraderMarket(context.store, trader.wallet, conditionId),
+    context.reader.traderMarket(trader.wallet, conditionId),
   );
   const window = fromCursor?.window ?? Math.max(0, input.window ?? 0);
   const page = await readRawTicks(context.store, conditionId, {
@@ -167,7 +163,7 @@ export async function getMarketTape(
   const conditionId = parseConditionId(params.condition_id);
   const trader = traderOf(call.admitted);
   const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
-    readTraderMarket(context.store, trader.wallet, conditionId),
+    context.reader.traderMarket(trader.wallet, conditionId),
   );
-  return { market: market.header, trader, tape: await readFullTape(context.store, market.times) };
+  return { market: market.header, trader, tape: await context.reader.fullTape(market.times) };
 }

@@ -19,5 +19,6 @@ export async function getTraderCard(context: RouteContext, call: Call): Promise<
     trader,
     { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
     context.now(),
+    context.reader.sources,
   );
 }

@@ -1,6 +1,6 @@
 /** The whale-flow operation (REST `GET /flow/whales`; no MCP tool): large live accumulations across markets, ranked. */
 import { z } from 'zod';
-import { readWhaleFlow, WHALE_RANKINGS, type whaleFlowSchema } from '../projections/whales.ts';
+import { WHALE_RANKINGS, type whaleFlowSchema } from '../projections/whales.ts';
 import type { Config } from '../config.ts';
 import type { RouteContext } from './context.ts';
 import { limitParameter, pageLimit, queryInt, queryNumber } from './parameters.ts';
@@ -35,8 +35,7 @@ export async function getWhaleFlow(
   const { whales } = context.config;
   const limit = pageLimit(query.limit, whaleLimits(context.config));
   const windowHours = Math.min(whales.maxWindowHours, Math.max(1, query.window_h ?? whales.defaultWindowHours));
-  return readWhaleFlow(
-    context.store,
+  return context.reader.whaleFlow(
     {
       minUsd: query.min_usd ?? whales.defaultMinUsd,
       by: query.by ?? 'burst',

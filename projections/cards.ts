@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { careerCardSchema, readCareer, type CareerCard } from './careers.ts';
 import { readUpstreamState } from './equity.ts';
+import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 import { traderSchema, type Trader } from './traders.ts';
 import { readUpstreamProfile, upstreamProfileSchema, type UpstreamProfile } from './upstream.ts';
@@ -31,7 +32,7 @@ export interface CardSettings {
 /**
  * The card's parts: the career's and the upstream profile's plain reads by the wallet prefix of their
  * keys, as two bundles (projections/bundle.ts) side by side on the read pool, folded here; the upstream's
- * state comes from the read caches (about a second) or its own point read, alongside. Two statements
+ * state comes from its own point read (or the API's cache of it), alongside. Two statements
  * in parallel answer sooner than the same parts as one, for a little less throughput under load: the
  * card is the call agents wait on first.
  */
@@ -40,11 +41,12 @@ export async function readTraderCard(
   trader: Trader,
   settings: CardSettings,
   nowSeconds: number,
+  sources: ReadSources = plainSources(store),
 ): Promise<TraderCard> {
   const [career, profile, upstreamState] = await Promise.all([
-    readCareer(store, trader.wallet, settings.includeV1),
-    readUpstreamProfile(store, trader.wallet),
-    readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds),
+    readCareer(store, trader.wallet, settings.includeV1, sources),
+    readUpstreamProfile(store, trader.wallet, sources),
+    readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds, sources),
   ]);
   const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...statistics } = career;
   if (upstreamState.state === 'offline') {

@@ -5,9 +5,9 @@
  * and each open market's last trade (wallet-markets.ts, foldCareer).
  */
 import { z } from 'zod';
-import type { MarketMark } from './read-cache.ts';
 import type { Store } from './store.ts';
-import { readWalletMarkets, type WalletMarketRow } from './wallet-markets.ts';
+import { plainSources, type ReadSources } from './sources.ts';
+import type { MarketMark, WalletMarketRow } from './wallet-markets.ts';
 
 export interface CareerStatistics {
   markets_total: number;
@@ -71,7 +71,7 @@ type CareerMarketRow = Pick<
   | 'era'
 >;
 
-/** An open market's mark and when it was made (read-cache.ts keeps them). */
+/** An open market's mark and when it was made. */
 type Mark = MarketMark;
 
 /**
@@ -80,8 +80,13 @@ type Mark = MarketMark;
  * the era filter applies to each market's newest row). One statement that joined the rows and the marks
  * and computed eighteen aggregates cost the engine several times more to plan than to read.
  */
-export async function readCareer(store: Store, wallet: string, includeV1: boolean): Promise<CareerStatistics> {
-  const { markets, marks } = await readWalletMarkets(store, wallet);
+export async function readCareer(
+  store: Store,
+  wallet: string,
+  includeV1: boolean,
+  sources: ReadSources = plainSources(store),
+): Promise<CareerStatistics> {
+  const { markets, marks } = await sources.walletMarkets(wallet);
   return foldCareer(
     markets.filter((row) => includeV1 || row.era === 'v2'),
     new Map(marks.map((row) => [row.condition_id, { mark: row.mark, marked_at: row.marked_at }])),

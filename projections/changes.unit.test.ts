@@ -1,5 +1,5 @@
 /**
- * What the display-name cache relies on (read-cache.ts `traderName`, changes.ts `namesChanged`): every
+ * What the display-name cache relies on (operations/reads.ts `trader_name` follows a notice's `named`): every
  * view that writes trader_names reads a landing table whose rows carry the wallet and a name, and keeps
  * only rows whose name is not empty. The ingest decode reports exactly such rows; a new view that
  * named traders from another source, or from rows without a name, would leave cached names stale.
@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { StoreChanges } from './changes.ts';
+import { EVERYTHING_CHANGED, StoreChangeFeed, type StoreChanged } from './changes.ts';
 
 const migrations = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -37,43 +37,33 @@ describe('the views that name traders', () => {
   });
 });
 
-describe('StoreChanges', () => {
-  it('moves each kind of version only for what changed, and all of them on everythingChanged', () => {
-    const changes = new StoreChanges();
-    const start = changes.latest;
-    changes.changed(['0xa']);
-    expect(changes.versionOf('0xa')).toBeGreaterThan(start);
-    expect(changes.versionOfName('0xa')).toBe(0);
-    expect(changes.versionOf('0xb')).toBe(0);
-    changes.namesChanged(['0xb']);
-    expect(changes.versionOfName('0xb')).toBe(changes.latest);
-    expect(changes.versionOf('0xb')).toBe(0);
-    changes.marketsChanged(['0xc1']);
-    expect(changes.versionOfMarket('0xc1')).toBe(changes.latest);
-    expect(changes.versionOfMarket('0xc2')).toBe(0);
-    const before = changes.latest;
-    changes.everythingChanged();
-    for (const version of [
-      changes.versionOf('0xa'),
-      changes.versionOf('0xz'),
-      changes.versionOfName('0xb'),
-      changes.versionOfMarket('0xc2'),
-    ]) {
-      expect(version).toBeGreaterThan(before);
-    }
+describe('StoreChangeFeed', () => {
+  it('hands each notice to every listener until it stops listening', () => {
+    const feed = new StoreChangeFeed();
+    const first: StoreChanged[] = [];
+    const second: StoreChanged[] = [];
+    const stopFirst = feed.listen({ changed: (notice) => first.push(notice) });
+    feed.listen({ changed: (notice) => second.push(notice) });
+    const notice = { wallets: new Set(['0xa']), markets: new Set(['0xc1']) };
+    feed.changed(notice);
+    stopFirst();
+    feed.changed(EVERYTHING_CHANGED);
+    expect(first).toEqual([notice]);
+    expect(second).toEqual([notice, EVERYTHING_CHANGED]);
   });
 
-  it('is watched while a worker reports, and counts its start and stop as everything changed', () => {
-    const changes = new StoreChanges();
-    expect(changes.watched).toBe(false);
-    const stopOne = changes.watch();
-    const stopTwo = changes.watch();
-    const whileWatched = changes.versionOf('0xa');
+  it('is reported while a worker reports, and tells everything changed at its start and stop', () => {
+    const feed = new StoreChangeFeed();
+    const told: StoreChanged[] = [];
+    feed.listen({ changed: (notice) => told.push(notice) });
+    expect(feed.reported).toBe(false);
+    const stopOne = feed.report();
+    const stopTwo = feed.report();
     stopOne();
     stopOne();
-    expect(changes.watched).toBe(true);
-    expect(changes.versionOf('0xa')).toBeGreaterThan(whileWatched);
+    expect(feed.reported).toBe(true);
     stopTwo();
-    expect(changes.watched).toBe(false);
+    expect(feed.reported).toBe(false);
+    expect(told).toEqual([EVERYTHING_CHANGED, EVERYTHING_CHANGED, EVERYTHING_CHANGED, EVERYTHING_CHANGED]);
   });
 });

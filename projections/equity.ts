@@ -4,8 +4,9 @@
  * since when) comes with it, so the reader can say the curve is unavailable rather than stale.
  */
 import { z } from 'zod';
+import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
-import { readUpstreamHistory, type EquityPoint } from './upstream-history.ts';
+import type { EquityPoint, UpstreamReport } from './upstream-history.ts';
 
 export const EQUITY_WINDOWS = ['24h', '7d', '30d', 'ytd', '1y', 'all'] as const;
 export type EquityWindow = (typeof EQUITY_WINDOWS)[number];
@@ -53,39 +54,19 @@ export interface UpstreamState {
   heartbeat_at: number | null;
 }
 
-/**
- * The poller's latest report: the newest second's row, read backwards in the sort key (ts) without
- * FINAL, so only the last granule of each part is touched, not the table.
- */
-const READ_UPSTREAM_STATE = `
-SELECT state, ts
-FROM {db:Identifier}.upstream_status
-ORDER BY ts DESC
-LIMIT 1`;
-
 /** Offline when the poller said so, or when its heartbeats stopped coming. */
 export async function readUpstreamState(
   store: Store,
   nowSeconds: number,
   staleAfterSeconds: number,
+  sources: ReadSources = plainSources(store),
 ): Promise<UpstreamState> {
-  // The report is cached, not the state: freshness is judged against this call's clock.
-  const cache = store.caches?.upstreamState;
-  let latest = cache?.get('latest');
-  if (!latest) {
-    const [row] = await store.query<{ state: string; ts: number }>(READ_UPSTREAM_STATE);
-    latest = { row: row ?? null };
-    cache?.set('latest', latest);
-  }
-  return upstreamStateOf(latest.row ?? undefined, nowSeconds, staleAfterSeconds);
+  // The report may be kept a moment, not the state: freshness is judged against this call's clock.
+  return upstreamStateOf(await sources.upstreamReport(), nowSeconds, staleAfterSeconds);
 }
 
-/** The state from READ_UPSTREAM_STATE's row (absent: no report ever). */
-function upstreamStateOf(
-  row: { state: string; ts: number } | undefined,
-  nowSeconds: number,
-  staleAfterSeconds: number,
-): UpstreamState {
+/** The state from the poller's latest report (null: no report ever). */
+function upstreamStateOf(row: UpstreamReport | null, nowSeconds: number, staleAfterSeconds: number): UpstreamState {
   if (!row) return { state: 'offline', heartbeat_at: null };
   const fresh = nowSeconds - row.ts <= staleAfterSeconds;
   return { state: row.state === 'online' && fresh ? 'online' : 'offline', heartbeat_at: row.ts };
@@ -120,10 +101,11 @@ export async function readEquitySeries(
   wallet: string,
   window: EquityWindow,
   options: { nowSeconds: number; upstreamStaleAfterSeconds: number },
+  sources: ReadSources = plainSources(store),
 ): Promise<EquitySeries> {
   const [history, upstream] = await Promise.all([
-    readUpstreamHistory(store, wallet),
-    readUpstreamState(store, options.nowSeconds, options.upstreamStaleAfterSeconds),
+    sources.upstreamHistory(wallet),
+    readUpstreamState(store, options.nowSeconds, options.upstreamStaleAfterSeconds, sources),
   ]);
   const from = windowStart(window, options.nowSeconds);
   const series = history.points.filter(([ts]) => ts >= from && ts <= options.nowSeconds);

@@ -4,13 +4,12 @@
  * fill's `ts` sees that second again, so fills of the same second that landed late are not missed).
  */
 import { z } from 'zod';
-import { readMarketNames } from './market-names.ts';
+import { NO_MARKET_NAMES } from './market-names.ts';
 import { type DepthOption, historyDepthParam, MARKETS_WITHIN_DEPTH } from './market-rows.ts';
 import { clampEpochSeconds, epochLowerBound } from './params.ts';
 import { TOP_FILL_SOURCE_RANK } from './vocabulary.ts';
 import { traderMarketFillOf, type TraderMarketFillRowSerialized } from './market-parts.ts';
-import { readForTrader } from './cached-reads.ts';
-import { NO_MARKET_NAMES } from './read-cache.ts';
+import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 
 export const traderFillSchema = z.object({
@@ -124,25 +123,7 @@ export async function readTraderFills(
   store: Store,
   wallet: string,
   page: { since?: number | undefined; after?: FillPosition | undefined; limit: number } & DepthOption,
-): Promise<{ fills: TraderFill[]; next: FillPosition | null }> {
-  const depth = page.historyDepth ?? -1;
-  const args = [page.since ?? null, page.after ?? null, page.limit, depth];
-  // Over all the wallet's markets the page is read from fills_v2 alone: it follows the wallet's fills.
-  // Within a history depth the visible markets come from trader_markets_v2 (its rollups): it follows all.
-  return readForTrader(
-    store,
-    'fills',
-    wallet,
-    args,
-    () => readTraderFillsFromStore(store, wallet, page),
-    depth < 0 ? 'fills' : 'trader',
-  );
-}
-
-async function readTraderFillsFromStore(
-  store: Store,
-  wallet: string,
-  page: { since?: number | undefined; after?: FillPosition | undefined; limit: number } & DepthOption,
+  sources: ReadSources = plainSources(store),
 ): Promise<{ fills: TraderFill[]; next: FillPosition | null }> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const after = page.after;
@@ -178,10 +159,7 @@ async function readTraderFillsFromStore(
   }
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
-  const names = await readMarketNames(
-    store,
-    pageRows.map((row) => row.condition_id),
-  );
+  const names = await sources.marketNames(pageRows.map((row) => row.condition_id));
   return {
     fills: pageRows.map((row) => {
       const market = names.get(row.condition_id) ?? NO_MARKET_NAMES;

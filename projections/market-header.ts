@@ -7,8 +7,8 @@ import { bundle } from './bundle.ts';
 import { marketMetaPart } from './market-parts.ts';
 import { winnerName } from './market-rows.ts';
 import type { MarketHeader } from './market-schemas.ts';
-import { readWithMarketNames } from './cached-reads.ts';
-import type { MarketNames } from './read-cache.ts';
+import type { MarketNames } from './market-names.ts';
+import { plainSources, readBundleNamed, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 
 /** The wallet's newest row of one market (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own rule, without FINAL). */
@@ -26,7 +26,7 @@ export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
 
 /**
  * Point lookups by primary key, as one bundle of plain parts (projections/bundle.ts): the wallet's row of
- * the market and, unless the read caches hold them, the market's names (its metadata).
+ * the market and, unless they are at hand, the market's names (its metadata).
  */
 export const MARKET_NAMES_PART = marketMetaPart('title, outcome1, outcome2, title_start_ts');
 const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({
@@ -65,11 +65,16 @@ export async function readMarketHeader(
   store: Store,
   wallet: string,
   conditionId: string,
+  sources: ReadSources = plainSources(store),
 ): Promise<MarketHeader | null> {
-  const { parts, names } = await readWithMarketNames(store, conditionId, READ_MARKET_HEADER, READ_MARKET_HEADER_NAMED, {
-    wallet,
-    condition_id: conditionId,
-  });
+  const { parts, names } = await readBundleNamed(
+    store,
+    sources,
+    conditionId,
+    READ_MARKET_HEADER,
+    READ_MARKET_HEADER_NAMED,
+    { wallet, condition_id: conditionId },
+  );
   const [tm] = parts.tm;
   return tm ? toHeader({ ...tm, ...names }) : null;
 }

@@ -16,10 +16,9 @@ import {
   type TraderMarketRow,
 } from './market-rows.ts';
 import type { MarketListPosition, MarketRow } from './market-schemas.ts';
-import { readMarketNames } from './market-names.ts';
-import { readForTrader } from './cached-reads.ts';
+import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
-import { keptWalletMarkets, type WalletMarkets } from './wallet-markets.ts';
+import type { WalletMarkets } from './wallet-markets.ts';
 
 /**
  * One page of the recency order (last activity DESC, condition_id DESC), strictly after the keyset
@@ -48,7 +47,7 @@ const MARKS_OF_OPEN_MARKETS = marksOfOpenMarketsPart();
 
 /**
  * A page of the markets list and the marks of the wallet's open markets, in one statement (a bundle: the
- * page's rows come back unordered and are sorted again); the names come from the cache, or one more read.
+ * page's rows come back unordered and are sorted again); the names come from the sources (kept, or one more read).
  */
 type MarketsPageParts = { rows: TraderMarketRow; marks: { condition_id: string; mark: number } };
 const READ_TRADER_MARKETS_PAGE = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS, marks: MARKS_OF_OPEN_MARKETS });
@@ -71,17 +70,21 @@ interface MarketsPage {
  * after `after`. Returns the rows and the position to continue from (null at the end). With a history
  * depth ≥ 0 only the `historyDepth` most recent markets exist for the list (and its paging).
  */
-export async function readTraderMarkets(store: Store, wallet: string, page: MarketsPageRequest): Promise<MarketsPage> {
-  const args = [page.after ?? null, page.limit, page.historyDepth ?? -1];
+export async function readTraderMarkets(
+  store: Store,
+  wallet: string,
+  page: MarketsPageRequest,
+  sources: ReadSources = plainSources(store),
+): Promise<MarketsPage> {
   // The wallet's every market, when at hand (the card or top-markets just read it): paged in memory.
-  const walletMarkets = keptWalletMarkets(store, wallet);
-  if (walletMarkets) return pageOfWalletMarkets(store, await walletMarkets, page);
-  return readForTrader(store, 'markets', wallet, args, () => readTraderMarketsFromStore(store, wallet, page));
+  const walletMarkets = sources.walletMarketsAtHand(wallet);
+  if (walletMarkets) return pageOfWalletMarkets(sources, await walletMarkets, page);
+  return readTraderMarketsPage(store, wallet, page, sources);
 }
 
 /** The page READ_TRADER_MARKETS(_WITHIN_DEPTH) selects, from every market of the wallet in memory. */
 async function pageOfWalletMarkets(
-  store: Store,
+  sources: ReadSources,
   walletMarkets: WalletMarkets,
   page: MarketsPageRequest,
 ): Promise<MarketsPage> {
@@ -97,12 +100,12 @@ async function pageOfWalletMarkets(
         (row) => row.last_ts < afterTs || (row.last_ts === afterTs && compareIds(row.condition_id, afterId) < 0),
       )
     : visible;
-  return pageOf(store, rows, limit, walletMarkets.marks);
+  return pageOf(sources, rows, limit, walletMarkets.marks);
 }
 
 /** The first `limit` of `rows` (in list order, after the position) as list rows with names and marks, and where the next page starts. */
 async function pageOf(
-  store: Store,
+  sources: ReadSources,
   rows: readonly TraderMarketRow[],
   limit: number,
   markRows: readonly { condition_id: string; mark: number }[],
@@ -110,20 +113,18 @@ async function pageOf(
   const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
   const marks = new Map(markRows.map((row) => [row.condition_id, row.mark]));
-  const names = await readMarketNames(
-    store,
-    pageRows.map((row) => row.condition_id),
-  );
+  const names = await sources.marketNames(pageRows.map((row) => row.condition_id));
   return {
     markets: pageRows.map((row) => toMarketRow(row, names, marks)),
     next: rows.length > limit && lastRow ? { lastTradedAt: lastRow.last_ts, conditionId: lastRow.condition_id } : null,
   };
 }
 
-async function readTraderMarketsFromStore(
+async function readTraderMarketsPage(
   store: Store,
   wallet: string,
   page: MarketsPageRequest,
+  sources: ReadSources,
 ): Promise<MarketsPage> {
   const limit = Math.max(1, Math.trunc(page.limit));
   const after = page.after;
@@ -144,5 +145,5 @@ async function readTraderMarketsFromStore(
         })
       : await readBundle(store, READ_TRADER_MARKETS_PAGE, params);
   // The list's order (a bundle keeps none); the statement returned at most limit + 1 rows.
-  return pageOf(store, [...parts.rows].sort(inListOrder), limit, parts.marks);
+  return pageOf(sources, [...parts.rows].sort(inListOrder), limit, parts.marks);
 }

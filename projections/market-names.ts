@@ -1,9 +1,22 @@
-/**
- * The names of markets (title, outcome names, the start the title names) from their metadata, through the
- * read caches (read-cache.ts says how long they are kept).
- */
-import type { MarketNames } from './read-cache.ts';
+/** The names of markets (title, outcome names, the start the title names) from their metadata. */
 import type { Store } from './store.ts';
+
+/** A market's names as the lists show them. */
+export interface MarketNames {
+  title: string;
+  outcome1: string;
+  outcome2: string;
+  /** The start the title names (metadata like the names, kept with them): a chart's default window starts there. */
+  title_start_ts: number | null;
+}
+
+/** A market without metadata: the lists show '' for its title and outcome names. */
+export const NO_MARKET_NAMES: Readonly<MarketNames> = Object.freeze({
+  title: '',
+  outcome1: '',
+  outcome2: '',
+  title_start_ts: null,
+});
 
 /** Names of some markets: point lookups by the primary key of their metadata (a market without metadata has no row). */
 const READ_MARKET_NAMES = `
@@ -13,36 +26,21 @@ WHERE condition_id IN {names_of:Array(String)}
 ORDER BY version DESC
 LIMIT 1 BY condition_id`;
 
-/**
- * Title and outcome names of some markets (absent: no metadata): from the cache (names change rarely:
- * read-cache.ts says how long they are kept), the rest in one read.
- */
+/** Title and outcome names of some markets, in one read (absent: no metadata). */
 export async function readMarketNames(
   store: Store,
   conditionIds: readonly string[],
 ): Promise<Map<string, MarketNames>> {
   const names = new Map<string, MarketNames>();
-  const caches = store.caches;
-  const readStart = caches?.marketNamesReadStart() ?? null;
-  const missing: string[] = [];
-  for (const conditionId of new Set(conditionIds)) {
-    const cached = caches?.marketNames(conditionId);
-    if (cached) names.set(conditionId, cached);
-    else missing.push(conditionId);
-  }
-  if (missing.length === 0) return names;
-  const rows = await store.query<{ condition_id: string } & MarketNames>(READ_MARKET_NAMES, { names_of: missing });
-  for (const row of rows) {
-    const market: MarketNames = {
+  const unique = [...new Set(conditionIds)];
+  if (unique.length === 0) return names;
+  const rows = await store.query<{ condition_id: string } & MarketNames>(READ_MARKET_NAMES, { names_of: unique });
+  for (const row of rows)
+    names.set(row.condition_id, {
       title: row.title,
       outcome1: row.outcome1,
       outcome2: row.outcome2,
       title_start_ts: row.title_start_ts,
-    };
-    names.set(row.condition_id, market);
-    caches?.keepMarketNames(row.condition_id, market, readStart);
-  }
-  // No metadata yet: kept as such while this process's worker watches (read-cache.ts).
-  for (const conditionId of missing) if (!names.has(conditionId)) caches?.keepMarketNames(conditionId, null, readStart);
+    });
   return names;
 }

@@ -153,14 +153,6 @@ export interface TraderMarket {
   times: MarketTimes;
 }
 
-/**
- * The read caches' key of a trader's market (ReadCaches.market): the chart and tape read it under this
- * key, and a summary, which reads the same parts, keeps it there too.
- */
-export function traderMarketKey(wallet: string, conditionId: string): string {
-  return `market|${wallet}|${conditionId}`;
-}
-
 /** The times from the market's parts (each absent without a row); null when the market is unknown (no metadata and no trades). */
 export function marketTimesOf(
   conditionId: string,

@@ -6,7 +6,7 @@
 import { clampUInt32 } from './params.ts';
 import { compareIds } from './market-parts.ts';
 import type { MarketRow } from './market-schemas.ts';
-import { NO_MARKET_NAMES, type MarketNames } from './read-cache.ts';
+import { NO_MARKET_NAMES, type MarketNames } from './market-names.ts';
 
 /** The trader_markets_v2 columns a market row is built from (each market's newest version: the latest recomputation). */
 export const ROW_COLUMNS = `

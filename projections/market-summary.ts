@@ -17,18 +17,16 @@ import {
   marketResolutionPart,
   marketTimesOf,
   traderMarketFillsPart,
-  traderMarketKey,
-  traderMarketResolved,
   type MarketResolutionRow,
   type MarketTradeSpanRow,
   type TraderMarket,
   type TraderMarketFillRow,
 } from './market-parts.ts';
 import type { MarketSummary, TraderMarketDetail } from './market-schemas.ts';
-import { readWithMarketNames } from './cached-reads.ts';
-import { NO_MARKET_NAMES, type MarketNames } from './read-cache.ts';
+import { NO_MARKET_NAMES, type MarketNames } from './market-names.ts';
+import { plainSources, readBundleNamed, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
-import { keptWalletMarkets, TRADE_BREAKDOWN_COLUMNS, type TradeBreakdown } from './wallet-markets.ts';
+import { TRADE_BREAKDOWN_COLUMNS, type TradeBreakdown } from './wallet-markets.ts';
 
 const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
         fills_count, buy_usd, sell_usd, buy_tokens, net_tokens1, net_tokens2,
@@ -218,27 +216,30 @@ async function readSummaryParts(
   store: Store,
   wallet: string,
   conditionId: string,
+  sources: ReadSources,
 ): Promise<{
   tm: SummaryTraderMarketRow | undefined;
   parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] };
   names: MarketNames;
 }> {
   const params = { wallet, condition_id: conditionId };
-  const kept = keptWalletMarkets(store, wallet);
-  const keptRow = kept ? (await kept).markets.find((row) => row.condition_id === conditionId) : undefined;
+  const atHand = sources.walletMarketsAtHand(wallet);
+  const keptRow = atHand ? (await atHand).markets.find((row) => row.condition_id === conditionId) : undefined;
   if (keptRow)
     return {
       tm: keptRow,
-      ...(await readWithMarketNames(
+      ...(await readBundleNamed(
         store,
+        sources,
         conditionId,
         READ_SUMMARY_MARKET_PARTS,
         READ_SUMMARY_MARKET_PARTS_NAMED,
         params,
       )),
     };
-  const { parts, names } = await readWithMarketNames(
+  const { parts, names } = await readBundleNamed(
     store,
+    sources,
     conditionId,
     READ_MARKET_SUMMARY,
     READ_MARKET_SUMMARY_NAMED,
@@ -247,37 +248,36 @@ async function readSummaryParts(
   return { tm: parts.tm[0], parts, names };
 }
 
+/**
+ * Header and summary of one market of a trader (null when the trader never traded it, or it is unknown),
+ * and the trader's market a chart or tape of it starts from: the same parts, so that a summary's reader
+ * can keep both (an agent's next call after a summary is often the chart, as crack_this_trader asks).
+ */
+export async function readMarketSummaryAndMarket(
+  store: Store,
+  wallet: string,
+  conditionId: string,
+  sources: ReadSources = plainSources(store),
+): Promise<{ detail: TraderMarketDetail | null; traderMarket: TraderMarket | null }> {
+  const { tm, parts, names } = await readSummaryParts(store, wallet, conditionId, sources);
+  if (!tm) return { detail: null, traderMarket: null };
+  const row = summaryRowOf(parts, tm, names);
+  const market = toHeader(row);
+  const times = marketTimesOf(
+    conditionId,
+    names === NO_MARKET_NAMES ? undefined : names,
+    parts.window[0],
+    parts.resolution[0],
+  );
+  return { detail: { market, summary: toSummary(row) }, traderMarket: times ? { header: market, times } : null };
+}
+
 /** Header and summary of one market of a trader; null when the trader never traded it (or it is unknown). */
 export async function readMarketSummary(
   store: Store,
   wallet: string,
   conditionId: string,
+  sources: ReadSources = plainSources(store),
 ): Promise<TraderMarketDetail | null> {
-  const readMarketSummaryFromStore = async () => {
-    const { tm, parts, names } = await readSummaryParts(store, wallet, conditionId);
-    if (!tm) return null;
-    const row = summaryRowOf(parts, tm, names);
-    const market = toHeader(row);
-    // The same parts are the trader's market a chart or tape of this market starts from (an agent's next
-    // call, as crack_this_trader asks): kept under its own key, it costs that call its first statement.
-    const times = marketTimesOf(
-      conditionId,
-      names === NO_MARKET_NAMES ? undefined : names,
-      parts.window[0],
-      parts.resolution[0],
-    );
-    if (times) {
-      const traderMarket: TraderMarket = { header: market, times };
-      store.caches?.keepMarket(traderMarketKey(wallet, conditionId), traderMarket, traderMarketResolved(traderMarket));
-    }
-    return { market, summary: toSummary(row) };
-  };
-  // A resolved market's summary never changes (immutable, strong ETag); an open one is kept briefly.
-  return store.caches
-    ? store.caches.market(
-        `summary|${wallet}|${conditionId}`,
-        readMarketSummaryFromStore,
-        (detail) => detail?.market.resolved === true,
-      )
-    : readMarketSummaryFromStore();
+  return (await readMarketSummaryAndMarket(store, wallet, conditionId, sources)).detail;
 }

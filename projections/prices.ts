@@ -14,8 +14,6 @@ import {
   marketTimesOf,
   traderMarketFillOf,
   traderMarketFillsPart,
-  traderMarketKey,
-  traderMarketResolved,
   type MarketMetaRow,
   type MarketResolutionRow,
   type MarketTimes,
@@ -206,20 +204,10 @@ ORDER BY ts`;
 
 /** The full per-second tape: change-only rows, pinned at the winner level when resolved. Uncapped. */
 export async function readFullTape(store: Store, times: MarketTimes): Promise<SeriesPoint[]> {
-  const readFullTapeFromStore = async () =>
-    pinToWinner(
-      toPoints(await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId })),
-      times.resolution,
-    );
-  // A resolved market's tape never changes; an open one is kept briefly.
-  const resolvedAt = times.resolution ? `${times.resolution.winnerTokenSide}@${times.resolution.ts}` : 'open';
-  return store.caches
-    ? store.caches.market(
-        `tape|${times.conditionId}|${resolvedAt}`,
-        readFullTapeFromStore,
-        () => times.resolution !== null,
-      )
-    : readFullTapeFromStore();
+  return pinToWinner(
+    toPoints(await store.query<LadderRow>(READ_TAPE, { condition_id: times.conditionId })),
+    times.resolution,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -318,20 +306,13 @@ export async function readTraderMarket(
   wallet: string,
   conditionId: string,
 ): Promise<TraderMarket | null> {
-  const readTraderMarketFromStore = async () => {
-    const parts = await readBundle(store, READ_TRADER_MARKET, { wallet, condition_id: conditionId });
-    const [tm] = parts.tm;
-    const times = marketTimesOf(conditionId, parts.meta[0], parts.trades[0], parts.resolution[0]);
-    if (!tm || !times) return null;
-    const [meta] = parts.meta;
-    const header = toHeader({ ...tm, title: meta?.title ?? '', outcome1: times.outcome1, outcome2: times.outcome2 });
-    return { header, times };
-  };
-  // Once resolved (the header and the resolution both say so), neither part changes again. A summary of
-  // the same market keeps this answer too (readMarketSummary reads the same parts).
-  return store.caches
-    ? store.caches.market(traderMarketKey(wallet, conditionId), readTraderMarketFromStore, traderMarketResolved)
-    : readTraderMarketFromStore();
+  const parts = await readBundle(store, READ_TRADER_MARKET, { wallet, condition_id: conditionId });
+  const [tm] = parts.tm;
+  const times = marketTimesOf(conditionId, parts.meta[0], parts.trades[0], parts.resolution[0]);
+  if (!tm || !times) return null;
+  const [meta] = parts.meta;
+  const header = toHeader({ ...tm, title: meta?.title ?? '', outcome1: times.outcome1, outcome2: times.outcome2 });
+  return { header, times };
 }
 
 /** The sampled chart of a trader's market: the series for the request and the trader's complete fills. */
@@ -343,24 +324,16 @@ export async function readSampledChart(
   limits: ChartLimits,
   nowSeconds: number,
 ): Promise<{ series: SampledSeries; fills: MarketFill[] }> {
-  const readSampledChartFromStore = async () => {
-    const plan = planChart(market.times, request, limits, nowSeconds);
-    const parts = await readBundle(store, READ_CHART, {
-      ...rungParams(market.times.conditionId, plan.fidelity, plan.fromTs, plan.toTs),
-      wallet,
-    });
-    const points = toPoints([...parts.rung].sort((a, b) => a.ts - b.ts));
-    return {
-      series: { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points },
-      fills: marketFillsOf(parts.fills, market.times),
-    };
+  const plan = planChart(market.times, request, limits, nowSeconds);
+  const parts = await readBundle(store, READ_CHART, {
+    ...rungParams(market.times.conditionId, plan.fidelity, plan.fromTs, plan.toTs),
+    wallet,
+  });
+  const points = toPoints([...parts.rung].sort((a, b) => a.ts - b.ts));
+  return {
+    series: { from_ts: plan.fromTs, to_ts: plan.toTs, fidelity: plan.fidelity, points },
+    fills: marketFillsOf(parts.fills, market.times),
   };
-  if (!store.caches) return readSampledChartFromStore();
-  const resolved = market.header.resolved && market.times.resolution !== null;
-  // The default window depends on the clock only for a market with neither a titled start nor a trade.
-  const clock = market.times.titleStartTs === null && market.times.firstTradeTs === null ? nowSeconds : '';
-  const key = `chart|${wallet}|${market.times.conditionId}|${JSON.stringify([request.points, request.fromTs, request.toTs, request.resolution, limits, clock])}|${resolved}`;
-  return store.caches.market(key, readSampledChartFromStore, () => resolved);
 }
 
 // ---------------------------------------------------------------------------------------------------

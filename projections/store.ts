@@ -17,7 +17,6 @@ import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { assertDataDirectoryFree, explainOpenFailure } from './embedded-lock.ts';
-import type { ReadCaches } from './read-cache.ts';
 import { inlineParams } from './sql-values.ts';
 
 export interface StoreOptions {
@@ -98,8 +97,6 @@ export function withQueryTimeout(store: Store, timeoutSeconds: number): Store {
 export interface Store {
   readonly database: string;
   readonly kind: 'embedded' | 'server';
-  /** In-process caches of rarely changing reads (projections/read-cache.ts); absent: every read queries. */
-  readonly caches?: ReadCaches | undefined;
   /** Runs a SELECT and returns its rows (JSONEachRow). With a timeout, an overrun is a QueryTimeoutError. */
   query<Row>(sql: string, params?: QueryParams, options?: QueryOptions): Promise<Row[]>;
   /** Runs a statement that returns no rows (DDL, INSERT … SELECT). */

@@ -6,9 +6,9 @@
 import { compareIds } from './market-parts.ts';
 import { inListOrder, toMarketRow, type DepthOption, type TraderMarketRow } from './market-rows.ts';
 import { TOP_MARKETS_NOTE, type TopMarkets } from './market-schemas.ts';
-import { readMarketNames } from './market-names.ts';
 import type { Store } from './store.ts';
-import { readWalletMarkets, type WalletMarketRow } from './wallet-markets.ts';
+import { plainSources, type ReadSources } from './sources.ts';
+import type { WalletMarketRow } from './wallet-markets.ts';
 
 /**
  * The four slices of at most `n` rows each. Ties: last activity DESC, then condition_id. Wins and losses
@@ -47,19 +47,17 @@ export async function readTopMarkets(
   wallet: string,
   n: number,
   options: DepthOption = {},
+  sources: ReadSources = plainSources(store),
 ): Promise<TopMarkets> {
   const size = Math.trunc(n);
   if (!(size >= 1)) return { top_wins: [], top_losses: [], most_traded: [], top_volume: [], note: TOP_MARKETS_NOTE };
   const depth = options.historyDepth ?? -1;
-  const parts = await readWalletMarkets(store, wallet);
+  const parts = await sources.walletMarkets(wallet);
   // The visible set: the first `depth` of the markets list's order.
   const visible = depth >= 0 ? [...parts.markets].sort(inListOrder).slice(0, depth) : parts.markets;
   const top = rankTopMarkets(visible, size);
   const shown = [...new Set([...top.top_wins, ...top.top_losses, ...top.most_traded, ...top.top_volume])];
-  const names = await readMarketNames(
-    store,
-    shown.map((row) => row.condition_id),
-  );
+  const names = await sources.marketNames(shown.map((row) => row.condition_id));
   const marks = new Map(parts.marks.map((row) => [row.condition_id, row.mark]));
   const rowOf = new Map(shown.map((row) => [row, toMarketRow(row, names, marks)]));
   const rowsOf = (slice: readonly WalletMarketRow[]) => slice.map((row) => rowOf.get(row)!);

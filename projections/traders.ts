@@ -83,9 +83,7 @@ LIMIT 1`;
 
 /** The current display name of a wallet ('' when none is known). */
 export async function readTraderName(store: Store, wallet: string): Promise<string> {
-  const readTraderNameFromStore = async () =>
-    (await store.query<{ name: string }>(READ_NAME, { wallet }))[0]?.name ?? '';
-  return store.caches ? store.caches.traderName(wallet, readTraderNameFromStore) : readTraderNameFromStore();
+  return (await store.query<{ name: string }>(READ_NAME, { wallet }))[0]?.name ?? '';
 }
 
 /**

@@ -1,12 +1,11 @@
 /**
  * A wallet's rows from the upstream provider: its latest profile and its full equity history. One read
  * behind both the card's `upstream` block (upstream.ts: the profile with the history's extremes) and the
- * pnl-series (equity.ts: a window cut from the history), kept as an answer about the trader that follows
- * only the provider's rows of the wallet (read-cache.ts, `follows: 'upstream'`): an agent that asks for
- * the card and then the curve, or for several windows, sends one statement.
+ * pnl-series (equity.ts: a window cut from the history), kept as an answer that follows only the
+ * provider's rows of the wallet (operations/reads.ts): an agent that asks for the card and then the curve,
+ * or for several windows, sends one statement. Also the provider's latest status report.
  */
 import { bundle, readBundle } from './bundle.ts';
-import { readForTrader } from './cached-reads.ts';
 import type { Store } from './store.ts';
 
 /** A point of the equity (profit) history: when, and the provider's profit then. */
@@ -49,18 +48,30 @@ const READ_UPSTREAM_HISTORY = bundle<{ profile: UpstreamProfileRow; equity: { ts
     WHERE wallet = {wallet:String}`,
 });
 
-/** The wallet's upstream profile and equity history: from the caches while the provider has not reported on it since, else read. */
+/** The wallet's upstream profile and equity history. */
 export async function readUpstreamHistory(store: Store, wallet: string): Promise<UpstreamHistory> {
-  return readForTrader(
-    store,
-    'upstream_history',
-    wallet,
-    null,
-    async () => {
-      const parts = await readBundle(store, READ_UPSTREAM_HISTORY, { wallet });
-      const points = parts.equity.map((row): EquityPoint => [row.ts, row.pnl_usd]).sort((a, b) => a[0] - b[0]);
-      return { profile: parts.profile[0] ?? null, points };
-    },
-    'upstream',
-  );
+  const parts = await readBundle(store, READ_UPSTREAM_HISTORY, { wallet });
+  const points = parts.equity.map((row): EquityPoint => [row.ts, row.pnl_usd]).sort((a, b) => a[0] - b[0]);
+  return { profile: parts.profile[0] ?? null, points };
+}
+
+/** The upstream poller's latest status report (online or not, and when); null: none ever. */
+export interface UpstreamReport {
+  state: string;
+  ts: number;
+}
+
+/**
+ * The newest second's row, read backwards in the sort key (ts) without FINAL, so only the last granule of
+ * each part is touched, not the table.
+ */
+const READ_UPSTREAM_REPORT = `
+SELECT state, ts
+FROM {db:Identifier}.upstream_status
+ORDER BY ts DESC
+LIMIT 1`;
+
+export async function readUpstreamReport(store: Store): Promise<UpstreamReport | null> {
+  const [row] = await store.query<UpstreamReport>(READ_UPSTREAM_REPORT);
+  return row ?? null;
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { drawdownStats } from './equity.ts';
 import type { Store } from './store.ts';
-import { readUpstreamHistory } from './upstream-history.ts';
+import { plainSources, type ReadSources } from './sources.ts';
 
 export const upstreamProfileSchema = z.object({
   pnl: z.number().meta({
@@ -24,8 +24,12 @@ export const upstreamProfileSchema = z.object({
 export type UpstreamProfile = z.infer<typeof upstreamProfileSchema>;
 
 /** The wallet's latest upstream profile with its equity extremes (0 without history); null when the provider never reported it. */
-export async function readUpstreamProfile(store: Store, wallet: string): Promise<UpstreamProfile | null> {
-  const { profile, points } = await readUpstreamHistory(store, wallet);
+export async function readUpstreamProfile(
+  store: Store,
+  wallet: string,
+  sources: ReadSources = plainSources(store),
+): Promise<UpstreamProfile | null> {
+  const { profile, points } = await sources.upstreamHistory(wallet);
   if (!profile) return null;
   const extremes = drawdownStats(points);
   return {

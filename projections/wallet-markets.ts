@@ -7,14 +7,17 @@
  * Why one answer: an agent investigating a trader asks for the card, then top-markets, then the list,
  * milliseconds apart (crack_this_trader), and each read the same rows of the wallet (a bundle whose
  * cost on the embedded store is mostly the engine's fixed cost per part). Read once and kept with the
- * trader's answers (read-cache.ts: until the trader changes, at most `traderAnswerSeconds`, as the marks
- * in it may lag that much), the second and third calls fold rows already in memory.
+ * trader's answers (operations/reads.ts), the second and third calls fold rows already in memory.
  */
 import { bundle, readBundle } from './bundle.ts';
 import { marksOfOpenMarketsPart } from './market-parts.ts';
-import { keptForTrader, readForTrader } from './cached-reads.ts';
-import type { MarketMark } from './read-cache.ts';
 import type { Store } from './store.ts';
+
+/** A market's mark: its last trade in UP space, and when. */
+export interface MarketMark {
+  mark: number;
+  marked_at: number;
+}
 
 /**
  * A market's trades by side and token (a summary's counts and volumes beyond the career's), one column
@@ -66,7 +69,7 @@ export interface WalletMarketRow extends TradeBreakdown {
 }
 
 /** An open market's mark (its last trade in UP space, and when it was), by market. */
-interface WalletMark extends MarketMark {
+export interface WalletMark extends MarketMark {
   condition_id: string;
 }
 
@@ -152,50 +155,24 @@ FROM {db:Identifier}.market_marks_v2
 WHERE condition_id IN {condition_ids:Array(String)}
 GROUP BY condition_id`;
 
+/** Every market of the wallet and its open markets' marks, in one statement. */
+export async function readWalletMarkets(store: Store, wallet: string): Promise<WalletMarkets> {
+  const parts = await readBundle(store, READ_WALLET_MARKETS, { wallet });
+  return { markets: parsedRows(parts.markets), marks: parts.marks };
+}
+
 /**
- * While the read caches keep marks (this process's worker reports each market's trades), the rows
- * alone, then the marks of the open ones from the cache, the rest in one more read (kept until their
- * market trades again); else the bundle. Why: the bundle's marks part finds the open markets by a
- * second read of trader_markets_v2, which costs about as much again as the rows alone on the embedded
- * store, and the open markets of traders who share markets are mostly marked already (one more, smaller
- * read when they are not).
+ * Every market of the wallet without the marks. Why apart: the bundle's marks part finds the open markets
+ * by a second read of trader_markets_v2, which costs about as much again as the rows alone on the
+ * embedded store, and the open markets of traders who share markets are mostly marked already (the read
+ * cache keeps marks briefly; readMarks reads the rest).
  */
-export async function readWalletMarketsFromStore(store: Store, wallet: string): Promise<WalletMarkets> {
-  const caches = store.caches;
-  if (!caches || caches.marksReadStart() === null) {
-    const parts = await readBundle(store, READ_WALLET_MARKETS, { wallet });
-    return { markets: parsedRows(parts.markets), marks: parts.marks };
-  }
-  const markets = parsedRows(await store.query<SerializedWalletMarketRow>(WALLET_MARKET_ROWS, { wallet }));
-  const marks: WalletMark[] = [];
-  const missing: string[] = [];
-  for (const row of markets) {
-    if (row.resolved) continue;
-    const kept = caches.mark(row.condition_id);
-    if (kept === undefined) missing.push(row.condition_id);
-    else if (kept !== null) marks.push({ condition_id: row.condition_id, ...kept });
-  }
-  if (missing.length === 0) return { markets, marks };
-  const readStart = caches.marksReadStart();
-  const found = new Map(
-    (await store.query<WalletMark>(READ_MARKS, { condition_ids: missing })).map((row) => [row.condition_id, row]),
-  );
-  for (const conditionId of missing) {
-    const row = found.get(conditionId);
-    caches.keepMark(conditionId, row ? { mark: row.mark, marked_at: row.marked_at } : null, readStart);
-    if (row) marks.push(row);
-  }
-  return { markets, marks };
+export async function readWalletMarketRows(store: Store, wallet: string): Promise<WalletMarketRow[]> {
+  return parsedRows(await store.query<SerializedWalletMarketRow>(WALLET_MARKET_ROWS, { wallet }));
 }
 
-const KIND = 'wallet_markets';
-
-/** Every market of the wallet and its open markets' marks: kept, being read, or read now. */
-export function readWalletMarkets(store: Store, wallet: string): Promise<WalletMarkets> {
-  return readForTrader(store, KIND, wallet, null, () => readWalletMarketsFromStore(store, wallet));
-}
-
-/** The same answer if this process has it or is reading it (a caller that needs less reads less otherwise). */
-export function keptWalletMarkets(store: Store, wallet: string): Promise<WalletMarkets> | undefined {
-  return keptForTrader<WalletMarkets>(store, KIND, wallet, null);
+/** The marks of some markets (a market without a trade has none). */
+export async function readMarks(store: Store, conditionIds: readonly string[]): Promise<WalletMark[]> {
+  if (conditionIds.length === 0) return [];
+  return store.query<WalletMark>(READ_MARKS, { condition_ids: conditionIds });
 }

@@ -139,25 +139,6 @@ export async function readWhaleFlow(
   request: WhaleFlowRequest,
   coverage: { exactAboveUsd: number; burstGapSeconds: number },
 ): Promise<WhaleFlow> {
-  const cache = store.caches?.whaleFlow;
-  if (!cache) return rankWhales(store, request, coverage);
-  // One ranking per request shape and second; the previous second's is served while this one is computed.
-  const shape = JSON.stringify([
-    request.minUsd,
-    request.by,
-    request.windowHours,
-    request.limit,
-    coverage.exactAboveUsd,
-    coverage.burstGapSeconds,
-  ]);
-  return (await cache.get(shape, request.nowSeconds, () => rankWhales(store, request, coverage))) as WhaleFlow;
-}
-
-async function rankWhales(
-  store: Store,
-  request: WhaleFlowRequest,
-  coverage: { exactAboveUsd: number; burstGapSeconds: number },
-): Promise<WhaleFlow> {
   const minUsd = Math.max(request.minUsd, coverage.exactAboveUsd);
   const cutoff = request.nowSeconds - request.windowHours * 3600;
   const [rows, asOf] = await Promise.all([

@@ -11,7 +11,7 @@
  * events of that stretch which had landed before the crash are recognized in the store and not
  * published twice (sources/skip-landed.ts). State files are written atomically and read strictly.
  */
-import { changesOf } from '../projections/changes.ts';
+import { changeFeedOf, EVERYTHING_CHANGED } from '../projections/changes.ts';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
@@ -152,7 +152,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     const views = await rederiveViewsSince(store, world.resumeFromTs, token);
     for (const batch of rederivedBatches(token)) worker.rollups.enqueue(batch);
     // Written around the worker: answers about any trader kept meanwhile are stale.
-    changesOf(store.database).everythingChanged();
+    changeFeedOf(store.database).changed(EVERYTHING_CHANGED);
     log.info({ fromTs: world.resumeFromTs, views: views.length }, 'derived the views of the resumed tail again');
   }
   // What the store holds of a resumed world, before anything is published again (see skip-landed.ts).

@@ -3,19 +3,17 @@
  *
  * An agent asks for a market's summary, then its chart (crack_this_trader does, milliseconds apart).
  * Both start from the trader's row of the market, its metadata, its trade span and its resolution; the
- * summary reads all four, so it keeps the trader's market (header and times) in the read caches under
- * the chart's own key, and the chart's first statement is not sent. The kept answer must be exactly
+ * summary reads all four, so it keeps the trader's market (header and times) in the read cache under
+ * the chart's own policy, and the chart's first statement is not sent. The kept answer must be exactly
  * what the chart would read itself, whichever way the summary got the market's names (read with it, or
- * from the names cache), for an open market, a resolved one (kept for good), a split payout and a market
+ * from the kept names), for an open market, a resolved one (kept for good), a split payout and a market
  * without metadata; an open market's is kept no longer than an open answer (api.readCache.openMarketSeconds).
- * Expected values come from readTraderMarket on the same store without caches.
+ * Expected values come from readTraderMarket on the same store without the cache.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
-import { readMarketNames } from '../projections/market-names.ts';
-import { readMarketSummary } from '../projections/market-summary.ts';
+import { readCacheOf, Reader } from '../operations/reads.ts';
 import { readTraderMarket } from '../projections/prices.ts';
-import { withReadCaches } from '../projections/cached-reads.ts';
 import type { Store } from '../projections/store.ts';
 import { openMigratedStore, withPublisher } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
@@ -37,10 +35,12 @@ let store: Store;
 /** Every statement the cached reads send, in order (tests clear it before what they check). */
 const sent: string[] = [];
 
-/** The app's read caches over the recorded store, on a clock the test moves. */
-function cachedStore() {
+/** The app's cached reads over the recorded store, on a clock the test moves. */
+function cachedReader() {
   const time = { ms: 1_000_000 };
-  return { time, store: withReadCaches(recordingQueries(store, sent), config.api.readCache, { now: () => time.ms }) };
+  const recorded = recordingQueries(store, sent);
+  const cache = readCacheOf(config, recorded, { clock: { now: () => time.ms } });
+  return { time, reader: new Reader(recorded, cache, config.api.readCache) };
 }
 
 beforeAll(async () => {
@@ -147,10 +147,10 @@ describe('a summary keeps the trader market its chart starts from', () => {
     async (_label, market, times) => {
       const expected = await readTraderMarket(store, WALLET, market);
       expect(expected?.times).toMatchObject({ conditionId: market, ...times });
-      const { store: cached } = cachedStore();
-      expect(await readMarketSummary(cached, WALLET, market)).not.toBeNull();
+      const { reader: cached } = cachedReader();
+      expect(await cached.marketSummary(WALLET, market)).not.toBeNull();
       sent.length = 0;
-      expect(await readTraderMarket(cached, WALLET, market)).toEqual(expected);
+      expect(await cached.traderMarket(WALLET, market)).toEqual(expected);
       expect(sent).toEqual([]);
     },
   );
@@ -158,43 +158,43 @@ describe('a summary keeps the trader market its chart starts from', () => {
   it('names from the names cache (title_start_ts kept with them): the same', async () => {
     const expected = await readTraderMarket(store, WALLET, OPEN);
     expect(expected?.times.titleStartTs).toBe(BASE_TS - 600);
-    const { store: cached } = cachedStore();
-    expect((await readMarketNames(cached, [OPEN])).get(OPEN)).toEqual({
+    const { reader: cached } = cachedReader();
+    expect((await cached.marketNames([OPEN])).get(OPEN)).toEqual({
       title: 'Open market',
       outcome1: 'Yes',
       outcome2: 'No',
       title_start_ts: BASE_TS - 600,
     });
     sent.length = 0;
-    await readMarketSummary(cached, WALLET, OPEN);
+    await cached.marketSummary(WALLET, OPEN);
     // The summary used the kept names: its one statement has no metadata part.
     expect(sent).toHaveLength(1);
     expect(sent[0]).not.toContain('markets_meta_v2');
     sent.length = 0;
-    expect(await readTraderMarket(cached, WALLET, OPEN)).toEqual(expected);
+    expect(await cached.traderMarket(WALLET, OPEN)).toEqual(expected);
     expect(sent).toEqual([]);
   });
 
   it("an open market's is kept no longer than an open answer; a resolved market's for good", async () => {
-    const { time, store: cached } = cachedStore();
-    await readMarketSummary(cached, WALLET, OPEN);
-    await readMarketSummary(cached, WALLET, RESOLVED);
+    const { time, reader: cached } = cachedReader();
+    await cached.marketSummary(WALLET, OPEN);
+    await cached.marketSummary(WALLET, RESOLVED);
     time.ms += config.api.readCache.openMarketSeconds * 1000 + 1;
     sent.length = 0;
-    expect(await readTraderMarket(cached, WALLET, OPEN)).toEqual(await readTraderMarket(store, WALLET, OPEN));
+    expect(await cached.traderMarket(WALLET, OPEN)).toEqual(await readTraderMarket(store, WALLET, OPEN));
     expect(sent).toHaveLength(1);
     sent.length = 0;
     time.ms += 3_600_000;
-    expect(await readTraderMarket(cached, WALLET, RESOLVED)).toEqual(await readTraderMarket(store, WALLET, RESOLVED));
+    expect(await cached.traderMarket(WALLET, RESOLVED)).toEqual(await readTraderMarket(store, WALLET, RESOLVED));
     expect(sent).toEqual([]);
   });
 
   it('a market the chart cannot start from (no metadata, no trades) is not kept: the chart reads and finds none', async () => {
     expect(await readTraderMarket(store, WALLET, UNKNOWN)).toBeNull();
-    const { store: cached } = cachedStore();
-    expect(await readMarketSummary(cached, WALLET, UNKNOWN)).not.toBeNull();
+    const { reader: cached } = cachedReader();
+    expect(await cached.marketSummary(WALLET, UNKNOWN)).not.toBeNull();
     sent.length = 0;
-    expect(await readTraderMarket(cached, WALLET, UNKNOWN)).toBeNull();
+    expect(await cached.traderMarket(WALLET, UNKNOWN)).toBeNull();
     expect(sent).toHaveLength(1);
   });
 });

@@ -17,19 +17,17 @@ import { openEventLog, startIngestWorker, type IngestWorker } from '../ingest/wo
 import type { LogProducer } from '../ingest/bus/types.ts';
 import { createLogger } from '../log.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
+import { readCacheOf, Reader } from '../operations/reads.ts';
 import { readCareer } from '../projections/careers.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
-import { readMarketNames } from '../projections/market-names.ts';
+import { NO_MARKET_NAMES } from '../projections/market-names.ts';
 import type { MarketListPosition } from '../projections/market-schemas.ts';
 import { readMarketSummary } from '../projections/market-summary.ts';
-import { withReadCaches } from '../projections/cached-reads.ts';
-import { NO_MARKET_NAMES } from '../projections/read-cache.ts';
+import type { ReadSources } from '../projections/sources.ts';
 import type { Store } from '../projections/store.ts';
 import { readUpstreamProfile } from '../projections/upstream.ts';
 import { readEquitySeries, type EquityWindow } from '../projections/equity.ts';
-import { changesOf } from '../projections/changes.ts';
 import { readTraderFills } from '../projections/fills.ts';
-import { keptWalletMarkets, readWalletMarkets } from '../projections/wallet-markets.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import {
@@ -102,6 +100,11 @@ async function lookups(cache: string, outcome: 'hit' | 'miss'): Promise<number> 
     .reduce((sum, sample) => sum + sample.value, 0);
 }
 
+/** The API's cached reads over `on` (the worker of this process reports the store's changes to its cache). */
+function readerOf(on: Store, clock?: { now(): number }): Reader {
+  return new Reader(on, readCacheOf(config, on, clock ? { clock } : {}), config.api.readCache);
+}
+
 async function get(path: string): Promise<Json> {
   const response = await api.get(path);
   expect(response.statusCode, response.body).toBe(200);
@@ -149,8 +152,12 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(first.fills.fills.map((row: Json) => row.usd)).toEqual([10, 20]);
     expect(first.markets.markets.map((row: Json) => [row.condition_id, row.volume_usd])).toEqual([[MARKET, 30]]);
 
-    // The card, the markets list and top-markets all fold the wallet's markets (read once, kept).
-    const hitsBefore = { walletMarkets: await lookups('wallet_markets', 'hit'), fills: await lookups('fills', 'hit') };
+    // The card, the markets list and top-markets all fold the wallet's markets (read once, kept); the
+    // list's page itself is kept too.
+    const hitsBefore = {
+      walletMarkets: (await lookups('wallet_markets', 'hit')) + (await lookups('markets', 'hit')),
+      fills: await lookups('fills', 'hit'),
+    };
     const missesBefore = await lookups('wallet_markets', 'miss');
     const again = {
       card: await get(`traders/${A}`),
@@ -159,7 +166,9 @@ describe('answers about a trader kept until the worker reports a change', () => 
       top: await get(`traders/${A}/top-markets`),
     };
     expect(again).toEqual(first);
-    expect(await lookups('wallet_markets', 'hit')).toBe(hitsBefore.walletMarkets + 3);
+    expect((await lookups('wallet_markets', 'hit')) + (await lookups('markets', 'hit'))).toBe(
+      hitsBefore.walletMarkets + 3,
+    );
     expect(await lookups('wallet_markets', 'miss')).toBe(missesBefore);
     expect(await lookups('fills', 'hit')).toBe(hitsBefore.fills + 1);
 
@@ -220,12 +229,12 @@ describe('answers about a trader kept until the worker reports a change', () => 
       .sort((a, b) => b.ts - a.ts || (a.conditionId < b.conditionId ? 1 : -1))
       .map((market) => market.conditionId);
 
-    const cached = withReadCaches(store, config.api.readCache);
-    const walk = async (from: Store, limit: number, historyDepth: number | undefined) => {
+    const cached = readerOf(store);
+    const walk = async (sources: ReadSources | undefined, limit: number, historyDepth: number | undefined) => {
       const pages: Awaited<ReturnType<typeof readTraderMarkets>>[] = [];
       let after: MarketListPosition | undefined;
       do {
-        const page = await readTraderMarkets(from, E, { after, limit, historyDepth });
+        const page = await readTraderMarkets(store, E, { after, limit, historyDepth }, sources);
         pages.push(page);
         after = page.next ?? undefined;
       } while (after && pages.length < 20);
@@ -234,10 +243,10 @@ describe('answers about a trader kept until the worker reports a change', () => 
     for (const historyDepth of [undefined, 0, 3, 7, 9]) {
       for (const limit of [1, 2, 5, 10]) {
         // The store's own pages (no caches), then the same walk over the wallet's kept markets.
-        const fromStore = await walk(store, limit, historyDepth);
-        await readWalletMarkets(cached, E);
-        expect(keptWalletMarkets(cached, E)).toBeDefined();
-        expect(await walk(cached, limit, historyDepth)).toEqual(fromStore);
+        const fromStore = await walk(undefined, limit, historyDepth);
+        await cached.walletMarkets(E);
+        expect(cached.sources.walletMarketsAtHand(E)).toBeDefined();
+        expect(await walk(cached.sources, limit, historyDepth)).toEqual(fromStore);
         const listed = fromStore.flatMap((page) => page.markets.map((row) => row.condition_id));
         expect(listed).toEqual(listOrder.slice(0, historyDepth ?? listOrder.length));
       }
@@ -265,22 +274,22 @@ describe('answers about a trader kept until the worker reports a change', () => 
     );
     const sent: string[] = [];
     const time = { ms: 1_000_000 };
-    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache, { now: () => time.ms });
+    const cached = readerOf(recordingQueries(store, sent), { now: () => time.ms });
     const expected = await readMarketSummary(store, F, M);
     expect(expected?.summary).toMatchObject({ fills_count: 2, buy_count: 1, sell_count: 1, buy_usd: 12, sell_usd: 7 });
     // The card's read of the wallet's markets, kept.
-    await readWalletMarkets(cached, F);
+    await cached.walletMarkets(F);
     sent.length = 0;
-    expect(await readMarketSummary(cached, F, M)).toEqual(expected);
+    expect(await cached.marketSummary(F, M)).toEqual(expected);
     expect(sent).toHaveLength(1);
     expect(sent[0]).not.toContain('trader_markets_v2');
     // F trades again: the kept markets are dropped, and the next summary (past the open market's
     // short cache) reads the trader's row with the rest.
     await publishAndWait([fill(F, 3, 400, M)]);
-    expect(keptWalletMarkets(cached, F)).toBeUndefined();
+    expect(cached.sources.walletMarketsAtHand(F)).toBeUndefined();
     time.ms += config.api.readCache.openMarketSeconds * 1000 + 1;
     sent.length = 0;
-    const after = await readMarketSummary(cached, F, M);
+    const after = await cached.marketSummary(F, M);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toContain('trader_markets_v2');
     expect(after?.summary).toMatchObject({ fills_count: 3, buy_count: 2, buy_usd: 15 });
@@ -309,26 +318,27 @@ describe('answers about a trader kept until the worker reports a change', () => 
       [makeMarket({ condition_id: M, title: 'H market', end_ts: BASE_TS + 86_400 * 10 })],
     );
     const sent: string[] = [];
-    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
-    const first = await readUpstreamProfile(cached, H);
+    const cached = readerOf(recordingQueries(store, sent));
+    const profileOf = () => readUpstreamProfile(cached.store, H, cached.sources);
+    const first = await profileOf();
     expect(first).toMatchObject({ pnl: 5, peak: 5, low: 2, as_of: BASE_TS + 500 });
     expect(sent.filter((sql) => sql.includes('upstream_profiles'))).toHaveLength(1);
 
     // H trades: its markets are read again, its upstream profile is not (and equals a read from the store).
     await publishAndWait([fill(H, 6, 520, M)]);
     sent.length = 0;
-    expect((await readWalletMarkets(cached, H)).markets[0]?.buy_usd).toBeCloseTo(10, 6);
-    expect(await readUpstreamProfile(cached, H)).toEqual(first);
+    expect((await cached.walletMarkets(H)).markets[0]?.buy_usd).toBeCloseTo(10, 6);
+    expect(await profileOf()).toEqual(first);
     expect(await readUpstreamProfile(store, H)).toEqual(first);
     expect(sent.some((sql) => sql.includes('trader_markets_v2'))).toBe(true);
     expect(sent.some((sql) => sql.includes('upstream_profiles'))).toBe(false);
 
     // The provider reports again (a new profile, then a new equity low): each shows on the next read.
     await publishOnAndWait('upstreamProfiles', [profile(9, 600)]);
-    expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: 2, as_of: BASE_TS + 600 });
+    expect(await profileOf()).toMatchObject({ pnl: 9, peak: 5, low: 2, as_of: BASE_TS + 600 });
     await publishOnAndWait('upstreamEquity', [{ wallet: H, ts: BASE_TS + 600, pnl_usd: -3 }]);
-    expect(await readUpstreamProfile(cached, H)).toMatchObject({ pnl: 9, peak: 5, low: -3, max_drawdown: 8 });
-    expect(await readUpstreamProfile(cached, H)).toEqual(await readUpstreamProfile(store, H));
+    expect(await profileOf()).toMatchObject({ pnl: 9, peak: 5, low: -3, max_drawdown: 8 });
+    expect(await profileOf()).toEqual(await readUpstreamProfile(store, H));
   });
 
   it("keeps the equity history through the trader's fills, shares it with the card, cuts each window from it at the call's clock, and reads it again once the provider reports on the wallet", async () => {
@@ -349,10 +359,13 @@ describe('answers about a trader kept until the worker reports a change', () => 
       [makeMarket({ condition_id: M, title: 'P market', end_ts: BASE_TS + 86_400 * 10 })],
     );
     const sent: string[] = [];
-    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
+    const cached = readerOf(recordingQueries(store, sent));
     const staleAfter = { upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds };
-    const series = async (on: Store, window: EquityWindow, nowSeconds: number) => {
-      const { upstream: _upstream, ...body } = await readEquitySeries(on, P, window, { nowSeconds, ...staleAfter });
+    const series = async (on: Store | Reader, window: EquityWindow, nowSeconds: number) => {
+      const { upstream: _upstream, ...body } =
+        on instanceof Reader
+          ? await readEquitySeries(on.store, P, window, { nowSeconds, ...staleAfter }, on.sources)
+          : await readEquitySeries(on, P, window, { nowSeconds, ...staleAfter });
       return body;
     };
     // The statements that read the curve (the upstream's state is a cache of its own).
@@ -371,7 +384,7 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(curveReads()).toBe(1);
     // The card's upstream block is folded from the same kept read: no statement.
     sent.length = 0;
-    const profile = await readUpstreamProfile(cached, P);
+    const profile = await readUpstreamProfile(cached.store, P, cached.sources);
     expect(sent).toHaveLength(0);
     expect(profile).toMatchObject({ peak: 7, low: 1, as_of: BASE_TS + 700 });
     expect(profile).toEqual(await readUpstreamProfile(store, P));
@@ -412,16 +425,17 @@ describe('answers about a trader kept until the worker reports a change', () => 
     expect(reported).toEqual(await series(store, 'all', NOW + 60));
   });
 
-  it("keeps a fills page through the trader's other rows and its rollups' refreshes, and reads it again once its fills change", async () => {
+  it("keeps a fills page through other traders' writes, and reads it again once any row of the trader lands", async () => {
     const J = makeWallet('cache-j');
+    const K = makeWallet('cache-k');
     const M = makeConditionId('cache-j-market');
     await publishAndWait(
       [fill(J, 3, 800, M), fill(J, 4, 810, M)],
       [makeMarket({ condition_id: M, title: 'J market', end_ts: BASE_TS + 86_400 * 10 })],
     );
     const sent: string[] = [];
-    const cached = withReadCaches(recordingQueries(store, sent), config.api.readCache);
-    const page = () => readTraderFills(cached, J, { limit: 100 });
+    const cached = readerOf(recordingQueries(store, sent));
+    const page = () => cached.fillsPage(J, { limit: 100 });
     // A page's statements read fills_by_time (0014), and fills_v2 for a copy that is not the archive's.
     const readsFills = (sql: string) => sql.includes('fills_by_time') || sql.includes('fills_v2');
     const first = await page();
@@ -431,27 +445,30 @@ describe('answers about a trader kept until the worker reports a change', () => 
     ]);
     expect(sent.filter(readsFills)).toHaveLength(1);
 
-    // The provider reports on J (a row of the wallet, not a fill), and J's rollups are refreshed (what
-    // the refresher reports after recomputing them): its markets are read again, its fills page is not.
+    // Another trader trades the same market: J's page is kept.
+    await publishAndWait([fill(K, 8, 815, M)]);
+    sent.length = 0;
+    expect(await page()).toEqual(first);
+    expect(sent.some(readsFills)).toBe(false);
+
+    // The provider reports on J (a row of the wallet, not a fill): the page is read again, the same.
     await publishOnAndWait('upstreamProfiles', [
       { wallet: J, name: '', pnl: 1, pnl_realized: 1, pnl_unrealized: 0, portfolio_value: 10, as_of: BASE_TS + 820 },
     ]);
-    changesOf(store.database).changed([J]);
     sent.length = 0;
-    expect((await readWalletMarkets(cached, J)).markets[0]?.buy_usd).toBeCloseTo(7, 6);
     expect(await page()).toEqual(first);
-    expect(sent.some((sql) => sql.includes('trader_markets_v2'))).toBe(true);
-    expect(sent.some(readsFills)).toBe(false);
+    expect(sent.filter(readsFills)).toHaveLength(1);
 
     // J trades: the next page read has the new fill, as the store has it.
     await publishAndWait([fill(J, 5, 830, M)]);
+    sent.length = 0;
     const after = await page();
     expect(after.fills.map((row) => row.usd)).toEqual([3, 4, 5]);
     expect(after).toEqual(await readTraderFills(store, J, { limit: 100 }));
     expect(sent.filter(readsFills)).toHaveLength(1);
   });
 
-  it("values open holdings at the market's last trade, kept until the market trades again", async () => {
+  it("values open holdings at the market's last trade: a mark is reused an open answer's lifetime, then read anew", async () => {
     const X = makeWallet('mark-x');
     const Y = makeWallet('mark-y');
     const M = makeConditionId('mark-market');
@@ -462,18 +479,24 @@ describe('answers about a trader kept until the worker reports a change', () => 
       makeTrade({ condition_id: M, token_side: 1, price: 0.4, ts: BASE_TS + 2_002, seq: 1 }),
     ]);
 
-    const cached = withReadCaches(store, config.api.readCache);
-    expect((await readCareer(cached, X, true)).open_value_usd).toBeCloseTo(20 * 0.4, 9);
-    // The mark X's card read is kept for the next holder's.
-    expect(cached.caches?.mark(M)).toEqual({ mark: 0.4, marked_at: BASE_TS + 2_002 });
+    const sent: string[] = [];
+    const time = { ms: 1_000_000 };
+    const cached = readerOf(recordingQueries(store, sent), { now: () => time.ms });
+    const openValue = async (wallet: string) => (await readCareer(store, wallet, true, cached.sources)).open_value_usd;
+    expect(await openValue(X)).toBeCloseTo(20 * 0.4, 9);
+    const marksRead = () => sent.filter((sql) => sql.includes('market_marks_v2')).length;
+    expect(marksRead()).toBe(1);
 
-    // The market trades again: the kept mark goes, and the next card reads the new one.
+    // The market trades again. Within an open answer's lifetime Y's card reuses the mark X's card read
+    // (no statement for it); past the lifetime of Y's kept markets, the next card reads the new one.
     await publishOnAndWait('trades', [
       makeTrade({ condition_id: M, token_side: 1, price: 0.8, ts: BASE_TS + 2_003, seq: 2 }),
     ]);
-    expect(cached.caches?.mark(M)).toBeUndefined();
-    expect((await readCareer(cached, Y, true)).open_value_usd).toBeCloseTo(60 * 0.8, 9);
-    expect(cached.caches?.mark(M)).toEqual({ mark: 0.8, marked_at: BASE_TS + 2_003 });
+    expect(await openValue(Y)).toBeCloseTo(60 * 0.4, 9);
+    expect(marksRead()).toBe(1);
+    time.ms += config.api.readCache.traderAnswerSeconds * 1000 + 1;
+    expect(await openValue(Y)).toBeCloseTo(60 * 0.8, 9);
+    expect(marksRead()).toBe(2);
   });
 
   it("keeps a display name through the trader's unnamed fills, and shows a new one on the next call", async () => {
@@ -509,17 +532,20 @@ describe('answers about a trader kept until the worker reports a change', () => 
     const G = makeWallet('names-g');
     const UNNAMED = makeConditionId('names-unnamed-market');
     await publishAndWait([fill(G, 6, 700, UNNAMED)]);
-    const cached = withReadCaches(store, config.api.readCache);
-    const first = await readMarketNames(cached, [UNNAMED]);
+    const sent: string[] = [];
+    const cached = readerOf(recordingQueries(store, sent));
+    const first = await cached.marketNames([UNNAMED]);
     expect(first.get(UNNAMED) ?? NO_MARKET_NAMES).toEqual(NO_MARKET_NAMES);
     // Kept: the next answer about this market asks the store nothing about its names.
-    expect(cached.caches?.marketNames(UNNAMED)).toEqual(NO_MARKET_NAMES);
+    sent.length = 0;
+    expect((await cached.marketNames([UNNAMED])).get(UNNAMED)).toEqual(NO_MARKET_NAMES);
+    expect(sent).toEqual([]);
     await publishAndWait(
       [],
       [makeMarket({ condition_id: UNNAMED, title: 'Named at last', end_ts: BASE_TS + 86_400 * 10 })],
     );
-    expect(cached.caches?.marketNames(UNNAMED)).toBeUndefined();
-    expect((await readMarketNames(cached, [UNNAMED])).get(UNNAMED)?.title).toBe('Named at last');
+    expect((await cached.marketNames([UNNAMED])).get(UNNAMED)?.title).toBe('Named at last');
+    expect(sent).toHaveLength(1);
     expect((await get(`traders/${G}/fills?limit=5`)).fills.map((row: Json) => row.title)).toEqual(['Named at last']);
   });
 });

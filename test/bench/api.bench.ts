@@ -325,12 +325,8 @@ async function main(): Promise<void> {
     { withQueryTimeout },
     { readMarketSummary },
     { readTopMarkets },
-    { readTraderMarkets },
-    { readSampledChart, readTraderMarket },
-    { readTraderFills },
     { readEquitySeries },
-    { readWhaleFlow },
-    { withReadCaches },
+    { readCacheOf, Reader },
     { openEventLog, startIngestWorker },
     { EventPublisher },
     { TopicNames },
@@ -349,12 +345,8 @@ async function main(): Promise<void> {
     import('../../projections/store.ts'),
     import('../../projections/market-summary.ts'),
     import('../../projections/top-markets.ts'),
-    import('../../projections/market-list.ts'),
-    import('../../projections/prices.ts'),
-    import('../../projections/fills.ts'),
     import('../../projections/equity.ts'),
-    import('../../projections/whales.ts'),
-    import('../../projections/cached-reads.ts'),
+    import('../../operations/reads.ts'),
     import('../../ingest/worker.ts'),
     import('../../ingest/publisher.ts'),
     import('../../ingest/contract/topics.ts'),
@@ -365,10 +357,12 @@ async function main(): Promise<void> {
    * Lookups of answers about traders so far (this process: the app and the in-process reads); with
    * `names`, of display names (the lookup every trader route makes first) instead.
    */
+  const TRADER_ANSWERS = new Set(['wallet_markets', 'markets', 'fills', 'upstream_history']);
   const traderLookups = async (names = false) => {
     const counted = { hit: 0, miss: 0 };
     for (const sample of (await readCacheLookups.get()).values) {
-      if ((sample.labels.cache === 'trader_name') !== names) continue;
+      const kind = String(sample.labels.cache);
+      if (names ? kind !== 'trader_name' : !TRADER_ANSWERS.has(kind)) continue;
       counted[sample.labels.outcome === 'hit' ? 'hit' : 'miss'] += sample.value;
     }
     return counted;
@@ -526,10 +520,12 @@ async function main(): Promise<void> {
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   const prefix = config.api.prefix;
 
-  // The reads of each route, on the store the routes get (wrapped with the query timeout), with read caches
-  // of the app's settings: their own instance (the app builds its own in buildApp).
-  const routeStore = withReadCaches(
-    withQueryTimeout(store, config.clickhouse.queryTimeoutSeconds),
+  // The reads of each route, on the store the routes get (wrapped with the query timeout), through a read
+  // cache of the app's settings: its own instance (the app builds its own in buildApp).
+  const routeStore = withQueryTimeout(store, config.clickhouse.queryTimeoutSeconds);
+  const reader = new Reader(
+    routeStore,
+    readCacheOf(config, store, { observe: (answer, outcome) => readCacheLookups.inc({ cache: answer, outcome }) }),
     config.api.readCache,
   );
   const context = {
@@ -538,7 +534,7 @@ async function main(): Promise<void> {
     log,
     cursors: new Cursors('bench'),
     now: nowSeconds,
-    resolveTrader: (identifier: string) => resolveTrader(routeStore, identifier),
+    resolveTrader: (identifier: string) => resolveTrader(reader, identifier),
   };
   type Pair = (typeof pairs)[number];
   type Trader = Awaited<ReturnType<typeof resolveTrader>>;
@@ -549,24 +545,27 @@ async function main(): Promise<void> {
         trader,
         { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
         context.now(),
+        reader.sources,
       ),
-    markets: (trader) => readTraderMarkets(routeStore, trader.wallet, { limit: 50 }),
-    top: (trader) => readTopMarkets(routeStore, trader.wallet, config.api.topMarkets.defaultN),
-    summary: (trader, pair) => readMarketSummary(routeStore, trader.wallet, pair.conditionId),
+    markets: (trader) => reader.marketsPage(trader.wallet, { limit: 50 }),
+    top: (trader) => readTopMarkets(routeStore, trader.wallet, config.api.topMarkets.defaultN, {}, reader.sources),
+    summary: (trader, pair) => reader.marketSummary(trader.wallet, pair.conditionId),
     chart: async (trader, pair) => {
-      const market = await readTraderMarket(routeStore, trader.wallet, pair.conditionId);
+      const market = await reader.traderMarket(trader.wallet, pair.conditionId);
       if (!market) throw new Error(`no market ${pair.conditionId} for ${trader.wallet}`);
-      return readSampledChart(routeStore, trader.wallet, market, {}, config.charts, nowSeconds());
+      return reader.sampledChart(trader.wallet, market, {}, config.charts, nowSeconds());
     },
-    fills: (trader) => readTraderFills(routeStore, trader.wallet, { limit: 100 }),
+    fills: (trader) => reader.fillsPage(trader.wallet, { limit: 100 }),
     pnl: (trader) =>
-      readEquitySeries(routeStore, trader.wallet, 'all', {
-        nowSeconds: nowSeconds(),
-        upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds,
-      }),
-    whales: () =>
-      readWhaleFlow(
+      readEquitySeries(
         routeStore,
+        trader.wallet,
+        'all',
+        { nowSeconds: nowSeconds(), upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
+        reader.sources,
+      ),
+    whales: () =>
+      reader.whaleFlow(
         {
           minUsd: config.whales.defaultMinUsd,
           by: 'burst',
