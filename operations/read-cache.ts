@@ -7,9 +7,9 @@
  *   - an answer about a trader, while the store's changes are followed (an embedded store whose worker
  *     runs in this process, projections/changes.ts): until a notice names its trader, at most its TTL.
  *
- * A call that asks for an answer another call is reading waits for that read instead of reading again
- * (an agent's card and top-markets of one trader arrive milliseconds apart), while nothing it depends on
- * changed since that read started. Bounded: two LRUs by the bytes of their JSON (answers about traders,
+ * A call that asks for a followed answer another call is reading waits for that read instead of reading
+ * again (an agent's card and top-markets of one trader arrive milliseconds apart), while nothing it
+ * depends on changed since that read started. Bounded: two LRUs by the bytes of their JSON (answers about traders,
  * answers about markets) and one by entries (names, marks, the upstream's report).
  */
 import { LRUCache } from 'lru-cache';
@@ -160,6 +160,7 @@ export class ReadCache implements ChangeListener {
       this.keep(policy, args, value, token);
       return value;
     });
+    if (token === null) return reading;
     const entry = { token, value: reading };
     this.#reading.set(key, entry);
     const forget = () => {
@@ -222,10 +223,14 @@ export class ReadCache implements ChangeListener {
     return undefined;
   }
 
+  /**
+   * A followed read under way whose key nothing changed since it started. Only followed reads are shared:
+   * a market answer or a name read on a lifetime alone is read by each caller until one is kept, as a
+   * call about a trader that is not followed reads every time.
+   */
   #running<T>(policy: AnyPolicy, key: string, args: readonly unknown[]): Promise<T> | undefined {
     const running = this.#reading.get(key);
-    if (!running) return undefined;
-    if (running.token !== null && !this.#unchangedSince(policy, running.token, args)) return undefined;
+    if (!running || running.token === null || !this.#unchangedSince(policy, running.token, args)) return undefined;
     return running.value as Promise<T>;
   }
 
