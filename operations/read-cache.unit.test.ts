@@ -355,6 +355,16 @@ describe('RefreshAhead (the whale ranking)', () => {
     return { started, compute };
   }
 
+  /** Rankings whose second 100 of 'shape' is computed already. */
+  async function rankedAt100() {
+    const rankings = new RefreshAhead<string>(10, 1);
+    const { started, compute } = computations();
+    const initial = rankings.get('shape', 100, compute(100));
+    started[0]!.finish('ranking@100');
+    await initial;
+    return { rankings, started, compute };
+  }
+
   it('shares one computation among the callers of the same second, then answers from it', async () => {
     const rankings = new RefreshAhead<string>(10, 1);
     const { started, compute } = computations();
@@ -368,11 +378,7 @@ describe('RefreshAhead (the whale ranking)', () => {
   });
 
   it('serves the previous second at once while computing the new one (once), then the new one', async () => {
-    const rankings = new RefreshAhead<string>(10, 1);
-    const { started, compute } = computations();
-    const initial = rankings.get('shape', 100, compute(100));
-    started[0]!.finish('ranking@100');
-    await initial;
+    const { rankings, started, compute } = await rankedAt100();
     expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@100');
     expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@100');
     expect(started.map((computation) => computation.at)).toEqual([100, 101]);
@@ -387,11 +393,7 @@ describe('RefreshAhead (the whale ranking)', () => {
   });
 
   it('waits for the computation when the answer at hand is older than the bound; a failed refresh leaves the old answer', async () => {
-    const rankings = new RefreshAhead<string>(10, 1);
-    const { started, compute } = computations();
-    const initial = rankings.get('shape', 100, compute(100));
-    started[0]!.finish('ranking@100');
-    await initial;
+    const { rankings, started, compute } = await rankedAt100();
     // One second later: served; the refresh fails.
     expect(await rankings.get('shape', 101, compute(101))).toBe('ranking@100');
     started[1]!.fail(new Error('store down'));
