@@ -1,7 +1,8 @@
 /**
  * The trader card: the archive's career statistics blended with the upstream provider's own figures.
- * The card never fails because of the upstream: when it is offline, the `upstream` block says so and
- * only then does the card carry the archive's own profit figures (`career_pnl_usd`, `pnl_marked_usd`).
+ * The card never fails because of the upstream: when it is offline, or has never reported on the wallet,
+ * the `upstream` block says so and only then does the card carry the archive's own profit figures
+ * (`career_pnl_usd`, `pnl_marked_usd`). No figure is served that no source stated.
  */
 import { z } from 'zod';
 import { careerCardSchema, readCareer, type CareerCard } from './careers.ts';
@@ -9,11 +10,11 @@ import { readUpstreamState } from './equity.ts';
 import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 import { traderSchema, type Trader } from './traders.ts';
-import { readUpstreamProfile, upstreamProfileSchema, type UpstreamProfile } from './upstream.ts';
+import { readUpstreamProfile, upstreamProfileSchema } from './upstream.ts';
 
 const upstreamOfflineBlock = z.object({ status: z.literal('upstream_offline') }).meta({
   description:
-    'The upstream provider is unreachable; the card falls back to the archive figures career_pnl_usd and pnl_marked_usd.',
+    'The upstream provider is unreachable, or has never reported on this wallet (its figures are unknown, not zero); the card falls back to the archive figures career_pnl_usd and pnl_marked_usd.',
 });
 
 export const traderCardSchema = z.object({
@@ -49,21 +50,11 @@ export async function readTraderCard(
     readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds, sources),
   ]);
   const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...statistics } = career;
-  if (upstreamState.state === 'offline') {
+  // A wallet the provider never reported on has no upstream figures: zeros would read as a real account
+  // that made nothing, so it answers as when the provider cannot answer (docs/decisions.md).
+  if (upstreamState.state === 'offline' || profile === null) {
     const card: CareerCard = { ...statistics, career_pnl_usd, pnl_marked_usd };
     return { trader, card, upstream: { status: 'upstream_offline' } };
   }
-  const upstream: UpstreamProfile = profile ?? {
-    // Online, but the provider has nothing on this wallet: its figures are zero as of its last heartbeat.
-    pnl: 0,
-    pnl_realized: 0,
-    pnl_unrealized: 0,
-    portfolio_value: 0,
-    peak: 0,
-    low: 0,
-    max_drawdown: 0,
-    profile_image: '',
-    as_of: upstreamState.heartbeat_at ?? nowSeconds,
-  };
-  return { trader, card: statistics, upstream };
+  return { trader, card: statistics, upstream: profile };
 }

@@ -39,6 +39,9 @@ const config = inProcessConfig('api-contract');
 const alpha = makeWallet('contract-alpha');
 const bravo = makeWallet('contract-bravo');
 const stranger = makeWallet('contract-never-seen');
+// On the chain (archive fills) but never reported on by the upstream provider.
+const charlie = makeWallet('contract-archive-only');
+const charlieMarket = makeConditionId('contract-archive-only');
 const [won, lost, openMarked, openUnmarked] = ['won', 'lost', 'marked', 'unmarked'].map((label) =>
   makeConditionId(`contract-${label}`),
 ) as [string, string, string, string];
@@ -76,6 +79,7 @@ const markets = [
     outcome2: 'No',
   }),
   makeMarket({ condition_id: neverTraded, title: 'Nobody traded this', title_start_ts: band.unmarked }),
+  makeMarket({ condition_id: charlieMarket, title: 'Only the chain knows', title_start_ts: band.won }),
 ];
 const resolutions = { won: band.won + 900, lost: band.lost + 1200 };
 
@@ -139,6 +143,19 @@ const alphaFills: Fill[] = [
     size_tokens: 10,
     usd: 2,
     ts: band.unmarked + 10,
+  }),
+];
+// Charlie buys 40 Yes at 0.25 in a market Yes wins: 40 paid out for 10 spent.
+const charlieFills: Fill[] = [
+  makeFill({
+    wallet: charlie,
+    condition_id: charlieMarket,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.25,
+    size_tokens: 40,
+    usd: 10,
+    ts: band.won + 200,
   }),
 ];
 // Bravo accumulates Ducks recently: two buys, a pause longer than the burst gap, two more buys.
@@ -258,11 +275,12 @@ beforeAll(async () => {
   const keys = (planKeys = await publishPlanKeys(config, NOW - DAY));
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', markets);
-    await publisher.publish('fillsArchive', [...alphaFills, ...whaleFills]);
+    await publisher.publish('fillsArchive', [...alphaFills, ...whaleFills, ...charlieFills]);
     await publisher.publish('trades', trades);
     await publisher.publish('markets', [
       makeResolution(won, 1, resolutions.won),
       makeResolution(lost, 1, resolutions.lost),
+      makeResolution(charlieMarket, 1, resolutions.won),
     ]);
     await publisher.publish('upstreamProfiles', [
       alphaProfile,
@@ -533,10 +551,22 @@ describe('traders', () => {
       open_markets: 0,
       open_value_usd: 0,
     });
+    // Never reported on by the provider (online): its form for "cannot answer", with the archive's figures.
+    expect(card.upstream).toEqual({ status: 'upstream_offline' });
+    expect(card.card).toMatchObject({ career_pnl_usd: 0, pnl_marked_usd: 0 });
     for (const bad of ['0x123', `${alpha}0`, '0xZZZZ']) {
       expect(await json(`traders/${bad}`, 400)).toMatchObject({ error: 'invalid_wallet', message: expect.any(String) });
     }
     expect(await json('traders/no-such-trader-anywhere', 404)).toMatchObject({ error: 'trader_not_found' });
+  });
+
+  it('an archive-only wallet (no upstream profile, the provider online): the offline form, never zeros dated now', async () => {
+    const card = await json(`traders/${charlie}`);
+    expect(card.upstream).toEqual({ status: 'upstream_offline' });
+    expect(card.card).toMatchObject({ markets_total: 1, resolved_total: 1, winrate: 1, volume_usd: 10 });
+    // Realized: the 40 Yes paid 1 each, for 10 spent; nothing open, so the marked figure is the same.
+    expect(card.card.career_pnl_usd).toBeCloseTo(40 - 10, 9);
+    expect(card.card.pnl_marked_usd).toBeCloseTo(40 - 10, 9);
   });
 
   it('upstream offline: the card still serves, with the archive profit figures', async () => {
