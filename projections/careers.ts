@@ -5,6 +5,7 @@
  * and each open market's last trade (wallet-markets.ts, foldCareer).
  */
 import { z } from 'zod';
+import { coverageSchema } from './coverage.ts';
 import type { Store } from './store.ts';
 import { plainSources, type ReadSources } from './sources.ts';
 import type { MarketMark, WalletMarketRow } from './wallet-markets.ts';
@@ -204,6 +205,7 @@ export const careerCardSchema = z.object({
     description:
       "Only when upstream is upstream_offline (the provider is unreachable or never reported on this wallet): the archive's realized result over resolved markets (a fallback; quote upstream.pnl when it is there).",
   }),
+  coverage: coverageSchema,
   pnl_marked_usd: z.number().optional().meta({
     description:
       'Only when upstream is upstream_offline: realized result plus open markets at their marks (a fallback).',

@@ -32,6 +32,8 @@ type Trade = EventInputOf<'trades'>;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 
 const DAY = 86_400;
+/** The V1 → V2 exchange cut-over, a fact of the chain (docs/upstream.md), stated here rather than read from the code. */
+const CUT_OVER_TS = Date.UTC(2026, 3, 28, 11, 15) / 1000;
 // Whale accumulations live for a few days of wall-clock time (a TTL): "now" is the real now here.
 const NOW = Math.floor(Date.now() / 1000);
 const config = inProcessConfig('api-contract');
@@ -512,6 +514,8 @@ describe('traders', () => {
           open_markets: 2,
           unmarked_markets: 1,
           marked_at: band.marked + 20,
+          // No archive has indexed the V1 era here, and the operator did not include it.
+          coverage: { eras: ['v2'], v2_start_ts: CUT_OVER_TS },
         },
         upstream: {
           pnl: 123.45,

@@ -127,6 +127,8 @@ async function expectImportedCardsHonest(
       expect(card.upstream, `includeV1 ${includeV1}`).toEqual({ status: 'upstream_offline' });
       expect(card.card).toMatchObject({ markets_total: counted, open_markets: counted, resolved_total: 0 });
       expect(card.card.career_pnl_usd).toBe(0);
+      // No archive indexed V1 here: only the operator's override counts it, and the card says so.
+      expect(card.card.coverage).toEqual({ eras: includeV1 ? ['v1', 'v2'] : ['v2'], v2_start_ts: CUT_OVER_TS });
       // Without V1 nothing is counted; with it, the open markets' cash flow and holdings: some figure, stated.
       if (counted === 0) expect(card.card.pnl_marked_usd).toBe(0);
       else expect(card.card.pnl_marked_usd).toEqual(expect.any(Number));
