@@ -1,0 +1,15 @@
+-- Redemptions booked by what they paid (issue 36). The rollup refresh (rollups/refresh_trader_markets.sql)
+-- now books a redemption against the side its payout per token names and closes a redeemed position
+-- before its resolution is stored. Rows the earlier formula computed are recomputed: every (wallet,
+-- market) with a redemption is staged under one batch that nothing marks done here, so the refresher's
+-- sweep of batches left undone refreshes it (its first sweep, at start, takes every such batch). Each
+-- recomputed row outranks the earlier formula's row of the same events (the formula's generation is
+-- part of its version).
+--
+-- Idempotent: a repeated staging adds the same keys, which the refresher recomputes to the same rows
+-- (or, once the batch is done, keys nothing reads; the staging table drops them within a day).
+
+INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id)
+SELECT DISTINCT 'migration-0015-redeemed-markets', wallet, condition_id
+FROM {db:Identifier}.position_legs_v2
+WHERE kind = 'REDEEM';
