@@ -19,6 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importPolymarketExports, type RejectedRow } from '../ingest/sources/polymarket/index.ts';
 import { createLogger } from '../log.ts';
 import { readCareer } from '../projections/careers.ts';
+import { loadMigrations } from '../projections/migrate.ts';
+import { orphanRollupBatches, refreshRollups } from '../projections/rollups.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
 import { readMarketSummary } from '../projections/market-summary.ts';
 import { openStore, type Store } from '../projections/store.ts';
@@ -338,5 +340,49 @@ describe('a redemption before the resolution is stored', () => {
       first_seen: Math.min(...everyRow.map((row) => row.timestamp)),
       last_seen: Math.max(...everyRow.map((row) => row.timestamp)),
     });
+  });
+});
+
+describe('a store whose redeemed rows the earlier formula computed', () => {
+  it('recomputes them once migrated: the sweep of undone batches refreshes what 0015 staged', async () => {
+    const file = path.join(collectmarketsDir, 'CRYINGLITTLEBABY', 'xrp-updown-15m-1767583800.csv');
+    const config = inProcessConfig('redeem-migrate');
+    const log = createLogger('error');
+    await withPublisher(config, log, ({ publisher }) => importPolymarketExports([file], publisher));
+    const store = await openStore(config.clickhouse);
+    stores.push(store);
+    const [row] = parseCsv(await readFile(file, 'utf8'), { columns: true }) as Record<string, string>[];
+    const wallet = row!.proxyWallet!.toLowerCase();
+    const held = await readMarketSummary(store, wallet, row!.conditionId!.toLowerCase());
+    expect(held!.summary.sides.map((side) => side.net_tokens)).toEqual([0, 0]);
+
+    // What the earlier formula stored: the redemption moved nothing before a resolution, and its version
+    // had no generation term. The current row is replaced by it, as if it had never been recomputed.
+    await store.command('CREATE TABLE {db:Identifier}.stale_rows AS {db:Identifier}.trader_markets_v2 ENGINE = Memory');
+    await store.command(
+      `INSERT INTO {db:Identifier}.stale_rows
+       SELECT * REPLACE (side1_buy_tokens - side1_sell_tokens AS net_tokens1, side2_buy_tokens - side2_sell_tokens AS net_tokens2,
+                         version - 72057594037927936 AS version)
+       FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String}`,
+      { wallet },
+    );
+    await store.command(
+      'ALTER TABLE {db:Identifier}.trader_markets_v2 DELETE WHERE wallet = {wallet:String} SETTINGS mutations_sync = 2',
+      { wallet },
+    );
+    await store.command('INSERT INTO {db:Identifier}.trader_markets_v2 SELECT * FROM {db:Identifier}.stale_rows');
+    const stale = await readTraderMarkets(store, wallet, { limit: 10 });
+    expect(stale.markets[0]!.market_value_usd).toBeGreaterThan(0);
+
+    const [migration] = (await loadMigrations()).filter((migration) => migration.version === 15);
+    for (const statement of migration!.statements) await store.command(statement);
+    const orphans = await orphanRollupBatches(store, 0);
+    expect(orphans).toContain('migration-0015-redeemed-markets');
+    await refreshRollups(store, orphans, config.whales);
+
+    const [recomputed] = (await readTraderMarkets(store, wallet, { limit: 10 })).markets;
+    expect(recomputed).toMatchObject({ market_value_usd: 0, pnl_marked_usd: recomputed!.pnl_usd });
+    const after = await readMarketSummary(store, wallet, row!.conditionId!.toLowerCase());
+    expect(after!.summary.sides.map((side) => side.net_tokens)).toEqual([0, 0]);
   });
 });
