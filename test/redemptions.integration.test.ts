@@ -26,7 +26,7 @@ import { readMarketSummary } from '../projections/market-summary.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { readTopMarkets } from '../projections/top-markets.ts';
 import { withPublisher } from '../roles/runtime.ts';
-import { inProcessConfig } from './harness/api.ts';
+import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi } from './harness/api.ts';
 import { collectmarketsDir, polymarketData } from './harness/polymarket.ts';
 
 /** One /activity row, as the JSON exports state it (CSV rows are read into the same names, as strings). */
@@ -135,7 +135,8 @@ describe('a losing side redeemed for nothing', () => {
     const file = path.join(temp, 'pscanner-with-redemption.json');
     await writeFile(file, JSON.stringify([...fills, redemption, unreadable]));
 
-    const config = inProcessConfig('redeem-lost');
+    // The exports are of the V1 era, which the card counts only when asked to.
+    const config = inProcessConfig('redeem-lost', { CARD_INCLUDE_V1: 'true' });
     const log = createLogger('error');
     const rejected: RejectedRow[] = [];
     const counts = await withPublisher(config, log, ({ publisher }) =>
@@ -248,6 +249,40 @@ describe('a losing side redeemed for nothing', () => {
       pnl_marked_usd: close(pnl),
       fills_count: fills.length,
     });
+
+    // The same through the REST routes (their read cache and response schemas).
+    const now = redeemTs + 3600;
+    const api = await startTestApi(config, {
+      now: () => now,
+      keys: await publishPlanKeys(config, now - 10),
+      gatesClockMs: gatesNeverBind(),
+    });
+    try {
+      const card = bodyOf(await api.get(`traders/${wallet}`)) as { card: Record<string, unknown> };
+      expect(card.card).toMatchObject({
+        markets_total: 1,
+        resolved_total: 1,
+        winrate: 0,
+        avg_win_usd: null,
+        avg_loss_usd: close(pnl),
+        open_value_usd: 0,
+        open_markets: 0,
+        last_seen: redeemTs,
+      });
+      expect(bodyOf(await api.get(`traders/${wallet}/markets`))).toMatchObject({ markets: [row] });
+      expect(bodyOf(await api.get(`traders/${wallet}/top-markets`))).toMatchObject({
+        top_wins: [],
+        top_losses: [row],
+        most_traded: [row],
+        top_volume: [row],
+      });
+      expect(bodyOf(await api.get(`traders/${wallet}/markets/${conditionId}/summary`))).toMatchObject({
+        market: { resolved: true, winner: 'Oilers', pnl_usd: close(pnl) },
+        summary: { pnl_usd: close(pnl), won: false, sides: [{ net_tokens: close(net1) }, { net_tokens: close(0) }] },
+      });
+    } finally {
+      await api.close();
+    }
   });
 });
 
