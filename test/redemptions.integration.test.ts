@@ -26,6 +26,7 @@ import { readMarketSummary } from '../projections/market-summary.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { readTopMarkets } from '../projections/top-markets.ts';
 import { withPublisher } from '../roles/runtime.ts';
+import { makeConditionId, makeFill, makeLeg, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi } from './harness/api.ts';
 import { collectmarketsDir, polymarketData } from './harness/polymarket.ts';
 
@@ -419,5 +420,87 @@ describe('a store whose redeemed rows the earlier formula computed', () => {
     expect(recomputed).toMatchObject({ market_value_usd: 0, pnl_marked_usd: recomputed!.pnl_usd });
     const after = await readMarketSummary(store, wallet, row!.conditionId!.toLowerCase());
     expect(after!.summary.sides.map((side) => side.net_tokens)).toEqual([0, 0]);
+  });
+});
+
+describe('the side a redemption redeemed, told without the source naming it', () => {
+  it('by the holdings before the resolution, in proportion for a split payout, by the USD under a winner', async () => {
+    const wallet = makeWallet('redeem-sides');
+    const market = (name: string) => makeConditionId(`redeem-sides-${name}`);
+    const [told, untold, split, mixed] = ['told', 'untold', 'split', 'mixed'].map(market) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    const buy = (conditionId: string, tokenSide: 1 | 2, tokens: number, ts: number) =>
+      makeFill({
+        wallet,
+        condition_id: conditionId,
+        side: 'BUY',
+        token_side: tokenSide,
+        price: 0.5,
+        size_tokens: tokens,
+        ts,
+      });
+    const redeem = (conditionId: string, tokens: number, usd: number, ts: number) =>
+      makeLeg({ wallet, condition_id: conditionId, kind: 'REDEEM', tokens, usd, ts });
+    const config = inProcessConfig('redeem-sides');
+    await withPublisher(config, createLogger('error'), async ({ publisher }) => {
+      await publisher.publish(
+        'markets',
+        [told, untold, split, mixed].map((conditionId) => makeMarket({ condition_id: conditionId })),
+      );
+      await publisher.publish('fillsArchive', [
+        // told: 100 Up and 30 Down; 100 redeemed at 1.00 each: only Up held enough, so Up won and left
+        buy(told, 1, 100, 1_780_000_010),
+        buy(told, 2, 30, 1_780_000_020),
+        // untold: 100 of each, 100 redeemed at 1.00: either side could have paid it
+        buy(untold, 1, 100, 1_780_000_010),
+        buy(untold, 2, 100, 1_780_000_020),
+        // split: 100 Up and 50 Down; 60 redeemed at 0.50 each: 40% of each side
+        buy(split, 1, 100, 1_780_000_010),
+        buy(split, 2, 50, 1_780_000_020),
+        // mixed: 100 of each, Up won; 200 redeemed for 100: the winners paid it, the losers went for nothing
+        buy(mixed, 1, 100, 1_780_000_010),
+        buy(mixed, 2, 100, 1_780_000_020),
+      ]);
+      await publisher.publish(
+        'trades',
+        [told, untold, split, mixed].map((conditionId) =>
+          makeTrade({ condition_id: conditionId, token_side: 1, price: 0.6, ts: 1_780_000_030 }),
+        ),
+      );
+      await publisher.publish('positions', [
+        redeem(told, 100, 100, 1_780_003_000),
+        redeem(untold, 100, 100, 1_780_003_000),
+        redeem(split, 60, 30, 1_780_003_000),
+        redeem(mixed, 200, 100, 1_780_003_000),
+      ]);
+      await publisher.publish('markets', [makeResolution(mixed, 1, 1_780_002_000)]);
+    });
+    const store = await openStore(config.clickhouse);
+    stores.push(store);
+    const { markets } = await readTraderMarkets(store, wallet, { limit: 10 });
+    const rowOf = (conditionId: string) => markets.find((row) => row.condition_id === conditionId);
+    const sidesOf = async (conditionId: string) =>
+      (await readMarketSummary(store, wallet, conditionId))!.summary.sides.map((side) => side.net_tokens);
+
+    // told: cash flow 100 − 65; 30 Down left at 1 − 0.6
+    expect(await sidesOf(told)).toEqual([close(0), close(30)]);
+    expect(rowOf(told)).toMatchObject({ open: true, market_value_usd: close(12), pnl_marked_usd: close(47) });
+    // untold: the position is closed; its standing is its cash flow, 100 − 100
+    expect(await sidesOf(untold)).toEqual([0, 0]);
+    expect(rowOf(untold)).toMatchObject({ open: true, market_value_usd: 0, pnl_marked_usd: close(0) });
+    // split: 60 Up and 30 Down left, at 0.6 and 0.4; cash flow 30 − 75
+    expect(await sidesOf(split)).toEqual([close(60), close(30)]);
+    expect(rowOf(split)).toMatchObject({ open: true, market_value_usd: close(48), pnl_marked_usd: close(3) });
+    // mixed: nothing left; the result is the cash flow, 100 − 100
+    expect(await sidesOf(mixed)).toEqual([close(0), close(0)]);
+    expect(rowOf(mixed)).toMatchObject({ resolved: true, winner: 'Up', pnl_usd: close(0) });
+    // every row last traded at its last fill, not at the redemption
+    expect(markets.map((row) => row.last_traded_at)).toEqual([
+      1_780_000_020, 1_780_000_020, 1_780_000_020, 1_780_000_020,
+    ]);
   });
 });
