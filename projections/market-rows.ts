@@ -19,8 +19,11 @@ export const ROW_COLUMNS = `
  */
 export const LAST_TRADED_AT = 'ifNull(last_fill_ts, last_ts)';
 
-/** The same for a row in memory (lastTradedAt of the answer's `last_traded_at`). */
-export function lastTradedAt(row: { last_fill_ts: number | null; last_ts: number }): number {
+/**
+ * The same for a row in memory (the answer's `last_traded_at`). A serialized row written before migration
+ * 0016 was materialized has no last_fill_ts: it keeps its last activity until the rewrite reaches it.
+ */
+export function lastTradedAt(row: { last_fill_ts?: number | null; last_ts: number }): number {
   return row.last_fill_ts ?? row.last_ts;
 }
 

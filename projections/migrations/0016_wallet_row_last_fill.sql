@@ -2,8 +2,9 @@
 -- read folds; the markets list, its history depth and top-markets now order rows by the trader's last
 -- fill (a market row's last_traded_at), so the serialization gains last_fill_ts, after the fields it had
 -- (wallet-markets.ts, WALLET_MARKET_FIELDS). MODIFY COLUMN sets the expression for rows written from now
--- on; MATERIALIZE COLUMN rewrites the stored ones (a mutation, in the background; until it has, a read
--- computes the new expression on the fly).
+-- on; MATERIALIZE COLUMN rewrites the stored ones (a mutation, in the background; until it has, a stored
+-- row's serialization lacks last_fill_ts and the readers order it by its last activity, as before:
+-- market-rows.ts, lastTradedAt).
 --
 -- Idempotent: the same expression set again, the same values rewritten.
 
