@@ -141,3 +141,20 @@ export function legId(leg: { tx_hash: string; kind: string; usd: number }): stri
 export function printId(print: { tx_hash: string; token_side: TokenSide; size_tokens: number; price: number }): string {
   return `${print.tx_hash.toLowerCase()}:${Math.round(print.size_tokens * MICRO)}:${Math.round(upNormalizedPrice(print.token_side, print.price) * PRICE_TICKS)}`;
 }
+
+/** The payouts per token a binary market's redemption can make: the losing side, a split payout, the winner. */
+const REDEMPTION_PAYOUTS = [0, 0.5, 1] as const;
+export type RedemptionPayout = (typeof REDEMPTION_PAYOUTS)[number];
+
+/**
+ * What a redemption paid per token redeemed (`usd / tokens`), which says the side it redeemed when the
+ * source does not name it: 0 the losing side, 1 the winner, 0.5 a split payout (both sides). Amounts have
+ * 6 decimals, so a payout is one of these when the USD is within a micro-dollar of it (a split payout's
+ * half rounds down), scaled for float noise on large amounts. Null for any other ratio, and for a payout
+ * of no tokens; no tokens for no USD (an empty redemption, which real exports hold) is 0.
+ */
+export function redemptionPayout(tokens: number, usd: number): RedemptionPayout | null {
+  const tolerance = 1 / MICRO + Math.max(tokens, usd) * Number.EPSILON * 16;
+  if (tokens === 0) return usd <= tolerance ? 0 : null;
+  return REDEMPTION_PAYOUTS.find((payout) => Math.abs(usd - payout * tokens) <= tolerance) ?? null;
+}

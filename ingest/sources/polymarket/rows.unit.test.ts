@@ -203,6 +203,30 @@ describe('parseExportRow: legs and other types', () => {
     },
   );
 
+  it('rejects a REDEEM row whose payout per token names no side, with the reason', () => {
+    const row = (size: string, usdcSize: string) =>
+      parseExportRow(
+        csvTradeRow({
+          type: 'REDEEM',
+          side: '',
+          outcomeIndex: '999',
+          outcome: '',
+          asset: '',
+          size,
+          usdcSize,
+          price: '0',
+        }),
+        { fixed: 'v2' },
+      );
+    // the losing side (nothing paid for the tokens) is a leg like the winner's
+    expect(row('4.166664', '0')).toMatchObject({ kind: 'leg', leg: { kind: 'REDEEM', tokens: 4.166664, usd: 0 } });
+    const rejected = row('10', '7');
+    expect(rejected.kind).toBe('rejected');
+    expect(rejected.kind === 'rejected' ? rejected.reason : '').toMatch(
+      /^invalid positions event: usd: a redemption of 10 tokens for 7 USD pays 0\.700000 per token, not 0 \(the losing side\), 0\.5 \(a split payout\) or 1 \(the winner\)/,
+    );
+  });
+
   it.each(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'CONVERSION', 'YIELD'])('skips a %s row', (type) => {
     const parsed = parseExportRow(csvTradeRow({ type, conditionId: '', side: '', outcomeIndex: '999' }), {
       fixed: 'v2',
