@@ -328,7 +328,8 @@ export class UpstreamPoller {
     for (const wallet of await this.deps.requested.recent(now - this.deps.config.requestTtlSeconds, limit))
       tracked.add(wallet.toLowerCase());
     if (this.deps.activeWallets && tracked.size < limit) {
-      for (const wallet of await this.deps.activeWallets(now - ACTIVE_WINDOW_S, limit)) tracked.add(wallet);
+      for (const wallet of await this.deps.activeWallets(now - ACTIVE_WINDOW_S, limit))
+        tracked.add(wallet.toLowerCase());
     }
     return [...tracked].filter((wallet) => /^0x[0-9a-f]{40}$/.test(wallet)).slice(0, limit);
   }
