@@ -21,6 +21,7 @@
 import type { Logger } from '../../../log.ts';
 import type { UpstreamRouteLimit, UpstreamService } from '../../../config.ts';
 import { recordUpstreamPoll } from '../../../metrics/registry.ts';
+import { retryAfterInstant } from '../../retry-after.ts';
 import { sleepOrAbort } from '../../sleep.ts';
 
 /** Milliseconds, and a wait that a test clock can satisfy without real time passing. */
@@ -165,19 +166,6 @@ export interface HttpClientOptions {
   fetch?: typeof fetch;
   log?: Logger;
   onBreakerChange?: (state: BreakerState, reason: string) => void;
-}
-
-/** The longest Retry-After honoured; beyond it the breaker's cool-down is the better tool. */
-const MAX_RETRY_AFTER_MS = 120_000;
-
-/** Seconds or an HTTP date → an instant (ms); undefined when absent or unreadable. */
-export function retryAfterInstant(header: string | null, now: number): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const trimmed = header.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return now + Math.min(MAX_RETRY_AFTER_MS, Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return now + Math.min(MAX_RETRY_AFTER_MS, Math.max(0, date - now));
 }
 
 interface Route {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { UpstreamRouteLimit } from '../../../config.ts';
 import { UPSTREAM_PUBLISHED_LIMITS } from '../../../config.ts';
-import { retryAfterInstant, UpstreamError, UpstreamHttpClient, type HttpClientOptions } from './http-client.ts';
+import { retryAfterInstant } from '../../retry-after.ts';
+import { UpstreamError, UpstreamHttpClient, type HttpClientOptions } from './http-client.ts';
 import { jsonResponse, scriptedFetch, VirtualClock } from './test-support.ts';
 
 const LIMITS: UpstreamRouteLimit[] = [
