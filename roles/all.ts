@@ -19,7 +19,7 @@ import type { Logger } from '../log.ts';
 import type { Readiness } from '../api/app.ts';
 import { buildHttpServer } from './http-server.ts';
 import { openGateStore } from '../operations/gates/open.ts';
-import { readStoredEventCount } from '../projections/landed.ts';
+import { readStoredRowCount } from '../projections/landed.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
@@ -203,13 +203,13 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     } else if (!rollupsSettled) {
       waitingFor.push('rollups (careers, trader markets) to catch up with the stored events');
     }
-    const eventsStored = await readStoredEventCount(store).catch(() => null);
+    const rowsStored = await readStoredRowCount(store).catch(() => null);
     return {
       ready,
       detail: {
         phase,
         ...(ready ? {} : { waiting_for: waitingFor }),
-        events_stored: eventsStored,
+        rows_stored: rowsStored,
         store_until: iso(world.resumeFromTs),
         lag_seconds: phase === 'stopped' ? 0 : Math.max(0, nowSeconds() - world.resumeFromTs),
       },
@@ -303,12 +303,12 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     .then(async () => {
       rollupsSettled = true;
       ready = true;
-      const eventsStored = await readStoredEventCount(store).catch(() => null);
+      const rowsStored = await readStoredRowCount(store).catch(() => null);
       log.info(
         {
           seconds: Math.round((Date.now() - startedAt) / 1000),
           readyAfterMs: Date.now() - startedAt,
-          eventsStored,
+          rowsStored,
           storeUntil: iso(world.resumeFromTs),
         },
         'demo data ready',
