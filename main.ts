@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, loadWarnings, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { DataDirectoryInUseError } from './projections/embedded-lock.ts';
+import { SHUTDOWN_GRACE_MS } from './roles/shutdown.ts';
 
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
 const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream']);
@@ -192,14 +193,14 @@ function inUseLine(error: DataDirectoryInUseError): string {
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
+    // A role that returned has closed what it opened; a handle it missed must not keep the process alive.
+    setTimeout(() => process.exit(code), SHUTDOWN_GRACE_MS).unref();
   },
   (error: unknown) => {
-    if (error instanceof DataDirectoryInUseError) {
-      process.stderr.write(`${inUseLine(error)}\n`);
-      process.exitCode = 1;
-      return;
-    }
-    process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
+    // What a failed start opened (the store, the worker, the simulator's timers, signal handlers) would
+    // keep the process alive and deaf to SIGTERM: the reason is written, then the process ends at once.
+    if (error instanceof DataDirectoryInUseError) process.stderr.write(`${inUseLine(error)}\n`);
+    else process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
   },
 );

@@ -20,6 +20,7 @@ import type { Readiness } from '../api/app.ts';
 import { buildHttpServer } from './http-server.ts';
 import { openGateStore } from '../operations/gates/open.ts';
 import { readStoredRowCount } from '../projections/landed.ts';
+import { EPOCH_MAX, EPOCH_MIN } from '../ingest/contract/primitives.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
@@ -37,17 +38,30 @@ const SECONDS_PER_DAY = 86_400;
 /** How often the resume position is saved at most (a restart re-emits at most this much more). */
 const STATE_SAVE_INTERVAL_MS = 1_000;
 
-const simulatorStateSchema = z.object({
-  seed: z.number().int(),
-  /** Start of the simulated period: a resumed world continues its traders' books from here. */
-  genesisTs: z.number().int(),
-  /** Every event of the world before this instant is in the store (in-process log) or on Kafka. */
-  resumeFromTs: z.number().int(),
-  /** The demo backfill ends here: the service is ready once the store holds the world up to it. */
-  backfillUntilTs: z.number().int().optional(),
-  /** The demo accounts' recorded sessions end before this instant (fixed with the world, so a restart publishes the same ones). */
-  sessionsUntilTs: z.number().int().optional(),
-});
+/** An instant of the world: one the event contract accepts (a state file outside it is corrupt, not a world). */
+const instantSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX);
+
+const simulatorStateSchema = z
+  .object({
+    seed: z.number().int(),
+    /** Start of the simulated period: a resumed world continues its traders' books from here. */
+    genesisTs: instantSchema,
+    /** Every event of the world before this instant is in the store (in-process log) or on Kafka. */
+    resumeFromTs: instantSchema,
+    /** The demo backfill ends here: the service is ready once the store holds the world up to it. */
+    backfillUntilTs: instantSchema.optional(),
+    /** The demo accounts' recorded sessions end before this instant (fixed with the world, so a restart publishes the same ones). */
+    sessionsUntilTs: instantSchema.optional(),
+  })
+  // The world is stored from its genesis on: a resume point or a backfill end before it never was written.
+  .refine((state) => state.resumeFromTs >= state.genesisTs, {
+    message: 'resumeFromTs is before genesisTs',
+    path: ['resumeFromTs'],
+  })
+  .refine((state) => state.backfillUntilTs === undefined || state.backfillUntilTs >= state.genesisTs, {
+    message: 'backfillUntilTs is before genesisTs',
+    path: ['backfillUntilTs'],
+  });
 
 type SimulatorStateFile = z.output<typeof simulatorStateSchema>;
 

@@ -14,6 +14,7 @@ import type { EventLog } from '../ingest/bus/types.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
+import { EXIT_SHUTDOWN_FORCED, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 
 /**
  * For the roles that serve reads from an embedded store (all, api): a warning when libuv's pool has fewer
@@ -80,8 +81,11 @@ export async function withPublisher<T>(
   }
 }
 
-/** Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly. */
-export function shutdownSignal(log: Logger): AbortSignal {
+/**
+ * Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly; a drain that outlasts the grace, or a
+ * second signal, ends the process at once.
+ */
+export function shutdownSignal(log: Logger, graceMs = SHUTDOWN_GRACE_MS): AbortSignal {
   const controller = new AbortController();
   const stop = (signal: string) => {
     if (controller.signal.aborted) {
@@ -90,9 +94,14 @@ export function shutdownSignal(log: Logger): AbortSignal {
     }
     log.info({ signal }, 'shutting down: draining the batch in flight');
     controller.abort();
+    // Unreferenced: a drain that finishes lets the process end without waiting for it.
+    setTimeout(() => {
+      log.error({ signal, graceMs }, 'shutdown did not finish within its grace: exiting without it');
+      process.exit(EXIT_SHUTDOWN_FORCED);
+    }, graceMs).unref();
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   return controller.signal;
 }
 
