@@ -22,7 +22,9 @@ export type Fault =
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: string }
   | { kind: 'slow'; ms: number }
   | { kind: 'truncated' }
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /** A JSON answer of `bytes` (an array padded with blanks), written as fast as the client reads it. */
+  | { kind: 'huge'; bytes: number };
 
 export interface WalletData {
   /** The all-time leaderboard row the provider states for this wallet (undefined: it has none). */
@@ -95,6 +97,10 @@ export class PolymarketReplay {
       response.end(fault.body ?? JSON.stringify({ error: `replayed ${fault.status}` }));
       return;
     }
+    if (fault?.kind === 'huge') {
+      await this.writeHuge(response, fault.bytes);
+      return;
+    }
     if (fault?.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, fault.ms));
     const body = this.answer(url);
     if (body === undefined) {
@@ -105,6 +111,24 @@ export class PolymarketReplay {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     response.writeHead(200, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' });
     response.end(fault?.kind === 'truncated' ? text.slice(0, Math.floor(text.length / 2)) : text);
+  }
+
+  /** `[` + blanks + `]`, `bytes` long, in chunks paced by the socket (until the client stops reading or leaves). */
+  private async writeHuge(response: ServerResponse, bytes: number): Promise<void> {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes) });
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    response.write('[');
+    let left = bytes - 2;
+    while (left > 0 && !response.destroyed) {
+      const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+      left -= piece.length;
+      if (!response.write(piece))
+        await new Promise<void>((resolve) => {
+          response.once('drain', resolve);
+          response.once('close', resolve);
+        });
+    }
+    if (!response.destroyed) response.end(']');
   }
 
   /** A Gamma keyset page, newest-updated first: `{markets | events, next_cursor}`, next_cursor absent on the final page. */
