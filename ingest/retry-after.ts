@@ -4,7 +4,7 @@
  */
 
 /** The longest Retry-After honoured; beyond it a source's own backoff or breaker is the better tool. */
-const MAX_RETRY_AFTER_MS = 120_000;
+export const MAX_RETRY_AFTER_MS = 120_000;
 
 /** Seconds or an HTTP date → an instant (ms); undefined when absent or unreadable. */
 export function retryAfterInstant(header: string | null, now: number): number | undefined {
