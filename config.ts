@@ -794,6 +794,12 @@ function configOf(env: z.output<typeof environmentSchema>) {
   return {
     logLevel: env.LOG_LEVEL,
     dataDir,
+    /**
+     * How long a role may drain after SIGINT / SIGTERM (or after it returned) before the process exits
+     * regardless: an orchestrator that sends SIGTERM must see the process go, even when a drain waits on
+     * something that never answers. Below Kubernetes' default termination grace, so the drain is ours.
+     */
+    shutdown: { graceMs: 20_000 },
     http: {
       host: env.HOST,
       port: env.PORT,

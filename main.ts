@@ -21,7 +21,6 @@ import { parseArgs } from 'node:util';
 import { loadConfig, loadWarnings, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { DataDirectoryInUseError } from './projections/embedded-lock.ts';
-import { SHUTDOWN_GRACE_MS } from './roles/shutdown.ts';
 
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
 const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream']);
@@ -168,7 +167,7 @@ async function runRole(
     case 'upstream': {
       const { shutdownSignal } = await import('./roles/runtime.ts');
       const { runUpstream } = await import('./roles/upstream.ts');
-      return runUpstream(config, log, shutdownSignal(log));
+      return runUpstream(config, log, shutdownSignal(log, config.shutdown.graceMs));
     }
     case 'archive': {
       const { runArchive } = await import('./roles/archive.ts');
@@ -194,7 +193,7 @@ main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
     // A role that returned has closed what it opened; a handle it missed must not keep the process alive.
-    setTimeout(() => process.exit(code), SHUTDOWN_GRACE_MS).unref();
+    if (loaded) setTimeout(() => process.exit(code), loaded.shutdown.graceMs).unref();
   },
   (error: unknown) => {
     // What a failed start opened (the store, the worker, the simulator's timers, signal handlers) would

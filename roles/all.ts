@@ -99,7 +99,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     return 1;
   }
 
-  const signal = shutdownSignal(log);
+  const signal = shutdownSignal(log, config.shutdown.graceMs);
   const startedAt = Date.now();
   warnIfThreadPoolShort(config, log);
   const store = await openMigratedStore(config, log);

@@ -14,7 +14,6 @@ import type { EventLog } from '../ingest/bus/types.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog, startIngestWorker } from '../ingest/worker.ts';
-import { EXIT_SHUTDOWN_FORCED, SHUTDOWN_GRACE_MS } from './shutdown.ts';
 
 /**
  * For the roles that serve reads from an embedded store (all, api): a warning when libuv's pool has fewer
@@ -81,11 +80,14 @@ export async function withPublisher<T>(
   }
 }
 
+/** The exit code of a drain that did not finish within the grace (config shutdown.graceMs). */
+const EXIT_SHUTDOWN_FORCED = 124;
+
 /**
  * Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly; a drain that outlasts the grace, or a
  * second signal, ends the process at once.
  */
-export function shutdownSignal(log: Logger, graceMs = SHUTDOWN_GRACE_MS): AbortSignal {
+export function shutdownSignal(log: Logger, graceMs: number): AbortSignal {
   const controller = new AbortController();
   const stop = (signal: string) => {
     if (controller.signal.aborted) {

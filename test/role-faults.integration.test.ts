@@ -9,8 +9,11 @@ import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { SHUTDOWN_GRACE_MS } from '../roles/shutdown.ts';
+import { parseConfig } from '../config.ts';
 import { startRole, type RoleProcess } from './harness/child.ts';
+import { PolymarketReplay } from './harness/polymarket-replay.ts';
+
+const SHUTDOWN_GRACE_MS = parseConfig({}).shutdown.graceMs;
 
 /** From the reason on stderr to the process's end. */
 const EXIT_AFTER_REASON_MS = 1_000;
@@ -100,4 +103,35 @@ describe('the all role once started', () => {
     expect(await child.exited).toBe(0);
     expect(performance.now() - askedAt).toBeLessThan(SHUTDOWN_GRACE_MS);
   }, 180_000);
+});
+
+describe('a drain that outlasts the grace', () => {
+  it('ends with exit 124 at the grace, not when the step it waits on finally answers', async () => {
+    const replay = new PolymarketReplay();
+    await replay.start();
+    const slowMs = 8_000;
+    const graceMs = 300;
+    // The first tick's market sweep waits on an answer that comes late; the tick runs to its end before the loop
+    // sees the signal.
+    replay.fault('/gamma/markets/keyset', { kind: 'slow', ms: slowMs });
+    try {
+      const child = startRole(
+        'upstream',
+        [],
+        { DATA_DIR: await dataDir(), LOG_LEVEL: 'info', METRICS_PORT: '0', ...replay.environment() },
+        { overrides: { shutdown: { graceMs } } },
+      );
+      children.push(child);
+      await replay.requested('GET /gamma/markets/keyset');
+      const askedAt = performance.now();
+      child.child.kill('SIGTERM');
+      expect(await child.exited).toBe(124);
+      expect(performance.now() - askedAt).toBeLessThan(slowMs);
+      expect(
+        child.lines.some((line) => line.msg === 'shutdown did not finish within its grace: exiting without it'),
+      ).toBe(true);
+    } finally {
+      await replay.stop();
+    }
+  }, 60_000);
 });

@@ -51,6 +51,7 @@ export class PolymarketReplay {
   silent = false;
   /** Requests seen: "GET /gamma/markets/keyset?limit=…". */
   readonly requests: string[] = [];
+  private readonly requestWaiters: { prefix: string; resolve: () => void }[] = [];
   private server: Server | undefined;
   base = '';
 
@@ -76,13 +77,24 @@ export class PolymarketReplay {
     };
   }
 
+  /** Resolves once a request starting with `prefix` (e.g. "GET /gamma/markets/keyset") has arrived. */
+  requested(prefix: string): Promise<void> {
+    if (this.requests.some((seen) => seen.startsWith(prefix))) return Promise.resolve();
+    return new Promise((resolve) => this.requestWaiters.push({ prefix, resolve }));
+  }
+
   fault(pathname: string, ...faults: Fault[]): void {
     this.faults.set(pathname, [...(this.faults.get(pathname) ?? []), ...faults]);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://replay');
-    this.requests.push(`${request.method} ${url.pathname}${url.search}`);
+    const seen = `${request.method} ${url.pathname}${url.search}`;
+    this.requests.push(seen);
+    for (const waiter of this.requestWaiters.filter((one) => seen.startsWith(one.prefix))) {
+      this.requestWaiters.splice(this.requestWaiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
     if (this.silent) {
       request.socket.destroy();
       return;
