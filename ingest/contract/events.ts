@@ -14,6 +14,7 @@ import {
   positiveAmountSchema,
   priceSchema,
   redemptionPayout,
+  tradedPriceSchema,
   tokenSideSchema,
   tradeSideSchema,
   txHashSchema,
@@ -102,7 +103,7 @@ export const fillSchema = z.object({
   side: tradeSideSchema,
   token_side: tokenSideSchema,
   /** Price paid in the token's own frame (a token-2 buy at 0.30 is 0.30 here, 0.70 in UP space). */
-  price: priceSchema,
+  price: tradedPriceSchema,
   size_tokens: positiveAmountSchema,
   usd: nonNegativeAmountSchema,
   role: z.enum(['maker', 'taker']),
@@ -154,7 +155,7 @@ export const tradeSchema = z.object({
   condition_id: conditionIdSchema,
   token_side: tokenSideSchema,
   /** In the token's own frame. */
-  price: priceSchema,
+  price: tradedPriceSchema,
   size_tokens: positiveAmountSchema,
   usd: nonNegativeAmountSchema,
   taker_side: tradeSideSchema.optional(),

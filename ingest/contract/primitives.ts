@@ -36,8 +36,17 @@ export const epochSecondsSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX)
 /** A probability-like price in [0, 1]. */
 export const priceSchema = z.number().min(0).max(1);
 
-export const nonNegativeAmountSchema = z.number().finite().min(0);
-export const positiveAmountSchema = z.number().finite().positive();
+/** The price of something that traded: a fill at 0 gave tokens away, above 1 paid more than any payout. */
+export const tradedPriceSchema = z.number().gt(0, 'a traded price is above 0').max(1);
+
+/**
+ * The largest amount of a 6-decimal collateral a double holds exactly, in whole units: above all the
+ * collateral in existence, so anything larger is a decoding or upstream error, not a trade.
+ */
+export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER / 1e6;
+
+export const nonNegativeAmountSchema = z.number().finite().min(0).max(MAX_AMOUNT);
+export const positiveAmountSchema = z.number().finite().positive().max(MAX_AMOUNT);
 
 export const tradeSideSchema = z.enum(['BUY', 'SELL']);
 
