@@ -7,7 +7,7 @@
  * is a constant in `configOf`, with the reason for its value: tests change those on the parsed object
  * (`parseConfig(environment, overrides)`), never through the environment.
  */
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -140,7 +140,7 @@ const apiVariables = {
     .default('')
     .transform(trustedProxies)
     .describe(
-      'Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. `true` is refused.',
+      'Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. `true`, a hop count and any range that holds every address (`0.0.0.0/0`, `::/0`) are refused.',
     ),
   AUTH_FAILURE_LIMIT: integer(1)
     .default(20)
@@ -568,9 +568,30 @@ function trustedProxies(value: string, context: z.RefinementCtx): string[] {
         code: 'custom',
         message: `"${entry}" is not a proxy address or CIDR (e.g. 10.0.0.1, 10.0.0.0/8, 2001:db8::/32, loopback)`,
       });
+    } else if (trustsEveryAddress(address, prefix === undefined ? bits : Number(prefix), family)) {
+      context.addIssue({
+        code: 'custom',
+        message: `"${entry}" trusts every IPv4 or every IPv6 address, which is the same as \`true\`: anyone could spoof their address. List your proxies' addresses or CIDRs instead, e.g. API_TRUST_PROXY=10.0.0.0/8 or 127.0.0.1`,
+      });
     }
   }
   return entries;
+}
+
+/**
+ * Whether a CIDR holds every address of IPv4 or of IPv6: a range is contiguous, so holding both ends of
+ * a space is holding all of it. IPv4 clients are matched against IPv6 ranges as IPv4-mapped addresses,
+ * so a range over the whole mapped block trusts every IPv4 client.
+ */
+function trustsEveryAddress(address: string, prefix: number, family: number): boolean {
+  const range = new BlockList();
+  range.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
+  const holds = (low: string, high: string, type: 'ipv4' | 'ipv6') => range.check(low, type) && range.check(high, type);
+  return (
+    holds('0.0.0.0', '255.255.255.255', 'ipv4') ||
+    holds('::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ipv6') ||
+    holds('::ffff:0.0.0.0', '::ffff:255.255.255.255', 'ipv6')
+  );
 }
 
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '[::]']);
@@ -773,6 +794,12 @@ function configOf(env: z.output<typeof environmentSchema>) {
   return {
     logLevel: env.LOG_LEVEL,
     dataDir,
+    /**
+     * How long a role may drain after SIGINT / SIGTERM (or after it returned) before the process exits
+     * regardless: an orchestrator that sends SIGTERM must see the process go, even when a drain waits on
+     * something that never answers. Below Kubernetes' default termination grace, so the drain is ours.
+     */
+    shutdown: { graceMs: 20_000 },
     http: {
       host: env.HOST,
       port: env.PORT,

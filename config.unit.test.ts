@@ -218,6 +218,21 @@ describe('values that became constants or derived', () => {
   });
 });
 
+describe('API_TRUST_PROXY', () => {
+  it('refuses a range that trusts every address, as it refuses true', () => {
+    for (const value of ['true', '0.0.0.0/0', '::/0', '::ffff:0:0/96', '::/8', '10.0.0.1,0.0.0.0/0'])
+      expect(() => parseConfig({ API_TRUST_PROXY: value }), value).toThrow(/API_TRUST_PROXY/);
+  });
+
+  it('takes proxies by address or narrower ranges', () => {
+    expect(parseConfig({ API_TRUST_PROXY: '10.0.0.0/8, 2001:db8::/32,loopback' }).http.trustProxy).toEqual([
+      '10.0.0.0/8',
+      '2001:db8::/32',
+      'loopback',
+    ]);
+  });
+});
+
 describe('overrides on the parsed configuration', () => {
   it('change one setting deeply and leave its siblings', () => {
     const config = parseConfig({}, { ingest: { rollupIntervalMs: 50 }, api: { inFlight: { queueDepth: 2 } } });

@@ -167,7 +167,7 @@ async function runRole(
     case 'upstream': {
       const { shutdownSignal } = await import('./roles/runtime.ts');
       const { runUpstream } = await import('./roles/upstream.ts');
-      return runUpstream(config, log, shutdownSignal(log));
+      return runUpstream(config, log, shutdownSignal(log, config.shutdown.graceMs));
     }
     case 'archive': {
       const { runArchive } = await import('./roles/archive.ts');
@@ -192,14 +192,14 @@ function inUseLine(error: DataDirectoryInUseError): string {
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
+    // A role that returned has closed what it opened; a handle it missed must not keep the process alive.
+    if (loaded) setTimeout(() => process.exit(code), loaded.shutdown.graceMs).unref();
   },
   (error: unknown) => {
-    if (error instanceof DataDirectoryInUseError) {
-      process.stderr.write(`${inUseLine(error)}\n`);
-      process.exitCode = 1;
-      return;
-    }
-    process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
+    // What a failed start opened (the store, the worker, the simulator's timers, signal handlers) would
+    // keep the process alive and deaf to SIGTERM: the reason is written, then the process ends at once.
+    if (error instanceof DataDirectoryInUseError) process.stderr.write(`${inUseLine(error)}\n`);
+    else process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
   },
 );

@@ -49,6 +49,7 @@ import type { TapeDownloads } from '../operations/tapes.ts';
 import { LocalTapeDownloads } from './downloads.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
 import { registerHttpMetrics } from '../metrics/http.ts';
+import { stalledLoops } from '../metrics/progress.ts';
 import { instrumentStore } from '../metrics/store.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
 
@@ -240,7 +241,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // A loop of this process that stopped advancing (the archive's in the all role) makes it unhealthy.
+  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+    const stalled = stalledLoops();
+    return stalled.length > 0 ? reply.code(503).send({ status: 'stalled', loops: stalled }) : { status: 'ok' };
+  });
 
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const storeAlive = await options.storeAlive();

@@ -49,6 +49,23 @@ describe('decodeBatch', () => {
     );
   });
 
+  it('dead-letters a redemption whose payout per token names no side, and lands the losing side redeemed for nothing', () => {
+    const redemption = { ...fill, kind: 'REDEEM', tokens: 4.166664, usd: 0 };
+    const decoded = decodeBatch('positions', 'positions', 0, [
+      message(0, JSON.stringify(redemption)),
+      message(1, JSON.stringify({ ...redemption, log_index: 2, tokens: 10, usd: 7 })),
+    ]);
+    expect(decoded.validCount).toBe(1);
+    expect(decoded.rowsByTable.get('position_legs')?.lines).toHaveLength(1);
+    expect(decoded.deadLetters.map((letter) => [letter.offset, letter.kind, letter.reason])).toEqual([
+      [
+        '1',
+        'schema',
+        'schema positions: usd: a redemption of 10 tokens for 7 USD pays 0.700000 per token, not 0 (the losing side), 0.5 (a split payout) or 1 (the winner): its side cannot be told',
+      ],
+    ]);
+  });
+
   it('dead-letters everything of a topic it does not know', () => {
     const decoded = decodeBatch(undefined, 'stranger', 0, [message(0, JSON.stringify(fill))]);
     expect(decoded.validCount).toBe(0);

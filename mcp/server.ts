@@ -14,7 +14,8 @@
  *   JSON answers, as before the move to 2.x (the SDK's own legacy fallback would answer over SSE).
  * Both legs build their server from the same factory, so tools, prompts, costs and gates cannot differ.
  *
- * Order of a request: the Host check (DNS-rebinding protection, config MCP_ALLOWED_HOSTS) → the bearer
+ * Order of a request: the Host check (DNS-rebinding protection, config MCP_ALLOWED_HOSTS) → the Origin
+ * check (a browser's Origin must be the service's own: 403 otherwise) → the bearer
  * key or OAuth token (401 / 403 insufficient_scope / too_many_auth_failures) → the body (Fastify's
  * http.bodyLimitBytes: 413) → the SDK. Connecting, discovery, tools/list, prompts/list, resources/* and
  * prompts/get are free; each tools/call is one call of the budget, admitted inside the tool.
@@ -67,6 +68,32 @@ function hostAllowed(config: Config, request: FastifyRequest): { allowed: true }
   const host = typeof request.host === 'string' ? request.host : '';
   const hostname = hostnameOf(host);
   return hostname !== null && allowedHosts.includes(hostname) ? { allowed: true } : { allowed: false, host };
+}
+
+/**
+ * The transport rules' Origin check: a browser page of another origin must not drive the tools with the
+ * caller's credentials. No Origin (a client that is not a browser) passes; otherwise it must be the
+ * service's own, as PUBLIC_URL names it or as the request reached it (its Host, already checked).
+ */
+function originAllowed(
+  ownOrigin: string,
+  request: FastifyRequest,
+): { allowed: true } | { allowed: false; origin: string } {
+  const header = request.headers.origin;
+  if (header === undefined) return { allowed: true };
+  const origin = Array.isArray(header) ? header.join(', ') : header;
+  const refused = { allowed: false as const, origin };
+  let stated: string;
+  let reached: string;
+  try {
+    stated = new URL(origin).origin;
+    reached = new URL(`${request.protocol}://${request.host}`).origin;
+  } catch {
+    return refused;
+  }
+  // An opaque origin (a sandboxed frame, a file) serialises as the string "null" and matches nothing.
+  if (stated === 'null' || (stated !== ownOrigin && stated !== reached)) return refused;
+  return { allowed: true };
 }
 
 /**
@@ -160,8 +187,15 @@ export async function registerMcp(app: FastifyInstance, options: McpOptions): Pr
       config.mcp.path,
       {
         schema: { hide: true },
-        // Before the body is read: who calls (an unauthenticated request is never parsed).
-        onRequest: async (request) => {
+        // Before the body is read: where from, then who calls (an unauthenticated request is never parsed).
+        onRequest: async (request, reply) => {
+          const check = originAllowed(origin, request);
+          if (!check.allowed) {
+            log.warn({ origin: check.origin.slice(0, 200), address: request.ip }, 'MCP request from a foreign Origin');
+            return reply
+              .code(403)
+              .send(jsonRpcError(-32000, `Invalid Origin header: ${check.origin.slice(0, 200) || '(empty)'}`));
+          }
           request.caller = await authenticate(request);
         },
       },

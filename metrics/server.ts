@@ -1,11 +1,13 @@
 /**
  * The small metrics port of the worker roles (ingest, simulate, the sources), which serve no HTTP
- * otherwise: `GET /metrics` (the exposition), `GET /healthz` (the process answers) and `GET /readyz`
- * (the same: a worker takes no traffic, so readiness only gates the rollout). Plain node:http: a whole
+ * otherwise: `GET /metrics` (the exposition), `GET /healthz` (the process answers and every watched loop
+ * advanced within its period: 503 naming the stalled ones otherwise, progress.ts) and `GET /readyz` (the
+ * same: a worker takes no traffic, so readiness only gates the rollout). Plain node:http: a whole
  * Fastify app would be more than this needs.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { stalledLoops } from './progress.ts';
 import { exposition } from './registry.ts';
 
 export interface MetricsServer {
@@ -22,6 +24,13 @@ export async function startMetricsServer(options: { host: string; port: number }
       return;
     }
     if (path === '/healthz' || path === '/readyz') {
+      const stalled = stalledLoops();
+      if (stalled.length > 0) {
+        response
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ status: 'stalled', loops: stalled }));
+        return;
+      }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
       return;
     }

@@ -180,8 +180,14 @@ export const careerCardSchema = z.object({
     .nullable()
     .meta({ description: 'Share of resolved markets won; null when nothing has resolved.' }),
   volume_usd: z.number(),
-  first_seen: z.int().min(0).meta({ description: 'Epoch seconds; 0 for a wallet never seen.' }),
-  last_seen: z.int().min(0),
+  first_seen: z.int().min(0).meta({
+    description:
+      "The trader's first activity of any kind (a fill, split, merge, redemption or conversion), epoch seconds; 0 for a wallet never seen.",
+  }),
+  last_seen: z.int().min(0).meta({
+    description:
+      "The trader's last activity of any kind (a fill, split, merge, redemption or conversion), epoch seconds; a market row's last_traded_at is its last fill only.",
+  }),
   avg_entry_price: nullableAverage(
     'Average cost per token across all buys (both outcome sides, token-weighted): the break-even winrate. Missing or null means unavailable (not yet populated), never zero.',
   ),

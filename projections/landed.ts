@@ -94,8 +94,11 @@ SELECT sum(rows) AS n
 FROM system.parts
 WHERE database = {database:String} AND active AND table IN {tables:Array(String)}`;
 
-/** Rows in the landing tables (from the parts' metadata: cheap enough for a readiness probe). */
-export async function readStoredEventCount(store: Store): Promise<number> {
+/**
+ * Rows in the landing tables' active parts (from the parts' metadata: cheap enough for a readiness probe).
+ * A size, not a count of events: a merge that folds an event stored twice lowers it.
+ */
+export async function readStoredRowCount(store: Store): Promise<number> {
   const [row] = await store.query<{ n: number | null }>(READ_STORED_ROWS, {
     database: store.database,
     tables: LANDING_TABLES,

@@ -1,5 +1,5 @@
 /**
- * A trader's markets list: the recency order (last activity DESC, condition_id DESC), keyset-paged, with
+ * A trader's markets list: the recency order (last traded DESC, condition_id DESC), keyset-paged, with
  * each open row's mark; within a history depth for callers that see only the most recent markets.
  */
 import { clampUInt32 } from './params.ts';
@@ -8,6 +8,8 @@ import { compareIds, marksOfOpenMarketsPart } from './market-parts.ts';
 import {
   historyDepthParam,
   inListOrder,
+  LAST_TRADED_AT,
+  lastTradedAt,
   newestTraderMarkets,
   ROW_COLUMNS,
   toMarketRow,
@@ -21,15 +23,15 @@ import type { Store } from './store.ts';
 import type { WalletMarkets } from './wallet-markets.ts';
 
 /**
- * One page of the recency order (last activity DESC, condition_id DESC), strictly after the keyset
- * position, by the wallet prefix of the key; the filter on last_ts applies to each market's newest
+ * One page of the recency order (last traded DESC, condition_id DESC), strictly after the keyset
+ * position, by the wallet prefix of the key; the filter on the last fill applies to each market's newest
  * version. Unlimited depth.
  */
 const READ_TRADER_MARKETS = `
 SELECT ${ROW_COLUMNS}
 FROM ${newestTraderMarkets(ROW_COLUMNS)}
-WHERE ({has_after:UInt8} = 0 OR (last_ts, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
-ORDER BY last_ts DESC, condition_id DESC
+WHERE ({has_after:UInt8} = 0 OR (${LAST_TRADED_AT}, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
+ORDER BY ${LAST_TRADED_AT} DESC, condition_id DESC
 LIMIT {limit:UInt32}`;
 
 /** The same page within a history depth: the keyset walks the visible rows only. */
@@ -38,8 +40,8 @@ SELECT ${ROW_COLUMNS}
 FROM
 (${withinDepth(ROW_COLUMNS)}
 )
-WHERE ({has_after:UInt8} = 0 OR (last_ts, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
-ORDER BY last_ts DESC, condition_id DESC
+WHERE ({has_after:UInt8} = 0 OR (${LAST_TRADED_AT}, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
+ORDER BY ${LAST_TRADED_AT} DESC, condition_id DESC
 LIMIT {limit:UInt32}`;
 
 /** The marks of the wallet's open markets (market-parts.ts). */
@@ -66,7 +68,7 @@ interface MarketsPage {
 }
 
 /**
- * A page of the trader's markets, most recent activity first (then condition_id descending), strictly
+ * A page of the trader's markets, most recently traded first (then condition_id descending), strictly
  * after `after`. Returns the rows and the position to continue from (null at the end). With a history
  * depth ≥ 0 only the `historyDepth` most recent markets exist for the list (and its paging).
  */
@@ -97,7 +99,8 @@ async function pageOfWalletMarkets(
   const afterId = after?.conditionId ?? '';
   const rows = after
     ? visible.filter(
-        (row) => row.last_ts < afterTs || (row.last_ts === afterTs && compareIds(row.condition_id, afterId) < 0),
+        (row) =>
+          lastTradedAt(row) < afterTs || (lastTradedAt(row) === afterTs && compareIds(row.condition_id, afterId) < 0),
       )
     : visible;
   return pageOf(sources, rows, limit, walletMarkets.marks);
@@ -116,7 +119,10 @@ async function pageOf(
   const names = await sources.marketNames(pageRows.map((row) => row.condition_id));
   return {
     markets: pageRows.map((row) => toMarketRow(row, names, marks)),
-    next: rows.length > limit && lastRow ? { lastTradedAt: lastRow.last_ts, conditionId: lastRow.condition_id } : null,
+    next:
+      rows.length > limit && lastRow
+        ? { lastTradedAt: lastTradedAt(lastRow), conditionId: lastRow.condition_id }
+        : null,
   };
 }
 

@@ -10,8 +10,22 @@ import { NO_MARKET_NAMES, type MarketNames } from './market-names.ts';
 
 /** The trader_markets_v2 columns a market row is built from (each market's newest version: the latest recomputation). */
 export const ROW_COLUMNS = `
-        condition_id, last_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
+        condition_id, last_ts, last_fill_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
         net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, up_payout, pnl_usd`;
+
+/**
+ * A row's place in the recency order, in SQL: its last fill; a market the trader only split, merged or
+ * redeemed has no fill and takes its last leg (legs never move a traded market's place).
+ */
+export const LAST_TRADED_AT = 'ifNull(last_fill_ts, last_ts)';
+
+/**
+ * The same for a row in memory (the answer's `last_traded_at`). A serialized row written before migration
+ * 0016 was materialized has no last_fill_ts: it keeps its last activity until the rewrite reaches it.
+ */
+export function lastTradedAt(row: { last_fill_ts?: number | null; last_ts: number }): number {
+  return row.last_fill_ts ?? row.last_ts;
+}
 
 /**
  * The wallet's rows of trader_markets_v2, each market's newest version (ORDER BY version DESC LIMIT 1 BY:
@@ -30,13 +44,13 @@ export const newestTraderMarkets = (columns: string) => `
 
 /**
  * The wallet's markets within a history depth: the first `{history_depth}` of the recency order (last
- * activity DESC, condition_id DESC: the markets list's order). Basic callers see only these; every read
+ * traded DESC, condition_id DESC: the markets list's order). Basic callers see only these; every read
  * that is clamped to the visible set selects from this (the columns vary, the set does not).
  */
 export const withinDepth = (columns: string) => `
     SELECT ${columns}
     FROM ${newestTraderMarkets(ROW_COLUMNS)}
-    ORDER BY last_ts DESC, condition_id DESC
+    ORDER BY ${LAST_TRADED_AT} DESC, condition_id DESC
     LIMIT {history_depth:UInt32}`;
 
 /** The condition_ids of the wallet's visible markets (params `wallet`, `history_depth`), for `IN (…)`. */
@@ -49,7 +63,10 @@ export function historyDepthParam(historyDepth: number): number {
 
 export interface TraderMarketRow {
   condition_id: string;
+  /** The last fill or leg (the card's last_seen folds it). */
   last_ts: number;
+  /** The last fill; null when the trader only split, merged or redeemed here. */
+  last_fill_ts: number | null;
   last_action: string;
   last_price: number | null;
   fills_count: number;
@@ -106,7 +123,7 @@ export function toMarketRow(
     outcome: names.outcome1,
     resolved: row.resolved,
     winner: winnerName({ ...row, ...names }),
-    last_traded_at: row.last_ts,
+    last_traded_at: lastTradedAt(row),
     trader_last_action: lastAction(row.last_action),
     last_price: row.last_price,
     fills_count: row.fills_count,
@@ -129,7 +146,7 @@ export interface DepthOption {
   historyDepth?: number | undefined;
 }
 
-/** The markets list's order: last activity DESC, then condition_id DESC. */
+/** The markets list's order: last traded DESC, then condition_id DESC. */
 export function inListOrder(a: TraderMarketRow, b: TraderMarketRow): number {
-  return b.last_ts - a.last_ts || compareIds(b.condition_id, a.condition_id);
+  return lastTradedAt(b) - lastTradedAt(a) || compareIds(b.condition_id, a.condition_id);
 }

@@ -17,7 +17,10 @@ export const marketRowSchema = z.object({
     description:
       'Name of the winning token; after a split payout (no winner, e.g. 50/50) the percent each token paid, token 1 first: "50/50"; null while the market is open.',
   }),
-  last_traded_at: epochSeconds.meta({ description: "The trader's last activity in this market (epoch seconds)." }),
+  last_traded_at: epochSeconds.meta({
+    description:
+      "Time of the trader's last fill in this market (epoch seconds); splits, merges, redemptions and conversions never move it. A market the trader only split, merged or redeemed has no fill: its last such leg. The list is ordered by it.",
+  }),
   trader_last_action: z
     .enum(['BUY', 'SELL'])
     .nullable()

@@ -4,14 +4,14 @@
  * recent markets.
  */
 import { compareIds } from './market-parts.ts';
-import { inListOrder, toMarketRow, type DepthOption, type TraderMarketRow } from './market-rows.ts';
+import { inListOrder, lastTradedAt, toMarketRow, type DepthOption, type TraderMarketRow } from './market-rows.ts';
 import { TOP_MARKETS_NOTE, type TopMarkets } from './market-schemas.ts';
 import type { Store } from './store.ts';
 import { plainSources, type ReadSources } from './sources.ts';
 import type { WalletMarketRow } from './wallet-markets.ts';
 
 /**
- * The four slices of at most `n` rows each. Ties: last activity DESC, then condition_id. Wins and losses
+ * The four slices of at most `n` rows each. Ties: last traded DESC, then condition_id. Wins and losses
  * rank resolved markets by their result (best first, worst first), most traded every market by fills,
  * top volume by bought plus sold USD.
  */
@@ -21,7 +21,9 @@ function rankTopMarkets<R extends TraderMarketRow>(
 ): { top_wins: R[]; top_losses: R[]; most_traded: R[]; top_volume: R[] } {
   const ranked = (candidates: readonly R[], key: (row: R) => number) =>
     [...candidates]
-      .sort((a, b) => key(b) - key(a) || b.last_ts - a.last_ts || compareIds(a.condition_id, b.condition_id))
+      .sort(
+        (a, b) => key(b) - key(a) || lastTradedAt(b) - lastTradedAt(a) || compareIds(a.condition_id, b.condition_id),
+      )
       .slice(0, n);
   return {
     top_wins: ranked(

@@ -60,6 +60,7 @@ export interface WalletMarketRow extends TradeBreakdown {
   fills_count: number;
   first_ts: number;
   last_ts: number;
+  last_fill_ts: number | null;
   last_action: string;
   last_price: number | null;
   net_tokens1: number;
@@ -80,7 +81,7 @@ export interface WalletMarkets {
 }
 
 /**
- * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migration 0012);
+ * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016);
  * test/reads-shape.integration.test.ts checks the stored rows against this list and the columns it names.
  */
 export const WALLET_MARKET_FIELDS = [
@@ -114,6 +115,7 @@ export const WALLET_MARKET_FIELDS = [
   'side2_buy_usd',
   'side2_sell_usd',
   'side2_buy_tokens',
+  'last_fill_ts',
 ] as const satisfies readonly (keyof WalletMarketRow)[];
 // Compile-time: every field of WalletMarketRow is in the list (a field added to one and not the other fails here).
 const everyFieldListed: [Exclude<keyof WalletMarketRow, (typeof WALLET_MARKET_FIELDS)[number]>] extends [never]

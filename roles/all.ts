@@ -19,7 +19,8 @@ import type { Logger } from '../log.ts';
 import type { Readiness } from '../api/app.ts';
 import { buildHttpServer } from './http-server.ts';
 import { openGateStore } from '../operations/gates/open.ts';
-import { readStoredEventCount } from '../projections/landed.ts';
+import { readStoredRowCount } from '../projections/landed.ts';
+import { EPOCH_MAX, EPOCH_MIN } from '../ingest/contract/primitives.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
@@ -37,17 +38,30 @@ const SECONDS_PER_DAY = 86_400;
 /** How often the resume position is saved at most (a restart re-emits at most this much more). */
 const STATE_SAVE_INTERVAL_MS = 1_000;
 
-const simulatorStateSchema = z.object({
-  seed: z.number().int(),
-  /** Start of the simulated period: a resumed world continues its traders' books from here. */
-  genesisTs: z.number().int(),
-  /** Every event of the world before this instant is in the store (in-process log) or on Kafka. */
-  resumeFromTs: z.number().int(),
-  /** The demo backfill ends here: the service is ready once the store holds the world up to it. */
-  backfillUntilTs: z.number().int().optional(),
-  /** The demo accounts' recorded sessions end before this instant (fixed with the world, so a restart publishes the same ones). */
-  sessionsUntilTs: z.number().int().optional(),
-});
+/** An instant of the world: one the event contract accepts (a state file outside it is corrupt, not a world). */
+const instantSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX);
+
+const simulatorStateSchema = z
+  .object({
+    seed: z.number().int(),
+    /** Start of the simulated period: a resumed world continues its traders' books from here. */
+    genesisTs: instantSchema,
+    /** Every event of the world before this instant is in the store (in-process log) or on Kafka. */
+    resumeFromTs: instantSchema,
+    /** The demo backfill ends here: the service is ready once the store holds the world up to it. */
+    backfillUntilTs: instantSchema.optional(),
+    /** The demo accounts' recorded sessions end before this instant (fixed with the world, so a restart publishes the same ones). */
+    sessionsUntilTs: instantSchema.optional(),
+  })
+  // The world is stored from its genesis on: a resume point or a backfill end before it never was written.
+  .refine((state) => state.resumeFromTs >= state.genesisTs, {
+    message: 'resumeFromTs is before genesisTs',
+    path: ['resumeFromTs'],
+  })
+  .refine((state) => state.backfillUntilTs === undefined || state.backfillUntilTs >= state.genesisTs, {
+    message: 'backfillUntilTs is before genesisTs',
+    path: ['backfillUntilTs'],
+  });
 
 type SimulatorStateFile = z.output<typeof simulatorStateSchema>;
 
@@ -85,7 +99,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     return 1;
   }
 
-  const signal = shutdownSignal(log);
+  const signal = shutdownSignal(log, config.shutdown.graceMs);
   const startedAt = Date.now();
   warnIfThreadPoolShort(config, log);
   const store = await openMigratedStore(config, log);
@@ -203,13 +217,13 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     } else if (!rollupsSettled) {
       waitingFor.push('rollups (careers, trader markets) to catch up with the stored events');
     }
-    const eventsStored = await readStoredEventCount(store).catch(() => null);
+    const rowsStored = await readStoredRowCount(store).catch(() => null);
     return {
       ready,
       detail: {
         phase,
         ...(ready ? {} : { waiting_for: waitingFor }),
-        events_stored: eventsStored,
+        rows_stored: rowsStored,
         store_until: iso(world.resumeFromTs),
         lag_seconds: phase === 'stopped' ? 0 : Math.max(0, nowSeconds() - world.resumeFromTs),
       },
@@ -303,12 +317,12 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     .then(async () => {
       rollupsSettled = true;
       ready = true;
-      const eventsStored = await readStoredEventCount(store).catch(() => null);
+      const rowsStored = await readStoredRowCount(store).catch(() => null);
       log.info(
         {
           seconds: Math.round((Date.now() - startedAt) / 1000),
           readyAfterMs: Date.now() - startedAt,
-          eventsStored,
+          rowsStored,
           storeUntil: iso(world.resumeFromTs),
         },
         'demo data ready',

@@ -13,7 +13,7 @@ import { openMigratedStore, shutdownSignal, warnIfThreadPoolShort } from './runt
 import { openWalletRequestLog } from '../operations/wallet-requests.ts';
 
 export async function runApi(config: Config, log: Logger): Promise<number> {
-  const signal = shutdownSignal(log);
+  const signal = shutdownSignal(log, config.shutdown.graceMs);
   warnIfThreadPoolShort(config, log);
   const store = await openMigratedStore(config, log);
   const gates = openGateStore(config, log);

@@ -40,7 +40,7 @@ export async function runArchive(config: Config, log: Logger): Promise<number> {
     return 2;
   }
   const archiveConfig = config.archive;
-  const signal = shutdownSignal(log);
+  const signal = shutdownSignal(log, config.shutdown.graceMs);
   const store = await openMigratedStore(config, log);
   const eventLog = openEventLog(config, log);
   const topics = new TopicNames(config.kafka.topicPrefix);

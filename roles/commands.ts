@@ -45,7 +45,7 @@ export async function runIngest(config: Config, log: Logger): Promise<number> {
     log.error('the ingest role consumes Kafka: set KAFKA_BROKERS (or run `all`, which ingests in process)');
     return 2;
   }
-  const signal = shutdownSignal(log);
+  const signal = shutdownSignal(log, config.shutdown.graceMs);
   const store = await openMigratedStore(config, log);
   const eventLog = openEventLog(config, log);
   const worker = await startIngestWorker({ config, eventLog, store, log });
@@ -61,7 +61,7 @@ export async function runSimulate(
   log: Logger,
   options: { backfillDays: number; live: boolean },
 ): Promise<number> {
-  const signal = shutdownSignal(log);
+  const signal = shutdownSignal(log, config.shutdown.graceMs);
   // Loaded on demand: the other roles should not pay for the simulator's module graph.
   const { createSimulator, runSimulator } = await import('../ingest/sources/simulator/index.ts');
   const simulator = createSimulator({ seed: config.simulator.seed, traders: config.simulator.traders });

@@ -80,8 +80,14 @@ export async function withPublisher<T>(
   }
 }
 
-/** Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly. */
-export function shutdownSignal(log: Logger): AbortSignal {
+/** The exit code of a drain that did not finish within the grace (config shutdown.graceMs). */
+const EXIT_SHUTDOWN_FORCED = 124;
+
+/**
+ * Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly; a drain that outlasts the grace, or a
+ * second signal, ends the process at once.
+ */
+export function shutdownSignal(log: Logger, graceMs: number): AbortSignal {
   const controller = new AbortController();
   const stop = (signal: string) => {
     if (controller.signal.aborted) {
@@ -90,9 +96,14 @@ export function shutdownSignal(log: Logger): AbortSignal {
     }
     log.info({ signal }, 'shutting down: draining the batch in flight');
     controller.abort();
+    // Unreferenced: a drain that finishes lets the process end without waiting for it.
+    setTimeout(() => {
+      log.error({ signal, graceMs }, 'shutdown did not finish within its grace: exiting without it');
+      process.exit(EXIT_SHUTDOWN_FORCED);
+    }, graceMs).unref();
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   return controller.signal;
 }
 

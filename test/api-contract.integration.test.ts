@@ -909,6 +909,16 @@ describe('equity', () => {
       message: expect.any(String),
     });
   });
+
+  it('503 upstream_offline for a wallet the provider never reported on, the provider online (no curve stated as its)', async () => {
+    for (const wallet of [charlie, stranger]) {
+      const body = await json(`traders/${wallet}/pnl-series`, 503);
+      expect(body).toEqual({ error: 'upstream_offline', status: 'upstream_offline', message: expect.any(String) });
+      expect(body.message).toMatch(/not reported on this trader/);
+    }
+    // The provider's reported wallet still gets its curve from the same online API.
+    expect((await json(`traders/${alpha}/pnl-series`)).series.length).toBeGreaterThan(0);
+  });
 });
 
 describe('fills and whales', () => {

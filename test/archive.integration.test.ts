@@ -234,6 +234,41 @@ describe('archive: local node → topics → projections → REST', () => {
         { ...log, logIndex: log.logIndex ?? toHex(900 + (byBlock.get(block)?.length ?? 0)) },
       ]);
     }
+    // Two impossible V2 fills of the market's token by a wallet of their own, in the last block: a SELL of
+    // 2^256 − 1 tokens and a SELL for nothing (takerAmountFilled 0). Dead-lettered, never a fill or a print.
+    const forger = '0x00000000000000000000000000000000000000e1' as Hex;
+    const polyprinterToken = 26668574760930728259231314028185687024922326310580986080795483281195870186846n;
+    const lastBlock = Math.max(...byBlock.keys());
+    const lastLogs = byBlock.get(lastBlock)!;
+    const impossible = [
+      [2n ** 256n - 1n, 1_000_000n],
+      [5_000_000n, 0n],
+    ].map(([making, taking], index) => ({
+      address: CONTRACTS.exchangeV2,
+      topics: encodeEventTopics({
+        abi: exchangeV2Abi,
+        eventName: 'OrderFilled',
+        args: { orderHash: pad(toHex(index + 1)), maker: forger, taker: '0x00000000000000000000000000000000000000e2' },
+      }) as Hex[],
+      data: encodeAbiParameters(
+        [
+          { type: 'uint8' },
+          { type: 'uint256' },
+          { type: 'uint256' },
+          { type: 'uint256' },
+          { type: 'uint256' },
+          { type: 'bytes32' },
+          { type: 'bytes32' },
+        ],
+        [1, polyprinterToken, making!, taking!, 0n, pad('0x0'), pad('0x0')],
+      ),
+      blockNumber: toHex(lastBlock),
+      transactionHash: pad(toHex(0xe1e1 + index), { size: 32 }),
+      logIndex: toHex(950 + index),
+      ...(lastLogs[0]!.blockTimestamp ? { blockTimestamp: lastLogs[0]!.blockTimestamp } : {}),
+      ...(lastLogs[0]!.blockHash ? { blockHash: lastLogs[0]!.blockHash } : {}),
+    }));
+    byBlock.set(lastBlock, [...lastLogs, ...impossible]);
     for (const [block, logs] of byBlock)
       node.setBlock(block, logs[0]!.blockTimestamp ? Number(BigInt(logs[0]!.blockTimestamp)) : 1_780_000_000, logs);
     const blocks = [...byBlock.keys()].sort((a, b) => a - b);
@@ -308,8 +343,17 @@ describe('archive: local node → topics → projections → REST', () => {
       {},
     );
     await store.close();
-    expect(letters.length).toBe(3);
-    for (const letter of letters) expect(letter.reason).toMatch(/^unknown token \d+: no market claims it/);
+    const unknown = letters.filter((letter) => letter.reason.startsWith('unknown token'));
+    expect(unknown.length).toBe(3);
+    for (const letter of unknown) expect(letter.reason).toMatch(/^unknown token \d+: no market claims it/);
+    expect(
+      letters.filter((letter) => !letter.reason.startsWith('unknown token')).map((letter) => letter.reason),
+    ).toEqual([
+      expect.stringMatching(/^exchangeV2\.OrderFilled: tokens amount \d+ exceeds what the collateral can represent/),
+      'exchangeV2.OrderFilled: fill of zero USD (a price of 0)',
+    ]);
+    const forged = bodyOf(await api.get(`traders/${forger}/fills?since=0`)) as { fills: unknown[] };
+    expect(forged.fills).toEqual([]);
     const deadTokens = letters
       .map((letter) => JSON.parse(Buffer.from(letter.original_base64, 'base64').toString('utf8')) as RawLog)
       .map((log) => log.transactionHash);

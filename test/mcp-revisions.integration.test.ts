@@ -453,4 +453,46 @@ describe('every supported revision on the one endpoint', () => {
     // Only the served whoami was spent (and this /me).
     expect(await monthRequests()).toBe(before + 1 + 1);
   });
+
+  it('a foreign Origin is 403 on 2026-07-28 and on 2025-11-25 (with an allowed Host); the service’s own Origin is served', async () => {
+    const before = await monthRequests();
+    const withOrigin = (origin: string): Revision[] =>
+      [
+        ['2026-07-28', { versionNegotiation: { mode: { pin: '2026-07-28' } } }],
+        ['2025-11-25', {}],
+      ].map(([label, options]) => ({
+        label: label as string,
+        expected: label as string,
+        async connect(url, key) {
+          const client = new ClientV2({ name: `origin-${label}`, version: '1.0.0' }, options as never);
+          await client.connect(
+            new TransportV2(url, { requestInit: { headers: { Authorization: `Bearer ${key}`, Origin: origin } } }),
+          );
+          return v2Session(client);
+        },
+      }));
+    for (const revision of withOrigin('https://evil.example')) {
+      await expect(revision.connect(mcpUrl, keys.pro), revision.label).rejects.toThrow(/403|Invalid Origin/);
+    }
+    // The raw answer: 403 with a JSON-RPC error naming the Origin, before the key is even looked at.
+    const refused = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${keys.pro}`,
+        origin: 'http://localhost:1',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as Json).error.message).toMatch(/Invalid Origin header: http:\/\/localhost:1/);
+    // A page served by this very host (Origin = the address the request reached) talks as any client.
+    for (const revision of withOrigin(mcpUrl.origin)) {
+      const session = await open(revision);
+      expect(session.revision, revision.label).toBe(revision.expected);
+      expect((await session.call('whoami')).isError, revision.label).toBeFalsy();
+    }
+    expect(await monthRequests()).toBe(before + 2 + 1);
+  });
 });

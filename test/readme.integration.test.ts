@@ -145,7 +145,7 @@ const CHECKS: { name: string; matches: RegExp; check: (ran: Ran, seen: Seen) => 
       expect(ran.statuses).toEqual([200]);
       const body = json(ran);
       expect(body.status).toBe('ready');
-      expect(body.events_stored).toBeGreaterThan(1000);
+      expect(body.rows_stored).toBeGreaterThan(1000);
       expect(['live', 'catching_up']).toContain(body.phase);
     },
   },

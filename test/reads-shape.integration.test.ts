@@ -130,6 +130,10 @@ describe('tables shaped for their reads', () => {
     for (const statement of migrations.find((migration) => migration.version === 12)!.statements) {
       await before.command(statement.replaceAll('trader_markets_v2', 'trader_markets'));
     }
+    // It names the last fill since 0016.
+    for (const statement of migrations.find((migration) => migration.version === 16)!.statements) {
+      await before.command(statement.replaceAll('trader_markets_v2', 'trader_markets'));
+    }
     // So are a fill's trade fields (0013): the old fills page reads them from the landing table.
     for (const statement of migrations.find((migration) => migration.version === 13)!.statements) {
       await before.command(statement.replaceAll('fills_v2', 'fills'));
@@ -255,17 +259,19 @@ describe('tables shaped for their reads', () => {
       } while (position);
       const finalRows = await before.query<{
         condition_id: string;
-        last_ts: number;
+        last_traded_at: number;
         pnl_usd: number;
         fills_count: number;
       }>(
-        `SELECT condition_id, last_ts, pnl_usd, fills_count FROM {db:Identifier}.trader_markets FINAL
-         WHERE wallet = {wallet:String} ORDER BY last_ts DESC, condition_id DESC`,
+        // the last fill (a market with legs only: its last leg), the list's order
+        `SELECT condition_id, ifNull(last_fill_ts, last_ts) AS last_traded_at, pnl_usd, fills_count
+         FROM {db:Identifier}.trader_markets FINAL
+         WHERE wallet = {wallet:String} ORDER BY last_traded_at DESC, condition_id DESC`,
         { wallet },
       );
       expectClose(
         listed.map((row) => [row.condition_id, row.last_traded_at, row.pnl_usd, row.fills_count]),
-        finalRows.map((row) => [row.condition_id, row.last_ts, row.pnl_usd, row.fills_count]),
+        finalRows.map((row) => [row.condition_id, row.last_traded_at, row.pnl_usd, row.fills_count]),
         `markets list of ${wallet} vs FINAL`,
       );
       expectClose(

@@ -54,10 +54,10 @@ describe('npm start (role all, embedded)', () => {
       expect(first.readyAfterMs).toBeLessThan(TWO_MINUTES_MS);
       const ready = await fetch(`${first.address}/readyz`);
       expect(ready.status).toBe(200);
-      const readiness = (await ready.json()) as { status: string; events_stored: number };
+      const readiness = (await ready.json()) as { status: string; rows_stored: number };
       expect(readiness.status).toBe('ready');
-      expect(readiness.events_stored).toBeGreaterThan(100_000);
-      firstStored = readiness.events_stored;
+      expect(readiness.rows_stored).toBeGreaterThan(100_000);
+      firstStored = readiness.rows_stored;
       expect((await fetch(`${first.address}/healthz`)).status).toBe(200);
       expectReadyLine(first.process.lines, first.address);
       // The address the ready line names answers an index (no key).
@@ -86,14 +86,14 @@ describe('npm start (role all, embedded)', () => {
     try {
       const ready = await fetch(`${second.address}/readyz`);
       expect(ready.status).toBe(200);
-      const readiness = (await ready.json()) as { events_stored: number; store_until: string; phase: string };
+      const readiness = (await ready.json()) as { rows_stored: number; store_until: string; phase: string };
       // The rows of the landing tables' active parts, read from their metadata: merges may since have
       // collapsed duplicates that are duplicates by design (the world's upstream copies of its archive
       // fills share the fill's id, and the archive's copy wins), so the count may fall by those (at most
       // a few per cent of the rows), never to a wiped or re-backfilled store. That nothing is lost or
       // counted twice across restarts is test/embedded-crash.e2e's exact check.
-      expect(readiness.events_stored).toBeGreaterThanOrEqual(Math.floor(firstStored * 0.98));
-      expect(readiness.events_stored).toBeLessThanOrEqual(firstStored * 1.02 + 50_000);
+      expect(readiness.rows_stored).toBeGreaterThanOrEqual(Math.floor(firstStored * 0.98));
+      expect(readiness.rows_stored).toBeLessThanOrEqual(firstStored * 1.02 + 50_000);
       expect(Date.parse(readiness.store_until)).toBeGreaterThan(Date.now() - TWO_MINUTES_MS);
       // The time to ready on a populated DATA_DIR (bench:restart reports it with a baseline).
       console.log(

@@ -264,7 +264,8 @@ function referenceMarket(wallet: string, conditionId: string) {
   const sellUsd = usd(of('SELL'));
   const cashFlow = sellUsd + legSum('MERGE', 'usd') + legSum('REDEEM', 'usd') - buyUsd - legSum('SPLIT', 'usd');
   const pnl = resolution ? cashFlow + (resolution.winner === 1 ? net1 : net2) : cashFlow;
-  const lastTs = Math.max(...fills.map((f) => f.ts), ...legs.map((l) => l.ts));
+  // The last fill: legs never move it. A market with legs only takes its last leg.
+  const lastTs = fills.length > 0 ? Math.max(...fills.map((f) => f.ts)) : Math.max(...legs.map((l) => l.ts));
   const lastFill = [...fills].sort((a, b) => a.ts - b.ts || (fillId(a) < fillId(b) ? -1 : 1)).at(-1);
   const lastTrade = [...trades].sort((a, b) => a.ts - b.ts || a.seq - b.seq).at(-1);
   const mark = lastTrade ? upPrice(lastTrade.token_side, lastTrade.price) : null;
@@ -525,12 +526,13 @@ describe('trader markets list', () => {
       pnl_usd: close(-60),
     });
     expect(row(M.unmarked)).toMatchObject({ open: true, market_value_usd: null, pnl_marked_usd: null, pnl_usd: -5 });
-    // legs: split 100 for 100, sold 60 Yes for 36, merged 20 for 20, redeemed 80 No for 80; last activity the redemption
+    // legs: split 100 for 100, sold 60 Yes for 36, merged 20 for 20, redeemed 80 No for 80; last traded at the
+    // sale, not at the later merge or redemption
     expect(row(M.legs)).toMatchObject({
       resolved: true,
       winner: 'No',
       pnl_usd: close(36),
-      last_traded_at: B + 1000,
+      last_traded_at: B + 70,
       trader_last_action: 'SELL',
       volume_usd: 36,
     });
@@ -598,8 +600,9 @@ describe('top markets', () => {
 
   it('hand-checked order of the slices', async () => {
     const top = await readTopMarkets(store, W, 5);
-    // won 76; legs 36 and filler0 36 tie: legs acted later (B+1000)
-    expect(top.top_wins.map((row) => row.condition_id)).toEqual([M.won, M.legs, M.filler0]);
+    // won 76; legs 36 and filler0 36 tie: filler0 traded later (B+500; legs' last fill is B+70, its
+    // redemption at B+1000 is no trade)
+    expect(top.top_wins.map((row) => row.condition_id)).toEqual([M.won, M.filler0, M.legs]);
     // filler1 −20 and lost −20 tie: filler1 acted later (B+500)
     expect(top.top_losses.map((row) => row.condition_id)).toEqual([M.filler1, M.lost]);
     expect(top.most_traded[0]!.condition_id).toBe(M.many);

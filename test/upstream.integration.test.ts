@@ -352,6 +352,33 @@ describe('the poller against the replayed provider', () => {
   });
 });
 
+describe('an answer past the size bound', () => {
+  const replay = new PolymarketReplay();
+  beforeAll(async () => {
+    await replay.start();
+    world(replay);
+  });
+  afterAll(async () => replay.stop());
+
+  it('a 50 MB leaderboard is abandoned as too large, once, and the tick goes on to the wallets', async () => {
+    const clock = new VirtualClock(NOW * 1000);
+    const sink = new RecordingSink();
+    const requested = new MemoryRequestedWallets();
+    requested.note(SWISSTONY, NOW);
+    replay.fault('/data/v1/leaderboard', { kind: 'huge', bytes: 50 * 1024 * 1024 });
+    replay.requests.length = 0;
+    const report = await makePoller(pollerConfig(replay), { clock, sink, requested }).tick();
+    expect(report.errors).toEqual([
+      expect.stringMatching(/^leaderboard: too_large: answer of \d+ bytes, above the bound/),
+    ]);
+    expect(
+      replay.requests.filter((request) => request.startsWith('GET /data/v1/leaderboard?timePeriod=WEEK')),
+    ).toHaveLength(1);
+    expect(report.walletsRefreshed).toBe(1);
+    expect(sink.events('upstreamProfiles').map((profile) => profile.wallet)).toEqual([SWISSTONY]);
+  });
+});
+
 describe('the Gamma events sweep against the replayed provider', () => {
   const replay = new PolymarketReplay();
   const searchEvents = loadFixture<{ events: Json[] }>('gamma/nautilus_gamma_public_search.json').events;

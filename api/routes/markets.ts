@@ -26,7 +26,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
         operationId: 'list_trader_markets',
         summary: "A trader's markets, most recent first",
         description: [
-          "Market rows ordered by the trader's most recent activity (recency only; it cannot sort: extremes come from top-markets). Page with next_cursor until it is null.",
+          "Market rows ordered by the trader's last fill in each market, last_traded_at (recency only; it cannot sort: extremes come from top-markets). Page with next_cursor until it is null.",
           "pnl_usd of a resolved row is its result; of an open row, cash flow (money deployed counts as spent), whose standing is pnl_marked_usd (open rows only, holdings at the market's last trade). pnl_usd includes split, merge and redemption legs that never appear as fills, so it cannot be rebuilt from fills.",
           'An unbounded list is large for an agent (a full page is tens of thousands of tokens): a small limit is the control.',
           historyDepthNote(

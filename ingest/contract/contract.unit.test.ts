@@ -180,8 +180,12 @@ describe('topic registry', () => {
     };
     const archive = TOPICS.positions.schema.parse(leg);
     // The data API's copy: a synthetic log index and the tokens it redeemed (the chain states the payout only).
-    const upstream = TOPICS.positions.schema.parse({ ...leg, log_index: 987_654, tokens: 60 });
+    const upstream = TOPICS.positions.schema.parse({ ...leg, log_index: 987_654 });
     expect(TOPICS.positions.id(archive)).toBe(TOPICS.positions.id(upstream));
+    // A losing side's redemption: the chain pays nothing (its copy states no tokens), the data API names the tokens.
+    const lostOnChain = TOPICS.positions.schema.parse({ ...leg, tokens: 0, usd: 0 });
+    const lostUpstream = TOPICS.positions.schema.parse({ ...leg, log_index: 987_654, tokens: 4.166664, usd: 0 });
+    expect(TOPICS.positions.id(lostOnChain)).toBe(TOPICS.positions.id(lostUpstream));
     expect(TOPICS.positions.land(archive).row.leg_id).toBe(`0x${'ab'.repeat(32)}:REDEEM:59076955`);
     expect(TOPICS.positions.land(upstream).row.leg_id).toBe(TOPICS.positions.land(archive).row.leg_id);
     expect(TOPICS.positions.land({ ...archive, kind: 'MERGE' }).row.leg_id).not.toBe(
@@ -190,6 +194,33 @@ describe('topic registry', () => {
     expect(TOPICS.positions.land({ ...archive, usd: 59.076956 }).row.leg_id).not.toBe(
       TOPICS.positions.land(archive).row.leg_id,
     );
+  });
+
+  it('admits a redemption paying 0, 0.5 or 1 per token and refuses any other payout with the reason', () => {
+    const leg = {
+      tx_hash: `0x${'ab'.repeat(32)}`,
+      log_index: 1,
+      wallet: `0x${'cd'.repeat(20)}`,
+      condition_id: `0x${'ef'.repeat(32)}`,
+      kind: 'REDEEM',
+      era: 'v2',
+      ts: 1_784_777_541,
+    };
+    const parse = (tokens: number, usd: number) => TOPICS.positions.schema.safeParse({ ...leg, tokens, usd });
+    // the winner (the real collectmarkets row), the losing side, a split payout (a half rounded down), nothing
+    for (const [tokens, usd] of [
+      [4903.7727, 4903.7727],
+      [4.166664, 0],
+      [3.000001, 1.5],
+      [0, 0],
+    ] as const)
+      expect(parse(tokens, usd).success, `${tokens} for ${usd}`).toBe(true);
+    const refused = parse(10, 7);
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]?.message).toMatch(/pays 0\.700000 per token, not 0 .* its side cannot be told/);
+    expect(parse(0, 5).error?.issues[0]?.message).toMatch(/something for nothing/);
+    // other legs are not redemptions: a merge pays 1 per pair whatever the tokens say
+    expect(TOPICS.positions.schema.safeParse({ ...leg, kind: 'MERGE', tokens: 10, usd: 7 }).success).toBe(true);
   });
 
   it('keeps two fills of one wallet in one transaction apart when their side, token, size or price level differ', () => {

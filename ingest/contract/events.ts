@@ -13,6 +13,8 @@ import {
   nonNegativeAmountSchema,
   positiveAmountSchema,
   priceSchema,
+  redemptionPayout,
+  tradedPriceSchema,
   tokenSideSchema,
   tradeSideSchema,
   txHashSchema,
@@ -101,7 +103,7 @@ export const fillSchema = z.object({
   side: tradeSideSchema,
   token_side: tokenSideSchema,
   /** Price paid in the token's own frame (a token-2 buy at 0.30 is 0.30 here, 0.70 in UP space). */
-  price: priceSchema,
+  price: tradedPriceSchema,
   size_tokens: positiveAmountSchema,
   usd: nonNegativeAmountSchema,
   role: z.enum(['maker', 'taker']),
@@ -118,21 +120,32 @@ export const fillSchema = z.object({
 export type FillEvent = z.infer<typeof fillSchema>;
 
 /** Position legs that never appear as fills: they move tokens and USD outside the order book. */
-export const positionLegSchema = z.object({
-  tx_hash: txHashSchema,
-  log_index: logIndexSchema,
-  wallet: walletSchema,
-  condition_id: conditionIdSchema,
-  /** SPLIT: pay `usd`, receive `tokens` of both sides. MERGE: give `tokens` of both sides, receive `usd`.
-   *  REDEEM: give `tokens` of the winning side, receive `usd`. A neg-risk conversion (NegRiskAdapter
-   *  `PositionsConverted`) is one leg per question: CONVERT_OUT gives `tokens` of token 2 (NO) and receives
-   *  `usd`; CONVERT_IN receives `tokens` of token 1 (YES) and pays `usd`. */
-  kind: z.enum(['SPLIT', 'MERGE', 'REDEEM', 'CONVERT_OUT', 'CONVERT_IN']),
-  tokens: nonNegativeAmountSchema,
-  usd: nonNegativeAmountSchema,
-  era: exchangeEraSchema.default('v2'),
-  ts: epochSecondsSchema,
-});
+export const positionLegSchema = z
+  .object({
+    tx_hash: txHashSchema,
+    log_index: logIndexSchema,
+    wallet: walletSchema,
+    condition_id: conditionIdSchema,
+    /** SPLIT: pay `usd`, receive `tokens` of both sides. MERGE: give `tokens` of both sides, receive `usd`.
+     *  REDEEM: give `tokens`, receive `usd`; no source names the side, the payout per token does
+     *  (`redemptionPayout`: 0 the losing side, 1 the winner, 0.5 a split payout). A neg-risk conversion (NegRiskAdapter
+     *  `PositionsConverted`) is one leg per question: CONVERT_OUT gives `tokens` of token 2 (NO) and receives
+     *  `usd`; CONVERT_IN receives `tokens` of token 1 (YES) and pays `usd`. */
+    kind: z.enum(['SPLIT', 'MERGE', 'REDEEM', 'CONVERT_OUT', 'CONVERT_IN']),
+    tokens: nonNegativeAmountSchema,
+    usd: nonNegativeAmountSchema,
+    era: exchangeEraSchema.default('v2'),
+    ts: epochSecondsSchema,
+  })
+  .superRefine((leg, context) => {
+    // A redemption whose side cannot be told would be booked against a side it never redeemed.
+    if (leg.kind !== 'REDEEM' || redemptionPayout(leg.tokens, leg.usd) !== null) return;
+    context.addIssue({
+      code: 'custom',
+      path: ['usd'],
+      message: `a redemption of ${leg.tokens} tokens for ${leg.usd} USD pays ${leg.tokens > 0 ? (leg.usd / leg.tokens).toPrecision(6) : 'something for nothing'} per token, not 0 (the losing side), 0.5 (a split payout) or 1 (the winner): its side cannot be told`,
+    });
+  });
 export type PositionLegEvent = z.infer<typeof positionLegSchema>;
 
 /** A market-wide trade print (anyone's), the raw material of price tapes. */
@@ -142,7 +155,7 @@ export const tradeSchema = z.object({
   condition_id: conditionIdSchema,
   token_side: tokenSideSchema,
   /** In the token's own frame. */
-  price: priceSchema,
+  price: tradedPriceSchema,
   size_tokens: positiveAmountSchema,
   usd: nonNegativeAmountSchema,
   taker_side: tradeSideSchema.optional(),

@@ -36,8 +36,17 @@ export const epochSecondsSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX)
 /** A probability-like price in [0, 1]. */
 export const priceSchema = z.number().min(0).max(1);
 
-export const nonNegativeAmountSchema = z.number().finite().min(0);
-export const positiveAmountSchema = z.number().finite().positive();
+/** The price of something that traded: a fill at 0 gave tokens away, above 1 paid more than any payout. */
+export const tradedPriceSchema = z.number().gt(0, 'a traded price is above 0').max(1);
+
+/**
+ * The largest amount of a 6-decimal collateral a double holds exactly, in whole units: above all the
+ * collateral in existence, so anything larger is a decoding or upstream error, not a trade.
+ */
+export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER / 1e6;
+
+export const nonNegativeAmountSchema = z.number().finite().min(0).max(MAX_AMOUNT);
+export const positiveAmountSchema = z.number().finite().positive().max(MAX_AMOUNT);
 
 export const tradeSideSchema = z.enum(['BUY', 'SELL']);
 
@@ -140,4 +149,21 @@ export function legId(leg: { tx_hash: string; kind: string; usd: number }): stri
  */
 export function printId(print: { tx_hash: string; token_side: TokenSide; size_tokens: number; price: number }): string {
   return `${print.tx_hash.toLowerCase()}:${Math.round(print.size_tokens * MICRO)}:${Math.round(upNormalizedPrice(print.token_side, print.price) * PRICE_TICKS)}`;
+}
+
+/** The payouts per token a binary market's redemption can make: the losing side, a split payout, the winner. */
+const REDEMPTION_PAYOUTS = [0, 0.5, 1] as const;
+export type RedemptionPayout = (typeof REDEMPTION_PAYOUTS)[number];
+
+/**
+ * What a redemption paid per token redeemed (`usd / tokens`), which says the side it redeemed when the
+ * source does not name it: 0 the losing side, 1 the winner, 0.5 a split payout (both sides). Amounts have
+ * 6 decimals, so a payout is one of these when the USD is within a micro-dollar of it (a split payout's
+ * half rounds down), scaled for float noise on large amounts. Null for any other ratio, and for a payout
+ * of no tokens; no tokens for no USD (an empty redemption, which real exports hold) is 0.
+ */
+export function redemptionPayout(tokens: number, usd: number): RedemptionPayout | null {
+  const tolerance = 1 / MICRO + Math.max(tokens, usd) * Number.EPSILON * 16;
+  if (tokens === 0) return usd <= tolerance ? 0 : null;
+  return REDEMPTION_PAYOUTS.find((payout) => Math.abs(usd - payout * tokens) <= tolerance) ?? null;
 }

@@ -45,7 +45,7 @@ export function marketTools(config: Config): Tool[] {
       name: 'list_trader_markets',
       title: "A trader's markets, most recent first",
       description: describe(
-        `One page of a trader's market rows, most recent activity first ({markets, next_cursor}; pass next_cursor back as cursor for the next page; null at the end). Recency only: for extremes use get_top_markets. A full page (default ${marketsList.defaultLimit} rows) is tens of thousands of tokens: pass a small limit (10 to 20) and page only when needed.`,
+        `One page of a trader's market rows, most recently traded first (by last_traded_at, the last fill; {markets, next_cursor}; pass next_cursor back as cursor for the next page; null at the end). Recency only: for extremes use get_top_markets. A full page (default ${marketsList.defaultLimit} rows) is tens of thousands of tokens: pass a small limit (10 to 20) and page only when needed.`,
         PNL_RULES,
         'Costs 1 request per page (whoami shows what is left).',
         walletCapNote(config),

@@ -18,17 +18,33 @@ SELECT
     m.legs_count, m.split_usd, m.split_tokens, m.merge_usd, m.merge_tokens, m.redeem_usd, m.redeem_tokens,
     m.first_fill_ts, m.last_fill_ts, m.first_ts, m.last_ts,
     m.last_action, m.last_price, m.last_token_side,
-    -- a redemption burns winning tokens; before the resolution is known it cannot be attributed. A split payout's
-    -- redemption burns both sides and the chain reports only the USD: the share of the holdings redeemed is that
-    -- USD over their value (exact when a holder redeems everything, as redeemPositions does).
-    multiIf(r.winner_token_side = 1, m.held1 - m.redeem_tokens,
-            r.winner_token_side = 2, m.held1,
+    -- Redemptions: no source names the side redeemed; the payout per token says it (the contract admits 0, 0.5
+    -- and 1 only; see the redeem_* columns of m). With a winner, each winning token paid 1.00 and a losing one
+    -- nothing: the USD is the winning tokens burned, the rest of the tokens the losing ones (the chain's copy
+    -- states tokens = USD: winners). A split payout's redemption burns both sides and the chain reports only
+    -- the USD: the share of the holdings redeemed is that USD over their value (exact when a holder redeems
+    -- everything, as redeemPositions does). No resolution stored yet: a redemption proves the market
+    -- resolved; the winner is the side that could have paid it (m.redeemed_winner), and without one that
+    -- can be told the position is closed (redeemPositions burns the holder's whole balance of both outcomes).
+    multiIf(r.winner_token_side = 1, m.held1 - m.redeem_usd,
+            r.winner_token_side = 2, m.held1 - greatest(m.redeem_tokens - m.redeem_usd, 0.),
+            r.up_level IS NOT NULL,
             m.held1 * (1 - (if(r.up_level IS NOT NULL AND m.held1 * r.up_level + m.held2 * (1 - r.up_level) > 0,
-                               least(1., m.redeem_usd / (m.held1 * r.up_level + m.held2 * (1 - r.up_level))), 0.) AS split_redeemed_share))
-    ) AS net_tokens1,
-    multiIf(r.winner_token_side = 2, m.held2 - m.redeem_tokens,
-            r.winner_token_side = 1, m.held2,
-            m.held2 * (1 - split_redeemed_share)) AS net_tokens2,
+                               least(1., m.redeem_usd / (m.held1 * r.up_level + m.held2 * (1 - r.up_level))), 0.) AS split_redeemed_share)),
+            m.redeem_count = 0, m.held1,
+            m.redeemed_winner = 1, m.held1 - m.redeem_won_tokens - m.redeem_split_tokens / 2,
+            m.redeemed_winner = 2, m.held1 - m.redeem_lost_tokens - m.redeem_split_tokens / 2,
+            m.redeem_split_tokens > 0 AND m.held1 + m.held2 > 0,
+            m.held1 * (1 - (least(1., m.redeem_split_tokens / (m.held1 + m.held2)) AS unresolved_split_share)),
+            0.) AS net_tokens1,
+    multiIf(r.winner_token_side = 2, m.held2 - m.redeem_usd,
+            r.winner_token_side = 1, m.held2 - greatest(m.redeem_tokens - m.redeem_usd, 0.),
+            r.up_level IS NOT NULL, m.held2 * (1 - split_redeemed_share),
+            m.redeem_count = 0, m.held2,
+            m.redeemed_winner = 2, m.held2 - m.redeem_won_tokens - m.redeem_split_tokens / 2,
+            m.redeemed_winner = 1, m.held2 - m.redeem_lost_tokens - m.redeem_split_tokens / 2,
+            m.redeem_split_tokens > 0 AND m.held1 + m.held2 > 0, m.held2 * (1 - unresolved_split_share),
+            0.) AS net_tokens2,
     m.sell_usd + m.merge_usd + m.redeem_usd + m.convert_usd - m.buy_usd - m.split_usd - m.fee_usd AS cash_flow_usd,
     r.up_level IS NOT NULL AS resolved,
     r.winner_token_side AS winner_token_side,
@@ -38,8 +54,10 @@ SELECT
     -- Every recomputation outranks the one before: a fill or leg more, the resolution, or a fill's copy
     -- replaced by one of a higher source rank (the archive's for the upstream's: same count, higher rank
     -- sum). Ranks sum below 2^24 for any realistic market; rows of the older formula (count × 2 + resolved)
-    -- are all below the new ones.
-    ((toUInt64(m.fills_count) + m.legs_count) * 2 + toUInt8(resolved)) * 16777216 + m.source_ranks AS version,
+    -- are all below the new ones. The last term is the formula's generation (redemptions by their payout):
+    -- a row it recomputes outranks the earlier formula's row of the same events.
+    ((toUInt64(m.fills_count) + m.legs_count) * 2 + toUInt8(resolved)) * 16777216 + m.source_ranks
+        + 72057594037927936 AS version,
     m.fee_usd AS fee_usd,
     r.up_level AS up_payout
 FROM
@@ -74,6 +92,11 @@ FROM
         sumIf(tokens, kind = 'MERGE') AS merge_tokens,
         sumIf(usd, kind = 'REDEEM') AS redeem_usd,
         sumIf(tokens, kind = 'REDEEM') AS redeem_tokens,
+        countIf(kind = 'REDEEM') AS redeem_count,
+        -- each redemption by its payout per token (validated on ingest to be 0, 0.5 or 1: the nearest says which)
+        sumIf(tokens, kind = 'REDEEM' AND usd * 4 > tokens * 3) AS redeem_won_tokens,
+        sumIf(tokens, kind = 'REDEEM' AND usd * 4 < tokens) AS redeem_lost_tokens,
+        redeem_tokens - redeem_won_tokens - redeem_lost_tokens AS redeem_split_tokens,
         sumIf(fee_usd, kind = 'FILL') AS fee_usd,
         -- a neg-risk conversion: NO tokens (token 2) out for a share of its USDC, YES tokens (token 1) in
         sumIf(tokens, kind = 'CONVERT_IN') AS convert_in_tokens,
@@ -81,6 +104,14 @@ FROM
         sumIf(usd, kind = 'CONVERT_OUT') - sumIf(usd, kind = 'CONVERT_IN') AS convert_usd,
         side1_buy_tokens - side1_sell_tokens + split_tokens - merge_tokens + convert_in_tokens AS held1,
         side2_buy_tokens - side2_sell_tokens + split_tokens - merge_tokens - convert_out_tokens AS held2,
+        -- Before a resolution is stored, the winner a wallet's redemptions imply: the one side that held enough
+        -- to pay the winning ones, else the other of the one side that held enough for the losing ones (a
+        -- micro-token of rounding allowed); 0 when no side can be told.
+        multiIf(redeem_won_tokens > 0 AND held1 + 0.000001 >= redeem_won_tokens AND held2 + 0.000001 < redeem_won_tokens, 1,
+                redeem_won_tokens > 0 AND held2 + 0.000001 >= redeem_won_tokens AND held1 + 0.000001 < redeem_won_tokens, 2,
+                redeem_lost_tokens > 0 AND held1 + 0.000001 >= redeem_lost_tokens AND held2 + 0.000001 < redeem_lost_tokens, 2,
+                redeem_lost_tokens > 0 AND held2 + 0.000001 >= redeem_lost_tokens AND held1 + 0.000001 < redeem_lost_tokens, 1,
+                0) AS redeemed_winner,
         if(fills_count = 0, NULL, minIf(ts, kind = 'FILL')) AS first_fill_ts,
         if(fills_count = 0, NULL, maxIf(ts, kind = 'FILL')) AS last_fill_ts,
         min(ts) AS first_ts,

@@ -543,7 +543,7 @@ async function main(): Promise<void> {
     all.child.kill('SIGTERM');
     await all.exited;
     console.log(
-      `all role: demo data (${ready.eventsStored} events) ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(allRss)} MB`,
+      `all role: demo data (${ready.rowsStored} rows) ready in ${readySeconds.toFixed(1)} s, peak RSS ${Math.round(allRss)} MB`,
     );
     await rm(allDir, { recursive: true, force: true });
   }

@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     console.log(`building the data set in ${dataDir} (${DAYS} simulated days)…`);
     const first = await timeToReady('all', environment);
     console.log(
-      `first start (backfill): ready after ${(first.ms / 1000).toFixed(1)} s, ${String(first.readyz.events_stored)} events stored`,
+      `first start (backfill): ready after ${(first.ms / 1000).toFixed(1)} s, ${String(first.readyz.rows_stored)} rows stored`,
     );
     await stop(first.process);
   }
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     await stop(baseline.process);
     const restart = await timeToReady('all', environment);
     restarts.push(restart.ms);
-    stored = restart.readyz.events_stored;
+    stored = restart.readyz.rows_stored;
     await stop(restart.process);
     console.log(
       `round ${round + 1}: restart ready after ${restart.ms.toFixed(0)} ms; api role ready after ${baseline.ms.toFixed(0)} ms`,

@@ -346,6 +346,7 @@ export interface ReferenceMarket {
   resolved: boolean;
   /** Resolved: cash flow net of fees plus unredeemed holdings at what they paid. Open: cash flow. */
   pnlUsd: number;
+  /** The market row's last_traded_at: the last fill, or with none the last leg. */
   lastTs: number;
 }
 
@@ -389,7 +390,8 @@ export function reference(world: ChainWorld): Map<string, Map<string, ReferenceM
   for (const leg of world.legs) {
     const market = entry(leg.wallet, leg.conditionId);
     const usd = Number(leg.usdMicro) / 1e6;
-    market.lastTs = Math.max(market.lastTs, leg.ts);
+    // The last fill (every fill is counted by now); a market with legs only takes its last leg.
+    if (market.fills === 0) market.lastTs = Math.max(market.lastTs, leg.ts);
     const held = hold(leg.wallet, leg.conditionId);
     if (leg.kind === 'SPLIT') {
       market.pnlUsd -= usd;

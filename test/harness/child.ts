@@ -30,6 +30,8 @@ export interface RoleProcess {
   /** Resolves with the exit code (or the signal's name). */
   exited: Promise<number | string>;
   stderr(): string;
+  /** Resolves with performance.now() when stderr (so far, or later) first matches the pattern. */
+  stderrMatches(pattern: RegExp): Promise<number>;
 }
 
 export interface StartOptions {
@@ -63,8 +65,17 @@ export function startRole(
   const lines: LogLine[] = [];
   const waiters: { predicate: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
   let stderrText = '';
+  const stderrWaiters: { pattern: RegExp; resolve: (at: number) => void }[] = [];
   child.stderr!.on('data', (chunk: Buffer) => {
     stderrText = (stderrText + chunk.toString()).slice(-20_000);
+    const at = performance.now();
+    for (let index = stderrWaiters.length - 1; index >= 0; index--) {
+      const waiter = stderrWaiters[index]!;
+      if (waiter.pattern.test(stderrText)) {
+        stderrWaiters.splice(index, 1);
+        waiter.resolve(at);
+      }
+    }
   });
   createInterface({ input: child.stdout! }).on('line', (text) => {
     let line: LogLine;
@@ -96,6 +107,10 @@ export function startRole(
     lines,
     exited,
     stderr: () => stderrText,
+    stderrMatches(pattern) {
+      if (pattern.test(stderrText)) return Promise.resolve(performance.now());
+      return new Promise((resolve) => stderrWaiters.push({ pattern, resolve }));
+    },
     waitFor(predicate) {
       const seen = lines.find(predicate);
       if (seen) return Promise.resolve(seen);

@@ -48,7 +48,11 @@ export class LocalPolygonNode {
   /** Decides a fault for a call (null: answer normally). */
   fault: (call: RpcCall, serial: number) => Fault | null = () => null;
   slowMs = 2_000;
+  /** The Retry-After a 429 carries (seconds, or an HTTP date). */
+  retryAfter = '1';
   readonly calls: RpcCall[] = [];
+  /** When each call arrived (performance.now(), ms), by the calls' order. */
+  readonly callTimes: number[] = [];
   /** Blocks whose logs were ever served from the fork. */
   readonly servedFork = new Set<number>();
   private port = 0;
@@ -144,13 +148,14 @@ export class LocalPolygonNode {
     for (const one of requests) {
       const call = { method: one.method, params: one.params ?? [] };
       this.calls.push(call);
+      this.callTimes.push(performance.now());
       const fault = this.fault(call, this.calls.length);
       if (fault === 'hangup') {
         request.socket.destroy();
         return;
       }
       if (fault === '429') {
-        response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        response.writeHead(429, { 'content-type': 'application/json', 'retry-after': this.retryAfter });
         response.end(
           JSON.stringify({ jsonrpc: '2.0', id: one.id, error: { code: -32005, message: 'rate limited' } }).replace(
             '-32005',

@@ -22,7 +22,9 @@ export type Fault =
   | { kind: 'status'; status: number; headers?: Record<string, string>; body?: string }
   | { kind: 'slow'; ms: number }
   | { kind: 'truncated' }
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /** A JSON answer of `bytes` (an array padded with blanks), written as fast as the client reads it. */
+  | { kind: 'huge'; bytes: number };
 
 export interface WalletData {
   /** The all-time leaderboard row the provider states for this wallet (undefined: it has none). */
@@ -49,6 +51,7 @@ export class PolymarketReplay {
   silent = false;
   /** Requests seen: "GET /gamma/markets/keyset?limit=…". */
   readonly requests: string[] = [];
+  private readonly requestWaiters: { prefix: string; resolve: () => void }[] = [];
   private server: Server | undefined;
   base = '';
 
@@ -74,13 +77,24 @@ export class PolymarketReplay {
     };
   }
 
+  /** Resolves once a request starting with `prefix` (e.g. "GET /gamma/markets/keyset") has arrived. */
+  requested(prefix: string): Promise<void> {
+    if (this.requests.some((seen) => seen.startsWith(prefix))) return Promise.resolve();
+    return new Promise((resolve) => this.requestWaiters.push({ prefix, resolve }));
+  }
+
   fault(pathname: string, ...faults: Fault[]): void {
     this.faults.set(pathname, [...(this.faults.get(pathname) ?? []), ...faults]);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://replay');
-    this.requests.push(`${request.method} ${url.pathname}${url.search}`);
+    const seen = `${request.method} ${url.pathname}${url.search}`;
+    this.requests.push(seen);
+    for (const waiter of this.requestWaiters.filter((one) => seen.startsWith(one.prefix))) {
+      this.requestWaiters.splice(this.requestWaiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
     if (this.silent) {
       request.socket.destroy();
       return;
@@ -95,6 +109,10 @@ export class PolymarketReplay {
       response.end(fault.body ?? JSON.stringify({ error: `replayed ${fault.status}` }));
       return;
     }
+    if (fault?.kind === 'huge') {
+      await this.writeHuge(response, fault.bytes);
+      return;
+    }
     if (fault?.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, fault.ms));
     const body = this.answer(url);
     if (body === undefined) {
@@ -105,6 +123,24 @@ export class PolymarketReplay {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     response.writeHead(200, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' });
     response.end(fault?.kind === 'truncated' ? text.slice(0, Math.floor(text.length / 2)) : text);
+  }
+
+  /** `[` + blanks + `]`, `bytes` long, in chunks paced by the socket (until the client stops reading or leaves). */
+  private async writeHuge(response: ServerResponse, bytes: number): Promise<void> {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes) });
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    response.write('[');
+    let left = bytes - 2;
+    while (left > 0 && !response.destroyed) {
+      const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+      left -= piece.length;
+      if (!response.write(piece))
+        await new Promise<void>((resolve) => {
+          response.once('drain', resolve);
+          response.once('close', resolve);
+        });
+    }
+    if (!response.destroyed) response.end(']');
   }
 
   /** A Gamma keyset page, newest-updated first: `{markets | events, next_cursor}`, next_cursor absent on the final page. */

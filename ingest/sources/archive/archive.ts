@@ -30,6 +30,8 @@ import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from '
 import { AbortedError, RangeTooLargeError, type BlockHeader, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
 import { sleepUnlessAborted } from '../../sleep.ts';
+import { MAX_RETRY_AFTER_MS } from '../../retry-after.ts';
+import { watchLoop } from '../../../metrics/progress.ts';
 import { recordArchiveProgress, recordArchiveReorg } from '../../../metrics/registry.ts';
 
 export interface ArchiveDeadLetter {
@@ -431,9 +433,17 @@ export class Archive {
       );
     };
 
+    // Every pass of the loop is one range (or one poll at the head); one range waits at most on one
+    // request's retries, each bounded by its timeout and the longest backoff or Retry-After honoured.
+    const progress = watchLoop(
+      'archive',
+      (config.retries + 1) * (config.timeoutMs + Math.max(config.retryMaxMs, MAX_RETRY_AFTER_MS)) + config.pollMs,
+      () => this.now(),
+    );
     try {
       if (checkpoint !== null) await this.resumeFrom(checkpoint);
       while (!signal.aborted) {
+        progress.advanced();
         if (config.endBlock !== null && this.nextBlock > config.endBlock) break;
         // The head is read when the known safe head would cut the next range short, and at least every poll.
         if (this.nextBlock + this.range - 1 > this.safeHead || this.now() - this.headReadAt >= config.pollMs)
@@ -518,12 +528,14 @@ export class Archive {
         await this.expireWaiting(true);
       }
     } catch (error) {
+      progress.stop();
       if (!(error instanceof AbortedError)) {
         // A checkpoint in flight lands (or fails) before the archive stops with the error.
         await this.checkpointing.catch(() => {});
         throw error;
       }
     }
+    progress.stop();
     // Whatever was processed is checkpointed before returning (ranges are processed whole or not at all).
     try {
       lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);

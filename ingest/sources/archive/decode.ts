@@ -33,6 +33,15 @@ export interface LogPosition {
 /** USDC and outcome tokens both have 6 decimals. */
 const UNIT = 1e6;
 
+/**
+ * The most base units of collateral (or of outcome tokens, each backed by one unit of it) one amount can
+ * hold: the contract's MAX_AMOUNT. A larger uint256 is a forged or corrupt log, not a trade.
+ */
+const MAX_UNITS = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A log of one of our events whose values lie outside what the contract can state: dead-lettered, never published. */
+class OutOfDomain extends Error {}
+
 function fromUnits(amount: bigint): number {
   return Number(amount) / UNIT;
 }
@@ -182,7 +191,12 @@ export function decodeFact(
   } catch (error) {
     throw new LogDecodeError(position, `${known.rule}: ${(error as Error).message.split('\n')[0]}`);
   }
-  return interpret(known.rule, known.event.name, args);
+  try {
+    return interpret(known.rule, known.event.name, args);
+  } catch (error) {
+    if (error instanceof OutOfDomain) throw new LogDecodeError(position, `${known.rule}: ${error.message}`);
+    throw error;
+  }
 }
 
 /** The fact and its position as one object: the position is written onto the fact, not spread into a copy. */
@@ -317,16 +331,14 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
         return { kind: 'unsupported', reason: 'V1 fill with both or neither asset id zero' };
       // makerAssetId 0: the order owner pays USDC for takerAssetId; otherwise it gives tokens for USDC.
       const side = makerAssetId === 0n ? 'BUY' : 'SELL';
-      const usd = fromUnits(side === 'BUY' ? making : taking);
-      const tokens = fromUnits(side === 'BUY' ? taking : making);
       return fill(
         'v1',
         a,
         side === 'BUY' ? takerAssetId : makerAssetId,
         side,
-        tokens,
-        usd,
-        fromUnits(big('fee')),
+        side === 'BUY' ? taking : making,
+        side === 'BUY' ? making : taking,
+        big('fee'),
         side === 'BUY' ? 'tokens' : 'usd',
       );
     }
@@ -336,9 +348,16 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
       const side = sideCode === 0 ? 'BUY' : 'SELL';
       const making = big('makerAmountFilled');
       const taking = big('takerAmountFilled');
-      const usd = fromUnits(side === 'BUY' ? making : taking);
-      const tokens = fromUnits(side === 'BUY' ? taking : making);
-      return fill('v2', a, big('tokenId'), side, tokens, usd, fromUnits(big('fee')), 'usd');
+      return fill(
+        'v2',
+        a,
+        big('tokenId'),
+        side,
+        side === 'BUY' ? taking : making,
+        side === 'BUY' ? making : taking,
+        big('fee'),
+        'usd',
+      );
     }
     case 'exchangeV1.OrdersMatched':
       return { kind: 'ordersMatched' };
@@ -443,12 +462,15 @@ function fill(
   a: Record<string, unknown>,
   tokenId: bigint,
   side: 'BUY' | 'SELL',
-  tokens: number,
-  usd: number,
-  fee: number,
+  tokenUnits: bigint,
+  usdUnits: bigint,
+  feeUnits: bigint,
   feeUnit: 'usd' | 'tokens',
 ): Decoded {
-  if (tokens <= 0) return { kind: 'unsupported', reason: 'fill of zero tokens' };
+  checkFillDomain(tokenUnits, usdUnits, feeUnits);
+  const tokens = fromUnits(tokenUnits);
+  const usd = fromUnits(usdUnits);
+  const fee = fromUnits(feeUnits);
   const price = usd / tokens;
   return {
     kind: 'orderFilled',
@@ -465,4 +487,23 @@ function fill(
     feeUnit,
     feeUsd: feeUnit === 'usd' ? fee : fee * price,
   };
+}
+
+/**
+ * What a fill of the exchange can state: tokens and USD both changed hands (a side of nothing is a price of
+ * 0 or of infinity), no amount beyond the collateral there is, and at most one USD per token (a token pays
+ * at most one). Compared in base units, so the check is exact.
+ */
+function checkFillDomain(tokenUnits: bigint, usdUnits: bigint, feeUnits: bigint): void {
+  if (tokenUnits === 0n) throw new OutOfDomain('fill of zero tokens');
+  if (usdUnits === 0n) throw new OutOfDomain('fill of zero USD (a price of 0)');
+  for (const [what, units] of [
+    ['tokens', tokenUnits],
+    ['USD', usdUnits],
+    ['fee', feeUnits],
+  ] as const)
+    if (units > MAX_UNITS)
+      throw new OutOfDomain(`${what} amount ${units.toString()} exceeds what the collateral can represent`);
+  if (usdUnits > tokenUnits)
+    throw new OutOfDomain(`price above 1: ${usdUnits.toString()} USD units for ${tokenUnits.toString()} token units`);
 }

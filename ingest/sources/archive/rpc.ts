@@ -1,11 +1,13 @@
 /**
  * The node, as the archive uses it: viem's JSON-RPC transports (one per endpoint, `fallback` fails over in
- * order), behind our requests-per-second cap and our bounded retries (exponential backoff with full jitter).
+ * order), behind our requests-per-second cap and our bounded retries (exponential backoff with full jitter,
+ * or the node's Retry-After when it names a longer wait).
  * A "range too large" answer (or a timeout) is not retried as is: the caller halves its block range.
  */
 import { createPublicClient, fallback, http, webSocket, type Hex, type PublicClient } from 'viem';
 import type { Logger } from '../../../log.ts';
 import type { RawLog } from './decode.ts';
+import { retryAfterInstant } from '../../retry-after.ts';
 import { sleepOrAbort } from '../../sleep.ts';
 
 export interface RpcOptions {
@@ -58,6 +60,23 @@ function describe(error: unknown): string {
   return [error.message.split('\n')[0], details, status === undefined ? undefined : `HTTP ${status}`]
     .filter(Boolean)
     .join(' | ');
+}
+
+/**
+ * How long the node asked us to wait (its Retry-After, on a 429 or 503), in ms; undefined when it did not
+ * say. viem keeps the HTTP answer's headers on the request error it wraps in its RPC errors.
+ */
+function nodeRetryAfterMs(error: unknown, now = Date.now()): number | undefined {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 8; depth++) {
+    const headers = (cause as { headers?: unknown }).headers;
+    if (headers instanceof Headers) {
+      const at = retryAfterInstant(headers.get('retry-after'), now);
+      if (at !== undefined) return at - now;
+    }
+    cause = cause.cause;
+  }
+  return undefined;
 }
 
 /** What the archive reads of a block header. Hashes in lower case. */
@@ -119,10 +138,13 @@ export class PolygonRpc {
    */
   async call<T>(method: string, params: unknown[], rangeRefusal?: (reason: string) => Error | null): Promise<T> {
     let lastReason = '';
+    // The node's own word on when to ask again outweighs our backoff when it is the longer wait.
+    let askedToWaitMs = 0;
     for (let attempt = 0; attempt <= this.options.retries; attempt++) {
       if (attempt > 0) {
         this.stats.retries++;
-        await this.sleep(this.backoffMs(attempt));
+        await this.sleep(Math.max(this.backoffMs(attempt), askedToWaitMs));
+        askedToWaitMs = 0;
       }
       await this.slot();
       this.stats.requests++;
@@ -133,13 +155,20 @@ export class PolygonRpc {
         if (error instanceof AbortedError || this.options.signal?.aborted) throw new AbortedError();
         this.stats.failures++;
         lastReason = describe(error);
+        askedToWaitMs = nodeRetryAfterMs(error) ?? 0;
         const refusal = rangeRefusal?.(lastReason);
         if (refusal) {
           this.stats.rangeRefusals++;
           throw refusal;
         }
         this.log.warn(
-          { method, attempt: attempt + 1, of: this.options.retries + 1, reason: lastReason },
+          {
+            method,
+            attempt: attempt + 1,
+            of: this.options.retries + 1,
+            reason: lastReason,
+            retryAfterMs: askedToWaitMs,
+          },
           'node request failed',
         );
       }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MAX_AMOUNT } from '../../contract/primitives.ts';
 import { TOPICS } from '../../contract/topics.ts';
 import { SEQ_PER_BLOCK } from '../archive/facts.ts';
 import { parseJsonLine } from './readers.ts';
@@ -203,6 +204,30 @@ describe('parseExportRow: legs and other types', () => {
     },
   );
 
+  it('rejects a REDEEM row whose payout per token names no side, with the reason', () => {
+    const row = (size: string, usdcSize: string) =>
+      parseExportRow(
+        csvTradeRow({
+          type: 'REDEEM',
+          side: '',
+          outcomeIndex: '999',
+          outcome: '',
+          asset: '',
+          size,
+          usdcSize,
+          price: '0',
+        }),
+        { fixed: 'v2' },
+      );
+    // the losing side (nothing paid for the tokens) is a leg like the winner's
+    expect(row('4.166664', '0')).toMatchObject({ kind: 'leg', leg: { kind: 'REDEEM', tokens: 4.166664, usd: 0 } });
+    const rejected = row('10', '7');
+    expect(rejected.kind).toBe('rejected');
+    expect(rejected.kind === 'rejected' ? rejected.reason : '').toMatch(
+      /^invalid positions event: usd: a redemption of 10 tokens for 7 USD pays 0\.700000 per token, not 0 \(the losing side\), 0\.5 \(a split payout\) or 1 \(the winner\)/,
+    );
+  });
+
   it.each(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'CONVERSION', 'YIELD'])('skips a %s row', (type) => {
     const parsed = parseExportRow(csvTradeRow({ type, conditionId: '', side: '', outcomeIndex: '999' }), {
       fixed: 'v2',
@@ -221,6 +246,9 @@ describe('parseExportRow: malformed rows are rejected with the schema reason', (
     ['a price above 1', { price: '1.5' }, /price/],
     ['a negative price', { price: '-0.1' }, /price/],
     ['a zero size', { size: '0' }, /size_tokens/],
+    ['a price of 0 (tokens given away)', { price: '0' }, /price/],
+    ['a size beyond the collateral there is', { size: '1e71', usdcSize: '1' }, /size_tokens/],
+    ['a usdcSize beyond the collateral there is', { usdcSize: '1e40' }, /usd/],
     ['a bad transaction hash', { transactionHash: '0xabc' }, /tx_hash/],
     ['a timestamp in milliseconds', { timestamp: '1767556641000' }, /ts/],
     ['a side that is neither BUY nor SELL', { side: 'HOLD' }, /side/],
@@ -342,6 +370,28 @@ describe('row parser robustness (property-based)', () => {
           expect(['fill', 'leg', 'skipped', 'rejected']).toContain(parseExportRow(row, { fixed: 'v2' }).kind);
         },
       ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('every fill it maps from hostile amounts is inside the contract: price in (0, 1], bounded sizes', () => {
+    const amount = fc.oneof(
+      fc.double({ noNaN: false }),
+      fc.constantFrom(0, -0, 1e-71, 1e71, Number.POSITIVE_INFINITY, Number.MAX_VALUE, Number.MIN_VALUE),
+      fc.constantFrom('NaN', 'Infinity', '1e309', '0', '1e71', '-1'),
+    );
+    fc.assert(
+      fc.property(amount, amount, amount, fc.constantFrom('TRADE', undefined), (size, price, usdcSize, type) => {
+        const parsed = parseExportRow({ ...jsonTradeRow(), type, size, price, usdcSize }, { fixed: 'v2' });
+        if (parsed.kind !== 'fill') return;
+        for (const event of [parsed.fill, parsed.trade]) {
+          expect(event.price).toBeGreaterThan(0);
+          expect(event.price).toBeLessThanOrEqual(1);
+          expect(event.size_tokens).toBeGreaterThan(0);
+          expect(event.size_tokens).toBeLessThanOrEqual(MAX_AMOUNT);
+          expect(event.usd).toBeLessThanOrEqual(MAX_AMOUNT);
+        }
+      }),
       { numRuns: 2000 },
     );
   });

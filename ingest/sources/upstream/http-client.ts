@@ -8,7 +8,8 @@
  * - `429` honours `Retry-After` (seconds or an HTTP date): the route's bucket is paused until then.
  * - Bounded retries of 5xx, 429, timeouts, network errors and unreadable bodies, with exponential backoff
  *   and full jitter (a random wait in [0, min(max, base · 2^attempt)]); other 4xx are not retried.
- * - A timeout per attempt.
+ * - A timeout per attempt, headers and body alike, and a bound on the body's size (a larger answer is
+ *   abandoned unread and counted as a failure, not retried).
  * - A circuit breaker: after N failed requests in a row the upstream is offline for a cool-down; calls
  *   during it fail at once without touching the network, then one probe decides (half-open).
  *
@@ -21,6 +22,7 @@
 import type { Logger } from '../../../log.ts';
 import type { UpstreamRouteLimit, UpstreamService } from '../../../config.ts';
 import { recordUpstreamPoll } from '../../../metrics/registry.ts';
+import { retryAfterInstant } from '../../retry-after.ts';
 import { sleepOrAbort } from '../../sleep.ts';
 
 /** Milliseconds, and a wait that a test clock can satisfy without real time passing. */
@@ -130,7 +132,7 @@ export class CircuitBreaker {
   }
 }
 
-export type UpstreamErrorKind = 'offline' | 'http' | 'timeout' | 'network' | 'body';
+export type UpstreamErrorKind = 'offline' | 'http' | 'timeout' | 'network' | 'body' | 'too_large';
 
 export class UpstreamError extends Error {
   constructor(
@@ -155,6 +157,8 @@ export interface HttpClientOptions {
   limits: readonly UpstreamRouteLimit[];
   rateFraction: number;
   timeoutMs: number;
+  /** The largest answer read (bytes); a larger one is abandoned and counted as a failure. */
+  maxBodyBytes?: number;
   maxRetries: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
@@ -167,17 +171,29 @@ export interface HttpClientOptions {
   onBreakerChange?: (state: BreakerState, reason: string) => void;
 }
 
-/** The longest Retry-After honoured; beyond it the breaker's cool-down is the better tool. */
-const MAX_RETRY_AFTER_MS = 120_000;
+/**
+ * The largest answer the client reads when it is not told otherwise: far above any page the provider
+ * serves, far below what would hold the poller (and its memory) on one answer.
+ */
+const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-/** Seconds or an HTTP date → an instant (ms); undefined when absent or unreadable. */
-export function retryAfterInstant(header: string | null, now: number): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const trimmed = header.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return now + Math.min(MAX_RETRY_AFTER_MS, Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return now + Math.min(MAX_RETRY_AFTER_MS, Math.max(0, date - now));
+/** The body as text, or undefined once it exceeds `maxBytes` (the rest is not read: the stream is cancelled). */
+async function readBounded(response: Response, maxBytes: number): Promise<string | undefined> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 interface Route {
@@ -299,8 +315,10 @@ export class UpstreamHttpClient {
       }
       lastError = outcome.error;
       if (!outcome.retry) {
-        // A 4xx other than 429 is an answer (the provider is up): it does not count against the breaker.
-        this.breaker.success();
+        // An answer past the size bound is a failure (asking again would fetch it again); a 4xx other
+        // than 429 is an answer (the provider is up): it does not count against the breaker.
+        if (outcome.error.kind === 'too_large') this.breaker.failure(outcome.error.message);
+        else this.breaker.success();
         throw outcome.error;
       }
       // A 429 or an unreadable body is an answer (the provider is up): neither counts against the breaker.
@@ -325,6 +343,12 @@ export class UpstreamHttpClient {
   > {
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const maxBytes = this.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const tooLarge = (size: string) => ({
+      ok: false as const,
+      retry: false,
+      error: new UpstreamError('too_large', href, `answer of ${size} bytes, above the bound of ${maxBytes}`),
+    });
     let response: Response;
     let text: string;
     try {
@@ -332,7 +356,15 @@ export class UpstreamHttpClient {
         signal: combined,
         headers: { accept: 'application/json', 'user-agent': 'trader-analytics-upstream/1' },
       });
-      text = await response.text();
+      // The timeout's signal bounds the body too: a body that trickles in is cut off with its request.
+      const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+      if (declared > maxBytes) {
+        await response.body?.cancel().catch(() => undefined);
+        return tooLarge(String(declared));
+      }
+      const bounded = await readBounded(response, maxBytes);
+      if (bounded === undefined) return tooLarge(`more than ${maxBytes}`);
+      text = bounded;
     } catch (error) {
       if (signal?.aborted) throw error;
       if (timeout.aborted)

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { UpstreamRouteLimit } from '../../../config.ts';
 import { UPSTREAM_PUBLISHED_LIMITS } from '../../../config.ts';
-import { retryAfterInstant, UpstreamError, UpstreamHttpClient, type HttpClientOptions } from './http-client.ts';
+import { retryAfterInstant } from '../../retry-after.ts';
+import { UpstreamError, UpstreamHttpClient, type HttpClientOptions } from './http-client.ts';
 import { jsonResponse, scriptedFetch, VirtualClock } from './test-support.ts';
 
 const LIMITS: UpstreamRouteLimit[] = [
@@ -184,5 +185,56 @@ describe('circuit breaker', () => {
     await expect(http.getJson('data', '/value')).resolves.toMatchObject({ body: { ok: 1 } });
     expect(http.breaker.state).toBe('closed');
     expect(changes).toEqual(['open', 'open', 'closed']);
+  });
+});
+
+describe('answers past the size bound', () => {
+  /** A JSON array of `bytes`, streamed in chunks, counting what the client pulled. */
+  function hugeBody(bytes: number, declareLength: boolean): { response: Response; pulled: () => number } {
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= bytes) return controller.close();
+        sent += chunk.byteLength;
+        controller.enqueue(sent === chunk.byteLength ? new TextEncoder().encode('[') : chunk);
+      },
+    });
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (declareLength) headers['content-length'] = String(bytes);
+    return { response: new Response(stream, { headers }), pulled: () => sent };
+  }
+
+  it.each([
+    ['streamed without a length', false],
+    ['declared by Content-Length', true],
+  ] as const)('a 50 MB answer %s is abandoned, counted as a failure, and not asked again', async (_label, declare) => {
+    const clock = new VirtualClock();
+    const bytes = 50 * 1024 * 1024;
+    let body: ReturnType<typeof hugeBody> | undefined;
+    const fetchImpl = scriptedFetch(() => {
+      body = hugeBody(bytes, declare);
+      return body.response;
+    });
+    const http = client(fetchImpl, clock, { maxBodyBytes: 1024 * 1024, breaker: { failures: 1, openMs: 30_000 } });
+    const failure = await http.getJson('data', '/v1/leaderboard', {}).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(UpstreamError);
+    expect((failure as UpstreamError).kind).toBe('too_large');
+    expect(fetchImpl.calls).toHaveLength(1);
+    // Read no further than the bound (and nothing at all when the length said so up front).
+    expect(body!.pulled()).toBeLessThanOrEqual(declare ? 64 * 1024 : 2 * 1024 * 1024);
+    // The failure counts: with a breaker of one failure, the next call is refused without the network.
+    await expect(http.getJson('data', '/v1/leaderboard', {})).rejects.toMatchObject({ kind: 'offline' });
+    expect(fetchImpl.calls).toHaveLength(1);
+  });
+
+  it('an answer within the bound is read whole', async () => {
+    const clock = new VirtualClock();
+    const http = client(
+      scriptedFetch(() => jsonResponse([{ rank: 1 }])),
+      clock,
+      { maxBodyBytes: 1024 },
+    );
+    expect((await http.getJson('data', '/v1/leaderboard', {})).body).toEqual([{ rank: 1 }]);
   });
 });

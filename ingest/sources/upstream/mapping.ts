@@ -447,9 +447,28 @@ export function mapLeaderboard(
   const rows: UpstreamLeaderboardEvent[] = [];
   const list = Array.isArray(body) ? body : (envelopeRows(body) ?? undefined);
   if (list === undefined) return { rows, rejected: [{ what: 'leaderboard', reason: 'not a list of rows', raw: body }] };
+  // The first row of a wallet wins (the better rank); the provider's case of the hex is not a second trader.
+  const rowOfWallet = new Map<string, number>();
   list.forEach((entry, index) => {
+    const what = `leaderboard row ${index + 1}`;
     const row = isRecord(entry) ? entry : {};
-    const wallet = text(row.proxyWallet ?? row.proxy_wallet);
+    const wallet = text(row.proxyWallet ?? row.proxy_wallet).toLowerCase();
+    // Held to the profile path's rule: a value that is not a finite number is refused, never read as 0.
+    const pnl = finite(row.pnl);
+    const vol = finite(row.vol);
+    for (const [field, value] of [
+      ['pnl', pnl],
+      ['vol', vol],
+    ] as const)
+      if (value === undefined) {
+        rejected.push({ what, reason: `${field} is not a number (${JSON.stringify(row[field] ?? null)})`, raw: entry });
+        return;
+      }
+    const earlier = rowOfWallet.get(wallet);
+    if (earlier !== undefined) {
+      rejected.push({ what, reason: `wallet ${wallet} repeats leaderboard row ${earlier}`, raw: entry });
+      return;
+    }
     const candidate = {
       period: board.period,
       metric: board.metric,
@@ -458,11 +477,13 @@ export function mapLeaderboard(
       wallet,
       name: displayName(text(row.userName ?? row.user_name), wallet),
       profile_image: text(row.profileImage ?? row.profile_image).slice(0, 2000),
-      pnl: finite(row.pnl) ?? 0,
-      vol: finite(row.vol) ?? 0,
+      pnl,
+      vol,
     };
-    const event = checked('upstreamLeaderboard', candidate, `leaderboard row ${index + 1}`, entry, rejected);
-    if (event !== undefined) rows.push(event);
+    const event = checked('upstreamLeaderboard', candidate, what, entry, rejected);
+    if (event === undefined) return;
+    rowOfWallet.set(event.wallet, index + 1);
+    rows.push(event);
   });
   return { rows, rejected };
 }

@@ -411,4 +411,43 @@ describe('profiles, equity and the leaderboard', () => {
       );
     }
   });
+
+  it('leaderboard values that are not finite numbers are rejected with a reason, as the profile path rejects them', () => {
+    const wallet = '0x6031b6eed1c97e853c6e0f03ad3ce3529351f96d';
+    const good = { rank: '1', proxyWallet: wallet, userName: 'someone', pnl: 12.5, vol: 100 };
+    // 1e309 as the provider's JSON states it: the parser reads it as Infinity.
+    const body = JSON.parse(
+      `[${JSON.stringify(good)}, {"rank":"2","proxyWallet":"0x${'1'.repeat(40)}","pnl":"NaN","vol":1},` +
+        `{"rank":"3","proxyWallet":"0x${'2'.repeat(40)}","pnl":1,"vol":"lots"},` +
+        `{"rank":"4","proxyWallet":"0x${'3'.repeat(40)}","pnl":1e309,"vol":1}]`,
+    ) as unknown;
+    const { rows, rejected } = mapLeaderboard(body, { period: 'WEEK', metric: 'PNL', asOf: 1_786_200_000 });
+    expect(rows.map((row) => [row.wallet, row.pnl, row.vol])).toEqual([[wallet, 12.5, 100]]);
+    expect(rejected.map((rejection) => [rejection.what, rejection.reason])).toEqual([
+      ['leaderboard row 2', 'pnl is not a number ("NaN")'],
+      ['leaderboard row 3', 'vol is not a number ("lots")'],
+      ['leaderboard row 4', 'pnl is not a number (null)'],
+    ]);
+    const profile = mapProfile({
+      wallet,
+      leaderboard: [{ pnl: 'NaN' }],
+      value: [],
+      positions: [],
+      asOf: 1_786_200_000,
+    });
+    expect(profile.profile).toBeUndefined();
+  });
+
+  it('a wallet the provider spells in upper case is one trader, in lower case, at its first rank', () => {
+    const wallet = '0x6031b6eed1c97e853c6e0f03ad3ce3529351f96d';
+    const body = [
+      { rank: '1', proxyWallet: wallet.toUpperCase().replace('0X', '0x'), userName: 'loud', pnl: 5, vol: 9 },
+      { rank: '2', proxyWallet: wallet, userName: 'quiet', pnl: 4, vol: 8 },
+    ];
+    const { rows, rejected } = mapLeaderboard(body, { period: 'WEEK', metric: 'PNL', asOf: 1_786_200_000 });
+    expect(rows.map((row) => [row.rank, row.wallet, row.name])).toEqual([[1, wallet, 'loud']]);
+    expect(rejected).toEqual([
+      { what: 'leaderboard row 2', reason: `wallet ${wallet} repeats leaderboard row 1`, raw: body[1] },
+    ]);
+  });
 });

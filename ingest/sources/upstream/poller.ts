@@ -22,6 +22,7 @@
  */
 import type { UpstreamConfig } from '../../../config.ts';
 import type { Logger } from '../../../log.ts';
+import { watchLoop, type LoopWatch } from '../../../metrics/progress.ts';
 import type { FillEvent, MarketEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
 import type { EventSink } from '../../publisher.ts';
 import { MarketCatalog, marketMetadata } from '../polymarket/markets.ts';
@@ -71,6 +72,11 @@ const ACTIVITY_PAGE = 500;
 const MAX_ACTIVITY_OFFSET = 10_000;
 /** After a failed step, wait this long before the step again (the breaker governs the provider as a whole). */
 const RETRY_STEP_S = 30;
+/**
+ * Heartbeat periods without a finished request's page, wallet, step or tick after which the loop counts as
+ * stalled (/healthz 503): one request may retry with backoff for a while, never for this long.
+ */
+const STALLED_AFTER_HEARTBEATS = 5;
 /** Archive activity that makes a wallet tracked. */
 const ACTIVE_WINDOW_S = 7 * 86_400;
 
@@ -117,6 +123,8 @@ export class UpstreamPoller {
   private lastHeartbeatAt = 0;
   private lastStatus: 'online' | 'offline' | null = null;
   private readonly described = new Set<string>();
+  /** The run loop's progress, as /healthz reads it (metrics/progress.ts). */
+  private progress: LoopWatch | undefined;
 
   constructor(private readonly deps: PollerDeps) {}
 
@@ -201,6 +209,7 @@ export class UpstreamPoller {
     for (const [name, step] of steps) {
       try {
         await step();
+        this.progress?.advanced();
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
         report.errors.push(`${name}: ${error.message}`);
@@ -273,6 +282,7 @@ export class UpstreamPoller {
       await this.rejected(answer.url, rejections);
       if (catalog.state === 'markets') report.marketPages += 1;
       else report.eventPages += 1;
+      this.progress?.advanced();
       // Done at the last page, or at a page with nothing newer than the last finished sweep (newest-updated
       // first, every later page is older still; a whole page is required, in case the order is only roughly kept).
       const finished = parsed.nextCursor === null || parsed.items.length === 0 || newest <= state.highWater;
@@ -328,7 +338,8 @@ export class UpstreamPoller {
     for (const wallet of await this.deps.requested.recent(now - this.deps.config.requestTtlSeconds, limit))
       tracked.add(wallet.toLowerCase());
     if (this.deps.activeWallets && tracked.size < limit) {
-      for (const wallet of await this.deps.activeWallets(now - ACTIVE_WINDOW_S, limit)) tracked.add(wallet);
+      for (const wallet of await this.deps.activeWallets(now - ACTIVE_WINDOW_S, limit))
+        tracked.add(wallet.toLowerCase());
     }
     return [...tracked].filter((wallet) => /^0x[0-9a-f]{40}$/.test(wallet)).slice(0, limit);
   }
@@ -345,6 +356,7 @@ export class UpstreamPoller {
       try {
         await this.refreshWallet(wallet, now);
         report.walletsRefreshed += 1;
+        this.progress?.advanced();
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
         // This wallet again in a while; the others go on (one wallet's bad answer is not the provider's outage).
@@ -447,9 +459,23 @@ export class UpstreamPoller {
 
   /** Ticks until aborted, a second apart (every step is scheduled; a tick with nothing due is cheap). */
   async run(signal: AbortSignal, tickMs = 1000): Promise<void> {
+    this.progress = watchLoop(
+      'upstream poller',
+      STALLED_AFTER_HEARTBEATS * this.deps.config.heartbeatSeconds * 1000,
+      () => this.deps.clock.now(),
+    );
+    try {
+      await this.runLoop(signal, tickMs);
+    } finally {
+      this.progress.stop();
+    }
+  }
+
+  private async runLoop(signal: AbortSignal, tickMs: number): Promise<void> {
     await this.loadState();
     while (!signal.aborted) {
       const report = await this.tick();
+      this.progress?.advanced();
       // A tick that did something says what (a tick with nothing due says nothing).
       if (
         report.heartbeat !== null ||
