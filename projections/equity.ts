@@ -90,7 +90,7 @@ export const equitySeriesSchema = z.object({
 
 export type EquitySeries = z.infer<typeof equitySeriesSchema> & {
   upstream: UpstreamState;
-  /** The provider has reported a profile of the wallet (without one, no curve of its is the provider's). */
+  /** The provider has reported on the wallet (a profile or equity points): without either, no curve is the provider's. */
   reported: boolean;
 };
 
@@ -121,6 +121,6 @@ export async function readEquitySeries(
     ...drawdownStats(series),
     as_of: asOf > 0 ? asOf : null,
     upstream,
-    reported: history.profile !== null,
+    reported: history.profile !== null || history.points.length > 0,
   };
 }
