@@ -172,7 +172,7 @@ const apiVariables = {
   CARD_INCLUDE_V1: booleanFlag
     .default(false)
     .describe(
-      'Cards cover the V2 exchange era until a V1 backfill (archive or import) is complete; then set this to count V1 markets.',
+      "Count V1-era markets in card statistics (imports, which no archive checkpoint records). An archive that has indexed the V1 exchanges from their deployment to the cut-over turns V1 on by itself; the card's coverage says which eras count.",
     ),
   CHART_SCRIPT_HOST: httpUrl
     .default('https://cdn.jsdelivr.net/npm/uplot@1.6.32/dist')

@@ -14,7 +14,7 @@ export const pnlSeriesQuerySchema = z.object({
 
 export const pnlSeriesSchema = z.object({ trader: traderSchema, ...equitySeriesSchema.shape });
 
-/** get_pnl_series: the upstream provider's equity curve of the call's trader; 503 upstream_offline when the provider is down. */
+/** get_pnl_series: the upstream provider's equity curve of the call's trader; 503 upstream_offline when the provider is down or never reported on the trader. */
 export async function getPnlSeries(
   context: RouteContext,
   call: Call,
@@ -29,6 +29,12 @@ export async function getPnlSeries(
     context.reader.sources,
   );
   if (series.upstream.state === 'offline') throw errors.upstreamOffline();
-  const { upstream: _upstream, ...body } = series;
+  // A wallet the provider never reported on has no curve of the provider's: the same offline answer
+  // as the card's upstream block gives it (docs/decisions.md), never an empty series stated as its.
+  if (!series.reported)
+    throw errors.upstreamOffline(
+      'The upstream provider has not reported on this trader, so it has no profit curve to serve. The trader card serves the archive figures.',
+    );
+  const { upstream: _upstream, reported: _reported, ...body } = series;
   return { trader, ...body };
 }

@@ -61,15 +61,12 @@ export const errors = {
       'The cursor is malformed or belongs to another endpoint. Start again without a cursor.',
     ),
   badLimit: () => new ApiError(400, 'bad_limit', 'limit must be at least 1.'),
-  upstreamOffline: () =>
-    new ApiError(
-      503,
-      'upstream_offline',
-      'The upstream provider is offline, so its profit curve is unavailable right now. Try again later; the trader card still serves the archive figures.',
-      {
-        status: 'upstream_offline',
-      },
-    ),
+  upstreamOffline: (
+    message = 'The upstream provider is offline, so its profit curve is unavailable right now. Try again later; the trader card still serves the archive figures.',
+  ) =>
+    new ApiError(503, 'upstream_offline', message, {
+      status: 'upstream_offline',
+    }),
   queryTimeout: () =>
     new ApiError(
       504,

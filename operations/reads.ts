@@ -12,6 +12,7 @@
  * time. Why each is kept is measured in test/bench/RESULTS.md.
  */
 import type { Config } from '../config.ts';
+import { readArchiveRanges, type ArchiveRange } from '../projections/coverage.ts';
 import { readMarketNames, NO_MARKET_NAMES, type MarketNames } from '../projections/market-names.ts';
 import { readMarketSummaryAndMarket } from '../projections/market-summary.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
@@ -52,6 +53,13 @@ const NAME_SECONDS = 10;
 const FOLLOWED_NAME_SECONDS = 600;
 /** The provider's rows of a wallet change when it reports again (hourly profiles): kept until then, at most this. */
 const FOLLOWED_UPSTREAM_SECONDS = 600;
+/**
+ * The archive's ranges (what the card's coverage is judged from) are written by the archive, not by an
+ * ingest worker, so no notice follows them: they are kept this long everywhere. They turn the card's V1
+ * coverage on once in a deployment's life, when a backfill reaches the cut-over; a card that says V2 only
+ * a little longer is honest, and every other card is spared the read.
+ */
+const ARCHIVE_RANGES_SECONDS = 60;
 /** A whale ranking is computed once per request shape and second; the previous second's is served meanwhile. */
 const WHALE_FLOW_SECONDS = 1;
 const WHALE_FLOW_SHAPES = 256;
@@ -96,6 +104,11 @@ function policiesOf(lifetimes: Lifetimes) {
       memory: 'small',
       ttlMs: lifetimes.upstreamStateSeconds * 1000,
       keepsNull: true,
+    }),
+    archiveRanges: policy<ArchiveRange[]>({
+      name: 'archive_ranges',
+      memory: 'small',
+      ttlMs: ARCHIVE_RANGES_SECONDS * 1000,
     }),
     // Its marks may already be an open answer's age when it is kept: together they stay within the trader's bound.
     walletMarkets: policy<WalletMarkets>({
@@ -172,6 +185,8 @@ export class Reader {
         this.cache.through(this.#policies.upstreamHistory, [wallet], () => readUpstreamHistory(this.store, wallet)),
       upstreamReport: () =>
         this.cache.through(this.#policies.upstreamReport, ['latest'], () => readUpstreamReport(this.store)),
+      archiveRanges: () =>
+        this.cache.through(this.#policies.archiveRanges, ['all'], () => readArchiveRanges(this.store)),
     };
   }
 

@@ -1,6 +1,8 @@
 /** The card operation (REST `GET /traders/{trader}`, MCP get_trader_card), and the `{trader}` path parameter every trader-scoped read shares. */
 import { z } from 'zod';
-import { readTraderCard, type TraderCard } from '../projections/cards.ts';
+import { POLYMARKET_V1_FIRST_BLOCK } from '../ingest/sources/archive/addresses.ts';
+import type { Config } from '../config.ts';
+import { readTraderCard, type CardSettings, type TraderCard } from '../projections/cards.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
 
 export const traderParamsSchema = z.object({
@@ -10,15 +12,19 @@ export const traderParamsSchema = z.object({
   }),
 });
 
+/** The card's settings: the operator's V1 override, the upstream's staleness, the chain's facts. */
+export function cardSettingsOf(config: Config): CardSettings {
+  return {
+    includeV1: config.card.includeV1,
+    upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds,
+    v2StartTs: config.exchangeV2StartTs,
+    v1FirstBlock: POLYMARKET_V1_FIRST_BLOCK,
+  };
+}
+
 /** get_trader_card: the career card of the call's trader. */
 export async function getTraderCard(context: RouteContext, call: Call): Promise<TraderCard> {
   const trader = traderOf(call.admitted);
   const { config } = context;
-  return readTraderCard(
-    context.store,
-    trader,
-    { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
-    context.now(),
-    context.reader.sources,
-  );
+  return readTraderCard(context.store, trader, cardSettingsOf(config), context.now(), context.reader.sources);
 }

@@ -1,19 +1,21 @@
 /**
  * The trader card: the archive's career statistics blended with the upstream provider's own figures.
- * The card never fails because of the upstream: when it is offline, the `upstream` block says so and
- * only then does the card carry the archive's own profit figures (`career_pnl_usd`, `pnl_marked_usd`).
+ * The card never fails because of the upstream: when it is offline, or has never reported on the wallet,
+ * the `upstream` block says so and only then does the card carry the archive's own profit figures
+ * (`career_pnl_usd`, `pnl_marked_usd`). No figure is served that no source stated.
  */
 import { z } from 'zod';
 import { careerCardSchema, readCareer, type CareerCard } from './careers.ts';
+import { coverageOf, v1Indexed } from './coverage.ts';
 import { readUpstreamState } from './equity.ts';
 import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 import { traderSchema, type Trader } from './traders.ts';
-import { readUpstreamProfile, upstreamProfileSchema, type UpstreamProfile } from './upstream.ts';
+import { readUpstreamProfile, upstreamProfileSchema } from './upstream.ts';
 
 const upstreamOfflineBlock = z.object({ status: z.literal('upstream_offline') }).meta({
   description:
-    'The upstream provider is unreachable; the card falls back to the archive figures career_pnl_usd and pnl_marked_usd.',
+    'The upstream provider is unreachable, or has never reported on this wallet (its figures are unknown, not zero); the card falls back to the archive figures career_pnl_usd and pnl_marked_usd.',
 });
 
 export const traderCardSchema = z.object({
@@ -24,9 +26,12 @@ export const traderCardSchema = z.object({
 export type TraderCard = z.infer<typeof traderCardSchema>;
 
 export interface CardSettings {
-  /** Card statistics cover the V2 era until a v1 backfill is declared done. */
+  /** The operator's word that the V1 era is in (imports); otherwise the archive's checkpoints tell. */
   includeV1: boolean;
   upstreamStaleAfterSeconds: number;
+  /** The V1 → V2 cut-over (epoch seconds) and the block where the V1 era's logs begin: facts of the chain. */
+  v2StartTs: number;
+  v1FirstBlock: number;
 }
 
 /**
@@ -34,7 +39,8 @@ export interface CardSettings {
  * keys, as two bundles (projections/bundle.ts) side by side on the read pool, folded here; the upstream's
  * state comes from its own point read (or the API's cache of it), alongside. Two statements
  * in parallel answer sooner than the same parts as one, for a little less throughput under load: the
- * card is the call agents wait on first.
+ * card is the call agents wait on first. The career waits for the archive's ranges (which eras it
+ * counts), a small read the API keeps; with the operator's override there is nothing to read.
  */
 export async function readTraderCard(
   store: Store,
@@ -43,27 +49,23 @@ export async function readTraderCard(
   nowSeconds: number,
   sources: ReadSources = plainSources(store),
 ): Promise<TraderCard> {
-  const [career, profile, upstreamState] = await Promise.all([
-    readCareer(store, trader.wallet, settings.includeV1, sources),
+  const indexed = settings.includeV1
+    ? Promise.resolve(false)
+    : sources.archiveRanges().then((ranges) => v1Indexed(ranges, settings.v1FirstBlock, settings.v2StartTs));
+  const coverage = indexed.then((v1) => coverageOf(settings.includeV1, v1, settings.v2StartTs));
+  const [career, covered, profile, upstreamState] = await Promise.all([
+    coverage.then((covers) => readCareer(store, trader.wallet, covers.eras.includes('v1'), sources)),
+    coverage,
     readUpstreamProfile(store, trader.wallet, sources),
     readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds, sources),
   ]);
-  const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...statistics } = career;
-  if (upstreamState.state === 'offline') {
+  const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...figures } = career;
+  const statistics = { ...figures, coverage: covered };
+  // A wallet the provider never reported on has no upstream figures: zeros would read as a real account
+  // that made nothing, so it answers as when the provider cannot answer (docs/decisions.md).
+  if (upstreamState.state === 'offline' || profile === null) {
     const card: CareerCard = { ...statistics, career_pnl_usd, pnl_marked_usd };
     return { trader, card, upstream: { status: 'upstream_offline' } };
   }
-  const upstream: UpstreamProfile = profile ?? {
-    // Online, but the provider has nothing on this wallet: its figures are zero as of its last heartbeat.
-    pnl: 0,
-    pnl_realized: 0,
-    pnl_unrealized: 0,
-    portfolio_value: 0,
-    peak: 0,
-    low: 0,
-    max_drawdown: 0,
-    profile_image: '',
-    as_of: upstreamState.heartbeat_at ?? nowSeconds,
-  };
-  return { trader, card: statistics, upstream };
+  return { trader, card: statistics, upstream: profile };
 }

@@ -5,6 +5,7 @@
  * and each open market's last trade (wallet-markets.ts, foldCareer).
  */
 import { z } from 'zod';
+import { coverageSchema } from './coverage.ts';
 import type { Store } from './store.ts';
 import { plainSources, type ReadSources } from './sources.ts';
 import type { MarketMark, WalletMarketRow } from './wallet-markets.ts';
@@ -208,10 +209,12 @@ export const careerCardSchema = z.object({
     .meta({ description: 'Latest mark used for open_value_usd (epoch seconds); null without marks.' }),
   career_pnl_usd: z.number().optional().meta({
     description:
-      "Only when the upstream is offline: the archive's realized result over resolved markets (a fallback; quote upstream.pnl when it is there).",
+      "Only when upstream is upstream_offline (the provider is unreachable or never reported on this wallet): the archive's realized result over resolved markets (a fallback; quote upstream.pnl when it is there).",
   }),
+  coverage: coverageSchema,
   pnl_marked_usd: z.number().optional().meta({
-    description: 'Only when the upstream is offline: realized result plus open markets at their marks (a fallback).',
+    description:
+      'Only when upstream is upstream_offline: realized result plus open markets at their marks (a fallback).',
   }),
 });
 export type CareerCard = z.infer<typeof careerCardSchema>;

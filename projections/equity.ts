@@ -88,7 +88,11 @@ export const equitySeriesSchema = z.object({
   }),
 });
 
-export type EquitySeries = z.infer<typeof equitySeriesSchema> & { upstream: UpstreamState };
+export type EquitySeries = z.infer<typeof equitySeriesSchema> & {
+  upstream: UpstreamState;
+  /** The provider has reported on the wallet (a profile or equity points): without either, no curve is the provider's. */
+  reported: boolean;
+};
 
 /**
  * The series over a window ending now, cut from the wallet's full upstream history (upstream-history.ts:
@@ -117,5 +121,6 @@ export async function readEquitySeries(
     ...drawdownStats(series),
     as_of: asOf > 0 ? asOf : null,
     upstream,
+    reported: history.profile !== null || history.points.length > 0,
   };
 }

@@ -4,6 +4,7 @@
  * summary of one trader share one read of the wallet's markets, and every list shares market names.
  */
 import { readBundle, type Bundle } from './bundle.ts';
+import { readArchiveRanges, type ArchiveRange } from './coverage.ts';
 import { NO_MARKET_NAMES, readMarketNames, type MarketNames } from './market-names.ts';
 import type { QueryParams, Store } from './store.ts';
 import {
@@ -26,6 +27,8 @@ export interface ReadSources {
   marketNamesAtHand(conditionId: string): { names: MarketNames } | { keep(names: MarketNames | null): void };
   upstreamHistory(wallet: string): Promise<UpstreamHistory>;
   upstreamReport(): Promise<UpstreamReport | null>;
+  /** Every archive source's indexed range (the card's coverage). */
+  archiveRanges(): Promise<ArchiveRange[]>;
 }
 
 const NOTHING_AT_HAND = Object.freeze({ keep: () => {} });
@@ -39,6 +42,7 @@ export function plainSources(store: Store): ReadSources {
     marketNamesAtHand: () => NOTHING_AT_HAND,
     upstreamHistory: (wallet) => readUpstreamHistory(store, wallet),
     upstreamReport: () => readUpstreamReport(store),
+    archiveRanges: () => readArchiveRanges(store),
   };
 }
 

@@ -32,6 +32,8 @@ type Trade = EventInputOf<'trades'>;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- response bodies are checked field by field
 
 const DAY = 86_400;
+/** The V1 → V2 exchange cut-over, a fact of the chain (docs/upstream.md), stated here rather than read from the code. */
+const CUT_OVER_TS = Date.UTC(2026, 3, 28, 11, 15) / 1000;
 // Whale accumulations live for a few days of wall-clock time (a TTL): "now" is the real now here.
 const NOW = Math.floor(Date.now() / 1000);
 const config = inProcessConfig('api-contract');
@@ -39,6 +41,9 @@ const config = inProcessConfig('api-contract');
 const alpha = makeWallet('contract-alpha');
 const bravo = makeWallet('contract-bravo');
 const stranger = makeWallet('contract-never-seen');
+// On the chain (archive fills) but never reported on by the upstream provider.
+const charlie = makeWallet('contract-archive-only');
+const charlieMarket = makeConditionId('contract-archive-only');
 const [won, lost, openMarked, openUnmarked] = ['won', 'lost', 'marked', 'unmarked'].map((label) =>
   makeConditionId(`contract-${label}`),
 ) as [string, string, string, string];
@@ -76,6 +81,7 @@ const markets = [
     outcome2: 'No',
   }),
   makeMarket({ condition_id: neverTraded, title: 'Nobody traded this', title_start_ts: band.unmarked }),
+  makeMarket({ condition_id: charlieMarket, title: 'Only the chain knows', title_start_ts: band.won }),
 ];
 const resolutions = { won: band.won + 900, lost: band.lost + 1200 };
 
@@ -139,6 +145,19 @@ const alphaFills: Fill[] = [
     size_tokens: 10,
     usd: 2,
     ts: band.unmarked + 10,
+  }),
+];
+// Charlie buys 40 Yes at 0.25 in a market Yes wins: 40 paid out for 10 spent.
+const charlieFills: Fill[] = [
+  makeFill({
+    wallet: charlie,
+    condition_id: charlieMarket,
+    side: 'BUY',
+    token_side: 1,
+    price: 0.25,
+    size_tokens: 40,
+    usd: 10,
+    ts: band.won + 200,
   }),
 ];
 // Bravo accumulates Ducks recently: two buys, a pause longer than the burst gap, two more buys.
@@ -258,11 +277,12 @@ beforeAll(async () => {
   const keys = (planKeys = await publishPlanKeys(config, NOW - DAY));
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', markets);
-    await publisher.publish('fillsArchive', [...alphaFills, ...whaleFills]);
+    await publisher.publish('fillsArchive', [...alphaFills, ...whaleFills, ...charlieFills]);
     await publisher.publish('trades', trades);
     await publisher.publish('markets', [
       makeResolution(won, 1, resolutions.won),
       makeResolution(lost, 1, resolutions.lost),
+      makeResolution(charlieMarket, 1, resolutions.won),
     ]);
     await publisher.publish('upstreamProfiles', [
       alphaProfile,
@@ -494,6 +514,8 @@ describe('traders', () => {
           open_markets: 2,
           unmarked_markets: 1,
           marked_at: band.marked + 20,
+          // No archive has indexed the V1 era here, and the operator did not include it.
+          coverage: { eras: ['v2'], v2_start_ts: CUT_OVER_TS },
         },
         upstream: {
           pnl: 123.45,
@@ -533,10 +555,22 @@ describe('traders', () => {
       open_markets: 0,
       open_value_usd: 0,
     });
+    // Never reported on by the provider (online): its form for "cannot answer", with the archive's figures.
+    expect(card.upstream).toEqual({ status: 'upstream_offline' });
+    expect(card.card).toMatchObject({ career_pnl_usd: 0, pnl_marked_usd: 0 });
     for (const bad of ['0x123', `${alpha}0`, '0xZZZZ']) {
       expect(await json(`traders/${bad}`, 400)).toMatchObject({ error: 'invalid_wallet', message: expect.any(String) });
     }
     expect(await json('traders/no-such-trader-anywhere', 404)).toMatchObject({ error: 'trader_not_found' });
+  });
+
+  it('an archive-only wallet (no upstream profile, the provider online): the offline form, never zeros dated now', async () => {
+    const card = await json(`traders/${charlie}`);
+    expect(card.upstream).toEqual({ status: 'upstream_offline' });
+    expect(card.card).toMatchObject({ markets_total: 1, resolved_total: 1, winrate: 1, volume_usd: 10 });
+    // Realized: the 40 Yes paid 1 each, for 10 spent; nothing open, so the marked figure is the same.
+    expect(card.card.career_pnl_usd).toBeCloseTo(40 - 10, 9);
+    expect(card.card.pnl_marked_usd).toBeCloseTo(40 - 10, 9);
   });
 
   it('upstream offline: the card still serves, with the archive profit figures', async () => {
@@ -874,6 +908,16 @@ describe('equity', () => {
       status: 'upstream_offline',
       message: expect.any(String),
     });
+  });
+
+  it('503 upstream_offline for a wallet the provider never reported on, the provider online (no curve stated as its)', async () => {
+    for (const wallet of [charlie, stranger]) {
+      const body = await json(`traders/${wallet}/pnl-series`, 503);
+      expect(body).toEqual({ error: 'upstream_offline', status: 'upstream_offline', message: expect.any(String) });
+      expect(body.message).toMatch(/not reported on this trader/);
+    }
+    // The provider's reported wallet still gets its curve from the same online API.
+    expect((await json(`traders/${alpha}/pnl-series`)).series.length).toBeGreaterThan(0);
   });
 });
 

@@ -143,7 +143,13 @@ describe('archive: reorgs below the checkpoint', () => {
     const store = await openMigratedStore(config, createLogger('error'));
     stores.push(store);
     const first = await readCheckpoint(store, config.archive!.source);
-    expect(first).toMatchObject({ block: world.lastBlock, hash: node.hashOf(world.lastBlock) });
+    // With where the source started and its block's time: what it has indexed (the card's coverage).
+    expect(first).toMatchObject({
+      block: world.lastBlock,
+      hash: node.hashOf(world.lastBlock),
+      startBlock: world.firstBlock,
+      blockTs: world.timestampOf(world.lastBlock),
+    });
     expect(first!.recent.length).toBeGreaterThan(1);
     // A restart on the same chain changes nothing.
     expect(await runArchive(config, createLogger('error'))).toBe(0);

@@ -33,6 +33,7 @@ import {
 import { CONTRACTS, generateWorld } from './harness/chain-world.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
+import { makeFill, makeWallet } from './factories.ts';
 import { exchangeV2Abi } from '../ingest/sources/archive/abi.ts';
 
 const ONCHAIN = path.resolve(import.meta.dirname, '../../shared/data/polymarket/onchain');
@@ -87,6 +88,61 @@ describe('archive: local node → topics → projections → REST', () => {
     const before = node.calls.filter((call) => call.method === 'eth_getLogs').length;
     expect(await runArchive(config, createLogger('error'))).toBe(0);
     expect(node.calls.filter((call) => call.method === 'eth_getLogs').length).toBe(before);
+  });
+
+  it("the card's coverage: V1 is counted once the archive has indexed from the V1 exchanges' deployment to the cut-over", async () => {
+    // The CTF Exchange's deployment block (Polymarket's subgraph, networks.yaml): a fact, stated here.
+    const v1Deployed = 33_605_403;
+    const chain = generateWorld({ seed: 16, markets: 4, wallets: 4, matches: 30, firstBlock: v1Deployed - 5 });
+    const cutBlock = chain.firstBlock + Math.floor((chain.lastBlock - chain.firstBlock) / 2);
+    const cutOver = chain.timestampOf(cutBlock);
+    const node = await startNode();
+    serveWorld(node, chain);
+    const halfway = inProcessConfig(
+      'archive-coverage',
+      archiveEnvironment(node, {
+        ARCHIVE_START_BLOCK: String(chain.firstBlock),
+        ARCHIVE_END_BLOCK: String(cutBlock - 1),
+      }),
+      archiveOverrides({ range: { initial: 16 } }),
+    );
+    // The card's cut-over inside the generated chain (the archive's eras stay as the harness sets them).
+    const config: Config = { ...halfway, exchangeV2StartTs: cutOver };
+    await publishMetadata(config, chain);
+    // A V1-era fill of a wallet the chain does not trade: counted only once V1 is covered.
+    const veteran = makeWallet('archive-coverage-v1');
+    const market = chain.markets[0]!.conditionId;
+    await withPublisher(config, createLogger('error'), async ({ publisher }) => {
+      await publisher.publish('fillsArchive', [
+        makeFill({
+          wallet: veteran,
+          condition_id: market,
+          era: 'v1',
+          price: 0.3,
+          size_tokens: 20,
+          usd: 6,
+          ts: cutOver - 600,
+        }),
+      ]);
+    });
+    const cardOf = async (api: TestApi) =>
+      bodyOf(await api.get(`traders/${veteran}`)) as {
+        card: { markets_total: number; volume_usd: number; coverage: { eras: string[]; v2_start_ts: number } };
+      };
+
+    // Indexed from before the deployment, but not yet to the cut-over: V2 only.
+    expect(await runArchive(config, createLogger('error'))).toBe(0);
+    const before = await cardOf(await apiFor(config));
+    expect(before.card.coverage).toEqual({ eras: ['v2'], v2_start_ts: cutOver });
+    expect(before.card).toMatchObject({ markets_total: 0, volume_usd: 0 });
+
+    // The same source resumed to the end of the chain, past the cut-over: V1 is in, without any flag.
+    const whole: Config = { ...config, archive: { ...config.archive!, endBlock: chain.lastBlock } };
+    expect(whole.card.includeV1).toBe(false);
+    expect(await runArchive(whole, createLogger('error'))).toBe(0);
+    const after = await cardOf(await apiFor(whole));
+    expect(after.card.coverage).toEqual({ eras: ['v1', 'v2'], v2_start_ts: cutOver });
+    expect(after.card).toMatchObject({ markets_total: 1, volume_usd: 6 });
   });
 
   it('a failing node (errors, 429, range refusals, timeouts, hang-ups, an outage) under a reorg of young blocks ends with exactly the reference', async () => {

@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigOverrides } from '../config.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { readTraderCard } from '../projections/cards.ts';
+import { cardSettingsOf } from '../operations/traders.ts';
 import { sha256Hex } from '../ingest/sources/accounts.ts';
 import { REPO_ROOT, startRole, type LogLine, type RoleProcess } from './harness/child.ts';
 
@@ -214,7 +215,7 @@ describe('npm start (role all) killed at any moment', () => {
       // The world is seeded by its genesis (now − 30 min), so how many of its 20 traders traded varies from
       // run to run (7 once in CI): the cards of up to 8 of them, and at least 3, are compared.
       expect(busiest.length).toBeGreaterThanOrEqual(3);
-      const settings = { includeV1: false, upstreamStaleAfterSeconds: 300 };
+      const settings = { ...cardSettingsOf(parseConfig({})), includeV1: false, upstreamStaleAfterSeconds: 300 };
       for (const { wallet } of busiest) {
         const [got, want] = await Promise.all(
           [stores.crashed, stores.reference].map((store) =>

@@ -5,13 +5,18 @@
  * computed here straight from the CSV files.
  */
 import { readdir, readFile, mkdtemp } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../config.ts';
+import { parseConfig, type Config } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { openMigratedStore } from '../roles/runtime.ts';
+import { openMigratedStore, withPublisher } from '../roles/runtime.ts';
+import { bodyOf, gatesNeverBind, publishPlanKeys, startTestApi } from './harness/api.ts';
 import { REPO_ROOT, startRole } from './harness/child.ts';
 import { TEST_OVERRIDES, testEnvironment, uniqueId } from './harness/context.ts';
 
@@ -27,10 +32,23 @@ interface Totals {
   sellTokens2: number;
 }
 
-async function csvTotals(): Promise<{ files: number; rows: number; byTraderMarket: Map<string, Totals> }> {
+/** The V1 → V2 cut-over, stated here as the fact it is (docs/upstream.md), not read from the code. */
+const CUT_OVER_TS = Date.UTC(2026, 3, 28, 11, 15) / 1000;
+
+async function csvTotals(): Promise<{
+  files: number;
+  rows: number;
+  byTraderMarket: Map<string, Totals>;
+  /** Rows at or after the cut-over: the V2 era's. */
+  v2Rows: number;
+  /** Every market a wallet has a row in, by the wallet's display name. */
+  marketsByName: Map<string, Set<string>>;
+}> {
   const byTraderMarket = new Map<string, Totals>();
+  const marketsByName = new Map<string, Set<string>>();
   let files = 0;
   let rows = 0;
+  let v2Rows = 0;
   for (const folder of await readdir(EXPORTS, { withFileTypes: true })) {
     if (!folder.isDirectory()) continue;
     for (const file of await readdir(path.join(EXPORTS, folder.name))) {
@@ -42,6 +60,9 @@ async function csvTotals(): Promise<{ files: number; rows: number; byTraderMarke
       >[];
       for (const record of records) {
         rows += 1;
+        if (Number(record.timestamp) >= CUT_OVER_TS) v2Rows += 1;
+        const named = marketsByName.get(record.name!) ?? new Set<string>();
+        marketsByName.set(record.name!, named.add(record.conditionId!.toLowerCase()));
         if (record.type !== 'TRADE') continue;
         const key = `${record.proxyWallet!.toLowerCase()}|${record.conditionId!.toLowerCase()}`;
         let totals = byTraderMarket.get(key);
@@ -66,7 +87,74 @@ async function csvTotals(): Promise<{ files: number; rows: number; byTraderMarke
       }
     }
   }
-  return { files, rows, byTraderMarket };
+  return { files, rows, byTraderMarket, v2Rows, marketsByName };
+}
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are checked field by field
+
+/**
+ * The card of an imported trader, over REST and MCP, with the provider online but never having reported
+ * on the wallet (no upstream poller ran): the upstream block in its offline form and the archive's own
+ * figures, never zeros dated now. The exports hold no resolution, so nothing is realized.
+ */
+async function expectImportedCardsHonest(
+  config: Config,
+  totals: Awaited<ReturnType<typeof csvTotals>>,
+  name: string,
+): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const keys = await publishPlanKeys(config, now - 86_400);
+  await withPublisher(config, createLogger('error'), async ({ publisher }) => {
+    await publisher.publish('upstreamStatus', [{ ts: now - 10, state: 'online', detail: '' }]);
+  });
+  const markets = totals.marketsByName.get(name)!.size;
+  for (const [includeV1, counted] of [
+    [false, 0],
+    [true, markets],
+  ] as const) {
+    const api = await startTestApi(
+      { ...config, card: { ...config.card, includeV1 } },
+      {
+        now: () => now,
+        keys,
+        gatesClockMs: gatesNeverBind(),
+      },
+    );
+    try {
+      const response = await api.get(`traders/${name}`);
+      expect(response.statusCode).toBe(200);
+      const card = bodyOf(response) as Json;
+      expect(card.upstream, `includeV1 ${includeV1}`).toEqual({ status: 'upstream_offline' });
+      expect(card.card).toMatchObject({ markets_total: counted, open_markets: counted, resolved_total: 0 });
+      expect(card.card.career_pnl_usd).toBe(0);
+      // No archive indexed V1 here: only the operator's override counts it, and the card says so.
+      expect(card.card.coverage).toEqual({ eras: includeV1 ? ['v1', 'v2'] : ['v2'], v2_start_ts: CUT_OVER_TS });
+      // Without V1 nothing is counted; with it, the open markets' cash flow and holdings: some figure, stated.
+      if (counted === 0) expect(card.card.pnl_marked_usd).toBe(0);
+      else expect(card.card.pnl_marked_usd).toEqual(expect.any(Number));
+
+      await api.app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = api.app.server.address() as AddressInfo;
+      const client = new Client({ name: 'import-test', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${config.mcp.path}`), {
+          requestInit: { headers: { Authorization: `Bearer ${keys.max}` } },
+        }),
+      );
+      try {
+        const result = (await client.callTool({
+          name: 'get_trader_card',
+          arguments: { trader: name },
+        })) as CallToolResult;
+        expect(result.isError).toBeFalsy();
+        expect(result.structuredContent).toEqual(card);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await api.close();
+    }
+  }
 }
 
 describe('import of Polymarket data-API exports', () => {
@@ -129,5 +217,8 @@ describe('import of Polymarket data-API exports', () => {
     } finally {
       await store.close();
     }
+    // Every exported row is of the V1 era: the card counts none of them unless V1 is included.
+    expect(expected.v2Rows).toBe(0);
+    await expectImportedCardsHonest(parseConfig(environment, TEST_OVERRIDES), expected, 'gabagool22');
   });
 });

@@ -558,6 +558,24 @@ describe('the tool surface', () => {
   });
 });
 
+describe('a wallet the upstream provider never reported on', () => {
+  it('get_trader_card: the upstream block in its offline form and the archive fallback figures, as over REST', async () => {
+    const client = await connect('max');
+    const card = await ok(client, 'get_trader_card', { trader: deep });
+    expect(card).toEqual((await rest(`traders/${deep}`, 'max')).body);
+    // No upstream profile, the provider online: never zeros dated now, the form of an unreachable provider.
+    expect(card.upstream).toEqual({ status: 'upstream_offline' });
+    // One open, unmarked buy of 5 USD per market and nothing resolved: no realized result, the cash spent.
+    expect(card.card).toMatchObject({
+      markets_total: deepMarkets.length,
+      open_markets: deepMarkets.length,
+      unmarked_markets: deepMarkets.length,
+      career_pnl_usd: 0,
+      pnl_marked_usd: -5 * deepMarkets.length,
+    });
+  });
+});
+
 describe('the budget', () => {
   const monthRequests = async (plan: PlanId) => (await rest('me', plan)).body.usage.month.requests as number;
 

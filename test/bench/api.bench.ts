@@ -319,6 +319,7 @@ async function main(): Promise<void> {
     { resolveTrader },
     { Cursors },
     { readTraderCard },
+    { cardSettingsOf },
     { openMigratedStore, withPublisher },
     { publishAccount, publishNewKey },
     { createSimulator, runSimulator },
@@ -339,6 +340,7 @@ async function main(): Promise<void> {
     import('../../operations/context.ts'),
     import('../../operations/cursors.ts'),
     import('../../projections/cards.ts'),
+    import('../../operations/traders.ts'),
     import('../../roles/runtime.ts'),
     import('../../ingest/sources/accounts.ts'),
     import('../../ingest/sources/simulator/index.ts'),
@@ -539,14 +541,7 @@ async function main(): Promise<void> {
   type Pair = (typeof pairs)[number];
   type Trader = Awaited<ReturnType<typeof resolveTrader>>;
   const reads: Record<Endpoint, (trader: Trader, pair: Pair) => Promise<unknown>> = {
-    card: (trader) =>
-      readTraderCard(
-        routeStore,
-        trader,
-        { includeV1: config.card.includeV1, upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
-        context.now(),
-        reader.sources,
-      ),
+    card: (trader) => readTraderCard(routeStore, trader, cardSettingsOf(config), context.now(), reader.sources),
     markets: (trader) => reader.marketsPage(trader.wallet, { limit: 50 }),
     top: (trader) => readTopMarkets(routeStore, trader.wallet, config.api.topMarkets.defaultN, {}, reader.sources),
     summary: (trader, pair) => reader.marketSummary(trader.wallet, pair.conditionId),

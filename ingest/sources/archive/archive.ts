@@ -118,16 +118,23 @@ export function contractsOf(config: ArchiveConfig): ArchiveContracts {
   };
 }
 
-/** A block the archive published, by number and hash. */
+/** A block the archive published, by number and hash (and its time, while the archive still holds it). */
 export interface BlockRef {
   block: number;
   hash: string;
+  ts?: number;
 }
 
 /** The durable checkpoint: the last block whose events are all durable, its hash, and recent range ends. */
 export interface Checkpoint extends BlockRef {
   /** Oldest first; the checkpoint block itself is the last entry when its hash is known. */
   recent: BlockRef[];
+  /**
+   * The block this source started from, and the checkpoint block's time: what it has indexed, for the card's
+   * coverage (projections/coverage.ts). Null when not known (a checkpoint written before they were kept).
+   */
+  startBlock: number | null;
+  blockTs: number | null;
 }
 
 export async function readCheckpoint(store: Store, source: string): Promise<Checkpoint | null> {
@@ -136,8 +143,10 @@ export async function readCheckpoint(store: Store, source: string): Promise<Chec
     block_hash: string;
     recent_blocks: Array<string | number>;
     recent_hashes: string[];
+    start_block: string | number | null;
+    block_ts: number | null;
   }>(
-    'SELECT block, block_hash, recent_blocks, recent_hashes FROM {db:Identifier}.archive_checkpoints FINAL WHERE source = {source:String} ORDER BY block DESC LIMIT 1',
+    'SELECT block, block_hash, recent_blocks, recent_hashes, start_block, block_ts FROM {db:Identifier}.archive_checkpoints FINAL WHERE source = {source:String} ORDER BY block DESC LIMIT 1',
     { source },
     BACKGROUND_READ,
   );
@@ -145,7 +154,13 @@ export async function readCheckpoint(store: Store, source: string): Promise<Chec
   const recent = row.recent_blocks
     .map((block, index) => ({ block: Number(block), hash: row.recent_hashes[index] ?? '' }))
     .filter((ref) => ref.hash !== '');
-  return { block: Number(row.block), hash: row.block_hash, recent };
+  return {
+    block: Number(row.block),
+    hash: row.block_hash,
+    recent,
+    startBlock: row.start_block === null ? null : Number(row.start_block),
+    blockTs: row.block_ts,
+  };
 }
 
 async function writeCheckpoint(store: Store, source: string, checkpoint: Checkpoint): Promise<void> {
@@ -158,6 +173,8 @@ async function writeCheckpoint(store: Store, source: string, checkpoint: Checkpo
         block_hash: checkpoint.hash,
         recent_blocks: checkpoint.recent.map((ref) => ref.block),
         recent_hashes: checkpoint.recent.map((ref) => ref.hash),
+        start_block: checkpoint.startBlock,
+        block_ts: checkpoint.blockTs,
       },
     ],
     `archive-checkpoint-${source}-${checkpoint.block}-${checkpoint.hash}`,
@@ -261,6 +278,8 @@ export class Archive {
   private last: BlockRef | null = null;
   /** Recent range ends, oldest first (at most RECENT_HASHES). */
   private recent: BlockRef[] = [];
+  /** Where this source started (null: unknown, its checkpoint predates the record). */
+  private startBlock: number | null = null;
 
   constructor(private readonly options: ArchiveOptions) {
     this.contracts = contractsOf(options.config);
@@ -362,6 +381,8 @@ export class Archive {
     const { config, store, log, signal } = this.options;
     const checkpoint = await readCheckpoint(store, config.source);
     this.nextBlock = checkpoint === null ? config.startBlock : checkpoint.block + 1;
+    // Only a first run knows where the source starts; a resumed one carries what its checkpoint says.
+    this.startBlock = checkpoint === null ? config.startBlock : checkpoint.startBlock;
     const known = await this.directory.load(store);
     this.lastDirectoryLoad = this.now();
     log.info(
@@ -498,7 +519,7 @@ export class Archive {
         await this.process(fetched);
         this.nextBlock = fetched.to + 1;
         this.counters.blocks += fetched.to - fetched.from + 1;
-        this.published({ block: fetched.to, hash: fetched.last.hash });
+        this.published({ block: fetched.to, hash: fetched.last.hash, ts: fetched.last.timestamp });
         lastCheckpoint = await this.settle(fetched.to, lastCheckpoint, fetched.to >= target);
         report();
       }
@@ -729,13 +750,21 @@ export class Archive {
     );
     const checkpoint = Math.min(toBlock, oldestWaiting - 1);
     if (lastCheckpoint !== null && checkpoint <= lastCheckpoint) return lastCheckpoint;
-    const hash = await this.hashOf(checkpoint);
-    const recent = this.recent.filter((ref) => ref.block <= checkpoint);
+    const { hash, ts } = await this.headerOf(checkpoint);
+    const recent = this.recent.filter((ref) => ref.block <= checkpoint).map(({ block, hash }) => ({ block, hash }));
     // Everything published so far, the checkpoint's range included, must be durable first; the archive reads
     // and publishes on meanwhile (a backfill does not stall on the log's acknowledgements and the row's write).
     const durable = this.options.sink.durable();
     const write = durable
-      .then(() => writeCheckpoint(this.options.store, this.options.config.source, { block: checkpoint, hash, recent }))
+      .then(() =>
+        writeCheckpoint(this.options.store, this.options.config.source, {
+          block: checkpoint,
+          hash,
+          recent,
+          startBlock: this.startBlock,
+          blockTs: ts,
+        }),
+      )
       .then(() => this.options.onCheckpoint?.(checkpoint, this.progress));
     this.checkpointing = write;
     write.catch(() => {});
@@ -743,12 +772,15 @@ export class Archive {
     return checkpoint;
   }
 
-  /** The hash of a block at or before the last published one: from the window, else from the node. */
-  private async hashOf(block: number): Promise<string> {
-    for (let index = this.recent.length - 1; index >= 0; index--)
-      if (this.recent[index]!.block === block) return this.recent[index]!.hash;
-    if (block < this.options.config.startBlock) return '';
-    return (await this.options.rpc.blockHeader(block)).hash;
+  /** The hash and time of a block at or before the last published one: from the window, else from the node. */
+  private async headerOf(block: number): Promise<{ hash: string; ts: number | null }> {
+    for (let index = this.recent.length - 1; index >= 0; index--) {
+      const ref = this.recent[index]!;
+      if (ref.block === block) return { hash: ref.hash, ts: ref.ts ?? this.timestamps.get(block) ?? null };
+    }
+    if (block < this.options.config.startBlock) return { hash: '', ts: null };
+    const header = await this.options.rpc.blockHeader(block);
+    return { hash: header.hash, ts: header.timestamp };
   }
 
   private async expireWaiting(all: boolean): Promise<void> {
