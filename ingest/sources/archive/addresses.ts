@@ -30,16 +30,3 @@ export const POLYMARKET_COLLATERAL_ADAPTERS: readonly `0x${string}`[] = [
   '0xada100874d00e3331d00f2007a9c336a65009718',
   '0xada200001000ef00d07553cee7006808f895c6f1',
 ];
-
-/**
- * The blocks that deployed the V1 exchanges (Polymarket/polymarket-subgraph, networks.yaml, matic): the V1
- * era's trading cannot start before the earliest of them, so an archive indexed from there to the cut-over
- * holds all of it (projections/coverage.ts).
- */
-const POLYMARKET_V1_EXCHANGE_DEPLOYMENT_BLOCKS = {
-  ctfExchange: 33_605_403,
-  negRiskExchange: 50_505_492,
-} as const satisfies Record<string, number>;
-
-/** Where the V1 era's logs begin: the first V1 exchange's deployment. */
-export const POLYMARKET_V1_FIRST_BLOCK = Math.min(...Object.values(POLYMARKET_V1_EXCHANGE_DEPLOYMENT_BLOCKS));
