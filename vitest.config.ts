@@ -1,9 +1,15 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 const KAFKA_GROUP_FILES = ['test/ingest-kafka.integration.test.ts', 'test/ingest-crash.integration.test.ts'];
 
 export default defineConfig({
   test: {
+    // Vitest's default keeps one core free: on a machine of two cores it runs the unit and integration
+    // files one after another. At least two at a time (each in its own process) overlap one file's waits
+    // (child processes, group joins, timers) with another's work. The kafka and e2e groups stay one file
+    // at a time (fileParallelism: false).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {
