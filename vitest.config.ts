@@ -1,9 +1,15 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 const KAFKA_GROUP_FILES = ['test/ingest-kafka.integration.test.ts', 'test/ingest-crash.integration.test.ts'];
 
 export default defineConfig({
   test: {
+    // Vitest's default keeps one core free: on a machine of two cores it runs the unit and integration
+    // files one after another. At least two at a time (each in its own process) overlap one file's waits
+    // (child processes, group joins, timers) with another's work. The e2e group stays one file at a time
+    // (fileParallelism: false).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {
@@ -29,13 +35,13 @@ export default defineConfig({
       {
         // Consumer-group tests (two workers sharing partitions, a worker killed mid-stream): their group
         // timers are seconds, and a CPU shared with browser and model tests delays heartbeats into
-        // rebalance storms. They run after the other files, one at a time.
+        // rebalance storms. They run after the other files, in a group of their own: the two files beside
+        // each other (mostly waiting on the brokers' group timers), and nothing else.
         test: {
           name: 'kafka',
           include: KAFKA_GROUP_FILES,
           environment: 'node',
           pool: 'forks',
-          fileParallelism: false,
           globalSetup: ['test/harness/global-setup.ts'],
           sequence: { groupOrder: 1 },
           testTimeout: 180_000,

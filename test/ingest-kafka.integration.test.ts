@@ -2,9 +2,8 @@
  * The ingest pipeline against a Kafka-protocol cluster and embedded ClickHouse: what is produced is what
  * the projections hold, exactly once, whatever is duplicated or corrupt.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type OnTestFinishedHandler } from 'vitest';
 import type { ConfigOverrides } from '../config.ts';
-import type { KafkaLog } from '../ingest/bus/kafka.ts';
 import { consumerLag, type LogMessage, type PartitionSlice } from '../ingest/bus/types.ts';
 import { readCareer } from '../projections/careers.ts';
 import type { Store } from '../projections/store.ts';
@@ -118,28 +117,31 @@ function expectRollupsToMatch(actual: Map<string, TraderMarketRow>, expected: Ma
   }
 }
 
-describe('ingest from Kafka into ClickHouse projections', () => {
-  let context: TestContext | undefined;
-  let kafka: KafkaLog | undefined;
-  const workers: IngestWorker[] = [];
-
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((worker) => worker.stop()));
-    await kafka?.close();
-    await context?.cleanup();
-    context = undefined;
-    kafka = undefined;
-  });
-
-  async function setUp(label: string, overrides: ConfigOverrides = {}) {
-    context = await createTestContext(label, { overrides });
-    kafka = kafkaLogFor(context);
+// The tests run at once: each has its own context (database, topics, consumer group) and cleans up after
+// itself, and most of each one's time is spent waiting on the brokers (group joins and rebalances,
+// the pause before a consumer restarts), which the others' waits overlap.
+describe.concurrent('ingest from Kafka into ClickHouse projections', () => {
+  async function setUp(
+    label: string,
+    onTestFinished: (handler: OnTestFinishedHandler) => void,
+    overrides: ConfigOverrides = {},
+  ) {
+    const context = await createTestContext(label, { overrides });
+    const kafka = kafkaLogFor(context);
+    const workers: IngestWorker[] = [];
+    onTestFinished(async () => {
+      await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+      await kafka.close();
+      await context.cleanup();
+    });
     const publisher = new EventPublisher(await kafka.producer(), context.topics);
-    return { context, kafka, publisher };
+    return { context, kafka, publisher, workers };
   }
 
-  it('holds what was produced: counts and sums per wallet and per market, resolutions and legs included', async () => {
-    const { context, kafka, publisher } = await setUp('sums');
+  it('holds what was produced: counts and sums per wallet and per market, resolutions and legs included', async ({
+    onTestFinished,
+  }) => {
+    const { context, kafka, publisher, workers } = await setUp('sums', onTestFinished);
     const wallets = Array.from({ length: 6 }, (_, index) => makeWallet(`sums-w${index}`));
     const markets = Array.from({ length: 5 }, (_, index) => makeConditionId(`sums-m${index}`));
     const fills = randomFills(1, 3000, wallets, markets);
@@ -214,8 +216,10 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     expect(marketRows[0]!.n).toBe(markets.length);
   });
 
-  it('counts a fill once when it arrives from both sources and is replayed; dead-letters corrupt messages and goes on', async () => {
-    const { context, kafka, publisher } = await setUp('dedup');
+  it('counts a fill once when it arrives from both sources and is replayed; dead-letters corrupt messages and goes on', async ({
+    onTestFinished,
+  }) => {
+    const { context, kafka, publisher, workers } = await setUp('dedup', onTestFinished);
     const wallets = [makeWallet('dedup-a'), makeWallet('dedup-b')];
     const markets = [makeConditionId('dedup-m')];
     const fills = randomFills(2, 200, wallets, markets);
@@ -294,8 +298,12 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     expect(names.map((row) => row.name)).toContain('copy');
   });
 
-  it('recovers from failed ClickHouse writes by reading again from the committed offsets', async () => {
-    const { context, kafka, publisher } = await setUp('recover', { ingest: { writeRetries: 0 } });
+  it('recovers from failed ClickHouse writes by reading again from the committed offsets', async ({
+    onTestFinished,
+  }) => {
+    const { context, kafka, publisher, workers } = await setUp('recover', onTestFinished, {
+      ingest: { writeRetries: 0 },
+    });
     const wallets = Array.from({ length: 10 }, (_, index) => makeWallet(`recover-w${index}`));
     const markets = [makeConditionId('recover-m')];
     const fills = randomFills(5, 1500, wallets, markets);
@@ -324,8 +332,10 @@ describe('ingest from Kafka into ClickHouse projections', () => {
     expect(lag).toBe(0n);
   });
 
-  it('shares partitions between two workers of one group and ingests every event exactly once', async () => {
-    const { context, kafka, publisher } = await setUp('group');
+  it('shares partitions between two workers of one group and ingests every event exactly once', async ({
+    onTestFinished,
+  }) => {
+    const { context, kafka, publisher, workers } = await setUp('group', onTestFinished);
     const wallets = Array.from({ length: 40 }, (_, index) => makeWallet(`group-w${index}`));
     const markets = Array.from({ length: 8 }, (_, index) => makeConditionId(`group-m${index}`));
     const fills = randomFills(4, 4000, wallets, markets);

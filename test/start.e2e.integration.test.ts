@@ -91,7 +91,7 @@ describe('npm start (role all, embedded)', () => {
       // collapsed duplicates that are duplicates by design (the world's upstream copies of its archive
       // fills share the fill's id, and the archive's copy wins), so the count may fall by those (at most
       // a few per cent of the rows), never to a wiped or re-backfilled store. That nothing is lost or
-      // counted twice across restarts is test/embedded-crash.e2e's exact check.
+      // counted twice across restarts is test/embedded-crash's exact check.
       expect(readiness.rows_stored).toBeGreaterThanOrEqual(Math.floor(firstStored * 0.98));
       expect(readiness.rows_stored).toBeLessThanOrEqual(firstStored * 1.02 + 50_000);
       expect(Date.parse(readiness.store_until)).toBeGreaterThan(Date.now() - TWO_MINUTES_MS);
