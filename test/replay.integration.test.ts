@@ -2,6 +2,7 @@
  * Projections are rebuilt from the log: export every topic to .jsonl.gz files, replay them into an empty
  * store, and every projection is identical to the one built live from Kafka.
  */
+import { expectClose } from './harness/close.ts';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -173,8 +174,7 @@ describe('replay of exported topics', () => {
 
     replayStore = await openStore(replayConfig.clickhouse);
     const replayed = await snapshot(replayStore);
-    for (const name of Object.keys(PROJECTIONS)) {
-      expect(replayed[name], name).toEqual(live[name]);
-    }
+    // Rollups sum floats in an order the engine does not fix: equal, sums within their last bits.
+    for (const name of Object.keys(PROJECTIONS)) expectClose(replayed[name], live[name], name);
   });
 });
