@@ -508,6 +508,12 @@ describe('README.md', () => {
     expect(zeros.trader.name).toBe(trader);
     expect(zeros.card.markets_total).toBe(0);
     expect(zeros.card.volume_usd).toBe(0);
+    // The card says which eras it counts, and the provider never reported on an imported wallet.
+    expect(zeros.card.coverage.eras).toEqual(['v2']);
+    expect(zeros.upstream).toEqual({ status: 'upstream_offline' });
+    const prose = readme.replace(/\s+/g, ' ');
+    expect(prose).toContain('`coverage.eras` says which eras it counts (`["v2"]`, or `["v1", "v2"]` with the flag');
+    expect(prose).toContain('so `upstream` is `{"status": "upstream_offline"}`');
     const listed = await apiGet(plain, `/traders/${trader}/markets`);
     expect(listed.trader.wallet).toBe(zeros.trader.wallet);
     expect(listed.markets.length).toBeGreaterThan(0);
@@ -527,6 +533,8 @@ describe('README.md', () => {
     expect(card.card.volume_usd).toBeGreaterThan(0);
     expect(card.card.open_markets).toBe(marketsWithV1);
     expect(card.card.resolved_total).toBe(0);
+    expect(card.card.coverage.eras).toEqual(['v1', 'v2']);
+    expect(card.upstream).toEqual({ status: 'upstream_offline' });
     const all = await apiGet(withV1, `/traders/${trader}/markets`);
     expect(all.markets.map((market: any) => market.condition_id).sort()).toEqual(
       listed.markets.map((market: any) => market.condition_id).sort(),
