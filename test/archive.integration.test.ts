@@ -30,11 +30,10 @@ import {
   publishMetadata,
   serveWorld,
 } from './harness/archive.ts';
-import { CONTRACTS, generateWorld } from './harness/chain-world.ts';
+import { CONTRACTS, generateWorld, v2OrderFilled } from './harness/chain-world.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
-import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
+import { pad, toHex, type Hex } from 'viem';
 import { makeFill, makeWallet } from './factories.ts';
-import { exchangeV2Abi } from '../ingest/sources/archive/abi.ts';
 
 const ONCHAIN = path.resolve(import.meta.dirname, '../../shared/data/polymarket/onchain');
 const NOW = Math.floor(Date.now() / 1000);
@@ -155,23 +154,16 @@ describe('archive: local node → topics → projections → REST', () => {
       node.setFork(block, [
         {
           address: CONTRACTS.exchangeV2,
-          topics: encodeEventTopics({
-            abi: exchangeV2Abi,
-            eventName: 'OrderFilled',
-            args: { orderHash: pad('0x9'), maker: ghost, taker: CONTRACTS.exchangeV2 },
-          }) as Hex[],
-          data: encodeAbiParameters(
-            [
-              { type: 'uint8' },
-              { type: 'uint256' },
-              { type: 'uint256' },
-              { type: 'uint256' },
-              { type: 'uint256' },
-              { type: 'bytes32' },
-              { type: 'bytes32' },
-            ],
-            [0, market.token1, 1_000_000n, 2_000_000n, 0n, pad('0x0'), pad('0x0')],
-          ),
+          ...v2OrderFilled({
+            orderHash: pad('0x9'),
+            maker: ghost,
+            taker: CONTRACTS.exchangeV2,
+            side: 0,
+            tokenId: market.token1,
+            making: 1_000_000n,
+            taking: 2_000_000n,
+            fee: 0n,
+          }),
           blockNumber: toHex(block),
           transactionHash: pad(toHex(block * 1000 + 999), { size: 32 }),
           logIndex: '0x0',
@@ -245,23 +237,16 @@ describe('archive: local node → topics → projections → REST', () => {
       [5_000_000n, 0n],
     ].map(([making, taking], index) => ({
       address: CONTRACTS.exchangeV2,
-      topics: encodeEventTopics({
-        abi: exchangeV2Abi,
-        eventName: 'OrderFilled',
-        args: { orderHash: pad(toHex(index + 1)), maker: forger, taker: '0x00000000000000000000000000000000000000e2' },
-      }) as Hex[],
-      data: encodeAbiParameters(
-        [
-          { type: 'uint8' },
-          { type: 'uint256' },
-          { type: 'uint256' },
-          { type: 'uint256' },
-          { type: 'uint256' },
-          { type: 'bytes32' },
-          { type: 'bytes32' },
-        ],
-        [1, polyprinterToken, making!, taking!, 0n, pad('0x0'), pad('0x0')],
-      ),
+      ...v2OrderFilled({
+        orderHash: pad(toHex(index + 1)),
+        maker: forger,
+        taker: '0x00000000000000000000000000000000000000e2',
+        side: 1,
+        tokenId: polyprinterToken,
+        making: making!,
+        taking: taking!,
+        fee: 0n,
+      }),
       blockNumber: toHex(lastBlock),
       transactionHash: pad(toHex(0xe1e1 + index), { size: 32 }),
       logIndex: toHex(950 + index),

@@ -362,10 +362,13 @@ describe('answers about a trader kept until the worker reports a change', () => 
     const cached = readerOf(recordingQueries(store, sent));
     const staleAfter = { upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds };
     const series = async (on: Store | Reader, window: EquityWindow, nowSeconds: number) => {
-      const { upstream: _upstream, ...body } =
-        on instanceof Reader
-          ? await readEquitySeries(on.store, P, window, { nowSeconds, ...staleAfter }, on.sources)
-          : await readEquitySeries(on, P, window, { nowSeconds, ...staleAfter });
+      const {
+        upstream: _upstream,
+        reported: _reported,
+        ...body
+      } = on instanceof Reader
+        ? await readEquitySeries(on.store, P, window, { nowSeconds, ...staleAfter }, on.sources)
+        : await readEquitySeries(on, P, window, { nowSeconds, ...staleAfter });
       return body;
     };
     // The statements that read the curve (the upstream's state is a cache of its own).

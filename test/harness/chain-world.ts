@@ -145,23 +145,16 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     fee: bigint,
   ) => ({
     address: CONTRACTS.exchangeV2 as Hex,
-    topics: encodeEventTopics({
-      abi: exchangeV2Abi,
-      eventName: 'OrderFilled',
-      args: { orderHash: pad(toHex(int(2 ** 31)), { size: 32 }), maker, taker },
-    }) as Hex[],
-    data: encodeAbiParameters(
-      [
-        { type: 'uint8' },
-        { type: 'uint256' },
-        { type: 'uint256' },
-        { type: 'uint256' },
-        { type: 'uint256' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-      ],
-      [side, tokenId, making, taking, fee, pad('0x0'), pad('0x0')],
-    ),
+    ...v2OrderFilled({
+      orderHash: pad(toHex(int(2 ** 31)), { size: 32 }),
+      maker,
+      taker,
+      side,
+      tokenId,
+      making,
+      taking,
+      fee,
+    }),
   });
 
   for (let match = 0; match < options.matches; match++) {
@@ -410,4 +403,36 @@ export function reference(world: ChainWorld): Map<string, Map<string, ReferenceM
     result.get(wallet)!.get(conditionId)!.pnlUsd += (one * p1 + two * p2) / (p1 + p2);
   }
   return result;
+}
+
+/** The topics and data of a CTF Exchange V2 `OrderFilled` log (side 0: the maker buys). */
+export function v2OrderFilled(fill: {
+  orderHash: Hex;
+  maker: Hex;
+  taker: Hex;
+  side: 0 | 1;
+  tokenId: bigint;
+  making: bigint;
+  taking: bigint;
+  fee: bigint;
+}): { topics: Hex[]; data: Hex } {
+  return {
+    topics: encodeEventTopics({
+      abi: exchangeV2Abi,
+      eventName: 'OrderFilled',
+      args: { orderHash: fill.orderHash, maker: fill.maker, taker: fill.taker },
+    }) as Hex[],
+    data: encodeAbiParameters(
+      [
+        { type: 'uint8' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'uint256' },
+        { type: 'bytes32' },
+        { type: 'bytes32' },
+      ],
+      [fill.side, fill.tokenId, fill.making, fill.taking, fill.fee, pad('0x0'), pad('0x0')],
+    ),
+  };
 }

@@ -3,11 +3,12 @@
  * side of nothing, more USD than tokens) is a decode error with its reason (the archive dead-letters it),
  * never a fill at an impossible price. Whatever the amounts, what decodes is a fill the contract accepts.
  */
+import { v2OrderFilled } from '../../../test/harness/chain-world.ts';
 import fc from 'fast-check';
 import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { fillSchema } from '../../contract/events.ts';
-import { exchangeV1Abi, exchangeV2Abi } from './abi.ts';
+import { exchangeV1Abi, } from './abi.ts';
 import { decodeBatch, type RawLog } from './decode.ts';
 
 const EXCHANGE_V2: Hex = '0xe111180000d2663c0091e4f400237545b87b996b';
@@ -15,23 +16,16 @@ const EXCHANGE_V1: Hex = '0x4bfb41d5b3570defd03c39a9a4d8de6bd8b8982e';
 const MAX_UINT256 = 2n ** 256n - 1n;
 
 function v2Fill(side: 0 | 1, making: bigint, taking: bigint, fee = 0n): RawLog {
-  const topics = encodeEventTopics({
-    abi: exchangeV2Abi,
-    eventName: 'OrderFilled',
-    args: { orderHash: pad('0x01'), maker: '0x00000000000000000000000000000000000000aa', taker: EXCHANGE_V2 },
+  const { topics, data } = v2OrderFilled({
+    orderHash: pad('0x01'),
+    maker: '0x00000000000000000000000000000000000000aa',
+    taker: EXCHANGE_V2,
+    side,
+    tokenId: 42n,
+    making,
+    taking,
+    fee,
   });
-  const data = encodeAbiParameters(
-    [
-      { type: 'uint8' },
-      { type: 'uint256' },
-      { type: 'uint256' },
-      { type: 'uint256' },
-      { type: 'uint256' },
-      { type: 'bytes32' },
-      { type: 'bytes32' },
-    ],
-    [side, 42n, making, taking, fee, pad('0x0'), pad('0x0')],
-  );
   return {
     address: EXCHANGE_V2,
     topics: topics as Hex[],

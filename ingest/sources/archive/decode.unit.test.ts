@@ -2,11 +2,12 @@
  * Golden tests on real Polygon logs (../shared/data/polymarket/onchain/): every recorded log decodes to what
  * its publishing project asserted (expected_decodes.json). The bytes are right; a disagreement is ours.
  */
+import { v2OrderFilled } from '../../../test/harness/chain-world.ts';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { decodeEventLog, encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
+import { decodeEventLog, pad, toHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { exchangeV2Abi, EVENTS_BY_TOPIC0 } from './abi.ts';
+import { EVENTS_BY_TOPIC0 } from './abi.ts';
 import { decodeLog, type DecodedLog, type RawLog } from './decode.ts';
 import { negRiskConditionId, orderRegisteredPair } from './positions.ts';
 
@@ -242,31 +243,16 @@ describe('nautilus taker-leg vectors (amounts and fees of real V2 fills), encode
   it.each(vectors.map((vector, index) => [index, vector] as const))('vector %i', (_index, vector) => {
     const side = vector['side'] === 'BUY' ? 0 : 1;
     const exchange = exchanges[vector['exchange']!]!;
-    const topics = encodeEventTopics({
-      abi: exchangeV2Abi,
-      eventName: 'OrderFilled',
-      args: { orderHash: pad('0x01'), maker: '0x00000000000000000000000000000000000000aa', taker: exchange },
+    const { topics, data } = v2OrderFilled({
+      orderHash: pad('0x01'),
+      maker: '0x00000000000000000000000000000000000000aa',
+      taker: exchange,
+      side,
+      tokenId: 42n,
+      making: BigInt(vector['maker_amount_filled']!),
+      taking: BigInt(vector['taker_amount_filled']!),
+      fee: BigInt(vector['fee']!),
     });
-    const data = encodeAbiParameters(
-      [
-        { type: 'uint8' },
-        { type: 'uint256' },
-        { type: 'uint256' },
-        { type: 'uint256' },
-        { type: 'uint256' },
-        { type: 'bytes32' },
-        { type: 'bytes32' },
-      ],
-      [
-        side,
-        42n,
-        BigInt(vector['maker_amount_filled']!),
-        BigInt(vector['taker_amount_filled']!),
-        BigInt(vector['fee']!),
-        pad('0x0'),
-        pad('0x0'),
-      ],
-    );
     const fill = as(
       decodeLog({
         address: exchange,
