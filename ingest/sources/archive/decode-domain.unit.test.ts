@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { fillSchema } from '../../contract/events.ts';
-import { exchangeV1Abi, } from './abi.ts';
+import { exchangeV1Abi } from './abi.ts';
 import { decodeBatch, type RawLog } from './decode.ts';
 
 const EXCHANGE_V2: Hex = '0xe111180000d2663c0091e4f400237545b87b996b';
