@@ -200,8 +200,7 @@ export class ReadCache implements ChangeListener {
 
   /** Keeps an answer read from `token` on (an answer read along with another one, or a batch's). */
   keep<T>(policy: Policy<T>, args: readonly unknown[], value: T, token: ReadToken): void {
-    if (value === undefined || (value === null && !policy.keepsNull)) return;
-    if (policy.memory !== 'small' && this.settings.bytes <= 0) return;
+    if (value === undefined || (value === null && !policy.keepsNull) || !this.#keeps(policy, token)) return;
     // A resolved answer lives until evicted (no TTL).
     const resolved = policy.resolved?.(value, args) === true;
     const ttlMs = resolved ? 0 : token !== null ? (policy.followedMs ?? 0) : (policy.ttlMs ?? 0);
