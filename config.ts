@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { DEFAULT_EXCHANGE_V2_START_TS } from './ingest/contract/primitives.ts';
 import {
   POLYMARKET_COLLATERAL_ADAPTERS,
+  POLYMARKET_PROTOCOL_V2,
   POLYMARKET_COLLATERALS,
   POLYMARKET_CONTRACTS,
 } from './ingest/sources/archive/addresses.ts';
@@ -713,6 +714,16 @@ export interface ArchiveConfig {
   collaterals: readonly `0x${string}`[];
   /** Contracts that act for users (collateral adapters): never stakeholders, never traders. */
   collateralAdapters: readonly `0x${string}`[];
+  /** Polymarket Protocol V2's contracts (lower-case): ExchangeV3, the PositionManager, the Router, the modules. */
+  protocolV2: {
+    exchangeV3: `0x${string}`;
+    positionManager: `0x${string}`;
+    router: `0x${string}`;
+    binaryModule: `0x${string}`;
+    negRiskModule: `0x${string}`;
+    combinatorialModule: `0x${string}`;
+    autoRedeemer: `0x${string}`;
+  };
 }
 
 /** The typed configuration: what `configOf` builds from a parsed environment (one source, no hand-written twin). */
@@ -1053,6 +1064,7 @@ function configOf(env: z.output<typeof environmentSchema>) {
           contracts: POLYMARKET_CONTRACTS,
           collaterals: POLYMARKET_COLLATERALS,
           collateralAdapters: POLYMARKET_COLLATERAL_ADAPTERS,
+          protocolV2: POLYMARKET_PROTOCOL_V2,
         }
       : null) as ArchiveConfig | null,
     plans: PLANS,

@@ -85,6 +85,7 @@ const LANDING_TABLES = [
   ...Object.keys(SIMULATED_LANDING),
   ...Object.keys(ACCOUNT_LANDING),
   'market_tokens',
+  'market_migrations',
   'accounts',
   'api_keys',
 ];

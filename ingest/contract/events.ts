@@ -81,10 +81,23 @@ const marketTokensSchema = z.object({
   neg_risk: z.boolean().default(false),
 });
 
+/**
+ * A Protocol V2 market migrated from the CTF system (`MigrationConditionRegistered`): its V2 condition id's
+ * positions are the legacy market's, which keeps its condition id.
+ */
+const marketMigrationSchema = z.object({
+  type: z.literal('migration'),
+  /** The legacy (CTF) condition id the market is known by. */
+  condition_id: conditionIdSchema,
+  /** The V2 condition id (its 31 bytes and a zero byte). */
+  v2_condition_id: conditionIdSchema,
+});
+
 export const marketEventSchema = z.discriminatedUnion('type', [
   marketMetadataSchema,
   marketResolutionSchema,
   marketTokensSchema,
+  marketMigrationSchema,
 ]);
 export type MarketMetadataEvent = z.infer<typeof marketMetadataSchema>;
 export type MarketResolutionEvent = z.infer<typeof marketResolutionSchema>;
@@ -130,8 +143,10 @@ export const positionLegSchema = z
      *  REDEEM: give `tokens`, receive `usd`; no source names the side, the payout per token does
      *  (`redemptionPayout`: 0 the losing side, 1 the winner, 0.5 a split payout). A neg-risk conversion (NegRiskAdapter
      *  `PositionsConverted`) is one leg per question: CONVERT_OUT gives `tokens` of token 2 (NO) and receives
-     *  `usd`; CONVERT_IN receives `tokens` of token 1 (YES) and pays `usd`. */
-    kind: z.enum(['SPLIT', 'MERGE', 'REDEEM', 'CONVERT_OUT', 'CONVERT_IN']),
+     *  `usd`; CONVERT_IN receives `tokens` of token 1 (YES) and pays `usd`. A Protocol V2 horizontal split
+     *  (merge) of a neg-risk event is one leg per condition: HORIZONTAL_SPLIT receives (HORIZONTAL_MERGE
+     *  gives) `tokens` of token 1 (YES) and pays (receives) `usd`, its share of the collateral. */
+    kind: z.enum(['SPLIT', 'MERGE', 'REDEEM', 'CONVERT_OUT', 'CONVERT_IN', 'HORIZONTAL_SPLIT', 'HORIZONTAL_MERGE']),
     tokens: nonNegativeAmountSchema,
     usd: nonNegativeAmountSchema,
     era: exchangeEraSchema.default('v2'),

@@ -28,6 +28,7 @@ export type LandingTable =
   | 'markets_meta'
   | 'market_resolutions'
   | 'market_tokens'
+  | 'market_migrations'
   | 'fills'
   | 'position_legs'
   | 'trades'
@@ -102,7 +103,7 @@ export const TOPICS = {
   markets: topic({
     name: 'markets',
     description:
-      'Market metadata (both outcome names, the start time named in the title), resolutions (winning side, payout numerators) and the two outcome token ids.',
+      'Market metadata (both outcome names, the start time named in the title), resolutions (winning side, payout numerators), the two outcome token ids, and the legacy market a Protocol V2 market was migrated from.',
     schema: marketEventSchema,
     key: (event) => event.condition_id,
     keyName: 'condition_id',
@@ -114,6 +115,8 @@ export const TOPICS = {
           return `${event.condition_id}:resolution`;
         case 'tokens':
           return `${event.condition_id}:tokens`;
+        case 'migration':
+          return `${event.condition_id}:migration:${event.v2_condition_id}`;
       }
     },
     land: (event): Landing => {
@@ -156,6 +159,11 @@ export const TOPICS = {
               neg_risk: event.neg_risk ? 1 : 0,
             },
           };
+        case 'migration':
+          return {
+            table: 'market_migrations',
+            row: { v2_condition_id: event.v2_condition_id, condition_id: event.condition_id },
+          };
       }
     },
   }),
@@ -164,7 +172,7 @@ export const TOPICS = {
   positions: topic({
     name: 'positions',
     description:
-      'Position legs that never appear as fills: SPLIT, MERGE, REDEEM, and neg-risk conversions (CONVERT_OUT, CONVERT_IN).',
+      'Position legs that never appear as fills: SPLIT, MERGE, REDEEM, neg-risk conversions (CONVERT_OUT, CONVERT_IN) and Protocol V2 horizontal splits and merges (HORIZONTAL_SPLIT, HORIZONTAL_MERGE).',
     schema: positionLegSchema,
     key: (leg) => leg.wallet,
     keyName: 'wallet',

@@ -98,10 +98,11 @@ FROM
         sumIf(tokens, kind = 'REDEEM' AND usd * 4 < tokens) AS redeem_lost_tokens,
         redeem_tokens - redeem_won_tokens - redeem_lost_tokens AS redeem_split_tokens,
         sumIf(fee_usd, kind = 'FILL') AS fee_usd,
-        -- a neg-risk conversion: NO tokens (token 2) out for a share of its USDC, YES tokens (token 1) in
-        sumIf(tokens, kind = 'CONVERT_IN') AS convert_in_tokens,
+        -- a neg-risk conversion: NO tokens (token 2) out for a share of its USDC, YES tokens (token 1) in; a
+        -- horizontal split (merge): YES tokens in (out) for the condition's share of the collateral
+        sumIf(tokens, kind IN ('CONVERT_IN', 'HORIZONTAL_SPLIT')) - sumIf(tokens, kind = 'HORIZONTAL_MERGE') AS convert_in_tokens,
         sumIf(tokens, kind = 'CONVERT_OUT') AS convert_out_tokens,
-        sumIf(usd, kind = 'CONVERT_OUT') - sumIf(usd, kind = 'CONVERT_IN') AS convert_usd,
+        sumIf(usd, kind IN ('CONVERT_OUT', 'HORIZONTAL_MERGE')) - sumIf(usd, kind IN ('CONVERT_IN', 'HORIZONTAL_SPLIT')) AS convert_usd,
         side1_buy_tokens - side1_sell_tokens + split_tokens - merge_tokens + convert_in_tokens AS held1,
         side2_buy_tokens - side2_sell_tokens + split_tokens - merge_tokens - convert_out_tokens AS held2,
         -- Before a resolution is stored, the winner a wallet's redemptions imply: the one side that held enough

@@ -1,6 +1,6 @@
 /**
  * A local Polygon JSON-RPC node for the archive's tests: serves eth_blockNumber, eth_getBlockByNumber
- * (numbers, `latest`, `finalized`) and eth_getLogs (address and topic0 filters) from logs the test gives it
+ * (numbers, `latest`, `finalized`) and eth_getLogs (address and topic filters) from logs the test gives it
  * (recorded real logs, or logs the test encoded). Faults are injected per request: JSON-RPC errors, HTTP 429,
  * "range too large" refusals, slow answers (timeouts), and going away (the socket closed without an answer).
  * Blocks chain by hash (each header names its parent's); `reorg(from)` replaces every block from there on
@@ -220,7 +220,10 @@ export class LocalPolygonNode {
         if (refuseRange || to - from + 1 > this.maxRange)
           throw Object.assign(new Error('query returned more than 10000 results'), { code: -32005 });
         const addresses = filter.address ? new Set(filter.address.map((address) => address.toLowerCase())) : null;
-        const topic0s = filter.topics?.[0] ? new Set(filter.topics[0].map((topic) => topic.toLowerCase())) : null;
+        // Each topic position: null (any) or the topics it may be, as eth_getLogs filters them.
+        const topicSets = (filter.topics ?? []).map((position) =>
+          position ? new Set(position.map((topic) => topic.toLowerCase())) : null,
+        );
         const logs: RawLog[] = [];
         for (const number of this.numbersBetween(from, to)) {
           const young = this.head - number < this.reorgDepth && this.forkLogs.has(number);
@@ -229,7 +232,8 @@ export class LocalPolygonNode {
           const blockHash = this.logBlockHash(number);
           for (const log of blockLogs) {
             if (addresses && !addresses.has(log.address.toLowerCase())) continue;
-            if (topic0s && !topic0s.has(log.topics[0]!.toLowerCase())) continue;
+            if (topicSets.some((set, index) => set !== null && !set.has(log.topics[index]?.toLowerCase() ?? '')))
+              continue;
             logs.push(blockHash === undefined ? log : { ...log, blockHash });
           }
         }

@@ -34,11 +34,49 @@ export const negRiskAdapterAbi = parseAbi([
   'event PayoutRedemption(address indexed redeemer, bytes32 indexed conditionId, uint256[] amounts, uint256 payout)',
 ]);
 
+/**
+ * Protocol V2's modules (BinaryModule and NegRiskModule emit the same events): splits, the second step of a
+ * merge or redemption (the positions reached the module by a transfer first), neg-risk conversions and
+ * horizontal splits and merges, resolutions by result vector (summing to 1,000,000), the derived neg-risk
+ * results, and the link of a migrated market to its legacy condition. `bytes31` is a condition id, `bytes29`
+ * an event id (position-id layout: ingest/contract/positions-v2.ts). ExchangeV3's fills have CTF Exchange
+ * V2's `OrderFilled` layout and topic; the PositionManager's transfers the CTF's ERC-1155 ones.
+ */
+export const v2ModuleAbi = parseAbi([
+  'event ConditionResolved(bytes31 indexed conditionId, uint256[] result)',
+  'event PositionsSplit(address indexed initiator, bytes31 indexed conditionId, address indexed recipient0, address recipient1, uint256 amount)',
+  'event PositionsMerged(address indexed initiator, bytes31 indexed conditionId, address indexed recipient, uint256 amount)',
+  'event PositionRedeemed(address indexed initiator, uint256 indexed positionId, address indexed recipient, uint256 amount, uint256 payout)',
+  'event MigrationConditionRegistered(bytes31 indexed v2ConditionId, bytes32 indexed legacyConditionId)',
+  'event HorizontalSplit(address indexed initiator, bytes29 indexed eventId, address indexed recipient, uint256 amount)',
+  'event HorizontalMerge(address indexed initiator, bytes29 indexed eventId, address indexed recipient, uint256 amount)',
+  'event PositionConverted(address indexed initiator, bytes29 indexed eventId, address indexed recipient, uint256 conditionIndex, uint256 amount)',
+  'event RemainingConditionsDerivableAsNo(bytes29 indexed eventId)',
+  'event SyntheticConditionDerivableAsYes(bytes29 indexed eventId, bytes31 indexed conditionId)',
+]);
+
+/** Protocol V2's Router: each user action through it names the user (`initiator`), who the modules' events may not. */
+export const v2RouterAbi = parseAbi([
+  'event RouterPositionSplit(address indexed initiator, bytes31 indexed conditionId, uint256 amount)',
+  'event RouterPositionsMerged(address indexed initiator, bytes31 indexed conditionId, uint256 amount)',
+  'event RouterPositionRedeemed(address indexed initiator, uint256 indexed positionId, uint256 amount)',
+  'event RouterHorizontalSplit(address indexed initiator, bytes29 indexed eventId, uint256 amount)',
+  'event RouterHorizontalMerge(address indexed initiator, bytes29 indexed eventId, uint256 amount)',
+  'event RouterPositionConverted(address indexed initiator, bytes29 indexed eventId, uint256 conditionIndex, uint256 amount)',
+]);
+
 /** ERC-20 transfers (USDC.e payouts): decoded for completeness, not indexed. */
 const erc20Abi = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);
 
 /** The contract family an event belongs to; one topic0 can only mean one event here. */
-type AbiFamily = 'exchangeV1' | 'exchangeV2' | 'conditionalTokens' | 'negRiskAdapter' | 'erc20';
+type AbiFamily =
+  | 'exchangeV1'
+  | 'exchangeV2'
+  | 'conditionalTokens'
+  | 'negRiskAdapter'
+  | 'v2Module'
+  | 'v2Router'
+  | 'erc20';
 
 export interface KnownEvent {
   family: AbiFamily;
@@ -76,6 +114,8 @@ const FAMILIES: Record<AbiFamily, readonly AbiEvent[]> = {
   exchangeV2: exchangeV2Abi,
   conditionalTokens: conditionalTokensAbi,
   negRiskAdapter: negRiskAdapterAbi,
+  v2Module: v2ModuleAbi,
+  v2Router: v2RouterAbi,
   erc20: erc20Abi,
 };
 
@@ -128,4 +168,11 @@ export const INDEXED_TOPIC0S = {
     topic0Of('negRiskAdapter', 'PositionsConverted'),
     topic0Of('negRiskAdapter', 'PayoutRedemption'),
   ],
+  v2Modules: v2ModuleAbi.map((event) => topic0Of('v2Module', event.name)),
+  v2Router: v2RouterAbi.map((event) => topic0Of('v2Router', event.name)),
+  /**
+   * ERC-1155 transfers, asked for only where a collateral adapter is the operator: the user such an adapter
+   * acts for is the other side of its transfers in the same transaction.
+   */
+  transfers: [topic0Of('conditionalTokens', 'TransferSingle'), topic0Of('conditionalTokens', 'TransferBatch')],
 } as const;

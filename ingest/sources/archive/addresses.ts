@@ -30,3 +30,19 @@ export const POLYMARKET_COLLATERAL_ADAPTERS: readonly `0x${string}`[] = [
   '0xada100874d00e3331d00f2007a9c336a65009718',
   '0xada200001000ef00d07553cee7006808f895c6f1',
 ];
+
+/**
+ * Polymarket Protocol V2 (markets whose Gamma `version` is "v2"), as proxies: an implementation upgrade keeps
+ * the address, so the book changes only when Polymarket deploys a new contract. Facts and sources:
+ * ../shared/data/polymarket/onchain/protocol-v2/README.md. Its `OrderFilled` has the same topic as CTF
+ * Exchange V2's: the emitting address tells them apart.
+ */
+export const POLYMARKET_PROTOCOL_V2 = {
+  exchangeV3: '0xe3333700ca9d93003f00f0f71f8515005f6c00aa',
+  positionManager: '0x006f54f7f9a22e0000cc2ab60031000000ae9fef',
+  router: '0x12121212006e4cd160d18e3f00711da5c3372600',
+  binaryModule: '0x1000008dd9001b968442c1000017eae6e0da00ba',
+  negRiskModule: '0x200000900045e3b6259600682756002200028933',
+  combinatorialModule: '0x30000034706c7d8e12009dab006be20000c031a8',
+  autoRedeemer: '0xa1200000d0002264c9a1698e001292d00e1b00af',
+} as const satisfies Record<string, `0x${string}`>;

@@ -18,7 +18,7 @@
  * archive reads again from the block after it. Events between the checkpoint and the crash are published a
  * second time with the same ids (`txHash:logIndex`), which ingest deduplicates.
  */
-import type { Hex } from 'viem';
+import { pad, type Hex } from 'viem';
 import type { ArchiveConfig } from '../../../config.ts';
 import type { Logger } from '../../../log.ts';
 import { BACKGROUND_READ, type Store } from '../../../projections/store.ts';
@@ -104,14 +104,26 @@ const BLOCK_TIMESTAMP_CACHE = 10_000;
 const CHECKPOINT_INTERVAL_MS = 1_000;
 /** Recent (block, hash) pairs kept in the checkpoint: how far back a reorg's common ancestor can be found. */
 const RECENT_HASHES = 32;
+/** Conditions this archive saw resolve YES, kept to tell a derived NO from a settled YES (bounded: the store also knows). */
+const RESOLVED_YES_KEPT = 100_000;
 
 export function contractsOf(config: ArchiveConfig): ArchiveContracts {
   const c = config.contracts;
-  const exchanges = new Set<string>([c.ctfExchange, c.negRiskExchange, c.ctfExchangeV2, c.negRiskExchangeV2]);
+  const v2 = config.protocolV2;
+  const exchanges = new Set<string>([
+    c.ctfExchange,
+    c.negRiskExchange,
+    c.ctfExchangeV2,
+    c.negRiskExchangeV2,
+    v2.exchangeV3,
+  ]);
+  const intermediaries = new Set<string>([...config.collateralAdapters, v2.router, v2.autoRedeemer]);
   return {
     exchanges,
+    exchangesV3: new Set([v2.exchangeV3]),
+    intermediaries,
     negRiskExchanges: new Set([c.negRiskExchange, c.negRiskExchangeV2]),
-    all: new Set([...exchanges, c.conditionalTokens, c.negRiskAdapter, ...config.collateralAdapters]),
+    all: new Set([...exchanges, ...intermediaries, ...Object.values(v2), c.conditionalTokens, c.negRiskAdapter]),
     collaterals: config.collaterals,
     negRiskAdapter: c.negRiskAdapter,
     v2StartTs: config.v2StartTs,
@@ -225,6 +237,8 @@ interface Waiting {
   waitingFor: string;
   sinceMs: number;
   raw: RawLog;
+  /** The user its transaction acts for, when an intermediary's logs named one. */
+  principal: string | undefined;
 }
 
 /** One range as the node answered it: its logs and the headers of its first and last block. */
@@ -263,6 +277,7 @@ export class Archive {
     skipped: {},
   };
   private readonly timestamps = new Map<number, number>();
+  private readonly resolvedYes = new Set<string>();
   private decoder: LogDecoder | null = null;
   private waiting: Waiting[] = [];
   private lastDirectoryLoad = 0;
@@ -300,8 +315,10 @@ export class Archive {
     };
   }
 
+  /** The logs the archive reads: every event of ours from the protocol's contracts. */
   private filter(fromBlock: number, toBlock: number) {
     const c = this.options.config.contracts;
+    const v2 = this.options.config.protocolV2;
     return {
       fromBlock,
       toBlock,
@@ -312,9 +329,36 @@ export class Archive {
         c.negRiskExchangeV2,
         c.conditionalTokens,
         c.negRiskAdapter,
+        v2.exchangeV3,
+        v2.binaryModule,
+        v2.negRiskModule,
+        v2.router,
       ] as Hex[],
       topics: [
-        [...INDEXED_TOPIC0S.exchange, ...INDEXED_TOPIC0S.conditionalTokens, ...INDEXED_TOPIC0S.negRiskAdapter],
+        [
+          ...INDEXED_TOPIC0S.exchange,
+          ...INDEXED_TOPIC0S.conditionalTokens,
+          ...INDEXED_TOPIC0S.negRiskAdapter,
+          ...INDEXED_TOPIC0S.v2Modules,
+          ...INDEXED_TOPIC0S.v2Router,
+        ],
+      ] as Hex[][],
+    };
+  }
+
+  /**
+   * The ERC-1155 transfers a collateral adapter makes (it is their operator): the other side of them is the
+   * user the adapter's split, merge, redemption or conversion in the same transaction is for.
+   */
+  private intermediaryTransfersFilter(fromBlock: number, toBlock: number) {
+    const { contracts, collateralAdapters } = this.options.config;
+    return {
+      fromBlock,
+      toBlock,
+      address: [contracts.conditionalTokens] as Hex[],
+      topics: [
+        [...INDEXED_TOPIC0S.transfers],
+        collateralAdapters.map((adapter) => pad(adapter, { size: 32 })),
       ] as Hex[][],
     };
   }
@@ -334,7 +378,13 @@ export class Archive {
   private async fetchRange(from: number, to: number): Promise<Fetched> {
     const { rpc } = this.options;
     // Decoding starts as soon as the logs arrive, while the headers are read and earlier ranges published.
-    const logs = rpc.getLogs(this.filter(from, to)).then((logs) => ({ logs, ...this.startDecoding(logs) }));
+    const logs = Promise.all([
+      rpc.getLogs(this.filter(from, to)),
+      rpc.getLogs(this.intermediaryTransfersFilter(from, to)),
+    ]).then(([ours, transfers]) => {
+      const logs = transfers.length === 0 ? ours : ours.concat(transfers);
+      return { logs, ...this.startDecoding(logs) };
+    });
     const [{ logs: all, live, decodings }, last] = await Promise.all([logs, rpc.blockHeader(to)]);
     const first = from === to ? last : await rpc.blockHeader(from);
     return { from, to, logs: all, first, last, live, decodings };
@@ -673,10 +723,11 @@ export class Archive {
       );
     await this.fillTimestamps(decoded);
 
+    const principals = principalsOf(decoded, this.contracts);
     const batch = emptyBatch();
     for (const index of order) {
       const log = decoded[index]!;
-      this.apply(log, raws[index]!, this.timestamps.get(log.blockNumber)!, batch);
+      this.apply(log, raws[index]!, this.timestamps.get(log.blockNumber)!, batch, principals.get(log.txHash));
     }
     // Registrations of this range may be what earlier waiting fills needed.
     this.retryWaiting(batch);
@@ -684,20 +735,31 @@ export class Archive {
     if (deadLetters.length > 0) await this.deadLetter(deadLetters);
   }
 
-  private apply(log: DecodedLog, raw: RawLog, ts: number, batch: Batch, waitingSince = this.now()): boolean {
-    const outcome = factsOf(log, ts, this.directory, this.contracts);
+  private apply(
+    log: DecodedLog,
+    raw: RawLog,
+    ts: number,
+    batch: Batch,
+    principal: string | undefined,
+    waitingSince = this.now(),
+  ): boolean {
+    const outcome = factsOf(log, ts, this.directory, this.contracts, () => principal);
     switch (outcome.kind) {
       case 'skipped':
         this.skip(outcome.reason);
         return true;
       case 'pending':
-        this.waiting.push({ log, ts, waitingFor: outcome.waitingFor, sinceMs: waitingSince, raw });
+        this.waiting.push({ log, ts, waitingFor: outcome.waitingFor, sinceMs: waitingSince, raw, principal });
         return false;
       case 'events':
-        for (const event of outcome.markets) batch.markets.push(event);
+        for (const event of outcome.markets) {
+          batch.markets.push(event);
+          if (event.type === 'resolution' && event.winner_token_side === 1) this.resolvedYes.add(event.condition_id);
+        }
         for (const event of outcome.fills) batch.fills.push(event);
         for (const event of outcome.trades) batch.trades.push(event);
         for (const event of outcome.legs) batch.legs.push(event);
+        if (outcome.derivedNo) batch.derivedNo.push(outcome.derivedNo);
         return true;
     }
   }
@@ -705,11 +767,39 @@ export class Archive {
     if (this.waiting.length === 0) return;
     const still = this.waiting;
     this.waiting = [];
-    for (const entry of still) this.apply(entry.log, entry.raw, entry.ts, batch, entry.sinceMs);
+    for (const entry of still) this.apply(entry.log, entry.raw, entry.ts, batch, entry.principal, entry.sinceMs);
+  }
+
+  /**
+   * A derived neg-risk result: each condition of the event resolves NO unless it resolved YES (in this
+   * archive's history, or in the store: another source's or an earlier run's).
+   */
+  private async resolveDerivedNo(batch: Batch): Promise<void> {
+    if (batch.derivedNo.length === 0) return;
+    const candidates = [...new Set(batch.derivedNo.flatMap((derived) => derived.conditionIds))];
+    const stored = await this.options.store.query<{ condition_id: string }>(
+      'SELECT condition_id FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id IN {ids:Array(String)} AND winner_token_side = 1',
+      { ids: candidates },
+      BACKGROUND_READ,
+    );
+    for (const row of stored) this.resolvedYes.add(row.condition_id);
+    for (const derived of batch.derivedNo)
+      for (const conditionId of derived.conditionIds)
+        if (!this.resolvedYes.has(conditionId))
+          batch.markets.push({
+            type: 'resolution',
+            condition_id: conditionId,
+            winner_token_side: 2,
+            payout_numerators: [0, 1_000_000],
+            ts: derived.ts,
+          });
+    batch.derivedNo = [];
+    if (this.resolvedYes.size > RESOLVED_YES_KEPT) this.resolvedYes.clear();
   }
 
   private async publish(batch: Batch): Promise<void> {
     const { sink } = this.options;
+    await this.resolveDerivedNo(batch);
     // Markets first: a fill's market (tokens) and resolution land with or before it.
     if (batch.markets.length > 0) await sink.publish('markets', batch.markets);
     if (batch.fills.length > 0) await sink.publish('fillsArchive', batch.fills);
@@ -838,11 +928,39 @@ interface Batch {
   fills: EventInputOf<'fillsArchive'>[];
   trades: EventInputOf<'trades'>[];
   legs: EventInputOf<'positions'>[];
+  derivedNo: { conditionIds: string[]; ts: number }[];
 }
 
 function emptyBatch(): Batch {
-  return { markets: [], fills: [], trades: [], legs: [] };
+  return { markets: [], fills: [], trades: [], legs: [], derivedNo: [] };
 }
+
+/**
+ * The one user each transaction of a range acts for, where its logs name exactly one: the wallet on the
+ * other side of an intermediary's ERC-1155 transfers (a collateral adapter pulls the user's positions or
+ * sends them theirs), and the initiator of a Router action. A transaction lies within one block, so within
+ * one range.
+ */
+function principalsOf(logs: readonly DecodedLog[], contracts: ArchiveContracts): Map<string, string> {
+  const candidates = new Map<string, Set<string>>();
+  const add = (txHash: string, wallet: string) => {
+    if (contracts.all.has(wallet) || wallet === ZERO_ADDRESS) return;
+    let set = candidates.get(txHash);
+    if (!set) candidates.set(txHash, (set = new Set()));
+    set.add(wallet);
+  };
+  for (const log of logs) {
+    if (log.kind === 'transfer1155' && contracts.intermediaries.has(log.operator)) {
+      add(log.txHash, log.from);
+      add(log.txHash, log.to);
+    } else if (log.kind === 'v2Router') add(log.txHash, log.initiator);
+  }
+  const principals = new Map<string, string>();
+  for (const [txHash, wallets] of candidates) if (wallets.size === 1) principals.set(txHash, [...wallets][0]!);
+  return principals;
+}
+
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 interface Disagreement {
   block: number;

@@ -4,6 +4,7 @@
  * fee's unit (V2: USD; V1: a BUY's fee in tokens, a SELL's in USD), the trader is the `maker` topic.
  */
 import { decodeAbiParameters, type AbiParameter, type Hex } from 'viem';
+import { redemptionPayout } from '../../contract/primitives.ts';
 import { EVENTS_BY_TOPIC0, type KnownEvent } from './abi.ts';
 
 /** A log as eth_getLogs returns it (quantities hex-encoded). */
@@ -102,6 +103,32 @@ export type Decoded =
       payoutNumerators: readonly bigint[];
     }
   | { kind: 'converted'; stakeholder: Hex; marketId: Hex; indexSet: bigint; usd: number }
+  /**
+   * A Protocol V2 module's action for a user: a split (collateral in, `tokens` of both outcomes to the two
+   * recipients), a merge (both outcomes burned, collateral out), a redemption of one position, a neg-risk
+   * conversion (NO of one condition into YES of the others) or a horizontal split or merge (one YES of every
+   * condition of an event for one collateral). Condition and event ids are 32 bytes (positions-v2.ts).
+   */
+  | {
+      kind: 'v2Action';
+      action: 'split' | 'merge' | 'redeem' | 'convert' | 'horizontalSplit' | 'horizontalMerge';
+      initiator: Hex;
+      /** Who receives what the action yields (a split's outcome 0). */
+      recipient: Hex;
+      /** A split's outcome-1 recipient; the recipient otherwise. */
+      recipient1: Hex;
+      /** The condition (split, merge), the position (redeem: its id as 32 bytes), or the event (the others). */
+      target: Hex;
+      /** A conversion's condition index. */
+      conditionIndex: number;
+      tokens: number;
+      usd: number;
+    }
+  | { kind: 'v2Resolved'; conditionId: Hex; result: readonly bigint[] }
+  | { kind: 'v2Derivable'; rule: 'remainingNo' | 'syntheticYes'; eventId: Hex; conditionId: Hex | null }
+  | { kind: 'v2Migration'; v2ConditionId: Hex; legacyConditionId: Hex }
+  /** A Router action: names the user (`initiator`) the modules' events of its transaction act for. */
+  | { kind: 'v2Router'; initiator: Hex }
   | { kind: 'transfer1155'; operator: Hex; from: Hex; to: Hex; ids: readonly bigint[]; values: readonly bigint[] }
   | { kind: 'transfer20'; from: Hex; to: Hex; value: bigint }
   /** A log of a known event that is not a fill we can use (both asset ids set, nothing filled). */
@@ -450,11 +477,101 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
         indexSets: [],
         amounts: (a['amounts'] as readonly bigint[]).map(fromUnits),
       };
+    case 'v2Module.PositionsSplit':
+      return v2Action(a, 'split', 'conditionId', hex('recipient0'), hex('recipient1'), big('amount'), big('amount'));
+    case 'v2Module.PositionsMerged':
+      return v2Action(a, 'merge', 'conditionId', hex('recipient'), hex('recipient'), big('amount'), big('amount'));
+    case 'v2Module.PositionRedeemed': {
+      const redeemed = v2Action(
+        a,
+        'redeem',
+        'positionId',
+        hex('recipient'),
+        hex('recipient'),
+        big('amount'),
+        big('payout'),
+      );
+      // A binary result pays a position 0, 0.5 or 1 per token; anything else cannot be booked to a side.
+      if (redemptionPayout(redeemed.tokens, redeemed.usd) === null)
+        throw new OutOfDomain(`a redemption of ${redeemed.tokens} tokens paying ${redeemed.usd} is no binary payout`);
+      return redeemed;
+    }
+    case 'v2Module.PositionConverted': {
+      const conditionIndex = big('conditionIndex');
+      if (conditionIndex > 0xffffn) throw new OutOfDomain(`condition index ${conditionIndex} beyond 16 bits`);
+      return {
+        ...v2Action(a, 'convert', 'eventId', hex('recipient'), hex('recipient'), big('amount'), 0n),
+        conditionIndex: Number(conditionIndex),
+      };
+    }
+    case 'v2Module.HorizontalSplit':
+    case 'v2Module.HorizontalMerge': {
+      const action = name === 'HorizontalSplit' ? 'horizontalSplit' : 'horizontalMerge';
+      return v2Action(a, action, 'eventId', hex('recipient'), hex('recipient'), big('amount'), big('amount'));
+    }
+    case 'v2Module.ConditionResolved':
+      return { kind: 'v2Resolved', conditionId: v2Id(a['conditionId']), result: a['result'] as readonly bigint[] };
+    case 'v2Module.RemainingConditionsDerivableAsNo':
+      return { kind: 'v2Derivable', rule: 'remainingNo', eventId: v2Id(a['eventId']), conditionId: null };
+    case 'v2Module.SyntheticConditionDerivableAsYes':
+      return {
+        kind: 'v2Derivable',
+        rule: 'syntheticYes',
+        eventId: v2Id(a['eventId']),
+        conditionId: v2Id(a['conditionId']),
+      };
+    case 'v2Module.MigrationConditionRegistered':
+      return {
+        kind: 'v2Migration',
+        v2ConditionId: v2Id(a['v2ConditionId']),
+        legacyConditionId: hex('legacyConditionId'),
+      };
+    case 'v2Router.RouterPositionSplit':
+    case 'v2Router.RouterPositionsMerged':
+    case 'v2Router.RouterPositionRedeemed':
+    case 'v2Router.RouterHorizontalSplit':
+    case 'v2Router.RouterHorizontalMerge':
+    case 'v2Router.RouterPositionConverted':
+      return { kind: 'v2Router', initiator: hex('initiator') };
     case 'erc20.Transfer':
       return { kind: 'transfer20', from: hex('from'), to: hex('to'), value: big('value') };
     default:
       return { kind: 'unsupported', reason: `no rule for ${rule}` };
   }
+}
+
+/** A `bytes31` or `bytes29` id (or a uint256 position id) as the 32-byte id every source names it by. */
+function v2Id(value: unknown): Hex {
+  const hex = typeof value === 'bigint' ? value.toString(16).padStart(64, '0') : (value as string).slice(2);
+  return `0x${hex.toLowerCase().padEnd(64, '0')}` as Hex;
+}
+
+function v2Action(
+  a: Record<string, unknown>,
+  action: Extract<Decoded, { kind: 'v2Action' }>['action'],
+  targetKey: string,
+  recipient: Hex,
+  recipient1: Hex,
+  tokenUnits: bigint,
+  usdUnits: bigint,
+): Extract<Decoded, { kind: 'v2Action' }> {
+  for (const [what, units] of [
+    ['amount', tokenUnits],
+    ['payout', usdUnits],
+  ] as const)
+    if (units > MAX_UNITS)
+      throw new OutOfDomain(`${what} ${units.toString()} exceeds what the collateral can represent`);
+  return {
+    kind: 'v2Action',
+    action,
+    initiator: lower(a['initiator'] as string),
+    recipient,
+    recipient1,
+    target: v2Id(a[targetKey]),
+    conditionIndex: 0,
+    tokens: fromUnits(tokenUnits),
+    usd: fromUnits(usdUnits),
+  };
 }
 
 function fill(

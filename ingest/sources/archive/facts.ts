@@ -10,12 +10,20 @@
  */
 import { exchangeEraAt } from '../../contract/primitives.ts';
 import type { EventInputOf } from '../../contract/topics.ts';
+import { paddedV2Id, v2EventConditions, v2Position, v2PositionId } from '../../contract/positions-v2.ts';
 import type { DecodedLog } from './decode.ts';
 import { NEG_RISK_MAX_QUESTIONS, negRiskConditionIds, orderRegisteredPair } from './positions.ts';
-import type { TokenDirectory } from './tokens.ts';
+import type { TokenDirectory, TokenMarket } from './tokens.ts';
 
 export interface ArchiveContracts {
   exchanges: ReadonlySet<string>;
+  /** Protocol V2's ExchangeV3: its fills name PositionManager position ids, not CTF token ids. */
+  exchangesV3: ReadonlySet<string>;
+  /**
+   * Contracts that act for one user in a transaction (the pUSD collateral adapters, Protocol V2's Router):
+   * a leg whose stakeholder is one of them belongs to that transaction's principal when it has exactly one.
+   */
+  intermediaries: ReadonlySet<string>;
   negRiskExchanges: ReadonlySet<string>;
   /** Every contract of the protocol: never a trader. */
   all: ReadonlySet<string>;
@@ -29,6 +37,14 @@ export interface ArchiveContracts {
    */
   v2StartTs: number;
 }
+
+/**
+ * The one user a transaction acts for, as the archive tells it from the transaction's other logs (an
+ * intermediary's ERC-1155 transfers, a Router event's initiator); undefined when none or several.
+ */
+export type PrincipalOf = (txHash: string) => string | undefined;
+
+const noPrincipal: PrincipalOf = () => undefined;
 
 export type Outcome =
   | ({ kind: 'events' } & Events)
@@ -45,6 +61,8 @@ export type SkipReason =
   | 'non_binary_condition'
   | 'empty_conversion'
   | 'unknown_collateral'
+  | 'not_a_v2_position'
+  | 'split_between_wallets'
   | 'unsupported';
 
 /** Orders prints of one market beyond the second: block and log position. */
@@ -55,15 +73,38 @@ interface Events {
   fills: EventInputOf<'fillsArchive'>[];
   trades: EventInputOf<'trades'>[];
   legs: EventInputOf<'positions'>[];
+  /**
+   * Neg-risk conditions a derived result resolves NO unless already resolved (the archive checks the store
+   * and the batch before it publishes their resolutions).
+   */
+  derivedNo?: { conditionIds: string[]; ts: number };
 }
 
 const none = (): Events => ({ markets: [], fills: [], trades: [], legs: [] });
 
-export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, contracts: ArchiveContracts): Outcome {
+/** The full payout of a Protocol V2 result vector. */
+const V2_RESULT_TOTAL = 1_000_000n;
+
+export function factsOf(
+  log: DecodedLog,
+  ts: number,
+  directory: TokenDirectory,
+  contracts: ArchiveContracts,
+  principalOf: PrincipalOf = noPrincipal,
+): Outcome {
+  /** Whom a leg belongs to: the stakeholder, or the principal of an intermediary's transaction; never a contract. */
+  const holderOf = (stakeholder: string): string | undefined =>
+    !contracts.all.has(stakeholder)
+      ? stakeholder
+      : contracts.intermediaries.has(stakeholder)
+        ? principalOf(log.txHash)
+        : undefined;
   switch (log.kind) {
     case 'orderFilled': {
       if (contracts.all.has(log.maker)) return { kind: 'skipped', reason: 'contract_trader' };
-      const market = directory.lookup(log.tokenId);
+      const v3 = contracts.exchangesV3.has(log.address);
+      const market = v3 ? v2MarketOf(log.tokenId, directory) : directory.lookup(log.tokenId);
+      if (market === null) return { kind: 'skipped', reason: 'not_a_v2_position' };
       if (!market) return { kind: 'pending', waitingFor: `token ${log.tokenId.toString()}` };
       const ownOrderLeg = log.taker === log.address || contracts.exchanges.has(log.taker);
       const price = Math.min(1, log.price);
@@ -122,19 +163,21 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
     case 'split':
     case 'merge': {
       if (!log.binaryTopLevel) return { kind: 'skipped', reason: 'nested_or_non_binary' };
-      if (contracts.all.has(log.stakeholder)) return { kind: 'skipped', reason: 'contract_stakeholder' };
+      const holder = holderOf(log.stakeholder);
+      if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
       return {
         kind: 'events',
         ...none(),
-        legs: [leg(log, log.stakeholder, log.kind === 'split' ? 'SPLIT' : 'MERGE', log.usd, ts, contracts)],
+        legs: [leg(log, holder, log.kind === 'split' ? 'SPLIT' : 'MERGE', log.usd, ts, contracts)],
       };
     }
     case 'redemption': {
       if (!log.topLevel) return { kind: 'skipped', reason: 'nested_or_non_binary' };
-      if (contracts.all.has(log.redeemer)) return { kind: 'skipped', reason: 'contract_stakeholder' };
+      const holder = holderOf(log.redeemer);
+      if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
       // The chain reports the USD paid, not which tokens burned: tokens = USD is exact for a winner (1.00
       // each); for a split payout the projection allocates the USD over the holdings.
-      return { kind: 'events', ...none(), legs: [leg(log, log.redeemer, 'REDEEM', log.usd, ts, contracts)] };
+      return { kind: 'events', ...none(), legs: [leg(log, holder, 'REDEEM', log.usd, ts, contracts)] };
     }
     case 'resolution': {
       if (log.outcomeSlotCount !== 2 || log.payoutNumerators.length !== 2)
@@ -158,8 +201,48 @@ export function factsOf(log: DecodedLog, ts: number, directory: TokenDirectory, 
         ],
       };
     }
-    case 'converted':
-      return conversionLegs(log, ts, directory, contracts);
+    case 'converted': {
+      const holder = holderOf(log.stakeholder);
+      if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
+      return conversionLegs(log, holder, ts, directory, contracts);
+    }
+    case 'v2Action':
+      return v2ActionLegs(log, ts, directory, contracts, holderOf);
+    case 'v2Resolved': {
+      if (log.result.length !== 2) return { kind: 'skipped', reason: 'non_binary_condition' };
+      const [one, two] = log.result as [bigint, bigint];
+      if (one + two !== V2_RESULT_TOTAL) return { kind: 'skipped', reason: 'unsupported' };
+      return { kind: 'events', ...none(), markets: [v2Resolution(directory, log.conditionId, one, two, ts)] };
+    }
+    case 'v2Derivable':
+      if (log.rule === 'syntheticYes' && log.conditionId !== null)
+        return {
+          kind: 'events',
+          ...none(),
+          markets: [v2Resolution(directory, log.conditionId, V2_RESULT_TOTAL, 0n, ts)],
+        };
+      // Every condition of the event (the synthetic one included) not already resolved YES resolves NO.
+      return {
+        kind: 'events',
+        ...none(),
+        derivedNo: {
+          conditionIds: v2EventConditions(log.eventId, true).map((id) => directory.v2ConditionOf(id)),
+          ts,
+        },
+      };
+    case 'v2Migration': {
+      const v2ConditionId = paddedV2Id(log.v2ConditionId);
+      if (directory.v2ConditionOf(v2ConditionId) === log.legacyConditionId)
+        return { kind: 'skipped', reason: 'not_indexed' };
+      directory.addMigration(v2ConditionId, log.legacyConditionId);
+      return {
+        kind: 'events',
+        ...none(),
+        markets: [{ type: 'migration', condition_id: log.legacyConditionId, v2_condition_id: v2ConditionId }],
+      };
+    }
+    case 'v2Router':
+      return { kind: 'skipped', reason: 'not_indexed' };
     case 'ordersMatched':
       return { kind: 'skipped', reason: 'orders_matched' };
     case 'unsupported':
@@ -216,11 +299,11 @@ function legOf(
  */
 function conversionLegs(
   log: Extract<DecodedLog, { kind: 'converted' }>,
+  holder: string,
   ts: number,
   directory: TokenDirectory,
   contracts: ArchiveContracts,
 ): Outcome {
-  if (contracts.all.has(log.stakeholder)) return { kind: 'skipped', reason: 'contract_stakeholder' };
   const conditions = negRiskConditionIds(contracts.negRiskAdapter, log.marketId);
   const converted: number[] = [];
   for (let index = 0; index < NEG_RISK_MAX_QUESTIONS; index++)
@@ -240,10 +323,114 @@ function conversionLegs(
   for (let index = 0; index < NEG_RISK_MAX_QUESTIONS; index++) {
     const conditionId = conditions[index]!;
     const isConverted = ((log.indexSet >> BigInt(index)) & 1n) === 1n;
-    if (isConverted)
-      events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_OUT', log.usd, usdEach, ts, contracts));
+    if (isConverted) events.legs.push(legOf(log, holder, conditionId, 'CONVERT_OUT', log.usd, usdEach, ts, contracts));
     else if (directory.knowsCondition(conditionId))
-      events.legs.push(legOf(log, log.stakeholder, conditionId, 'CONVERT_IN', log.usd, 0, ts, contracts));
+      events.legs.push(legOf(log, holder, conditionId, 'CONVERT_IN', log.usd, 0, ts, contracts));
   }
   return { kind: 'events', ...events };
+}
+
+/**
+ * The market of a V2 position: Gamma's `positionIds` or a migration's link when a source named them (a
+ * migrated market keeps its legacy condition id), else the id's own bits. Null: not a V2 position id.
+ */
+function v2MarketOf(positionId: bigint, directory: TokenDirectory): TokenMarket | null {
+  const named = directory.lookup(positionId);
+  if (named) return named;
+  const position = v2Position(positionId);
+  if (position === null) return null;
+  return {
+    conditionId: directory.v2ConditionOf(position.conditionId),
+    tokenSide: position.tokenSide,
+    negRisk: position.moduleId === 2,
+  };
+}
+
+function v2Resolution(
+  directory: TokenDirectory,
+  conditionId: string,
+  one: bigint,
+  two: bigint,
+  ts: number,
+): EventInputOf<'markets'> {
+  return {
+    type: 'resolution',
+    condition_id: directory.v2ConditionOf(paddedV2Id(conditionId)),
+    winner_token_side: one > 0n && two === 0n ? 1 : one === 0n && two > 0n ? 2 : null,
+    payout_numerators: [Number(one), Number(two)],
+    ts,
+  };
+}
+
+/**
+ * A V2 module's action as legs of its holder: the recipient when it is a user, else the principal of an
+ * intermediary's transaction (the Router, a collateral adapter). A match's own mint or merge (initiated by
+ * an exchange) is the fills' already.
+ *
+ * - split: SPLIT of `amount` (one collateral per pair); merge: MERGE; redeem: REDEEM of the position's
+ *   `amount` for its `payout` (the payout per token says the side, as for every redemption);
+ * - convert (neg-risk): NO of condition i out (CONVERT_OUT, no collateral: one NO is worth exactly one YES
+ *   of each other condition), YES of every other condition of the event in (CONVERT_IN);
+ * - horizontal split or merge: one YES of every condition of the event for one collateral, the collateral
+ *   spread evenly over the conditions.
+ * An event's conditions are its real ones (the arity in the id) and the synthetic "Other" when a source
+ * named its positions (Gamma).
+ */
+function v2ActionLegs(
+  log: Extract<DecodedLog, { kind: 'v2Action' }>,
+  ts: number,
+  directory: TokenDirectory,
+  contracts: ArchiveContracts,
+  holderOf: (stakeholder: string) => string | undefined,
+): Outcome {
+  if (contracts.exchanges.has(log.initiator)) return { kind: 'skipped', reason: 'contract_stakeholder' };
+  if (log.action === 'split' && log.recipient1 !== log.recipient)
+    return { kind: 'skipped', reason: 'split_between_wallets' };
+  const holder = holderOf(log.recipient);
+  if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
+  const conditionOf = (id: string) => directory.v2ConditionOf(paddedV2Id(id));
+  const one = (conditionId: string, kind: EventInputOf<'positions'>['kind'], tokens: number, usd: number) => ({
+    kind: 'events' as const,
+    ...none(),
+    legs: [legOf(log, holder, conditionId, kind, tokens, usd, ts, contracts)],
+  });
+  switch (log.action) {
+    case 'split':
+      return one(conditionOf(log.target), 'SPLIT', log.tokens, log.usd);
+    case 'merge':
+      return one(conditionOf(log.target), 'MERGE', log.tokens, log.usd);
+    case 'redeem': {
+      const position = v2Position(BigInt(log.target));
+      if (position === null) return { kind: 'skipped', reason: 'not_a_v2_position' };
+      return one(directory.v2ConditionOf(position.conditionId), 'REDEEM', log.tokens, log.usd);
+    }
+    case 'convert':
+    case 'horizontalSplit':
+    case 'horizontalMerge': {
+      const conditions = eventConditions(log.target, directory);
+      if (log.action === 'convert' && log.conditionIndex >= conditions.length)
+        return { kind: 'skipped', reason: 'empty_conversion' };
+      const events = none();
+      conditions.forEach((conditionId, index) => {
+        const legKind =
+          log.action === 'convert'
+            ? index === log.conditionIndex
+              ? 'CONVERT_OUT'
+              : 'CONVERT_IN'
+            : log.action === 'horizontalSplit'
+              ? 'HORIZONTAL_SPLIT'
+              : 'HORIZONTAL_MERGE';
+        const usd = log.action === 'convert' ? 0 : log.usd / conditions.length;
+        events.legs.push(legOf(log, holder, conditionOf(conditionId), legKind, log.tokens, usd, ts, contracts));
+      });
+      return { kind: 'events', ...events };
+    }
+  }
+}
+
+/** A neg-risk event's conditions: the real ones, and the synthetic "Other" when a source named its YES position. */
+function eventConditions(eventId: string, directory: TokenDirectory): string[] {
+  const all = v2EventConditions(eventId, true);
+  const other = all.at(-1)!;
+  return directory.lookup(v2PositionId(other, 0)) ? all : all.slice(0, -1);
 }

@@ -16,6 +16,8 @@ export class TokenDirectory {
   /** Keyed by the token id as a number: a fill's id is looked up without printing it in decimal. */
   private readonly byToken = new Map<bigint, TokenMarket>();
   private readonly conditions = new Set<string>();
+  /** Protocol V2 condition id → the legacy condition id of the market it was migrated from. */
+  private readonly migrations = new Map<string, string>();
 
   get size(): number {
     return this.byToken.size;
@@ -44,8 +46,23 @@ export class TokenDirectory {
     this.conditions.add(conditionId);
   }
 
+  /** The condition id a V2 condition's market is known by: its legacy one when migrated, else its own. */
+  v2ConditionOf(v2ConditionId: string): string {
+    return this.migrations.get(v2ConditionId) ?? v2ConditionId;
+  }
+
+  addMigration(v2ConditionId: string, legacyConditionId: string): void {
+    this.migrations.set(v2ConditionId, legacyConditionId);
+  }
+
   /** Loads every market's tokens from the projection (idempotent: a reload only adds or confirms). */
   async load(store: Store): Promise<number> {
+    const migrations = await store.query<{ v2_condition_id: string; condition_id: string }>(
+      'SELECT v2_condition_id, condition_id FROM {db:Identifier}.market_migrations FINAL',
+      {},
+      BACKGROUND_READ,
+    );
+    for (const row of migrations) this.addMigration(row.v2_condition_id, row.condition_id);
     const rows = await store.query<{ condition_id: string; token1_id: string; token2_id: string; neg_risk: number }>(
       'SELECT condition_id, token1_id, token2_id, neg_risk FROM {db:Identifier}.market_tokens FINAL',
       {},

@@ -6,6 +6,7 @@
  * Rows come from CSV (every value a string) and from JSON (numbers as numbers); both are read through
  * the same lenient accessors so that the same trade gets the same identity whatever file it came from.
  */
+import { normalizedConditionId, v2Position } from '../../contract/positions-v2.ts';
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { TOPICS, type EventOf, type TopicId } from '../../contract/topics.ts';
@@ -193,13 +194,34 @@ const V2_FIELD_NAMES: Readonly<Record<string, string>> = {
 };
 
 function canonicalRow(row: Record<string, unknown>): Record<string, unknown> {
-  if (!Object.keys(row).some((key) => key in V2_FIELD_NAMES)) return row;
-  const renamed: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) {
-    const name = V2_FIELD_NAMES[key] ?? key;
-    if (!(name in renamed) || name === key) renamed[name] = value;
+  let renamed = row;
+  if (Object.keys(row).some((key) => key in V2_FIELD_NAMES)) {
+    renamed = {};
+    for (const [key, value] of Object.entries(row)) {
+      const name = V2_FIELD_NAMES[key] ?? key;
+      if (!(name in renamed) || name === key) renamed[name] = value;
+    }
   }
-  return renamed;
+  return withV2Market(renamed);
+}
+
+/**
+ * A Protocol V2 market's row names its market as every source does (positions-v2.ts): a 31-byte condition id
+ * gets its zero byte, and a row whose asset is a V2 position id and which names no market (or no outcome)
+ * takes them from the id's bits.
+ */
+function withV2Market(row: Record<string, unknown>): Record<string, unknown> {
+  const conditionId = textOf(row.conditionId);
+  const normalized = normalizedConditionId(conditionId);
+  const position = conditionId === '' || row.outcomeIndex === undefined ? v2Position(textOf(row.asset)) : null;
+  if (normalized === conditionId && position === null) return row;
+  const out: Record<string, unknown> = { ...row, conditionId: normalized };
+  if (position !== null) {
+    if (conditionId === '') out.conditionId = position.conditionId;
+    if (row.outcomeIndex === undefined && out.conditionId === position.conditionId)
+      out.outcomeIndex = position.outcomeIndex;
+  }
+  return out;
 }
 
 /** Rows of `/activity` and `/trades` exports carry a transaction hash; positions, leaderboards and Gamma objects do not. */

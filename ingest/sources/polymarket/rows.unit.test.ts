@@ -104,6 +104,32 @@ describe('parseExportRow: TRADE rows', () => {
     expect(fill).toMatchObject({ token_side: 2, price: 0.3, era: 'v1' });
   });
 
+  it('a Protocol V2 market’s row (a real row with V2 ids: none is recorded): a 31-byte conditionId gets its zero byte; a row naming only a position id takes market and side from its bits', () => {
+    // A NegRiskModule position: module 2, event base 0xcafe, arity 3, condition index 1, outcome NO.
+    const position = (2n << 248n) | (0xcafen << 120n) | (3n << 104n) | (1n << 8n) | 1n;
+    const condition = `0x${(position & ~0xffn).toString(16).padStart(64, '0')}`;
+    const named = expectFill(
+      parseExportRow(
+        csvTradeRow({ conditionId: condition.slice(0, 64), asset: position.toString(), outcomeIndex: '1' }),
+        {
+          fixed: 'v2',
+        },
+      ),
+    );
+    expect(named.fill).toMatchObject({ condition_id: condition, token_side: 2 });
+    const row = csvTradeRow({ asset: position.toString() }) as Record<string, string | undefined>;
+    delete row.conditionId;
+    delete row.outcomeIndex;
+    expect(expectFill(parseExportRow(row, { fixed: 'v2' })).fill).toMatchObject({
+      condition_id: condition,
+      token_side: 2,
+    });
+    // A CTF token id (a V1 market) names nothing by its bits: the row still needs its conditionId.
+    const ctf = csvTradeRow() as Record<string, string | undefined>;
+    delete ctf.conditionId;
+    expect(expectRejected(parseExportRow(ctf, { fixed: 'v2' }))).toMatch(/condition_id/);
+  });
+
   it('stamps the era by the row’s time against the cut-over, or one fixed era (--era)', () => {
     const row = csvTradeRow();
     const ts = Number(row.timestamp);

@@ -9,6 +9,7 @@
  * - leaderboard, `/value`, `/positions` → `upstream.profiles`; user-pnl `[{t, p}]` → `upstream.equity`;
  *   leaderboard pages → `upstream.leaderboard` (the popular shelf).
  */
+import { normalizedConditionId } from '../../contract/positions-v2.ts';
 import type {
   MarketEvent,
   MarketMetadataEvent,
@@ -158,7 +159,7 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
     given.category !== undefined || given.tags !== undefined || nested === undefined
       ? given
       : { ...given, category: text(nested.category), tags: tagLabels(nested.tags) };
-  const conditionId = text(market.conditionId);
+  const conditionId = normalizedConditionId(text(market.conditionId));
   const what = `gamma market ${conditionId || text(market.id) || '?'}`;
   const outcomes = gammaArray(market.outcomes);
   if (outcomes === undefined || outcomes.length !== 2) {
@@ -198,7 +199,10 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
   if (metadata === undefined) return { events, rejected };
   events.push(metadata);
 
-  const tokenIds = gammaArray(market.clobTokenIds);
+  // Protocol V2 markets name PositionManager position ids, V1 markets CTF token ids: chosen by `version`,
+  // never by which field is present.
+  const tokenField = text(market.version) === 'v2' ? 'positionIds' : 'clobTokenIds';
+  const tokenIds = gammaArray(market[tokenField]);
   if (tokenIds !== undefined && tokenIds.length === 2) {
     const negRisk = typeof market.negRisk === 'boolean' ? market.negRisk : (context.negRisk ?? false);
     const tokens = checked(
@@ -209,10 +213,10 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
       rejected,
     );
     if (tokens !== undefined) events.push(tokens);
-  } else if (market.clobTokenIds !== undefined && market.clobTokenIds !== null) {
+  } else if (market[tokenField] !== undefined && market[tokenField] !== null) {
     rejected.push({
       what,
-      reason: `clobTokenIds must be two token ids (got ${JSON.stringify(market.clobTokenIds)})`,
+      reason: `${tokenField} must be two token ids (got ${JSON.stringify(market[tokenField])})`,
       raw: market,
     });
   }

@@ -75,6 +75,32 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
     );
   });
 
+  it('a Protocol V2 market (version "v2", built from a real one: no real V2 Gamma market is recorded): its tokens are its positionIds, its 31-byte condition id gets its zero byte', () => {
+    const real = load('gamma/nautilus_gamma_market_btc_updown_5m.json') as Json;
+    // Position ids of a BinaryModule market: module 1 in the top byte, outcome in the last (YES 0, NO 1).
+    const condition = (1n << 248n) | (0xbeefn << 120n);
+    const positionIds = [condition.toString(), (condition | 1n).toString()];
+    const conditionId31 = `0x${condition.toString(16).padStart(64, '0').slice(0, 62)}`;
+    const market = { ...real, version: 'v2', conditionId: conditionId31, positionIds: JSON.stringify(positionIds) };
+    const { events, rejected } = mapGammaMarket(market);
+    expect(rejected).toEqual([]);
+    expect(events.find((event) => event.type === 'tokens')).toEqual({
+      type: 'tokens',
+      condition_id: `${conditionId31}00`,
+      token1_id: positionIds[0],
+      token2_id: positionIds[1],
+      neg_risk: false,
+    });
+    expect(events[0]).toMatchObject({ type: 'metadata', condition_id: `${conditionId31}00` });
+    // A V2 market without positionIds has no tokens, whatever its clobTokenIds say; a V1 one reads clobTokenIds.
+    const { events: noPositions, rejected: noRejection } = mapGammaMarket({ ...market, positionIds: undefined });
+    expect(noRejection).toEqual([]);
+    expect(noPositions.some((event) => event.type === 'tokens')).toBe(false);
+    expect(mapGammaMarket({ ...market, positionIds: '["1"]' }).rejected[0]?.reason).toMatch(
+      /^positionIds must be two token ids/,
+    );
+  });
+
   it('a closed binary market with outcome prices [1, 0]: resolved to token 1 at closedTime, payouts [1, 0]', () => {
     const market = load('gamma/nautilus_gamma_market_closed_binary.json') as Json;
     const { events, rejected } = mapGammaMarket(market);
