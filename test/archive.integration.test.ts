@@ -31,6 +31,7 @@ import {
   serveWorld,
 } from './harness/archive.ts';
 import { CONTRACTS, generateWorld, v2OrderFilled } from './harness/chain-world.ts';
+import { POLYMARKET_PROTOCOL_V2 } from '../ingest/sources/archive/addresses.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 import { pad, toHex, type Hex } from 'viem';
 import { makeFill, makeWallet } from './factories.ts';
@@ -63,7 +64,8 @@ describe('archive: local node → topics → projections → REST', () => {
     return api;
   }
 
-  const world = generateWorld({ seed: 15, markets: 12, wallets: 10, matches: 140 });
+  // A third of the markets are Protocol V2 markets (ExchangeV3 fills, BinaryModule legs and resolutions).
+  const world = generateWorld({ seed: 15, markets: 12, wallets: 10, matches: 140, v2Every: 3 });
 
   it('a generated world: every card, markets row, summary and fill equals the reference; OrdersMatched and contract legs count nothing', async () => {
     const node = await startNode();
@@ -83,6 +85,11 @@ describe('archive: local node → topics → projections → REST', () => {
     // The exchange split for a MINT match and never traded as a wallet.
     const exchange = bodyOf(await api.get(`traders/${CONTRACTS.exchangeV2}`)) as { card: { markets_total: number } };
     expect(exchange.card.markets_total).toBe(0);
+    const exchangeV3 = bodyOf(await api.get(`traders/${POLYMARKET_PROTOCOL_V2.exchangeV3}`)) as {
+      card: { markets_total: number };
+    };
+    expect(exchangeV3.card.markets_total).toBe(0);
+    expect(world.markets.filter((market) => market.v2)).toHaveLength(4);
     // Restarting a finished archive reads nothing twice and changes nothing.
     const before = node.calls.filter((call) => call.method === 'eth_getLogs').length;
     expect(await runArchive(config, createLogger('error'))).toBe(0);

@@ -1,12 +1,14 @@
 /**
- * A generated Polymarket world on a local chain: markets (registered on the exchange), matches (N maker
+ * A generated Polymarket world on a local chain: markets (registered on the exchange, or Protocol V2 markets
+ * known by their position ids' bits), matches (N maker
  * orders and the taker's own leg, then OrdersMatched, exactly as the exchange emits them), splits, 50/50 and
  * winner resolutions, redemptions, and legs the archive must leave out (the exchange as stakeholder). The
  * logs are encoded with viem's encoder; the fills the test expects come from the generator's own records,
  * never from the decoder.
  */
 import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
-import { conditionalTokensAbi, exchangeV1Abi, exchangeV2Abi } from '../../ingest/sources/archive/abi.ts';
+import { conditionalTokensAbi, exchangeV1Abi, exchangeV2Abi, v2ModuleAbi } from '../../ingest/sources/archive/abi.ts';
+import { POLYMARKET_PROTOCOL_V2 } from '../../ingest/sources/archive/addresses.ts';
 import type { RawLog } from '../../ingest/sources/archive/decode.ts';
 import { positionId } from '../../ingest/sources/archive/positions.ts';
 import { mulberry32 } from '../factories.ts';
@@ -40,6 +42,8 @@ interface WorldLeg {
 }
 
 interface WorldMarket {
+  /** A Protocol V2 market (BinaryModule positions, traded on ExchangeV3); else a CTF market. */
+  v2: boolean;
   conditionId: Hex;
   token1: bigint;
   token2: bigint;
@@ -74,7 +78,15 @@ export interface WorldOptions {
   firstBlock?: number;
   /** Blocks between consecutive transactions. */
   blockStep?: number;
+  /**
+   * Every n-th market is a Protocol V2 market: no registration (its position ids are its condition id's
+   * bits), fills on ExchangeV3, splits, resolutions (result vectors) and redemptions on the BinaryModule.
+   */
+  v2Every?: number;
 }
+
+/** A `bytes31` condition id argument: the 32-byte id's first 31 bytes. */
+const bytes31 = (conditionId: Hex) => conditionId.slice(0, 64) as Hex;
 
 export function generateWorld(options: WorldOptions): ChainWorld {
   const next = mulberry32(options.seed);
@@ -116,10 +128,24 @@ export function generateWorld(options: WorldOptions): ChainWorld {
   const wallets = Array.from({ length: options.wallets }, (_, index) => address(index + 1));
   const markets: WorldMarket[] = [];
   for (let index = 0; index < options.markets; index++) {
+    if (options.v2Every !== undefined && index % options.v2Every === options.v2Every - 1) {
+      // BinaryModule (module 1) | a base hash | outcome 0: the condition id is the YES position id.
+      const condition = (1n << 248n) | (BigInt(0xc0de0000 + index * 7919 + options.seed) << 120n);
+      const conditionId = toHex(condition, { size: 32 });
+      markets.push({
+        v2: true,
+        conditionId,
+        token1: condition,
+        token2: condition | 1n,
+        payouts: null,
+        resolvedTs: null,
+      });
+      continue;
+    }
     const conditionId = pad(toHex(0xc0de0000 + index * 7919 + options.seed), { size: 32 });
     const token1 = positionId(CONTRACTS.usdc, conditionId, 1n);
     const token2 = positionId(CONTRACTS.usdc, conditionId, 2n);
-    markets.push({ conditionId, token1, token2, payouts: null, resolvedTs: null });
+    markets.push({ v2: false, conditionId, token1, token2, payouts: null, resolvedTs: null });
     // The registry emits the pair in both orders.
     const registered = (a: bigint, b: bigint) => ({
       address: CONTRACTS.exchangeV2 as Hex,
@@ -136,6 +162,7 @@ export function generateWorld(options: WorldOptions): ChainWorld {
   const fills: WorldFill[] = [];
   const legs: WorldLeg[] = [];
   const orderFilled = (
+    exchange: Hex,
     maker: Hex,
     taker: Hex,
     side: 0 | 1,
@@ -144,7 +171,7 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     taking: bigint,
     fee: bigint,
   ) => ({
-    address: CONTRACTS.exchangeV2 as Hex,
+    address: exchange,
     ...v2OrderFilled({
       orderHash: pad(toHex(int(2 ** 31)), { size: 32 }),
       maker,
@@ -159,6 +186,7 @@ export function generateWorld(options: WorldOptions): ChainWorld {
 
   for (let match = 0; match < options.matches; match++) {
     const market = markets[int(markets.length)]!;
+    const exchange = (market.v2 ? POLYMARKET_PROTOCOL_V2.exchangeV3 : CONTRACTS.exchangeV2) as Hex;
     const tokenSide = (int(2) + 1) as 1 | 2;
     const tokenId = tokenSide === 1 ? market.token1 : market.token2;
     const takerSide = int(2) === 0 ? 'BUY' : 'SELL';
@@ -182,6 +210,7 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     const logs = [
       ...makers.map((maker) =>
         orderFilled(
+          exchange,
           maker.wallet,
           taker,
           sideCode(makerSide),
@@ -190,9 +219,9 @@ export function generateWorld(options: WorldOptions): ChainWorld {
           0n,
         ),
       ),
-      orderFilled(taker, CONTRACTS.exchangeV2, sideCode(takerSide), tokenId, ...amounts(takerSide, tokens, usd), fee),
+      orderFilled(exchange, taker, exchange, sideCode(takerSide), tokenId, ...amounts(takerSide, tokens, usd), fee),
       {
-        address: CONTRACTS.exchangeV2 as Hex,
+        address: exchange,
         topics: encodeEventTopics({
           abi: exchangeV1Abi,
           eventName: 'OrdersMatched',
@@ -237,19 +266,30 @@ export function generateWorld(options: WorldOptions): ChainWorld {
       // A user's split, and the exchange's own (a MINT match): the second is left out.
       const splitter = wallets[int(wallets.length)]!;
       const amount = BigInt(1 + int(300)) * 10_000n;
-      const split = (stakeholder: Hex) => ({
-        address: CONTRACTS.conditionalTokens as Hex,
-        topics: encodeEventTopics({
-          abi: conditionalTokensAbi,
-          eventName: 'PositionSplit',
-          args: { stakeholder, parentCollectionId: pad('0x0'), conditionId: market.conditionId },
-        }) as Hex[],
-        data: encodeAbiParameters(
-          [{ type: 'address' }, { type: 'uint256[]' }, { type: 'uint256' }],
-          [CONTRACTS.usdc, [1n, 2n], amount],
-        ),
-      });
-      const splitAt = emit([split(splitter), split(CONTRACTS.exchangeV2)]);
+      const split = (stakeholder: Hex) =>
+        market.v2
+          ? {
+              address: POLYMARKET_PROTOCOL_V2.binaryModule as Hex,
+              topics: encodeEventTopics({
+                abi: v2ModuleAbi,
+                eventName: 'PositionsSplit',
+                args: { initiator: stakeholder, conditionId: bytes31(market.conditionId), recipient0: splitter },
+              }) as Hex[],
+              data: encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [splitter, amount]),
+            }
+          : {
+              address: CONTRACTS.conditionalTokens as Hex,
+              topics: encodeEventTopics({
+                abi: conditionalTokensAbi,
+                eventName: 'PositionSplit',
+                args: { stakeholder, parentCollectionId: pad('0x0'), conditionId: market.conditionId },
+              }) as Hex[],
+              data: encodeAbiParameters(
+                [{ type: 'address' }, { type: 'uint256[]' }, { type: 'uint256' }],
+                [CONTRACTS.usdc, [1n, 2n], amount],
+              ),
+            };
+      const splitAt = emit([split(splitter), split(exchange)]);
       legs.push({
         wallet: splitter,
         conditionId: market.conditionId,
@@ -264,16 +304,28 @@ export function generateWorld(options: WorldOptions): ChainWorld {
   markets.forEach((market, index) => {
     if (index % 5 === 4) return; // stays open
     market.payouts = index % 3 === 0 ? [1, 0] : index % 3 === 1 ? [0, 1] : [1, 1];
+    const [p1, p2] = market.payouts;
+    const result = [(1_000_000n * BigInt(p1)) / BigInt(p1 + p2), (1_000_000n * BigInt(p2)) / BigInt(p1 + p2)];
     const at = emit([
-      {
-        address: CONTRACTS.conditionalTokens as Hex,
-        topics: encodeEventTopics({
-          abi: conditionalTokensAbi,
-          eventName: 'ConditionResolution',
-          args: { conditionId: market.conditionId, oracle: address(9999), questionId: pad('0x5') },
-        }) as Hex[],
-        data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256[]' }], [2n, market.payouts.map(BigInt)]),
-      },
+      market.v2
+        ? {
+            address: POLYMARKET_PROTOCOL_V2.binaryModule as Hex,
+            topics: encodeEventTopics({
+              abi: v2ModuleAbi,
+              eventName: 'ConditionResolved',
+              args: { conditionId: bytes31(market.conditionId) },
+            }) as Hex[],
+            data: encodeAbiParameters([{ type: 'uint256[]' }], [result]),
+          }
+        : {
+            address: CONTRACTS.conditionalTokens as Hex,
+            topics: encodeEventTopics({
+              abi: conditionalTokensAbi,
+              eventName: 'ConditionResolution',
+              args: { conditionId: market.conditionId, oracle: address(9999), questionId: pad('0x5') },
+            }) as Hex[],
+            data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256[]' }], [2n, market.payouts.map(BigInt)]),
+          },
     ]);
     market.resolvedTs = timestampOf(at.block);
   });
@@ -300,6 +352,29 @@ export function generateWorld(options: WorldOptions): ChainWorld {
     const [p1, p2] = market.payouts;
     const payout = (one * BigInt(p1) + two * BigInt(p2)) / BigInt(p1 + p2);
     if ((one * BigInt(p1) + two * BigInt(p2)) % BigInt(p1 + p2) !== 0n || payout === 0n) continue;
+    if (market.v2) {
+      if ((one * BigInt(p1)) % BigInt(p1 + p2) !== 0n || (two * BigInt(p2)) % BigInt(p1 + p2) !== 0n) continue;
+      // One redemption per position held, each paying its amount at the result (the losing side: nothing).
+      const sides = [
+        [market.token1, one, (one * BigInt(p1)) / BigInt(p1 + p2)],
+        [market.token2, two, (two * BigInt(p2)) / BigInt(p1 + p2)],
+      ] as const;
+      const at = emit(
+        sides
+          .filter(([, amount]) => amount > 0n)
+          .map(([position, amount, paid]) => ({
+            address: POLYMARKET_PROTOCOL_V2.binaryModule as Hex,
+            topics: encodeEventTopics({
+              abi: v2ModuleAbi,
+              eventName: 'PositionRedeemed',
+              args: { initiator: wallet, positionId: position, recipient: wallet },
+            }) as Hex[],
+            data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }], [amount, paid]),
+          })),
+      );
+      legs.push({ wallet, conditionId, kind: 'REDEEM', usdMicro: payout, ts: timestampOf(at.block) });
+      continue;
+    }
     const at = emit([
       {
         address: CONTRACTS.conditionalTokens as Hex,
