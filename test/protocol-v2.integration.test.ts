@@ -318,6 +318,16 @@ describe('Protocol V2 markets and intermediaries (logs encoded with viem from th
     expect(bobRows.get(eventConditions[1]!)!.pnl_usd).toBeCloseTo(10, 6);
     expect(bobRows.get(eventConditions[2]!)).toMatchObject({ resolved: true, winner: 'No' });
     expect(bobRows.get(eventConditions[2]!)!.pnl_usd).toBeCloseTo(0, 6);
+    // The card: three resolved markets, one won (+10) of three: −7 + 10 + 0.
+    const bobCard = (await get(`traders/${bob}`)).card as {
+      markets_total: number;
+      resolved_total: number;
+      winrate: number;
+      career_pnl_usd: number;
+    };
+    expect(bobCard).toMatchObject({ markets_total: 3, resolved_total: 3 });
+    expect(bobCard.winrate).toBeCloseTo(1 / 3, 6);
+    expect(bobCard.career_pnl_usd).toBeCloseTo(3, 6);
     const bobTop = (await get(`traders/${bob}/top-markets`)) as { top_wins: Row[]; top_losses: Row[] };
     expect(bobTop.top_wins.map((row) => row.condition_id)).toEqual([eventConditions[1]]);
     expect(bobTop.top_losses.map((row) => row.condition_id)).toEqual([eventConditions[0]]);
@@ -329,6 +339,7 @@ describe('Protocol V2 markets and intermediaries (logs encoded with viem from th
     const carolRows = await rowsOf(carol);
     expect(new Set(carolRows.keys())).toEqual(new Set(questions));
     for (const row of carolRows.values()) expect(row.pnl_usd).toBeCloseTo(0, 6);
+    expect((await get(`traders/${carol}`)).card).toMatchObject({ markets_total: 12, resolved_total: 0 });
     type Sides = { sides: Array<{ net_tokens: number }> };
     const carolYes = (await get(`traders/${carol}/markets/${questions[3]}/summary`)).summary as Sides;
     expect(carolYes.sides.map((side) => side.net_tokens)).toEqual([10, 0]);

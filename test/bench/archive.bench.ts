@@ -53,7 +53,7 @@ const { values } = parseArgs({
   },
 });
 
-const worldOf = (matches: number) => generateWorld({ seed: 7, markets: 300, wallets: 2_000, matches });
+const worldOf = (matches: number) => generateWorld({ seed: 7, markets: 300, wallets: 2_000, matches, v2Every: 3 });
 
 async function serve(world: ReturnType<typeof generateWorld>): Promise<LocalPolygonNode> {
   const node = new LocalPolygonNode();
