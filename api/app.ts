@@ -43,6 +43,7 @@ import { registerMeRoutes } from './routes/me.ts';
 import { registerPopularRoutes } from './routes/popular.ts';
 import { registerPriceRoutes } from './routes/prices.ts';
 import { registerTraderRoutes } from './routes/traders.ts';
+import { registerSkillRoutes } from './routes/skill.ts';
 import { registerWhaleRoutes } from './routes/whales.ts';
 import { registerTapeRoutes } from './routes/tapes.ts';
 import type { TapeDownloads } from '../operations/tapes.ts';
@@ -368,6 +369,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       registerMeRoutes(v1, context);
       registerPopularRoutes(v1, context);
       registerTraderRoutes(v1, context);
+      registerSkillRoutes(v1, context);
       registerMarketRoutes(v1, context);
       registerPriceRoutes(v1, context);
       registerEquityRoutes(v1, context);

@@ -44,6 +44,7 @@ import {
 } from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
+import { priorOf, readSkillPopulation, type SkillPrior } from '../projections/skill.ts';
 import { ReadCache, RefreshAhead, type Policy, type ReadCacheOptions } from './read-cache.ts';
 
 type Lifetimes = Config['api']['readCache'];
@@ -60,6 +61,11 @@ const FOLLOWED_UPSTREAM_SECONDS = 600;
  * a little longer is honest, and every other card is spared the read.
  */
 const ARCHIVE_RANGES_SECONDS = 60;
+/**
+ * The skill answer's prior and percentile reference come from every ranked wallet's sums: one aggregate over
+ * the rollup, reused this long (a prior moves slowly: one trader's new market barely shifts it).
+ */
+const SKILL_PRIOR_SECONDS = 300;
 /** A whale ranking is computed once per request shape and second; the previous second's is served meanwhile. */
 const WHALE_FLOW_SECONDS = 1;
 const WHALE_FLOW_SHAPES = 256;
@@ -110,6 +116,7 @@ function policiesOf(lifetimes: Lifetimes) {
       memory: 'small',
       ttlMs: ARCHIVE_RANGES_SECONDS * 1000,
     }),
+    skillPrior: policy<SkillPrior>({ name: 'skill_prior', memory: 'small', ttlMs: SKILL_PRIOR_SECONDS * 1000 }),
     // Its marks may already be an open answer's age when it is kept: together they stay within the trader's bound.
     walletMarkets: policy<WalletMarkets>({
       name: 'wallet_markets',
@@ -192,6 +199,13 @@ export class Reader {
 
   traderName(wallet: string): Promise<string> {
     return this.cache.through(this.#policies.traderName, [wallet], () => readTraderName(this.store, wallet));
+  }
+
+  /** The skill answers' prior over every ranked wallet (projections/skill.ts). */
+  skillPrior(): Promise<SkillPrior> {
+    return this.cache.through(this.#policies.skillPrior, ['all'], async () =>
+      priorOf(await readSkillPopulation(this.store)),
+    );
   }
 
   /** Names of some markets (absent: no metadata): the kept ones, the rest in one read. */

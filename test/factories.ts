@@ -100,14 +100,5 @@ export function makeTrade(overrides: Partial<EventInputOf<'trades'>> = {}): Even
   };
 }
 
-/** A small deterministic PRNG for test data (mulberry32): the same data set on every run of a seed. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The deterministic PRNG of seeded answers, for test data too: the same data set on every run of a seed. */
+export { mulberry32 } from '../projections/random.ts';

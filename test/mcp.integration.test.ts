@@ -31,6 +31,7 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   whoami: { properties: [], required: [] },
   list_popular_traders: { properties: [], required: [] },
   get_trader_card: { properties: ['trader'], required: ['trader'] },
+  get_trader_skill: { properties: ['trader'], required: ['trader'] },
   get_top_markets: { properties: ['trader', 'n'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit'], required: ['trader'] },
   get_market_summary: { properties: ['trader', 'market'], required: ['trader', 'market'] },
@@ -397,6 +398,7 @@ describe('the tool surface', () => {
       'whoami',
       'get_trader_card',
       'get_top_markets',
+      'get_trader_skill',
       'get_market_summary',
       'Verdict',
       'get_chart_template',
@@ -434,6 +436,7 @@ describe('the tool surface', () => {
     await same('get_trader_card', { trader: strangers[0] }, `traders/${strangers[0]}`);
 
     await same('get_top_markets', { trader: alpha }, `traders/${alpha}/top-markets`);
+    await same('get_trader_skill', { trader: alpha }, `traders/${alpha}/skill`);
     await same('get_top_markets', { trader: alpha, n: 1 }, `traders/${alpha}/top-markets?n=1`);
 
     const first = await same('list_trader_markets', { trader: alpha, limit: 1 }, `traders/${alpha}/markets?limit=1`);

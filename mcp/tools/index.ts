@@ -11,6 +11,7 @@ import { marketTools } from './markets.ts';
 import { meTools } from './me.ts';
 import { popularTools } from './popular.ts';
 import { priceTools } from './prices.ts';
+import { skillTools } from './skill.ts';
 import { traderTools } from './traders.ts';
 import { tapeTools } from './tapes.ts';
 
@@ -19,6 +20,7 @@ export function buildTools(config: Config): Tool[] {
     ...meTools(),
     ...popularTools(config),
     ...traderTools(config),
+    ...skillTools(config),
     ...marketTools(config),
     ...priceTools(config),
     ...equityTools(config),

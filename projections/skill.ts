@@ -1,0 +1,350 @@
+/**
+ * Is a trader good, or lucky? The skill answer over the trader's resolved markets: edge (the realized return
+ * above what the entry prices implied), calibration (the Brier score of the entry prices as forecasts of the
+ * outcomes bought, with its decomposition and a table by price bucket), an interval and a shrunk edge that
+ * weigh the evidence, and the trader's percentile among wallets with enough resolved markets. Every formula,
+ * with a worked example: docs/skill.md.
+ *
+ * The reads are the rollup's rows (trader_markets_v2: each market's pnl already counts tokens held to a
+ * resolution at what they paid, so a loser never sold nor redeemed is a loss) and the wallet's buys in those
+ * markets; the population's per-wallet sums come from the same rows in one aggregate.
+ */
+import { mulberry32 } from './random.ts';
+import type { Store } from './store.ts';
+
+/** Resolved markets a wallet needs (with a bought entry) to be ranked and to inform the population's prior. */
+export const SKILL_MIN_MARKETS = 20;
+/** Bootstrap resamples of the trader's markets for the edge's 90% interval. */
+export const SKILL_BOOTSTRAP_SAMPLES = 1_000;
+/** Price buckets of the calibration table: [0, 0.1), [0.1, 0.2), …, [0.9, 1]. */
+const BUCKETS = 10;
+/** Holdings below this many tokens are none (6-decimal amounts and float sums). */
+const HELD_EPSILON = 1e-6;
+/**
+ * The prior's spread of edges across traders when the population cannot estimate it (fewer than two ranked
+ * wallets, or edges that spread no more than their own noise): an edge of ±10% per dollar is already rare.
+ */
+const SKILL_DEFAULT_PRIOR_SD = 0.1;
+
+/** One resolved market of the trader, as the skill answer weighs it. */
+export interface SkillMarket {
+  condition_id: string;
+  /** The result, net of fees, holdings at what they paid. */
+  pnl_usd: number;
+  /** Dollars paid for entries (bought notional). */
+  cost_usd: number;
+  tokens_bought: number;
+  /** Tokens were still held when it resolved (redeemed, or never sold nor redeemed). */
+  held_to_resolution: boolean;
+  resolved_ts: number;
+}
+
+/** One buy: a forecast (the price paid) of the outcome it bought, and what that outcome paid per token. */
+export interface SkillBuy {
+  condition_id: string;
+  price: number;
+  tokens: number;
+  payout: number;
+}
+
+const SKILL_MARKETS = `
+SELECT m.condition_id AS condition_id, m.pnl_usd AS pnl_usd, m.buy_usd AS cost_usd, m.buy_tokens AS tokens_bought,
+       (m.redeem_tokens > {held:Float64} OR abs(m.net_tokens1) + abs(m.net_tokens2) > {held:Float64}) AS held_to_resolution,
+       coalesce(r.ts, 0) AS resolved_ts
+FROM
+(
+    SELECT condition_id, resolved, pnl_usd, buy_usd, buy_tokens, redeem_tokens, net_tokens1, net_tokens2
+    FROM {db:Identifier}.trader_markets_v2
+    WHERE wallet = {wallet:String}
+    ORDER BY version DESC
+    LIMIT 1 BY condition_id
+) AS m
+LEFT JOIN
+(
+    SELECT condition_id, ts
+    FROM {db:Identifier}.market_resolutions_v2
+    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
+    ORDER BY ts DESC
+    LIMIT 1 BY condition_id
+) AS r ON r.condition_id = m.condition_id
+WHERE m.resolved AND m.buy_usd > 0
+ORDER BY condition_id`;
+
+const SKILL_BUYS = `
+SELECT f.condition_id AS condition_id, f.usd / f.size_tokens AS price, f.size_tokens AS tokens,
+       if(f.token_side = 1, m.up_payout, 1 - m.up_payout) AS payout
+FROM
+(
+    SELECT condition_id, token_side, size_tokens, usd
+    FROM {db:Identifier}.fills_v2
+    WHERE wallet = {wallet:String} AND condition_id IN {markets:Array(String)} AND side = 'BUY'
+    ORDER BY source_rank DESC
+    LIMIT 1 BY wallet, condition_id, fill_id
+) AS f
+INNER JOIN
+(
+    SELECT condition_id, up_payout
+    FROM {db:Identifier}.trader_markets_v2
+    WHERE wallet = {wallet:String} AND condition_id IN {markets:Array(String)}
+    ORDER BY version DESC
+    LIMIT 1 BY condition_id
+) AS m ON m.condition_id = f.condition_id
+WHERE m.up_payout IS NOT NULL`;
+
+/** The trader's resolved markets with a bought entry, and the buys in them. */
+export async function readSkillInputs(
+  store: Store,
+  wallet: string,
+): Promise<{ markets: SkillMarket[]; buys: SkillBuy[] }> {
+  const rows = await store.query<Omit<SkillMarket, 'held_to_resolution'> & { held_to_resolution: number }>(
+    SKILL_MARKETS,
+    { wallet, held: HELD_EPSILON },
+  );
+  const markets = rows.map((row) => ({ ...row, held_to_resolution: Boolean(row.held_to_resolution) }));
+  if (markets.length === 0) return { markets, buys: [] };
+  const buys = await store.query<SkillBuy>(SKILL_BUYS, {
+    wallet,
+    markets: markets.map((market) => market.condition_id),
+  });
+  return { markets, buys };
+}
+
+/** One ranked wallet's sums over its resolved markets with a bought entry (edge = pnl ÷ cost). */
+export interface WalletSkillSums {
+  wallet: string;
+  markets: number;
+  pnl: number;
+  cost: number;
+  pnl_sq: number;
+  cost_sq: number;
+  pnl_cost: number;
+}
+
+const SKILL_POPULATION = `
+SELECT wallet, toUInt32(count()) AS markets, sum(pnl_usd) AS pnl, sum(buy_usd) AS cost,
+       sum(pnl_usd * pnl_usd) AS pnl_sq, sum(buy_usd * buy_usd) AS cost_sq, sum(pnl_usd * buy_usd) AS pnl_cost
+FROM
+(
+    SELECT wallet, condition_id, resolved, pnl_usd, buy_usd
+    FROM {db:Identifier}.trader_markets_v2
+    ORDER BY version DESC
+    LIMIT 1 BY wallet, condition_id
+)
+WHERE resolved AND buy_usd > 0
+GROUP BY wallet
+HAVING markets >= {min:UInt32}`;
+
+/** Every wallet with at least SKILL_MIN_MARKETS resolved markets with a bought entry. */
+export async function readSkillPopulation(store: Store): Promise<WalletSkillSums[]> {
+  return store.query<WalletSkillSums>(SKILL_POPULATION, { min: SKILL_MIN_MARKETS });
+}
+
+/** The ratio edge Σpnl ÷ Σcost and its sampling variance (delta method over markets). */
+function edgeOfSums(sums: Omit<WalletSkillSums, 'wallet' | 'markets'>): { edge: number; variance: number } {
+  const edge = sums.pnl / sums.cost;
+  // Σ (pnl_m − edge · cost_m)² ÷ (Σ cost_m)², expanded into the sums.
+  const residual = sums.pnl_sq - 2 * edge * sums.pnl_cost + edge * edge * sums.cost_sq;
+  return { edge, variance: Math.max(0, residual) / (sums.cost * sums.cost) };
+}
+
+/** The prior of the empirical Bayes shrinkage: edges across ranked wallets ~ N(0, τ²), τ² by moments. */
+export interface SkillPrior {
+  priorVariance: number;
+  /** Ranked wallets' shrunk edges, ascending: the percentile's reference. */
+  shrunkEdges: number[];
+  wallets: number;
+}
+
+export function priorOf(population: readonly WalletSkillSums[]): SkillPrior {
+  const fitted = population.filter((sums) => sums.cost > 0).map(edgeOfSums);
+  let priorVariance = SKILL_DEFAULT_PRIOR_SD ** 2;
+  if (fitted.length >= 2) {
+    const meanSquare = fitted.reduce((sum, wallet) => sum + wallet.edge * wallet.edge, 0) / fitted.length;
+    const noise = fitted.reduce((sum, wallet) => sum + wallet.variance, 0) / fitted.length;
+    // What the edges spread beyond their own sampling noise (around 0: the market's price is its forecast);
+    // a population whose edges spread no more than their noise says nothing yet: the default prior stays.
+    if (meanSquare > noise) priorVariance = meanSquare - noise;
+  }
+  const shrunkEdges = fitted.map((wallet) => shrink(wallet.edge, wallet.variance, priorVariance)).sort((a, b) => a - b);
+  return { priorVariance, shrunkEdges, wallets: fitted.length };
+}
+
+/** The posterior mean of a normal edge with a N(0, τ²) prior: the evidence's weight τ² ÷ (τ² + s²). */
+function shrink(edge: number, variance: number, priorVariance: number): number {
+  if (priorVariance + variance === 0) return 0;
+  return (edge * priorVariance) / (priorVariance + variance);
+}
+
+/** A stable seed of a wallet (FNV-1a): the same trader gets the same bootstrap. */
+function seedOf(wallet: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < wallet.length; index++) {
+    hash ^= wallet.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/** The 90% bootstrap interval of Σpnl ÷ Σcost over the markets (resampled with replacement); null below two markets. */
+function bootstrapInterval(
+  markets: readonly Pick<SkillMarket, 'pnl_usd' | 'cost_usd'>[],
+  seed: number,
+  samples = SKILL_BOOTSTRAP_SAMPLES,
+): [number, number] | null {
+  if (markets.length < 2) return null;
+  const random = mulberry32(seed);
+  const edges = new Float64Array(samples);
+  for (let sample = 0; sample < samples; sample++) {
+    let pnl = 0;
+    let cost = 0;
+    for (let draw = 0; draw < markets.length; draw++) {
+      const market = markets[Math.floor(random() * markets.length)]!;
+      pnl += market.pnl_usd;
+      cost += market.cost_usd;
+    }
+    edges[sample] = pnl / cost;
+  }
+  edges.sort();
+  // Nearest-rank percentiles, as elsewhere in the service.
+  const rank = (p: number) => edges[Math.min(samples - 1, Math.max(0, Math.ceil(p * samples) - 1))]!;
+  return [rank(0.05), rank(0.95)];
+}
+
+interface CalibrationBucket {
+  from: number;
+  to: number;
+  buys: number;
+  tokens: number;
+  /** Token-weighted mean price paid (the forecast). */
+  mean_price: number;
+  /** Token-weighted mean of what the outcomes bought paid per token (0, 1, or a split's share). */
+  outcome_rate: number;
+}
+
+interface Calibration {
+  /** Token-weighted mean of (price − outcome)²: 0 is a perfect forecaster, 0.25 a coin at 0.5. */
+  brier: number;
+  reliability: number;
+  resolution: number;
+  uncertainty: number;
+  table: CalibrationBucket[];
+}
+
+/** The Brier score of the buys' prices as forecasts of their outcomes, token-weighted, and Murphy's decomposition by bucket. */
+function calibrationOf(buys: readonly SkillBuy[]): Calibration | null {
+  const weight = buys.reduce((sum, buy) => sum + buy.tokens, 0);
+  if (!(weight > 0)) return null;
+  const brier = buys.reduce((sum, buy) => sum + buy.tokens * (buy.price - buy.payout) ** 2, 0) / weight;
+  const base = buys.reduce((sum, buy) => sum + buy.tokens * buy.payout, 0) / weight;
+  const table: CalibrationBucket[] = [];
+  let reliability = 0;
+  let resolution = 0;
+  for (let bucket = 0; bucket < BUCKETS; bucket++) {
+    const from = bucket / BUCKETS;
+    const to = (bucket + 1) / BUCKETS;
+    const inside = buys.filter((buy) => Math.min(BUCKETS - 1, Math.floor(buy.price * BUCKETS)) === bucket);
+    const tokens = inside.reduce((sum, buy) => sum + buy.tokens, 0);
+    if (!(tokens > 0)) continue;
+    const meanPrice = inside.reduce((sum, buy) => sum + buy.tokens * buy.price, 0) / tokens;
+    const outcomeRate = inside.reduce((sum, buy) => sum + buy.tokens * buy.payout, 0) / tokens;
+    reliability += (tokens * (meanPrice - outcomeRate) ** 2) / weight;
+    resolution += (tokens * (outcomeRate - base) ** 2) / weight;
+    table.push({ from, to, buys: inside.length, tokens, mean_price: meanPrice, outcome_rate: outcomeRate });
+  }
+  return { brier, reliability, resolution, uncertainty: base * (1 - base), table };
+}
+
+interface SampleEdge {
+  markets: number;
+  pnl_usd: number;
+  cost_usd: number;
+  /** Σ pnl ÷ Σ cost; null without cost. */
+  edge: number | null;
+}
+
+const sampleOf = (markets: readonly SkillMarket[]): SampleEdge => {
+  const pnl = markets.reduce((sum, market) => sum + market.pnl_usd, 0);
+  const cost = markets.reduce((sum, market) => sum + market.cost_usd, 0);
+  return { markets: markets.length, pnl_usd: pnl, cost_usd: cost, edge: cost > 0 ? pnl / cost : null };
+};
+
+export interface TraderSkill {
+  sample: {
+    markets: number;
+    cost_usd: number;
+    tokens_bought: number;
+    first_resolved_ts: number | null;
+    last_resolved_ts: number | null;
+  };
+  edge: {
+    per_dollar: number | null;
+    per_token: number | null;
+    interval_90: [number, number] | null;
+    shrunk: number | null;
+    standard_error: number | null;
+  };
+  held_to_resolution: SampleEdge;
+  sold_before_resolution: SampleEdge;
+  calibration: Calibration | null;
+  rank: {
+    /** Share of ranked wallets whose shrunk edge is below this one's; null below SKILL_MIN_MARKETS markets. */
+    percentile: number | null;
+    ranked_wallets: number;
+    min_markets: number;
+    prior_sd: number;
+  };
+}
+
+/** The skill answer from the trader's inputs and the population's prior. */
+export function skillOf(
+  wallet: string,
+  inputs: { markets: readonly SkillMarket[]; buys: readonly SkillBuy[] },
+  prior: SkillPrior,
+): TraderSkill {
+  const { markets, buys } = inputs;
+  const all = sampleOf(markets);
+  const tokens = markets.reduce((sum, market) => sum + market.tokens_bought, 0);
+  const resolvedTimes = markets.map((market) => market.resolved_ts).filter((ts) => ts > 0);
+  let variance: number | null = null;
+  let shrunk: number | null = null;
+  if (all.edge !== null) {
+    const sums = markets.reduce(
+      (acc, market) => ({
+        pnl: acc.pnl + market.pnl_usd,
+        cost: acc.cost + market.cost_usd,
+        pnl_sq: acc.pnl_sq + market.pnl_usd ** 2,
+        cost_sq: acc.cost_sq + market.cost_usd ** 2,
+        pnl_cost: acc.pnl_cost + market.pnl_usd * market.cost_usd,
+      }),
+      { pnl: 0, cost: 0, pnl_sq: 0, cost_sq: 0, pnl_cost: 0 },
+    );
+    variance = edgeOfSums(sums).variance;
+    shrunk = shrink(all.edge, variance, prior.priorVariance);
+  }
+  const ranked = markets.length >= SKILL_MIN_MARKETS && shrunk !== null && prior.shrunkEdges.length > 0;
+  return {
+    sample: {
+      markets: markets.length,
+      cost_usd: all.cost_usd,
+      tokens_bought: tokens,
+      first_resolved_ts: resolvedTimes.length > 0 ? Math.min(...resolvedTimes) : null,
+      last_resolved_ts: resolvedTimes.length > 0 ? Math.max(...resolvedTimes) : null,
+    },
+    edge: {
+      per_dollar: all.edge,
+      per_token: tokens > 0 ? all.pnl_usd / tokens : null,
+      interval_90: bootstrapInterval(markets, seedOf(wallet)),
+      shrunk,
+      standard_error: variance === null ? null : Math.sqrt(variance),
+    },
+    held_to_resolution: sampleOf(markets.filter((market) => market.held_to_resolution)),
+    sold_before_resolution: sampleOf(markets.filter((market) => !market.held_to_resolution)),
+    calibration: calibrationOf(buys),
+    rank: {
+      percentile: ranked ? prior.shrunkEdges.filter((edge) => edge < shrunk!).length / prior.shrunkEdges.length : null,
+      ranked_wallets: prior.wallets,
+      min_markets: SKILL_MIN_MARKETS,
+      prior_sd: Math.sqrt(prior.priorVariance),
+    },
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The skill answer (issue 39) through REST and MCP's operation: a wallet whose every figure is worked by
+ * hand below (edge, per token, held and sold apart, Brier and its decomposition, the interval by an
+ * independent bootstrap with the same seed, the shrinkage with the default prior), a loser never sold nor
+ * redeemed counted as a loss, and a lucky small sample ranked below a skilled large one.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../log.ts';
+import { withPublisher } from '../roles/runtime.ts';
+import type { EventInputOf } from '../ingest/contract/topics.ts';
+import {
+  BASE_TS,
+  makeConditionId,
+  makeFill,
+  makeLeg,
+  makeMarket,
+  makeResolution,
+  makeWallet,
+  mulberry32,
+} from './factories.ts';
+import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+
+const close = (value: number) => expect.closeTo(value, 9);
+
+describe('GET /traders/{trader}/skill', () => {
+  let api: TestApi | undefined;
+  afterAll(async () => {
+    await api?.store.command('DROP DATABASE IF EXISTS {db:Identifier}');
+    await api?.close();
+  });
+
+  it('hand-worked figures; an unredeemed loser is a loss; a lucky small sample ranks below a skilled large one', async () => {
+    const config = inProcessConfig('skill');
+    const wallet = makeWallet('skill-hand');
+    const [m1, m2, m3] = ['skill-m1', 'skill-m2', 'skill-m3'].map((label) => makeConditionId(label)) as [
+      string,
+      string,
+      string,
+    ];
+    let serial = 0;
+    const fill = (
+      who: string,
+      market: string,
+      side: 'BUY' | 'SELL',
+      tokenSide: 1 | 2,
+      price: number,
+      tokens: number,
+      ts: number,
+    ): EventInputOf<'fillsArchive'> =>
+      makeFill({
+        wallet: who,
+        condition_id: market,
+        side,
+        token_side: tokenSide,
+        price,
+        size_tokens: tokens,
+        usd: Math.round(price * tokens * 1e6) / 1e6,
+        ts,
+        tx_hash: `0x${(++serial).toString(16).padStart(64, '0')}`,
+        log_index: 1,
+      });
+    const events = {
+      markets: [] as EventInputOf<'markets'>[],
+      fills: [] as EventInputOf<'fillsArchive'>[],
+      legs: [] as EventInputOf<'positions'>[],
+    };
+    // m1: 100 YES at 0.40, YES wins, redeemed: +60 (held to the resolution).
+    // m2: 50 NO at 0.60, YES wins, never sold nor redeemed: −30 (held: a loss).
+    // m3: 20 YES at 0.50, sold at 0.70 before NO wins: +4 (sold before).
+    events.fills.push(
+      fill(wallet, m1, 'BUY', 1, 0.4, 100, BASE_TS + 10),
+      fill(wallet, m2, 'BUY', 2, 0.6, 50, BASE_TS + 20),
+      fill(wallet, m3, 'BUY', 1, 0.5, 20, BASE_TS + 30),
+      fill(wallet, m3, 'SELL', 1, 0.7, 20, BASE_TS + 40),
+    );
+    events.legs.push(
+      makeLeg({
+        wallet,
+        condition_id: m1,
+        kind: 'REDEEM',
+        tokens: 100,
+        usd: 100,
+        ts: BASE_TS + 2000,
+        tx_hash: `0x${'ab'.repeat(32)}`,
+      }),
+    );
+    events.markets.push(
+      ...[m1, m2, m3].map((condition_id, index) =>
+        makeMarket({ condition_id, title: `Skill ${index}`, outcome1: 'Yes', outcome2: 'No' }),
+      ),
+      makeResolution(m1, 1, BASE_TS + 1000),
+      makeResolution(m2, 1, BASE_TS + 1100),
+      makeResolution(m3, 2, BASE_TS + 1200),
+    );
+
+    // The population: a skilled wallet (100 markets, 10 YES at 0.50, 60 won) and a lucky one (20 markets,
+    // 10 YES at 0.10, 3 won): edges 0.2 and 0.5 per dollar.
+    const population = (label: string, markets: number, price: number, wins: number) => {
+      const who = makeWallet(label);
+      for (let index = 0; index < markets; index++) {
+        const market = makeConditionId(`${label}-${index}`);
+        events.fills.push(fill(who, market, 'BUY', 1, price, 10, BASE_TS + 100 + index));
+        events.markets.push(makeResolution(market, index < wins ? 1 : 2, BASE_TS + 3000 + index));
+      }
+      return who;
+    };
+    const skilled = population('skill-skilled', 100, 0.5, 60);
+    const lucky = population('skill-lucky', 20, 0.1, 3);
+
+    await withPublisher(config, createLogger('error'), async ({ publisher }) => {
+      await publisher.publish('markets', events.markets);
+      await publisher.publish('fillsArchive', events.fills);
+      await publisher.publish('positions', events.legs);
+    });
+    const now = BASE_TS + 86_400;
+    api = await startTestApi(config, {
+      now: () => now,
+      keys: await publishPlanKeys(config, now - 10),
+      gatesClockMs: gatesNeverBind(),
+    });
+    const skillOf = async (who: string) =>
+      bodyOf(await api!.get(`traders/${who}/skill`, { plan: 'max' })) as Record<string, never> & {
+        edge: {
+          per_dollar: number;
+          per_token: number;
+          interval_90: [number, number];
+          shrunk: number;
+          standard_error: number;
+        };
+        rank: { percentile: number | null; ranked_wallets: number; min_markets: number; prior_sd: number };
+      };
+
+    // By hand. Markets (pnl, cost): (60, 40), (−30, 30), (4, 10).
+    const markets = [
+      { pnl: 60, cost: 40 },
+      { pnl: -30, cost: 30 },
+      { pnl: 4, cost: 10 },
+    ];
+    const edge = 34 / 80;
+    const variance = markets.reduce((sum, market) => sum + (market.pnl - edge * market.cost) ** 2, 0) / (80 * 80);
+    // Two ranked wallets; their edges spread less than their noise: the default prior (sd 0.1) stays.
+    const prior = 0.1 ** 2;
+    // The bootstrap, written again here: the wallet's FNV-1a seed, nearest-rank 5th and 95th percentiles.
+    let seed = 0x811c9dc5;
+    for (const char of wallet) seed = Math.imul(seed ^ char.charCodeAt(0), 0x01000193) >>> 0;
+    const random = mulberry32(seed);
+    const resampled: number[] = [];
+    for (let sample = 0; sample < 1000; sample++) {
+      let pnl = 0;
+      let cost = 0;
+      for (let draw = 0; draw < 3; draw++) {
+        const market = markets[Math.floor(random() * 3)]!;
+        pnl += market.pnl;
+        cost += market.cost;
+      }
+      resampled.push(pnl / cost);
+    }
+    resampled.sort((a, b) => a - b);
+    // Buys (price, outcome paid, tokens): (0.4, 1, 100), (0.6, 0, 50), (0.5, 0, 20).
+    const buys = [
+      { p: 0.4, o: 1, w: 100 },
+      { p: 0.6, o: 0, w: 50 },
+      { p: 0.5, o: 0, w: 20 },
+    ];
+    const weight = 170;
+    const base = 100 / weight;
+    const brier = buys.reduce((sum, buy) => sum + buy.w * (buy.p - buy.o) ** 2, 0) / weight;
+    // One buy per bucket: each bucket's mean price and outcome rate are its buy's.
+    const reliability = buys.reduce((sum, buy) => sum + buy.w * (buy.p - buy.o) ** 2, 0) / weight;
+    const resolution = buys.reduce((sum, buy) => sum + buy.w * (buy.o - base) ** 2, 0) / weight;
+
+    expect(await skillOf(wallet)).toEqual({
+      trader: expect.objectContaining({ wallet }),
+      sample: {
+        markets: 3,
+        cost_usd: close(80),
+        tokens_bought: close(170),
+        first_resolved_ts: BASE_TS + 1000,
+        last_resolved_ts: BASE_TS + 1200,
+      },
+      edge: {
+        per_dollar: close(edge),
+        per_token: close(34 / 170),
+        interval_90: [close(resampled[49]!), close(resampled[949]!)],
+        shrunk: close((edge * prior) / (prior + variance)),
+        standard_error: close(Math.sqrt(variance)),
+      },
+      held_to_resolution: { markets: 2, pnl_usd: close(30), cost_usd: close(70), edge: close(30 / 70) },
+      sold_before_resolution: { markets: 1, pnl_usd: close(4), cost_usd: close(10), edge: close(0.4) },
+      calibration: {
+        brier: close(brier),
+        reliability: close(reliability),
+        resolution: close(resolution),
+        uncertainty: close(base * (1 - base)),
+        table: [
+          { from: 0.4, to: 0.5, buys: 1, tokens: close(100), mean_price: close(0.4), outcome_rate: close(1) },
+          { from: 0.5, to: 0.6, buys: 1, tokens: close(20), mean_price: close(0.5), outcome_rate: close(0) },
+          { from: 0.6, to: 0.7, buys: 1, tokens: close(50), mean_price: close(0.6), outcome_rate: close(0) },
+        ],
+      },
+      // Three markets: below the ranking's sample.
+      rank: { percentile: null, ranked_wallets: 2, min_markets: 20, prior_sd: close(0.1) },
+    });
+
+    // The skilled large sample outranks the lucky small one, though its raw edge is lower.
+    const [strong, luck] = [await skillOf(skilled), await skillOf(lucky)];
+    expect(strong.edge.per_dollar).toBeCloseTo(0.2, 9);
+    expect(luck.edge.per_dollar).toBeCloseTo(0.5, 9);
+    expect(strong.edge.shrunk).toBeGreaterThan(luck.edge.shrunk);
+    expect(strong.rank.percentile).toBe(0.5);
+    expect(luck.rank.percentile).toBe(0);
+    // Basic: the answer weighs the trader's 5 most recent markets (indexes 95..99: all lost), and a fourth
+    // distinct trader of the day is refused (wallet_quota), as for the card.
+    const basic = await startTestApi(config, {
+      now: () => now,
+      keys: api.keys,
+      gatesClockMs: () => Date.UTC(2026, 5, 1),
+    });
+    try {
+      const recent = bodyOf(await basic.get(`traders/${skilled}/skill`, { plan: 'basic' })) as {
+        sample: { markets: number };
+        edge: { per_dollar: number };
+      };
+      expect(recent.sample.markets).toBe(5);
+      expect(recent.edge.per_dollar).toBeCloseTo(-1, 9);
+      expect((await basic.get(`traders/${lucky}/skill`, { plan: 'basic' })).statusCode).toBe(200);
+      expect((await basic.get(`traders/${wallet}/skill`, { plan: 'basic' })).statusCode).toBe(200);
+      const refused = await basic.get(`traders/${makeWallet('skill-fourth')}/skill`, { plan: 'basic' });
+      expect(refused.statusCode).toBe(403);
+      expect(bodyOf(refused)).toMatchObject({ error: 'wallet_quota' });
+    } finally {
+      await basic.close();
+    }
+
+    // Skill of a wallet with no resolved entry: nulls, not zeros.
+    const unknown = await skillOf(makeWallet('skill-nobody'));
+    expect(unknown.edge).toEqual({
+      per_dollar: null,
+      per_token: null,
+      interval_90: null,
+      shrunk: null,
+      standard_error: null,
+    });
+  });
+});
