@@ -44,6 +44,7 @@ import { registerPopularRoutes } from './routes/popular.ts';
 import { registerPriceRoutes } from './routes/prices.ts';
 import { registerTraderRoutes } from './routes/traders.ts';
 import { registerSkillRoutes } from './routes/skill.ts';
+import { registerLeaderboardRoutes } from './routes/leaderboard.ts';
 import { registerWhaleRoutes } from './routes/whales.ts';
 import { registerTapeRoutes } from './routes/tapes.ts';
 import type { TapeDownloads } from '../operations/tapes.ts';
@@ -370,6 +371,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       registerPopularRoutes(v1, context);
       registerTraderRoutes(v1, context);
       registerSkillRoutes(v1, context);
+      registerLeaderboardRoutes(v1, context);
       registerMarketRoutes(v1, context);
       registerPriceRoutes(v1, context);
       registerEquityRoutes(v1, context);

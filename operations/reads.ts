@@ -44,7 +44,14 @@ import {
 } from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
-import { priorOf, readSkillPopulation, type SkillPrior } from '../projections/skill.ts';
+import {
+  priorOf,
+  readBrierOf,
+  readSkillPopulation,
+  skillBoardOf,
+  type SkillBoard,
+  type SkillPrior,
+} from '../projections/skill.ts';
 import { ReadCache, RefreshAhead, type Policy, type ReadCacheOptions } from './read-cache.ts';
 
 type Lifetimes = Config['api']['readCache'];
@@ -117,6 +124,7 @@ function policiesOf(lifetimes: Lifetimes) {
       ttlMs: ARCHIVE_RANGES_SECONDS * 1000,
     }),
     skillPrior: policy<SkillPrior>({ name: 'skill_prior', memory: 'small', ttlMs: SKILL_PRIOR_SECONDS * 1000 }),
+    skillBoard: policy<SkillBoard>({ name: 'skill_board', memory: 'small', ttlMs: SKILL_PRIOR_SECONDS * 1000 }),
     // Its marks may already be an open answer's age when it is kept: together they stay within the trader's bound.
     walletMarkets: policy<WalletMarkets>({
       name: 'wallet_markets',
@@ -199,6 +207,22 @@ export class Reader {
 
   traderName(wallet: string): Promise<string> {
     return this.cache.through(this.#policies.traderName, [wallet], () => readTraderName(this.store, wallet));
+  }
+
+  /**
+   * The skill leaderboard's rows of a window (its markets resolved since `since`, 0: all), kept per window:
+   * the window's start moves with the clock, and a board a few minutes old ranks the same traders.
+   */
+  skillBoard(window: string, since: number): Promise<SkillBoard> {
+    return this.cache.through(this.#policies.skillBoard, [window], async () => {
+      const population = await readSkillPopulation(this.store, since);
+      const brier = await readBrierOf(
+        this.store,
+        population.map((sums) => sums.wallet),
+        since,
+      );
+      return skillBoardOf(population, brier);
+    });
   }
 
   /** The skill answers' prior over every ranked wallet (projections/skill.ts). */

@@ -120,6 +120,10 @@ export interface WalletSkillSums {
   pnl_cost: number;
 }
 
+/** The resolved markets a population read counts: all, or those resolved since `since` (epoch s; 0: all). */
+const RESOLVED_SINCE = `({since:UInt32} = 0 OR condition_id IN (
+        SELECT condition_id FROM {db:Identifier}.market_resolutions_v2 WHERE ts >= {since:UInt32}))`;
+
 const SKILL_POPULATION = `
 SELECT wallet, toUInt32(count()) AS markets, sum(pnl_usd) AS pnl, sum(buy_usd) AS cost,
        sum(pnl_usd * pnl_usd) AS pnl_sq, sum(buy_usd * buy_usd) AS cost_sq, sum(pnl_usd * buy_usd) AS pnl_cost
@@ -130,13 +134,82 @@ FROM
     ORDER BY version DESC
     LIMIT 1 BY wallet, condition_id
 )
-WHERE resolved AND buy_usd > 0
+WHERE resolved AND buy_usd > 0 AND ${RESOLVED_SINCE}
 GROUP BY wallet
 HAVING markets >= {min:UInt32}`;
 
-/** Every wallet with at least SKILL_MIN_MARKETS resolved markets with a bought entry. */
-export async function readSkillPopulation(store: Store): Promise<WalletSkillSums[]> {
-  return store.query<WalletSkillSums>(SKILL_POPULATION, { min: SKILL_MIN_MARKETS });
+/** Every wallet with at least SKILL_MIN_MARKETS resolved markets with a bought entry (resolved since `since`, 0: all). */
+export async function readSkillPopulation(store: Store, since = 0): Promise<WalletSkillSums[]> {
+  return store.query<WalletSkillSums>(SKILL_POPULATION, { min: SKILL_MIN_MARKETS, since });
+}
+
+const BRIER_POPULATION = `
+SELECT f.wallet AS wallet, sum(f.size_tokens) AS tokens,
+       sum(f.size_tokens * pow(f.usd / f.size_tokens - if(f.token_side = 1, m.up_payout, 1 - m.up_payout), 2)) AS squared
+FROM
+(
+    SELECT wallet, condition_id, token_side, size_tokens, usd
+    FROM {db:Identifier}.fills_v2
+    WHERE side = 'BUY' AND wallet IN {wallets:Array(String)}
+    ORDER BY source_rank DESC
+    LIMIT 1 BY wallet, condition_id, fill_id
+) AS f
+INNER JOIN
+(
+    SELECT wallet, condition_id, up_payout
+    FROM {db:Identifier}.trader_markets_v2
+    WHERE wallet IN {wallets:Array(String)}
+    ORDER BY version DESC
+    LIMIT 1 BY wallet, condition_id
+) AS m ON m.wallet = f.wallet AND m.condition_id = f.condition_id
+WHERE m.up_payout IS NOT NULL AND ${RESOLVED_SINCE.replaceAll('condition_id IN', 'f.condition_id IN')}
+GROUP BY f.wallet`;
+
+/** Each wallet's token-weighted Brier score over its buys in resolved markets (resolved since `since`, 0: all). */
+export async function readBrierOf(store: Store, wallets: readonly string[], since = 0): Promise<Map<string, number>> {
+  if (wallets.length === 0) return new Map();
+  const rows = await store.query<{ wallet: string; tokens: number; squared: number }>(BRIER_POPULATION, {
+    wallets,
+    since,
+  });
+  return new Map(rows.filter((row) => row.tokens > 0).map((row) => [row.wallet, row.squared / row.tokens]));
+}
+
+/** One row of the skill leaderboard. */
+export interface SkilledTrader {
+  wallet: string;
+  markets: number;
+  cost_usd: number;
+  pnl_usd: number;
+  edge: number;
+  edge_shrunk: number;
+  brier: number | null;
+}
+
+/** The ranked wallets of a window with their figures, and the window's prior. */
+export interface SkillBoard {
+  traders: SkilledTrader[];
+  priorSd: number;
+}
+
+/** The leaderboard's rows (unordered) from a window's population and its Brier scores. */
+export function skillBoardOf(population: readonly WalletSkillSums[], brier: ReadonlyMap<string, number>): SkillBoard {
+  const prior = priorOf(population);
+  const traders = population
+    .filter((sums) => sums.cost > 0)
+    .map((sums) => {
+      const { edge, variance } = edgeOfSums(sums);
+      return {
+        wallet: sums.wallet,
+        markets: sums.markets,
+        cost_usd: sums.cost,
+        pnl_usd: sums.pnl,
+        edge,
+        edge_shrunk: shrink(edge, variance, prior.priorVariance),
+        brier: brier.get(sums.wallet) ?? null,
+      };
+    });
+  return { traders, priorSd: Math.sqrt(prior.priorVariance) };
 }
 
 /** The ratio edge Σpnl ÷ Σcost and its sampling variance (delta method over markets). */

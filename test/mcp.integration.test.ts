@@ -32,6 +32,7 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   list_popular_traders: { properties: [], required: [] },
   get_trader_card: { properties: ['trader'], required: ['trader'] },
   get_trader_skill: { properties: ['trader'], required: ['trader'] },
+  list_skilled_traders: { properties: ['by', 'window', 'cursor', 'limit'], required: [] },
   get_top_markets: { properties: ['trader', 'n'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit'], required: ['trader'] },
   get_market_summary: { properties: ['trader', 'market'], required: ['trader', 'market'] },
@@ -399,6 +400,7 @@ describe('the tool surface', () => {
       'get_trader_card',
       'get_top_markets',
       'get_trader_skill',
+      'list_skilled_traders',
       'get_market_summary',
       'Verdict',
       'get_chart_template',
@@ -437,6 +439,7 @@ describe('the tool surface', () => {
 
     await same('get_top_markets', { trader: alpha }, `traders/${alpha}/top-markets`);
     await same('get_trader_skill', { trader: alpha }, `traders/${alpha}/skill`);
+    await same('list_skilled_traders', { by: 'pnl' }, 'leaderboard?by=pnl');
     await same('get_top_markets', { trader: alpha, n: 1 }, `traders/${alpha}/top-markets?n=1`);
 
     const first = await same('list_trader_markets', { trader: alpha, limit: 1 }, `traders/${alpha}/markets?limit=1`);

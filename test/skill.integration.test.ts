@@ -209,6 +209,35 @@ describe('GET /traders/{trader}/skill', () => {
     expect(strong.edge.shrunk).toBeGreaterThan(luck.edge.shrunk);
     expect(strong.rank.percentile).toBe(0.5);
     expect(luck.rank.percentile).toBe(0);
+    // The leaderboard: ranked wallets only (the hand wallet's three markets are below the sample), in order,
+    // paged. Skilled: pnl 60 × 5 − 40 × 5 = 100, Brier 0.25 (every buy at 0.50); lucky: pnl 3 × 9 − 17 = 10,
+    // Brier (3 × 0.81 + 17 × 0.01) ÷ 20 = 0.13.
+    type Board = {
+      traders: Array<{ rank: number; wallet: string; pnl_usd: number; brier: number }>;
+      next_cursor: string | null;
+    };
+    const board = async (query: string) => bodyOf(await api!.get(`leaderboard?${query}`, { plan: 'max' })) as Board;
+    const order = async (query: string) => (await board(query)).traders.map((row) => row.wallet);
+    expect(await order('')).toEqual([skilled, lucky]);
+    expect(await order('by=pnl')).toEqual([skilled, lucky]);
+    expect(await order('by=calibration')).toEqual([lucky, skilled]);
+    const byPnl = await board('by=pnl&window=7d');
+    expect(byPnl.traders.map((row) => [row.rank, row.pnl_usd])).toEqual([
+      [1, close(100)],
+      [2, close(10)],
+    ]);
+    expect((await board('by=calibration')).traders.map((row) => row.brier)).toEqual([close(0.13), close(0.25)]);
+    const first = await board('limit=1');
+    expect(first.traders.map((row) => [row.rank, row.wallet])).toEqual([[1, skilled]]);
+    const second = await board(`limit=1&cursor=${first.next_cursor}`);
+    expect(second).toMatchObject({ traders: [{ rank: 2, wallet: lucky }], next_cursor: null });
+    // A cursor of another order is refused, not read as a page of this one.
+    expect((await api.get(`leaderboard?by=pnl&limit=1&cursor=${first.next_cursor}`, { plan: 'max' })).statusCode).toBe(
+      400,
+    );
+    const unknownOrder = await api.get('leaderboard?by=luck', { plan: 'max' });
+    expect(unknownOrder.statusCode).toBe(422);
+
     // Basic: the answer weighs the trader's 5 most recent markets (indexes 95..99: all lost), and a fourth
     // distinct trader of the day is refused (wallet_quota), as for the card.
     const basic = await startTestApi(config, {

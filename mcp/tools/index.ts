@@ -11,6 +11,7 @@ import { marketTools } from './markets.ts';
 import { meTools } from './me.ts';
 import { popularTools } from './popular.ts';
 import { priceTools } from './prices.ts';
+import { leaderboardTools } from './leaderboard.ts';
 import { skillTools } from './skill.ts';
 import { traderTools } from './traders.ts';
 import { tapeTools } from './tapes.ts';
@@ -21,6 +22,7 @@ export function buildTools(config: Config): Tool[] {
     ...popularTools(config),
     ...traderTools(config),
     ...skillTools(config),
+    ...leaderboardTools(),
     ...marketTools(config),
     ...priceTools(config),
     ...equityTools(config),

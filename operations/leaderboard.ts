@@ -1,0 +1,92 @@
+/**
+ * The skill leaderboard (REST `GET /leaderboard`, MCP list_skilled_traders): the shelf that lets an agent
+ * find traders instead of being handed ten. Wallets with at least SKILL_MIN_MARKETS resolved markets with
+ * entries in the window, ranked by shrunk edge, calibration or pnl (projections/skill.ts, docs/skill.md).
+ */
+import { z } from 'zod';
+import { SKILL_MIN_MARKETS, type SkilledTrader } from '../projections/skill.ts';
+import type { RouteContext } from './context.ts';
+import { limitParameter, pageLimit, queryCursor } from './parameters.ts';
+
+const LEADERBOARD_ORDERS = ['edge', 'calibration', 'pnl'] as const;
+/** Windows of the markets counted: resolved within the last N days, or all. */
+const LEADERBOARD_WINDOWS = { all: 0, '90d': 90, '30d': 30, '7d': 7 } as const;
+const WINDOW_NAMES = Object.keys(LEADERBOARD_WINDOWS) as [keyof typeof LEADERBOARD_WINDOWS, ...string[]];
+const PAGE = { defaultLimit: 50, maxLimit: 200 } as const;
+
+export const leaderboardQuerySchema = z.object({
+  by: z.enum(LEADERBOARD_ORDERS).optional().meta({
+    description:
+      'edge (default): the edge shrunk by its evidence, highest first; calibration: the Brier score of the entry prices, lowest first (wallets with buys only); pnl: the realized result over the window, highest first. Any other value is 422.',
+    default: 'edge',
+  }),
+  window: z
+    .enum(WINDOW_NAMES as [keyof typeof LEADERBOARD_WINDOWS])
+    .optional()
+    .meta({ description: 'Markets resolved in the last 7d, 30d or 90d, or all (default). Any other value is 422.' }),
+  cursor: queryCursor,
+  limit: limitParameter(PAGE, 'traders'),
+});
+
+const skilledTraderSchema = z.object({
+  rank: z.int().min(1),
+  wallet: z.string(),
+  name: z.string().meta({ description: "The provider's display name; empty when unknown." }),
+  markets: z.int().min(0).meta({ description: 'Resolved markets with entries in the window.' }),
+  cost_usd: z.number(),
+  pnl_usd: z.number(),
+  edge: z.number().meta({ description: 'Σ pnl ÷ Σ cost over those markets (per dollar of entries).' }),
+  edge_shrunk: z.number().meta({ description: 'The edge shrunk toward 0 by its evidence (docs/skill.md).' }),
+  brier: z
+    .number()
+    .nullable()
+    .meta({ description: 'Token-weighted Brier score of the entry prices; null without buys.' }),
+});
+
+export const leaderboardSchema = z.object({
+  by: z.enum(LEADERBOARD_ORDERS),
+  window: z.string(),
+  min_markets: z.int().meta({ description: 'The sample a wallet needs to be listed.' }),
+  prior_sd: z.number().meta({ description: "The window's prior spread of edges (the shrinkage's)." }),
+  traders: z.array(skilledTraderSchema),
+  next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end.' }),
+});
+
+const byWallet = (a: SkilledTrader, b: SkilledTrader) => (a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : 0);
+const ORDER: Record<(typeof LEADERBOARD_ORDERS)[number], (a: SkilledTrader, b: SkilledTrader) => number> = {
+  edge: (a, b) => b.edge_shrunk - a.edge_shrunk || byWallet(a, b),
+  calibration: (a, b) => a.brier! - b.brier! || byWallet(a, b),
+  pnl: (a, b) => b.pnl_usd - a.pnl_usd || byWallet(a, b),
+};
+
+/** list_skilled_traders: one page of the window's ranked wallets in the chosen order. */
+export async function listSkilledTraders(
+  context: RouteContext,
+  query: z.infer<typeof leaderboardQuerySchema>,
+): Promise<z.infer<typeof leaderboardSchema>> {
+  const by = query.by ?? 'edge';
+  const window = query.window ?? 'all';
+  const limit = pageLimit(query.limit, PAGE);
+  const cursor = context.cursors.codec<{ offset: number }, [number]>(
+    'leaderboard',
+    (position) => [position.offset],
+    z.tuple([z.int().min(0)]),
+    ([offset]) => ({ offset }),
+  );
+  const scope = `${by}:${window}`;
+  const offset = cursor.decode(query.cursor, scope)?.offset ?? 0;
+  const days = LEADERBOARD_WINDOWS[window];
+  const since = days === 0 ? 0 : Math.max(1, context.now() - days * 86_400);
+  const board = await context.reader.skillBoard(window, since);
+  const ranked = board.traders.filter((trader) => by !== 'calibration' || trader.brier !== null).sort(ORDER[by]);
+  const page = ranked.slice(offset, offset + limit);
+  const names = await Promise.all(page.map((trader) => context.reader.traderName(trader.wallet)));
+  return {
+    by,
+    window,
+    min_markets: SKILL_MIN_MARKETS,
+    prior_sd: board.priorSd,
+    traders: page.map((trader, index) => ({ rank: offset + index + 1, name: names[index]!, ...trader })),
+    next_cursor: offset + limit < ranked.length ? cursor.encode(scope, { offset: offset + limit }) : null,
+  };
+}
