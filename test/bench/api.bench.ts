@@ -24,6 +24,8 @@
  *   fills    GET /traders/{w}/fills?limit=100          readTraderFills (limit 100)
  *   pnl      GET /traders/{w}/pnl-series                readEquitySeries (window all)
  *   whales   GET /flow/whales                           readWhaleFlow (the defaults)
+ *   skill    GET /traders/{w}/skill                     readSkillInputs and the reader's prior (issue 39: p50 ≤ 2× the card's)
+ *   leaderboard GET /leaderboard                         the reader's board of all ranked wallets (the defaults)
  * Every route first resolves the trader (readTraderName: one more query); "+resolve" times the
  * handler's whole store path: resolve, then the read.
  *
@@ -150,7 +152,18 @@ const TARGET = { singleP50: 10, singleP99: 40, whalesP50: 15, mixRps: 300, mixP9
 
 const TRACE = values['trace-refusals'];
 
-const ENDPOINTS = ['card', 'markets', 'top', 'summary', 'chart', 'fills', 'pnl', 'whales'] as const;
+const ENDPOINTS = [
+  'card',
+  'markets',
+  'top',
+  'summary',
+  'chart',
+  'fills',
+  'pnl',
+  'whales',
+  'skill',
+  'leaderboard',
+] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
 /**
  * The agent workload of the mix: crack_this_trader's reads of one trader (mcp/prompts.ts), an
@@ -326,6 +339,7 @@ async function main(): Promise<void> {
     { withQueryTimeout },
     { readMarketSummary },
     { readTopMarkets },
+    { readSkillInputs, skillOf },
     { readEquitySeries },
     { readCacheOf, Reader },
     { openEventLog, startIngestWorker },
@@ -347,6 +361,7 @@ async function main(): Promise<void> {
     import('../../projections/store.ts'),
     import('../../projections/market-summary.ts'),
     import('../../projections/top-markets.ts'),
+    import('../../projections/skill.ts'),
     import('../../projections/equity.ts'),
     import('../../operations/reads.ts'),
     import('../../ingest/worker.ts'),
@@ -559,6 +574,11 @@ async function main(): Promise<void> {
         { nowSeconds: nowSeconds(), upstreamStaleAfterSeconds: config.upstream.staleAfterSeconds },
         reader.sources,
       ),
+    skill: async (trader) => {
+      const [inputs, prior] = await Promise.all([readSkillInputs(routeStore, trader.wallet), reader.skillPrior()]);
+      return skillOf(trader.wallet, inputs, prior);
+    },
+    leaderboard: () => reader.skillBoard('all', 0),
     whales: () =>
       reader.whaleFlow(
         {
@@ -580,6 +600,8 @@ async function main(): Promise<void> {
     fills: (pair) => `${prefix}/traders/${pair.wallet}/fills?limit=100`,
     pnl: (pair) => `${prefix}/traders/${pair.wallet}/pnl-series`,
     whales: () => `${prefix}/flow/whales`,
+    skill: (pair) => `${prefix}/traders/${pair.wallet}/skill`,
+    leaderboard: () => `${prefix}/leaderboard`,
   };
 
   // Every endpoint answers 200 on a sample of pairs (and how large the answers are).
@@ -932,6 +954,11 @@ async function main(): Promise<void> {
       `  ${endpoint.padEnd(8)} one at a time p50 ${f(p50, 6)} p99 ${f(p99, 6)} ms (${aim}): ${verdict(met)}; ${overhead}`,
     );
   }
+  const singleP50Of = (endpoint: Endpoint) => med((run) => run.single[endpoint].endpoints[endpoint]!.p50);
+  const skillRatio = singleP50Of('skill') / singleP50Of('card');
+  console.log(
+    `  skill    one at a time p50 ${ratio(skillRatio).trim()} the card's (issue 39: ≤ 2×): ${verdict(skillRatio <= 2)}`,
+  );
   console.log(
     `  mix      ${mixRps.toFixed(0)} req/s served of ${RATE} offered (≥ ${TARGET.mixRps}), worst p99 ${mixWorstP99.toFixed(1)} ms (≤ ${TARGET.mixP99}), ${mixFailed} failed (0): ` +
       verdict(mixRps >= TARGET.mixRps && mixWorstP99 <= TARGET.mixP99 && mixFailed === 0),

@@ -743,7 +743,7 @@ export class Archive {
     principal: string | undefined,
     waitingSince = this.now(),
   ): boolean {
-    const outcome = factsOf(log, ts, this.directory, this.contracts, () => principal);
+    const outcome = factsOf(log, ts, this.directory, this.contracts, principal);
     switch (outcome.kind) {
       case 'skipped':
         this.skip(outcome.reason);

@@ -38,14 +38,6 @@ export interface ArchiveContracts {
   v2StartTs: number;
 }
 
-/**
- * The one user a transaction acts for, as the archive tells it from the transaction's other logs (an
- * intermediary's ERC-1155 transfers, a Router event's initiator); undefined when none or several.
- */
-export type PrincipalOf = (txHash: string) => string | undefined;
-
-const noPrincipal: PrincipalOf = () => undefined;
-
 export type Outcome =
   | ({ kind: 'events' } & Events)
   /** Waits for a market to claim what it names (`token <id>`, or a neg-risk question). */
@@ -85,20 +77,17 @@ const none = (): Events => ({ markets: [], fills: [], trades: [], legs: [] });
 /** The full payout of a Protocol V2 result vector. */
 const V2_RESULT_TOTAL = 1_000_000n;
 
+/**
+ * `principal`: the one user the log's transaction acts for, as the archive tells it from the transaction's
+ * other logs (an intermediary's ERC-1155 transfers, a Router event's initiator); undefined when none or several.
+ */
 export function factsOf(
   log: DecodedLog,
   ts: number,
   directory: TokenDirectory,
   contracts: ArchiveContracts,
-  principalOf: PrincipalOf = noPrincipal,
+  principal?: string,
 ): Outcome {
-  /** Whom a leg belongs to: the stakeholder, or the principal of an intermediary's transaction; never a contract. */
-  const holderOf = (stakeholder: string): string | undefined =>
-    !contracts.all.has(stakeholder)
-      ? stakeholder
-      : contracts.intermediaries.has(stakeholder)
-        ? principalOf(log.txHash)
-        : undefined;
   switch (log.kind) {
     case 'orderFilled': {
       if (contracts.all.has(log.maker)) return { kind: 'skipped', reason: 'contract_trader' };
@@ -163,7 +152,7 @@ export function factsOf(
     case 'split':
     case 'merge': {
       if (!log.binaryTopLevel) return { kind: 'skipped', reason: 'nested_or_non_binary' };
-      const holder = holderOf(log.stakeholder);
+      const holder = holderIn(log.stakeholder, contracts, principal);
       if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
       return {
         kind: 'events',
@@ -173,7 +162,7 @@ export function factsOf(
     }
     case 'redemption': {
       if (!log.topLevel) return { kind: 'skipped', reason: 'nested_or_non_binary' };
-      const holder = holderOf(log.redeemer);
+      const holder = holderIn(log.redeemer, contracts, principal);
       if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
       // The chain reports the USD paid, not which tokens burned: tokens = USD is exact for a winner (1.00
       // each); for a split payout the projection allocates the USD over the holdings.
@@ -202,12 +191,12 @@ export function factsOf(
       };
     }
     case 'converted': {
-      const holder = holderOf(log.stakeholder);
+      const holder = holderIn(log.stakeholder, contracts, principal);
       if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
       return conversionLegs(log, holder, ts, directory, contracts);
     }
     case 'v2Action':
-      return v2ActionLegs(log, ts, directory, contracts, holderOf);
+      return v2ActionLegs(log, ts, directory, contracts, principal);
     case 'v2Resolved': {
       if (log.result.length !== 2) return { kind: 'skipped', reason: 'non_binary_condition' };
       const [one, two] = log.result as [bigint, bigint];
@@ -251,6 +240,12 @@ export function factsOf(
     case 'transfer20':
       return { kind: 'skipped', reason: 'not_indexed' };
   }
+}
+
+/** Whom a leg belongs to: the stakeholder, or the principal of an intermediary's transaction; never a contract. */
+function holderIn(stakeholder: string, contracts: ArchiveContracts, principal: string | undefined): string | undefined {
+  if (!contracts.all.has(stakeholder)) return stakeholder;
+  return contracts.intermediaries.has(stakeholder) ? principal : undefined;
 }
 
 function leg(
@@ -381,12 +376,12 @@ function v2ActionLegs(
   ts: number,
   directory: TokenDirectory,
   contracts: ArchiveContracts,
-  holderOf: (stakeholder: string) => string | undefined,
+  principal: string | undefined,
 ): Outcome {
   if (contracts.exchanges.has(log.initiator)) return { kind: 'skipped', reason: 'contract_stakeholder' };
   if (log.action === 'split' && log.recipient1 !== log.recipient)
     return { kind: 'skipped', reason: 'split_between_wallets' };
-  const holder = holderOf(log.recipient);
+  const holder = holderIn(log.recipient, contracts, principal);
   if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
   const conditionOf = (id: string) => directory.v2ConditionOf(paddedV2Id(id));
   const one = (conditionId: string, kind: EventInputOf<'positions'>['kind'], tokens: number, usd: number) => ({
