@@ -77,7 +77,7 @@ export async function listSkilledTraders(
   const offset = cursor.decode(query.cursor, scope)?.offset ?? 0;
   const days = LEADERBOARD_WINDOWS[window];
   const since = days === 0 ? 0 : Math.max(1, context.now() - days * 86_400);
-  const board = await context.reader.skillBoard(window, since);
+  const board = await context.reader.skillBoard(window, since, context.now());
   const ranked = board.traders.filter((trader) => by !== 'calibration' || trader.brier !== null).sort(ORDER[by]);
   const page = ranked.slice(offset, offset + limit);
   const names = await Promise.all(page.map((trader) => context.reader.traderName(trader.wallet)));

@@ -69,10 +69,12 @@ const FOLLOWED_UPSTREAM_SECONDS = 600;
  */
 const ARCHIVE_RANGES_SECONDS = 60;
 /**
- * The skill answer's prior and percentile reference come from every ranked wallet's sums: one aggregate over
- * the rollup, reused this long (a prior moves slowly: one trader's new market barely shifts it).
+ * The skill answer's prior and the skill leaderboard come from every ranked wallet's sums: one aggregate over
+ * the rollup per period of this many seconds, shared by the calls that want it meanwhile, and the previous
+ * period's served while the next is computed (a prior moves slowly: one trader's new market barely shifts it).
  */
-const SKILL_PRIOR_SECONDS = 300;
+const SKILL_PERIOD_SECONDS = 300;
+const SKILL_BOARD_WINDOWS = 8;
 /** A whale ranking is computed once per request shape and second; the previous second's is served meanwhile. */
 const WHALE_FLOW_SECONDS = 1;
 const WHALE_FLOW_SHAPES = 256;
@@ -123,8 +125,6 @@ function policiesOf(lifetimes: Lifetimes) {
       memory: 'small',
       ttlMs: ARCHIVE_RANGES_SECONDS * 1000,
     }),
-    skillPrior: policy<SkillPrior>({ name: 'skill_prior', memory: 'small', ttlMs: SKILL_PRIOR_SECONDS * 1000 }),
-    skillBoard: policy<SkillBoard>({ name: 'skill_board', memory: 'small', ttlMs: SKILL_PRIOR_SECONDS * 1000 }),
     // Its marks may already be an open answer's age when it is kept: together they stay within the trader's bound.
     walletMarkets: policy<WalletMarkets>({
       name: 'wallet_markets',
@@ -182,6 +182,9 @@ function policiesOf(lifetimes: Lifetimes) {
 export class Reader {
   readonly #policies: ReturnType<typeof policiesOf>;
   readonly #whaleFlow = new RefreshAhead<WhaleFlow>(WHALE_FLOW_SHAPES, WHALE_FLOW_SECONDS);
+  // Ages in periods: the previous period's answer is served while the next is computed.
+  readonly #skillPrior = new RefreshAhead<SkillPrior>(1, 1);
+  readonly #skillBoards = new RefreshAhead<SkillBoard>(SKILL_BOARD_WINDOWS, 1);
   /** What the projections that combine reads read through. */
   readonly sources: ReadSources;
 
@@ -210,11 +213,11 @@ export class Reader {
   }
 
   /**
-   * The skill leaderboard's rows of a window (its markets resolved since `since`, 0: all), kept per window:
-   * the window's start moves with the clock, and a board a few minutes old ranks the same traders.
+   * The skill leaderboard's rows of a window (its markets resolved since `since`, 0: all) at `nowSeconds`,
+   * per window and period: the window's start moves with the clock, and a board a period old ranks the same traders.
    */
-  skillBoard(window: string, since: number): Promise<SkillBoard> {
-    return this.cache.through(this.#policies.skillBoard, [window], async () => {
+  skillBoard(window: string, since: number, nowSeconds: number): Promise<SkillBoard> {
+    return this.#skillBoards.get(window, Math.floor(nowSeconds / SKILL_PERIOD_SECONDS), async () => {
       const population = await readSkillPopulation(this.store, since);
       const brier = await readBrierOf(
         this.store,
@@ -225,9 +228,9 @@ export class Reader {
     });
   }
 
-  /** The skill answers' prior over every ranked wallet (projections/skill.ts). */
-  skillPrior(): Promise<SkillPrior> {
-    return this.cache.through(this.#policies.skillPrior, ['all'], async () =>
+  /** The skill answers' prior over every ranked wallet (projections/skill.ts), per period. */
+  skillPrior(nowSeconds: number): Promise<SkillPrior> {
+    return this.#skillPrior.get('all', Math.floor(nowSeconds / SKILL_PERIOD_SECONDS), async () =>
       priorOf(await readSkillPopulation(this.store)),
     );
   }

@@ -93,7 +93,7 @@ export async function getTraderSkill(context: RouteContext, call: Call): Promise
   const trader = traderOf(call.admitted);
   const [inputs, prior] = await Promise.all([
     readSkillInputs(context.store, trader.wallet),
-    context.reader.skillPrior(),
+    context.reader.skillPrior(context.now()),
   ]);
   const depth = call.caller.limits.historyDepth;
   if (depth >= 0) {

@@ -575,10 +575,13 @@ async function main(): Promise<void> {
         reader.sources,
       ),
     skill: async (trader) => {
-      const [inputs, prior] = await Promise.all([readSkillInputs(routeStore, trader.wallet), reader.skillPrior()]);
+      const [inputs, prior] = await Promise.all([
+        readSkillInputs(routeStore, trader.wallet),
+        reader.skillPrior(nowSeconds()),
+      ]);
       return skillOf(trader.wallet, inputs, prior);
     },
-    leaderboard: () => reader.skillBoard('all', 0),
+    leaderboard: () => reader.skillBoard('all', 0, nowSeconds()),
     whales: () =>
       reader.whaleFlow(
         {
