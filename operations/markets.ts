@@ -16,8 +16,9 @@ import { nextPlan, PLAN_IDS, type Config } from '../config.ts';
 import type { Caller } from './auth.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
 import { errors } from './errors.ts';
-import { limitParameter, pageLimit, parseConditionId, queryCursor, queryInt } from './parameters.ts';
-import { traderParamsSchema } from './traders.ts';
+import { limitParameter, pageLimit, parseConditionId, queryAsOf, queryCursor, queryInt } from './parameters.ts';
+import { readTraderMarkets } from '../projections/market-list.ts';
+import { traderParamsSchema, traderSourcesOf } from './traders.ts';
 
 export const marketListSchema = z.object({
   trader: traderSchema,
@@ -53,7 +54,7 @@ export const marketDepthWall = (depth: number): string =>
 
 /** Query of the markets list (REST) and the parameters of list_trader_markets (MCP) beside `trader`. */
 export const marketListQuerySchema = (config: Config) =>
-  z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows') });
+  z.object({ cursor: queryCursor, limit: limitParameter(config.api.marketsList, 'market rows'), as_of: queryAsOf });
 
 /** Query of top-markets (REST) and the parameters of get_top_markets (MCP) beside `trader`. */
 export const topMarketsQuerySchema = ({ api: { topMarkets } }: Config) =>
@@ -61,6 +62,7 @@ export const topMarketsQuerySchema = ({ api: { topMarkets } }: Config) =>
     n: queryInt(`Rows per slice; default ${topMarkets.defaultN}; clamped to ${topMarkets.minN}..${topMarkets.maxN}.`, {
       default: topMarkets.defaultN,
     }).optional(),
+    as_of: queryAsOf,
   });
 
 const marketCursor = (context: RouteContext) =>
@@ -81,11 +83,16 @@ export async function listTraderMarkets(
   const trader = traderOf(call.admitted);
   const cursor = marketCursor(context);
   const after = cursor.decode(query.cursor, trader.wallet);
-  const page = await context.reader.marketsPage(trader.wallet, {
-    after,
-    limit,
-    historyDepth: call.caller.limits.historyDepth,
-  });
+  const request = { after, limit, historyDepth: call.caller.limits.historyDepth };
+  const page =
+    query.as_of === undefined
+      ? await context.reader.marketsPage(trader.wallet, request)
+      : await readTraderMarkets(
+          context.store,
+          trader.wallet,
+          request,
+          traderSourcesOf(context, trader.wallet, query.as_of),
+        );
   return { trader, markets: page.markets, next_cursor: page.next ? cursor.encode(trader.wallet, page.next) : null };
 }
 
@@ -105,7 +112,7 @@ export async function getTopMarkets(
       trader.wallet,
       n,
       { historyDepth: call.caller.limits.historyDepth },
-      context.reader.sources,
+      traderSourcesOf(context, trader.wallet, query.as_of),
     )),
   };
 }

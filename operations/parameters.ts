@@ -27,6 +27,25 @@ export const queryEpochSeconds = (description: string) =>
   queryInt(
     `${description} Epoch seconds (an integer). The store holds 0..${MAX_EPOCH_SECONDS}: an earlier time means the first second; a start after the last second selects nothing, an end after it means the last second.`,
   );
+/**
+ * `as_of`: the answer as the service knew it at that instant (epoch seconds, 0..now). A time in the future
+ * has nothing to say yet: 422 naming the parameter (judged against the wall clock when the request is read).
+ */
+export const queryAsOf = z
+  .preprocess(
+    numericText,
+    z
+      .int()
+      .min(0)
+      .refine((seconds) => seconds <= Math.floor(Date.now() / 1000), {
+        message: 'as_of is in the future: pass a past instant (epoch seconds) or omit it for now',
+      }),
+  )
+  .optional()
+  .meta({
+    description:
+      "Epoch seconds: the answer as the service knew it then, computed only from fills, legs, prices and resolutions stamped at or before it (a market resolved later is open, marked at its last trade before it) and the provider's profile as reported by then. Immutable: carries an ETag, and If-None-Match answers 304. In the future: 422.",
+  });
 /** A number query parameter; beyond ±2^53 is 422 (no threshold means anything there, and the store refuses such literals). */
 export const queryNumber = (
   description: string,

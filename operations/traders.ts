@@ -3,7 +3,10 @@ import { z } from 'zod';
 import { POLYMARKET_V1_FIRST_BLOCK } from '../projections/vocabulary.ts';
 import type { Config } from '../config.ts';
 import { readTraderCard, type CardSettings, type TraderCard } from '../projections/cards.ts';
+import { asOfSources } from '../projections/as-of.ts';
+import type { ReadSources } from '../projections/sources.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
+import { queryAsOf } from './parameters.ts';
 
 export const traderParamsSchema = z.object({
   trader: z.string().meta({
@@ -22,9 +25,22 @@ export function cardSettingsOf(config: Config): CardSettings {
   };
 }
 
-/** get_trader_card: the career card of the call's trader. */
-export async function getTraderCard(context: RouteContext, call: Call): Promise<TraderCard> {
+/** Query of the card (REST) and its parameters beside `trader` (MCP get_trader_card). */
+export const cardQuerySchema = z.object({ as_of: queryAsOf });
+
+/** The reads about one trader: today's (cached), or as of a past instant. */
+export function traderSourcesOf(context: RouteContext, wallet: string, asOf: number | undefined): ReadSources {
+  return asOf === undefined ? context.reader.sources : asOfSources(context.reader.sources, context.store, wallet, asOf);
+}
+
+/** get_trader_card: the career card of the call's trader, now or as of a past instant. */
+export async function getTraderCard(
+  context: RouteContext,
+  call: Call,
+  query: z.infer<typeof cardQuerySchema> = {},
+): Promise<TraderCard> {
   const trader = traderOf(call.admitted);
   const { config } = context;
-  return readTraderCard(context.store, trader, cardSettingsOf(config), context.now(), context.reader.sources);
+  const sources = traderSourcesOf(context, trader.wallet, query.as_of);
+  return readTraderCard(context.store, trader, cardSettingsOf(config), query.as_of ?? context.now(), sources);
 }

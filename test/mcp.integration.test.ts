@@ -30,11 +30,11 @@ const config = inProcessConfig('mcp');
 const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   whoami: { properties: [], required: [] },
   list_popular_traders: { properties: [], required: [] },
-  get_trader_card: { properties: ['trader'], required: ['trader'] },
+  get_trader_card: { properties: ['trader', 'as_of'], required: ['trader'] },
   get_trader_skill: { properties: ['trader'], required: ['trader'] },
   list_skilled_traders: { properties: ['by', 'window', 'cursor', 'limit'], required: [] },
-  get_top_markets: { properties: ['trader', 'n'], required: ['trader'] },
-  list_trader_markets: { properties: ['trader', 'cursor', 'limit'], required: ['trader'] },
+  get_top_markets: { properties: ['trader', 'n', 'as_of'], required: ['trader'] },
+  list_trader_markets: { properties: ['trader', 'cursor', 'limit', 'as_of'], required: ['trader'] },
   get_market_summary: { properties: ['trader', 'market'], required: ['trader', 'market'] },
   get_market_events: {
     properties: ['trader', 'market', 'points', 'from_ts', 'to_ts', 'resolution'],

@@ -1,4 +1,5 @@
 /** A trader's markets: the recency-ordered list, the top-markets slices, and one market's summary. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteContext } from '../../operations/context.ts';
 import { type ApiApp, applyMarketCaching, callOf, errorResponses, notModifiedSchema } from '../http.ts';
 import {
@@ -17,6 +18,12 @@ import {
 import { traderParamsSchema } from '../../operations/traders.ts';
 export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;
+  /** An answer as of a past instant never changes: immutable with an ETag (304 on a match); today's is sent as is. */
+  const asOfCaching = <T>(request: FastifyRequest, reply: FastifyReply, body: T, asOf: number | undefined) => {
+    if (asOf !== undefined && applyMarketCaching(request, reply, body, true, config) === 'not-modified')
+      return reply.code(304).send(null);
+    return body;
+  };
 
   app.get(
     '/traders/:trader/markets',
@@ -39,10 +46,13 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           .join('\n\n'),
         params: traderParamsSchema,
         querystring: marketListQuerySchema(config),
-        response: { 200: marketListSchema, ...errorResponses(400, 403, 404, 504) },
+        response: { 200: marketListSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
-    async (request) => listTraderMarkets(context, callOf(request), request.query),
+    async (request, reply) => {
+      const body = await listTraderMarkets(context, callOf(request), request.query);
+      return asOfCaching(request, reply, body, request.query.as_of);
+    },
   );
 
   const { topMarkets } = config.api;
@@ -65,10 +75,13 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           .join(' '),
         params: traderParamsSchema,
         querystring: topMarketsQuerySchema(config),
-        response: { 200: topMarketsSchema, ...errorResponses(400, 403, 404, 504) },
+        response: { 200: topMarketsSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
-    async (request) => getTopMarkets(context, callOf(request), request.query),
+    async (request, reply) => {
+      const body = await getTopMarkets(context, callOf(request), request.query);
+      return asOfCaching(request, reply, body, request.query.as_of);
+    },
   );
 
   app.get(
