@@ -4,9 +4,18 @@
  */
 import { z } from 'zod';
 import { inListOrder } from '../projections/market-rows.ts';
-import { readSkillInputs, SKILL_BOOTSTRAP_SAMPLES, SKILL_MIN_MARKETS, skillOf } from '../projections/skill.ts';
+import {
+  readSkillInputs,
+  SKILL_BOOTSTRAP_SAMPLES,
+  SKILL_DEFAULT_PRIOR_SD,
+  SKILL_MIN_MARKETS,
+  skillOf,
+  type SkillPrior,
+} from '../projections/skill.ts';
 import { traderSchema } from '../projections/traders.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
+import { queryAsOf } from './parameters.ts';
+import { traderSourcesOf } from './traders.ts';
 
 const usd = z.number();
 const ratio = z.number().nullable();
@@ -85,19 +94,32 @@ export const traderSkillSchema = z.object({
 
 export type TraderSkillAnswer = z.infer<typeof traderSkillSchema>;
 
+/** Query of the skill answer (REST) and its parameters beside `trader` (MCP get_trader_skill). */
+export const skillQuerySchema = z.object({ as_of: queryAsOf });
+
 /**
- * get_trader_skill: the skill answer of the call's trader. A caller with a history depth weighs only the
- * trader's most recent markets (the markets list's order), as it sees only those.
+ * The prior of an answer as of a past instant: the population then is not computed, and today's would let
+ * later results in, so the default prior shrinks it and no percentile is given.
  */
-export async function getTraderSkill(context: RouteContext, call: Call): Promise<TraderSkillAnswer> {
+const PAST_PRIOR: SkillPrior = { priorVariance: SKILL_DEFAULT_PRIOR_SD ** 2, shrunkEdges: [], wallets: 0 };
+
+/**
+ * get_trader_skill: the skill answer of the call's trader, today or as of a past instant. A caller with a
+ * history depth weighs only the trader's most recent markets (the markets list's order), as it sees only those.
+ */
+export async function getTraderSkill(
+  context: RouteContext,
+  call: Call,
+  query: z.infer<typeof skillQuerySchema> = {},
+): Promise<TraderSkillAnswer> {
   const trader = traderOf(call.admitted);
   const [inputs, prior] = await Promise.all([
-    readSkillInputs(context.store, trader.wallet),
-    context.reader.skillPrior(context.now()),
+    readSkillInputs(context.store, trader.wallet, query.as_of),
+    query.as_of === undefined ? context.reader.skillPrior(context.now()) : PAST_PRIOR,
   ]);
   const depth = call.caller.limits.historyDepth;
   if (depth >= 0) {
-    const { markets } = await context.reader.walletMarkets(trader.wallet);
+    const { markets } = await traderSourcesOf(context, trader.wallet, query.as_of).walletMarkets(trader.wallet);
     const visible = new Set(
       [...markets]
         .sort(inListOrder)

@@ -33,7 +33,8 @@ const STAGED_PAIRS = `WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup
               AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})`;
 const STAGED_MARKETS = `WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})`;
 
-const ROWS_AS_OF = derived(ROLLUP, [
+/** The wallet's market rows as of `{as_of}`: the rollup's SELECT, every output column named as its table's. */
+export const ROWS_AS_OF = derived(ROLLUP, [
   ['INSERT INTO {db:Identifier}.trader_markets_v2\n', '', 1],
   [STAGED_PAIRS, 'WHERE wallet = {wallet:String} AND ts <= {as_of:UInt32}', 2],
   [

@@ -9,6 +9,7 @@
  * resolution at what they paid, so a loser never sold nor redeemed is a loss) and the wallet's buys in those
  * markets; the population's per-wallet sums come from the same rows in one aggregate.
  */
+import { ROWS_AS_OF } from './as-of.ts';
 import { mulberry32 } from './random.ts';
 import type { Store } from './store.ts';
 
@@ -24,7 +25,7 @@ const HELD_EPSILON = 1e-6;
  * The prior's spread of edges across traders when the population cannot estimate it (fewer than two ranked
  * wallets, or edges that spread no more than their own noise): an edge of ±10% per dollar is already rare.
  */
-const SKILL_DEFAULT_PRIOR_SD = 0.1;
+export const SKILL_DEFAULT_PRIOR_SD = 0.1;
 
 /** One resolved market of the trader, as the skill answer weighs it. */
 export interface SkillMarket {
@@ -47,64 +48,74 @@ export interface SkillBuy {
   payout: number;
 }
 
-const SKILL_MARKETS = `
-SELECT m.condition_id AS condition_id, m.pnl_usd AS pnl_usd, m.buy_usd AS cost_usd, m.buy_tokens AS tokens_bought,
-       (m.redeem_tokens > {held:Float64} OR abs(m.net_tokens1) + abs(m.net_tokens2) > {held:Float64}) AS held_to_resolution,
-       coalesce(r.ts, 0) AS resolved_ts
-FROM
-(
-    SELECT condition_id, resolved, pnl_usd, buy_usd, buy_tokens, redeem_tokens, net_tokens1, net_tokens2
+/** The wallet's newest row of each market: the markets of today's answer. */
+const NEWEST_ROWS = `
+    SELECT condition_id, resolved, pnl_usd, buy_usd, buy_tokens, redeem_tokens, net_tokens1, net_tokens2, up_payout
     FROM {db:Identifier}.trader_markets_v2
     WHERE wallet = {wallet:String}
     ORDER BY version DESC
-    LIMIT 1 BY condition_id
-) AS m
+    LIMIT 1 BY condition_id`;
+
+/** The sample's markets from the wallet's rows `rows` (today's, or as of a past instant), with their resolution time. */
+const skillMarketsOf = (rows: string) => `
+SELECT m.condition_id AS condition_id, m.pnl_usd AS pnl_usd, m.buy_usd AS cost_usd, m.buy_tokens AS tokens_bought,
+       (m.redeem_tokens > {held:Float64} OR abs(m.net_tokens1) + abs(m.net_tokens2) > {held:Float64}) AS held_to_resolution,
+       coalesce(r.ts, 0) AS resolved_ts
+FROM (${rows}) AS m
 LEFT JOIN
 (
     SELECT condition_id, ts
     FROM {db:Identifier}.market_resolutions_v2
-    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
+    WHERE ts <= {as_of:UInt32}
+      AND condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
     ORDER BY ts DESC
     LIMIT 1 BY condition_id
 ) AS r ON r.condition_id = m.condition_id
 WHERE m.resolved AND m.buy_usd > 0
 ORDER BY condition_id`;
 
-const SKILL_BUYS = `
+/** The buys (up to `as_of`) in the sample's markets, each with what its token paid, from the rows `rows`. */
+const skillBuysOf = (rows: string) => `
 SELECT f.condition_id AS condition_id, f.usd / f.size_tokens AS price, f.size_tokens AS tokens,
        if(f.token_side = 1, m.up_payout, 1 - m.up_payout) AS payout
 FROM
 (
     SELECT condition_id, token_side, size_tokens, usd
     FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String} AND condition_id IN {markets:Array(String)} AND side = 'BUY'
+    WHERE wallet = {wallet:String} AND condition_id IN {markets:Array(String)} AND side = 'BUY' AND ts <= {as_of:UInt32}
     ORDER BY source_rank DESC
     LIMIT 1 BY wallet, condition_id, fill_id
 ) AS f
-INNER JOIN
-(
-    SELECT condition_id, up_payout
-    FROM {db:Identifier}.trader_markets_v2
-    WHERE wallet = {wallet:String} AND condition_id IN {markets:Array(String)}
-    ORDER BY version DESC
-    LIMIT 1 BY condition_id
-) AS m ON m.condition_id = f.condition_id
+INNER JOIN (SELECT condition_id, up_payout FROM (${rows}) WHERE condition_id IN {markets:Array(String)}) AS m
+    ON m.condition_id = f.condition_id
 WHERE m.up_payout IS NOT NULL`;
 
-/** The trader's resolved markets with a bought entry, and the buys in them. */
+const SKILL_QUERIES = {
+  today: { markets: skillMarketsOf(NEWEST_ROWS), buys: skillBuysOf(NEWEST_ROWS) },
+  asOf: { markets: skillMarketsOf(ROWS_AS_OF), buys: skillBuysOf(ROWS_AS_OF) },
+};
+
+/** The latest instant the store holds: "today" is as of it. */
+const LAST_SECOND = 4_294_967_295;
+
+/** The trader's resolved markets with a bought entry, and the buys in them: today, or as of `asOf` (epoch s). */
 export async function readSkillInputs(
   store: Store,
   wallet: string,
+  asOf?: number,
 ): Promise<{ markets: SkillMarket[]; buys: SkillBuy[] }> {
+  const queries = asOf === undefined ? SKILL_QUERIES.today : SKILL_QUERIES.asOf;
+  const as_of = asOf ?? LAST_SECOND;
   const rows = await store.query<Omit<SkillMarket, 'held_to_resolution'> & { held_to_resolution: number }>(
-    SKILL_MARKETS,
-    { wallet, held: HELD_EPSILON },
+    queries.markets,
+    { wallet, held: HELD_EPSILON, as_of },
   );
   const markets = rows.map((row) => ({ ...row, held_to_resolution: Boolean(row.held_to_resolution) }));
   if (markets.length === 0) return { markets, buys: [] };
-  const buys = await store.query<SkillBuy>(SKILL_BUYS, {
+  const buys = await store.query<SkillBuy>(queries.buys, {
     wallet,
     markets: markets.map((market) => market.condition_id),
+    as_of,
   });
   return { markets, buys };
 }

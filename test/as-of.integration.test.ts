@@ -175,6 +175,18 @@ describe('as_of: figures as the service knew them then', () => {
     expect(card800.upstream).toMatchObject({ pnl: 123, as_of: BASE_TS + 700 });
     const top = await get(`traders/${wallet}/top-markets?as_of=${BASE_TS + 400}`);
     expect(top.top_wins).toEqual([]);
+    // The skill answer: nothing resolved by then; after the resolution, m1's +6 on 4 (no population then).
+    const skillAt = async (asOf: number) =>
+      (await get(`traders/${wallet}/skill?as_of=${asOf}`)) as unknown as {
+        sample: { markets: number };
+        edge: { per_dollar: number | null };
+        rank: { percentile: number | null };
+      };
+    expect((await skillAt(BASE_TS + 400)).sample.markets).toBe(0);
+    const skill800 = await skillAt(BASE_TS + 800);
+    expect(skill800.sample.markets).toBe(1);
+    expect(skill800.edge.per_dollar).toBeCloseTo(6 / 4, 9);
+    expect(skill800.rank.percentile).toBeNull();
   });
 
   it('in the future: 422 naming as_of; as of the past: an ETag, and 304 on a match', async () => {

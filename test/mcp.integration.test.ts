@@ -31,7 +31,7 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   whoami: { properties: [], required: [] },
   list_popular_traders: { properties: [], required: [] },
   get_trader_card: { properties: ['trader', 'as_of'], required: ['trader'] },
-  get_trader_skill: { properties: ['trader'], required: ['trader'] },
+  get_trader_skill: { properties: ['trader', 'as_of'], required: ['trader'] },
   list_skilled_traders: { properties: ['by', 'window', 'cursor', 'limit'], required: [] },
   get_top_markets: { properties: ['trader', 'n', 'as_of'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit', 'as_of'], required: ['trader'] },

@@ -1,9 +1,9 @@
 /** `GET /traders/{trader}/skill`: is the trader good, or lucky (edge, calibration, interval, rank). */
 import type { RouteContext } from '../../operations/context.ts';
 import { historyDepthNote } from '../../operations/markets.ts';
-import { getTraderSkill, traderSkillSchema } from '../../operations/skill.ts';
+import { getTraderSkill, skillQuerySchema, traderSkillSchema } from '../../operations/skill.ts';
 import { traderParamsSchema } from '../../operations/traders.ts';
-import { type ApiApp, callOf, errorResponses } from '../http.ts';
+import { type ApiApp, applyMarketCaching, callOf, errorResponses, notModifiedSchema } from '../http.ts';
 
 export function registerSkillRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
@@ -15,6 +15,7 @@ export function registerSkillRoutes(app: ApiApp, context: RouteContext): void {
         summary: 'Is a trader good, or lucky',
         description: [
           "Over the trader's resolved markets with entries: edge (realized return per dollar above what the entry prices implied, net of fees; losers held to the resolution count), its 90% bootstrap interval (seeded: reproducible) and the edge shrunk toward 0 by the evidence; held-to-resolution and sold-before-resolution apart; calibration (the Brier score of the entry prices as forecasts of the outcomes bought, its decomposition and a table by price bucket); the percentile among wallets with enough resolved markets. Formulas with a worked example: docs/skill.md.",
+          'as_of (epoch seconds): the answer as known then, from the markets resolved and the fills made by then (no percentile, and the default prior: the population then is not computed); immutable, with an ETag.',
           historyDepthNote(
             context.config,
             (depth) => `the answer weighs only the trader's ${depth} most recent markets (the markets list's order).`,
@@ -23,9 +24,19 @@ export function registerSkillRoutes(app: ApiApp, context: RouteContext): void {
           .filter(Boolean)
           .join(' '),
         params: traderParamsSchema,
-        response: { 200: traderSkillSchema, ...errorResponses(400, 403, 404, 504) },
+        querystring: skillQuerySchema,
+        response: { 200: traderSkillSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
-    async (request) => getTraderSkill(context, callOf(request)),
+    async (request, reply) => {
+      const body = await getTraderSkill(context, callOf(request), request.query);
+      // As of a past instant the answer never changes: immutable, with an ETag.
+      if (
+        request.query.as_of !== undefined &&
+        applyMarketCaching(request, reply, body, true, context.config) === 'not-modified'
+      )
+        return reply.code(304).send(null);
+      return body;
+    },
   );
 }
