@@ -779,9 +779,13 @@ function inFlightLimits(env: z.output<typeof environmentSchema>) {
   const maxInFlight = env.API_MAX_IN_FLIGHT ?? 4 * initial;
   return {
     initialInFlight: Math.min(initial, maxInFlight),
+    // Embedded, never fewer than the start: fewer calls than the cores plus one leave a core idle (the
+    // calls' latency also rises with other processes' load on the machine, which fewer calls do not
+    // help). A server: a few.
+    minInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : initial, maxInFlight),
     // The uncontended latency is measured at this many calls at once: one per core embedded (a call
     // per core is not yet contention), a few on a server.
-    minInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : cores, maxInFlight),
+    baselineInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : cores, maxInFlight),
     maxInFlight,
     // The queue absorbs a burst of many users at once; the horizon is the wait a burst may be given (the
     // service's capacity over a short horizon), the target the wait under overload, where a longer one

@@ -80,6 +80,7 @@ function context(store: Store, budget: Budget): RouteContext {
     inFlight: new InFlightLimiter({
       initialInFlight: 1000,
       minInFlight: 1000,
+      baselineInFlight: 1000,
       maxInFlight: 1000,
       queueDepth: 0,
       maxQueueWaitMs: 0,

@@ -145,6 +145,7 @@ describe('load shedding', () => {
     const limits = {
       initialInFlight: 1,
       minInFlight: 1,
+      baselineInFlight: 1,
       maxInFlight: 1,
       queueDepth: 4,
       maxQueueWaitMs: 200,

@@ -2,8 +2,8 @@
  * The number of store calls worth running at once, measured from their latency: the gradient design of
  * Envoy's adaptive concurrency filter and Netflix's concurrency-limits, small enough to keep here.
  *
- * A baseline is the latency of calls that ran while no more than `minLimit` calls ran (the store was not
- * contended: Envoy's "minRTT", measured at a pinned low concurrency): the median of the recent ones,
+ * A baseline is the latency of calls that ran while no more than `baselineConcurrency` calls ran (the
+ * store was not contended: Envoy's "minRTT", measured at a pinned low concurrency): the median of the recent ones,
  * since answers of different kinds cost different amounts. Every `WINDOW_SAMPLES` completed calls, the
  * window's median latency is compared to the baseline with a tolerance:
  *
@@ -13,9 +13,13 @@
  * so the limit settles where a call takes TOLERANCE × its uncontended time: below it the store has idle
  * capacity (the limit grows, but only when the window met the limit: a limit that demand never reached
  * says nothing about what more calls would cost), above it the calls queue inside the store and slow
- * each other (it shrinks). When the limit falls to `minLimit`, every call refreshes the baseline, so a
- * baseline that has gone stale (a store that became slower for good) corrects itself, as Envoy's periodic
- * minRTT recalculation does. Until a baseline exists the limit stays where it started.
+ * each other (it shrinks). Every quiet moment (few calls at once) refreshes the baseline, and when the
+ * floor is at the baseline's concurrency a limit that fell to it refreshes it with every call, so a
+ * baseline that has gone stale corrects itself, as Envoy's periodic minRTT recalculation does. The floor
+ * may be above the baseline's concurrency: where the work is the machine's own cores (the embedded
+ * store), a limit below the cores plus one leaves a core idle while a call is between statements, and
+ * the latency of calls on a machine shared with other processes rises with their load, not with ours.
+ * Until a baseline exists the limit stays where it started.
  */
 
 /** Latency may grow to this multiple of the uncontended one before the limit shrinks. */
@@ -32,6 +36,8 @@ export interface AdaptiveLimitSettings {
   initialLimit: number;
   minLimit: number;
   maxLimit: number;
+  /** Calls at once at most for a latency to count as uncontended (default: minLimit). */
+  baselineConcurrency?: number;
 }
 
 function median(values: readonly number[]): number {
@@ -73,7 +79,7 @@ export class AdaptiveLimit {
   /** A call completed after `latencyMs`; at most `concurrency` calls ran at once while it did. */
   sample(latencyMs: number, concurrency: number): void {
     if (!(latencyMs >= 0) || !Number.isFinite(latencyMs)) return;
-    if (concurrency <= this.settings.minLimit) {
+    if (concurrency <= (this.settings.baselineConcurrency ?? this.settings.minLimit)) {
       if (this.#baseline.length < BASELINE_SAMPLES) this.#baseline.push(latencyMs);
       else this.#baseline[this.#baselineNext] = latencyMs;
       this.#baselineNext = (this.#baselineNext + 1) % BASELINE_SAMPLES;

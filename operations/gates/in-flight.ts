@@ -8,12 +8,14 @@
  *
  * The queue separates a burst from overload, as CoDel does: a queue that forms may last `maxQueueWaitMs`
  * (a burst the service can absorb within that short horizon waits and is served: every waiter admitted
- * then has its deadline within the horizon), served first-in-first-out. A queue that stands past the
- * horizon is overload: an arrival may then wait `targetQueueWaitMs` at most, and the newest waiter is
- * served first (adaptive LIFO: first-in-first-out would make every served call wait out the target on
- * top of its work; the older ones reach their deadline and are refused within it). Every arrival whose
- * predicted wait (the waiters ahead × the recent hold time ÷ the slots) misses its deadline is refused at
- * once, so a refusal is answered in milliseconds, never after seconds in a queue.
+ * then has its deadline within the horizon), served first-in-first-out. Demand beyond that (an arrival
+ * that finds no room within the horizon) is overload: the waiters that
+ * will not be served soon are refused at once, an arrival may then wait `targetQueueWaitMs` (or one turn
+ * of a slot) at most, and the newest waiter is served first (adaptive LIFO: first-in-first-out would make
+ * every served call wait out the wait on top of its work; the older ones reach their deadline and are
+ * refused within it). Every arrival whose predicted wait (the waiters ahead × the recent hold time ÷ the
+ * slots) misses its deadline is refused at once, so a refusal is answered in milliseconds, never after
+ * seconds in a queue.
  *
  * Fairness between users: waiters queue per user and the next slot goes to the users in turn (round
  * robin), so one user's burst cannot keep another's call waiting behind it; when the queue is full, an
@@ -26,15 +28,17 @@ import { AdaptiveLimit } from './adaptive-limit.ts';
 export interface InFlightLimits {
   /** Calls worked on at once at the start, before the limit has measured anything. */
   initialInFlight: number;
-  /** The adaptive limit's floor, and the concurrency at which the uncontended latency is measured. */
+  /** The adaptive limit's floor. */
   minInFlight: number;
+  /** Calls at once at most for a latency to count as uncontended (the adaptive limit's baseline). */
+  baselineInFlight: number;
   /** The adaptive limit's ceiling. */
   maxInFlight: number;
   /** Calls waiting for a slot, at most. */
   queueDepth: number;
   /** The short horizon: a queue that formed is served within this long, or refuses. */
   maxQueueWaitMs: number;
-  /** Once the queue has stood for the horizon (overload), the longest an arrival may wait. */
+  /** Under overload, the longest an arrival may wait (or one turn of a slot, if longer). */
   targetQueueWaitMs: number;
 }
 
@@ -66,6 +70,8 @@ export type Slot = () => void;
 
 interface Waiter {
   user: string;
+  /** Arrival order (ties of the clock included). */
+  order: number;
   enqueuedAt: number;
   deadline: number;
   grant: (slot: Slot) => void;
@@ -85,10 +91,15 @@ export class InFlightLimiter {
   /** Waiters per user; the map's order is the users' turn (a served user goes to the back). */
   readonly #queues = new Map<string, Waiter[]>();
   #queued = 0;
+  #arrivals = 0;
   /** When the current queue formed (null: no queue). */
   #queueSince: number | null = null;
-  /** Overload lasts until then (see #overloaded). */
-  #overloadedUntil = Number.NEGATIVE_INFINITY;
+  /** Overload, not a burst, since then (null: not overloaded; see #overloaded). */
+  #overloadSince: number | null = null;
+  /** Arrivals and refusals, each weighted by e^(−age / maxQueueWaitMs) as of #countedAt. */
+  #recentArrivals = 0;
+  #recentRefusals = 0;
+  #countedAt = 0;
   #averageHoldMs = 0;
   #holdMeasured = false;
   readonly #stats = {
@@ -108,6 +119,7 @@ export class InFlightLimiter {
     this.#limit = new AdaptiveLimit({
       initialLimit: limits.initialInFlight,
       minLimit: limits.minInFlight,
+      baselineConcurrency: limits.baselineInFlight,
       maxLimit: limits.maxInFlight,
     });
   }
@@ -124,11 +136,12 @@ export class InFlightLimiter {
       this.#stats.refusedOnArrival += 1;
       return Promise.resolve(null);
     }
+    this.#count(now, 1, 0);
     if (this.#queued === 0 && this.#running.size < this.#limit.slots) return Promise.resolve(this.#start(now));
     this.#limit.limitReached();
     const overloaded = this.#overloaded(now);
     const deadline = overloaded
-      ? now + this.limits.targetQueueWaitMs
+      ? now + this.#overloadWait()
       : Math.max(now + this.limits.targetQueueWaitMs, (this.#queueSince ?? now) + this.limits.maxQueueWaitMs);
     const predictedWait = ((this.#queued + 1) * this.#averageHoldMs) / this.#limit.slots;
     if (this.#queued + 1 > this.limits.queueDepth || now + predictedWait > deadline) {
@@ -136,7 +149,11 @@ export class InFlightLimiter {
       // (its oldest under overload, the one least likely to be served; else its newest, served last).
       const heaviest = this.#heaviestQueue();
       const own = this.#queues.get(user)?.length ?? 0;
-      if (!heaviest || heaviest.length <= own + 1) return this.#refuseOnArrival(now);
+      if (!heaviest || heaviest.length <= own + 1) {
+        // Demand exceeds what the slots serve within the horizon: overload from now on.
+        if (!overloaded) this.#enterOverload(now);
+        return this.#refuseOnArrival(now);
+      }
       (overloaded ? heaviest[0]! : heaviest.at(-1)!).refuse();
     }
     return new Promise((resolve) => {
@@ -158,6 +175,7 @@ export class InFlightLimiter {
       };
       const waiter: Waiter = {
         user,
+        order: this.#arrivals++,
         enqueuedAt: now,
         deadline,
         grant: (release) => {
@@ -167,7 +185,7 @@ export class InFlightLimiter {
         refuse: () => {
           leave();
           this.#stats.refusedAfterWaiting += 1;
-          this.#overloadedUntil = this.clockMs() + this.limits.maxQueueWaitMs;
+          this.#count(this.clockMs(), 0, 1);
           resolve(null);
         },
         timer: setTimeout(() => waiter.refuse(), Math.max(0, deadline - now)),
@@ -208,18 +226,54 @@ export class InFlightLimiter {
 
   #refuseOnArrival(now: number): Promise<null> {
     this.#stats.refusedOnArrival += 1;
-    this.#overloadedUntil = now + this.limits.maxQueueWaitMs;
+    this.#count(now, 0, 1);
     return Promise.resolve(null);
   }
 
+  /** Ages the recent counts to `now`, then adds arrivals and refusals. */
+  #count(now: number, arrivals: number, refusals: number): void {
+    const kept = Math.exp(-Math.max(0, now - this.#countedAt) / this.limits.maxQueueWaitMs);
+    this.#recentArrivals = this.#recentArrivals * kept + arrivals;
+    this.#recentRefusals = this.#recentRefusals * kept + refusals;
+    this.#countedAt = Math.max(this.#countedAt, now);
+  }
+
   /**
-   * Overload, not a burst: the queue has stood past the horizon, or a call was refused within the last
-   * horizon (a queue that empties for a moment between arrivals is still the same overload).
+   * Overload, not a burst: an arrival found no room within the horizon. It lasts at least a horizon,
+   * then while at least half of the recent arrivals are refused (demand twice what the slots serve): a
+   * queue that empties for a moment between arrivals is still the same overload, and at a lower demand
+   * the short overload wait refuses fewer than half, which ends it. A queue that is merely never empty
+   * (calls close to capacity, each served within the horizon) is not overload: entering it on that
+   * refused calls the service had time for.
    */
   #overloaded(now: number): boolean {
-    if (this.#queueSince !== null && now - this.#queueSince > this.limits.maxQueueWaitMs)
-      this.#overloadedUntil = Math.max(this.#overloadedUntil, now + this.limits.maxQueueWaitMs);
-    return now < this.#overloadedUntil;
+    if (
+      this.#overloadSince !== null &&
+      now - this.#overloadSince > this.limits.maxQueueWaitMs &&
+      this.#recentRefusals < 0.5 * this.#recentArrivals
+    )
+      this.#overloadSince = null;
+    return this.#overloadSince !== null;
+  }
+
+  /**
+   * The wait an arrival may be given under overload: the target, or one turn of a slot if that is longer
+   * (so that a freed slot finds the newest waiter ready rather than an empty queue).
+   */
+  #overloadWait(): number {
+    return Math.max(this.limits.targetQueueWaitMs, this.#averageHoldMs / this.#limit.slots);
+  }
+
+  /**
+   * From now on overloaded. The waiters the slots will not serve within the overload wait are refused at
+   * once, while they are young (the newest ones stay: served first from now on); left waiting, they
+   * would be refused at the end of the horizon: refusals of hundreds of milliseconds.
+   */
+  #enterOverload(now: number): void {
+    this.#overloadSince = now;
+    const keep = Math.max(1, Math.floor((this.#overloadWait() * this.#limit.slots) / Math.max(this.#averageHoldMs, 1)));
+    const waiters = [...this.#queues.values()].flat().sort((a, b) => b.order - a.order);
+    for (const waiter of waiters.slice(keep)) waiter.refuse();
   }
 
   #heaviestQueue(): Waiter[] | undefined {

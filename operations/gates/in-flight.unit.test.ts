@@ -8,6 +8,7 @@ import { InFlightLimiter, type InFlightLimits, type Slot } from './in-flight.ts'
 const LIMITS: InFlightLimits = {
   initialInFlight: 2,
   minInFlight: 2,
+  baselineInFlight: 2,
   maxInFlight: 2,
   queueDepth: 8,
   maxQueueWaitMs: 300,
@@ -48,7 +49,7 @@ describe('InFlightLimiter', () => {
     });
   });
 
-  it('refuses on arrival when the predicted wait (waiters ahead × average hold ÷ slots) misses the horizon', async () => {
+  it('refuses on arrival when the predicted wait (waiters ahead × average hold ÷ slots) misses the horizon; then overload: only the newest waiters that the slots serve within one turn stay', async () => {
     const { clock, limiter: shed } = limiter();
     const held = await granted(shed.acquire('a'));
     clock.ms += 100;
@@ -59,31 +60,35 @@ describe('InFlightLimiter', () => {
     const queued = Array.from({ length: 6 }, () => shed.acquire('a'));
     expect(shed.stats.queued).toBe(6);
     expect(await shed.acquire('a')).toBeNull();
-    expect(shed.stats).toMatchObject({ queued: 6, refusedOnArrival: 1 });
-    void queued;
+    // One turn of a slot (the hold ÷ the slots) serves one waiter: the newest stays, the five older are refused now,
+    // not at the end of the horizon.
+    for (const waiter of queued.slice(0, 5)) expect(await waiter).toBeNull();
+    expect(shed.stats).toMatchObject({ queued: 1, refusedOnArrival: 1, refusedAfterWaiting: 5 });
   });
 
-  it('once the queue has stood past the horizon (overload): the target wait, the newest waiter first', async () => {
-    const { clock, limiter: shed } = limiter({ maxQueueWaitMs: 100, targetQueueWaitMs: 20 });
+  it('overload (an arrival found no room): the newest waiter first; the older ones are refused at their deadline', async () => {
+    const { clock, limiter: shed } = limiter({ queueDepth: 3, maxQueueWaitMs: 100, targetQueueWaitMs: 20 });
     const a = await granted(shed.acquire('a'));
     await granted(shed.acquire('a'));
     const served: string[] = [];
     const waiter = (name: string) => shed.acquire('a').then((release) => (release && served.push(name), release));
-    const older = waiter('older'); // deadline: the horizon, 100
-    clock.ms = 90;
-    const middle = waiter('middle'); // deadline: still the horizon's end, 110
-    clock.ms = 105;
-    // The queue formed 105 ms ago: overload. The older waiter's deadline has passed (refused, not started
-    // late); this arrival may wait the target only, and is served first.
-    const newer = waiter('newer');
-    expect(await older).toBeNull();
-    clock.ms = 106;
-    a();
-    await granted(newer);
-    expect(served).toEqual(['newer']);
-    clock.ms = 111;
+    const first = waiter('first'); // deadline: the horizon, 100
+    clock.ms = 5;
+    const second = waiter('second');
+    clock.ms = 10;
+    const third = waiter('third');
+    clock.ms = 20;
+    // No room: refused, and overload from now on.
     expect(await shed.acquire('a')).toBeNull();
-    expect(await middle).toBeNull();
+    clock.ms = 30;
+    a();
+    await granted(third);
+    expect(served).toEqual(['third']);
+    // Past the horizon: the older waiters are refused (not started late) at the next look.
+    clock.ms = 101;
+    expect(await shed.acquire('a')).toBeNull();
+    expect(await first).toBeNull();
+    expect(await second).toBeNull();
   });
 
   it("fair: another user's call is served before one user's burst waiting ahead of it", async () => {
@@ -140,6 +145,7 @@ describe('InFlightLimiter', () => {
         const { clock, limiter: shed } = limiter({
           initialInFlight: maxLimit,
           minInFlight: 1,
+          baselineInFlight: 1,
           maxInFlight: maxLimit,
           queueDepth: 6,
           maxQueueWaitMs: 100,
@@ -198,6 +204,14 @@ describe('AdaptiveLimit', () => {
     expect(limit.baselineMs).toBeNaN();
   });
 
+  it('a floor above the uncontended concurrency: the baseline is measured below it, the limit never goes under it', () => {
+    const limit = new AdaptiveLimit({ initialLimit: 3, minLimit: 3, maxLimit: 12, baselineConcurrency: 2 });
+    feed(limit, 10, 2, 4);
+    expect(limit.baselineMs).toBe(10);
+    feed(limit, 100, 3, 20);
+    expect(limit.slots).toBe(3);
+  });
+
   it('shrinks while calls take more than the tolerance over the uncontended latency, grows while they take less', () => {
     const limit = new AdaptiveLimit(settings);
     feed(limit, 10, 2, 4);
@@ -239,11 +253,12 @@ describe('AdaptiveLimit', () => {
 
 describe('load shedding defaults (config)', () => {
   const cores = availableParallelism();
-  it('embedded: starts at one more than the cores (at least 3), measured down to the cores, up to four times the start', () => {
+  it('embedded: starts at one more than the cores (at least 3), never below, up to four times the start; uncontended at the cores', () => {
     const start = Math.max(2, cores) + 1;
     expect(parseConfig({}).api.inFlight).toEqual({
       initialInFlight: start,
-      minInFlight: cores,
+      minInFlight: start,
+      baselineInFlight: cores,
       maxInFlight: 4 * start,
       queueDepth: 64,
       maxQueueWaitMs: 300,
@@ -254,6 +269,7 @@ describe('load shedding defaults (config)', () => {
     expect(parseConfig({ CLICKHOUSE_URL: 'http://clickhouse:8123' }).api.inFlight).toMatchObject({
       initialInFlight: 16,
       minInFlight: 4,
+      baselineInFlight: 4,
       maxInFlight: 64,
     });
   });
@@ -261,6 +277,7 @@ describe('load shedding defaults (config)', () => {
     expect(parseConfig({ API_MAX_IN_FLIGHT: '1' }).api.inFlight).toMatchObject({
       initialInFlight: 1,
       minInFlight: 1,
+      baselineInFlight: 1,
       maxInFlight: 1,
     });
   });
