@@ -10,8 +10,7 @@
  * (a burst the service can absorb within that short horizon waits and is served: every waiter admitted
  * then has its deadline within the horizon), served first-in-first-out. Demand beyond that (an arrival
  * that finds no room within the horizon) is overload: the waiters that
- * will not be served soon are refused at once, an arrival may then wait `targetQueueWaitMs` (or one turn
- * of a slot) at most, and the newest waiter is served first (adaptive LIFO: first-in-first-out would make
+ * will not be served soon are refused at once, an arrival may then wait `targetQueueWaitMs` at most, and the newest waiter is served first (adaptive LIFO: first-in-first-out would make
  * every served call wait out the wait on top of its work; the older ones reach their deadline and are
  * refused within it). Every arrival whose predicted wait (the waiters ahead × the recent hold time ÷ the
  * slots) misses its deadline is refused at once, so a refusal is answered in milliseconds, never after
@@ -38,7 +37,7 @@ export interface InFlightLimits {
   queueDepth: number;
   /** The short horizon: a queue that formed is served within this long, or refuses. */
   maxQueueWaitMs: number;
-  /** Under overload, the longest an arrival may wait (or one turn of a slot, if longer). */
+  /** Under overload, the longest an arrival may wait. */
   targetQueueWaitMs: number;
 }
 
@@ -257,11 +256,13 @@ export class InFlightLimiter {
   }
 
   /**
-   * The wait an arrival may be given under overload: the target, or one turn of a slot if that is longer
-   * (so that a freed slot finds the newest waiter ready rather than an empty queue).
+   * The wait an arrival may be given under overload: the target. One turn of a slot would keep a waiter
+   * ready for every freed slot, but a turn is the hold ÷ the slots, tens of milliseconds when the store
+   * is slow, and a waiter that is then refused has waited that long for its refusal; under overload the
+   * next arrival refills a freed slot within milliseconds anyway.
    */
   #overloadWait(): number {
-    return Math.max(this.limits.targetQueueWaitMs, this.#averageHoldMs / this.#limit.slots);
+    return this.limits.targetQueueWaitMs;
   }
 
   /**

@@ -49,7 +49,7 @@ describe('InFlightLimiter', () => {
     });
   });
 
-  it('refuses on arrival when the predicted wait (waiters ahead × average hold ÷ slots) misses the horizon; then overload: only the newest waiters that the slots serve within one turn stay', async () => {
+  it('refuses on arrival when the predicted wait (waiters ahead × average hold ÷ slots) misses the horizon; then overload: only the newest waiter stays (the next one served)', async () => {
     const { clock, limiter: shed } = limiter();
     const held = await granted(shed.acquire('a'));
     clock.ms += 100;
@@ -60,8 +60,8 @@ describe('InFlightLimiter', () => {
     const queued = Array.from({ length: 6 }, () => shed.acquire('a'));
     expect(shed.stats.queued).toBe(6);
     expect(await shed.acquire('a')).toBeNull();
-    // One turn of a slot (the hold ÷ the slots) serves one waiter: the newest stays, the five older are refused now,
-    // not at the end of the horizon.
+    // The overload wait serves no more than the next waiter: the newest stays, the five older are refused
+    // now, not at the end of the horizon.
     for (const waiter of queued.slice(0, 5)) expect(await waiter).toBeNull();
     expect(shed.stats).toMatchObject({ queued: 1, refusedOnArrival: 1, refusedAfterWaiting: 5 });
   });
