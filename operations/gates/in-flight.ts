@@ -55,6 +55,8 @@ export interface InFlightStats {
   /** Refused: on arrival (no room within the deadline), and after waiting (the deadline passed, or evicted). */
   refusedOnArrival: number;
   refusedAfterWaiting: number;
+  /** Times the limiter went from burst to overload. */
+  overloads: number;
   /** The longest time a call that got a slot spent in the queue, ms. */
   maxQueueWaitMs: number;
   /** The current average time a call holds its slot, ms (the smoothed figure the prediction uses). */
@@ -106,6 +108,7 @@ export class InFlightLimiter {
     startedAfterQueueing: 0,
     refusedOnArrival: 0,
     refusedAfterWaiting: 0,
+    overloads: 0,
     maxQueueWaitMs: 0,
     released: 0,
     heldMs: 0,
@@ -217,6 +220,7 @@ export class InFlightLimiter {
       startedAfterQueueing: 0,
       refusedOnArrival: 0,
       refusedAfterWaiting: 0,
+      overloads: 0,
       maxQueueWaitMs: 0,
       released: 0,
       heldMs: 0,
@@ -272,6 +276,7 @@ export class InFlightLimiter {
    */
   #enterOverload(now: number): void {
     this.#overloadSince = now;
+    this.#stats.overloads += 1;
     const keep = Math.max(1, Math.floor((this.#overloadWait() * this.#limit.slots) / Math.max(this.#averageHoldMs, 1)));
     const waiters = [...this.#queues.values()].flat().sort((a, b) => b.order - a.order);
     for (const waiter of waiters.slice(keep)) waiter.refuse();

@@ -81,6 +81,8 @@ interface Phase {
   slowRefusals: number;
   /** The limiter's refusals after a wait in its queue (the rest were refused on arrival). */
   refusedAfterWaiting: number;
+  /** Times the limiter went from burst to overload. */
+  overloads: number;
   other: number;
   errors: number;
   maxQueueWaitMs: number;
@@ -127,7 +129,7 @@ function answersOf(result: LoadResult) {
 function phaseOf(
   rate: number,
   { result, loopDelayP99, cpuCores, loopBusy }: Awaited<ReturnType<typeof measured>>,
-  { maxQueueWaitMs, released, heldMs, limit, refusedAfterWaiting }: InFlightStats,
+  { maxQueueWaitMs, released, heldMs, limit, refusedAfterWaiting, overloads }: InFlightStats,
 ): Phase {
   const { served, refused, other } = answersOf(result);
   return {
@@ -140,6 +142,7 @@ function phaseOf(
     refusedP99: percentile(refused, 0.99),
     slowRefusals: refused.filter((ms) => ms > REFUSAL_AIM_MS).length,
     refusedAfterWaiting,
+    overloads,
     other,
     errors: result.errors,
     maxQueueWaitMs,
@@ -315,10 +318,10 @@ async function main(): Promise<void> {
       const probed = answersOf(await probing);
       runs.push({ capacity, sustainable, overload, probe: probed });
       console.log(
-        `run ${run} (load ${sustainable.load.toFixed(1)} → ${overload.load.toFixed(1)}): capacity ${capacity.toFixed(0)}/s; at ${rate}/s served p50 ${ms(sustainable.servedP50)} p99 ${ms(sustainable.servedP99)} (refused ${sustainable.refused}); ` +
+        `run ${run} (load ${sustainable.load.toFixed(1)} → ${overload.load.toFixed(1)}): capacity ${capacity.toFixed(0)}/s; at ${rate}/s served p50 ${ms(sustainable.servedP50)} p99 ${ms(sustainable.servedP99)} (refused ${sustainable.refused}, ${sustainable.overloads} overloads); ` +
           `at ${rate * FACTOR}/s goodput ${overload.goodput.toFixed(0)}/s (${(overload.goodput / capacity).toFixed(2)} × capacity), served p50 ${ms(overload.servedP50)} p99 ${ms(overload.servedP99)}, refused ${overload.refused} p99 ${ms(overload.refusedP99)} (${overload.slowRefusals} over ${REFUSAL_AIM_MS} ms; ${overload.refusedAfterWaiting} after queueing), ` +
           `max queue wait ${ms(overload.maxQueueWaitMs)}, limit ${sustainable.limit} → ${overload.limit}, mean hold ${ms(sustainable.meanHoldMs)} → ${ms(overload.meanHoldMs)}, other ${overload.other}, errors ${overload.errors}; ` +
-          `probe: served ${probed.served.length} p99 ${ms(percentile(probed.served, 0.99))}, refused ${probed.refused.length} (${probed.refused.filter((value) => value > REFUSAL_AIM_MS).length} over ${REFUSAL_AIM_MS} ms); ` +
+          `probe: served ${probed.served.length} p99 ${ms(percentile(probed.served, 0.99))}, refused ${probed.refused.length} p99 ${ms(percentile(probed.refused, 0.99))} (${probed.refused.filter((value) => value > REFUSAL_AIM_MS).length} over ${REFUSAL_AIM_MS} ms); ` +
           `server event-loop delay p99 ${ms(sustainable.loopDelayP99)} → ${ms(overload.loopDelayP99)}, CPU ${sustainable.cpuCores.toFixed(2)} → ${overload.cpuCores.toFixed(2)} cores, event loop busy ${sustainable.loopBusy.toFixed(2)} → ${overload.loopBusy.toFixed(2)}`,
       );
     }
@@ -351,7 +354,7 @@ async function main(): Promise<void> {
       `    refused (503 overloaded)               ${med((run) => run.overload.refused)} answers, p99 ${ms(refusedP99)} (aim ≤ ${REFUSAL_AIM_MS} ms), ${med((run) => run.overload.slowRefusals)} over it`,
     );
     console.log(
-      `    probe client (${PROBE_RATE}/s, own process)      served ${med((run) => run.probe.served.length)} p99 ${ms(med((run) => percentile(run.probe.served, 0.99)))}, refused ${med((run) => run.probe.refused.length)} (${med((run) => run.probe.refused.filter((value) => value > REFUSAL_AIM_MS).length)} over ${REFUSAL_AIM_MS} ms)`,
+      `    probe client (${PROBE_RATE}/s, own process)      served ${med((run) => run.probe.served.length)} p99 ${ms(med((run) => percentile(run.probe.served, 0.99)))}, refused ${med((run) => run.probe.refused.length)} p99 ${ms(med((run) => percentile(run.probe.refused, 0.99)))} (${med((run) => run.probe.refused.filter((value) => value > REFUSAL_AIM_MS).length)} over ${REFUSAL_AIM_MS} ms)`,
     );
     console.log(
       `    longest queue wait of a served call    ${ms(Math.max(...runs.map((run) => run.overload.maxQueueWaitMs)))} (burst horizon ${limits.maxQueueWaitMs} ms)`,
