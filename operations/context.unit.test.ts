@@ -84,6 +84,7 @@ function context(store: Store, budget: Budget): RouteContext {
       maxInFlight: 1000,
       queueDepth: 0,
       maxQueueWaitMs: 0,
+      burstQueueWaitMs: 0,
       targetQueueWaitMs: 0,
     }),
   };

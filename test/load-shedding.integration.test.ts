@@ -17,7 +17,7 @@ import { QueryHold } from './harness/gates.ts';
 const config: Config = inProcessConfig(
   'shed',
   { API_MAX_IN_FLIGHT: '3' },
-  { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000, targetQueueWaitMs: 60_000 } } },
+  { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000, burstQueueWaitMs: 60_000, targetQueueWaitMs: 60_000 } } },
 );
 const { maxInFlight, queueDepth } = config.api.inFlight;
 const NOW_S = Math.floor(Date.now() / 1000);
@@ -149,6 +149,7 @@ describe('load shedding', () => {
       maxInFlight: 1,
       queueDepth: 4,
       maxQueueWaitMs: 200,
+      burstQueueWaitMs: 200,
       targetQueueWaitMs: 10,
     };
     const { api, hold, limiter } = await start(limits);

@@ -7,8 +7,9 @@
  * How many at once is measured, not fixed: an adaptive limit from the calls' latency (adaptive-limit.ts).
  *
  * The queue separates a burst from overload, as CoDel does: a queue that forms may last `maxQueueWaitMs`
- * (a burst the service can absorb within that short horizon waits and is served: every waiter admitted
- * then has its deadline within the horizon), served first-in-first-out. Demand beyond that (an arrival
+ * (`burstQueueWaitMs` while it is mostly one account's burst: a plan's burst on a loaded machine outlasts
+ * the shorter one) — a burst the service can absorb within that short horizon waits and is served: every
+ * waiter admitted then has its deadline within the horizon — served first-in-first-out. Demand beyond that (an arrival
  * that finds no room within the horizon) is overload: the waiters that
  * will not be served soon are refused at once, an arrival may then wait `targetQueueWaitMs` at most, and the newest waiter is served first (adaptive LIFO: first-in-first-out would make
  * every served call wait out the wait on top of its work; the older ones reach their deadline and are
@@ -35,8 +36,10 @@ export interface InFlightLimits {
   maxInFlight: number;
   /** Calls waiting for a slot, at most. */
   queueDepth: number;
-  /** The short horizon: a queue that formed is served within this long, or refuses. */
+  /** The short horizon: a queue of many accounts' calls that formed is served within this long, or refuses. */
   maxQueueWaitMs: number;
+  /** The burst horizon: the same for a queue that is mostly one account's burst. */
+  burstQueueWaitMs: number;
   /** Under overload, the longest an arrival may wait. */
   targetQueueWaitMs: number;
 }
@@ -142,15 +145,19 @@ export class InFlightLimiter {
     if (this.#queued === 0 && this.#running.size < this.#limit.slots) return Promise.resolve(this.#start(now));
     this.#limit.limitReached();
     const overloaded = this.#overloaded(now);
+    const own = this.#queues.get(user)?.length ?? 0;
+    // One account's burst (most of the queue its own) may take the longer burst horizon: the service
+    // serves it within that when nobody else asks; a queue of many accounts' calls is load, held to the
+    // shorter one.
+    const horizon = 2 * (own + 1) > this.#queued + 1 ? this.limits.burstQueueWaitMs : this.limits.maxQueueWaitMs;
     const deadline = overloaded
       ? now + this.#overloadWait()
-      : Math.max(now + this.limits.targetQueueWaitMs, (this.#queueSince ?? now) + this.limits.maxQueueWaitMs);
-    const predictedWait = ((this.#queued + 1) * this.#averageHoldMs) / this.#limit.slots;
+      : Math.max(now + this.limits.targetQueueWaitMs, (this.#queueSince ?? now) + horizon);
+    const predictedWait = ((this.#ahead(user, own) + 1) * this.#averageHoldMs) / this.#limit.slots;
     if (this.#queued + 1 > this.limits.queueDepth || now + predictedWait > deadline) {
       // Fair queueing's drop: the user with the most waiters gives up one place for a user with fewer
       // (its oldest under overload, the one least likely to be served; else its newest, served last).
       const heaviest = this.#heaviestQueue();
-      const own = this.#queues.get(user)?.length ?? 0;
       if (!heaviest || heaviest.length <= own + 1) {
         // Demand exceeds what the slots serve within the horizon: overload from now on.
         if (!overloaded) this.#enterOverload(now);
@@ -280,6 +287,16 @@ export class InFlightLimiter {
     const keep = Math.max(1, Math.floor((this.#overloadWait() * this.#limit.slots) / Math.max(this.#averageHoldMs, 1)));
     const waiters = [...this.#queues.values()].flat().sort((a, b) => b.order - a.order);
     for (const waiter of waiters.slice(keep)) waiter.refuse();
+  }
+
+  /**
+   * The waiters served before a new one of `user` (with `own` waiting), in turns: its own, and of every
+   * other account as many as it has, up to one more than `user`'s own (each turn serves one of each).
+   */
+  #ahead(user: string, own: number): number {
+    let ahead = own;
+    for (const [other, queue] of this.#queues) if (other !== user) ahead += Math.min(queue.length, own + 1);
+    return ahead;
   }
 
   #heaviestQueue(): Waiter[] | undefined {

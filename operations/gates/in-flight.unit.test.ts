@@ -12,13 +12,15 @@ const LIMITS: InFlightLimits = {
   maxInFlight: 2,
   queueDepth: 8,
   maxQueueWaitMs: 300,
+  burstQueueWaitMs: 300,
   targetQueueWaitMs: 10,
 };
 
-/** A limiter on a clock the test moves. */
+/** A limiter on a clock the test moves (one horizon for bursts and load unless the test sets both). */
 function limiter(limits: Partial<InFlightLimits> = {}) {
   const clock = { ms: 0 };
-  return { clock, limiter: new InFlightLimiter({ ...LIMITS, ...limits }, () => clock.ms) };
+  const horizons = { burstQueueWaitMs: limits.maxQueueWaitMs ?? LIMITS.maxQueueWaitMs };
+  return { clock, limiter: new InFlightLimiter({ ...LIMITS, ...horizons, ...limits }, () => clock.ms) };
 }
 
 const granted = async (slot: Promise<Slot | null>): Promise<Slot> => {
@@ -89,6 +91,25 @@ describe('InFlightLimiter', () => {
     expect(await shed.acquire('a')).toBeNull();
     expect(await first).toBeNull();
     expect(await second).toBeNull();
+  });
+
+  it("one account's burst may wait the burst horizon; other accounts' calls wait turns, not behind the whole burst", async () => {
+    const { clock, limiter: shed } = limiter({ queueDepth: 64, maxQueueWaitMs: 100, burstQueueWaitMs: 1000 });
+    const held = await granted(shed.acquire('a'));
+    clock.ms += 100;
+    held(); // the average hold is now 100 ms: 50 ms per place on 2 slots
+    await granted(shed.acquire('a'));
+    await granted(shed.acquire('a'));
+    // Ten of one account's calls: 500 ms of waiting, within the burst horizon (the shorter one fits one).
+    for (let index = 0; index < 10; index++) void shed.acquire('a');
+    expect(shed.stats).toMatchObject({ queued: 10, refusedOnArrival: 0 });
+    // Another account's call waits one turn behind the burst, not behind all of it.
+    void shed.acquire('b');
+    expect(shed.stats).toMatchObject({ queued: 11, refusedOnArrival: 0 });
+    // A third account's would wait three turns, past the shorter horizon of a queue of many accounts'
+    // calls: it takes the place of the burst's newest waiter (refused at once) instead.
+    void shed.acquire('c');
+    expect(shed.stats).toMatchObject({ queued: 11, refusedOnArrival: 0, refusedAfterWaiting: 1 });
   });
 
   it("fair: another user's call is served before one user's burst waiting ahead of it", async () => {
@@ -262,6 +283,7 @@ describe('load shedding defaults (config)', () => {
       maxInFlight: 4 * start,
       queueDepth: 64,
       maxQueueWaitMs: 300,
+      burstQueueWaitMs: 1000,
       targetQueueWaitMs: 10,
     });
   });
