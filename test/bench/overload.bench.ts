@@ -262,7 +262,7 @@ async function main(): Promise<void> {
     });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     console.log(
-      `limits: in flight adaptive from ${limits.initialInFlight} within [${limits.minInFlight}, ${limits.maxInFlight}] (uncontended at ≤ ${limits.baselineInFlight}), queue depth ${limits.queueDepth}, burst horizon ${limits.maxQueueWaitMs} ms, overload wait ${limits.targetQueueWaitMs} ms; capacity measured by ${workers} workers`,
+      `limits: in flight adaptive from ${limits.initialInFlight} within [${limits.minInFlight}, ${limits.maxInFlight}] (uncontended at ≤ ${limits.baselineInFlight}), queue depth ${limits.queueDepth}, horizons ${limits.maxQueueWaitMs} ms (${limits.burstQueueWaitMs} ms for one account's burst), overload wait ${limits.targetQueueWaitMs} ms; capacity measured by ${workers} workers`,
     );
 
     // Warm-up: caches (keys, store), the limiter's hold average and its baseline.
@@ -357,7 +357,7 @@ async function main(): Promise<void> {
       `    probe client (${PROBE_RATE}/s, own process)      served ${med((run) => run.probe.served.length)} p99 ${ms(med((run) => percentile(run.probe.served, 0.99)))}, refused ${med((run) => run.probe.refused.length)} p99 ${ms(med((run) => percentile(run.probe.refused, 0.99)))} (${med((run) => run.probe.refused.filter((value) => value > REFUSAL_AIM_MS).length)} over ${REFUSAL_AIM_MS} ms)`,
     );
     console.log(
-      `    longest queue wait of a served call    ${ms(Math.max(...runs.map((run) => run.overload.maxQueueWaitMs)))} (burst horizon ${limits.maxQueueWaitMs} ms)`,
+      `    longest queue wait of a served call    ${ms(Math.max(...runs.map((run) => run.overload.maxQueueWaitMs)))} (horizons ${limits.maxQueueWaitMs} ms, ${limits.burstQueueWaitMs} ms for one account's burst)`,
     );
     console.log(
       `    adaptive limit                         ${med((run) => run.overload.limit)} (at the sustainable rate ${med((run) => run.sustainable.limit)})`,
