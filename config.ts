@@ -154,7 +154,7 @@ const apiVariables = {
   API_MAX_IN_FLIGHT: integer(1, 10_000)
     .optional()
     .describe(
-      'Calls one API instance works on at once; the excess waits briefly, then gets `503 overloaded`. Default: cores + 1 (at least 3) embedded, 16 with a server.',
+      "The most calls one API instance lets read the store at once: the ceiling of a limit measured from the calls' latency; the excess waits briefly, then gets `503 overloaded`. Default: 4 × (cores + 1, at least 3) embedded, 64 with a server.",
     ),
   API_CURSOR_SECRET: secret.describe(
     'HMAC secret of paging cursors, the same on every API instance. Absent: random per process.',
@@ -391,9 +391,11 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   MCP_PUBLIC_URL: 'derived: PUBLIC_URL/mcp (set PUBLIC_URL)',
   MCP_OAUTH_SCOPE: "constant 'analytics:read' (mcp.scope)",
   MCP_OAUTH_CLOCK_TOLERANCE_S: 'constant 30 s (mcp.oauth.clockToleranceSeconds)',
-  API_OVERLOADED_IN_FLIGHT: 'derived: API_MAX_IN_FLIGHT − 1, at least 1',
-  API_QUEUE_DEPTH: 'constant 16 (api.inFlight.queueDepth)',
-  API_QUEUE_WAIT_MS: 'constant 30 ms (api.inFlight.maxQueueWaitMs)',
+  API_OVERLOADED_IN_FLIGHT:
+    'measured: the adaptive limit (operations/gates/adaptive-limit.ts), at most API_MAX_IN_FLIGHT',
+  API_QUEUE_DEPTH: 'constant 64 (api.inFlight.queueDepth)',
+  API_QUEUE_WAIT_MS:
+    "constants 300 ms, 1 s for one account's burst, 10 ms under overload (api.inFlight.maxQueueWaitMs, burstQueueWaitMs, targetQueueWaitMs)",
   API_KEY_CACHE_S: 'constant 10 s (api.keyCacheSeconds)',
   READ_CACHE_TRADER_NAME_S: 'constant 10 s (operations/reads.ts, trader_name)',
   READ_CACHE_TRADER_NAME_ENTRIES: 'one bound for names, marks and reports (operations/reads.ts)',
@@ -782,15 +784,29 @@ function merged(base: unknown, overrides: unknown, at: string): unknown {
 function inFlightLimits(env: z.output<typeof environmentSchema>) {
   // Embedded: the reads run on this machine's cores, and one call more than the cores keeps them busy
   // while another is between statements, in the gates or in serialization. A server has its own cores.
-  const maxInFlight = env.API_MAX_IN_FLIGHT ?? (env.CLICKHOUSE_URL ? 16 : Math.max(2, availableParallelism()) + 1);
+  const cores = Math.max(1, availableParallelism());
+  const initial = env.CLICKHOUSE_URL ? 16 : Math.max(2, cores) + 1;
+  // The adaptive limit measures from here; API_MAX_IN_FLIGHT caps it (and the start and floor with it).
+  const maxInFlight = env.API_MAX_IN_FLIGHT ?? 4 * initial;
   return {
+    initialInFlight: Math.min(initial, maxInFlight),
+    // Embedded, never fewer than the start: fewer calls than the cores plus one leave a core idle (the
+    // calls' latency also rises with other processes' load on the machine, which fewer calls do not
+    // help). A server: a few.
+    minInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : initial, maxInFlight),
+    // The uncontended latency is measured at this many calls at once: one per core embedded (a call
+    // per core is not yet contention), a few on a server.
+    baselineInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : cores, maxInFlight),
     maxInFlight,
-    // While overloaded, one call fewer, so that the calls served do not slow each other down.
-    overloadedInFlight: Math.max(1, maxInFlight - 1),
-    // A short queue absorbs a burst's simultaneous arrivals; a longer wait would only add latency to calls
-    // that are refused anyway once the slots stay full.
-    queueDepth: 16,
-    maxQueueWaitMs: 30,
+    // The queue absorbs a burst of many users at once; the horizons are the wait a burst may be given (the
+    // service's capacity over a short horizon), the target the wait under overload, where a longer one
+    // would only add latency to the calls served.
+    queueDepth: 64,
+    maxQueueWaitMs: 300,
+    // One account's burst (its plan allows it) may wait longer: on a loaded machine ten calls of a
+    // Basic burst outlast the shorter horizon, and the service has the capacity for them within this.
+    burstQueueWaitMs: 1000,
+    targetQueueWaitMs: 10,
   };
 }
 

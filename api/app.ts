@@ -30,6 +30,7 @@ import { readCacheOf, Reader } from '../operations/reads.ts';
 import { ApiError, errors, toApiError } from '../operations/errors.ts';
 import { Budget } from '../operations/gates/budget.ts';
 import { InFlightLimiter } from '../operations/gates/in-flight.ts';
+import { storeWithSlots } from '../operations/gates/store-slot.ts';
 import { MemoryGates } from '../operations/gates/memory.ts';
 import type { GateStore } from '../operations/gates/store.ts';
 import { type ApiApp, errorResponses } from './http.ts';
@@ -267,7 +268,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
 async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
-  const store = instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds));
+  // A read inside a metered call takes the call's slot of the store's work first (load shedding).
+  const store = storeWithSlots(instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds)));
   // Cache hits are no statements: the cache sits outside the store's instrumentation.
   let cache = api.cache;
   if (!cache) {
@@ -359,6 +361,12 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
           heavy: budget?.heavy?.(request.query as Record<string, unknown>) ?? false,
           signal: connection.signal,
         });
+      });
+      // The route's handler runs as its call, so that its store reads take the call's slot (and a
+      // call answered from memory takes none). Callback style: the handler is called from `done`.
+      v1.addHook('preHandler', (request, _reply, done) => {
+        if (request.admitted) request.admitted.storeSlot.run(done);
+        else done();
       });
       v1.addHook('onResponse', async (request) => {
         request.admitted?.release();

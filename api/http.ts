@@ -75,7 +75,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: "Plan walls (do not retry; relay the message): depth_gated (market outside a Basic caller's history depth: the trader's most recent markets, as GET /me history_depth counts them), wallet_quota (fourth new distinct wallet in a UTC day on Basic; carries used, limit, resets_at). Counts one call.",
   404: 'trader_not_found (unknown display name) or market_not_found (unknown market, or one this trader never traded). Counts one call.',
   429: 'rate_limited or busy (transient: wait retry_after seconds / the Retry-After header), daily_limit or monthly_limit (quota spent: relay and stop), too_many_auth_failures. A 429 consumes nothing.',
-  503: 'overloaded: this instance is at capacity and did not start the call (transient: retry after retry_after seconds / the Retry-After header; consumes nothing, like a 429).',
+  503: "overloaded: this instance is at capacity and did not start the call (decided after the plan's gates, only for a call that needs the store; transient: retry after retry_after seconds / the Retry-After header; consumes nothing, like a 429).",
   504: 'query_timeout: a heavy query on a very large account took too long; ask for fewer rows.',
 };
 

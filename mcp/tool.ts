@@ -146,7 +146,7 @@ async function runTool<Input extends z.ZodObject, Output extends z.ZodObject>(
       signal: AbortSignal.any([session.signal, cancelled]),
     });
     const call = { caller: session.caller, admitted };
-    const body = await tool.run(session.context, call, args);
+    const body = await admitted.storeSlot.run(() => tool.run(session.context, call, args));
     const structured = encodeResponse(tool.output, body, `tool ${tool.name}`) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (failure) {

@@ -14,6 +14,7 @@ import { ApiError, errors } from './errors.ts';
 import type { Admission, Budget } from './gates/budget.ts';
 import type { WalletRequestLog } from './wallet-requests.ts';
 import type { InFlightLimiter } from './gates/in-flight.ts';
+import { StoreSlot } from './gates/store-slot.ts';
 
 export interface RouteContext {
   config: Config;
@@ -28,7 +29,7 @@ export interface RouteContext {
   budget: Budget;
   /** Where wallets clients ask about are noted for the upstream poller (absent without Redis). */
   walletRequests?: WalletRequestLog;
-  /** Load shedding: the calls this instance works on at once, and the queue in front of them. */
+  /** Load shedding: the calls that read the store at once, and the queue in front of them (gates/store-slot.ts). */
   inFlight: InFlightLimiter;
 }
 
@@ -41,6 +42,8 @@ export interface AdmittedCall extends Admission {
   trader: Trader | null;
   /** Why `{trader}` did not resolve (400 invalid_wallet, 404 trader_not_found): answered after the call was counted. */
   traderRefusal: ApiError | null;
+  /** The call's slot of the store's work: run the operation inside it (`storeSlot.run`). */
+  storeSlot: StoreSlot;
 }
 
 export interface CallRequest {
@@ -57,31 +60,41 @@ export interface CallRequest {
  * by the distinct-wallet gate, so a `{trader}` is resolved around it: a 0x wallet or profile URL is
  * parsed without the store; a display name is looked up first (it has no wallet until then). A trader
  * that does not resolve still costs a call (400 and 404 count), so its refusal is kept for the route.
+ *
+ * The plan's gates decide first; the store's capacity (load shedding) only when the call reads the
+ * store: its slot is taken at its first store read (gates/store-slot.ts), so a call beyond its plan's
+ * burst is the plan's 429 however busy the instance, and a call answered from memory is never shed. A
+ * call shed after its admission gets back what the gates consumed: a 503 overloaded (or 429 busy)
+ * consumes nothing, like any 429.
  */
 export async function admitCall(context: RouteContext, caller: Caller, call: CallRequest): Promise<AdmittedCall> {
-  // First a slot of this instance's work (load shedding), before anything is read or counted: a call
-  // refused here consumed nothing. The slot is held until the call's release (its answer, or its caller gone).
-  const slot = await context.inFlight.acquire(call.signal);
-  if (!slot) throw call.heavy ? errors.busy(caller.limits, SHED_RETRY_SECONDS) : errors.overloaded(SHED_RETRY_SECONDS);
+  const storeSlot = new StoreSlot(
+    context.inFlight,
+    caller.accountId,
+    () => (call.heavy ? errors.busy(caller.limits, SHED_RETRY_SECONDS) : errors.overloaded(SHED_RETRY_SECONDS)),
+    call.signal,
+  );
   let admission: Admission;
   let wallet: string | null;
   let name: string | null;
   let traderRefusal: ApiError | null;
   try {
-    const located = call.trader === undefined ? null : await locateTrader(context.store, call.trader);
+    const located =
+      call.trader === undefined ? null : await storeSlot.run(() => locateTrader(context.store, call.trader!));
     traderRefusal = located instanceof ApiError ? located : null;
     wallet = located === null || located instanceof ApiError ? null : located.wallet;
     name = located === null || located instanceof ApiError ? null : located.name;
     const admitted = await context.budget.admit(caller, { address: call.address, wallet, heavy: call.heavy });
+    storeSlot.onRefused = () => admitted.refund();
     admission = {
       ...admitted,
       release: () => {
         admitted.release();
-        slot();
+        storeSlot.release();
       },
     };
   } catch (failure) {
-    slot();
+    storeSlot.release();
     throw failure;
   }
   // A wallet asked about in an admitted call (the budget bounds how many a caller can name) reaches the
@@ -90,8 +103,9 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
   if (call.signal?.aborted) admission.release();
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
   try {
-    const trader = wallet === null ? null : { wallet, name: name ?? (await context.reader.traderName(wallet)) };
-    return { ...admission, trader, traderRefusal };
+    const trader =
+      wallet === null ? null : { wallet, name: name ?? (await storeSlot.run(() => context.reader.traderName(wallet))) };
+    return { ...admission, trader, traderRefusal, storeSlot };
   } catch (failure) {
     admission.release();
     throw failure;

@@ -56,7 +56,7 @@ function recordingBudget() {
   const budget = {
     async admit(_caller: Caller, call: CallShape): Promise<Admission> {
       calls.push(call);
-      return { usage: USAGE, release: () => (releases += 1) };
+      return { usage: USAGE, release: () => (releases += 1), refund: () => Promise.resolve() };
     },
   } as unknown as Budget;
   return { budget, calls, releases: () => releases };
@@ -77,7 +77,16 @@ function context(store: Store, budget: Budget): RouteContext {
     cursors: new Cursors('x'.repeat(16)),
     now: () => 0,
     resolveTrader: (id) => resolveTrader(reader, id),
-    inFlight: new InFlightLimiter({ maxInFlight: 1000, queueDepth: 0, maxQueueWaitMs: 0 }),
+    inFlight: new InFlightLimiter({
+      initialInFlight: 1000,
+      minInFlight: 1000,
+      baselineInFlight: 1000,
+      maxInFlight: 1000,
+      queueDepth: 0,
+      maxQueueWaitMs: 0,
+      burstQueueWaitMs: 0,
+      targetQueueWaitMs: 0,
+    }),
   };
 }
 

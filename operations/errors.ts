@@ -92,8 +92,9 @@ export const errors = {
       { 'Retry-After': String(retryAfterSeconds) },
     ),
   /**
-   * Transient: this instance has more calls in flight and queued than it can answer within its queue
-   * bound (load shedding). Consumes nothing, like a 429; a heavy read gets `busy` instead.
+   * Transient: this instance cannot start the call's store work within its queue's bounds (load
+   * shedding, after the plan's gates). Consumes nothing, like a 429 (what the gates consumed is given
+   * back); a heavy read gets `busy` instead.
    */
   overloaded: (retryAfterSeconds: number) =>
     new ApiError(

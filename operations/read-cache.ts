@@ -153,7 +153,9 @@ export class ReadCache implements ChangeListener {
     this.options.observe?.(policy.name, kept ? 'hit' : 'miss');
     if (kept) return Promise.resolve(kept.value as T);
     const running = this.#running<T>(policy, key, args);
-    if (running) return running;
+    // A shared read that failed for its caller's own reason (that call was shed before it read) says
+    // nothing about the answer: this call reads it itself.
+    if (running) return running.catch((failure: unknown) => (isCallersOwn(failure) ? read() : Promise.reject(failure)));
     const token = this.begin(policy);
     if (!this.#keeps(policy, token)) return read();
     const reading = read().then((value) => {
@@ -238,6 +240,13 @@ export class ReadCache implements ChangeListener {
       policy.follows !== undefined && this.following && this.#versions.of(policy.follows, String(args[0])) <= token
     );
   }
+}
+
+/** A failure of one call's own (operations/gates/store-slot.ts: a call refused a store slot). */
+function isCallersOwn(failure: unknown): boolean {
+  return (
+    typeof failure === 'object' && failure !== null && (failure as { ownedByCaller?: unknown }).ownedByCaller === true
+  );
 }
 
 function keyOf(policy: AnyPolicy, args: readonly unknown[]): string {

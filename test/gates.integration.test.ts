@@ -506,6 +506,41 @@ describe.each(GATE_KINDS)('gate store %s, directly', (kind) => {
     expect((await store.admit(request(t0 + 30_000, { heavy: true }))).kind).toBe('admitted');
   });
 
+  it('a refund gives back what the call consumed (token, minute, quotas, a new wallet, its slot), once', async () => {
+    const store = stores.open(kind);
+    const t0 = Date.UTC(2026, 10, 22, 9);
+    const user = { userId: `refund-${kind}`, emissionIntervalMs: 1000, burst: 2, rpm: 2, dailyCap: 2, monthlyCap: 5 };
+    const wallet = { wallet: makeWallet('refund'), walletCap: 1, heavy: true, laneCap: 1 };
+    const first = await store.admit(request(t0, { ...user, ...wallet, requestId: 'refund-1' }));
+    expect(first).toMatchObject({ kind: 'admitted', wallet: 'counted', atMs: t0 });
+    if (first.kind !== 'admitted') return;
+    const refund = {
+      userId: user.userId,
+      requestId: 'refund-1',
+      atMs: first.atMs,
+      emissionIntervalMs: user.emissionIntervalMs,
+      daily: true,
+      monthly: true,
+      wallet: wallet.wallet,
+    };
+    await store.refund(refund);
+    await store.refund(refund); // the second finds nothing to give back
+    // As if the first call never happened: the full bucket, the minute, both quotas, the wallet cap and
+    // the heavy lane all admit the same call twice more.
+    const again = await store.admit(request(t0, { ...user, ...wallet, requestId: 'refund-2' }));
+    expect(again).toMatchObject({
+      kind: 'admitted',
+      wallet: 'counted',
+      usage: { tokensRemaining: 1, rpmUsed: 1, dayRequests: 1, monthRequests: 1 },
+    });
+    await store.release(user.userId, 'refund-2');
+    expect(await store.admit(request(t0, { ...user, ...wallet, requestId: 'refund-3' }))).toMatchObject({
+      kind: 'admitted',
+      wallet: 'free',
+      usage: { tokensRemaining: 0, rpmUsed: 2, dayRequests: 2, monthRequests: 2 },
+    });
+  });
+
   it("the quotas' UTC calendar: the reset is the next midnight and the next first of a month, on any date", async () => {
     const store = stores.open(kind);
     // Dates around every kind of boundary: month ends of 28, 29, 30 and 31 days, year ends, leap days.
@@ -546,6 +581,7 @@ describe('when the gate store cannot answer', () => {
       kind: 'redis',
       admit: () => Promise.reject(new Error('connection refused')),
       release: () => Promise.reject(new Error('connection refused')),
+      refund: () => Promise.reject(new Error('connection refused')),
       authFailure: () => Promise.reject(new Error('connection refused')),
       blockedFor: () => Promise.reject(new Error('connection refused')),
       close: () => Promise.resolve(),

@@ -1,8 +1,10 @@
 /**
- * Load shedding: with N calls in flight (held at their store read) and the queue full, the next call is
- * refused at once — 503 overloaded with Retry-After on REST and MCP, 429 busy for a heavy read — and
- * consumes no call (GET /me counts only what was served); a queued call that waits out the bound is
- * refused too. The semantics only: no timing is asserted (bench:overload measures the latencies).
+ * Load shedding: with N calls in flight (held at their store read) and the queue full, the next call
+ * that reads the store is refused at once — 503 overloaded with Retry-After on REST and MCP, 429 busy
+ * for a heavy read — and consumes no call (the gates admitted it first and got it back: GET /me counts
+ * only what was served), while a call answered from memory (GET /me) is served; a queued call that
+ * waits out the bound is refused too. The semantics only: no timing is asserted (bench:overload
+ * measures the latencies).
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +17,7 @@ import { QueryHold } from './harness/gates.ts';
 const config: Config = inProcessConfig(
   'shed',
   { API_MAX_IN_FLIGHT: '3' },
-  { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000 } } },
+  { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000, burstQueueWaitMs: 60_000, targetQueueWaitMs: 60_000 } } },
 );
 const { maxInFlight, queueDepth } = config.api.inFlight;
 const NOW_S = Math.floor(Date.now() / 1000);
@@ -102,8 +104,10 @@ describe('load shedding', () => {
     const waiting = Array.from({ length: queueDepth }, (_, index) => api.get(card(maxInFlight + index)));
     await queued(limiter, queueDepth);
 
-    // The next calls, over every transport, while all of the above are still held.
-    const refused = await api.get('me');
+    // The next calls, over every transport, while all of the above are still held. A call answered from
+    // memory (the caller's budget) takes no slot: it is served.
+    expect((await api.get('me')).statusCode).toBe(200);
+    const refused = await api.get(card(90));
     expect(refused.statusCode).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
     expect(bodyOf(refused)).toEqual({
@@ -115,7 +119,7 @@ describe('load shedding', () => {
     expect(heavy.statusCode).toBe(429);
     expect(bodyOf(heavy)).toMatchObject({ error: 'busy', retry_after: 1 });
     expect(heavy.headers['retry-after']).toBe('1');
-    const tool = await mcpCall(api, 'whoami');
+    const tool = await mcpCall(api, 'get_trader_card', { trader: makeWallet('shed-tool') });
     expect(tool.statusCode).toBe(200);
     const result = (
       JSON.parse(tool.body) as { result: { isError: boolean; structuredContent: Record<string, unknown> } }
@@ -131,13 +135,23 @@ describe('load shedding', () => {
     expect((await Promise.all([...inFlight, ...waiting])).map((response) => response.statusCode)).toEqual(
       Array(maxInFlight + queueDepth).fill(200),
     );
-    // Served: the first /me, the held and queued cards, and this /me. The three refusals are not there.
-    expect(await monthRequests(api)).toBe(before + maxInFlight + queueDepth + 1);
+    // Served: the first /me, the held and queued cards, the /me beside them, and this /me. The three
+    // refusals are not there.
+    expect(await monthRequests(api)).toBe(before + maxInFlight + queueDepth + 2);
     expect(limiter.stats).toMatchObject({ running: 0, queued: 0 });
   });
 
   it('a queued call that waits out the bound is refused then, and consumes no call', async () => {
-    const limits = { maxInFlight: 1, queueDepth: 4, maxQueueWaitMs: 200 };
+    const limits = {
+      initialInFlight: 1,
+      minInFlight: 1,
+      baselineInFlight: 1,
+      maxInFlight: 1,
+      queueDepth: 4,
+      maxQueueWaitMs: 200,
+      burstQueueWaitMs: 200,
+      targetQueueWaitMs: 10,
+    };
     const { api, hold, limiter } = await start(limits);
     const before = await monthRequests(api);
     hold.holding = true;

@@ -134,4 +134,4 @@ if heavy then
   redis.call('ZADD', KEYS[4], now + lease, request_id)
   redis.call('PEXPIRE', KEYS[4], lease + GC_MS)
 end
-return {'admitted', usage_tail[1], usage_tail[2], usage_tail[3], usage_tail[4], wallet_state}
+return {'admitted', usage_tail[1], usage_tail[2], usage_tail[3], usage_tail[4], wallet_state, tostring(now)}

@@ -17,7 +17,7 @@ import {
   heavyReadsCapacity,
   heavyReadsInFlight,
 } from '../../metrics/registry.ts';
-import type { GateStore, GateUsage, GateVerdict } from './store.ts';
+import type { GateStore, GateUsage, GateVerdict, RefundRequest } from './store.ts';
 
 /** Usage numbers of `/me`: the governing call window is the nonzero one. */
 export interface UsageReport {
@@ -31,6 +31,12 @@ export interface Admission {
   usage: UsageReport;
   /** Gives back a heavy-read slot; idempotent, and a no-op for other calls. */
   release(): void;
+  /**
+   * Gives back everything the call consumed (its token, its place in the minute, its quota call, the
+   * wallet it counted) and its heavy-read slot: the call was shed before it was served. Idempotent;
+   * never rejects (a gate store that cannot answer is logged).
+   */
+  refund(): Promise<void>;
 }
 
 export interface CallShape {
@@ -105,10 +111,20 @@ export class Budget {
     } catch (failure) {
       this.#storeFailed(failure, 'admit');
       const unmetered = { tokensRemaining: limits.burst, rpmUsed: 0, dayRequests: 0, monthRequests: 0 };
-      return { ...this.#admission(caller, requestId, call.heavy, false, unmetered), unmetered: true };
+      return { ...this.#admission(caller, requestId, call.heavy, null, unmetered), unmetered: true };
     }
-    if (verdict.kind === 'admitted')
-      return { ...this.#admission(caller, requestId, call.heavy, true, verdict.usage), unmetered: false };
+    if (verdict.kind === 'admitted') {
+      const refund: RefundRequest = {
+        userId: caller.accountId,
+        requestId,
+        atMs: verdict.atMs,
+        emissionIntervalMs: 1000 / limits.rps,
+        daily: limits.dailyRequests > 0,
+        monthly: limits.monthlyRequests > 0,
+        wallet: verdict.wallet === 'counted' ? call.wallet : null,
+      };
+      return { ...this.#admission(caller, requestId, call.heavy, refund, verdict.usage), unmetered: false };
+    }
     if (call.heavy) {
       this.#heavyInFlight -= 1;
       heavyReadsInFlight.dec();
@@ -165,19 +181,35 @@ export class Budget {
     return this.#heavyInFlight;
   }
 
-  #admission(caller: Caller, requestId: string, heavy: boolean, leasedInStore: boolean, usage: GateUsage): Admission {
+  /** `metered`: what the store consumed (null: served unmetered, the store did not answer). */
+  #admission(
+    caller: Caller,
+    requestId: string,
+    heavy: boolean,
+    metered: RefundRequest | null,
+    usage: GateUsage,
+  ): Admission {
     let released = !heavy;
+    let refunded: Promise<void> | null = null;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.#heavyInFlight -= 1;
+      heavyReadsInFlight.dec();
+      if (metered)
+        this.store
+          .release(caller.accountId, requestId)
+          .catch((failure: unknown) => this.#storeFailed(failure, 'release'));
+    };
     return {
       usage: this.#usageReport(caller, usage),
-      release: () => {
-        if (released) return;
-        released = true;
-        this.#heavyInFlight -= 1;
-        heavyReadsInFlight.dec();
-        if (leasedInStore)
-          this.store
-            .release(caller.accountId, requestId)
-            .catch((failure: unknown) => this.#storeFailed(failure, 'release'));
+      release,
+      refund: () => {
+        release();
+        refunded ??= metered
+          ? this.store.refund(metered).catch((failure: unknown) => this.#storeFailed(failure, 'refund'))
+          : Promise.resolve();
+        return refunded;
       },
     };
   }

@@ -4,7 +4,14 @@ import { createLogger } from '../../log.ts';
 import type { Caller } from '../auth.ts';
 import { ApiError } from '../errors.ts';
 import { Budget } from './budget.ts';
-import type { AuthFailureRequest, AuthFailureVerdict, GateRequest, GateStore, GateVerdict } from './store.ts';
+import type {
+  AuthFailureRequest,
+  AuthFailureVerdict,
+  GateRequest,
+  GateStore,
+  GateVerdict,
+  RefundRequest,
+} from './store.ts';
 
 const config = parseConfig(
   { HEAVY_READS_PER_INSTANCE: '2', AUTH_FAILURE_LIMIT: '3' },
@@ -30,7 +37,7 @@ class ScriptedStore implements GateStore {
   readonly requests: GateRequest[] = [];
   readonly released: [string, string][] = [];
   readonly failures: AuthFailureRequest[] = [];
-  verdict: GateVerdict | Error = { kind: 'admitted', usage: USAGE, wallet: 'none' };
+  verdict: GateVerdict | Error = { kind: 'admitted', usage: USAGE, wallet: 'none', atMs: 0 };
   authVerdict: AuthFailureVerdict | Error = { kind: 'recorded', failures: 1, nowBlocked: false };
 
   async admit(request: GateRequest): Promise<GateVerdict> {
@@ -40,6 +47,10 @@ class ScriptedStore implements GateStore {
   }
   async release(userId: string, requestId: string): Promise<void> {
     this.released.push([userId, requestId]);
+  }
+  readonly refunds: RefundRequest[] = [];
+  async refund(request: RefundRequest): Promise<void> {
+    this.refunds.push(request);
   }
   async authFailure(request: AuthFailureRequest): Promise<AuthFailureVerdict> {
     this.failures.push(request);

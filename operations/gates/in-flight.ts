@@ -1,54 +1,65 @@
 /**
- * Load shedding: a bound on the calls this instance works on at once, with a short queue in front.
- * A call that would wait longer than the configured bound is refused at once (503 overloaded, or 429
- * busy for a heavy read) instead of queueing for seconds and ending in a 504: an instance that cannot
- * keep up says so fast, and a refusal costs the caller nothing (it comes before the budget is drawn).
+ * Load shedding of the store's work: how many calls read the store at once, and a short, fair queue in
+ * front of them. Only a call that reads the store takes a slot, and only once its plan's gates admitted
+ * it (operations/context.ts): an answer from memory never waits here, and a call beyond its plan's burst
+ * is the plan's 429, not a 503.
  *
- * The wait is predicted at arrival from the queue ahead and the recent time a call holds its slot
- * (an exponential average), so that the excess is refused on arrival rather than after waiting out the
- * bound; a queued call that has still not started when the bound runs out is refused then (the bound
- * holds even when the prediction was wrong). This instance's own, like the per-instance heavy-read cap.
+ * How many at once is measured, not fixed: an adaptive limit from the calls' latency (adaptive-limit.ts).
  *
- * While it refuses (calls were refused within the last few bounds) the queue serves the newest caller
- * first (adaptive LIFO, as in CoDel-style queue management): first-in-first-out would make every served
- * call wait nearly the whole bound on top of its work, while serving the newest keeps a served call's
- * wait near zero; a full queue lets a waiter past half the bound make room for an arrival (refused then,
- * within the bound), so that the waiter served next is a recent one. Without refusals (a burst within
- * capacity) the order stays first-in-first-out, so nobody is starved.
+ * The queue separates a burst from overload, as CoDel does: a queue that forms may last `maxQueueWaitMs`
+ * (`burstQueueWaitMs` while it is mostly one account's burst: a plan's burst on a loaded machine outlasts
+ * the shorter one) — a burst the service can absorb within that short horizon waits and is served: every
+ * waiter admitted then has its deadline within the horizon — served first-in-first-out. Demand beyond that (an arrival
+ * that finds no room within the horizon) is overload: the waiters that
+ * will not be served soon are refused at once, an arrival may then wait `targetQueueWaitMs` at most, and the newest waiter is served first (adaptive LIFO: first-in-first-out would make
+ * every served call wait out the wait on top of its work; the older ones reach their deadline and are
+ * refused within it). Every arrival whose predicted wait (the waiters ahead × the recent hold time ÷ the
+ * slots) misses its deadline is refused at once, so a refusal is answered in milliseconds, never after
+ * seconds in a queue.
  *
- * Under sustained overload (refusing, and at least half of the recent calls refused: demand twice what it serves
- * or more) it also works on fewer calls at once, `overloadedInFlight` (config.ts; default
- * one fewer): at full occupancy the calls in flight compete for the same cores (the time a call holds
- * its slot grows with the calls beside it), and the served calls' latency, not the
- * last few percent of throughput, is what an overloaded instance protects. A short burst of costly calls
- * (an agent's first look at a trader: several uncached reads at once) that meets the bound refuses a few
- * calls and keeps every slot: dropping one at the first refusal cut the capacity exactly when it was
- * short, and a handful of refusals cascaded into many more (bench:api's mix; test/bench/RESULTS.md).
+ * Fairness between users: waiters queue per user and the next slot goes to the users in turn (round
+ * robin), so one user's burst cannot keep another's call waiting behind it; when the queue is full, an
+ * arrival of a user with fewer waiters than the user with the most takes the place of one of that user's
+ * (refused at once), as fair queueing drops from the longest flow.
  */
 import { EventEmitter } from 'node:events';
+import { AdaptiveLimit } from './adaptive-limit.ts';
 
 export interface InFlightLimits {
-  /** Calls worked on at once. */
+  /** Calls worked on at once at the start, before the limit has measured anything. */
+  initialInFlight: number;
+  /** The adaptive limit's floor. */
+  minInFlight: number;
+  /** Calls at once at most for a latency to count as uncontended (the adaptive limit's baseline). */
+  baselineInFlight: number;
+  /** The adaptive limit's ceiling. */
   maxInFlight: number;
-  /** Calls worked on at once under sustained overload (default: one fewer than maxInFlight, at least one). */
-  overloadedInFlight?: number | undefined;
   /** Calls waiting for a slot, at most. */
   queueDepth: number;
-  /** No call waits in the queue longer than this. */
+  /** The short horizon: a queue of many accounts' calls that formed is served within this long, or refuses. */
   maxQueueWaitMs: number;
+  /** The burst horizon: the same for a queue that is mostly one account's burst. */
+  burstQueueWaitMs: number;
+  /** Under overload, the longest an arrival may wait. */
+  targetQueueWaitMs: number;
 }
 
 /** Counters since start (benchmarks and metrics). */
 export interface InFlightStats {
   running: number;
   queued: number;
+  /** The adaptive limit's current slots, and its measured uncontended hold, ms. */
+  limit: number;
+  baselineMs: number;
   /** Calls that got a slot (at once or after queueing). */
   started: number;
   /** Of those, the ones that queued first. */
   startedAfterQueueing: number;
-  /** Refused: on arrival (queue full or predicted wait too long) and after waiting out the bound. */
+  /** Refused: on arrival (no room within the deadline), and after waiting (the deadline passed, or evicted). */
   refusedOnArrival: number;
   refusedAfterWaiting: number;
+  /** Times the limiter went from burst to overload. */
+  overloads: number;
   /** The longest time a call that got a slot spent in the queue, ms. */
   maxQueueWaitMs: number;
   /** The current average time a call holds its slot, ms (the smoothed figure the prediction uses). */
@@ -62,23 +73,15 @@ export interface InFlightStats {
 export type Slot = () => void;
 
 interface Waiter {
+  user: string;
+  /** Arrival order (ties of the clock included). */
+  order: number;
   enqueuedAt: number;
+  deadline: number;
   grant: (slot: Slot) => void;
   refuse: () => void;
   timer: NodeJS.Timeout;
 }
-
-/** How long the instance counts as refusing after it last refused a call: three bounds, at most a second. */
-const OVERLOAD_MEMORY_BOUNDS = 3;
-const OVERLOAD_MEMORY_MAX_MS = 1000;
-/**
- * Sustained overload: the refused share of the recent arrivals (each counted with weight e^(−age / this))
- * at or above OVERLOADED_REFUSED_SHARE. The memory is short enough that under heavy overload the share
- * passes a half within a fraction of it (the served calls get the fewer slots almost at once), and long
- * enough that a short burst's refusals weigh against many more arrivals at a busy instance's rate.
- */
-const REFUSED_SHARE_MEMORY_MS = 150;
-const OVERLOADED_REFUSED_SHARE = 0.5;
 
 /** Weight of the latest hold time in the average (about the last 10 calls dominate). */
 const HOLD_SMOOTHING = 0.1;
@@ -86,21 +89,29 @@ const HOLD_SMOOTHING = 0.1;
 export class InFlightLimiter {
   /** 'queued' (queue length) when a call starts waiting: tests await it instead of polling. */
   readonly events = new EventEmitter();
-  #running = 0;
-  readonly #queue: Waiter[] = [];
-  #averageHoldMs = 0;
-  #holdMeasured = false;
-  /** When a call was last refused (on arrival or after waiting); none yet: -Infinity. */
-  #refusedAt = Number.NEGATIVE_INFINITY;
-  /** Arrivals and refusals, each weighted by e^(−age / REFUSED_SHARE_MEMORY_MS) as of #countedAt. */
+  readonly #limit: AdaptiveLimit;
+  /** Running calls, each with the most calls that ran at once while it did. */
+  readonly #running = new Set<{ peak: number }>();
+  /** Waiters per user; the map's order is the users' turn (a served user goes to the back). */
+  readonly #queues = new Map<string, Waiter[]>();
+  #queued = 0;
+  #arrivals = 0;
+  /** When the current queue formed (null: no queue). */
+  #queueSince: number | null = null;
+  /** Overload, not a burst, since then (null: not overloaded; see #overloaded). */
+  #overloadSince: number | null = null;
+  /** Arrivals and refusals, each weighted by e^(−age / maxQueueWaitMs) as of #countedAt. */
   #recentArrivals = 0;
   #recentRefusals = 0;
   #countedAt = 0;
+  #averageHoldMs = 0;
+  #holdMeasured = false;
   readonly #stats = {
     started: 0,
     startedAfterQueueing: 0,
     refusedOnArrival: 0,
     refusedAfterWaiting: 0,
+    overloads: 0,
     maxQueueWaitMs: 0,
     released: 0,
     heldMs: 0,
@@ -109,44 +120,61 @@ export class InFlightLimiter {
   constructor(
     readonly limits: InFlightLimits,
     private readonly clockMs: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.#limit = new AdaptiveLimit({
+      initialLimit: limits.initialInFlight,
+      minLimit: limits.minInFlight,
+      baselineConcurrency: limits.baselineInFlight,
+      maxLimit: limits.maxInFlight,
+    });
+  }
 
   /**
-   * A slot for one call: resolves to its release (idempotent), or to null when the call is refused: the
-   * queue is full, the predicted wait exceeds the bound, the bound ran out while queued, or `signal`
-   * aborted (the caller went away) while queued.
+   * A slot for one call of `user`: resolves to its release (idempotent), or to null when the call is
+   * refused: no room within its deadline on arrival, its deadline passed while queued, its place taken
+   * by a user with fewer waiters, or `signal` aborted (the caller went away) while queued.
    */
-  acquire(signal?: AbortSignal): Promise<Slot | null> {
+  acquire(user: string, signal?: AbortSignal): Promise<Slot | null> {
     const now = this.clockMs();
-    this.#count(now, 1, 0);
-    if (this.#running < this.#slots(now)) return Promise.resolve(this.#start(now));
-    // The places in the queue whose predicted wait (place × average hold ÷ slots) fits in the bound.
-    const places = Math.min(
-      this.limits.queueDepth,
-      Math.floor((this.limits.maxQueueWaitMs * this.#slots(now)) / Math.max(this.#averageHoldMs, Number.EPSILON)),
-    );
-    // Overloaded and full, a waiter that has spent half the bound already (behind newer arrivals, it will
-    // hardly be served in time) makes room for the arrival, which will be served next: the served calls'
-    // wait stays near zero, and the older one is refused now instead of at the end of its bound.
-    const oldest = this.#queue[0];
-    if (
-      this.#queue.length + 1 > places &&
-      oldest &&
-      this.#refusing(now) &&
-      now - oldest.enqueuedAt > this.limits.maxQueueWaitMs / 2 &&
-      !signal?.aborted
-    ) {
-      oldest.refuse();
-    }
-    if (this.#queue.length + 1 > places || signal?.aborted) {
+    this.#expire(now);
+    if (signal?.aborted) {
       this.#stats.refusedOnArrival += 1;
-      this.#refused(now);
       return Promise.resolve(null);
+    }
+    this.#count(now, 1, 0);
+    if (this.#queued === 0 && this.#running.size < this.#limit.slots) return Promise.resolve(this.#start(now));
+    this.#limit.limitReached();
+    const overloaded = this.#overloaded(now);
+    const own = this.#queues.get(user)?.length ?? 0;
+    // One account's burst (most of the queue its own) may take the longer burst horizon: the service
+    // serves it within that when nobody else asks; a queue of many accounts' calls is load, held to the
+    // shorter one.
+    const horizon = 2 * (own + 1) > this.#queued + 1 ? this.limits.burstQueueWaitMs : this.limits.maxQueueWaitMs;
+    const deadline = overloaded
+      ? now + this.#overloadWait()
+      : Math.max(now + this.limits.targetQueueWaitMs, (this.#queueSince ?? now) + horizon);
+    const predictedWait = ((this.#ahead(user, own) + 1) * this.#averageHoldMs) / this.#limit.slots;
+    if (this.#queued + 1 > this.limits.queueDepth || now + predictedWait > deadline) {
+      // Fair queueing's drop: the user with the most waiters gives up one place for a user with fewer
+      // (its oldest under overload, the one least likely to be served; else its newest, served last).
+      const heaviest = this.#heaviestQueue();
+      if (!heaviest || heaviest.length <= own + 1) {
+        // Demand exceeds what the slots serve within the horizon: overload from now on.
+        if (!overloaded) this.#enterOverload(now);
+        return this.#refuseOnArrival(now);
+      }
+      (overloaded ? heaviest[0]! : heaviest.at(-1)!).refuse();
     }
     return new Promise((resolve) => {
       const leave = () => {
-        const index = this.#queue.indexOf(waiter);
-        if (index >= 0) this.#queue.splice(index, 1);
+        const queue = this.#queues.get(user);
+        const index = queue?.indexOf(waiter) ?? -1;
+        if (queue && index >= 0) {
+          queue.splice(index, 1);
+          this.#queued -= 1;
+          if (queue.length === 0) this.#queues.delete(user);
+          if (this.#queued === 0) this.#queueSince = null;
+        }
         clearTimeout(waiter.timer);
         signal?.removeEventListener('abort', onAbort);
       };
@@ -155,7 +183,10 @@ export class InFlightLimiter {
         resolve(null);
       };
       const waiter: Waiter = {
-        enqueuedAt: this.clockMs(),
+        user,
+        order: this.#arrivals++,
+        enqueuedAt: now,
+        deadline,
         grant: (release) => {
           leave();
           resolve(release);
@@ -163,70 +194,129 @@ export class InFlightLimiter {
         refuse: () => {
           leave();
           this.#stats.refusedAfterWaiting += 1;
-          this.#refused(this.clockMs());
+          this.#count(this.clockMs(), 0, 1);
           resolve(null);
         },
-        timer: setTimeout(() => waiter.refuse(), this.limits.maxQueueWaitMs),
+        timer: setTimeout(() => waiter.refuse(), Math.max(0, deadline - now)),
       };
-      this.#queue.push(waiter);
+      let queue = this.#queues.get(user);
+      if (!queue) this.#queues.set(user, (queue = []));
+      queue.push(waiter);
+      this.#queued += 1;
+      this.#queueSince ??= now;
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.events.emit('queued', this.#queue.length);
+      this.events.emit('queued', this.#queued);
     });
   }
 
   get stats(): InFlightStats {
-    return { running: this.#running, queued: this.#queue.length, ...this.#stats, averageHoldMs: this.#averageHoldMs };
+    return {
+      running: this.#running.size,
+      queued: this.#queued,
+      limit: this.#limit.slots,
+      baselineMs: this.#limit.baselineMs,
+      ...this.#stats,
+      averageHoldMs: this.#averageHoldMs,
+    };
   }
 
-  /** Zeroes the counters (not the slots or the queue): a benchmark measures each phase apart. */
+  /** Zeroes the counters (not the slots, the queue or the limit): a benchmark measures each phase apart. */
   resetCounters(): void {
     Object.assign(this.#stats, {
       started: 0,
       startedAfterQueueing: 0,
       refusedOnArrival: 0,
       refusedAfterWaiting: 0,
+      overloads: 0,
       maxQueueWaitMs: 0,
       released: 0,
       heldMs: 0,
     });
   }
 
-  /** Calls were refused within the last few bounds: demand is above what this instance serves right now. */
-  #refusing(now: number): boolean {
-    return (
-      now - this.#refusedAt <= Math.min(OVERLOAD_MEMORY_BOUNDS * this.limits.maxQueueWaitMs, OVERLOAD_MEMORY_MAX_MS)
-    );
-  }
-
-  #refused(now: number): void {
-    this.#refusedAt = now;
+  #refuseOnArrival(now: number): Promise<null> {
+    this.#stats.refusedOnArrival += 1;
     this.#count(now, 0, 1);
+    return Promise.resolve(null);
   }
 
   /** Ages the recent counts to `now`, then adds arrivals and refusals. */
   #count(now: number, arrivals: number, refusals: number): void {
-    const kept = Math.exp(-Math.max(0, now - this.#countedAt) / REFUSED_SHARE_MEMORY_MS);
+    const kept = Math.exp(-Math.max(0, now - this.#countedAt) / this.limits.maxQueueWaitMs);
     this.#recentArrivals = this.#recentArrivals * kept + arrivals;
     this.#recentRefusals = this.#recentRefusals * kept + refusals;
     this.#countedAt = Math.max(this.#countedAt, now);
   }
 
-  /** Refusing, and at least half the recent calls were refused: demand is twice what this instance serves, or more. */
+  /**
+   * Overload, not a burst: an arrival found no room within the horizon. It lasts at least a horizon,
+   * then while at least half of the recent arrivals are refused (demand twice what the slots serve): a
+   * queue that empties for a moment between arrivals is still the same overload, and at a lower demand
+   * the short overload wait refuses fewer than half, which ends it. A queue that is merely never empty
+   * (calls close to capacity, each served within the horizon) is not overload: entering it on that
+   * refused calls the service had time for.
+   */
   #overloaded(now: number): boolean {
-    return this.#refusing(now) && this.#recentRefusals >= OVERLOADED_REFUSED_SHARE * this.#recentArrivals;
+    if (
+      this.#overloadSince !== null &&
+      now - this.#overloadSince > this.limits.maxQueueWaitMs &&
+      this.#recentRefusals < 0.5 * this.#recentArrivals
+    )
+      this.#overloadSince = null;
+    return this.#overloadSince !== null;
   }
 
-  /** Slots in use at most: fewer under sustained overload, so that the calls served do not slow each other down. */
-  #slots(now: number): number {
-    if (!this.#overloaded(now)) return this.limits.maxInFlight;
-    return Math.max(
-      1,
-      Math.min(this.limits.maxInFlight, this.limits.overloadedInFlight ?? this.limits.maxInFlight - 1),
-    );
+  /**
+   * The wait an arrival may be given under overload: the target. One turn of a slot would keep a waiter
+   * ready for every freed slot, but a turn is the hold ÷ the slots, tens of milliseconds when the store
+   * is slow, and a waiter that is then refused has waited that long for its refusal; under overload the
+   * next arrival refills a freed slot within milliseconds anyway.
+   */
+  #overloadWait(): number {
+    return this.limits.targetQueueWaitMs;
+  }
+
+  /**
+   * From now on overloaded. The waiters the slots will not serve within the overload wait are refused at
+   * once, while they are young (the newest ones stay: served first from now on); left waiting, they
+   * would be refused at the end of the horizon: refusals of hundreds of milliseconds.
+   */
+  #enterOverload(now: number): void {
+    this.#overloadSince = now;
+    this.#stats.overloads += 1;
+    const keep = Math.max(1, Math.floor((this.#overloadWait() * this.#limit.slots) / Math.max(this.#averageHoldMs, 1)));
+    const waiters = [...this.#queues.values()].flat().sort((a, b) => b.order - a.order);
+    for (const waiter of waiters.slice(keep)) waiter.refuse();
+  }
+
+  /**
+   * The waiters served before a new one of `user` (with `own` waiting), in turns: its own, and of every
+   * other account as many as it has, up to one more than `user`'s own (each turn serves one of each).
+   */
+  #ahead(user: string, own: number): number {
+    let ahead = own;
+    for (const [other, queue] of this.#queues) if (other !== user) ahead += Math.min(queue.length, own + 1);
+    return ahead;
+  }
+
+  #heaviestQueue(): Waiter[] | undefined {
+    let heaviest: Waiter[] | undefined;
+    for (const queue of this.#queues.values()) if (!heaviest || queue.length > heaviest.length) heaviest = queue;
+    return heaviest;
+  }
+
+  /** The deadline is strict: a waiter past it (its timer not yet run, the event loop being busy) is refused, not started late. */
+  #expire(now: number): void {
+    if (this.#queued === 0) return;
+    for (const queue of [...this.#queues.values()])
+      for (const waiter of queue.filter((queued) => queued.deadline < now)) waiter.refuse();
   }
 
   #start(startedAt: number): Slot {
-    this.#running += 1;
+    const call = { peak: 0 };
+    this.#running.add(call);
+    const running = this.#running.size;
+    for (const other of this.#running) other.peak = Math.max(other.peak, running);
     this.#stats.started += 1;
     let released = false;
     return () => {
@@ -234,27 +324,29 @@ export class InFlightLimiter {
       released = true;
       const now = this.clockMs();
       const heldMs = now - startedAt;
-      // The call is done: its time in the slot counts toward the average hold (the wait prediction).
+      this.#running.delete(call);
+      // The call is done: its time in the slot counts toward the average hold (the wait prediction) and
+      // is the latency sample of the adaptive limit.
       this.#averageHoldMs = this.#holdMeasured
         ? this.#averageHoldMs + HOLD_SMOOTHING * (heldMs - this.#averageHoldMs)
         : heldMs;
       this.#holdMeasured = true;
+      this.#limit.sample(heldMs, call.peak);
       this.#stats.released += 1;
       this.#stats.heldMs += heldMs;
-      this.#freeSlot(now);
+      this.#startWaiters(now);
     };
   }
 
-  /** A slot is free: the next waiter takes it (LIFO while refusing). */
-  #freeSlot(now: number): void {
-    this.#running -= 1;
-    // The bound is strict: a waiter past it (its timer not yet run, the event loop being busy) is
-    // refused, not started late.
-    for (const waiter of this.#queue.filter((queued) => now - queued.enqueuedAt > this.limits.maxQueueWaitMs))
-      waiter.refuse();
-    if (this.#running >= this.#slots(now)) return;
-    const next = this.#refusing(now) ? this.#queue.at(-1) : this.#queue[0];
-    if (next) {
+  /** Slots are free: the users with waiters take them in turn (each user's newest first under overload). */
+  #startWaiters(now: number): void {
+    this.#expire(now);
+    while (this.#queued > 0 && this.#running.size < this.#limit.slots) {
+      const [user, queue] = this.#queues.entries().next().value!;
+      const next = this.#overloaded(now) ? queue.at(-1)! : queue[0]!;
+      // The user goes to the back of the turn.
+      this.#queues.delete(user);
+      if (queue.length > 0) this.#queues.set(user, queue);
       this.#stats.startedAfterQueueing += 1;
       this.#stats.maxQueueWaitMs = Math.max(this.#stats.maxQueueWaitMs, now - next.enqueuedAt);
       next.grant(this.#start(now));

@@ -1,233 +1,306 @@
 import { availableParallelism } from 'node:os';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../config.ts';
-import { InFlightLimiter, type InFlightLimits } from './in-flight.ts';
+import { AdaptiveLimit } from './adaptive-limit.ts';
+import { InFlightLimiter, type InFlightLimits, type Slot } from './in-flight.ts';
 
-/** A limiter on a clock the test moves. */
-function limiter(limits: InFlightLimits) {
+const LIMITS: InFlightLimits = {
+  initialInFlight: 2,
+  minInFlight: 2,
+  baselineInFlight: 2,
+  maxInFlight: 2,
+  queueDepth: 8,
+  maxQueueWaitMs: 300,
+  burstQueueWaitMs: 300,
+  targetQueueWaitMs: 10,
+};
+
+/** A limiter on a clock the test moves (one horizon for bursts and load unless the test sets both). */
+function limiter(limits: Partial<InFlightLimits> = {}) {
   const clock = { ms: 0 };
-  return { clock, limiter: new InFlightLimiter(limits, () => clock.ms) };
+  const horizons = { burstQueueWaitMs: limits.maxQueueWaitMs ?? LIMITS.maxQueueWaitMs };
+  return { clock, limiter: new InFlightLimiter({ ...LIMITS, ...horizons, ...limits }, () => clock.ms) };
 }
 
+const granted = async (slot: Promise<Slot | null>): Promise<Slot> => {
+  const release = await slot;
+  if (!release) throw new Error('expected a slot');
+  return release;
+};
+
 describe('InFlightLimiter', () => {
-  it('starts up to maxInFlight at once, queues up to queueDepth in order, refuses the next at once', async () => {
-    const { limiter: shed } = limiter({ maxInFlight: 2, queueDepth: 2, maxQueueWaitMs: 60_000 });
-    const first = await shed.acquire();
-    const second = await shed.acquire();
-    expect(first && second).toBeTruthy();
-    const order: string[] = [];
-    const third = shed.acquire().then((release) => (order.push('third'), release));
-    const fourth = shed.acquire().then((release) => (order.push('fourth'), release));
-    expect(shed.stats).toMatchObject({ running: 2, queued: 2 });
-    first!();
-    first!(); // idempotent: one slot comes back once
-    expect(typeof (await third)).toBe('function');
-    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
-    second!();
-    (await third)!();
-    (await fourth)!();
-    // Nothing was refused: first come, first served.
-    expect(order).toEqual(['third', 'fourth']);
+  it('starts up to the limit at once, queues a burst first-in-first-out, and serves all of it within the horizon', async () => {
+    const { limiter: shed } = limiter();
+    const first = await granted(shed.acquire('a'));
+    const second = await granted(shed.acquire('a'));
+    const order: number[] = [];
+    const waiting = [1, 2, 3, 4].map((index) => shed.acquire('a').then((release) => (order.push(index), release)));
+    expect(shed.stats).toMatchObject({ running: 2, queued: 4 });
+    first();
+    first(); // idempotent: one slot comes back once
+    second();
+    for (const slot of waiting) (await granted(slot))();
+    expect(order).toEqual([1, 2, 3, 4]);
     expect(shed.stats).toMatchObject({
       running: 0,
       queued: 0,
-      started: 4,
-      startedAfterQueueing: 2,
+      started: 6,
+      startedAfterQueueing: 4,
       refusedOnArrival: 0,
     });
-    const a = await shed.acquire();
-    const b = await shed.acquire();
-    void shed.acquire();
-    void shed.acquire();
-    expect(await shed.acquire()).toBeNull();
-    expect(shed.stats).toMatchObject({ running: 2, queued: 2, refusedOnArrival: 1 });
-    void a;
-    void b;
   });
 
-  it('overloaded (a call refused within three bounds), serves the newest waiter first; first come first served again after', async () => {
-    const { clock, limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 2, maxQueueWaitMs: 100 });
-    const running = await shed.acquire();
+  it('refuses on arrival when the predicted wait (waiters ahead × average hold ÷ slots) misses the horizon; then overload: only the newest waiter stays (the next one served)', async () => {
+    const { clock, limiter: shed } = limiter();
+    const held = await granted(shed.acquire('a'));
+    clock.ms += 100;
+    held(); // the average hold is now 100 ms
+    await granted(shed.acquire('a'));
+    await granted(shed.acquire('a'));
+    // 100 ms ÷ 2 slots per place: six places fit 300 ms, the seventh does not.
+    const queued = Array.from({ length: 6 }, () => shed.acquire('a'));
+    expect(shed.stats.queued).toBe(6);
+    expect(await shed.acquire('a')).toBeNull();
+    // The overload wait serves no more than the next waiter: the newest stays, the five older are refused
+    // now, not at the end of the horizon.
+    for (const waiter of queued.slice(0, 5)) expect(await waiter).toBeNull();
+    expect(shed.stats).toMatchObject({ queued: 1, refusedOnArrival: 1, refusedAfterWaiting: 5 });
+  });
+
+  it('overload (an arrival found no room): the newest waiter first; the older ones are refused at their deadline', async () => {
+    const { clock, limiter: shed } = limiter({ queueDepth: 3, maxQueueWaitMs: 100, targetQueueWaitMs: 20 });
+    const a = await granted(shed.acquire('a'));
+    await granted(shed.acquire('a'));
+    const served: string[] = [];
+    const waiter = (name: string) => shed.acquire('a').then((release) => (release && served.push(name), release));
+    const first = waiter('first'); // deadline: the horizon, 100
+    clock.ms = 5;
+    const second = waiter('second');
+    clock.ms = 10;
+    const third = waiter('third');
+    clock.ms = 20;
+    // No room: refused, and overload from now on.
+    expect(await shed.acquire('a')).toBeNull();
+    clock.ms = 30;
+    a();
+    await granted(third);
+    expect(served).toEqual(['third']);
+    // Past the horizon: the older waiters are refused (not started late) at the next look.
+    clock.ms = 101;
+    expect(await shed.acquire('a')).toBeNull();
+    expect(await first).toBeNull();
+    expect(await second).toBeNull();
+  });
+
+  it("one account's burst may wait the burst horizon; other accounts' calls wait turns, not behind the whole burst", async () => {
+    const { clock, limiter: shed } = limiter({ queueDepth: 64, maxQueueWaitMs: 100, burstQueueWaitMs: 1000 });
+    const held = await granted(shed.acquire('a'));
+    clock.ms += 100;
+    held(); // the average hold is now 100 ms: 50 ms per place on 2 slots
+    await granted(shed.acquire('a'));
+    await granted(shed.acquire('a'));
+    // Ten of one account's calls: 500 ms of waiting, within the burst horizon (the shorter one fits one).
+    for (let index = 0; index < 10; index++) void shed.acquire('a');
+    expect(shed.stats).toMatchObject({ queued: 10, refusedOnArrival: 0 });
+    // Another account's call waits one turn behind the burst, not behind all of it.
+    void shed.acquire('b');
+    expect(shed.stats).toMatchObject({ queued: 11, refusedOnArrival: 0 });
+    // A third account's would wait three turns, past the shorter horizon of a queue of many accounts'
+    // calls: it takes the place of the burst's newest waiter (refused at once) instead.
+    void shed.acquire('c');
+    expect(shed.stats).toMatchObject({ queued: 11, refusedOnArrival: 0, refusedAfterWaiting: 1 });
+  });
+
+  it("fair: another user's call is served before one user's burst waiting ahead of it", async () => {
+    const { limiter: shed } = limiter();
+    const running = [await granted(shed.acquire('burst')), await granted(shed.acquire('burst'))];
     const order: string[] = [];
-    const older = shed.acquire().then((release) => (order.push('older'), release));
-    clock.ms += 1;
-    const newer = shed.acquire().then((release) => (order.push('newer'), release));
-    clock.ms += 1;
-    // The queue is full: refused on arrival, and from now on the instance counts as overloaded.
-    expect(await shed.acquire()).toBeNull();
-    running!();
-    const first = await newer;
-    expect(order).toEqual(['newer']);
-    first!();
-    const second = await older;
-    expect(typeof second).toBe('function');
-    // Three bounds after the last refusal, the order is first come, first served again.
-    clock.ms += 301;
-    const x = shed.acquire().then((release) => (order.push('x'), release));
-    clock.ms += 1;
-    const y = shed.acquire().then((release) => (order.push('y'), release));
-    second!();
-    (await x)!();
-    (await y)!();
-    expect(order).toEqual(['newer', 'older', 'x', 'y']);
-  });
-
-  it('overloaded and full, a waiter past half the bound makes room for an arrival; a younger one does not', async () => {
-    const { clock, limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 1, maxQueueWaitMs: 100 });
-    const running = await shed.acquire();
-    const old = shed.acquire();
-    expect(await shed.acquire()).toBeNull(); // full: refused, overloaded from here
-    clock.ms += 40; // the waiter is younger than half the bound: the arrival is refused
-    expect(await shed.acquire()).toBeNull();
-    expect(shed.stats).toMatchObject({ queued: 1, refusedOnArrival: 2, refusedAfterWaiting: 0 });
-    clock.ms += 20; // now past half the bound: it makes room
-    const fresh = shed.acquire();
-    expect(await old).toBeNull();
-    expect(shed.stats).toMatchObject({ queued: 1, refusedOnArrival: 2, refusedAfterWaiting: 1 });
-    running!();
-    expect(typeof (await fresh)).toBe('function');
-  });
-
-  it('overloaded (half the recent calls refused), works on overloadedInFlight calls at once when it is set', async () => {
-    const { clock, limiter: shed } = limiter({
-      maxInFlight: 4,
-      overloadedInFlight: 2,
-      queueDepth: 1,
-      maxQueueWaitMs: 100,
-    });
-    const running = await Promise.all([shed.acquire(), shed.acquire(), shed.acquire(), shed.acquire()]);
-    const queued = shed.acquire();
-    // Five arrivals taken, five refused (the queue is full): half refused, overloaded from here.
-    for (let refused = 0; refused < 5; refused++) expect(await shed.acquire()).toBeNull();
+    const burst = [1, 2, 3].map((index) =>
+      shed.acquire('burst').then((release) => (order.push(`burst ${index}`), release)),
+    );
+    const other = shed.acquire('other').then((release) => (order.push('other'), release));
     running[0]!();
     running[1]!();
-    // Two slots came back, but two are in use and the overloaded limit is two: the waiter stays queued.
-    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
-    running[2]!();
-    expect(typeof (await queued)).toBe('function');
-    expect(shed.stats).toMatchObject({ running: 2, queued: 0 });
-    // Three bounds after the last refusal, all four slots are in use again.
-    clock.ms += 301;
-    const again = await Promise.all([shed.acquire(), shed.acquire()]);
-    expect(again.every((release) => typeof release === 'function')).toBe(true);
-    expect(shed.stats.running).toBe(4);
+    for (const slot of [...burst, other]) (await granted(slot))();
+    // Turns: the burst's first waiter, then the other user, then the rest of the burst.
+    expect(order).toEqual(['burst 1', 'other', 'burst 2', 'burst 3']);
   });
 
-  it('overloaded, works on one call fewer at once, so that the calls it serves do not slow each other down', async () => {
-    const { clock, limiter: shed } = limiter({ maxInFlight: 3, queueDepth: 1, maxQueueWaitMs: 100 });
-    const running = [await shed.acquire(), await shed.acquire(), await shed.acquire()];
-    const queued = shed.acquire();
-    // Four arrivals taken, four refused (the queue is full): half refused, overloaded from here.
-    for (let refused = 0; refused < 4; refused++) expect(await shed.acquire()).toBeNull();
-    running[0]!();
-    // A slot came back, but two are in use and the overloaded limit is two: the waiter stays queued.
-    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
-    running[1]!();
-    const second = await queued;
-    expect(typeof second).toBe('function');
-    expect(shed.stats).toMatchObject({ running: 2, queued: 0 });
-    // Three bounds after the last refusal, all three slots are in use again.
-    clock.ms += 301;
-    expect(typeof (await shed.acquire())).toBe('function');
-    expect(shed.stats.running).toBe(3);
+  it('fair: when the queue is full, a user with fewer waiters takes the place of one of the heaviest user', async () => {
+    const { limiter: shed } = limiter({ queueDepth: 3 });
+    await granted(shed.acquire('burst'));
+    await granted(shed.acquire('burst'));
+    const burst = [1, 2, 3].map(() => shed.acquire('burst'));
+    // Full: the burst's own next call is refused (overload from now on); another user's call takes the
+    // place of the burst's oldest waiter, the one least likely to be served under overload.
+    expect(await shed.acquire('burst')).toBeNull();
+    const other = shed.acquire('other');
+    expect(await burst[0]).toBeNull();
+    expect(shed.stats).toMatchObject({ queued: 3, refusedOnArrival: 1, refusedAfterWaiting: 1 });
+    void other;
   });
 
-  it('a burst that refuses a few calls keeps every slot: fewer only once half the recent calls are refused', async () => {
-    const { clock, limiter: shed } = limiter({ maxInFlight: 2, queueDepth: 1, maxQueueWaitMs: 100 });
-    // Calls served in the last second, none refused.
-    for (let served = 0; served < 8; served++) {
-      (await shed.acquire())!();
-      clock.ms += 50;
-    }
-    const running = [await shed.acquire(), await shed.acquire()];
-    const queued = shed.acquire();
-    // Three refused of the recent arrivals (a burst meeting the bound): refusing, not overloaded.
-    for (let refused = 0; refused < 3; refused++) expect(await shed.acquire()).toBeNull();
-    running[0]!();
-    // The slot that came back goes to the waiter at once: both slots stay in use.
-    expect(typeof (await queued)).toBe('function');
-    expect(shed.stats).toMatchObject({ running: 2, queued: 0 });
-    // Demand keeps coming, most of it refused: now half the recent calls were refused, and one slot is dropped.
-    const waiter = shed.acquire();
-    for (let refused = 0; refused < 12; refused++) expect(await shed.acquire()).toBeNull();
-    running[1]!();
-    expect(shed.stats).toMatchObject({ running: 1, queued: 1 });
-    // A second later (the refusals aged out, none since), every slot again.
-    clock.ms += 1_000;
-    const fresh = await shed.acquire();
-    expect(typeof fresh).toBe('function');
-    expect(shed.stats).toMatchObject({ running: 2, queued: 1 });
-    // The waiter, long past its bound, is refused at the next release, not started late.
-    fresh!();
-    expect(await waiter).toBeNull();
-  });
-
-  it('refuses on arrival when the predicted wait (queue ahead × average hold / slots) exceeds the bound', async () => {
-    const { clock, limiter: shed } = limiter({ maxInFlight: 2, queueDepth: 100, maxQueueWaitMs: 100 });
-    // Teach it that a call holds its slot 40 ms.
-    const sample = await shed.acquire();
-    clock.ms += 40;
-    sample!();
-    expect(shed.stats.averageHoldMs).toBe(40);
-    await shed.acquire();
-    await shed.acquire();
-    // Position p waits about p × 40 / 2 ms: positions 1..5 fit in 100 ms, the 6th would wait 120.
-    const queued = Array.from({ length: 5 }, () => shed.acquire());
-    expect(shed.stats.queued).toBe(5);
-    expect(await shed.acquire()).toBeNull();
-    expect(shed.stats.refusedOnArrival).toBe(1);
-    void queued;
-  });
-
-  it('no call starts after waiting longer than the bound, even when its timer has not run yet', async () => {
-    const { clock, limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 4, maxQueueWaitMs: 100 });
-    const running = await shed.acquire();
-    const late = shed.acquire();
-    clock.ms += 101; // the event loop was busy: the release comes before the waiter's timer
-    running!();
-    expect(await late).toBeNull();
-    expect(shed.stats).toMatchObject({ running: 0, refusedAfterWaiting: 1, maxQueueWaitMs: 0 });
-  });
-
-  it('a queued caller that goes away leaves the queue', async () => {
-    const { limiter: shed } = limiter({ maxInFlight: 1, queueDepth: 1, maxQueueWaitMs: 60_000 });
-    const running = await shed.acquire();
+  it('a queued caller that goes away leaves the queue; an aborted caller is not queued', async () => {
+    const { limiter: shed } = limiter();
+    const held = [await granted(shed.acquire('a')), await granted(shed.acquire('a'))];
     const gone = new AbortController();
-    const waiting = shed.acquire(gone.signal);
+    const leaving = shed.acquire('a', gone.signal);
+    expect(shed.stats.queued).toBe(1);
     gone.abort();
-    expect(await waiting).toBeNull();
+    expect(await leaving).toBeNull();
     expect(shed.stats.queued).toBe(0);
-    const next = shed.acquire();
-    running!();
-    expect(typeof (await next)).toBe('function');
+    expect(await shed.acquire('a', gone.signal)).toBeNull();
+    held[0]!();
+    expect(typeof (await shed.acquire('a'))).toBe('function');
+  });
+
+  it('property: at most the limit run; every call is started or refused; started calls never exceed the deadline', async () => {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('arrive' as const), user: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 120 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 200 }), fc.integer({ min: 1, max: 4 }), async (steps, maxLimit) => {
+        const { clock, limiter: shed } = limiter({
+          initialInFlight: maxLimit,
+          minInFlight: 1,
+          baselineInFlight: 1,
+          maxInFlight: maxLimit,
+          queueDepth: 6,
+          maxQueueWaitMs: 100,
+          targetQueueWaitMs: 10,
+        });
+        const running: Slot[] = [];
+        let settled = 0;
+        let arrivals = 0;
+        for (const action of steps) {
+          if (action.kind === 'arrive') {
+            arrivals += 1;
+            const arrivedAt = clock.ms;
+            void shed.acquire(`u${action.user}`).then((slot) => {
+              settled += 1;
+              if (!slot) return;
+              expect(clock.ms - arrivedAt).toBeLessThanOrEqual(100);
+              running.push(slot);
+            });
+          } else if (action.kind === 'release' && running.length > 0) {
+            running.splice(action.pick % running.length, 1)[0]!();
+          } else if (action.kind === 'tick') {
+            clock.ms += action.ms;
+          }
+          await Promise.resolve();
+          expect(shed.stats.running).toBeLessThanOrEqual(maxLimit);
+          expect(shed.stats.running).toBeLessThanOrEqual(shed.stats.limit);
+        }
+        // Everything still queued ends: the slots come back, or the deadlines pass.
+        while (shed.stats.queued > 0 || running.length > 0) {
+          clock.ms += 200;
+          for (const release of running.splice(0)) release();
+          await shed.acquire('drain').then((slot) => slot?.());
+          await Promise.resolve();
+        }
+        await Promise.resolve();
+        expect(settled).toBe(arrivals);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('AdaptiveLimit', () => {
+  const settings = { initialLimit: 4, minLimit: 2, maxLimit: 16 };
+  const feed = (limit: AdaptiveLimit, latencyMs: number, concurrency: number, windows: number) => {
+    for (let index = 0; index < windows * 16; index++) {
+      limit.limitReached();
+      limit.sample(latencyMs, concurrency);
+    }
+  };
+
+  it('keeps its start until an uncontended latency is measured', () => {
+    const limit = new AdaptiveLimit(settings);
+    feed(limit, 100, 4, 10);
+    expect(limit.slots).toBe(4);
+    expect(limit.baselineMs).toBeNaN();
+  });
+
+  it('a floor above the uncontended concurrency: the baseline is measured below it, the limit never goes under it', () => {
+    const limit = new AdaptiveLimit({ initialLimit: 3, minLimit: 3, maxLimit: 12, baselineConcurrency: 2 });
+    feed(limit, 10, 2, 4);
+    expect(limit.baselineMs).toBe(10);
+    feed(limit, 100, 3, 20);
+    expect(limit.slots).toBe(3);
+  });
+
+  it('shrinks while calls take more than the tolerance over the uncontended latency, grows while they take less', () => {
+    const limit = new AdaptiveLimit(settings);
+    feed(limit, 10, 2, 4);
+    expect(limit.baselineMs).toBe(10);
+    feed(limit, 40, 4, 20);
+    expect(limit.slots).toBe(2);
+    feed(limit, 11, 3, 40);
+    expect(limit.slots).toBe(16);
+  });
+
+  it('does not grow when demand never reached the limit', () => {
+    const limit = new AdaptiveLimit(settings);
+    for (let index = 0; index < 32 * 16; index++) limit.sample(10, 2);
+    expect(limit.slots).toBe(4);
+  });
+
+  it('property: the slots stay within their bounds whatever the latencies', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.double({ min: -1, max: 1e6, noNaN: false }), fc.integer({ min: 0, max: 40 }), fc.boolean()),
+        ),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        (samples, minLimit, extra) => {
+          const limit = new AdaptiveLimit({ initialLimit: minLimit + 1, minLimit, maxLimit: minLimit + extra });
+          for (const [latency, concurrency, reached] of samples) {
+            if (reached) limit.limitReached();
+            limit.sample(latency, concurrency);
+            expect(limit.slots).toBeGreaterThanOrEqual(minLimit);
+            expect(limit.slots).toBeLessThanOrEqual(minLimit + extra);
+            expect(Number.isInteger(limit.slots)).toBe(true);
+          }
+        },
+      ),
+    );
   });
 });
 
 describe('load shedding defaults (config)', () => {
   const cores = availableParallelism();
-  it('embedded: one more than the cores in flight (at least 3), one fewer while overloaded', () => {
-    const slots = Math.max(2, cores) + 1;
+  it('embedded: starts at one more than the cores (at least 3), never below, up to four times the start; uncontended at the cores', () => {
+    const start = Math.max(2, cores) + 1;
     expect(parseConfig({}).api.inFlight).toEqual({
-      maxInFlight: slots,
-      overloadedInFlight: slots - 1,
-      queueDepth: 16,
-      maxQueueWaitMs: 30,
+      initialInFlight: start,
+      minInFlight: start,
+      baselineInFlight: cores,
+      maxInFlight: 4 * start,
+      queueDepth: 64,
+      maxQueueWaitMs: 300,
+      burstQueueWaitMs: 1000,
+      targetQueueWaitMs: 10,
     });
   });
-  it('a ClickHouse server: 16 in flight, one fewer while overloaded', () => {
+  it('a ClickHouse server: starts at 16, between 4 and 64', () => {
     expect(parseConfig({ CLICKHOUSE_URL: 'http://clickhouse:8123' }).api.inFlight).toMatchObject({
-      maxInFlight: 16,
-      overloadedInFlight: 15,
+      initialInFlight: 16,
+      minInFlight: 4,
+      baselineInFlight: 4,
+      maxInFlight: 64,
     });
   });
-  it('set: as set, one fewer while overloaded, at least one', () => {
-    expect(parseConfig({ API_MAX_IN_FLIGHT: '2' }).api.inFlight).toMatchObject({
-      maxInFlight: 2,
-      overloadedInFlight: 1,
-    });
+  it('API_MAX_IN_FLIGHT caps the limit, its start and its floor', () => {
     expect(parseConfig({ API_MAX_IN_FLIGHT: '1' }).api.inFlight).toMatchObject({
+      initialInFlight: 1,
+      minInFlight: 1,
+      baselineInFlight: 1,
       maxInFlight: 1,
-      overloadedInFlight: 1,
     });
   });
 });

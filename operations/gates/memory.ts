@@ -12,12 +12,13 @@ import {
   type GateRequest,
   type GateStore,
   type GateVerdict,
+  type RefundRequest,
 } from './store.ts';
 
 interface UserState {
   tat: number;
-  /** Admission times of the rolling minute, ascending. */
-  minute: number[];
+  /** Admissions of the rolling minute (time, request id), ascending. */
+  minute: { at: number; id: string }[];
   day: number;
   dayCount: number;
   month: number;
@@ -60,10 +61,11 @@ export class MemoryGates implements GateStore {
 
     const windowStart = now - request.rpmWindowMs;
     let expired = 0;
-    while (expired < user.minute.length && user.minute[expired]! <= windowStart) expired += 1;
+    while (expired < user.minute.length && user.minute[expired]!.at <= windowStart) expired += 1;
     if (expired > 0) user.minute.splice(0, expired);
     const inMinute = user.minute.length;
-    const minuteWait = inMinute >= request.rpm ? user.minute[inMinute - request.rpm]! + request.rpmWindowMs - now : 0;
+    const minuteWait =
+      inMinute >= request.rpm ? user.minute[inMinute - request.rpm]!.at + request.rpmWindowMs - now : 0;
     if (bucketWait > 0 || minuteWait > 0)
       return { kind: 'rate_limited', retryAfterMs: Math.max(bucketWait, minuteWait) };
 
@@ -80,7 +82,7 @@ export class MemoryGates implements GateStore {
     }
 
     user.tat = newTat;
-    user.minute.push(now);
+    user.minute.push({ at: now, id: request.requestId });
     if (request.dailyCap > 0) dayCount += 1;
     if (request.monthlyCap > 0) monthCount += 1;
     user.day = periods.day;
@@ -118,11 +120,25 @@ export class MemoryGates implements GateStore {
     }
 
     if (request.heavy) user.lane.set(request.requestId, now + request.leaseMs);
-    return { kind: 'admitted', usage, wallet };
+    return { kind: 'admitted', usage, wallet, atMs: now };
   }
 
   release(userId: string, requestId: string): Promise<void> {
     this.#users.get(userId)?.lane.delete(requestId);
+    return Promise.resolve();
+  }
+
+  refund(request: RefundRequest): Promise<void> {
+    const user = this.#users.get(request.userId);
+    const index = user?.minute.findIndex((admission) => admission.id === request.requestId) ?? -1;
+    if (!user || index < 0) return Promise.resolve();
+    user.minute.splice(index, 1);
+    user.lane.delete(request.requestId);
+    user.tat -= request.emissionIntervalMs;
+    const periods = utcPeriods(request.atMs);
+    if (request.daily && user.day === periods.day && user.dayCount > 0) user.dayCount -= 1;
+    if (request.monthly && user.month === periods.month && user.monthCount > 0) user.monthCount -= 1;
+    if (request.wallet !== null && user.walletDay === periods.day) user.wallets.delete(request.wallet);
     return Promise.resolve();
   }
 
@@ -183,7 +199,7 @@ export class MemoryGates implements GateStore {
       const idle =
         user.tat <= now &&
         user.lane.size === 0 &&
-        (user.minute.at(-1) ?? -Infinity) <= now - 3_600_000 &&
+        (user.minute.at(-1)?.at ?? -Infinity) <= now - 3_600_000 &&
         user.month !== month;
       if (idle) this.#users.delete(id);
     }

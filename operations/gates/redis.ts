@@ -6,16 +6,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import type {
-  AuthFailureRequest,
-  AuthFailureVerdict,
-  GateRequest,
-  GateStore,
-  GateUsage,
-  GateVerdict,
+import {
+  utcPeriods,
+  type AuthFailureRequest,
+  type AuthFailureVerdict,
+  type GateRequest,
+  type GateStore,
+  type GateUsage,
+  type GateVerdict,
+  type RefundRequest,
 } from './store.ts';
 
 const ADMIT_LUA = readFileSync(new URL('./admit.lua', import.meta.url), 'utf8');
+const REFUND_LUA = readFileSync(new URL('./refund.lua', import.meta.url), 'utf8');
 const AUTH_FAILURE_LUA = readFileSync(new URL('./auth-failure.lua', import.meta.url), 'utf8');
 /** The block's remaining ms on the shared clock (Redis TIME, or the test's): KEYS 1 block; ARGV 1 now ms or ''. */
 const BLOCKED_FOR_LUA = `
@@ -35,6 +38,7 @@ type Reply = (string | number)[];
 interface GateCommands {
   taAdmit(...args: (string | number)[]): Promise<Reply>;
   taAuthFailure(...args: (string | number)[]): Promise<Reply>;
+  taRefund(...args: (string | number)[]): Promise<number>;
   taBlockedFor(...args: (string | number)[]): Promise<string>;
 }
 
@@ -48,6 +52,7 @@ export class RedisGates implements GateStore {
   ) {
     // defineCommand: EVALSHA, falling back to EVAL once when the script cache is cold (a Redis restart).
     redis.defineCommand('taAdmit', { numberOfKeys: 5, lua: ADMIT_LUA });
+    redis.defineCommand('taRefund', { numberOfKeys: 4, lua: REFUND_LUA });
     redis.defineCommand('taAuthFailure', { numberOfKeys: 2, lua: AUTH_FAILURE_LUA });
     redis.defineCommand('taBlockedFor', { numberOfKeys: 1, lua: BLOCKED_FOR_LUA });
     this.#redis = redis as Redis & GateCommands;
@@ -89,6 +94,23 @@ export class RedisGates implements GateStore {
     await this.#redis.zrem(this.#userKey(userId, 'lane'), requestId);
   }
 
+  async refund(request: RefundRequest): Promise<void> {
+    const { day, month } = utcPeriods(request.atMs);
+    await this.#redis.taRefund(
+      this.#userKey(request.userId, 'state'),
+      this.#userKey(request.userId, 'minute'),
+      this.#userKey(request.userId, 'wallets'),
+      this.#userKey(request.userId, 'lane'),
+      request.requestId,
+      String(request.emissionIntervalMs),
+      day,
+      month,
+      request.daily ? '1' : '0',
+      request.monthly ? '1' : '0',
+      request.wallet ?? '',
+    );
+  }
+
   async authFailure(request: AuthFailureRequest): Promise<AuthFailureVerdict> {
     const reply = await this.#redis.taAuthFailure(
       this.#addressKey(request.address, 'failures'),
@@ -126,7 +148,12 @@ function usageOf(reply: Reply): GateUsage {
 function parseAdmitReply(reply: Reply): GateVerdict {
   switch (reply[0]) {
     case 'admitted':
-      return { kind: 'admitted', usage: usageOf(reply), wallet: reply[5] as 'free' | 'counted' | 'none' };
+      return {
+        kind: 'admitted',
+        usage: usageOf(reply),
+        wallet: reply[5] as 'free' | 'counted' | 'none',
+        atMs: Number(reply[6]),
+      };
     case 'wallet_quota':
       return {
         kind: 'wallet_quota',

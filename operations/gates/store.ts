@@ -12,7 +12,7 @@
  *   3. call quota       daily (Basic, resets midnight UTC) and/or monthly (resets at the month start)
  *   4. admission lane   heavy reads in flight per user, each slot leased (a dead instance's slots expire)
  * Any of these refuses with a 429 and consumes nothing. Otherwise the call is consumed (bucket, minute,
- * quota), and then:
+ * quota; `refund` gives it back when the call is shed before it is served), and then:
  *   5. distinct wallets (Basic) a wallet already counted today is free; a new one is counted (even if
  *                       the read then fails) unless the cap is reached: 403 wallet_quota, which still
  *                       consumed the call but takes no lane slot.
@@ -55,13 +55,28 @@ export interface GateUsage {
 }
 
 export type GateVerdict =
-  | { kind: 'admitted'; usage: GateUsage; wallet: 'free' | 'counted' | 'none' }
+  /** `atMs`: the admission's time on the store's clock (a refund finds its day and month by it). */
+  | { kind: 'admitted'; usage: GateUsage; wallet: 'free' | 'counted' | 'none'; atMs: number }
   | { kind: 'wallet_quota'; usage: GateUsage; used: number; limit: number; resetsAtMs: number }
   | { kind: 'rate_limited'; retryAfterMs: number }
   | { kind: 'daily_limit'; retryAfterMs: number }
   | { kind: 'monthly_limit'; retryAfterMs: number }
   | { kind: 'busy' }
   | { kind: 'address_blocked'; retryAfterMs: number };
+
+/** What an admitted call consumed, to give back when it was shed before it was served. */
+export interface RefundRequest {
+  userId: string;
+  requestId: string;
+  /** The admission's time (GateVerdict admitted.atMs). */
+  atMs: number;
+  emissionIntervalMs: number;
+  /** Whether the call counted toward a daily / monthly quota. */
+  daily: boolean;
+  monthly: boolean;
+  /** The wallet this call counted as new (null: none, or one already counted). */
+  wallet: string | null;
+}
 
 export interface AuthFailureRequest {
   address: string;
@@ -82,6 +97,12 @@ export interface GateStore {
   admit(request: GateRequest): Promise<GateVerdict>;
   /** Gives back a heavy-read slot (idempotent). */
   release(userId: string, requestId: string): Promise<void>;
+  /**
+   * Gives back what an admitted call consumed (idempotent: a call's refund counts once, found by its
+   * request id in the rolling minute): the bucket's token, the minute's admission, the quota's call of
+   * the admission's period, the wallet it counted that day, its heavy-read slot.
+   */
+  refund(request: RefundRequest): Promise<void>;
   authFailure(request: AuthFailureRequest): Promise<AuthFailureVerdict>;
   /** How long the address stays blocked, in ms; 0 when it is not blocked. Reads only (counts nothing). */
   blockedFor(address: string, nowMs: number | null): Promise<number>;

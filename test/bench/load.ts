@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 
 export interface LoadJob {
   url: string;
-  authorization: string;
+  /** One key, or several taken round-robin with the paths (several accounts share the load). */
+  authorization: string | string[];
   /** Request paths, taken round-robin. */
   paths: string[];
   durationS: number;
@@ -47,11 +48,15 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   let next = 0;
   const send = () =>
     new Promise<void>((resolve) => {
-      const pathIndex = next++ % job.paths.length;
+      const sequence = next++;
+      const pathIndex = sequence % job.paths.length;
       const path = job.paths[pathIndex]!;
+      const authorization = Array.isArray(job.authorization)
+        ? job.authorization[sequence % job.authorization.length]!
+        : job.authorization;
       const sentAt = performance.now();
       const request = http.get(
-        { agent, host: target.hostname, port: target.port, path, headers: { authorization: job.authorization } },
+        { agent, host: target.hostname, port: target.port, path, headers: { authorization } },
         (response) => {
           response.resume();
           response.on('end', () => {
@@ -147,7 +152,7 @@ export class ForkedRunner<Job, Result> {
   }
 }
 
-/** The paced load generator of this module in a child process. */
+/** The paced load generator of this module in a child process (a second one is an independent probe client). */
 export class LoadDriver extends ForkedRunner<LoadJob, LoadResult> {
   constructor() {
     super(import.meta.url, '--load-driver');

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { MemoryGates } from '../../operations/gates/memory.ts';
 import { RedisGates } from '../../operations/gates/redis.ts';
-import type { AuthFailureRequest, GateRequest, GateStore } from '../../operations/gates/store.ts';
+import type { AuthFailureRequest, GateRequest, GateStore, RefundRequest } from '../../operations/gates/store.ts';
 import type { Store } from '../../projections/store.ts';
 import { uniqueId } from './context.ts';
 import { deleteKeysWithPrefix } from './redis.ts';
@@ -57,6 +57,10 @@ export class SwitchableGates implements GateStore {
     await this.target.release(userId, requestId);
     this.releases += 1;
     for (const wake of this.#releaseWaiters.splice(0)) wake();
+  }
+
+  refund(request: RefundRequest): Promise<void> {
+    return this.target.refund(request);
   }
 
   /** Resolves at the next release of a heavy-read slot. */
