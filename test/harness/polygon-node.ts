@@ -229,11 +229,13 @@ export class LocalPolygonNode {
           const young = this.head - number < this.reorgDepth && this.forkLogs.has(number);
           if (young) this.servedFork.add(number);
           const blockLogs = young ? this.forkLogs.get(number)! : (this.blocks.get(number)?.logs ?? []);
-          const blockHash = this.logBlockHash(number);
+          // Asked only when a log of the block is served: the hash a log names (a filter matching nothing names none).
+          let blockHash: string | undefined | null = null;
           for (const log of blockLogs) {
             if (addresses && !addresses.has(log.address.toLowerCase())) continue;
             if (topicSets.some((set, index) => set !== null && !set.has(log.topics[index]?.toLowerCase() ?? '')))
               continue;
+            if (blockHash === null) blockHash = this.logBlockHash(number);
             logs.push(blockHash === undefined ? log : { ...log, blockHash });
           }
         }
