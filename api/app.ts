@@ -32,6 +32,7 @@ import { Budget } from '../operations/gates/budget.ts';
 import { InFlightLimiter } from '../operations/gates/in-flight.ts';
 import { MemoryGates } from '../operations/gates/memory.ts';
 import type { GateStore } from '../operations/gates/store.ts';
+import { MemorySlots, type SlotStore } from '../operations/gates/slots.ts';
 import { type ApiApp, errorResponses } from './http.ts';
 import { responseSerializerCompiler } from '../operations/response-schema.ts';
 import { registerChartRoutes } from './routes/charts.ts';
@@ -96,6 +97,10 @@ interface ReadApiOptions {
   inFlight?: InFlightLimiter;
   /** The clock of the key lookup cache (`api.keyCacheSeconds`), in milliseconds; tests pin it. Default: the wall clock. */
   authClockMs?: (() => number) | undefined;
+  /** The live plane's slots (default: process memory); the owner closes it. */
+  slots?: SlotStore;
+  /** The slots' clock in milliseconds; tests pin it. Default: the slot store's own (Redis TIME). */
+  slotsClockMs?: () => number;
   /**
    * Another surface on the same app, after the REST routes (the roles mount the MCP endpoint here:
    * roles/http-server.ts). api/ never imports it.
@@ -280,6 +285,8 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     log.info(
       'API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)',
     );
+  const slots = api.slots ?? new MemorySlots();
+  const slotsClockMs = api.slotsClockMs ?? null;
   const context: RouteContext = {
     config,
     store,
@@ -291,6 +298,14 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     budget: new Budget(api.gates ?? new MemoryGates(), config, log.child({ name: 'gates' }), api.gatesClockMs ?? null),
     ...(api.walletRequests ? { walletRequests: api.walletRequests } : {}),
     inFlight: api.inFlight ?? new InFlightLimiter(config.api.inFlight),
+    liveSlotsInUse: async (userId) => {
+      try {
+        return await slots.inUse(userId, slotsClockMs ? slotsClockMs() : null);
+      } catch (failure) {
+        log.warn({ err: failure }, 'slot store unavailable: /me reports no live slots in use');
+        return 0;
+      }
+    },
   };
   const authenticator = new Authenticator(store, config, api.authClockMs ?? Date.now);
   // too_many_auth_failures holds on every path and protocol (REST, MCP, free and unknown paths, links)

@@ -30,6 +30,8 @@ export interface RouteContext {
   walletRequests?: WalletRequestLog;
   /** Load shedding: the calls this instance works on at once, and the queue in front of them. */
   inFlight: InFlightLimiter;
+  /** A user's live slots held now, on every instance (`/me`); absent where no slot store is kept. */
+  liveSlotsInUse?: (userId: string) => Promise<number>;
 }
 
 /** Retry-After of a call refused by load shedding (503 overloaded, or 429 busy for a heavy read). */
