@@ -33,6 +33,8 @@ import { InFlightLimiter } from '../operations/gates/in-flight.ts';
 import { MemoryGates } from '../operations/gates/memory.ts';
 import type { GateStore } from '../operations/gates/store.ts';
 import { MemorySlots, type SlotStore } from '../operations/gates/slots.ts';
+import { LivePlane } from '../operations/live/plane.ts';
+import { registerLiveRoute, type LiveAuthentication } from './routes/live.ts';
 import { type ApiApp, errorResponses } from './http.ts';
 import { responseSerializerCompiler } from '../operations/response-schema.ts';
 import { registerChartRoutes } from './routes/charts.ts';
@@ -102,6 +104,13 @@ interface ReadApiOptions {
   /** The slots' clock in milliseconds; tests pin it. Default: the slot store's own (Redis TIME). */
   slotsClockMs?: () => number;
   /**
+   * Starts what feeds the live plane (the roles read the log: ingest/live-feed.ts, which api/ never
+   * imports). Absent, no live plane is served (an instance without the log has nothing to stream).
+   */
+  liveFeed?: (plane: LivePlane) => Promise<{ stop(): Promise<void> }>;
+  /** How a live connection is authenticated (default: API keys; the roles add OAuth tokens). */
+  liveAuthentication?: ((shared: ReadApiShared) => LiveAuthentication) | undefined;
+  /**
    * Another surface on the same app, after the REST routes (the roles mount the MCP endpoint here:
    * roles/http-server.ts). api/ never imports it.
    */
@@ -109,7 +118,7 @@ interface ReadApiOptions {
 }
 
 /** What a mounted surface shares with the REST routes: the context (gates, cursors) and the keys (one key cache, one 401). */
-interface ReadApiShared {
+export interface ReadApiShared {
   context: RouteContext;
   authenticator: Authenticator;
 }
@@ -268,6 +277,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
+/** A live connection's caller by API key, a failure counted toward too_many_auth_failures as on REST. */
+function keyAuthentication(context: RouteContext, authenticator: Authenticator): LiveAuthentication {
+  return async (authorization, address) => {
+    try {
+      return await authenticator.authenticate(authorization, {});
+    } catch (refusal) {
+      if (refusal instanceof ApiError && refusal.status === 401)
+        throw (await context.budget.authenticationFailed(address)) ?? refusal;
+      throw refusal;
+    }
+  };
+}
+
 async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
   const store = instrumentStore(withQueryTimeout(api.store, config.clickhouse.queryTimeoutSeconds));
@@ -307,6 +329,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       }
     },
   };
+
   const authenticator = new Authenticator(store, config, api.authClockMs ?? Date.now);
   // too_many_auth_failures holds on every path and protocol (REST, MCP, free and unknown paths, links)
   // before any key is looked at: a blocked address gets one answer whatever its key, so the block
@@ -411,6 +434,18 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     },
     { prefix: config.api.prefix },
   );
+  if (api.liveFeed) {
+    const plane = new LivePlane({ context, slots, slotsClockMs });
+    const authenticate =
+      api.liveAuthentication?.({ context, authenticator }) ?? keyAuthentication(context, authenticator);
+    await registerLiveRoute(app, config, plane, authenticate);
+    const feed = await api.liveFeed(plane);
+    // Before the server stops listening: every client is told why its connection ends.
+    app.addHook('preClose', async () => {
+      await plane.close();
+      await feed.stop();
+    });
+  }
   // The same data as tools, on the same server: the same context (gates, cursors) and the same keys.
   if (api.mount) await api.mount(app, { context, authenticator });
   return authenticator;

@@ -19,6 +19,7 @@ import type { Logger } from '../log.ts';
 import type { Readiness } from '../api/app.ts';
 import { buildHttpServer } from './http-server.ts';
 import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
+import { startLiveFeed } from '../ingest/live-feed.ts';
 import { readStoredRowCount } from '../projections/landed.ts';
 import { EPOCH_MAX, EPOCH_MIN } from '../ingest/contract/primitives.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
@@ -234,7 +235,14 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     log,
     storeAlive: () => storeAnswers(store),
     readiness,
-    api: { config, store, gates, slots },
+    api: {
+      config,
+      store,
+      gates,
+      slots,
+      // The live plane streams what this process's log carries (in process, or Kafka).
+      liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log: log.child({ name: 'live' }) }),
+    },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
