@@ -428,6 +428,26 @@ describe('subscriptions', () => {
     await client.close();
   });
 
+  it('streams consume no calls: only the /me calls count', async () => {
+    const instance = await startInstance();
+    const me = async () =>
+      (
+        await instance.app.inject({ method: 'GET', url: `${API}/me`, headers: { authorization: `Bearer ${keys.m1}` } })
+      ).json() as { usage: { month: { requests: number } } };
+    const before = (await me()).usage.month.requests;
+    const { client } = await ready(instance, 'm1');
+    await client.command({ type: 'watch', trader: TRADER, market: M1 });
+    await client.nextOf('event');
+    await client.command({ type: 'follow', trader: TRADER });
+    await instance.publisher.publish('fillsArchive', [makeFill({ wallet: TRADER, condition_id: M1 })]);
+    // The fill reaches both subscriptions (the watch and the follow).
+    await client.nextOf('event');
+    await client.nextOf('event');
+    await client.command({ type: 'ping' });
+    await client.close();
+    expect((await me()).usage.month.requests).toBe(before + 1);
+  });
+
   it('popular: the shelf at once, without a slot', async () => {
     const instance = await startInstance();
     const { client } = await ready(instance, 'b1');
@@ -504,15 +524,25 @@ describe.each(['memory', 'redis'] as const)('slots (%s)', (kind) => {
     while (instance.slots.releases < releases) await instance.slots.nextRelease();
     expect(await watch(a, MARKETS[0]!)).toMatchObject({ type: 'ack', slots_in_use: 2 });
     await a.close();
+  });
 
-    const basic = (await ready(instance, 'b1')).client;
-    expect(await watch(basic, M1)).toMatchObject({ type: 'ack', slots_in_use: 1 });
-    expect(await watch(basic, M2)).toMatchObject({
-      type: 'error',
-      code: 'no_free_slot',
-      live_slots: config.plans.basic.liveSlots,
-    });
-    await basic.close();
+  it('holds each plan to its own slots (Basic, Max)', async () => {
+    const instance = await startInstance({ slots: slotStore(kind, `${redisPrefix}${kind}:plans:`) });
+    for (const [key, limits] of [
+      ['b1', config.plans.basic],
+      ['m1', config.plans.max],
+    ] as const) {
+      const client = (await ready(instance, key)).client;
+      for (let index = 0; index < limits.liveSlots; index++)
+        expect(await watch(client, MARKETS[index]!)).toMatchObject({ type: 'ack', slots_in_use: index + 1 });
+      expect(await watch(client, MARKETS[limits.liveSlots]!)).toMatchObject({
+        type: 'error',
+        code: 'no_free_slot',
+        slots_in_use: limits.liveSlots,
+        live_slots: limits.liveSlots,
+      });
+      await client.close();
+    }
   });
 });
 
