@@ -22,6 +22,7 @@ import { createLogger } from '../log.ts';
 import { MemorySlots, type SlotRequest, type SlotStore } from '../operations/gates/slots.ts';
 import { RedisSlots } from '../operations/gates/slots-redis.ts';
 import { serverMessageSchema, type ServerMessage } from '../operations/live/messages.ts';
+import { liveDisconnects } from '../metrics/registry.ts';
 import { openStore } from '../projections/store.ts';
 import { buildHttpServer } from '../roles/http-server.ts';
 import { withPublisher } from '../roles/runtime.ts';
@@ -590,6 +591,9 @@ describe('a slow client', () => {
     // No pings meanwhile: a client that does not read would be closed as silent first.
     const slowConfig: Config = { ...config, live: { ...config.live, queueBytes: 64 * 1024, heartbeatSeconds: 600 } };
     const instance = await startInstance({ config: slowConfig });
+    const tooSlow = async () =>
+      (await liveDisconnects.get()).values.find((sample) => sample.labels.reason === 'too_slow')?.value ?? 0;
+    const droppedBefore = await tooSlow();
     const { client } = await ready(instance, 'p1');
     expect(await client.command({ type: 'watch', trader: TRADER, market: M1 })).toMatchObject({ type: 'ack' });
     await client.nextOf('event');
@@ -612,5 +616,6 @@ describe('a slow client', () => {
     const last = client.messages.at(-1);
     expect(last).toMatchObject({ type: 'error', code: 'too_slow' });
     expect(await instance.slots.inUse('l-pro', null)).toBe(0);
+    expect(await tooSlow()).toBe(droppedBefore + 1);
   });
 });

@@ -18,6 +18,7 @@ import type { Caller } from '../../operations/auth.ts';
 import { ApiError } from '../../operations/errors.ts';
 import { CLOSE_CODES, type LiveErrorCode } from '../../operations/live/messages.ts';
 import type { LiveConnection, LivePlane } from '../../operations/live/plane.ts';
+import { liveDisconnects } from '../../metrics/registry.ts';
 
 /** The caller of a live connection from its bearer credential, or the ApiError to answer (failures already counted). */
 export type LiveAuthentication = (authorization: string | undefined, address: string) => Promise<Caller>;
@@ -98,6 +99,7 @@ export async function registerLiveRoute(
             const message = refusal?.message ?? 'Something went wrong on our side. Try again.';
             socket.send(JSON.stringify({ type: 'error', code, message }));
             socket.close(close, code);
+            liveDisconnects.inc({ reason: code });
             return;
           }
           if (gone) return;

@@ -24,6 +24,13 @@ import { parseConditionId } from '../parameters.ts';
 import { listPopularTraders } from '../popular.ts';
 import { readMarketNames, type MarketNames } from '../../projections/market-names.ts';
 import {
+  liveCommands,
+  liveConnections,
+  liveDisconnects,
+  liveEventsSent,
+  liveSubscriptions,
+} from '../../metrics/registry.ts';
+import {
   CLOSE_CODES,
   parseClientMessage,
   type ClientMessage,
@@ -173,6 +180,7 @@ export class LivePlane {
       return connection;
     }
     this.#connections.add(connection);
+    liveConnections.inc();
     connection.send({
       type: 'ready',
       protocol: this.config.protocol,
@@ -283,18 +291,22 @@ export class LivePlane {
   }
 
   index(subscription: Subscription): void {
+    liveSubscriptions.inc({ kind: subscription.kind });
     if (subscription.market !== null) addTo(this.#byMarket, subscription.market, subscription);
     addTo(this.#byWallet, subscription.wallet, subscription);
   }
 
   unindex(subscription: Subscription): void {
+    liveSubscriptions.dec({ kind: subscription.kind });
     if (subscription.market !== null) removeFrom(this.#byMarket, subscription.market, subscription);
     removeFrom(this.#byWallet, subscription.wallet, subscription);
   }
 
-  /** The connection is gone: it holds nothing any more. */
-  forget(connection: LiveConnection): void {
-    this.#connections.delete(connection);
+  /** The connection is gone (`reason`: client, or the error it was closed with): it holds nothing any more. */
+  forget(connection: LiveConnection, reason: string): void {
+    if (!this.#connections.delete(connection)) return;
+    liveConnections.dec();
+    liveDisconnects.inc({ reason });
   }
 
   newSlotId(connection: LiveConnection, wallet: string, market: string): string {
@@ -364,6 +376,8 @@ export class LiveConnection {
   #commands: Promise<void> = Promise.resolve();
   #alive = true;
   #closed = false;
+  /** Why the server closed the connection (an error code); null while open, or when the client left. */
+  #closedWith: LiveErrorCode | null = null;
   popular = false;
 
   constructor(
@@ -383,6 +397,7 @@ export class LiveConnection {
     this.#alive = true;
     const parsed = parseClientMessage(text);
     if (!parsed.ok) {
+      liveCommands.inc({ command: 'unknown', outcome: 'bad_message' });
       this.#error('bad_message', `Not a command of the live plane (${parsed.reason}). See docs/live.md.`, parsed.id);
       return;
     }
@@ -432,6 +447,7 @@ export class LiveConnection {
       return;
     }
     this.transport.send(text);
+    liveEventsSent.inc({ type: event.type });
   }
 
   /** Sends the reason, closes the connection, and gives its slots back. */
@@ -439,6 +455,7 @@ export class LiveConnection {
     if (this.#closed) return;
     this.send({ type: 'error', code, message });
     this.#closed = true;
+    this.#closedWith = code;
     this.transport.close(closeCode, code);
     await this.closed();
   }
@@ -446,7 +463,7 @@ export class LiveConnection {
   /** The transport closed (either side): everything this connection held is released. */
   async closed(): Promise<void> {
     this.#closed = true;
-    this.plane.forget(this);
+    this.plane.forget(this, this.#closedWith ?? 'client');
     const subscriptions = [...this.#subscriptions.values()];
     this.#subscriptions.clear();
     await Promise.all(subscriptions.map((subscription) => this.#end(subscription)));
@@ -468,34 +485,52 @@ export class LiveConnection {
 
   async #run(message: ClientMessage): Promise<void> {
     if (this.#closed) return;
+    const outcome = await this.#outcomeOf(message);
+    liveCommands.inc({ command: message.type, outcome });
+  }
+
+  /** Runs one command; `ok`, or the code of the error it was answered with. */
+  async #outcomeOf(message: ClientMessage): Promise<string> {
     try {
       switch (message.type) {
         case 'ping':
           this.send({ type: 'pong', ...(message.id === undefined ? {} : { id: message.id }), ts: this.context.now() });
-          return;
+          break;
         case 'watch':
-          return await this.#watch(message);
+          await this.#watch(message);
+          break;
         case 'unwatch':
-          return await this.#unwatch(message);
+          await this.#unwatch(message);
+          break;
         case 'follow':
-          return await this.#follow(message);
+          await this.#follow(message);
+          break;
         case 'unfollow':
-          return await this.#unfollow(message);
+          await this.#unfollow(message);
+          break;
         case 'popular':
           this.popular = true;
           await this.#ack(message.id, 'popular', {});
           this.send(await this.plane.popularShelf());
-          return;
+          break;
         case 'unpopular':
           this.popular = false;
-          return await this.#ack(message.id, 'unpopular', {});
+          await this.#ack(message.id, 'unpopular', {});
+          break;
       }
+      return 'ok';
     } catch (failure) {
-      if (failure instanceof Refusal) return this.#error(failure.code, failure.message, message.id, failure.extra);
-      if (failure instanceof ApiError && failure.status < 500)
-        return this.#error(failure.code as LiveErrorCode, failure.message, message.id);
+      if (failure instanceof Refusal) {
+        this.#error(failure.code, failure.message, message.id, failure.extra);
+        return failure.code;
+      }
+      if (failure instanceof ApiError && failure.status < 500) {
+        this.#error(failure.code as LiveErrorCode, failure.message, message.id);
+        return failure.code;
+      }
       this.context.log.error({ err: failure, command: message.type }, 'live command failed');
       this.#error('internal', 'Something went wrong on our side. Try again; if it persists, report it.', message.id);
+      return 'internal';
     }
   }
 
