@@ -982,6 +982,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       maxMessageBytes: 4096,
       /** Subscriptions of one connection (watches and follows together). */
       maxSubscriptions: 50,
+      /** Connections of one user at once, on every instance (counted and leased like slots). */
+      maxConnectionsPerUser: 10,
       /** Market names looked up for fills of followed traders, kept for the next fill. */
       marketNamesCached: 10_000,
       /** The live plane reads the log in a consumer group of its own per instance: this prefix plus an instance id. */

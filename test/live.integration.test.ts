@@ -78,7 +78,8 @@ class WatchedSlots implements SlotStore {
   readonly kind: 'memory' | 'redis';
   #released: (() => void)[] = [];
   #renewed: (() => void)[] = [];
-  releases = 0;
+  /** Releases by user (a user's connections count under `<user>:connections`). */
+  readonly releases = new Map<string, number>();
   constructor(readonly target: SlotStore) {
     this.kind = target.kind;
   }
@@ -94,7 +95,7 @@ class WatchedSlots implements SlotStore {
     try {
       await this.target.release(userId, slotId);
     } finally {
-      this.releases += 1;
+      this.releases.set(userId, (this.releases.get(userId) ?? 0) + 1);
       for (const wake of this.#released.splice(0)) wake();
     }
   }
@@ -106,6 +107,11 @@ class WatchedSlots implements SlotStore {
   }
   nextRelease(): Promise<void> {
     return new Promise((resolve) => this.#released.push(resolve));
+  }
+  /** Resolves once `count` more slots of the user have been given back. */
+  async released(userId: string, count: number): Promise<void> {
+    const target = (this.releases.get(userId) ?? 0) + count;
+    while ((this.releases.get(userId) ?? 0) < target) await this.nextRelease();
   }
   nextRenewal(): Promise<void> {
     return new Promise((resolve) => this.#renewed.push(resolve));
@@ -269,6 +275,26 @@ describe('connecting', () => {
     const error = await client.nextOf('error');
     expect(error.code).toBe('unauthorized');
     expect(await client.closed).toEqual({ code: 4401, reason: 'unauthorized' });
+  });
+
+  it('counts a user’s connections across keys: one more is told why and closed with 4429', async () => {
+    const cap = 2;
+    const instance = await startInstance({
+      config: { ...config, live: { ...config.live, maxConnectionsPerUser: cap } },
+    });
+    const first = await ready(instance, 'p1');
+    const second = await ready(instance, 'p2');
+    const refused = await connect(instance, 'p1');
+    expect(await refused.nextOf('error')).toMatchObject({ code: 'too_many_connections' });
+    expect(await refused.closed).toEqual({ code: 4429, reason: 'too_many_connections' });
+    // One goes: its place is free again.
+    const released = instance.slots.released('l-pro:connections', 1);
+    await first.client.close();
+    await released;
+    const third = await ready(instance, 'p1');
+    expect(third.hello.type).toBe('ready');
+    await second.client.close();
+    await third.client.close();
   });
 
   it('answers a plain GET with 426 and how to connect', async () => {
@@ -520,9 +546,9 @@ describe.each(['memory', 'redis'] as const)('slots (%s)', (kind) => {
     expect(await watch(b, MARKETS[cap]!)).toMatchObject({ type: 'ack', slots_in_use: cap });
 
     // b goes away: its two slots come back.
-    const releases = instance.slots.releases + 2;
+    const released = instance.slots.released('l-pro', 2);
     await b.close();
-    while (instance.slots.releases < releases) await instance.slots.nextRelease();
+    await released;
     expect(await watch(a, MARKETS[0]!)).toMatchObject({ type: 'ack', slots_in_use: 2 });
     await a.close();
   });
@@ -600,7 +626,7 @@ describe('a slow client', () => {
     // The client stops reading: the server's queue fills behind the network buffers.
     const raw = (client.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     raw.pause();
-    const released = instance.slots.nextRelease();
+    const released = instance.slots.released('l-pro', 1);
     let freed = false;
     void released.then(() => (freed = true));
     for (let round = 0; !freed; round++) {

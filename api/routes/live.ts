@@ -36,7 +36,7 @@ function authorizationOf(headers: Record<string, string | string[] | undefined>)
 }
 
 function closeCodeOf(refusal: ApiError): { code: LiveErrorCode; close: number } {
-  if (refusal.code === 'too_many_auth_failures') return { code: refusal.code, close: CLOSE_CODES.tooManyAuthFailures };
+  if (refusal.code === 'too_many_auth_failures') return { code: refusal.code, close: CLOSE_CODES.tooMany };
   if (refusal.code === 'insufficient_scope') return { code: refusal.code, close: CLOSE_CODES.insufficientScope };
   return { code: 'unauthorized', close: CLOSE_CODES.unauthorized };
 }

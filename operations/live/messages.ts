@@ -56,6 +56,7 @@ const LIVE_ERROR_CODES = [
   'no_free_slot',
   'not_subscribed',
   'too_many_subscriptions',
+  'too_many_connections',
   'too_slow',
   'no_pong',
   'shutting_down',
@@ -120,7 +121,8 @@ export const CLOSE_CODES = {
   internal: 1011,
   unauthorized: 4401,
   insufficientScope: 4403,
-  tooManyAuthFailures: 4429,
+  /** too_many_auth_failures, or too_many_connections: the reason says which. */
+  tooMany: 4429,
   /** The client did not read its events fast enough. */
   tooSlow: 4408,
   /** No pong to the last ping (no_pong). */

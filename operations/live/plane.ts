@@ -94,6 +94,8 @@ interface Subscription {
 }
 
 const watchKey = (wallet: string, market: string) => `watch:${wallet}:${market}`;
+/** A user's connections are counted and leased like slots, under a count of their own. */
+const connectionsOf = (accountId: string) => `${accountId}:connections`;
 const followKey = (wallet: string) => `follow:${wallet}`;
 
 function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
@@ -178,6 +180,28 @@ export class LivePlane {
     if (this.#closed) {
       connection.fail('shutting_down', 'The server is shutting down: connect again.', CLOSE_CODES.shuttingDown);
       return connection;
+    }
+    const cap = this.config.maxConnectionsPerUser;
+    const connectionSlot = `${this.instanceId}:${connection.serial}`;
+    try {
+      const verdict = await this.#slots.acquire({
+        userId: connectionsOf(caller.accountId),
+        slotId: connectionSlot,
+        cap,
+        leaseMs: this.config.slotLeaseSeconds * 1000,
+        nowMs: this.slotsNow(),
+      });
+      if (verdict.kind === 'full') {
+        await connection.fail(
+          'too_many_connections',
+          `A user holds at most ${cap} live connections at once (on every key and instance): close one first. One connection carries many subscriptions.`,
+          CLOSE_CODES.tooMany,
+        );
+        return connection;
+      }
+      connection.connectionSlot = connectionSlot;
+    } catch (failure) {
+      this.slotStoreFailed(failure, 'acquire');
     }
     this.#connections.add(connection);
     liveConnections.inc();
@@ -303,10 +327,15 @@ export class LivePlane {
   }
 
   /** The connection is gone (`reason`: client, or the error it was closed with): it holds nothing any more. */
-  forget(connection: LiveConnection, reason: string): void {
-    if (!this.#connections.delete(connection)) return;
-    liveConnections.dec();
+  async forget(connection: LiveConnection, reason: string): Promise<void> {
+    if (this.#connections.delete(connection)) liveConnections.dec();
     liveDisconnects.inc({ reason });
+    if (connection.connectionSlot === null) return;
+    try {
+      await this.#slots.release(connectionsOf(connection.caller.accountId), connection.connectionSlot);
+    } catch (failure) {
+      this.slotStoreFailed(failure, 'release');
+    }
   }
 
   newSlotId(connection: LiveConnection, wallet: string, market: string): string {
@@ -329,6 +358,11 @@ export class LivePlane {
     let shelf: ServerMessage | null = null;
     for (const connection of this.#connections) {
       if (!connection.heartbeat()) continue;
+      if (connection.connectionSlot !== null) {
+        const ids = held.get(connectionsOf(connection.caller.accountId)) ?? [];
+        ids.push(connection.connectionSlot);
+        held.set(connectionsOf(connection.caller.accountId), ids);
+      }
       for (const slotId of connection.slotIds()) {
         const ids = held.get(connection.caller.accountId) ?? [];
         ids.push(slotId);
@@ -378,6 +412,9 @@ export class LiveConnection {
   #closed = false;
   /** Why the server closed the connection (an error code); null while open, or when the client left. */
   #closedWith: LiveErrorCode | null = null;
+  #released = false;
+  /** This connection's place in its user's count of connections (null: not counted, the store was down). */
+  connectionSlot: string | null = null;
   popular = false;
 
   constructor(
@@ -463,10 +500,14 @@ export class LiveConnection {
   /** The transport closed (either side): everything this connection held is released. */
   async closed(): Promise<void> {
     this.#closed = true;
-    this.plane.forget(this, this.#closedWith ?? 'client');
+    if (this.#released) return;
+    this.#released = true;
     const subscriptions = [...this.#subscriptions.values()];
     this.#subscriptions.clear();
-    await Promise.all(subscriptions.map((subscription) => this.#end(subscription)));
+    await Promise.all([
+      this.plane.forget(this, this.#closedWith ?? 'client'),
+      ...subscriptions.map((subscription) => this.#end(subscription)),
+    ]);
   }
 
   async #end(subscription: Subscription): Promise<void> {
