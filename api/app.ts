@@ -34,6 +34,7 @@ import { MemoryGates } from '../operations/gates/memory.ts';
 import type { GateStore } from '../operations/gates/store.ts';
 import { MemorySlots, type SlotStore } from '../operations/gates/slots.ts';
 import { LivePlane } from '../operations/live/plane.ts';
+import { clientMessageSchema, serverMessageSchema } from '../operations/live/messages.ts';
 import { registerLiveRoute, type LiveAuthentication } from './routes/live.ts';
 import { type ApiApp, errorResponses } from './http.ts';
 import { responseSerializerCompiler } from '../operations/response-schema.ts';
@@ -277,6 +278,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
+/** A zod schema as an OpenAPI 3.1 schema object (JSON Schema 2020-12, without its `$schema`). */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'output' }) as Record<string, unknown>;
+  return json;
+}
+
 /** A live connection's caller by API key, a failure counted toward too_many_auth_failures as on REST. */
 function keyAuthentication(context: RouteContext, authenticator: Authenticator): LiveAuthentication {
   return async (authorization, address) => {
@@ -356,6 +363,11 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       openapi: '3.1.0',
       info: { title: 'Trader Analytics Read API', version: '1.0.0', description: API_DESCRIPTION },
       components: {
+        // The live plane's messages (a WebSocket, so no path describes them): the JSON Schemas of both directions.
+        schemas: {
+          LiveClientMessage: jsonSchemaOf(clientMessageSchema),
+          LiveServerMessage: jsonSchemaOf(serverMessageSchema),
+        },
         securitySchemes: {
           bearer: {
             type: 'http',

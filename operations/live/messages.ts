@@ -20,7 +20,7 @@ const traderArgument = z.string().min(1).max(1000).meta({
 const marketArgument = z.string().min(1).max(200).meta({ description: 'The condition_id: 0x + 64 hex.' });
 
 /** Client → server. */
-const clientMessageSchema = z.discriminatedUnion('type', [
+export const clientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('watch'), id: commandId, trader: traderArgument, market: marketArgument }).meta({
     description:
       "Watch a trader in a market (holds one live slot): the market's book and trades, the trader's fills there, the resolution, session start/stop.",
