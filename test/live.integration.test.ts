@@ -6,13 +6,15 @@
  * closed with its reason. Slot leases run on a clock the test moves (no sleeping); what the server does
  * in the background (a release, a renewal) is awaited through the slot store.
  */
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as turn } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { Config, ConfigOverrides } from '../config.ts';
+import { parseConfig, type Config, type ConfigOverrides } from '../config.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { startLiveFeed } from '../ingest/live-feed.ts';
@@ -302,6 +304,59 @@ describe('connecting', () => {
     const response = await instance.app.inject({ method: 'GET', url: `${API}/live` });
     expect(response.statusCode).toBe(426);
     expect(response.json()).toMatchObject({ error: 'upgrade_required' });
+  });
+});
+
+describe('OAuth access tokens (as on /mcp)', () => {
+  it('accept a token of the issuer for a known account; refuse one without the scope (4403) or for no account (4401)', async () => {
+    const pair = await generateKeyPair('RS256');
+    const jwks = JSON.stringify({
+      keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }],
+    });
+    const issuer = http.createServer((request, response) => {
+      if (request.url === '/.well-known/jwks.json')
+        response.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+      else response.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
+    const issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
+    try {
+      // The same database, with OAuth switched on.
+      const oauthConfig = parseConfig(
+        {
+          DATA_DIR: config.dataDir,
+          CLICKHOUSE_DATABASE: config.clickhouse.database,
+          LOG_LEVEL: 'error',
+          PUBLIC_URL: 'http://localhost:8080',
+          MCP_OAUTH_ISSUER: issuerUrl,
+        },
+        LIVE,
+      );
+      const instance = await startInstance({ config: oauthConfig });
+      const token = (subject: string, scope = 'openid analytics:read') =>
+        new SignJWT({ scope, client_id: 'browser' })
+          .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+          .setIssuer(issuerUrl)
+          .setSubject(subject)
+          .setAudience('http://localhost:8080/mcp')
+          .setIssuedAt()
+          .setExpirationTime(NOW_S + 600)
+          .sign(pair.privateKey);
+
+      const session = await connect(instance, await token('l-pro'), 'protocol');
+      expect(await session.nextOf('ready')).toMatchObject({ plan: config.plans.pro.name });
+      await session.close();
+
+      const unscoped = await connect(instance, await token('l-pro', 'openid'), 'protocol');
+      expect(await unscoped.nextOf('error')).toMatchObject({ code: 'insufficient_scope' });
+      expect(await unscoped.closed).toEqual({ code: 4403, reason: 'insufficient_scope' });
+
+      const nobody = await connect(instance, await token('no-such-account'), 'protocol');
+      expect(await nobody.nextOf('error')).toMatchObject({ code: 'unauthorized' });
+      expect(await nobody.closed).toEqual({ code: 4401, reason: 'unauthorized' });
+    } finally {
+      await new Promise((resolve) => issuer.close(resolve));
+    }
   });
 });
 
