@@ -24,6 +24,8 @@ import { liveDisconnects } from '../../metrics/registry.ts';
 export type LiveAuthentication = (authorization: string | undefined, address: string) => Promise<Caller>;
 
 const BEARER_PROTOCOL = 'bearer.';
+/** Commands a client may send before its `ready`. */
+const EARLY_FRAMES = 64;
 
 /** The bearer credential of an upgrade: the Authorization header, else a `bearer.<token>` subprotocol. */
 function authorizationOf(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -72,14 +74,16 @@ export async function registerLiveRoute(
             message: `The live plane is a WebSocket: connect with ws:// or wss:// and the subprotocol ${protocol} (see docs/live.md).`,
           }),
       wsHandler: (socket: WebSocket, request) => {
-        // Frames that arrive while the key is being checked wait for the connection.
+        // Frames that arrive while the key is being checked wait for the connection (a few: a client
+        // that floods before it is known is closed).
         const early: string[] = [];
         let connection: LiveConnection | null = null;
         let gone = false;
         socket.on('message', (data, isBinary) => {
           const text = isBinary ? '' : data.toString();
           if (connection) connection.receive(text);
-          else early.push(text);
+          else if (early.length < EARLY_FRAMES) early.push(text);
+          else socket.close(CLOSE_CODES.policy, 'bad_message');
         });
         socket.on('pong', () => connection?.pong());
         socket.on('close', () => {

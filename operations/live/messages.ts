@@ -123,6 +123,8 @@ export const CLOSE_CODES = {
   insufficientScope: 4403,
   /** too_many_auth_failures, or too_many_connections: the reason says which. */
   tooMany: 4429,
+  /** More commands before `ready` than the server keeps (RFC 6455: policy violation). */
+  policy: 1008,
   /** The client did not read its events fast enough. */
   tooSlow: 4408,
   /** No pong to the last ping (no_pong). */

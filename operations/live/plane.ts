@@ -84,7 +84,6 @@ export interface LivePlaneOptions {
 interface Subscription {
   kind: 'watch' | 'follow';
   wallet: string;
-  name: string;
   /** The watched market (a follow has none). */
   market: string | null;
   seq: number;
@@ -139,8 +138,6 @@ export class LivePlane {
   readonly #heartbeat: NodeJS.Timeout;
   #closed = false;
   #lastSlotFailureLog = 0;
-  /** Called after each heartbeat's lease renewal (tests await it). */
-  onHeartbeat: (() => void) | undefined;
 
   constructor(options: LivePlaneOptions) {
     this.#context = options.context;
@@ -385,7 +382,6 @@ export class LivePlane {
         }
       }),
     );
-    this.onHeartbeat?.();
   }
 
   async popularShelf(): Promise<ServerMessage> {
@@ -634,7 +630,6 @@ export class LiveConnection {
     const subscription: Subscription = {
       kind: 'watch',
       wallet: trader.wallet,
-      name: trader.name,
       market,
       seq: 0,
       slotId: held,
@@ -667,7 +662,6 @@ export class LiveConnection {
       const subscription: Subscription = {
         kind: 'follow',
         wallet: trader.wallet,
-        name: trader.name,
         market: null,
         seq: 0,
         slotId: null,
