@@ -59,7 +59,7 @@ const STREAMED: readonly { topic: TopicId; key: 'market' | 'wallet' | 'any' }[] 
 ];
 
 /** The events of one slice the plane wants, in log order. */
-function liveEventsOf(
+export function liveEventsOf(
   slice: PartitionSlice,
   topicId: TopicId,
   keyKind: 'market' | 'wallet' | 'any',
