@@ -115,7 +115,11 @@ export async function registerLiveRoute(
           });
           if (gone) return void connection.closed();
           for (const text of early.splice(0)) connection.receive(text);
-        })();
+        })().catch((failure: unknown) => {
+          // Never an unexplained drop: the client hears it was our failure.
+          request.log.error({ err: failure }, 'live connection failed');
+          socket.close(CLOSE_CODES.internal, 'internal');
+        });
       },
     });
   });
