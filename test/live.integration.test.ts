@@ -667,6 +667,35 @@ describe('lease expiry (two instances on one Redis)', () => {
   });
 });
 
+describe('ending connections with a reason', () => {
+  it('a client that answers no ping is closed with 4000 no_pong, its slot freed', async () => {
+    const instance = await startInstance();
+    const { client } = await ready(instance, 'p1');
+    expect(await client.command({ type: 'watch', trader: TRADER, market: M1 })).toMatchObject({ type: 'ack' });
+    await client.nextOf('event');
+    // Paused, the client reads no ping and so sends no pong.
+    const raw = (client.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    const released = instance.slots.released('l-pro', 1);
+    raw.pause();
+    await released;
+    raw.resume();
+    expect(await client.closed).toEqual({ code: 4000, reason: 'no_pong' });
+    expect(client.messages.at(-1)).toMatchObject({ type: 'error', code: 'no_pong' });
+  });
+
+  it('a server that stops tells its clients (1001 shutting_down) and gives their slots back', async () => {
+    const instance = await startInstance();
+    const { client } = await ready(instance, 'b1');
+    expect(await client.command({ type: 'watch', trader: TRADER, market: M1 })).toMatchObject({ type: 'ack' });
+    await client.nextOf('event');
+    const released = instance.slots.released('l-basic', 1);
+    await instance.app.close();
+    await released;
+    expect(await client.nextOf('error')).toMatchObject({ code: 'shutting_down' });
+    expect(await client.closed).toEqual({ code: 1001, reason: 'shutting_down' });
+  });
+});
+
 describe('a slow client', () => {
   it('is told it is too slow, closed with 4408, and its slot is freed', async () => {
     // No pings meanwhile: a client that does not read would be closed as silent first.
