@@ -993,6 +993,29 @@ function configOf(env: z.output<typeof environmentSchema>) {
       stateFile: path.join(dataDir, 'upstream-state.json'),
       requestedWalletsKey: `${env.REDIS_KEY_PREFIX}upstream:requested`,
     }))(),
+    /** The WebSocket live plane (docs/live.md): its address, its slots' leases, its bounds per connection. */
+    live: {
+      /** Under the API prefix: `{base_url}/live`. */
+      path: '/live' as const,
+      /** The subprotocol the server selects; a browser offers it beside `bearer.<API_KEY>` (docs/live.md). */
+      protocol: 'trader-analytics.live.v1' as const,
+      // A slot held by an instance that died frees itself within the lease; the holder renews its leases
+      // (and pings its clients) every heartbeat, well inside the lease so that one late renewal loses nothing.
+      slotLeaseSeconds: 30,
+      heartbeatSeconds: 10,
+      /** Bytes waiting to be sent to one client: above this it is too slow, told so, and closed. */
+      queueBytes: 1 * MB,
+      /** A client's messages are small commands; a larger frame is refused by the WebSocket layer. */
+      maxMessageBytes: 4096,
+      /** Subscriptions of one connection (watches and follows together). */
+      maxSubscriptions: 50,
+      /** Connections of one user at once, on every instance (counted and leased like slots). */
+      maxConnectionsPerUser: 10,
+      /** Market names looked up for fills of followed traders, kept for the next fill. */
+      marketNamesCached: 10_000,
+      /** The live plane reads the log in a consumer group of its own per instance: this prefix plus an instance id. */
+      groupPrefix: `${env.KAFKA_GROUP_ID}-live-`,
+    },
     /** Recorded sessions (decisions.md, Stream events and tapes; paging table). */
     tapes: {
       list: { maxLimit: 1000 },

@@ -33,6 +33,10 @@ import { InFlightLimiter } from '../operations/gates/in-flight.ts';
 import { storeWithSlots } from '../operations/gates/store-slot.ts';
 import { MemoryGates } from '../operations/gates/memory.ts';
 import type { GateStore } from '../operations/gates/store.ts';
+import { MemorySlots, type SlotStore } from '../operations/gates/slots.ts';
+import { LivePlane } from '../operations/live/plane.ts';
+import { clientMessageSchema, serverMessageSchema } from '../operations/live/messages.ts';
+import { registerLiveRoute, type LiveAuthentication } from './routes/live.ts';
 import { type ApiApp, errorResponses } from './http.ts';
 import { responseSerializerCompiler } from '../operations/response-schema.ts';
 import { registerChartRoutes } from './routes/charts.ts';
@@ -99,6 +103,17 @@ interface ReadApiOptions {
   inFlight?: InFlightLimiter;
   /** The clock of the key lookup cache (`api.keyCacheSeconds`), in milliseconds; tests pin it. Default: the wall clock. */
   authClockMs?: (() => number) | undefined;
+  /** The live plane's slots (default: process memory); the owner closes it. */
+  slots?: SlotStore;
+  /** The slots' clock in milliseconds; tests pin it. Default: the slot store's own (Redis TIME). */
+  slotsClockMs?: () => number;
+  /**
+   * Starts what feeds the live plane (the roles read the log: ingest/live-feed.ts, which api/ never
+   * imports). Absent, no live plane is served (an instance without the log has nothing to stream).
+   */
+  liveFeed?: (plane: LivePlane) => Promise<{ stop(): Promise<void> }>;
+  /** How a live connection is authenticated (default: API keys; the roles add OAuth tokens). */
+  liveAuthentication?: ((shared: ReadApiShared) => LiveAuthentication) | undefined;
   /**
    * Another surface on the same app, after the REST routes (the roles mount the MCP endpoint here:
    * roles/http-server.ts). api/ never imports it.
@@ -107,7 +122,7 @@ interface ReadApiOptions {
 }
 
 /** What a mounted surface shares with the REST routes: the context (gates, cursors) and the keys (one key cache, one 401). */
-interface ReadApiShared {
+export interface ReadApiShared {
   context: RouteContext;
   authenticator: Authenticator;
 }
@@ -266,6 +281,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
+/** A zod schema as an OpenAPI 3.1 schema object (JSON Schema 2020-12, without its `$schema`). */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'output' }) as Record<string, unknown>;
+  return json;
+}
+
+/** A live connection's caller by API key, a failure counted toward too_many_auth_failures as on REST. */
+function keyAuthentication(context: RouteContext, authenticator: Authenticator): LiveAuthentication {
+  return async (authorization, address) => {
+    try {
+      return await authenticator.authenticate(authorization, {});
+    } catch (refusal) {
+      if (refusal instanceof ApiError && refusal.status === 401)
+        throw (await context.budget.authenticationFailed(address)) ?? refusal;
+      throw refusal;
+    }
+  };
+}
+
 async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: Logger): Promise<Authenticator> {
   const { config } = api;
   // A read inside a metered call takes the call's slot of the store's work first (load shedding).
@@ -284,6 +318,8 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     log.info(
       'API_CURSOR_SECRET is not set: cursors are signed with a per-process secret (set it when several API processes serve one deployment)',
     );
+  const slots = api.slots ?? new MemorySlots();
+  const slotsClockMs = api.slotsClockMs ?? null;
   const context: RouteContext = {
     config,
     store,
@@ -295,7 +331,16 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     budget: new Budget(api.gates ?? new MemoryGates(), config, log.child({ name: 'gates' }), api.gatesClockMs ?? null),
     ...(api.walletRequests ? { walletRequests: api.walletRequests } : {}),
     inFlight: api.inFlight ?? new InFlightLimiter(config.api.inFlight),
+    liveSlotsInUse: async (userId) => {
+      try {
+        return await slots.inUse(userId, slotsClockMs ? slotsClockMs() : null);
+      } catch (failure) {
+        log.warn({ err: failure }, 'slot store unavailable: /me reports no live slots in use');
+        return 0;
+      }
+    },
   };
+
   const authenticator = new Authenticator(store, config, api.authClockMs ?? Date.now);
   // too_many_auth_failures holds on every path and protocol (REST, MCP, free and unknown paths, links)
   // before any key is looked at: a blocked address gets one answer whatever its key, so the block
@@ -322,6 +367,11 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
       openapi: '3.1.0',
       info: { title: 'Trader Analytics Read API', version: '1.0.0', description: API_DESCRIPTION },
       components: {
+        // The live plane's messages (a WebSocket, so no path describes them): the JSON Schemas of both directions.
+        schemas: {
+          LiveClientMessage: jsonSchemaOf(clientMessageSchema),
+          LiveServerMessage: jsonSchemaOf(serverMessageSchema),
+        },
         securitySchemes: {
           bearer: {
             type: 'http',
@@ -408,6 +458,18 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     },
     { prefix: config.api.prefix },
   );
+  if (api.liveFeed) {
+    const plane = new LivePlane({ context, slots, slotsClockMs });
+    const authenticate =
+      api.liveAuthentication?.({ context, authenticator }) ?? keyAuthentication(context, authenticator);
+    await registerLiveRoute(app, config, plane, authenticate);
+    const feed = await api.liveFeed(plane);
+    // Before the server stops listening: every client is told why its connection ends.
+    app.addHook('preClose', async () => {
+      await plane.close();
+      await feed.stop();
+    });
+  }
   // The same data as tools, on the same server: the same context (gates, cursors) and the same keys.
   if (api.mount) await api.mount(app, { context, authenticator });
   return authenticator;

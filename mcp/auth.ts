@@ -20,7 +20,10 @@ import { effectivePlan, type Config } from '../config.ts';
 import { readAccount, type AccountRecord } from '../projections/accounts.ts';
 import type { Store } from '../projections/store.ts';
 
-export type McpAuthentication = (request: FastifyRequest) => Promise<Caller>;
+/** What authentication reads of a request (the live plane hands over the same three of its upgrade). */
+type Credentials = Pick<FastifyRequest, 'headers' | 'query' | 'ip'>;
+
+export type McpAuthentication = (request: Credentials) => Promise<Caller>;
 
 const BEARER = /^Bearer[ \t]+([!-~]{1,8192})[ \t]*$/i;
 const REALM = 'agent-api';

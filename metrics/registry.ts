@@ -53,6 +53,41 @@ export const heavyReadsCapacity = new Gauge({
   registers,
 });
 
+// ── Live plane (all) ────────────────────────────────────────────────────────────────────────────────
+export const liveConnections = new Gauge({
+  name: 'trader_analytics_live_connections',
+  help: 'Authenticated WebSocket connections of the live plane open on this instance.',
+  registers,
+});
+
+export const liveSubscriptions = new Gauge({
+  name: 'trader_analytics_live_subscriptions',
+  help: 'Subscriptions held on this instance by kind (watch: one live slot each; follow).',
+  labelNames: ['kind'] as const,
+  registers,
+});
+
+export const liveEventsSent = new Counter({
+  name: 'trader_analytics_live_events_sent_total',
+  help: 'StreamEvents sent to live clients, by type.',
+  labelNames: ['type'] as const,
+  registers,
+});
+
+export const liveCommands = new Counter({
+  name: 'trader_analytics_live_commands_total',
+  help: 'Commands of live clients by command and outcome (ok, or the error code: no_free_slot, bad_message…).',
+  labelNames: ['command', 'outcome'] as const,
+  registers,
+});
+
+export const liveDisconnects = new Counter({
+  name: 'trader_analytics_live_disconnects_total',
+  help: 'Live connections ended, by reason (client, or the error code the server closed with: too_slow, no_pong, unauthorized…).',
+  labelNames: ['reason'] as const,
+  registers,
+});
+
 // ── Store ───────────────────────────────────────────────────────────────────────────────────────────
 export const storeQueryDuration = new Histogram({
   name: 'trader_analytics_store_query_duration_seconds',

@@ -31,6 +31,8 @@ export interface RouteContext {
   walletRequests?: WalletRequestLog;
   /** Load shedding: the calls that read the store at once, and the queue in front of them (gates/store-slot.ts). */
   inFlight: InFlightLimiter;
+  /** A user's live slots held now, on every instance (`/me`); absent where no slot store is kept. */
+  liveSlotsInUse?: (userId: string) => Promise<number>;
 }
 
 /** Retry-After of a call refused by load shedding (503 overloaded, or 429 busy for a heavy read). */

@@ -1,7 +1,7 @@
 /** The whoami operation (REST `GET /me`, MCP whoami): the caller's plan, its limits, usage, and the calling key's label and last four characters. */
 import { z } from 'zod';
 import type { Caller } from './auth.ts';
-import type { Call } from './context.ts';
+import type { Call, RouteContext } from './context.ts';
 import type { UsageReport } from './gates/budget.ts';
 
 export const meSchema = z.object({
@@ -24,6 +24,14 @@ export const meSchema = z.object({
     window: z.object({ tokens_remaining: z.number(), rpm_used: z.int() }),
     day: z.object({ requests: z.int(), cap: z.int() }),
     month: z.object({ requests: z.int(), cap: z.int() }),
+    live: z
+      .object({
+        slots_in_use: z.int().meta({
+          description:
+            'Live slots held now (watches on the WebSocket plane, every key and connection of the user), of limits.live_slots. Streams consume no calls.',
+        }),
+      })
+      .meta({ description: 'The live plane (docs/live.md): slots, not calls, meter it.' }),
   }),
   key: z.object({
     label: z.string(),
@@ -32,7 +40,7 @@ export const meSchema = z.object({
 });
 export type Me = z.infer<typeof meSchema>;
 
-function readMe(caller: Caller, usage: UsageReport): Me {
+function readMe(caller: Caller, usage: UsageReport, slotsInUse: number): Me {
   const { limits } = caller;
   return {
     plan: limits.name,
@@ -46,12 +54,13 @@ function readMe(caller: Caller, usage: UsageReport): Me {
       live_slots: limits.liveSlots,
       history_depth: limits.historyDepth,
     },
-    usage,
+    usage: { ...usage, live: { slots_in_use: slotsInUse } },
     key: { label: caller.label, last4: caller.last4 },
   };
 }
 
-/** whoami: the usage numbers are the gates' answer to this very call (no second round trip). */
-export function whoami(call: Call): Me {
-  return readMe(call.caller, call.admitted.usage);
+/** whoami: the usage numbers are the gates' answer to this very call (no second round trip); the slots are the slot store's. */
+export async function whoami(context: RouteContext, call: Call): Promise<Me> {
+  const slotsInUse = (await context.liveSlotsInUse?.(call.caller.accountId)) ?? 0;
+  return readMe(call.caller, call.admitted.usage, slotsInUse);
 }

@@ -18,7 +18,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Readiness } from '../api/app.ts';
 import { buildHttpServer } from './http-server.ts';
-import { openGateStore } from '../operations/gates/open.ts';
+import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
+import { startLiveFeed } from '../ingest/live-feed.ts';
 import { readStoredRowCount } from '../projections/landed.ts';
 import { EPOCH_MAX, EPOCH_MIN } from '../ingest/contract/primitives.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
@@ -204,6 +205,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   let ready = false;
   let rollupsSettled = false;
   const gates = openGateStore(config, log);
+  const slots = openSlotStore(config, log);
   // With POLYGON_RPC_URL the archive is the source, and its progress is the readiness.
   let archiveReadiness: Readiness | undefined;
   const readiness = async (): Promise<Readiness> => {
@@ -233,7 +235,14 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     log,
     storeAlive: () => storeAnswers(store),
     readiness,
-    api: { config, store, gates },
+    api: {
+      config,
+      store,
+      gates,
+      slots,
+      // The live plane streams what this process's log carries (in process, or Kafka).
+      liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log: log.child({ name: 'live' }) }),
+    },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
@@ -298,6 +307,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await app.close();
     await gates.close();
+    await slots.close();
     await worker.stop();
     await producer.close();
     await eventLog.close();
@@ -406,6 +416,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   // point is saved last, when the rounds the worker finished have moved it.
   await app.close();
   await gates.close();
+  await slots.close();
   await worker.stop();
   await new Promise((resolve) => setImmediate(resolve));
   await saveState();

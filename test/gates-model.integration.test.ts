@@ -65,6 +65,7 @@ interface Usage {
   window: { tokens_remaining: number; rpm_used: number };
   day: { requests: number; cap: number };
   month: { requests: number; cap: number };
+  live: { slots_in_use: number };
 }
 interface Answer {
   status: number;
@@ -168,6 +169,8 @@ class ReferenceBudget {
           plan.monthlyRequests > 0
             ? { requests: user.callsPerMonth.get(month)!, cap: plan.monthlyRequests }
             : { requests: 0, cap: 0 },
+        // No watch in these sequences: the live plane holds no slot.
+        live: { slots_in_use: 0 },
       },
     };
   }

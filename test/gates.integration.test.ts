@@ -315,12 +315,14 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
       window: { tokens_remaining: basic.burst - 1, rpm_used: 1 },
       day: { requests: 1, cap: basic.dailyRequests },
       month: { requests: 0, cap: 0 },
+      live: { slots_in_use: 0 },
     });
     const proMe = await harness.me('p1');
     expect(proMe.usage).toEqual({
       window: { tokens_remaining: pro.burst - 1, rpm_used: 1 },
       day: { requests: 0, cap: 0 },
       month: { requests: 1, cap: pro.monthlyRequests },
+      live: { slots_in_use: 0 },
     });
     // Half an interval later the bucket holds half a token more.
     harness.clock.ms += intervalMs(basic) / 2;

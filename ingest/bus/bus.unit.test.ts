@@ -382,6 +382,27 @@ describe('MemoryLog', () => {
     for (const list of seen.values()) expect(list).toEqual([...list].sort((a, b) => a - b));
   });
 
+  it('starts a new group that does not read from the beginning at the end of the log (Kafka: latest)', async () => {
+    const memory = new MemoryLog({ partitions: 2, maxRetainedBytes: 1 << 20, log });
+    const producer = await memory.producer();
+    await producer.send('t', [
+      { key: 'a', value: 'before-1' },
+      { key: 'b', value: 'before-2' },
+    ]);
+    const written: string[] = [];
+    const consumer = memory.consumer({ ...options, groupId: 'late', fromBeginning: false, reportsProgress: false });
+    await consumer.start(['t'], {
+      prepare: (s) => s.messages.map((m) => m.value!.toString()),
+      write: async (prepared) => {
+        written.push(...prepared.flat());
+      },
+    });
+    await producer.send('t', [{ key: 'a', value: 'after' }]);
+    await memory.drained('late', ['t']);
+    await consumer.stop();
+    expect(written).toEqual(['after']);
+  });
+
   it('delivers a failed write again, from the committed offset', async () => {
     const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: 1 << 20, log });
     const producer = await memory.producer();

@@ -103,6 +103,7 @@ export class KafkaConsumer implements LogConsumer {
     highWatermark: bigint | undefined,
     committed: bigint | undefined,
   ): void {
+    if (this.options.reportsProgress === false) return;
     const key = `${topic}|${partition}`;
     const position = this.positions.get(key) ?? { highWatermark: 0n, committed: undefined };
     if (highWatermark !== undefined) position.highWatermark = highWatermark;
@@ -139,7 +140,7 @@ export class KafkaConsumer implements LogConsumer {
         const offsets = commitOffsetsOf(ranges);
         await consumer.commitOffsets(offsets);
         this.consecutiveFailures = 0;
-        ingestLastCommit.setToCurrentTime();
+        if (this.options.reportsProgress !== false) ingestLastCommit.setToCurrentTime();
         for (const offset of offsets) this.trackLag(offset.topic, offset.partition, undefined, BigInt(offset.offset));
         for (const offset of offsets) this.log.debug(offset, 'offsets committed');
       },
@@ -156,7 +157,7 @@ export class KafkaConsumer implements LogConsumer {
     consumer.on(consumer.events.GROUP_JOIN, () => {
       // A new assignment: partitions now read by another member must not keep reporting lag here.
       this.positions.clear();
-      consumerLag.reset();
+      if (this.options.reportsProgress !== false) consumerLag.reset();
       void accumulator.reset().then(() => joinedOnce());
     });
     // kafkajs starts a crashed consumer again itself only after an error it deems retriable. After any

@@ -162,6 +162,10 @@ export class MemoryLog implements EventLog {
     return this.commits.get(groupId)?.get(topicName)?.get(partition) ?? this.epoch;
   }
 
+  hasCommitted(groupId: string, topicName: string, partition: number): boolean {
+    return this.commits.get(groupId)?.get(topicName)?.has(partition) ?? false;
+  }
+
   commit(groupId: string, topicName: string, partitionIndex: number, nextOffset: bigint): void {
     let group = this.commits.get(groupId);
     if (!group) this.commits.set(groupId, (group = new Map()));
@@ -281,10 +285,15 @@ class MemoryConsumer implements LogConsumer {
   async start<Prepared>(topics: readonly string[], processor: BatchProcessor<Prepared>): Promise<void> {
     this.running = true;
     const groupId = this.options.groupId;
-    // Register the group at once, so that producers see a consumer and apply backpressure.
+    // Register the group at once, so that producers see a consumer and apply backpressure. A new group
+    // that does not read from the beginning starts at the end, as Kafka's `latest` does.
     for (const topic of topics) {
       for (let partition = 0; partition < this.memoryLog.partitionCount(topic); partition++) {
-        this.memoryLog.commit(groupId, topic, partition, this.memoryLog.committed(groupId, topic, partition));
+        const start =
+          this.options.fromBeginning || this.memoryLog.hasCommitted(groupId, topic, partition)
+            ? this.memoryLog.committed(groupId, topic, partition)
+            : this.memoryLog.endOffset(topic, partition);
+        this.memoryLog.commit(groupId, topic, partition, start);
       }
     }
     const accumulator = new SliceAccumulator<Prepared>(
@@ -293,10 +302,11 @@ class MemoryConsumer implements LogConsumer {
         for (const range of ranges) {
           const next = BigInt(nextOffset(range));
           this.memoryLog.commit(groupId, range.topic, range.partition, next);
+          if (this.options.reportsProgress === false) continue;
           const lag = this.memoryLog.endOffset(range.topic, range.partition) - next;
           consumerLag.set({ topic: range.topic, partition: String(range.partition) }, Number(lag > 0n ? lag : 0n));
         }
-        ingestLastCommit.setToCurrentTime();
+        if (this.options.reportsProgress !== false) ingestLastCommit.setToCurrentTime();
         this.consecutiveFailures = 0;
       },
       this.options,

@@ -62,8 +62,13 @@ export interface LogConsumer {
 
 export interface LogConsumerOptions {
   groupId: string;
-  /** Read topics from their beginning when the group has no committed offset. */
+  /** Read topics from their beginning when the group has no committed offset (else from their end). */
   fromBeginning: boolean;
+  /**
+   * Whether this consumer's lag and commits are the ingest metrics (default true). A reader beside
+   * ingest (the live plane, a group of its own) says false, so that it does not overwrite them.
+   */
+  reportsProgress?: boolean;
   /** Upper bound of one fetch per partition, and of all partitions together. */
   maxBytesPerPartition: number;
   maxBytes: number;

@@ -16,7 +16,7 @@ export function meTools(): Tool[] {
       input: z.object({}),
       output: meSchema,
       traderScoped: false,
-      run: (_context, call) => whoami(call),
+      run: (context, call) => whoami(context, call),
     }),
   ];
 }

@@ -1,0 +1,194 @@
+/**
+ * What the live plane streams, read from the log as ingest writes it: a consumer group of its own per
+ * instance, starting at the end of the log (a live plane has no past), over the topics it streams
+ * (fills, trades, book ticks, markets). Only messages whose key someone subscribed to (a watched market,
+ * a watched or followed wallet: the topics' partition keys) are decoded; the rest are skipped unread, so
+ * a plane nobody watches costs next to nothing, even during a backfill.
+ *
+ * The plane receives each event as a `LiveFeedEvent`, prices already in UP space. A message that does not
+ * match its schema is skipped here: ingest dead-letters it, with its reason, on its own path.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import type { BatchProcessor, EventLog, LogConsumer, PartitionSlice } from './bus/types.ts';
+import { upNormalizedPrice } from './contract/primitives.ts';
+import { TOPICS, type TopicId, type TopicNames } from './contract/topics.ts';
+
+/** What the plane receives (operations/live/plane.ts, LiveInput, has the same shape). */
+type LiveFeedEvent =
+  | { kind: 'book'; market: string; ts: number; bid: number | null; ask: number | null }
+  | {
+      kind: 'trade';
+      market: string;
+      ts: number;
+      price: number;
+      size_tokens: number;
+      usd: number;
+      token_side: 1 | 2;
+    }
+  | {
+      kind: 'fill';
+      market: string;
+      wallet: string;
+      ts: number;
+      side: 'BUY' | 'SELL';
+      price: number;
+      token_side: 1 | 2;
+      size_tokens: number;
+      usd: number;
+    }
+  | { kind: 'resolution'; market: string; ts: number; winnerTokenSide: 1 | 2 | null }
+  | { kind: 'names'; market: string; outcome1: string; outcome2: string; title: string };
+
+export interface LiveFeedTarget {
+  /** Whether anyone subscribed to this market (watches) or wallet (watches and follows). */
+  wantsMarket(market: string): boolean;
+  wantsWallet(wallet: string): boolean;
+  publish(event: LiveFeedEvent): void;
+}
+
+/** The topics the plane streams, and what each message's key is. */
+const STREAMED: readonly { topic: TopicId; key: 'market' | 'wallet' | 'any' }[] = [
+  { topic: 'fillsArchive', key: 'wallet' },
+  { topic: 'fillsUpstream', key: 'wallet' },
+  { topic: 'trades', key: 'market' },
+  { topic: 'book', key: 'market' },
+  // Every market's metadata (the names of a followed trader's new markets) and resolutions.
+  { topic: 'markets', key: 'any' },
+];
+
+/** The events of one slice the plane wants, in log order. */
+export function liveEventsOf(
+  slice: PartitionSlice,
+  topicId: TopicId,
+  keyKind: 'market' | 'wallet' | 'any',
+  target: Pick<LiveFeedTarget, 'wantsMarket' | 'wantsWallet'>,
+): LiveFeedEvent[] {
+  const events: LiveFeedEvent[] = [];
+  for (const message of slice.messages) {
+    if (!message.value) continue;
+    if (keyKind !== 'any') {
+      const key = message.key?.toString('utf8') ?? '';
+      if (keyKind === 'market' ? !target.wantsMarket(key) : !target.wantsWallet(key)) continue;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(message.value.toString('utf8'));
+    } catch {
+      continue;
+    }
+    const event = toLiveEvent(topicId, json);
+    if (event) events.push(event);
+  }
+  return events;
+}
+
+function toLiveEvent(topicId: TopicId, json: unknown): LiveFeedEvent | null {
+  switch (topicId) {
+    case 'fillsArchive':
+    case 'fillsUpstream': {
+      const parsed = TOPICS.fillsArchive.schema.safeParse(json);
+      if (!parsed.success) return null;
+      const fill = parsed.data;
+      return {
+        kind: 'fill',
+        market: fill.condition_id,
+        wallet: fill.wallet,
+        ts: fill.ts,
+        side: fill.side,
+        price: upNormalizedPrice(fill.token_side, fill.price),
+        token_side: fill.token_side,
+        size_tokens: fill.size_tokens,
+        usd: fill.usd,
+      };
+    }
+    case 'trades': {
+      const parsed = TOPICS.trades.schema.safeParse(json);
+      if (!parsed.success) return null;
+      const trade = parsed.data;
+      return {
+        kind: 'trade',
+        market: trade.condition_id,
+        ts: trade.ts,
+        price: upNormalizedPrice(trade.token_side, trade.price),
+        size_tokens: trade.size_tokens,
+        usd: trade.usd,
+        token_side: trade.token_side,
+      };
+    }
+    case 'book': {
+      const parsed = TOPICS.book.schema.safeParse(json);
+      if (!parsed.success) return null;
+      const tick = parsed.data;
+      return { kind: 'book', market: tick.condition_id, ts: tick.ts, bid: tick.bid, ask: tick.ask };
+    }
+    case 'markets': {
+      const parsed = TOPICS.markets.schema.safeParse(json);
+      if (!parsed.success) return null;
+      const event = parsed.data;
+      if (event.type === 'metadata')
+        return {
+          kind: 'names',
+          market: event.condition_id,
+          outcome1: event.outcome1,
+          outcome2: event.outcome2,
+          title: event.title,
+        };
+      if (event.type === 'resolution')
+        return {
+          kind: 'resolution',
+          market: event.condition_id,
+          ts: event.ts,
+          winnerTokenSide: event.winner_token_side,
+        };
+      return null;
+    }
+    default:
+      return null;
+  }
+}
+
+export interface LiveFeed {
+  stop(): Promise<void>;
+}
+
+/** Starts reading the log for `target`; resolves once the consumer holds its place at the end of the log. */
+export async function startLiveFeed(options: {
+  config: Config;
+  eventLog: EventLog;
+  topics: TopicNames;
+  target: LiveFeedTarget;
+  log: Logger;
+}): Promise<LiveFeed> {
+  const { config, eventLog, topics, target } = options;
+  const streamed = new Map(STREAMED.map((entry) => [topics.of(entry.topic), entry]));
+  const consumer: LogConsumer = eventLog.consumer({
+    groupId: `${config.live.groupPrefix}${randomUUID()}`,
+    fromBeginning: false,
+    reportsProgress: false,
+    maxBytesPerPartition: config.ingest.maxBytesPerPartition,
+    maxBytes: config.ingest.maxBytes,
+    partitionsConsumedConcurrently: config.ingest.partitionsConsumedConcurrently,
+    fetchMaxWaitMs: config.ingest.fetchMaxWaitMs,
+    // Events go out as soon as they are read: a batch is whatever one fetch brought.
+    maxBatchMessages: 1,
+    maxBatchBytes: config.ingest.maxBatchBytes,
+    lingerMs: 0,
+    eagerBatchMessages: 1,
+    sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+    heartbeatIntervalMs: config.kafka.heartbeatIntervalMs,
+  });
+  const processor: BatchProcessor<LiveFeedEvent[]> = {
+    prepare: (slice) => {
+      const entry = streamed.get(slice.topic);
+      return entry ? liveEventsOf(slice, entry.topic, entry.key, target) : [];
+    },
+    write: async (prepared) => {
+      for (const events of prepared) for (const event of events) target.publish(event);
+    },
+  };
+  await consumer.start([...streamed.keys()], processor);
+  options.log.info({ topics: streamed.size, log: eventLog.kind }, 'live plane reading the log');
+  return { stop: () => consumer.stop() };
+}

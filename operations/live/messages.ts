@@ -1,0 +1,152 @@
+/**
+ * Every message of the live plane (docs/live.md), in both directions: one zod schema each, JSON text
+ * frames. The client sends commands; the server answers each with an `ack` or an `error` (echoing the
+ * command's `id` when it had one) and streams `event`s: the tapes' StreamEvent vocabulary
+ * (decisions.md, Stream events and tapes) with the market and wallet they belong to, and a sequence
+ * number per subscription (1, 2, 3… without gaps: a gap is a lost event).
+ */
+import { z } from 'zod';
+import { popularTraderSchema } from '../../projections/popular.ts';
+import { streamEventSchema } from '../../projections/tapes.ts';
+
+const commandId = z
+  .string()
+  .max(64)
+  .optional()
+  .meta({ description: "The client's own id for this command, echoed in its ack or error." });
+const traderArgument = z.string().min(1).max(1000).meta({
+  description: 'A 0x wallet, a profile URL of the upstream provider, or a display name (as {trader} in REST).',
+});
+const marketArgument = z.string().min(1).max(200).meta({ description: 'The condition_id: 0x + 64 hex.' });
+
+/** Client → server. */
+export const clientMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('watch'), id: commandId, trader: traderArgument, market: marketArgument }).meta({
+    description:
+      "Watch a trader in a market (holds one live slot): the market's book and trades, the trader's fills there, the resolution, session start/stop.",
+  }),
+  z
+    .object({ type: z.literal('unwatch'), id: commandId, trader: traderArgument, market: marketArgument })
+    .meta({ description: 'End a watch; its slot is free again.' }),
+  z
+    .object({ type: z.literal('follow'), id: commandId, trader: traderArgument })
+    .meta({ description: "Follow a trader's fills in every market (no slot)." }),
+  z.object({ type: z.literal('unfollow'), id: commandId, trader: traderArgument }),
+  z
+    .object({ type: z.literal('popular'), id: commandId })
+    .meta({ description: 'The popular shelf now, and again every heartbeat while connected (no slot).' }),
+  z.object({ type: z.literal('unpopular'), id: commandId }),
+  z.object({ type: z.literal('ping'), id: commandId }).meta({ description: 'Answered with pong.' }),
+]);
+export type ClientMessage = z.infer<typeof clientMessageSchema>;
+
+/** Error codes of the plane: the contract's where one applies, the plane's own otherwise (docs/live.md). */
+const LIVE_ERROR_CODES = [
+  // The contract's.
+  'unauthorized',
+  'insufficient_scope',
+  'too_many_auth_failures',
+  'invalid_wallet',
+  'invalid_condition_id',
+  'trader_not_found',
+  'internal',
+  // The plane's own.
+  'bad_message',
+  'unknown_market',
+  'no_free_slot',
+  'not_subscribed',
+  'too_many_subscriptions',
+  'too_many_connections',
+  'too_slow',
+  'no_pong',
+  'shutting_down',
+] as const;
+export type LiveErrorCode = (typeof LIVE_ERROR_CODES)[number];
+
+const traderSchema = z.object({ wallet: z.string(), name: z.string() });
+
+/** Server → client. */
+export const serverMessageSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('ready'),
+      protocol: z.string(),
+      plan: z.string(),
+      live_slots: z.int().meta({ description: "The plan's live slots (as GET /me limits.live_slots)." }),
+      slots_in_use: z.int().meta({ description: "The user's slots held now, on every connection and key." }),
+      heartbeat_s: z
+        .number()
+        .meta({ description: 'The server pings this often (seconds); a silent connection is closed.' }),
+    })
+    .meta({ description: 'Sent once, when the connection is authenticated.' }),
+  z
+    .object({
+      type: z.literal('ack'),
+      id: commandId,
+      of: z.enum(['watch', 'unwatch', 'follow', 'unfollow', 'popular', 'unpopular']),
+      trader: traderSchema.optional(),
+      market: z.string().optional(),
+      slots_in_use: z.int(),
+    })
+    .meta({ description: 'The command took effect.' }),
+  z
+    .object({
+      type: z.literal('event'),
+      market: z.string(),
+      wallet: z.string().meta({ description: 'The trader of the subscription (watched or followed).' }),
+      seq: z.int().min(1).meta({ description: 'Per subscription, from 1 without gaps.' }),
+      event: streamEventSchema,
+    })
+    .meta({ description: 'A StreamEvent of a subscription.' }),
+  z.object({ type: z.literal('popular'), traders: z.array(popularTraderSchema), count: z.int().min(0) }),
+  z.object({ type: z.literal('pong'), id: commandId, ts: z.int() }),
+  z
+    .object({
+      type: z.literal('error'),
+      id: commandId,
+      code: z.enum(LIVE_ERROR_CODES),
+      message: z.string().meta({ description: 'Written to be relayed to a human.' }),
+    })
+    .catchall(z.unknown())
+    .meta({ description: 'A command refused, or the reason the connection is about to close.' }),
+]);
+export type ServerMessage = z.infer<typeof serverMessageSchema>;
+type LiveEventMessage = Extract<ServerMessage, { type: 'event' }>;
+export type StreamEvent = LiveEventMessage['event'];
+
+/** Close codes (RFC 6455 §7.4.2: 4000–4999 are the application's); the close reason is the error code. */
+export const CLOSE_CODES = {
+  /** The server stops (a restart or a deploy): connect again. */
+  shuttingDown: 1001,
+  internal: 1011,
+  unauthorized: 4401,
+  insufficientScope: 4403,
+  /** too_many_auth_failures, or too_many_connections: the reason says which. */
+  tooMany: 4429,
+  /** More commands before `ready` than the server keeps (RFC 6455: policy violation). */
+  policy: 1008,
+  /** The client did not read its events fast enough. */
+  tooSlow: 4408,
+  /** No pong to the last ping (no_pong). */
+  silent: 4000,
+} as const;
+
+/** One frame's text as a command, or why it is not one (answered as bad_message). */
+export function parseClientMessage(
+  text: string,
+): { ok: true; message: ClientMessage } | { ok: false; reason: string; id?: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'the message is not JSON' };
+  }
+  const parsed = clientMessageSchema.safeParse(json);
+  if (parsed.success) return { ok: true, message: parsed.data };
+  const id =
+    typeof json === 'object' && json !== null && typeof (json as { id?: unknown }).id === 'string'
+      ? (json as { id: string }).id.slice(0, 64)
+      : undefined;
+  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'message'}: ${issue.message}`);
+  return { ok: false, reason: issues.join('; '), ...(id === undefined ? {} : { id }) };
+}

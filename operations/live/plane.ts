@@ -1,0 +1,685 @@
+/**
+ * The live plane of one instance: its connections, their subscriptions, and the fan-out of what the log
+ * brings (trades, book ticks, fills, resolutions) to them as StreamEvents. Transport-free: the WebSocket
+ * route (api/routes/live.ts) hands each connection a `LiveTransport`; the role feeds `publish` from the
+ * log (ingest/live-feed.ts).
+ *
+ * - watch (one live slot, slots.ts): the market's book and trades, the trader's fills in it, the
+ *   resolution, and session start/stop around them;
+ * - follow (no slot): the trader's fills in every market;
+ * - popular (no slot): the shelf, now and every heartbeat.
+ *
+ * Commands of one connection run one after another (their acks come in order). Events of a subscription
+ * carry a sequence number from 1 without gaps. Each connection's unsent bytes are bounded: a client that
+ * cannot keep up is told so and closed, and its slots are freed; memory never grows with a slow reader.
+ * Every heartbeat the plane pings its clients (a silent one is closed) and renews its slots' leases.
+ */
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Caller } from '../auth.ts';
+import type { RouteContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import type { SlotStore } from '../gates/slots.ts';
+import { parseConditionId } from '../parameters.ts';
+import { listPopularTraders } from '../popular.ts';
+import { readMarketNames, type MarketNames } from '../../projections/market-names.ts';
+import {
+  liveCommands,
+  liveConnections,
+  liveDisconnects,
+  liveEventsSent,
+  liveSubscriptions,
+} from '../../metrics/registry.ts';
+import {
+  CLOSE_CODES,
+  parseClientMessage,
+  type ClientMessage,
+  type LiveErrorCode,
+  type ServerMessage,
+  type StreamEvent,
+} from './messages.ts';
+
+/** What the log brings, prices already in UP space (ingest/live-feed.ts builds these). */
+export type LiveInput =
+  | { kind: 'book'; market: string; ts: number; bid: number | null; ask: number | null }
+  | {
+      kind: 'trade';
+      market: string;
+      ts: number;
+      price: number;
+      size_tokens: number;
+      usd: number;
+      token_side: 1 | 2;
+    }
+  | {
+      kind: 'fill';
+      market: string;
+      wallet: string;
+      ts: number;
+      side: 'BUY' | 'SELL';
+      price: number;
+      token_side: 1 | 2;
+      size_tokens: number;
+      usd: number;
+    }
+  | { kind: 'resolution'; market: string; ts: number; winnerTokenSide: 1 | 2 | null }
+  | { kind: 'names'; market: string; outcome1: string; outcome2: string; title: string };
+
+/** One client connection as the plane sees it. */
+export interface LiveTransport {
+  send(text: string): void;
+  /** Bytes handed to `send` and not yet written to the network. */
+  bufferedBytes(): number;
+  ping(): void;
+  close(code: number, reason: string): void;
+}
+
+export interface LivePlaneOptions {
+  context: RouteContext;
+  slots: SlotStore;
+  /** The slots' clock in ms; tests pin it. Default: the slot store's own (Redis TIME). */
+  slotsClockMs?: (() => number) | null;
+}
+
+interface Subscription {
+  kind: 'watch' | 'follow';
+  wallet: string;
+  /** The watched market (a follow has none). */
+  market: string | null;
+  seq: number;
+  /** The slot's id in the store; null for a follow, or a watch admitted while the slot store was down. */
+  slotId: string | null;
+  connection: LiveConnection;
+}
+
+const watchKey = (wallet: string, market: string) => `watch:${wallet}:${market}`;
+/** A user's connections are counted and leased like slots, under a count of their own. */
+const connectionsOf = (accountId: string) => `${accountId}:connections`;
+const followKey = (wallet: string) => `follow:${wallet}`;
+
+function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  const set = index.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) index.delete(key);
+}
+
+/** A refusal of a command, sent as an error message (the connection stays open). */
+class Refusal extends Error {
+  constructor(
+    readonly code: LiveErrorCode,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export class LivePlane {
+  readonly instanceId = randomUUID();
+  readonly #context: RouteContext;
+  readonly #slots: SlotStore;
+  readonly #slotsClockMs: (() => number) | null;
+  readonly #connections = new Set<LiveConnection>();
+  /** Watches by market (book, trades, resolution) and subscriptions by wallet (fills). */
+  readonly #byMarket = new Map<string, Set<Subscription>>();
+  readonly #byWallet = new Map<string, Set<Subscription>>();
+  readonly #names: LRUCache<string, MarketNames>;
+  /** Inputs waiting behind a market-name lookup: later inputs queue behind them, so the order holds. */
+  readonly #backlog: Exclude<LiveInput, { kind: 'names' }>[] = [];
+  #draining = false;
+  #serial = 0;
+  readonly #heartbeat: NodeJS.Timeout;
+  #closed = false;
+  #lastSlotFailureLog = 0;
+
+  constructor(options: LivePlaneOptions) {
+    this.#context = options.context;
+    this.#slots = options.slots;
+    this.#slotsClockMs = options.slotsClockMs ?? null;
+    this.#names = new LRUCache({ max: options.context.config.live.marketNamesCached });
+    this.#heartbeat = setInterval(() => void this.#beat(), options.context.config.live.heartbeatSeconds * 1000);
+    this.#heartbeat.unref();
+  }
+
+  get config() {
+    return this.#context.config.live;
+  }
+
+  get slots(): SlotStore {
+    return this.#slots;
+  }
+
+  /** The store's clock for slots: null is its own. */
+  slotsNow(): number | null {
+    return this.#slotsClockMs ? this.#slotsClockMs() : null;
+  }
+
+  /** Slots a user holds now, on every instance (what `/me` reports); 0 when the slot store cannot answer. */
+  async slotsInUse(userId: string): Promise<number> {
+    try {
+      return await this.#slots.inUse(userId, this.slotsNow());
+    } catch (failure) {
+      this.slotStoreFailed(failure, 'inUse');
+      return 0;
+    }
+  }
+
+  /** A connection authenticated as `caller`. */
+  async connect(caller: Caller, transport: LiveTransport): Promise<LiveConnection> {
+    const connection = new LiveConnection(this, this.#context, caller, transport, ++this.#serial);
+    if (this.#closed) {
+      connection.fail('shutting_down', 'The server is shutting down: connect again.', CLOSE_CODES.shuttingDown);
+      return connection;
+    }
+    const cap = this.config.maxConnectionsPerUser;
+    const connectionSlot = `${this.instanceId}:${connection.serial}`;
+    try {
+      const verdict = await this.#slots.acquire({
+        userId: connectionsOf(caller.accountId),
+        slotId: connectionSlot,
+        cap,
+        leaseMs: this.config.slotLeaseSeconds * 1000,
+        nowMs: this.slotsNow(),
+      });
+      if (verdict.kind === 'full') {
+        await connection.fail(
+          'too_many_connections',
+          `A user holds at most ${cap} live connections at once (on every key and instance): close one first. One connection carries many subscriptions.`,
+          CLOSE_CODES.tooMany,
+        );
+        return connection;
+      }
+      connection.connectionSlot = connectionSlot;
+    } catch (failure) {
+      this.slotStoreFailed(failure, 'acquire');
+    }
+    this.#connections.add(connection);
+    liveConnections.inc();
+    connection.send({
+      type: 'ready',
+      protocol: this.config.protocol,
+      plan: caller.limits.name,
+      live_slots: caller.limits.liveSlots,
+      slots_in_use: await this.slotsInUse(caller.accountId),
+      heartbeat_s: this.config.heartbeatSeconds,
+    });
+    return connection;
+  }
+
+  /** Whether the plane has a subscriber for a log message's key (a market or a wallet): the feed parses only those. */
+  wantsMarket(market: string): boolean {
+    return this.#byMarket.has(market);
+  }
+
+  wantsWallet(wallet: string): boolean {
+    return this.#byWallet.has(wallet);
+  }
+
+  /** One input from the log, delivered in the order published. */
+  publish(input: LiveInput): void {
+    if (input.kind === 'names') {
+      this.#names.set(input.market, {
+        title: input.title,
+        outcome1: input.outcome1,
+        outcome2: input.outcome2,
+        title_start_ts: null,
+      });
+      return;
+    }
+    // Nobody subscribed (a resolution of any market, a fill the feed let through before an unfollow):
+    // dropped before it could cost a name lookup.
+    const wanted = input.kind === 'fill' ? this.#byWallet.has(input.wallet) : this.#byMarket.has(input.market);
+    if (!wanted) return;
+    if (this.#backlog.length > 0 || this.#needsNames(input)) {
+      this.#backlog.push(input);
+      void this.#drain();
+      return;
+    }
+    this.#deliver(input);
+  }
+
+  #needsNames(input: LiveInput): boolean {
+    return (input.kind === 'fill' || input.kind === 'resolution') && !this.#names.has(input.market);
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#backlog.length > 0) {
+        const next = this.#backlog[0]!;
+        if (this.#needsNames(next)) await this.marketNames(next.market).catch(() => null);
+        this.#backlog.shift();
+        this.#deliver(next);
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /** A market's names (cached), or null for a market without metadata. */
+  async marketNames(market: string): Promise<MarketNames | null> {
+    const cached = this.#names.get(market);
+    if (cached) return cached;
+    const names = (await readMarketNames(this.#context.store, [market])).get(market) ?? null;
+    if (names) this.#names.set(market, names);
+    return names;
+  }
+
+  #deliver(input: Exclude<LiveInput, { kind: 'names' }>): void {
+    const names = this.#names.get(input.market);
+    switch (input.kind) {
+      case 'book':
+      case 'trade': {
+        const { kind, market: _market, ...payload } = input;
+        const event = { type: kind, ...payload } as StreamEvent;
+        for (const subscription of this.#byMarket.get(input.market) ?? [])
+          subscription.connection.deliver(subscription, event);
+        return;
+      }
+      case 'fill': {
+        const { kind: _kind, market, wallet: _wallet, ts, side, price, token_side, size_tokens, usd } = input;
+        const outcome = (token_side === 1 ? names?.outcome1 : names?.outcome2) ?? '';
+        const event: StreamEvent = { type: 'fill', ts, side, price, token_side, outcome, size_tokens, usd };
+        for (const subscription of this.#byWallet.get(input.wallet) ?? []) {
+          if (subscription.market === null || subscription.market === market)
+            subscription.connection.deliver(subscription, event, market);
+        }
+        return;
+      }
+      case 'resolution': {
+        // A split payout (no single winner) has no level in the vocabulary: the market is not pinned.
+        if (input.winnerTokenSide === null) return;
+        const winner = (input.winnerTokenSide === 1 ? names?.outcome1 : names?.outcome2) ?? '';
+        const event: StreamEvent = {
+          type: 'resolution',
+          ts: input.ts,
+          winner,
+          level: input.winnerTokenSide === 1 ? 1 : 0,
+        };
+        for (const subscription of this.#byMarket.get(input.market) ?? [])
+          subscription.connection.deliver(subscription, event);
+        return;
+      }
+    }
+  }
+
+  index(subscription: Subscription): void {
+    liveSubscriptions.inc({ kind: subscription.kind });
+    if (subscription.market !== null) addTo(this.#byMarket, subscription.market, subscription);
+    addTo(this.#byWallet, subscription.wallet, subscription);
+  }
+
+  unindex(subscription: Subscription): void {
+    liveSubscriptions.dec({ kind: subscription.kind });
+    if (subscription.market !== null) removeFrom(this.#byMarket, subscription.market, subscription);
+    removeFrom(this.#byWallet, subscription.wallet, subscription);
+  }
+
+  /** The connection is gone (`reason`: client, or the error it was closed with): it holds nothing any more. */
+  async forget(connection: LiveConnection, reason: string): Promise<void> {
+    if (this.#connections.delete(connection)) liveConnections.dec();
+    liveDisconnects.inc({ reason });
+    if (connection.connectionSlot === null) return;
+    try {
+      await this.#slots.release(connectionsOf(connection.caller.accountId), connection.connectionSlot);
+    } catch (failure) {
+      this.slotStoreFailed(failure, 'release');
+    }
+  }
+
+  newSlotId(connection: LiveConnection, wallet: string, market: string): string {
+    return `${this.instanceId}:${connection.serial}:${wallet}:${market}`;
+  }
+
+  slotStoreFailed(failure: unknown, operation: string): void {
+    const now = Date.now();
+    if (now - this.#lastSlotFailureLog < 5000) return;
+    this.#lastSlotFailureLog = now;
+    this.#context.log.error(
+      { err: failure, operation, store: this.#slots.kind },
+      'slot store unavailable: watches are not metered',
+    );
+  }
+
+  /** Every heartbeat: ping the clients (closing the silent), renew the slots' leases, refresh the shelf. */
+  async #beat(): Promise<void> {
+    const held = new Map<string, string[]>();
+    let shelf: ServerMessage | null = null;
+    for (const connection of this.#connections) {
+      if (!connection.heartbeat()) continue;
+      if (connection.connectionSlot !== null) {
+        const ids = held.get(connectionsOf(connection.caller.accountId)) ?? [];
+        ids.push(connection.connectionSlot);
+        held.set(connectionsOf(connection.caller.accountId), ids);
+      }
+      for (const slotId of connection.slotIds()) {
+        const ids = held.get(connection.caller.accountId) ?? [];
+        ids.push(slotId);
+        held.set(connection.caller.accountId, ids);
+      }
+      if (connection.popular) {
+        shelf ??= await this.popularShelf().catch(() => null);
+        if (shelf) connection.send(shelf);
+      }
+    }
+    const leaseMs = this.config.slotLeaseSeconds * 1000;
+    await Promise.all(
+      [...held].map(async ([userId, ids]) => {
+        try {
+          const lost = await this.#slots.renew(userId, ids, leaseMs, this.slotsNow());
+          if (lost.length > 0)
+            this.#context.log.warn({ userId, lost: lost.length }, 'live slots expired before their renewal');
+        } catch (failure) {
+          this.slotStoreFailed(failure, 'renew');
+        }
+      }),
+    );
+  }
+
+  async popularShelf(): Promise<ServerMessage> {
+    return { type: 'popular', ...(await listPopularTraders(this.#context)) };
+  }
+
+  /** Tells every client the server stops, closes them, and gives their slots back. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    await Promise.all(
+      [...this.#connections].map((connection) =>
+        connection.fail('shutting_down', 'The server is shutting down: connect again.', CLOSE_CODES.shuttingDown),
+      ),
+    );
+  }
+}
+
+export class LiveConnection {
+  readonly #subscriptions = new Map<string, Subscription>();
+  /** Commands run one after another. */
+  #commands: Promise<void> = Promise.resolve();
+  #alive = true;
+  #closed = false;
+  /** Why the server closed the connection (an error code); null while open, or when the client left. */
+  #closedWith: LiveErrorCode | null = null;
+  #released = false;
+  /** This connection's place in its user's count of connections (null: not counted, the store was down). */
+  connectionSlot: string | null = null;
+  popular = false;
+
+  constructor(
+    private readonly plane: LivePlane,
+    private readonly context: RouteContext,
+    readonly caller: Caller,
+    private readonly transport: LiveTransport,
+    readonly serial: number,
+  ) {}
+
+  send(message: ServerMessage): void {
+    if (!this.#closed) this.transport.send(JSON.stringify(message));
+  }
+
+  /** A frame from the client. */
+  receive(text: string): void {
+    this.#alive = true;
+    const parsed = parseClientMessage(text);
+    if (!parsed.ok) {
+      liveCommands.inc({ command: 'unknown', outcome: 'bad_message' });
+      this.#error('bad_message', `Not a command of the live plane (${parsed.reason}). See docs/live.md.`, parsed.id);
+      return;
+    }
+    this.#commands = this.#commands.then(() => this.#run(parsed.message));
+  }
+
+  /** A pong (or any frame) shows the client is there. */
+  pong(): void {
+    this.#alive = true;
+  }
+
+  /** Pings the client; false (and the connection closed) when it never answered the last ping. */
+  heartbeat(): boolean {
+    if (this.#closed) return false;
+    if (!this.#alive) {
+      void this.fail('no_pong', 'No answer to the last ping: the connection is considered dead.', CLOSE_CODES.silent);
+      return false;
+    }
+    this.#alive = false;
+    this.transport.ping();
+    return true;
+  }
+
+  slotIds(): string[] {
+    return [...this.#subscriptions.values()].flatMap((subscription) =>
+      subscription.slotId === null ? [] : [subscription.slotId],
+    );
+  }
+
+  /** One event of a subscription: numbered, and sent unless the client is too far behind. */
+  deliver(subscription: Subscription, event: StreamEvent, market = subscription.market ?? ''): void {
+    if (this.#closed) return;
+    subscription.seq += 1;
+    const text = JSON.stringify({
+      type: 'event',
+      market,
+      wallet: subscription.wallet,
+      seq: subscription.seq,
+      event,
+    } satisfies ServerMessage);
+    if (this.transport.bufferedBytes() + text.length > this.plane.config.queueBytes) {
+      void this.fail(
+        'too_slow',
+        `This connection fell more than ${this.plane.config.queueBytes} bytes behind the events it subscribed to; it is closed and its slots are free. Read faster or subscribe to less.`,
+        CLOSE_CODES.tooSlow,
+      );
+      return;
+    }
+    this.transport.send(text);
+    liveEventsSent.inc({ type: event.type });
+  }
+
+  /** Sends the reason, closes the connection, and gives its slots back. */
+  async fail(code: LiveErrorCode, message: string, closeCode: number): Promise<void> {
+    if (this.#closed) return;
+    this.send({ type: 'error', code, message });
+    this.#closed = true;
+    this.#closedWith = code;
+    this.transport.close(closeCode, code);
+    await this.closed();
+  }
+
+  /** The transport closed (either side): everything this connection held is released. */
+  async closed(): Promise<void> {
+    this.#closed = true;
+    if (this.#released) return;
+    this.#released = true;
+    const subscriptions = [...this.#subscriptions.values()];
+    this.#subscriptions.clear();
+    await Promise.all([
+      this.plane.forget(this, this.#closedWith ?? 'client'),
+      ...subscriptions.map((subscription) => this.#end(subscription)),
+    ]);
+  }
+
+  async #end(subscription: Subscription): Promise<void> {
+    this.plane.unindex(subscription);
+    if (subscription.slotId === null) return;
+    try {
+      await this.plane.slots.release(this.caller.accountId, subscription.slotId);
+    } catch (failure) {
+      this.plane.slotStoreFailed(failure, 'release');
+    }
+  }
+
+  #error(code: LiveErrorCode, message: string, id: string | undefined, extra: Record<string, unknown> = {}): void {
+    this.send({ type: 'error', ...(id === undefined ? {} : { id }), code, message, ...extra });
+  }
+
+  async #run(message: ClientMessage): Promise<void> {
+    if (this.#closed) return;
+    const outcome = await this.#outcomeOf(message);
+    liveCommands.inc({ command: message.type, outcome });
+  }
+
+  /** Runs one command; `ok`, or the code of the error it was answered with. */
+  async #outcomeOf(message: ClientMessage): Promise<string> {
+    try {
+      switch (message.type) {
+        case 'ping':
+          this.send({ type: 'pong', ...(message.id === undefined ? {} : { id: message.id }), ts: this.context.now() });
+          break;
+        case 'watch':
+          await this.#watch(message);
+          break;
+        case 'unwatch':
+          await this.#unwatch(message);
+          break;
+        case 'follow':
+          await this.#follow(message);
+          break;
+        case 'unfollow':
+          await this.#unfollow(message);
+          break;
+        case 'popular':
+          this.popular = true;
+          await this.#ack(message.id, 'popular', {});
+          this.send(await this.plane.popularShelf());
+          break;
+        case 'unpopular':
+          this.popular = false;
+          await this.#ack(message.id, 'unpopular', {});
+          break;
+      }
+      return 'ok';
+    } catch (failure) {
+      if (failure instanceof Refusal) {
+        this.#error(failure.code, failure.message, message.id, failure.extra);
+        return failure.code;
+      }
+      if (failure instanceof ApiError && failure.status < 500) {
+        this.#error(failure.code as LiveErrorCode, failure.message, message.id);
+        return failure.code;
+      }
+      this.context.log.error({ err: failure, command: message.type }, 'live command failed');
+      this.#error('internal', 'Something went wrong on our side. Try again; if it persists, report it.', message.id);
+      return 'internal';
+    }
+  }
+
+  async #ack(
+    id: string | undefined,
+    of: Extract<ServerMessage, { type: 'ack' }>['of'],
+    about: { trader?: { wallet: string; name: string }; market?: string },
+  ): Promise<void> {
+    const slotsInUse = await this.plane.slotsInUse(this.caller.accountId);
+    this.send({ type: 'ack', ...(id === undefined ? {} : { id }), of, ...about, slots_in_use: slotsInUse });
+  }
+
+  #roomForOneMore(): void {
+    const max = this.plane.config.maxSubscriptions;
+    if (this.#subscriptions.size >= max)
+      throw new Refusal(
+        'too_many_subscriptions',
+        `A connection holds at most ${max} subscriptions: end one (unwatch, unfollow) or open another connection.`,
+      );
+  }
+
+  async #watch(message: Extract<ClientMessage, { type: 'watch' }>): Promise<void> {
+    const market = parseConditionId(message.market);
+    const trader = await this.context.resolveTrader(message.trader);
+    const key = watchKey(trader.wallet, market);
+    if (this.#subscriptions.has(key)) return this.#ack(message.id, 'watch', { trader, market });
+    this.#roomForOneMore();
+    if (!(await this.plane.marketNames(market)))
+      throw new Refusal(
+        'unknown_market',
+        `Market ${market} is unknown. Market ids come from the markets list or top-markets.`,
+      );
+    const { limits } = this.caller;
+    const slotId = this.plane.newSlotId(this, trader.wallet, market);
+    let held: string | null = slotId;
+    try {
+      const verdict = await this.plane.slots.acquire({
+        userId: this.caller.accountId,
+        slotId,
+        cap: limits.liveSlots,
+        leaseMs: this.plane.config.slotLeaseSeconds * 1000,
+        nowMs: this.plane.slotsNow(),
+      });
+      if (verdict.kind === 'full')
+        throw new Refusal(
+          'no_free_slot',
+          `${limits.name} watches ${limits.liveSlots} trader-market${limits.liveSlots === 1 ? '' : 's'} at once and all are in use (on this or another connection or key). Unwatch one first; following a trader's fills needs no slot.`,
+          { slots_in_use: verdict.inUse, live_slots: limits.liveSlots },
+        );
+    } catch (failure) {
+      if (failure instanceof Refusal) throw failure;
+      this.plane.slotStoreFailed(failure, 'acquire');
+      held = null;
+    }
+    if (this.#closed) {
+      // The connection went away while the slot was taken: give it back at once.
+      if (held !== null) await this.plane.slots.release(this.caller.accountId, held).catch(() => undefined);
+      return;
+    }
+    const subscription: Subscription = {
+      kind: 'watch',
+      wallet: trader.wallet,
+      market,
+      seq: 0,
+      slotId: held,
+      connection: this,
+    };
+    this.#subscriptions.set(key, subscription);
+    this.plane.index(subscription);
+    await this.#ack(message.id, 'watch', { trader, market });
+    this.deliver(subscription, { type: 'session', ts: this.context.now(), state: 'start' });
+  }
+
+  async #unwatch(message: Extract<ClientMessage, { type: 'unwatch' }>): Promise<void> {
+    const market = parseConditionId(message.market);
+    const trader = await this.context.resolveTrader(message.trader);
+    const key = watchKey(trader.wallet, market);
+    const subscription = this.#subscriptions.get(key);
+    if (!subscription)
+      throw new Refusal('not_subscribed', `This connection does not watch ${trader.wallet} in ${market}.`);
+    this.deliver(subscription, { type: 'session', ts: this.context.now(), state: 'stop' });
+    this.#subscriptions.delete(key);
+    await this.#end(subscription);
+    await this.#ack(message.id, 'unwatch', { trader, market });
+  }
+
+  async #follow(message: Extract<ClientMessage, { type: 'follow' }>): Promise<void> {
+    const trader = await this.context.resolveTrader(message.trader);
+    const key = followKey(trader.wallet);
+    if (!this.#subscriptions.has(key)) {
+      this.#roomForOneMore();
+      const subscription: Subscription = {
+        kind: 'follow',
+        wallet: trader.wallet,
+        market: null,
+        seq: 0,
+        slotId: null,
+        connection: this,
+      };
+      this.#subscriptions.set(key, subscription);
+      this.plane.index(subscription);
+    }
+    await this.#ack(message.id, 'follow', { trader });
+  }
+
+  async #unfollow(message: Extract<ClientMessage, { type: 'unfollow' }>): Promise<void> {
+    const trader = await this.context.resolveTrader(message.trader);
+    const key = followKey(trader.wallet);
+    const subscription = this.#subscriptions.get(key);
+    if (!subscription) throw new Refusal('not_subscribed', `This connection does not follow ${trader.wallet}.`);
+    this.#subscriptions.delete(key);
+    await this.#end(subscription);
+    await this.#ack(message.id, 'unfollow', { trader });
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The slot stores' contract, the same for both (process memory, and the machine's Redis under a key
+ * prefix of this test's own, deleted afterwards): a slot per watch up to the plan's cap, the same watch
+ * again holds no second slot, one user's count is apart from another's, a release frees at once, a
+ * renewal extends only the slots still held, and a lease not renewed runs out. The clock is the test's.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Config } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { openSlotStore } from '../operations/gates/open.ts';
+import { RedisSlots } from '../operations/gates/slots-redis.ts';
+import type { SlotStore } from '../operations/gates/slots.ts';
+import { inProcessConfig } from './harness/api.ts';
+import { uniqueId } from './harness/context.ts';
+import { deleteKeysWithPrefix } from './harness/redis.ts';
+
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const config = inProcessConfig('live-slots');
+const prefix = `test:${uniqueId('live-slots')}:`;
+const opened: SlotStore[] = [];
+let serial = 0;
+
+function open(kind: 'memory' | 'redis'): SlotStore {
+  const store =
+    kind === 'memory'
+      ? openSlotStore({ ...config, redis: { ...config.redis, url: undefined } } as Config, createLogger('silent'))
+      : new RedisSlots(new Redis(TEST_REDIS_URL), `${prefix}${++serial}:`);
+  opened.push(store);
+  return store;
+}
+
+afterAll(async () => {
+  await Promise.all(opened.map((store) => store.close()));
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    await deleteKeysWithPrefix(redis, prefix);
+  } finally {
+    await redis.quit();
+  }
+});
+
+describe.each(['memory', 'redis'] as const)('slot store (%s)', (kind) => {
+  const leaseMs = config.live.slotLeaseSeconds * 1000;
+  const cap = config.plans.pro.liveSlots;
+  const start = Date.UTC(2026, 0, 1);
+
+  it('takes a slot per watch up to the cap; the same watch again holds no second one; users apart', async () => {
+    const slots = open(kind);
+    const acquire = (userId: string, slotId: string, nowMs = start) =>
+      slots.acquire({ userId, slotId, cap, leaseMs, nowMs });
+    for (let index = 1; index <= cap; index++)
+      expect(await acquire('u', `w${index}`)).toEqual({ kind: 'acquired', inUse: index });
+    expect(await acquire('u', 'extra')).toEqual({ kind: 'full', inUse: cap, cap });
+    expect(await acquire('u', 'w1')).toEqual({ kind: 'held', inUse: cap });
+    expect(await acquire('other', 'w1')).toEqual({ kind: 'acquired', inUse: 1 });
+    expect(await slots.inUse('u', start)).toBe(cap);
+
+    await slots.release('u', 'w2');
+    await slots.release('u', 'w2');
+    expect(await slots.inUse('u', start)).toBe(cap - 1);
+    expect(await acquire('u', 'extra')).toEqual({ kind: 'acquired', inUse: cap });
+  });
+
+  it('renews the leases still held, names the lost ones, and lets an unrenewed lease run out', async () => {
+    const slots = open(kind);
+    await slots.acquire({ userId: 'u', slotId: 'kept', cap, leaseMs, nowMs: start });
+    await slots.acquire({ userId: 'u', slotId: 'left', cap, leaseMs, nowMs: start });
+    expect(await slots.renew('u', ['kept', 'never-taken'], leaseMs, start + leaseMs - 1)).toEqual(['never-taken']);
+    // `left` was not renewed: past its lease it no longer counts, and a renewal cannot bring it back.
+    expect(await slots.inUse('u', start + leaseMs)).toBe(1);
+    expect(await slots.renew('u', ['kept', 'left'], leaseMs, start + leaseMs)).toEqual(['left']);
+    expect(await slots.inUse('u', start + 2 * leaseMs - 2)).toBe(1);
+    expect(await slots.inUse('u', start + 3 * leaseMs)).toBe(0);
+    expect(await slots.acquire({ userId: 'u', slotId: 'next', cap: 1, leaseMs, nowMs: start + 3 * leaseMs })).toEqual({
+      kind: 'acquired',
+      inUse: 1,
+    });
+  });
+});
