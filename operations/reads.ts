@@ -44,12 +44,15 @@ import {
 } from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
+import { readWalletMarketsAsOf } from '../projections/as-of.ts';
 import {
   priorOf,
   readBrierOf,
+  readSkillInputs,
   readSkillPopulation,
   skillBoardOf,
   type SkillBoard,
+  type SkillInputs,
   type SkillPrior,
 } from '../projections/skill.ts';
 import { ReadCache, RefreshAhead, type Policy, type ReadCacheOptions } from './read-cache.ts';
@@ -124,6 +127,15 @@ function policiesOf(lifetimes: Lifetimes) {
       name: 'archive_ranges',
       memory: 'small',
       ttlMs: ARCHIVE_RANGES_SECONDS * 1000,
+    }),
+    // As of a past instant the rows never change (immutable answers): kept until evicted, like a resolved market's.
+    walletMarketsAsOf: policy<WalletMarkets>({ name: 'wallet_markets_as_of', memory: 'traders', resolved: () => true }),
+    skillInputsAsOf: policy<SkillInputs>({ name: 'skill_inputs_as_of', memory: 'traders', resolved: () => true }),
+    skillInputs: policy<SkillInputs>({
+      name: 'skill_inputs',
+      memory: 'traders',
+      follows: 'wallets',
+      followedMs: traderMs,
     }),
     // Its marks may already be an open answer's age when it is kept: together they stay within the trader's bound.
     walletMarkets: policy<WalletMarkets>({
@@ -226,6 +238,22 @@ export class Reader {
       );
       return skillBoardOf(population, brier);
     });
+  }
+
+  /** A wallet's market rows and marks as of a past instant (projections/as-of.ts): immutable, kept until evicted. */
+  walletMarketsAsOf(wallet: string, asOf: number): Promise<WalletMarkets> {
+    return this.cache.through(this.#policies.walletMarketsAsOf, [wallet, asOf], () =>
+      readWalletMarketsAsOf(this.store, wallet, asOf),
+    );
+  }
+
+  /** The skill answer's sample of a wallet: today's until a notice names the wallet, a past instant's until evicted. */
+  skillInputs(wallet: string, asOf?: number): Promise<SkillInputs> {
+    if (asOf === undefined)
+      return this.cache.through(this.#policies.skillInputs, [wallet], () => readSkillInputs(this.store, wallet));
+    return this.cache.through(this.#policies.skillInputsAsOf, [wallet, asOf], () =>
+      readSkillInputs(this.store, wallet, asOf),
+    );
   }
 
   /** The skill answers' prior over every ranked wallet (projections/skill.ts), per period. */

@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import { inListOrder } from '../projections/market-rows.ts';
 import {
-  readSkillInputs,
   SKILL_BOOTSTRAP_SAMPLES,
   SKILL_DEFAULT_PRIOR_SD,
   SKILL_MIN_MARKETS,
@@ -114,7 +113,7 @@ export async function getTraderSkill(
 ): Promise<TraderSkillAnswer> {
   const trader = traderOf(call.admitted);
   const [inputs, prior] = await Promise.all([
-    readSkillInputs(context.store, trader.wallet, query.as_of),
+    context.reader.skillInputs(trader.wallet, query.as_of),
     query.as_of === undefined ? context.reader.skillPrior(context.now()) : PAST_PRIOR,
   ]);
   const depth = call.caller.limits.historyDepth;
@@ -126,8 +125,12 @@ export async function getTraderSkill(
         .slice(0, depth)
         .map((row) => row.condition_id),
     );
-    inputs.markets = inputs.markets.filter((market) => visible.has(market.condition_id));
-    inputs.buys = inputs.buys.filter((buy) => visible.has(buy.condition_id));
+    // The kept inputs are shared: the visible part is a new object.
+    const seen = {
+      markets: inputs.markets.filter((market) => visible.has(market.condition_id)),
+      buys: inputs.buys.filter((buy) => visible.has(buy.condition_id)),
+    };
+    return { trader, ...skillOf(trader.wallet, seen, prior) };
   }
   return { trader, ...skillOf(trader.wallet, inputs, prior) };
 }

@@ -30,7 +30,10 @@ export const cardQuerySchema = z.object({ as_of: queryAsOf });
 
 /** The reads about one trader: today's (cached), or as of a past instant. */
 export function traderSourcesOf(context: RouteContext, wallet: string, asOf: number | undefined): ReadSources {
-  return asOf === undefined ? context.reader.sources : asOfSources(context.reader.sources, context.store, wallet, asOf);
+  if (asOf === undefined) return context.reader.sources;
+  return asOfSources(context.reader.sources, context.store, wallet, asOf, () =>
+    context.reader.walletMarketsAsOf(wallet, asOf),
+  );
 }
 
 /** get_trader_card: the career card of the call's trader, now or as of a past instant. */

@@ -63,7 +63,7 @@ WHERE condition_id IN {markets:Array(String)} AND ts <= {as_of:UInt32}
 GROUP BY condition_id`;
 
 /** The wallet's markets and the marks of those open, as known at `asOf` (epoch seconds). */
-async function readWalletMarketsAsOf(store: Store, wallet: string, asOf: number): Promise<WalletMarkets> {
+export async function readWalletMarketsAsOf(store: Store, wallet: string, asOf: number): Promise<WalletMarkets> {
   const rows = await store.query<{ wallet_row: string }>(WALLET_ROWS_AS_OF, { wallet, as_of: asOf });
   const markets = rows.map((row) => {
     const market = JSON.parse(row.wallet_row) as WalletMarketRow;
@@ -106,14 +106,20 @@ async function readUpstreamHistoryAsOf(store: Store, wallet: string, asOf: numbe
 }
 
 /**
- * The sources of one wallet's reads as of `asOf`: its markets and marks then (kept for the call: the card
- * reads them twice), the provider's profile as reported by then (the provider counts as online then when it
+ * The sources of one wallet's reads as of `asOf`: its markets and marks then (`read`, by default from the
+ * store; kept for the call: the card reads them twice), the provider's profile as reported by then (the provider counts as online then when it
  * had reported one; without one the card answers the offline form), everything else as `base` has it
  * (market names, the archive's coverage).
  */
-export function asOfSources(base: ReadSources, store: Store, wallet: string, asOf: number): ReadSources {
+export function asOfSources(
+  base: ReadSources,
+  store: Store,
+  wallet: string,
+  asOf: number,
+  read: () => Promise<WalletMarkets> = () => readWalletMarketsAsOf(store, wallet, asOf),
+): ReadSources {
   let markets: Promise<WalletMarkets> | undefined;
-  const marketsAsOf = () => (markets ??= readWalletMarketsAsOf(store, wallet, asOf));
+  const marketsAsOf = () => (markets ??= read());
   return {
     ...base,
     walletMarkets: marketsAsOf,

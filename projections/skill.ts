@@ -98,12 +98,14 @@ const SKILL_QUERIES = {
 /** The latest instant the store holds: "today" is as of it. */
 const LAST_SECOND = 4_294_967_295;
 
+/** What the skill answer weighs: the sample's markets and the buys in them. */
+export interface SkillInputs {
+  markets: SkillMarket[];
+  buys: SkillBuy[];
+}
+
 /** The trader's resolved markets with a bought entry, and the buys in them: today, or as of `asOf` (epoch s). */
-export async function readSkillInputs(
-  store: Store,
-  wallet: string,
-  asOf?: number,
-): Promise<{ markets: SkillMarket[]; buys: SkillBuy[] }> {
+export async function readSkillInputs(store: Store, wallet: string, asOf?: number): Promise<SkillInputs> {
   const queries = asOf === undefined ? SKILL_QUERIES.today : SKILL_QUERIES.asOf;
   const as_of = asOf ?? LAST_SECOND;
   const rows = await store.query<Omit<SkillMarket, 'held_to_resolution'> & { held_to_resolution: number }>(
