@@ -10,6 +10,7 @@
  * markets; the population's per-wallet sums come from the same rows in one aggregate.
  */
 import { ROWS_AS_OF } from './as-of.ts';
+import { bundle, readBundle } from './bundle.ts';
 import { mulberry32 } from './random.ts';
 import type { Store } from './store.ts';
 
@@ -71,8 +72,7 @@ LEFT JOIN
     ORDER BY ts DESC
     LIMIT 1 BY condition_id
 ) AS r ON r.condition_id = m.condition_id
-WHERE m.resolved AND m.buy_usd > 0
-ORDER BY condition_id`;
+WHERE m.resolved AND m.buy_usd > 0`;
 
 /** The buys (up to `as_of`) in the sample's markets, each with what its token paid, from the rows `rows`. */
 const skillBuysOf = (rows: string) => `
@@ -82,18 +82,23 @@ FROM
 (
     SELECT condition_id, token_side, size_tokens, usd
     FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String} AND condition_id IN {markets:Array(String)} AND side = 'BUY' AND ts <= {as_of:UInt32}
+    WHERE wallet = {wallet:String} AND side = 'BUY' AND ts <= {as_of:UInt32}
     ORDER BY source_rank DESC
     LIMIT 1 BY wallet, condition_id, fill_id
 ) AS f
-INNER JOIN (SELECT condition_id, up_payout FROM (${rows}) WHERE condition_id IN {markets:Array(String)}) AS m
-    ON m.condition_id = f.condition_id
-WHERE m.up_payout IS NOT NULL`;
+INNER JOIN (SELECT condition_id, up_payout FROM (${rows}) WHERE resolved AND buy_usd > 0) AS m
+    ON m.condition_id = f.condition_id`;
 
-const SKILL_QUERIES = {
-  today: { markets: skillMarketsOf(NEWEST_ROWS), buys: skillBuysOf(NEWEST_ROWS) },
-  asOf: { markets: skillMarketsOf(ROWS_AS_OF), buys: skillBuysOf(ROWS_AS_OF) },
+/** The sample and its buys in one statement (the engine's cost is mostly per statement): today, or as of an instant. */
+const SKILL_INPUTS = {
+  today: bundle<RawSkillInputs>({ markets: skillMarketsOf(NEWEST_ROWS), buys: skillBuysOf(NEWEST_ROWS) }),
+  asOf: bundle<RawSkillInputs>({ markets: skillMarketsOf(ROWS_AS_OF), buys: skillBuysOf(ROWS_AS_OF) }),
 };
+
+interface RawSkillInputs {
+  markets: Omit<SkillMarket, 'held_to_resolution'> & { held_to_resolution: number };
+  buys: SkillBuy;
+}
 
 /** The latest instant the store holds: "today" is as of it. */
 const LAST_SECOND = 4_294_967_295;
@@ -106,20 +111,15 @@ export interface SkillInputs {
 
 /** The trader's resolved markets with a bought entry, and the buys in them: today, or as of `asOf` (epoch s). */
 export async function readSkillInputs(store: Store, wallet: string, asOf?: number): Promise<SkillInputs> {
-  const queries = asOf === undefined ? SKILL_QUERIES.today : SKILL_QUERIES.asOf;
-  const as_of = asOf ?? LAST_SECOND;
-  const rows = await store.query<Omit<SkillMarket, 'held_to_resolution'> & { held_to_resolution: number }>(
-    queries.markets,
-    { wallet, held: HELD_EPSILON, as_of },
-  );
-  const markets = rows.map((row) => ({ ...row, held_to_resolution: Boolean(row.held_to_resolution) }));
-  if (markets.length === 0) return { markets, buys: [] };
-  const buys = await store.query<SkillBuy>(queries.buys, {
+  const parts = await readBundle(store, asOf === undefined ? SKILL_INPUTS.today : SKILL_INPUTS.asOf, {
     wallet,
-    markets: markets.map((market) => market.condition_id),
-    as_of,
+    held: HELD_EPSILON,
+    as_of: asOf ?? LAST_SECOND,
   });
-  return { markets, buys };
+  const markets = parts.markets
+    .map((row) => ({ ...row, held_to_resolution: Boolean(row.held_to_resolution) }))
+    .sort((a, b) => (a.condition_id < b.condition_id ? -1 : a.condition_id > b.condition_id ? 1 : 0));
+  return { markets, buys: parts.buys };
 }
 
 /** One ranked wallet's sums over its resolved markets with a bought entry (edge = pnl ÷ cost). */
