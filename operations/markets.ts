@@ -18,6 +18,8 @@ import { traderOf, type Call, type RouteContext } from './context.ts';
 import { errors } from './errors.ts';
 import { limitParameter, pageLimit, parseConditionId, queryAsOf, queryCursor, queryInt } from './parameters.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
+import { inListOrder } from '../projections/market-rows.ts';
+import { readMarketSummaryAndMarket } from '../projections/market-summary.ts';
 import { traderParamsSchema, traderSourcesOf } from './traders.ts';
 
 export const marketListSchema = z.object({
@@ -122,14 +124,36 @@ export async function getMarketSummary(
   context: RouteContext,
   call: Call,
   params: { condition_id: string },
+  query: z.infer<typeof summaryQuerySchema> = {},
 ): Promise<z.infer<typeof marketSummaryResponseSchema>> {
   const conditionId = parseConditionId(params.condition_id);
   const trader = traderOf(call.admitted);
+  const asOf = query.as_of;
+  if (asOf !== undefined) {
+    // As of a past instant: the history wall over the markets known then, and the parts up to it.
+    const sources = traderSourcesOf(context, trader.wallet, asOf);
+    const depth = call.caller.limits.historyDepth;
+    if (depth >= 0) {
+      const ordered = [...(await sources.walletMarkets(trader.wallet)).markets].sort(inListOrder);
+      const position = ordered.findIndex((row) => row.condition_id === conditionId);
+      if (position < 0) throw errors.marketNotFound(conditionId);
+      if (position >= depth) {
+        const next = nextPlan(call.caller.planId);
+        throw errors.depthGated(call.caller.limits, next ? context.config.plans[next] : null);
+      }
+    }
+    const { detail } = await readMarketSummaryAndMarket(context.store, trader.wallet, conditionId, sources, asOf);
+    if (detail === null) throw errors.marketNotFound(conditionId);
+    return { market: detail.market, summary: detail.summary, trader };
+  }
   const detail = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
     context.reader.marketSummary(trader.wallet, conditionId),
   );
   return { market: detail.market, summary: detail.summary, trader };
 }
+
+/** Query of a summary (REST) and its parameters beside `trader` and `market` (MCP get_market_summary). */
+export const summaryQuerySchema = z.object({ as_of: queryAsOf });
 
 /**
  * A trader's market behind a market-scoped route (summary, chart, raw ticks, tape), past the history

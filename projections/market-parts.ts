@@ -43,16 +43,23 @@ export const MARKET_TRADE_SPAN_PART = `
     WHERE condition_id = {condition_id:String}
     GROUP BY condition_id`;
 
+/** The market's traded span up to `as_of`, from its prints (the marks' aggregate holds no time to cut at). */
+export const MARKET_TRADE_SPAN_AS_OF_PART = `
+    SELECT min(ts) AS first_ts, max(ts) AS last_ts
+    FROM {db:Identifier}.trades
+    WHERE condition_id = {condition_id:String} AND ts <= {as_of:UInt32}
+    HAVING count() > 0`;
+
 export interface MarketTradeSpanRow {
   first_ts: number;
   last_ts: number;
 }
 
 /** The market's latest resolution (`MarketResolutionRow`). */
-export const marketResolutionPart = (columns = 'winner_token_side, ts, payout1, payout2') => `
+export const marketResolutionPart = (columns = 'winner_token_side, ts, payout1, payout2', asOf = false) => `
     SELECT ${columns}
     FROM {db:Identifier}.market_resolutions_v2
-    WHERE condition_id = {condition_id:String}
+    WHERE condition_id = {condition_id:String}${asOf ? ' AND ts <= {as_of:UInt32}' : ''}
     ORDER BY ts DESC
     LIMIT 1`;
 
@@ -89,10 +96,10 @@ void everyFillFieldListed;
  * among the columns. The default reads the fill's trade fields as its one column `fill_row` (migration
  * 0013: on this engine every column read costs, in every part), for `traderMarketFillOf`.
  */
-export const traderMarketFillsPart = (columns = 'ts, fill_row') => `
+export const traderMarketFillsPart = (columns = 'ts, fill_row', asOf = false) => `
     SELECT fill_id, ${columns}
     FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
+    WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}${asOf ? ' AND ts <= {as_of:UInt32}' : ''}
     ORDER BY fill_id, source_rank DESC
     LIMIT 1 BY fill_id`;
 

@@ -13,6 +13,7 @@ import {
 } from './market-header.ts';
 import {
   compareIds,
+  MARKET_TRADE_SPAN_AS_OF_PART,
   MARKET_TRADE_SPAN_PART,
   marketResolutionPart,
   marketTimesOf,
@@ -63,6 +64,17 @@ const READ_SUMMARY_MARKET_PARTS = bundle<SummaryMarketParts & { names: MarketNam
   names: MARKET_NAMES_PART,
 });
 const READ_SUMMARY_MARKET_PARTS_NAMED = bundle<SummaryMarketParts>(summaryMarketParts);
+/** The market's parts as of a past instant: its resolution, traded span and the trader's fills up to `as_of`. */
+const summaryMarketPartsAsOf = {
+  resolution: marketResolutionPart(undefined, true),
+  window: MARKET_TRADE_SPAN_AS_OF_PART,
+  fills: traderMarketFillsPart('ts, usd', true),
+};
+const READ_SUMMARY_MARKET_PARTS_AS_OF = bundle<SummaryMarketParts & { names: MarketNames }>({
+  ...summaryMarketPartsAsOf,
+  names: MARKET_NAMES_PART,
+});
+const READ_SUMMARY_MARKET_PARTS_AS_OF_NAMED = bundle<SummaryMarketParts>(summaryMarketPartsAsOf);
 
 interface SummaryTraderMarketRow extends TraderMarketHeaderRow, TradeBreakdown {
   fills_count: number;
@@ -217,6 +229,7 @@ async function readSummaryParts(
   wallet: string,
   conditionId: string,
   sources: ReadSources,
+  asOf?: number,
 ): Promise<{
   tm: SummaryTraderMarketRow | undefined;
   parts: { [Name in keyof SummaryMarketParts]: SummaryMarketParts[Name][] };
@@ -225,6 +238,21 @@ async function readSummaryParts(
   const params = { wallet, condition_id: conditionId };
   const atHand = sources.walletMarketsAtHand(wallet);
   const keptRow = atHand ? (await atHand).markets.find((row) => row.condition_id === conditionId) : undefined;
+  if (asOf !== undefined) {
+    // As of a past instant the row is the as-of sources' (always at hand); none: not traded by then.
+    if (!keptRow) return { tm: undefined, parts: { resolution: [], window: [], fills: [] }, names: NO_MARKET_NAMES };
+    return {
+      tm: keptRow,
+      ...(await readBundleNamed(
+        store,
+        sources,
+        conditionId,
+        READ_SUMMARY_MARKET_PARTS_AS_OF,
+        READ_SUMMARY_MARKET_PARTS_AS_OF_NAMED,
+        { ...params, as_of: asOf },
+      )),
+    };
+  }
   if (keptRow)
     return {
       tm: keptRow,
@@ -258,8 +286,9 @@ export async function readMarketSummaryAndMarket(
   wallet: string,
   conditionId: string,
   sources: ReadSources = plainSources(store),
+  asOf?: number,
 ): Promise<{ detail: TraderMarketDetail | null; traderMarket: TraderMarket | null }> {
-  const { tm, parts, names } = await readSummaryParts(store, wallet, conditionId, sources);
+  const { tm, parts, names } = await readSummaryParts(store, wallet, conditionId, sources, asOf);
   if (!tm) return { detail: null, traderMarket: null };
   const row = summaryRowOf(parts, tm, names);
   const market = toHeader(row);

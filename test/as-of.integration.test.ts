@@ -175,6 +175,24 @@ describe('as_of: figures as the service knew them then', () => {
     expect(card800.upstream).toMatchObject({ pnl: 123, as_of: BASE_TS + 700 });
     const top = await get(`traders/${wallet}/top-markets?as_of=${BASE_TS + 400}`);
     expect(top.top_wins).toEqual([]);
+    // A summary: open then (the resolution comes later), its one fill; resolved after; a market the trader
+    // had not traded yet is not found.
+    type Summary = {
+      market: { resolved: boolean; winner: string | null };
+      summary: { fills_count: number; pnl_usd: number };
+    };
+    const summaryAt = async (asOf: number, market: string) =>
+      api.get(`traders/${wallet}/markets/${market}/summary?as_of=${asOf}`, { plan: 'max' });
+    const open = bodyOf(await summaryAt(BASE_TS + 400, m1)) as Summary;
+    expect(open).toMatchObject({
+      market: { resolved: false, winner: null },
+      summary: { fills_count: 1, pnl_usd: close(-4) },
+    });
+    const settled = bodyOf(await summaryAt(BASE_TS + 800, m1)) as Summary;
+    expect(settled).toMatchObject({ market: { resolved: true, winner: 'Yes' }, summary: { pnl_usd: close(6) } });
+    const early = await summaryAt(BASE_TS + 100, m2);
+    expect(early.statusCode).toBe(404);
+    expect(bodyOf(early)).toMatchObject({ error: 'market_not_found' });
     // The skill answer: nothing resolved by then; after the resolution, m1's +6 on 4 (no population then).
     const skillAt = async (asOf: number) =>
       (await get(`traders/${wallet}/skill?as_of=${asOf}`)) as unknown as {

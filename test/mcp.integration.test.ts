@@ -35,7 +35,7 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   list_skilled_traders: { properties: ['by', 'window', 'cursor', 'limit'], required: [] },
   get_top_markets: { properties: ['trader', 'n', 'as_of'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit', 'as_of'], required: ['trader'] },
-  get_market_summary: { properties: ['trader', 'market'], required: ['trader', 'market'] },
+  get_market_summary: { properties: ['trader', 'market', 'as_of'], required: ['trader', 'market'] },
   get_market_events: {
     properties: ['trader', 'market', 'points', 'from_ts', 'to_ts', 'resolution'],
     required: ['trader', 'market'],

@@ -12,6 +12,7 @@ import {
   marketListSchema,
   marketParamsSchema,
   marketSummaryResponseSchema,
+  summaryQuerySchema,
   topMarketsQuerySchema,
   topMarketsSchema,
 } from '../../operations/markets.ts';
@@ -101,12 +102,15 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
           .filter(Boolean)
           .join('\n\n'),
         params: marketParamsSchema,
+        querystring: summaryQuerySchema,
         response: { 200: marketSummaryResponseSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
     async (request, reply) => {
-      const body = await getMarketSummary(context, callOf(request), request.params);
-      if (applyMarketCaching(request, reply, body, body.market.resolved, config) === 'not-modified')
+      const body = await getMarketSummary(context, callOf(request), request.params, request.query);
+      // A resolved market's summary, or any as of a past instant, never changes.
+      const immutable = body.market.resolved || request.query.as_of !== undefined;
+      if (applyMarketCaching(request, reply, body, immutable, config) === 'not-modified')
         return reply.code(304).send(null);
       return body;
     },

@@ -7,6 +7,7 @@ import {
   marketListQuerySchema,
   marketListSchema,
   marketSummaryResponseSchema,
+  summaryQuerySchema,
   topMarketsQuerySchema,
   topMarketsSchema,
 } from '../../operations/markets.ts';
@@ -67,10 +68,10 @@ export function marketTools(config: Config): Tool[] {
         marketDepthNote(config),
         'A market the trader never traded is market_not_found.',
       ),
-      input: z.object({ trader: traderArgument, market: marketArgument }),
+      input: z.object({ trader: traderArgument, market: marketArgument, ...summaryQuerySchema.shape }),
       output: marketSummaryResponseSchema,
       traderScoped: true,
-      run: (context, call, { market }) => getMarketSummary(context, call, { condition_id: market }),
+      run: (context, call, { market, as_of }) => getMarketSummary(context, call, { condition_id: market }, { as_of }),
     }),
   ];
 }
