@@ -12,34 +12,12 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { BatchProcessor, EventLog, LogConsumer, PartitionSlice } from './bus/types.ts';
+import type { LiveInput } from '../operations/live/plane.ts';
 import { upNormalizedPrice } from './contract/primitives.ts';
 import { TOPICS, type TopicId, type TopicNames } from './contract/topics.ts';
 
-/** What the plane receives (operations/live/plane.ts, LiveInput, has the same shape). */
-type LiveFeedEvent =
-  | { kind: 'book'; market: string; ts: number; bid: number | null; ask: number | null }
-  | {
-      kind: 'trade';
-      market: string;
-      ts: number;
-      price: number;
-      size_tokens: number;
-      usd: number;
-      token_side: 1 | 2;
-    }
-  | {
-      kind: 'fill';
-      market: string;
-      wallet: string;
-      ts: number;
-      side: 'BUY' | 'SELL';
-      price: number;
-      token_side: 1 | 2;
-      size_tokens: number;
-      usd: number;
-    }
-  | { kind: 'resolution'; market: string; ts: number; winnerTokenSide: 1 | 2 | null }
-  | { kind: 'names'; market: string; outcome1: string; outcome2: string; title: string };
+/** What the plane receives: its input, prices already in UP space. */
+type LiveFeedEvent = LiveInput;
 
 export interface LiveFeedTarget {
   /** Whether anyone subscribed to this market (watches) or wallet (watches and follows). */

@@ -238,33 +238,26 @@ async function readSummaryParts(
   const params = { wallet, condition_id: conditionId };
   const atHand = sources.walletMarketsAtHand(wallet);
   const keptRow = atHand ? (await atHand).markets.find((row) => row.condition_id === conditionId) : undefined;
-  if (asOf !== undefined) {
-    // As of a past instant the row is the as-of sources' (always at hand); none: not traded by then.
-    if (!keptRow) return { tm: undefined, parts: { resolution: [], window: [], fills: [] }, names: NO_MARKET_NAMES };
+  // As of a past instant the row is the as-of sources' (always at hand; none: not traded by then).
+  if (asOf !== undefined && !keptRow)
+    return { tm: undefined, parts: { resolution: [], window: [], fills: [] }, names: NO_MARKET_NAMES };
+  if (keptRow) {
+    const [withNames, named] =
+      asOf === undefined
+        ? [READ_SUMMARY_MARKET_PARTS, READ_SUMMARY_MARKET_PARTS_NAMED]
+        : [READ_SUMMARY_MARKET_PARTS_AS_OF, READ_SUMMARY_MARKET_PARTS_AS_OF_NAMED];
     return {
       tm: keptRow,
       ...(await readBundleNamed(
         store,
         sources,
         conditionId,
-        READ_SUMMARY_MARKET_PARTS_AS_OF,
-        READ_SUMMARY_MARKET_PARTS_AS_OF_NAMED,
-        { ...params, as_of: asOf },
+        withNames,
+        named,
+        asOf === undefined ? params : { ...params, as_of: asOf },
       )),
     };
   }
-  if (keptRow)
-    return {
-      tm: keptRow,
-      ...(await readBundleNamed(
-        store,
-        sources,
-        conditionId,
-        READ_SUMMARY_MARKET_PARTS,
-        READ_SUMMARY_MARKET_PARTS_NAMED,
-        params,
-      )),
-    };
   const { parts, names } = await readBundleNamed(
     store,
     sources,

@@ -39,7 +39,7 @@ import {
   type StreamEvent,
 } from './messages.ts';
 
-/** What the log brings, prices already in UP space (ingest/live-feed.ts builds these). */
+/** What the log brings, prices already in UP space (ingest/live-feed.ts builds these, typed by this one definition). */
 export type LiveInput =
   | { kind: 'book'; market: string; ts: number; bid: number | null; ask: number | null }
   | {
