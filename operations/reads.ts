@@ -250,9 +250,11 @@ export class Reader {
   /** The skill answer's sample of a wallet: today's until a notice names the wallet, a past instant's until evicted. */
   skillInputs(wallet: string, asOf?: number): Promise<SkillInputs> {
     if (asOf === undefined)
-      return this.cache.through(this.#policies.skillInputs, [wallet], () => readSkillInputs(this.store, wallet));
-    return this.cache.through(this.#policies.skillInputsAsOf, [wallet, asOf], () =>
-      readSkillInputs(this.store, wallet, asOf),
+      return this.cache.through(this.#policies.skillInputs, [wallet], async () =>
+        readSkillInputs(this.store, wallet, (await this.walletMarkets(wallet)).markets),
+      );
+    return this.cache.through(this.#policies.skillInputsAsOf, [wallet, asOf], async () =>
+      readSkillInputs(this.store, wallet, (await this.walletMarketsAsOf(wallet, asOf)).markets, asOf),
     );
   }
 

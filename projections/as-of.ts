@@ -13,7 +13,7 @@ import { bundle, readBundle } from './bundle.ts';
 import type { ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 import type { EquityPoint, UpstreamHistory } from './upstream-history.ts';
-import type { WalletMarketRow, WalletMarkets } from './wallet-markets.ts';
+import { WALLET_MARKET_FIELDS, type WalletMarketRow, type WalletMarkets } from './wallet-markets.ts';
 
 const ROLLUP = readFileSync(path.join(import.meta.dirname, 'rollups', 'refresh_trader_markets.sql'), 'utf8');
 
@@ -34,7 +34,7 @@ const STAGED_PAIRS = `WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup
 const STAGED_MARKETS = `WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})`;
 
 /** The wallet's market rows as of `{as_of}`: the rollup's SELECT, every output column named as its table's. */
-export const ROWS_AS_OF = derived(ROLLUP, [
+const ROWS_AS_OF = derived(ROLLUP, [
   ['INSERT INTO {db:Identifier}.trader_markets_v2\n', '', 1],
   [STAGED_PAIRS, 'WHERE wallet = {wallet:String} AND ts <= {as_of:UInt32}', 2],
   [
@@ -44,15 +44,9 @@ export const ROWS_AS_OF = derived(ROLLUP, [
   ],
 ]);
 
-/** The rollup's row, serialized as trader_markets_v2's `wallet_row` is (migration 0016). */
+/** The rollup's row, serialized as trader_markets_v2's `wallet_row` is (wallet-markets.ts, WALLET_MARKET_FIELDS). */
 const WALLET_ROWS_AS_OF = `
-SELECT formatRowNoNewline('JSONEachRow',
-    condition_id, resolved, winner_token_side, up_payout, pnl_usd, buy_usd, sell_usd, buy_tokens, fills_count,
-    first_ts, last_ts, last_action, last_price, net_tokens1, net_tokens2, cash_flow_usd, era,
-    buy_count, sell_count, buy_up_price_tokens,
-    side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
-    side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens,
-    last_fill_ts) AS wallet_row
+SELECT formatRowNoNewline('JSONEachRow', ${WALLET_MARKET_FIELDS.join(', ')}) AS wallet_row
 FROM (${ROWS_AS_OF})`;
 
 /** Each market's last print at or before `as_of`, in UP space: the mark of a market open then. */

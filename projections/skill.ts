@@ -9,10 +9,10 @@
  * resolution at what they paid, so a loser never sold nor redeemed is a loss) and the wallet's buys in those
  * markets; the population's per-wallet sums come from the same rows in one aggregate.
  */
-import { ROWS_AS_OF } from './as-of.ts';
 import { bundle, readBundle } from './bundle.ts';
 import { mulberry32 } from './random.ts';
 import type { Store } from './store.ts';
+import type { WalletMarketRow } from './wallet-markets.ts';
 
 /** Resolved markets a wallet needs (with a bought entry) to be ranked and to inform the population's prior. */
 export const SKILL_MIN_MARKETS = 20;
@@ -49,56 +49,32 @@ export interface SkillBuy {
   payout: number;
 }
 
-/** The wallet's newest row of each market: the markets of today's answer. */
-const NEWEST_ROWS = `
-    SELECT condition_id, resolved, pnl_usd, buy_usd, buy_tokens, redeem_tokens, net_tokens1, net_tokens2, up_payout
-    FROM {db:Identifier}.trader_markets_v2
-    WHERE wallet = {wallet:String}
-    ORDER BY version DESC
-    LIMIT 1 BY condition_id`;
-
-/** The sample's markets from the wallet's rows `rows` (today's, or as of a past instant), with their resolution time. */
-const skillMarketsOf = (rows: string) => `
-SELECT m.condition_id AS condition_id, m.pnl_usd AS pnl_usd, m.buy_usd AS cost_usd, m.buy_tokens AS tokens_bought,
-       (m.redeem_tokens > {held:Float64} OR abs(m.net_tokens1) + abs(m.net_tokens2) > {held:Float64}) AS held_to_resolution,
-       coalesce(r.ts, 0) AS resolved_ts
-FROM (${rows}) AS m
-LEFT JOIN
-(
+/**
+ * The sample's buys and resolution times (up to `as_of`), in one statement; the sample itself comes from the
+ * wallet's market rows, which every trader read shares (the reader keeps them).
+ */
+const SKILL_BUYS = bundle<{
+  buys: { condition_id: string; price: number; tokens: number; token_side: number };
+  resolutions: { condition_id: string; ts: number };
+}>({
+  buys: `
+    SELECT condition_id, usd / size_tokens AS price, size_tokens AS tokens, token_side
+    FROM
+    (
+        SELECT condition_id, token_side, size_tokens, usd
+        FROM {db:Identifier}.fills_v2
+        WHERE wallet = {wallet:String} AND side = 'BUY' AND ts <= {as_of:UInt32}
+        ORDER BY source_rank DESC
+        LIMIT 1 BY wallet, condition_id, fill_id
+    )`,
+  resolutions: `
     SELECT condition_id, ts
     FROM {db:Identifier}.market_resolutions_v2
     WHERE ts <= {as_of:UInt32}
       AND condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
     ORDER BY ts DESC
-    LIMIT 1 BY condition_id
-) AS r ON r.condition_id = m.condition_id
-WHERE m.resolved AND m.buy_usd > 0`;
-
-/** The buys (up to `as_of`) in the sample's markets, each with what its token paid, from the rows `rows`. */
-const skillBuysOf = (rows: string) => `
-SELECT f.condition_id AS condition_id, f.usd / f.size_tokens AS price, f.size_tokens AS tokens,
-       if(f.token_side = 1, m.up_payout, 1 - m.up_payout) AS payout
-FROM
-(
-    SELECT condition_id, token_side, size_tokens, usd
-    FROM {db:Identifier}.fills_v2
-    WHERE wallet = {wallet:String} AND side = 'BUY' AND ts <= {as_of:UInt32}
-    ORDER BY source_rank DESC
-    LIMIT 1 BY wallet, condition_id, fill_id
-) AS f
-INNER JOIN (SELECT condition_id, up_payout FROM (${rows}) WHERE resolved AND buy_usd > 0) AS m
-    ON m.condition_id = f.condition_id`;
-
-/** The sample and its buys in one statement (the engine's cost is mostly per statement): today, or as of an instant. */
-const SKILL_INPUTS = {
-  today: bundle<RawSkillInputs>({ markets: skillMarketsOf(NEWEST_ROWS), buys: skillBuysOf(NEWEST_ROWS) }),
-  asOf: bundle<RawSkillInputs>({ markets: skillMarketsOf(ROWS_AS_OF), buys: skillBuysOf(ROWS_AS_OF) }),
-};
-
-interface RawSkillInputs {
-  markets: Omit<SkillMarket, 'held_to_resolution'> & { held_to_resolution: number };
-  buys: SkillBuy;
-}
+    LIMIT 1 BY condition_id`,
+});
 
 /** The latest instant the store holds: "today" is as of it. */
 const LAST_SECOND = 4_294_967_295;
@@ -109,17 +85,45 @@ export interface SkillInputs {
   buys: SkillBuy[];
 }
 
-/** The trader's resolved markets with a bought entry, and the buys in them: today, or as of `asOf` (epoch s). */
-export async function readSkillInputs(store: Store, wallet: string, asOf?: number): Promise<SkillInputs> {
-  const parts = await readBundle(store, asOf === undefined ? SKILL_INPUTS.today : SKILL_INPUTS.asOf, {
-    wallet,
-    held: HELD_EPSILON,
-    as_of: asOf ?? LAST_SECOND,
-  });
-  const markets = parts.markets
-    .map((row) => ({ ...row, held_to_resolution: Boolean(row.held_to_resolution) }))
+/**
+ * The trader's resolved markets with a bought entry among `rows` (the wallet's market rows, today's or as of
+ * `asOf`), and the buys in them up to `asOf`. A market was held to its resolution when tokens were redeemed
+ * or are still held.
+ */
+export async function readSkillInputs(
+  store: Store,
+  wallet: string,
+  rows: readonly WalletMarketRow[],
+  asOf?: number,
+): Promise<SkillInputs> {
+  const sample = rows
+    .filter((row) => row.resolved && row.buy_usd > 0 && row.up_payout !== null)
     .sort((a, b) => (a.condition_id < b.condition_id ? -1 : a.condition_id > b.condition_id ? 1 : 0));
-  return { markets, buys: parts.buys };
+  if (sample.length === 0) return { markets: [], buys: [] };
+  const parts = await readBundle(store, SKILL_BUYS, { wallet, as_of: asOf ?? LAST_SECOND });
+  const resolvedAt = new Map(parts.resolutions.map((row) => [row.condition_id, row.ts]));
+  const upPayout = new Map(sample.map((row) => [row.condition_id, row.up_payout!]));
+  const markets = sample.map((row) => ({
+    condition_id: row.condition_id,
+    pnl_usd: row.pnl_usd,
+    cost_usd: row.buy_usd,
+    tokens_bought: row.buy_tokens,
+    held_to_resolution:
+      (row.redeem_tokens ?? 0) > HELD_EPSILON || Math.abs(row.net_tokens1) + Math.abs(row.net_tokens2) > HELD_EPSILON,
+    resolved_ts: resolvedAt.get(row.condition_id) ?? 0,
+  }));
+  const buys: SkillBuy[] = [];
+  for (const buy of parts.buys) {
+    const up = upPayout.get(buy.condition_id);
+    if (up === undefined) continue;
+    buys.push({
+      condition_id: buy.condition_id,
+      price: buy.price,
+      tokens: buy.tokens,
+      payout: buy.token_side === 1 ? up : 1 - up,
+    });
+  }
+  return { markets, buys };
 }
 
 /** One ranked wallet's sums over its resolved markets with a bought entry (edge = pnl ÷ cost). */

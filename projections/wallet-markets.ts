@@ -67,6 +67,8 @@ export interface WalletMarketRow extends TradeBreakdown {
   net_tokens2: number;
   cash_flow_usd: number;
   era: string;
+  /** Tokens redeemed (any side); absent from a row stored before migration 0019 until it is rewritten. */
+  redeem_tokens?: number;
 }
 
 /** An open market's mark (its last trade in UP space, and when it was), by market. */
@@ -81,7 +83,7 @@ export interface WalletMarkets {
 }
 
 /**
- * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016);
+ * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016, 0019);
  * test/reads-shape.integration.test.ts checks the stored rows against this list and the columns it names.
  */
 export const WALLET_MARKET_FIELDS = [
@@ -116,6 +118,7 @@ export const WALLET_MARKET_FIELDS = [
   'side2_sell_usd',
   'side2_buy_tokens',
   'last_fill_ts',
+  'redeem_tokens',
 ] as const satisfies readonly (keyof WalletMarketRow)[];
 // Compile-time: every field of WalletMarketRow is in the list (a field added to one and not the other fails here).
 const everyFieldListed: [Exclude<keyof WalletMarketRow, (typeof WALLET_MARKET_FIELDS)[number]>] extends [never]
