@@ -104,6 +104,9 @@ class WatchedSlots implements SlotStore {
   inUse(userId: string, nowMs: number | null) {
     return this.target.inUse(userId, nowMs);
   }
+  watching(nowMs: number | null) {
+    return this.target.watching(nowMs);
+  }
   close() {
     return this.target.close();
   }
