@@ -220,17 +220,6 @@ const EQUITY: EventInputOf<'upstreamEquity'>[] = [
   [B + 30, 20],
 ].map(([ts, pnl_usd]) => ({ wallet: W, ts: ts!, pnl_usd: pnl_usd! }));
 
-const WATCHERS: EventInputOf<'watchers'>[] = [
-  { wallet: W, watching: 5, ts: B + 1 },
-  { wallet: W3, watching: 5, ts: B + 1 },
-  { wallet: W2, watching: 1, ts: B + 1 },
-  { wallet: W2, watching: 3, ts: B + 2 },
-  { wallet: W4, watching: 2, ts: B + 1 },
-  { wallet: W4, watching: 0, ts: B + 2 },
-  { wallet: W5, watching: 1, ts: B + 1 },
-  { wallet: W7, watching: 1, ts: B + 1 },
-];
-
 // ---------------------------------------------------------------------------------------------------
 // Plain references, from the events above
 
@@ -465,7 +454,6 @@ beforeAll(async () => {
     await publisher.publish('positions', LEGS);
     for (const p of PROFILES) await publisher.publish('upstreamProfiles', [p]);
     await publisher.publish('upstreamEquity', [...EQUITY, EQUITY[0]!]);
-    await publisher.publish('watchers', WATCHERS);
     await publisher.publish(
       'markets',
       RESOLUTIONS.map((r) => makeResolution(r.condition_id, r.winner, r.ts)),
