@@ -339,6 +339,14 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
         return 0;
       }
     },
+    liveWatching: async () => {
+      try {
+        return await slots.watching(slotsClockMs ? slotsClockMs() : null);
+      } catch (failure) {
+        log.warn({ err: failure }, 'slot store unavailable: /popular reports nobody watching');
+        return new Map();
+      }
+    },
   };
 
   const authenticator = new Authenticator(store, config, api.authClockMs ?? Date.now);

@@ -33,6 +33,8 @@ export interface RouteContext {
   inFlight: InFlightLimiter;
   /** A user's live slots held now, on every instance (`/me`); absent where no slot store is kept. */
   liveSlotsInUse?: (userId: string) => Promise<number>;
+  /** Live watchers of each watched trader now, on every instance (`/popular`); absent where no slot store is kept. */
+  liveWatching?: () => Promise<Map<string, number>>;
 }
 
 /** Retry-After of a call refused by load shedding (503 overloaded, or 429 busy for a heavy read). */

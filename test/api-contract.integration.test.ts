@@ -23,9 +23,11 @@ import {
   inProcessConfig,
   OpenApiResponses,
   publishPlanKeys,
+  slotsWatching,
   startTestApi,
   type TestApi,
 } from './harness/api.ts';
+import type { SlotStore } from '../operations/gates/slots.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
 type Trade = EventInputOf<'trades'>;
@@ -246,6 +248,7 @@ const alphaProfile: EventInputOf<'upstreamProfiles'> = {
 
 let api: TestApi;
 let offlineApi: TestApi;
+let slots: SlotStore;
 let openapi: OpenApiResponses;
 let document: Json;
 let revokedKey: string;
@@ -290,11 +293,6 @@ beforeAll(async () => {
     ]);
     await publisher.publish('upstreamEquity', equity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 60, state: 'online', detail: '' }]);
-    await publisher.publish('watchers', [
-      { wallet: alpha, watching: 5, ts: NOW - 10 },
-      { wallet: bravo, watching: 12, ts: NOW - 10 },
-      { wallet: stranger, watching: 0, ts: NOW - 10 },
-    ]);
     // A key minted and then revoked.
     const minted = await import('../ingest/sources/accounts.ts').then(({ publishNewKey }) =>
       publishNewKey(publisher, 'test-pro', 'revoked key', NOW - DAY),
@@ -313,7 +311,9 @@ beforeAll(async () => {
       },
     ]);
   });
-  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind() });
+  // Live sessions watching alpha and bravo (the shelf's counts), held in the slot store the API reads.
+  slots = await slotsWatching({ [alpha]: 5, [bravo]: 12 });
+  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: gatesNeverBind(), slots });
   // The same store read at a time when the upstream's last heartbeat is long stale: offline.
   offlineApi = await startTestApi(config, { now: () => NOW + 3600, keys, gatesClockMs: gatesNeverBind() });
   document = (await json('openapi.json')) as Json;
@@ -326,6 +326,7 @@ afterAll(async () => {
     await api.store.command('DROP DATABASE IF EXISTS {db:Identifier}');
     await api.close();
   }
+  await slots?.close();
 });
 
 // ---------------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ const WORLD_TABLES = [
   'upstream_profiles',
   'upstream_equity',
   'upstream_status',
-  'watchers',
+  'upstream_leaderboard',
   'tapes',
   'tape_events',
 ];

@@ -2,7 +2,8 @@
  * The slot stores' contract, the same for both (process memory, and the machine's Redis under a key
  * prefix of this test's own, deleted afterwards): a slot per watch up to the plan's cap, the same watch
  * again holds no second slot, one user's count is apart from another's, a release frees at once, a
- * renewal extends only the slots still held, and a lease not renewed runs out. The clock is the test's.
+ * renewal extends only the slots still held, and a lease not renewed runs out; the slots naming a trader
+ * are its watchers, every user's, under the same leases. The clock is the test's.
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -76,5 +77,36 @@ describe.each(['memory', 'redis'] as const)('slot store (%s)', (kind) => {
       kind: 'acquired',
       inUse: 1,
     });
+  });
+
+  it('counts the slots naming a trader as its watchers, every user’s, under the same leases', async () => {
+    const slots = open(kind);
+    const watch = (userId: string, slotId: string, trader?: string, nowMs = start) =>
+      slots.acquire({ userId, slotId, cap, leaseMs, nowMs, ...(trader ? { trader } : {}) });
+    expect(await slots.watching(start)).toEqual(new Map());
+    await watch('u', 'a', 'alice');
+    await watch('v', 'a', 'alice');
+    await watch('v', 'b', 'bob');
+    await watch('v', 'connection');
+    // A watch taken again is still one watcher.
+    await watch('u', 'a', 'alice');
+    expect(await slots.watching(start)).toEqual(
+      new Map([
+        ['alice', 2],
+        ['bob', 1],
+      ]),
+    );
+
+    await slots.release('u', 'a');
+    expect(await slots.watching(start)).toEqual(
+      new Map([
+        ['alice', 1],
+        ['bob', 1],
+      ]),
+    );
+    // `v`'s alice is renewed, its bob is not: past the first lease only alice is watched.
+    expect(await slots.renew('v', ['a', 'connection'], leaseMs, start + leaseMs - 1)).toEqual([]);
+    expect(await slots.watching(start + leaseMs)).toEqual(new Map([['alice', 1]]));
+    expect(await slots.watching(start + 3 * leaseMs)).toEqual(new Map());
   });
 });

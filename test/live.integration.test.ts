@@ -104,6 +104,9 @@ class WatchedSlots implements SlotStore {
   inUse(userId: string, nowMs: number | null) {
     return this.target.inUse(userId, nowMs);
   }
+  watching(nowMs: number | null) {
+    return this.target.watching(nowMs);
+  }
   close() {
     return this.target.close();
   }
@@ -658,12 +661,72 @@ describe('lease expiry (two instances on one Redis)', () => {
     dyingRedis.disconnect();
     await dying.close();
     expect(await other.command({ type: 'watch', trader: TRADER, market: M2 })).toMatchObject({ code: 'no_free_slot' });
+    // The dead instance's watch still counts on /popular until its lease runs out, and not after.
+    expect(await watchingOn(survivor, TRADER)).toBe(1);
     clock.ms += leaseMs + 1;
+    expect(await watchingOn(survivor, TRADER)).toBe(0);
     expect(await other.command({ type: 'watch', trader: TRADER, market: M2 })).toMatchObject({
       type: 'ack',
       slots_in_use: 1,
     });
     await other.close();
+  });
+});
+
+/** `/popular`'s live watcher count of a trader on an instance (0 when the trader is not on the shelf). */
+async function watchingOn(instance: Instance, wallet: string): Promise<number> {
+  const response = await instance.app.inject({
+    method: 'GET',
+    url: `${API}/popular`,
+    headers: { authorization: `Bearer ${keys.p1}` },
+  });
+  expect(response.statusCode).toBe(200);
+  const shelf = response.json() as { traders: { wallet: string; watching: number }[] };
+  return shelf.traders.find((trader) => trader.wallet === wallet)?.watching ?? 0;
+}
+
+describe.each(['memory', 'redis'] as const)('watcher counts (%s)', (kind) => {
+  it('/popular counts the sessions watching a trader now (on every instance), and forgets them as they end', async () => {
+    const prefix = `${redisPrefix}watching:${kind}:`;
+    const first = await startInstance({ slots: slotStore(kind, prefix) });
+    // With Redis, a second instance shares the counts; in memory there is one instance.
+    const second = kind === 'redis' ? await startInstance({ slots: slotStore(kind, prefix) }) : first;
+    const both = async () => [await watchingOn(first, TRADER), await watchingOn(second, TRADER)];
+    expect(await both()).toEqual([0, 0]);
+
+    const pro = (await ready(first, 'p1')).client;
+    const max = (await ready(second, 'm1')).client;
+    const basic = (await ready(second, 'b1')).client;
+    expect(await pro.command({ type: 'watch', trader: TRADER, market: M1 })).toMatchObject({ type: 'ack' });
+    await pro.nextOf('event');
+    expect(await both()).toEqual([1, 1]);
+    expect(await max.command({ type: 'watch', trader: TRADER, market: M2 })).toMatchObject({ type: 'ack' });
+    await max.nextOf('event');
+    expect(await both()).toEqual([2, 2]);
+    // Following a trader's fills is no watch; another trader's watch counts for that trader.
+    expect(await basic.command({ type: 'follow', trader: TRADER })).toMatchObject({ type: 'ack' });
+    expect(await basic.command({ type: 'watch', trader: OTHER_TRADER, market: M1 })).toMatchObject({ type: 'ack' });
+    await basic.nextOf('event');
+    expect(await both()).toEqual([2, 2]);
+    expect(await watchingOn(first, OTHER_TRADER)).toBe(1);
+
+    // The shelf pushed to a popular subscription carries the same count.
+    expect(await basic.command({ type: 'popular' })).toMatchObject({ type: 'ack', of: 'popular' });
+    const shelf = await basic.nextOf('popular');
+    expect(shelf.traders.find((trader) => trader.wallet === TRADER)).toMatchObject({ watching: 2 });
+    expect(shelf.traders[0]).toMatchObject({ wallet: TRADER, watching: 2 });
+
+    // An unwatch ends one watch, a disconnect the other.
+    pro.send({ type: 'unwatch', trader: TRADER, market: M1 });
+    await pro.nextOf('event');
+    await pro.nextOf('ack');
+    expect(await both()).toEqual([1, 1]);
+    const released = second.slots.released('l-max', 1);
+    await max.close();
+    await released;
+    expect(await both()).toEqual([0, 0]);
+    expect(await watchingOn(first, OTHER_TRADER)).toBe(1);
+    await Promise.all([pro.close(), basic.close()]);
   });
 });
 

@@ -18,7 +18,16 @@ import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
 import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, bodyOf, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
+import {
+  API,
+  bodyOf,
+  inProcessConfig,
+  publishPlanKeys,
+  slotsWatching,
+  startTestApi,
+  type TestApi,
+} from './harness/api.ts';
+import type { SlotStore } from '../operations/gates/slots.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are compared field by field
 
@@ -201,6 +210,7 @@ const nextUtcDay = () => {
 let keys: Record<PlanId, string>;
 let api: TestApi;
 let offlineApi: TestApi;
+let slots: SlotStore;
 let mcpUrl: URL;
 let offlineMcpUrl: URL;
 const clients: Client[] = [];
@@ -233,12 +243,10 @@ beforeAll(async () => {
     await publisher.publish('upstreamProfiles', [profile(alpha, 'AlphaWhale', 123.45), profile(bravo, 'Bravo', 1)]);
     await publisher.publish('upstreamEquity', equity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 60, state: 'online', detail: '' }]);
-    await publisher.publish('watchers', [
-      { wallet: alpha, watching: 5, ts: NOW - 10 },
-      { wallet: bravo, watching: 12, ts: NOW - 10 },
-    ]);
   });
-  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: () => (clock.ms += clock.step) });
+  // Live sessions watching alpha and bravo: the shelf both protocols answer carries their counts.
+  slots = await slotsWatching({ [alpha]: 5, [bravo]: 12 });
+  api = await startTestApi(config, { now: () => NOW, keys, gatesClockMs: () => (clock.ms += clock.step), slots });
   mcpUrl = await listen(api);
   // The same store read when the upstream's last heartbeat is long stale: offline.
   offlineApi = await startTestApi(config, {
@@ -256,6 +264,7 @@ afterAll(async () => {
     await api.store.command('DROP DATABASE IF EXISTS {db:Identifier}');
     await api.close();
   }
+  await slots?.close();
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -428,7 +437,10 @@ describe('the tool surface', () => {
     expect({ ...me, usage: null }).toEqual({ ...restMe.body, usage: null });
     expect(restMe.body.usage.month.requests).toBe(me.usage.month.requests + 1);
 
-    await same('list_popular_traders', {}, 'popular');
+    expect((await same('list_popular_traders', {}, 'popular')).traders).toEqual([
+      { wallet: bravo, name: 'Bravo', watching: 12 },
+      { wallet: alpha, name: 'AlphaWhale', watching: 5 },
+    ]);
     const card = await same('get_trader_card', { trader: alpha }, `traders/${alpha}`);
     expect(card.upstream.pnl).toBe(123.45);
     expect((await ok(client, 'get_trader_card', { trader: 'AlphaWhale' })).trader).toEqual({

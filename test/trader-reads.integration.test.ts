@@ -220,17 +220,6 @@ const EQUITY: EventInputOf<'upstreamEquity'>[] = [
   [B + 30, 20],
 ].map(([ts, pnl_usd]) => ({ wallet: W, ts: ts!, pnl_usd: pnl_usd! }));
 
-const WATCHERS: EventInputOf<'watchers'>[] = [
-  { wallet: W, watching: 5, ts: B + 1 },
-  { wallet: W3, watching: 5, ts: B + 1 },
-  { wallet: W2, watching: 1, ts: B + 1 },
-  { wallet: W2, watching: 3, ts: B + 2 },
-  { wallet: W4, watching: 2, ts: B + 1 },
-  { wallet: W4, watching: 0, ts: B + 2 },
-  { wallet: W5, watching: 1, ts: B + 1 },
-  { wallet: W7, watching: 1, ts: B + 1 },
-];
-
 // ---------------------------------------------------------------------------------------------------
 // Plain references, from the events above
 
@@ -465,7 +454,6 @@ beforeAll(async () => {
     await publisher.publish('positions', LEGS);
     for (const p of PROFILES) await publisher.publish('upstreamProfiles', [p]);
     await publisher.publish('upstreamEquity', [...EQUITY, EQUITY[0]!]);
-    await publisher.publish('watchers', WATCHERS);
     await publisher.publish(
       'markets',
       RESOLUTIONS.map((r) => makeResolution(r.condition_id, r.winner, r.ts)),
@@ -887,6 +875,16 @@ describe('names', () => {
 });
 
 describe('popular shelf', () => {
+  /** Live watcher counts as the slot store answers them (W4's watchers all left). */
+  const WATCHING = new Map([
+    [W, 5],
+    [W3, 5],
+    [W2, 3],
+    [W4, 0],
+    [W5, 1],
+    [W7, 1],
+  ]);
+
   it('the most watched first, then by wallet; unwatched traders are not on it', async () => {
     const [first5, second5] = [W, W3].sort() as [string, string];
     const [first1, second1] = [W5, W7].sort() as [string, string];
@@ -896,12 +894,12 @@ describe('popular shelf', () => {
       name: name(wallet),
       watching: wallet === W2 ? 3 : wallet === W || wallet === W3 ? 5 : 1,
     }));
-    expect(await readPopularTraders(store, 10)).toEqual(expected);
-    expect(await readPopularTraders(store, 2)).toEqual(expected.slice(0, 2));
+    expect(await readPopularTraders(store, 10, WATCHING)).toEqual(expected);
+    expect(await readPopularTraders(store, 2, WATCHING)).toEqual(expected.slice(0, 2));
     // a limit inside a tie keeps the order
-    expect(await readPopularTraders(store, 1)).toEqual(expected.slice(0, 1));
-    expect(await readPopularTraders(store, 4)).toEqual(expected.slice(0, 4));
-    expect((await readPopularTraders(store, 10)).map((trader) => trader.wallet)).not.toContain(W4);
+    expect(await readPopularTraders(store, 1, WATCHING)).toEqual(expected.slice(0, 1));
+    expect(await readPopularTraders(store, 4, WATCHING)).toEqual(expected.slice(0, 4));
+    expect((await readPopularTraders(store, 10, WATCHING)).map((trader) => trader.wallet)).not.toContain(W4);
   });
 });
 

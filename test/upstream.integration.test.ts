@@ -31,6 +31,7 @@ import {
   inProcessConfig,
   publishPlanKeys,
   publishPlanKeysTo,
+  slotsWatching,
   startTestApi,
   type TestApi,
 } from './harness/api.ts';
@@ -679,15 +680,30 @@ for (const transport of [inProcessTransport, kafkaTransport()])
 
     it('puts the leaderboard on the popular shelf with the live watcher counts, most watched first, then rank', async () => {
       const second = (weekBoard[1]!.proxyWallet as string).toLowerCase();
-      await landEvents(api.store, 'watchers', [{ wallet: second, watching: 5, ts: NOW }]);
-      const shelf = bodyOf(await api.get('popular')) as {
-        traders: { wallet: string; name: string; watching: number }[];
-        count: number;
-      };
-      expect(shelf.traders).toEqual([
-        { wallet: second, name: weekBoard[1]!.userName, watching: 5 },
-        { wallet: (weekBoard[0]!.proxyWallet as string).toLowerCase(), name: weekBoard[0]!.userName, watching: 0 },
+      const first = (weekBoard[0]!.proxyWallet as string).toLowerCase();
+      type Shelf = { traders: { wallet: string; name: string; watching: number }[]; count: number };
+      // Nobody watching: the board in its order, every count 0 (none is invented).
+      expect((bodyOf(await api.get('popular')) as Shelf).traders).toEqual([
+        { wallet: first, name: weekBoard[0]!.userName, watching: 0 },
+        { wallet: second, name: weekBoard[1]!.userName, watching: 0 },
       ]);
+      // Live sessions watch the board's second: it leads the shelf.
+      const slots = await slotsWatching({ [second]: 5 });
+      const watched = await startTestApi(config, {
+        now: () => Math.floor(clock.now() / 1000),
+        keys: api.keys,
+        gatesClockMs: gatesNeverBind(),
+        slots,
+      });
+      try {
+        expect((bodyOf(await watched.get('popular')) as Shelf).traders).toEqual([
+          { wallet: second, name: weekBoard[1]!.userName, watching: 5 },
+          { wallet: first, name: weekBoard[0]!.userName, watching: 0 },
+        ]);
+      } finally {
+        await watched.close();
+        await slots.close();
+      }
     });
 
     it('republishing the same observations (a restart without its state) changes nothing in the store', async () => {

@@ -9,7 +9,7 @@ export function registerPopularRoutes(app: ApiApp, context: RouteContext): void 
       schema: {
         operationId: 'list_popular_traders',
         summary: 'Popular traders',
-        description: `The curated shelf: up to ${context.config.api.popularLimit} traders, those of the upstream provider's leaderboard and those with live watchers (watching is the live watcher count now), most watched first, then by leaderboard rank.`,
+        description: `The curated shelf: up to ${context.config.api.popularLimit} traders, those of the upstream provider's leaderboard and those live sessions watch; watching is the number of live-plane sessions (WebSocket /live) watching the trader now, on every instance. Most watched first, then by leaderboard rank.`,
         response: { 200: popularSchema, ...errorResponses() },
       },
     },

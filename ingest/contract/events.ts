@@ -241,7 +241,7 @@ export const upstreamStatusSchema = z.object({
 });
 export type UpstreamStatusEvent = z.infer<typeof upstreamStatusSchema>;
 
-/** Live watcher count of a trader (people watching the trader's live stream). */
+/** A watcher count as the simulator once invented it; no longer published or read (topics.ts says why it stays). */
 export const watcherCountSchema = z.object({
   wallet: walletSchema,
   watching: z.number().int().min(0),

@@ -265,7 +265,8 @@ export const TOPICS = {
   }),
   watchers: topic({
     name: 'watchers',
-    description: "Live watcher counts of a trader's stream.",
+    description:
+      'Watcher counts as the simulator once invented them. Nothing publishes or reads them now (the popular shelf counts live-plane sessions); kept so older logs and exports still load.',
     schema: watcherCountSchema,
     key: (count) => count.wallet,
     keyName: 'wallet',

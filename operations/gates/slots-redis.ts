@@ -2,6 +2,11 @@
  * Live slots in Redis (slots.ts has the rules): a sorted set per user under the user's hash tag
  * `{u:<user>}` (beside the gates' keys), member = slot id, score = lease expiry. Every step is one Lua
  * script, so that taking the last free slot is atomic across connections and instances.
+ *
+ * The watches among them are also indexed under one hash tag of their own, `{live}` (a script touches the
+ * keys of one tag only, so the index cannot share the user's script): a sorted set of watches by lease
+ * expiry and a hash naming each watch's trader, both written with the slot and under the same lease. The
+ * index is what every user's watches have in common: each trader's watcher count in one read.
  */
 import type { Redis } from 'ioredis';
 import type { SlotRequest, SlotStore, SlotVerdict } from './slots.ts';
@@ -54,10 +59,72 @@ return lost`;
 const IN_USE_LUA = `${NOW}
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
 
+/** KEYS 1 watches, 2 their traders; ARGV 1 now ms or '', 2 lease ms, 3 watch, 4 trader. */
+const WATCH_ADD_LUA = `${NOW}
+local lease = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + lease, ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], lease + GC_MS)
+redis.call('PEXPIRE', KEYS[2], lease + GC_MS)
+return 1`;
+
+/** KEYS 1 watches, 2 their traders; ARGV 1 now ms or '', 2 lease ms, 3.. watches still held (others are no-ops). */
+const WATCH_RENEW_LUA = `${NOW}
+local lease = tonumber(ARGV[2])
+local renewed = 0
+for index = 3, #ARGV do
+  if redis.call('HEXISTS', KEYS[2], ARGV[index]) == 1 then
+    redis.call('ZADD', KEYS[1], now + lease, ARGV[index])
+    renewed = renewed + 1
+  end
+end
+if renewed > 0 then
+  redis.call('PEXPIRE', KEYS[1], lease + GC_MS)
+  redis.call('PEXPIRE', KEYS[2], lease + GC_MS)
+end
+return renewed`;
+
+/** KEYS 1 watches, 2 their traders; ARGV the watches to drop. */
+const WATCH_REMOVE_LUA = `
+for index = 1, #ARGV do
+  redis.call('ZREM', KEYS[1], ARGV[index])
+  redis.call('HDEL', KEYS[2], ARGV[index])
+end
+return #ARGV`;
+
+/** KEYS 1 watches, 2 their traders; ARGV 1 now ms or ''. Drops the expired; returns {trader, count, ...}. */
+const WATCHING_LUA = `${NOW}
+for _, watch in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
+  redis.call('HDEL', KEYS[2], watch)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local counts = {}
+local order = {}
+for _, watch in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local trader = redis.call('HGET', KEYS[2], watch)
+  if trader then
+    if not counts[trader] then
+      counts[trader] = 0
+      table.insert(order, trader)
+    end
+    counts[trader] = counts[trader] + 1
+  end
+end
+local reply = {}
+for _, trader in ipairs(order) do
+  table.insert(reply, trader)
+  table.insert(reply, counts[trader])
+end
+return reply`;
+
 interface SlotCommands {
   taSlotAcquire(...args: (string | number)[]): Promise<[string, number]>;
   taSlotRenew(...args: (string | number)[]): Promise<string[]>;
   taSlotsInUse(...args: (string | number)[]): Promise<number>;
+  taWatchAdd(...args: (string | number)[]): Promise<number>;
+  taWatchRenew(...args: (string | number)[]): Promise<number>;
+  taWatchRemove(...args: (string | number)[]): Promise<number>;
+  taWatching(...args: (string | number)[]): Promise<(string | number)[]>;
 }
 
 export class RedisSlots implements SlotStore {
@@ -71,11 +138,25 @@ export class RedisSlots implements SlotStore {
     redis.defineCommand('taSlotAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
     redis.defineCommand('taSlotRenew', { numberOfKeys: 1, lua: RENEW_LUA });
     redis.defineCommand('taSlotsInUse', { numberOfKeys: 1, lua: IN_USE_LUA });
+    redis.defineCommand('taWatchAdd', { numberOfKeys: 2, lua: WATCH_ADD_LUA });
+    redis.defineCommand('taWatchRenew', { numberOfKeys: 2, lua: WATCH_RENEW_LUA });
+    redis.defineCommand('taWatchRemove', { numberOfKeys: 2, lua: WATCH_REMOVE_LUA });
+    redis.defineCommand('taWatching', { numberOfKeys: 2, lua: WATCHING_LUA });
     this.#redis = redis as Redis & SlotCommands;
   }
 
   #key(userId: string): string {
     return `${this.keyPrefix}{u:${userId}}:slots`;
+  }
+
+  /** The watch index's keys: the watches by lease expiry, and each watch's trader. */
+  #watchKeys(): [string, string] {
+    return [`${this.keyPrefix}{live}:watches`, `${this.keyPrefix}{live}:watch-traders`];
+  }
+
+  /** A slot's name in the watch index: slot ids are unique per user only. */
+  #watch(userId: string, slotId: string): string {
+    return JSON.stringify([userId, slotId]);
   }
 
   async acquire(request: SlotRequest): Promise<SlotVerdict> {
@@ -87,17 +168,48 @@ export class RedisSlots implements SlotStore {
       request.slotId,
     );
     if (verdict === 'full') return { kind: 'full', inUse: Number(inUse), cap: request.cap };
-    if (verdict === 'acquired' || verdict === 'held') return { kind: verdict, inUse: Number(inUse) };
-    throw new Error(`unexpected reply of the slot script: ${verdict}`);
+    if (verdict !== 'acquired' && verdict !== 'held')
+      throw new Error(`unexpected reply of the slot script: ${verdict}`);
+    if (request.trader !== undefined)
+      await this.#redis.taWatchAdd(
+        ...this.#watchKeys(),
+        request.nowMs === null ? '' : String(request.nowMs),
+        request.leaseMs,
+        this.#watch(request.userId, request.slotId),
+        request.trader,
+      );
+    return { kind: verdict, inUse: Number(inUse) };
   }
 
   async renew(userId: string, slotIds: readonly string[], leaseMs: number, nowMs: number | null): Promise<string[]> {
     if (slotIds.length === 0) return [];
-    return this.#redis.taSlotRenew(this.#key(userId), nowMs === null ? '' : String(nowMs), leaseMs, ...slotIds);
+    const now = nowMs === null ? '' : String(nowMs);
+    const lost = await this.#redis.taSlotRenew(this.#key(userId), now, leaseMs, ...slotIds);
+    const gone = new Set(lost);
+    const kept = slotIds.filter((id) => !gone.has(id)).map((id) => this.#watch(userId, id));
+    // A watch whose slot ran out stops counting with it, even if its own lease has not run out yet.
+    await Promise.all([
+      kept.length > 0 ? this.#redis.taWatchRenew(...this.#watchKeys(), now, leaseMs, ...kept) : null,
+      lost.length > 0
+        ? this.#redis.taWatchRemove(...this.#watchKeys(), ...lost.map((id) => this.#watch(userId, id)))
+        : null,
+    ]);
+    return lost;
   }
 
   async release(userId: string, slotId: string): Promise<void> {
-    await this.#redis.zrem(this.#key(userId), slotId);
+    await Promise.all([
+      this.#redis.zrem(this.#key(userId), slotId),
+      this.#redis.taWatchRemove(...this.#watchKeys(), this.#watch(userId, slotId)),
+    ]);
+  }
+
+  async watching(nowMs: number | null): Promise<Map<string, number>> {
+    const reply = await this.#redis.taWatching(...this.#watchKeys(), nowMs === null ? '' : String(nowMs));
+    const counts = new Map<string, number>();
+    for (let index = 0; index + 1 < reply.length; index += 2)
+      counts.set(String(reply[index]), Number(reply[index + 1]));
+    return counts;
   }
 
   async inUse(userId: string, nowMs: number | null): Promise<number> {

@@ -5,6 +5,10 @@
  * holds it renews the lease every heartbeat, so a slot of an instance that died frees itself when its
  * lease runs out (as the admission lane's heavy-read slots do: store.ts, step 4).
  *
+ * A watch's slot names the trader it watches: the slots held now, on every instance, give each trader's
+ * live watcher count (the popular shelf's `watching`), under the same leases, so a watch of an instance
+ * that died stops counting when its slot frees itself.
+ *
  * Two implementations with the same behaviour, like the gates: Redis (a Lua script per step, what several
  * instances share; slots-redis.ts) and process memory (the embedded default, below). Time is
  * milliseconds since the epoch; `nowMs` null is the store's own clock (Redis TIME in production).
@@ -18,6 +22,8 @@ export interface SlotRequest {
   cap: number;
   leaseMs: number;
   nowMs: number | null;
+  /** The watched trader's wallet: while the slot is held it counts among the trader's watchers. */
+  trader?: string;
 }
 
 /** `held`: the slot was this watch's already (its lease is renewed, nothing more is taken). */
@@ -35,32 +41,40 @@ export interface SlotStore {
   release(userId: string, slotId: string): Promise<void>;
   /** Slots of a user whose lease has not run out. */
   inUse(userId: string, nowMs: number | null): Promise<number>;
+  /** Watchers of each watched trader now (slots naming a trader whose lease has not run out), every user's. */
+  watching(nowMs: number | null): Promise<Map<string, number>>;
   close(): Promise<void>;
+}
+
+interface Lease {
+  expiresAt: number;
+  trader: string | null;
 }
 
 /** The slots in process memory: each call runs to completion without yielding, as atomic as the script. */
 export class MemorySlots implements SlotStore {
   readonly kind = 'memory';
-  /** user → slot id → lease expiry */
-  readonly #users = new Map<string, Map<string, number>>();
+  /** user → slot id → lease */
+  readonly #users = new Map<string, Map<string, Lease>>();
 
   constructor(private readonly clockMs: () => number = Date.now) {}
 
-  #live(userId: string, now: number): Map<string, number> {
-    const slots = this.#users.get(userId) ?? new Map<string, number>();
-    for (const [id, expiresAt] of slots) if (expiresAt <= now) slots.delete(id);
+  #live(userId: string, now: number): Map<string, Lease> {
+    const slots = this.#users.get(userId) ?? new Map<string, Lease>();
+    for (const [id, lease] of slots) if (lease.expiresAt <= now) slots.delete(id);
     return slots;
   }
 
   acquire(request: SlotRequest): Promise<SlotVerdict> {
     const now = request.nowMs ?? this.clockMs();
     const slots = this.#live(request.userId, now);
+    const lease = { expiresAt: now + request.leaseMs, trader: request.trader ?? null };
     if (slots.has(request.slotId)) {
-      slots.set(request.slotId, now + request.leaseMs);
+      slots.set(request.slotId, lease);
       return Promise.resolve({ kind: 'held', inUse: slots.size });
     }
     if (slots.size >= request.cap) return Promise.resolve({ kind: 'full', inUse: slots.size, cap: request.cap });
-    slots.set(request.slotId, now + request.leaseMs);
+    slots.set(request.slotId, lease);
     this.#users.set(request.userId, slots);
     return Promise.resolve({ kind: 'acquired', inUse: slots.size });
   }
@@ -70,7 +84,8 @@ export class MemorySlots implements SlotStore {
     const slots = this.#live(userId, now);
     const lost: string[] = [];
     for (const id of slotIds) {
-      if (slots.has(id)) slots.set(id, now + leaseMs);
+      const lease = slots.get(id);
+      if (lease) lease.expiresAt = now + leaseMs;
       else lost.push(id);
     }
     return Promise.resolve(lost);
@@ -85,6 +100,19 @@ export class MemorySlots implements SlotStore {
 
   inUse(userId: string, nowMs: number | null): Promise<number> {
     return Promise.resolve(this.#live(userId, nowMs ?? this.clockMs()).size);
+  }
+
+  watching(nowMs: number | null): Promise<Map<string, number>> {
+    const now = nowMs ?? this.clockMs();
+    const counts = new Map<string, number>();
+    for (const [userId, slots] of this.#users) {
+      for (const [id, lease] of slots) {
+        if (lease.expiresAt <= now) slots.delete(id);
+        else if (lease.trader !== null) counts.set(lease.trader, (counts.get(lease.trader) ?? 0) + 1);
+      }
+      if (slots.size === 0) this.#users.delete(userId);
+    }
+    return Promise.resolve(counts);
   }
 
   close(): Promise<void> {

@@ -610,6 +610,7 @@ export class LiveConnection {
         cap: limits.liveSlots,
         leaseMs: this.plane.config.slotLeaseSeconds * 1000,
         nowMs: this.plane.slotsNow(),
+        trader: trader.wallet,
       });
       if (verdict.kind === 'full')
         throw new Refusal(

@@ -11,6 +11,7 @@ import type { Config, ConfigOverrides, PlanId } from '../../config.ts';
 import { buildHttpServer } from '../../roles/http-server.ts';
 import type { InFlightLimiter } from '../../operations/gates/in-flight.ts';
 import type { GateStore } from '../../operations/gates/store.ts';
+import { MemorySlots, type SlotStore } from '../../operations/gates/slots.ts';
 import type { WalletRequestLog } from '../../operations/wallet-requests.ts';
 import { withPublisher } from '../../roles/runtime.ts';
 import { publishAccount, publishNewKey } from '../../ingest/sources/accounts.ts';
@@ -98,6 +99,29 @@ export interface TestApiOptions {
   log?: Logger;
   /** The clock of the key lookup cache, in ms (default: the wall clock). */
   authClockMs?: () => number;
+  /** The live plane's slots, whose watches are `/popular`'s watcher counts (default: none held). */
+  slots?: SlotStore;
+}
+
+/**
+ * Slots in process memory holding `count` watches of each trader, one user each, leased on the wall clock
+ * for longer than a suite runs: the live watcher counts `/popular` reads, without opening the sessions.
+ */
+export async function slotsWatching(counts: Record<string, number>): Promise<SlotStore> {
+  const slots = new MemorySlots();
+  for (const [trader, count] of Object.entries(counts))
+    for (let index = 0; index < count; index++) {
+      const verdict = await slots.acquire({
+        userId: `watcher-${trader}-${index}`,
+        slotId: 'watch',
+        cap: 1,
+        leaseMs: 86_400_000,
+        nowMs: null,
+        trader,
+      });
+      if (verdict.kind !== 'acquired') throw new Error(`a watcher's slot was not free: ${JSON.stringify(verdict)}`);
+    }
+  return slots;
 }
 
 /**
@@ -126,6 +150,7 @@ export async function startTestApi(config: Config, options: TestApiOptions): Pro
       inFlight: options.inFlight,
       ...(options.walletRequests ? { walletRequests: options.walletRequests } : {}),
       authClockMs: options.authClockMs,
+      ...(options.slots ? { slots: options.slots } : {}),
     },
   });
   await app.ready();

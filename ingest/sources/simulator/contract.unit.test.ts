@@ -50,7 +50,7 @@ describe('simulated events against the contract', () => {
       'upstreamProfiles',
       'upstreamEquity',
       'upstreamStatus',
-      'watchers',
+      'upstreamLeaderboard',
     ];
     expect(new Set(sink.topics())).toEqual(new Set(expected));
     for (const topicId of expected) {
@@ -282,16 +282,21 @@ describe('simulated events against the contract', () => {
     for (const trader of simulator.traders) expect(trader.name.startsWith('0x')).toBe(false);
   });
 
-  it('reports watcher counts for the popular ten, changing over time', () => {
-    const counts = sink.events('watchers');
-    const wallets = new Set(counts.map((count) => count.wallet));
-    expect(wallets.size).toBe(10);
-    const values = new Set(counts.map((count) => count.watching));
-    expect(values.size).toBeGreaterThan(10);
-    const popular = new Set(
-      simulator.traders.filter((trader) => trader.watchersBase > 0).map((trader) => trader.wallet),
-    );
-    expect(wallets).toEqual(popular);
+  it('publishes a leaderboard of the famous ten, ranked by profit, and no watcher counts', () => {
+    const rows = sink.events('upstreamLeaderboard');
+    const famous = new Set(simulator.traders.filter((trader) => trader.onBoard).map((trader) => trader.wallet));
+    expect(famous.size).toBe(10);
+    const boards = new Map<number, typeof rows>();
+    for (const row of rows) boards.set(row.as_of, [...(boards.get(row.as_of) ?? []), row]);
+    expect(boards.size).toBeGreaterThan(1);
+    for (const board of boards.values()) {
+      expect(new Set(board.map((row) => row.wallet))).toEqual(famous);
+      expect(board.map((row) => row.rank)).toEqual(board.map((_, index) => index + 1));
+      const pnls = board.map((row) => row.pnl);
+      expect(pnls).toEqual([...pnls].sort((left, right) => right - left));
+    }
+    // Live watchers are the live plane's sessions: the simulated provider invents none.
+    expect(sink.events('watchers')).toEqual([]);
   });
 });
 

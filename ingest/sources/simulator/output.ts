@@ -17,7 +17,7 @@ export interface SimulationCounts {
   profiles: number;
   equityPoints: number;
   statuses: number;
-  watcherCounts: number;
+  leaderboardRows: number;
 }
 
 export function zeroCounts(): SimulationCounts {
@@ -32,7 +32,7 @@ export function zeroCounts(): SimulationCounts {
     profiles: 0,
     equityPoints: 0,
     statuses: 0,
-    watcherCounts: 0,
+    leaderboardRows: 0,
   };
 }
 
@@ -48,7 +48,7 @@ export type BookInput = EventInputOf<'book'>;
 export type ProfileInput = EventInputOf<'upstreamProfiles'>;
 export type EquityInput = EventInputOf<'upstreamEquity'>;
 export type StatusInput = EventInputOf<'upstreamStatus'>;
-export type WatcherInput = EventInputOf<'watchers'>;
+export type LeaderboardInput = EventInputOf<'upstreamLeaderboard'>;
 
 export interface EventOutput {
   market(event: MarketInput): void;
@@ -60,7 +60,7 @@ export interface EventOutput {
   profile(event: ProfileInput): void;
   equity(event: EquityInput): void;
   status(event: StatusInput): void;
-  watchers(event: WatcherInput): void;
+  leaderboard(event: LeaderboardInput): void;
 }
 
 /** Drops everything: used while the books are caught up to a later start. */
@@ -74,7 +74,7 @@ export const DISCARD: EventOutput = {
   profile: () => undefined,
   equity: () => undefined,
   status: () => undefined,
-  watchers: () => undefined,
+  leaderboard: () => undefined,
 };
 
 export class EventBuffers implements EventOutput {
@@ -87,7 +87,7 @@ export class EventBuffers implements EventOutput {
   private profiles: ProfileInput[] = [];
   private equityPoints: EquityInput[] = [];
   private statuses: StatusInput[] = [];
-  private watcherCounts: WatcherInput[] = [];
+  private leaderboardRows: LeaderboardInput[] = [];
   private resolutions = 0;
   size = 0;
 
@@ -128,8 +128,8 @@ export class EventBuffers implements EventOutput {
     this.statuses.push(event);
     this.size++;
   }
-  watchers(event: WatcherInput): void {
-    this.watcherCounts.push(event);
+  leaderboard(event: LeaderboardInput): void {
+    this.leaderboardRows.push(event);
     this.size++;
   }
 
@@ -148,7 +148,7 @@ export class EventBuffers implements EventOutput {
       profiles: this.profiles,
       equityPoints: this.equityPoints,
       statuses: this.statuses,
-      watcherCounts: this.watcherCounts,
+      leaderboardRows: this.leaderboardRows,
       resolutions: this.resolutions,
     };
     this.markets = [];
@@ -160,7 +160,7 @@ export class EventBuffers implements EventOutput {
     this.profiles = [];
     this.equityPoints = [];
     this.statuses = [];
-    this.watcherCounts = [];
+    this.leaderboardRows = [];
     this.resolutions = 0;
     this.size = 0;
 
@@ -173,7 +173,7 @@ export class EventBuffers implements EventOutput {
     await publish('upstreamProfiles', batch.profiles);
     await publish('upstreamEquity', batch.equityPoints);
     await publish('upstreamStatus', batch.statuses);
-    await publish('watchers', batch.watcherCounts);
+    await publish('upstreamLeaderboard', batch.leaderboardRows);
 
     counts.markets += batch.markets.length - batch.resolutions;
     counts.resolutions += batch.resolutions;
@@ -185,6 +185,6 @@ export class EventBuffers implements EventOutput {
     counts.profiles += batch.profiles.length;
     counts.equityPoints += batch.equityPoints.length;
     counts.statuses += batch.statuses.length;
-    counts.watcherCounts += batch.watcherCounts.length;
+    counts.leaderboardRows += batch.leaderboardRows.length;
   }
 }

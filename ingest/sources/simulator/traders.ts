@@ -18,7 +18,7 @@ const HABIT_SHARES: Readonly<Record<Exclude<TraderHabit, 'casual'>, number>> = {
   steady_loser: 0.12,
 };
 
-/** How many popular traders carry a live watcher count. */
+/** How many traders the simulated provider's leaderboard lists. */
 const POPULAR_TRADERS = 10;
 
 export interface SimulatedTrader {
@@ -29,8 +29,8 @@ export interface SimulatedTrader {
   /** Profit of the career before the simulated period; the upstream's pnl includes it. */
   historicalPnlUsd: number;
   profileImage: string;
-  /** Typical live watcher count; 0 for traders off the popular shelf. */
-  watchersBase: number;
+  /** Whether the simulated provider's leaderboard lists the trader (the popular shelf's members). */
+  onBoard: boolean;
   /** A hash of the wallet, to key per-trader draws cheaply. */
   key: number;
 }
@@ -117,7 +117,7 @@ export function createTraders(seed: number, traderCount: number): SimulatedTrade
       habit,
       historicalPnlUsd: historicalPnl(habit, rng),
       profileImage: rng.chance(0.7) ? `https://example.com/simulator/avatars/${wallet.slice(2, 14)}.png` : '',
-      watchersBase: 0,
+      onBoard: false,
       key: hashString(wallet),
     };
   });
@@ -128,8 +128,6 @@ export function createTraders(seed: number, traderCount: number): SimulatedTrade
   }));
   fame.sort((left, right) => right.score - left.score || left.trader.index - right.trader.index);
   const popular = fame.slice(0, Math.min(POPULAR_TRADERS, traders.length));
-  popular.forEach(({ trader }, rank) => {
-    trader.watchersBase = Math.round(400 / (1 + rank * 0.6));
-  });
+  for (const { trader } of popular) trader.onBoard = true;
   return traders;
 }

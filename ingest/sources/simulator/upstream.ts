@@ -1,17 +1,18 @@
 /**
  * What the upstream provider says, on fixed schedules of absolute time: profiles every hour, equity
  * points every 15 minutes, a heartbeat every minute (with one outage of a few minutes per UTC day, when
- * the provider says nothing else), and watcher counts of the popular traders every three minutes.
+ * the provider says nothing else), and its leaderboard of the famous traders every three minutes. The
+ * provider knows no live watchers: those are the live plane's sessions (operations/gates/slots.ts).
  */
 import { standingOf, type TraderLedger } from './accounting.ts';
-import { keyOf, unitOf } from './random.ts';
+import { keyOf } from './random.ts';
 import type { EventOutput } from './output.ts';
 import type { SimulatedTrader } from './traders.ts';
 
 const PROFILE_INTERVAL = 3_600;
 const EQUITY_INTERVAL = 900;
 const STATUS_INTERVAL = 60;
-const WATCHERS_INTERVAL = 180;
+const LEADERBOARD_INTERVAL = 180;
 const DAY = 86_400;
 
 interface Outage {
@@ -47,7 +48,7 @@ export interface UpstreamWorld {
 /**
  * Everything the upstream publishes at second `ts`, from the books as they stand before anything of
  * that second happens. The start of the simulated period also gets a profile, an equity point and a
- * watcher count, so a card has its upstream block from the first second on.
+ * leaderboard, so a card has its upstream block and the shelf its members from the first second on.
  */
 export function publishUpstream(world: UpstreamWorld, ts: number, out: EventOutput): void {
   const atGenesis = ts === world.genesisTs;
@@ -79,18 +80,24 @@ export function publishUpstream(world: UpstreamWorld, ts: number, out: EventOutp
       out.equity({ wallet: trader.wallet, ts, pnl_usd: money(standingOf(world.ledgers[trader.index]!).pnl) });
     }
   }
-  if (atGenesis || ts % WATCHERS_INTERVAL === 0) {
-    for (const trader of world.traders) {
-      if (trader.watchersBase > 0)
-        out.watchers({ wallet: trader.wallet, watching: watchersAt(world.seed, trader, ts), ts });
-    }
+  if (!offline && (atGenesis || ts % LEADERBOARD_INTERVAL === 0)) {
+    // The board the real poller reads by default: the week's, by profit (the simulator keeps no volume).
+    const board = world.traders
+      .filter((trader) => trader.onBoard)
+      .map((trader) => ({ trader, pnl: money(standingOf(world.ledgers[trader.index]!).pnl) }))
+      .sort((left, right) => right.pnl - left.pnl || left.trader.index - right.trader.index);
+    board.forEach(({ trader, pnl }, index) => {
+      out.leaderboard({
+        period: 'WEEK',
+        metric: 'PNL',
+        as_of: ts,
+        rank: index + 1,
+        wallet: trader.wallet,
+        name: trader.name,
+        profile_image: trader.profileImage,
+        pnl,
+        vol: 0,
+      });
+    });
   }
-}
-
-/** Watchers follow the time of day, with noise per three-minute slot. */
-function watchersAt(seed: number, trader: SimulatedTrader, ts: number): number {
-  const phase = unitOf(keyOf(seed, 'watch-phase', trader.index)) * 2 * Math.PI;
-  const daily = 0.75 + 0.25 * Math.sin((2 * Math.PI * (ts % DAY)) / DAY + phase);
-  const noise = 0.85 + 0.3 * unitOf(keyOf(seed, 'watch', trader.index, Math.floor(ts / WATCHERS_INTERVAL)));
-  return Math.max(0, Math.round(trader.watchersBase * daily * noise));
 }
