@@ -13,7 +13,7 @@ const readNames = new Map<string, string>();
 
 /** Frames of these files are plumbing between the read function and the store, not the read (a bundle, or a read through the caches, is named after the read function). */
 const PLUMBING =
-  /[\\/](metrics[\\/]store|projections[\\/]store|projections[\\/]bundle|projections[\\/]sources|operations[\\/]read-cache)\.[cm]?[jt]s:/;
+  /[\\/](metrics[\\/]store|projections[\\/]store|projections[\\/]bundle|projections[\\/]sources|operations[\\/]read-cache|operations[\\/]gates[\\/]store-slot)\.[cm]?[jt]s:/;
 const FRAME = /^\s*at (?:async )?([\w$.<>]+) \((.+)\)$/;
 
 function nameFromStack(): string {

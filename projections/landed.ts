@@ -20,6 +20,7 @@ export const SIMULATED_LANDING = {
   upstream_profiles: { columns: ['wallet', 'as_of'], time: 'as_of' },
   upstream_equity: { columns: ['wallet', 'ts'], time: 'ts' },
   upstream_status: { columns: ['ts'], time: 'ts' },
+  upstream_leaderboard: { columns: ['period', 'metric', 'as_of', 'rank'], time: 'as_of' },
   watchers: { columns: ['wallet', 'ts'], time: 'ts' },
 } as const;
 
