@@ -7,13 +7,7 @@
 --       10 heavy ('1'/'0')  11 lane cap  12 lease ms  13 request id
 -- Returns {verdict, ...}; numbers that may be fractional travel as strings (Redis truncates Lua numbers).
 
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
+-- `now`: now.lua, prepended.
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local rpm = tonumber(ARGV[4])

@@ -2,13 +2,7 @@
 -- blocked. A blocked address's further failures are not counted (the block runs its course).
 -- KEYS: 1 failures (zset of failure ids scored by time)  2 block (string: blocked until, ms)
 -- ARGV: 1 now ms ('' = Redis TIME)  2 limit  3 window ms  4 block ms  5 failure id
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
+-- `now`: now.lua, prepended.
 local blocked_until = tonumber(redis.call('GET', KEYS[2]) or '0')
 if blocked_until > now then
   return {'blocked', tostring(blocked_until - now)}

@@ -17,9 +17,11 @@ import {
   type RefundRequest,
 } from './store.ts';
 
-const ADMIT_LUA = readFileSync(new URL('./admit.lua', import.meta.url), 'utf8');
+/** The scripts' shared clock (`now`), prepended to those that read it. */
+export const NOW_LUA = readFileSync(new URL('./now.lua', import.meta.url), 'utf8');
+const ADMIT_LUA = NOW_LUA + readFileSync(new URL('./admit.lua', import.meta.url), 'utf8');
 const REFUND_LUA = readFileSync(new URL('./refund.lua', import.meta.url), 'utf8');
-const AUTH_FAILURE_LUA = readFileSync(new URL('./auth-failure.lua', import.meta.url), 'utf8');
+const AUTH_FAILURE_LUA = NOW_LUA + readFileSync(new URL('./auth-failure.lua', import.meta.url), 'utf8');
 /** The block's remaining ms on the shared clock (Redis TIME, or the test's): KEYS 1 block; ARGV 1 now ms or ''. */
 const BLOCKED_FOR_LUA = `
 local now

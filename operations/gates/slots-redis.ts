@@ -9,17 +9,11 @@
  * index is what every user's watches have in common: each trader's watcher count in one read.
  */
 import type { Redis } from 'ioredis';
+import { NOW_LUA } from './redis.ts';
 import type { SlotRequest, SlotStore, SlotVerdict } from './slots.ts';
 
-/** Redis TIME in ms, or the caller's clock (tests). */
-const NOW = `
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
+/** Redis TIME in ms, or the caller's clock (tests): the gates' shared clock. */
+const NOW = `${NOW_LUA}
 -- The key's TTL only collects an idle user's set; the scores decide.
 local GC_MS = 3600000
 `;
