@@ -8,7 +8,6 @@
  * directory to one process). Background merges are off on the landing tables (harness/frozen-landing.ts),
  * so the raw rows below — read without FINAL — show any duplicate insert.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +17,7 @@ import { openStore, type Store } from '../projections/store.ts';
 import { readTraderCard } from '../projections/cards.ts';
 import { cardSettingsOf } from '../operations/traders.ts';
 import { sha256Hex } from '../ingest/sources/accounts.ts';
-import { REPO_ROOT, startRole, type LogLine, type RoleProcess } from './harness/child.ts';
+import { runScript, startRole, type LogLine, type RoleProcess } from './harness/child.ts';
 
 const WORLD_SECONDS = 1800;
 const isBatch = (line: LogLine) => line.msg === 'batch ingested';
@@ -38,16 +37,6 @@ const WORLD_TABLES = [
   'tapes',
   'tape_events',
 ];
-
-function runChild(args: string[]): Promise<number | null> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    child.once('exit', (code) => resolve(code));
-  });
-}
 
 async function readState(
   dataDir: string,
@@ -87,7 +76,7 @@ describe('npm start (role all) killed at any moment', () => {
     const crashDir = path.join(root, 'crashed');
     const referenceDir = path.join(root, 'reference');
     const crashed = { ...base, DATA_DIR: crashDir, CLICKHOUSE_DATABASE: 'crashed' };
-    expect(await runChild(['test/harness/frozen-landing.ts', embeddedPath, 'crashed', 'reference'])).toBe(0);
+    expect(await runScript(['test/harness/frozen-landing.ts', embeddedPath, 'crashed', 'reference'])).toBe(0);
 
     const start = (environment: Record<string, string>) => {
       const child = startRole('all', [], environment, { overrides });

@@ -9,7 +9,6 @@
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import { KafkaLog } from '../ingest/bus/kafka.ts';
@@ -17,7 +16,7 @@ import { TopicNames, type EventInputOf } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { BASE_TS, makeConditionId, makeFill, makeWallet } from './factories.ts';
-import { REPO_ROOT, startRole, type LogLine, type RoleProcess } from './harness/child.ts';
+import { runScript, startRole, type LogLine, type RoleProcess } from './harness/child.ts';
 import { testConfig, testEnvironment, testOverrides, uniqueId } from './harness/context.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
@@ -37,16 +36,6 @@ function fillsFor(round: number, count: number): Fill[] {
       ts: BASE_TS + index,
     }),
   );
-}
-
-function runChild(args: string[]): Promise<number | null> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    child.once('exit', (code) => resolve(code));
-  });
 }
 
 const isCommit = (line: LogLine) => line.msg === 'offsets committed';
@@ -90,7 +79,7 @@ describe('ingest worker crashes and restarts', () => {
     kafka = new KafkaLog({ brokers: config.kafka.brokers!, clientId: `${id}-test`, log });
     // Merges off on the landing tables: a duplicate insert stays a row, visible to a count without FINAL.
     expect(
-      await runChild(['test/harness/frozen-landing.ts', config.clickhouse.embeddedPath, config.clickhouse.database]),
+      await runScript(['test/harness/frozen-landing.ts', config.clickhouse.embeddedPath, config.clickhouse.database]),
     ).toBe(0);
     const publisher = new EventPublisher(await kafka.producer(), topics);
 

@@ -23,14 +23,7 @@ const ADMIT_LUA = NOW_LUA + readFileSync(new URL('./admit.lua', import.meta.url)
 const REFUND_LUA = readFileSync(new URL('./refund.lua', import.meta.url), 'utf8');
 const AUTH_FAILURE_LUA = NOW_LUA + readFileSync(new URL('./auth-failure.lua', import.meta.url), 'utf8');
 /** The block's remaining ms on the shared clock (Redis TIME, or the test's): KEYS 1 block; ARGV 1 now ms or ''. */
-const BLOCKED_FOR_LUA = `
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
+const BLOCKED_FOR_LUA = `${NOW_LUA}
 local remaining = tonumber(redis.call('GET', KEYS[1]) or '0') - now
 if remaining > 0 then return tostring(remaining) end
 return '0'`;

@@ -123,3 +123,14 @@ export function startRole(
     },
   };
 }
+
+/** Runs a TypeScript script of the repository to its end (stdout dropped, stderr shown): its exit code. */
+export function runScript(args: string[]): Promise<number | null> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    child.once('exit', (code) => resolve(code));
+  });
+}
