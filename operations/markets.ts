@@ -3,7 +3,7 @@
  * get_top_markets, get_market_summary), and the history wall every market-scoped read passes.
  */
 import { z } from 'zod';
-import { readMarketAccess } from '../projections/market-access.ts';
+import { marketAccessAmong, readMarketAccess, type MarketAccess } from '../projections/market-access.ts';
 import {
   marketHeaderSchema,
   type MarketListPosition,
@@ -18,7 +18,6 @@ import { traderOf, type Call, type RouteContext } from './context.ts';
 import { errors } from './errors.ts';
 import { limitParameter, pageLimit, parseConditionId, queryAsOf, queryCursor, queryInt } from './parameters.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
-import { inListOrder } from '../projections/market-rows.ts';
 import { readMarketSummaryAndMarket } from '../projections/market-summary.ts';
 import { traderParamsSchema, traderSourcesOf } from './traders.ts';
 
@@ -132,18 +131,14 @@ export async function getMarketSummary(
   if (asOf !== undefined) {
     // As of a past instant: the history wall over the markets known then, and the parts up to it.
     const sources = traderSourcesOf(context, trader.wallet, asOf);
-    const depth = call.caller.limits.historyDepth;
-    if (depth >= 0) {
-      const ordered = [...(await sources.walletMarkets(trader.wallet)).markets].sort(inListOrder);
-      const position = ordered.findIndex((row) => row.condition_id === conditionId);
-      if (position < 0) throw errors.marketNotFound(conditionId);
-      if (position >= depth) {
-        const next = nextPlan(call.caller.planId);
-        throw errors.depthGated(call.caller.limits, next ? context.config.plans[next] : null);
-      }
-    }
-    const { detail } = await readMarketSummaryAndMarket(context.store, trader.wallet, conditionId, sources, asOf);
-    if (detail === null) throw errors.marketNotFound(conditionId);
+    const detail = await loadVisibleMarket(
+      context,
+      call.caller,
+      trader.wallet,
+      conditionId,
+      async () => (await readMarketSummaryAndMarket(context.store, trader.wallet, conditionId, sources, asOf)).detail,
+      async (depth) => marketAccessAmong((await sources.walletMarkets(trader.wallet)).markets, conditionId, depth),
+    );
     return { market: detail.market, summary: detail.summary, trader };
   }
   const detail = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
@@ -167,10 +162,13 @@ export async function loadVisibleMarket<T>(
   wallet: string,
   conditionId: string,
   read: () => Promise<T | null>,
+  /** Where the market stands at this depth (default: the store's rows of today). */
+  accessAt: (historyDepth: number) => Promise<MarketAccess> = (depth) =>
+    readMarketAccess(context.store, wallet, conditionId, depth),
 ): Promise<T> {
   const { limits } = caller;
   if (limits.historyDepth >= 0) {
-    const access = await readMarketAccess(context.store, wallet, conditionId, limits.historyDepth);
+    const access = await accessAt(limits.historyDepth);
     if (access === 'not_traded') throw errors.marketNotFound(conditionId);
     if (access === 'beyond_depth') {
       const next = nextPlan(caller.planId);

@@ -3,14 +3,8 @@
  * lucky? Figures and formulas: projections/skill.ts, docs/skill.md.
  */
 import { z } from 'zod';
-import { inListOrder } from '../projections/market-rows.ts';
-import {
-  SKILL_BOOTSTRAP_SAMPLES,
-  SKILL_DEFAULT_PRIOR_SD,
-  SKILL_MIN_MARKETS,
-  skillOf,
-  type SkillPrior,
-} from '../projections/skill.ts';
+import { visibleInListOrder } from '../projections/market-rows.ts';
+import { SKILL_BOOTSTRAP_SAMPLES, SKILL_MIN_MARKETS, priorOf, skillOf, type SkillPrior } from '../projections/skill.ts';
 import { traderSchema } from '../projections/traders.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
 import { queryAsOf } from './parameters.ts';
@@ -98,9 +92,9 @@ export const skillQuerySchema = z.object({ as_of: queryAsOf });
 
 /**
  * The prior of an answer as of a past instant: the population then is not computed, and today's would let
- * later results in, so the default prior shrinks it and no percentile is given.
+ * later results in, so it is the prior of no population (the default) and no percentile is given.
  */
-const PAST_PRIOR: SkillPrior = { priorVariance: SKILL_DEFAULT_PRIOR_SD ** 2, shrunkEdges: [], wallets: 0 };
+const PAST_PRIOR: SkillPrior = priorOf([]);
 
 /**
  * get_trader_skill: the skill answer of the call's trader, today or as of a past instant. A caller with a
@@ -117,20 +111,13 @@ export async function getTraderSkill(
     query.as_of === undefined ? context.reader.skillPrior(context.now()) : PAST_PRIOR,
   ]);
   const depth = call.caller.limits.historyDepth;
-  if (depth >= 0) {
-    const { markets } = await traderSourcesOf(context, trader.wallet, query.as_of).walletMarkets(trader.wallet);
-    const visible = new Set(
-      [...markets]
-        .sort(inListOrder)
-        .slice(0, depth)
-        .map((row) => row.condition_id),
-    );
-    // The kept inputs are shared: the visible part is a new object.
-    const seen = {
-      markets: inputs.markets.filter((market) => visible.has(market.condition_id)),
-      buys: inputs.buys.filter((buy) => visible.has(buy.condition_id)),
-    };
-    return { trader, ...skillOf(trader.wallet, seen, prior) };
-  }
-  return { trader, ...skillOf(trader.wallet, inputs, prior) };
+  if (depth < 0) return { trader, ...skillOf(trader.wallet, inputs, prior) };
+  const { markets } = await traderSourcesOf(context, trader.wallet, query.as_of).walletMarkets(trader.wallet);
+  const visible = new Set(visibleInListOrder(markets, depth).map((row) => row.condition_id));
+  // The kept inputs are shared: the visible part is a new object.
+  const seen = {
+    markets: inputs.markets.filter((market) => visible.has(market.condition_id)),
+    buys: inputs.buys.filter((buy) => visible.has(buy.condition_id)),
+  };
+  return { trader, ...skillOf(trader.wallet, seen, prior) };
 }

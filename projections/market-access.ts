@@ -3,7 +3,7 @@
  * within the visible set (the history wall every market-scoped read passes).
  */
 import { UINT32_MAX } from './params.ts';
-import { historyDepthParam, MARKETS_WITHIN_DEPTH } from './market-rows.ts';
+import { historyDepthParam, MARKETS_WITHIN_DEPTH, type TraderMarketRow, visibleInListOrder } from './market-rows.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -38,4 +38,16 @@ export async function readMarketAccess(
   });
   if (!row?.traded) return 'not_traded';
   return row.visible ? 'visible' : 'beyond_depth';
+}
+
+/** The same, among rows the caller already holds (the wallet's rows as of a past instant). */
+export function marketAccessAmong(
+  rows: readonly TraderMarketRow[],
+  conditionId: string,
+  historyDepth: number,
+): MarketAccess {
+  if (!rows.some((row) => row.condition_id === conditionId)) return 'not_traded';
+  return visibleInListOrder(rows, historyDepth).some((row) => row.condition_id === conditionId)
+    ? 'visible'
+    : 'beyond_depth';
 }

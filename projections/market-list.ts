@@ -13,6 +13,7 @@ import {
   newestTraderMarkets,
   ROW_COLUMNS,
   toMarketRow,
+  visibleInListOrder,
   withinDepth,
   type DepthOption,
   type TraderMarketRow,
@@ -91,9 +92,7 @@ async function pageOfWalletMarkets(
   page: MarketsPageRequest,
 ): Promise<MarketsPage> {
   const limit = Math.max(1, Math.trunc(page.limit));
-  const depth = page.historyDepth ?? -1;
-  const ordered = [...walletMarkets.markets].sort(inListOrder);
-  const visible = depth >= 0 ? ordered.slice(0, historyDepthParam(depth)) : ordered;
+  const visible = visibleInListOrder(walletMarkets.markets, page.historyDepth ?? -1);
   const after = page.after;
   const afterTs = clampUInt32(after?.lastTradedAt ?? 0);
   const afterId = after?.conditionId ?? '';

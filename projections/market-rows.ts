@@ -150,3 +150,9 @@ export interface DepthOption {
 export function inListOrder(a: TraderMarketRow, b: TraderMarketRow): number {
   return lastTradedAt(b) - lastTradedAt(a) || compareIds(b.condition_id, a.condition_id);
 }
+
+/** The markets a caller with `historyDepth` sees (-1: all), in the markets list's order. */
+export function visibleInListOrder<R extends TraderMarketRow>(rows: readonly R[], historyDepth: number): R[] {
+  const ordered = [...rows].sort(inListOrder);
+  return historyDepth >= 0 ? ordered.slice(0, historyDepthParam(historyDepth)) : ordered;
+}

@@ -4,7 +4,13 @@
  * recent markets.
  */
 import { compareIds } from './market-parts.ts';
-import { inListOrder, lastTradedAt, toMarketRow, type DepthOption, type TraderMarketRow } from './market-rows.ts';
+import {
+  lastTradedAt,
+  toMarketRow,
+  visibleInListOrder,
+  type DepthOption,
+  type TraderMarketRow,
+} from './market-rows.ts';
 import { TOP_MARKETS_NOTE, type TopMarkets } from './market-schemas.ts';
 import type { Store } from './store.ts';
 import { plainSources, type ReadSources } from './sources.ts';
@@ -56,7 +62,7 @@ export async function readTopMarkets(
   const depth = options.historyDepth ?? -1;
   const parts = await sources.walletMarkets(wallet);
   // The visible set: the first `depth` of the markets list's order.
-  const visible = depth >= 0 ? [...parts.markets].sort(inListOrder).slice(0, depth) : parts.markets;
+  const visible = visibleInListOrder(parts.markets, depth);
   const top = rankTopMarkets(visible, size);
   const shown = [...new Set([...top.top_wins, ...top.top_losses, ...top.most_traded, ...top.top_volume])];
   const names = await sources.marketNames(shown.map((row) => row.condition_id));
