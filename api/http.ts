@@ -58,6 +58,22 @@ export function applyMarketCaching(
   return ifNoneMatch(request.headers['if-none-match'], etag) ? 'not-modified' : 'send';
 }
 
+/**
+ * An answer as of a past instant (`as_of`) never changes: immutable with a strong ETag, 304 on a match.
+ * Today's answer (no `as_of`) is sent as it is.
+ */
+export function replyAsOf<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: T,
+  asOf: number | undefined,
+  config: Config,
+): T | FastifyReply {
+  if (asOf !== undefined && applyMarketCaching(request, reply, body, true, config) === 'not-modified')
+    return reply.code(304).send(null);
+  return body;
+}
+
 export function strongEtag(content: string | Buffer): string {
   return `"${createHash('sha256').update(content).digest('base64url').slice(0, 32)}"`;
 }

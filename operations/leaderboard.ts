@@ -4,14 +4,15 @@
  * entries in the window, ranked by shrunk edge, calibration or pnl (projections/skill.ts, docs/skill.md).
  */
 import { z } from 'zod';
+import { compareIds } from '../projections/market-parts.ts';
 import { SKILL_MIN_MARKETS, type SkilledTrader } from '../projections/skill.ts';
 import type { RouteContext } from './context.ts';
 import { limitParameter, pageLimit, queryCursor } from './parameters.ts';
 
 const LEADERBOARD_ORDERS = ['edge', 'calibration', 'pnl'] as const;
-/** Windows of the markets counted: resolved within the last N days, or all. */
-const LEADERBOARD_WINDOWS = { all: 0, '90d': 90, '30d': 30, '7d': 7 } as const;
-const WINDOW_NAMES = Object.keys(LEADERBOARD_WINDOWS) as [keyof typeof LEADERBOARD_WINDOWS, ...string[]];
+const WINDOW_NAMES = ['all', '90d', '30d', '7d'] as const;
+/** Windows of the markets counted: resolved within the last N days, or all (0). */
+const WINDOW_DAYS: Record<(typeof WINDOW_NAMES)[number], number> = { all: 0, '90d': 90, '30d': 30, '7d': 7 };
 const PAGE = { defaultLimit: 50, maxLimit: 200 } as const;
 
 export const leaderboardQuerySchema = z.object({
@@ -21,7 +22,7 @@ export const leaderboardQuerySchema = z.object({
     default: 'edge',
   }),
   window: z
-    .enum(WINDOW_NAMES as [keyof typeof LEADERBOARD_WINDOWS])
+    .enum(WINDOW_NAMES)
     .optional()
     .meta({ description: 'Markets resolved in the last 7d, 30d or 90d, or all (default). Any other value is 422.' }),
   cursor: queryCursor,
@@ -52,7 +53,7 @@ export const leaderboardSchema = z.object({
   next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end.' }),
 });
 
-const byWallet = (a: SkilledTrader, b: SkilledTrader) => (a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : 0);
+const byWallet = (a: SkilledTrader, b: SkilledTrader) => compareIds(a.wallet, b.wallet);
 const ORDER: Record<(typeof LEADERBOARD_ORDERS)[number], (a: SkilledTrader, b: SkilledTrader) => number> = {
   edge: (a, b) => b.edge_shrunk - a.edge_shrunk || byWallet(a, b),
   calibration: (a, b) => a.brier! - b.brier! || byWallet(a, b),
@@ -75,7 +76,7 @@ export async function listSkilledTraders(
   );
   const scope = `${by}:${window}`;
   const offset = cursor.decode(query.cursor, scope)?.offset ?? 0;
-  const days = LEADERBOARD_WINDOWS[window];
+  const days = WINDOW_DAYS[window];
   const since = days === 0 ? 0 : Math.max(1, context.now() - days * 86_400);
   const board = await context.reader.skillBoard(window, since, context.now());
   const ranked = board.traders.filter((trader) => by !== 'calibration' || trader.brier !== null).sort(ORDER[by]);

@@ -10,6 +10,7 @@
  * markets; the population's per-wallet sums come from the same rows in one aggregate.
  */
 import { bundle, readBundle } from './bundle.ts';
+import { compareIds } from './market-parts.ts';
 import { mulberry32 } from './random.ts';
 import type { Store } from './store.ts';
 import type { WalletMarketRow } from './wallet-markets.ts';
@@ -26,7 +27,7 @@ const HELD_EPSILON = 1e-6;
  * The prior's spread of edges across traders when the population cannot estimate it (fewer than two ranked
  * wallets, or edges that spread no more than their own noise): an edge of ±10% per dollar is already rare.
  */
-export const SKILL_DEFAULT_PRIOR_SD = 0.1;
+const SKILL_DEFAULT_PRIOR_SD = 0.1;
 
 /** One resolved market of the trader, as the skill answer weighs it. */
 export interface SkillMarket {
@@ -98,7 +99,7 @@ export async function readSkillInputs(
 ): Promise<SkillInputs> {
   const sample = rows
     .filter((row) => row.resolved && row.buy_usd > 0 && row.up_payout !== null)
-    .sort((a, b) => (a.condition_id < b.condition_id ? -1 : a.condition_id > b.condition_id ? 1 : 0));
+    .sort((a, b) => compareIds(a.condition_id, b.condition_id));
   if (sample.length === 0) return { markets: [], buys: [] };
   const parts = await readBundle(store, SKILL_BUYS, { wallet, as_of: asOf ?? LAST_SECOND });
   const resolvedAt = new Map(parts.resolutions.map((row) => [row.condition_id, row.ts]));

@@ -1,7 +1,6 @@
 /** A trader's markets: the recency-ordered list, the top-markets slices, and one market's summary. */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteContext } from '../../operations/context.ts';
-import { type ApiApp, applyMarketCaching, callOf, errorResponses, notModifiedSchema } from '../http.ts';
+import { type ApiApp, applyMarketCaching, callOf, errorResponses, notModifiedSchema, replyAsOf } from '../http.ts';
 import {
   getMarketSummary,
   getTopMarkets,
@@ -19,12 +18,6 @@ import {
 import { traderParamsSchema } from '../../operations/traders.ts';
 export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
   const { config } = context;
-  /** An answer as of a past instant never changes: immutable with an ETag (304 on a match); today's is sent as is. */
-  const asOfCaching = <T>(request: FastifyRequest, reply: FastifyReply, body: T, asOf: number | undefined) => {
-    if (asOf !== undefined && applyMarketCaching(request, reply, body, true, config) === 'not-modified')
-      return reply.code(304).send(null);
-    return body;
-  };
 
   app.get(
     '/traders/:trader/markets',
@@ -52,7 +45,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request, reply) => {
       const body = await listTraderMarkets(context, callOf(request), request.query);
-      return asOfCaching(request, reply, body, request.query.as_of);
+      return replyAsOf(request, reply, body, request.query.as_of, config);
     },
   );
 
@@ -81,7 +74,7 @@ export function registerMarketRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request, reply) => {
       const body = await getTopMarkets(context, callOf(request), request.query);
-      return asOfCaching(request, reply, body, request.query.as_of);
+      return replyAsOf(request, reply, body, request.query.as_of, config);
     },
   );
 

@@ -3,7 +3,7 @@ import type { RouteContext } from '../../operations/context.ts';
 import { historyDepthNote } from '../../operations/markets.ts';
 import { getTraderSkill, skillQuerySchema, traderSkillSchema } from '../../operations/skill.ts';
 import { traderParamsSchema } from '../../operations/traders.ts';
-import { type ApiApp, applyMarketCaching, callOf, errorResponses, notModifiedSchema } from '../http.ts';
+import { type ApiApp, callOf, errorResponses, notModifiedSchema, replyAsOf } from '../http.ts';
 
 export function registerSkillRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
@@ -28,15 +28,13 @@ export function registerSkillRoutes(app: ApiApp, context: RouteContext): void {
         response: { 200: traderSkillSchema, 304: notModifiedSchema, ...errorResponses(400, 403, 404, 504) },
       },
     },
-    async (request, reply) => {
-      const body = await getTraderSkill(context, callOf(request), request.query);
-      // As of a past instant the answer never changes: immutable, with an ETag.
-      if (
-        request.query.as_of !== undefined &&
-        applyMarketCaching(request, reply, body, true, context.config) === 'not-modified'
-      )
-        return reply.code(304).send(null);
-      return body;
-    },
+    async (request, reply) =>
+      replyAsOf(
+        request,
+        reply,
+        await getTraderSkill(context, callOf(request), request.query),
+        request.query.as_of,
+        context.config,
+      ),
   );
 }

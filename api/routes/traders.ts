@@ -1,7 +1,7 @@
 /** `GET /traders/{trader}`: the career card, blended with the upstream provider's own statistics. */
 import { traderCardSchema } from '../../projections/cards.ts';
 import type { RouteContext } from '../../operations/context.ts';
-import { type ApiApp, applyMarketCaching, callOf, errorResponses, notModifiedSchema } from '../http.ts';
+import { type ApiApp, callOf, errorResponses, notModifiedSchema, replyAsOf } from '../http.ts';
 import { cardQuerySchema, getTraderCard, traderParamsSchema } from '../../operations/traders.ts';
 export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
   app.get(
@@ -25,14 +25,8 @@ export function registerTraderRoutes(app: ApiApp, context: RouteContext): void {
     },
     async (request, reply) => {
       const card = await getTraderCard(context, callOf(request), request.query);
-      if (request.query.as_of === undefined) {
-        reply.header('Cache-Control', 'no-store');
-        return card;
-      }
-      // As of a past instant the card never changes: immutable, like a resolved market.
-      if (applyMarketCaching(request, reply, card, true, context.config) === 'not-modified')
-        return reply.code(304).send(null);
-      return card;
+      if (request.query.as_of === undefined) reply.header('Cache-Control', 'no-store');
+      return replyAsOf(request, reply, card, request.query.as_of, context.config);
     },
   );
 }

@@ -4,6 +4,7 @@
  * fee's unit (V2: USD; V1: a BUY's fee in tokens, a SELL's in USD), the trader is the `maker` topic.
  */
 import { decodeAbiParameters, type AbiParameter, type Hex } from 'viem';
+import { paddedV2Id } from '../../contract/positions-v2.ts';
 import { redemptionPayout } from '../../contract/primitives.ts';
 import { EVENTS_BY_TOPIC0, type KnownEvent } from './abi.ts';
 
@@ -542,8 +543,7 @@ function interpret(rule: string, name: string, a: Record<string, unknown>): Deco
 
 /** A `bytes31` or `bytes29` id (or a uint256 position id) as the 32-byte id every source names it by. */
 function v2Id(value: unknown): Hex {
-  const hex = typeof value === 'bigint' ? value.toString(16).padStart(64, '0') : (value as string).slice(2);
-  return `0x${hex.toLowerCase().padEnd(64, '0')}` as Hex;
+  return paddedV2Id(typeof value === 'bigint' ? `0x${value.toString(16).padStart(64, '0')}` : (value as string)) as Hex;
 }
 
 function v2Action(

@@ -10,7 +10,7 @@
  */
 import { exchangeEraAt } from '../../contract/primitives.ts';
 import type { EventInputOf } from '../../contract/topics.ts';
-import { paddedV2Id, v2EventConditions, v2Position, v2PositionId } from '../../contract/positions-v2.ts';
+import { v2EventConditions, v2Position, v2PositionId } from '../../contract/positions-v2.ts';
 import type { DecodedLog } from './decode.ts';
 import { NEG_RISK_MAX_QUESTIONS, negRiskConditionIds, orderRegisteredPair } from './positions.ts';
 import type { TokenDirectory, TokenMarket } from './tokens.ts';
@@ -175,7 +175,7 @@ export function factsOf(
       // The contract carries numerators as safe integers (real ones are 0 and 1).
       if (one > BigInt(Number.MAX_SAFE_INTEGER) || two > BigInt(Number.MAX_SAFE_INTEGER))
         return { kind: 'skipped', reason: 'unsupported' };
-      const winner = one > 0n && two === 0n ? 1 : one === 0n && two > 0n ? 2 : null;
+      const winner = winnerOf(one, two);
       return {
         kind: 'events',
         ...none(),
@@ -220,7 +220,7 @@ export function factsOf(
         },
       };
     case 'v2Migration': {
-      const v2ConditionId = paddedV2Id(log.v2ConditionId);
+      const v2ConditionId = log.v2ConditionId;
       if (directory.v2ConditionOf(v2ConditionId) === log.legacyConditionId)
         return { kind: 'skipped', reason: 'not_indexed' };
       directory.addMigration(v2ConditionId, log.legacyConditionId);
@@ -240,6 +240,11 @@ export function factsOf(
     case 'transfer20':
       return { kind: 'skipped', reason: 'not_indexed' };
   }
+}
+
+/** The winning token of a binary payout vector: the one side paid while the other is not; null for a split. */
+function winnerOf(one: bigint, two: bigint): 1 | 2 | null {
+  return one > 0n && two === 0n ? 1 : one === 0n && two > 0n ? 2 : null;
 }
 
 /** Whom a leg belongs to: the stakeholder, or the principal of an intermediary's transaction; never a contract. */
@@ -350,8 +355,8 @@ function v2Resolution(
 ): EventInputOf<'markets'> {
   return {
     type: 'resolution',
-    condition_id: directory.v2ConditionOf(paddedV2Id(conditionId)),
-    winner_token_side: one > 0n && two === 0n ? 1 : one === 0n && two > 0n ? 2 : null,
+    condition_id: directory.v2ConditionOf(conditionId),
+    winner_token_side: winnerOf(one, two),
     payout_numerators: [Number(one), Number(two)],
     ts,
   };
@@ -383,7 +388,6 @@ function v2ActionLegs(
     return { kind: 'skipped', reason: 'split_between_wallets' };
   const holder = holderIn(log.recipient, contracts, principal);
   if (holder === undefined) return { kind: 'skipped', reason: 'contract_stakeholder' };
-  const conditionOf = (id: string) => directory.v2ConditionOf(paddedV2Id(id));
   const one = (conditionId: string, kind: EventInputOf<'positions'>['kind'], tokens: number, usd: number) => ({
     kind: 'events' as const,
     ...none(),
@@ -391,9 +395,9 @@ function v2ActionLegs(
   });
   switch (log.action) {
     case 'split':
-      return one(conditionOf(log.target), 'SPLIT', log.tokens, log.usd);
+      return one(directory.v2ConditionOf(log.target), 'SPLIT', log.tokens, log.usd);
     case 'merge':
-      return one(conditionOf(log.target), 'MERGE', log.tokens, log.usd);
+      return one(directory.v2ConditionOf(log.target), 'MERGE', log.tokens, log.usd);
     case 'redeem': {
       const position = v2Position(BigInt(log.target));
       if (position === null) return { kind: 'skipped', reason: 'not_a_v2_position' };
@@ -416,7 +420,9 @@ function v2ActionLegs(
               ? 'HORIZONTAL_SPLIT'
               : 'HORIZONTAL_MERGE';
         const usd = log.action === 'convert' ? 0 : log.usd / conditions.length;
-        events.legs.push(legOf(log, holder, conditionOf(conditionId), legKind, log.tokens, usd, ts, contracts));
+        events.legs.push(
+          legOf(log, holder, directory.v2ConditionOf(conditionId), legKind, log.tokens, usd, ts, contracts),
+        );
       });
       return { kind: 'events', ...events };
     }
