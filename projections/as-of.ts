@@ -100,17 +100,17 @@ async function readUpstreamHistoryAsOf(store: Store, wallet: string, asOf: numbe
 }
 
 /**
- * The sources of one wallet's reads as of `asOf`: its markets and marks then (`read`, by default from the
- * store; kept for the call: the card reads them twice), the provider's profile as reported by then (the provider counts as online then when it
- * had reported one; without one the card answers the offline form), everything else as `base` has it
- * (market names, the archive's coverage).
+ * The sources of one wallet's reads as of `asOf`: its markets and marks then (`read`: the reader's kept
+ * readWalletMarketsAsOf; held for the call, the card reads them twice), the provider's profile as reported
+ * by then (the provider counts as online then when it had reported one; without one the card answers the
+ * offline form), everything else as `base` has it (market names, the archive's coverage).
  */
 export function asOfSources(
   base: ReadSources,
   store: Store,
   wallet: string,
   asOf: number,
-  read: () => Promise<WalletMarkets> = () => readWalletMarketsAsOf(store, wallet, asOf),
+  read: () => Promise<WalletMarkets>,
 ): ReadSources {
   let markets: Promise<WalletMarkets> | undefined;
   const marketsAsOf = () => (markets ??= read());
