@@ -790,23 +790,26 @@ function inFlightLimits(env: z.output<typeof environmentSchema>) {
   const maxInFlight = env.API_MAX_IN_FLIGHT ?? 4 * initial;
   return {
     initialInFlight: Math.min(initial, maxInFlight),
-    // Embedded, never fewer than the start: fewer calls than the cores plus one leave a core idle (the
-    // calls' latency also rises with other processes' load on the machine, which fewer calls do not
-    // help). A server: a few.
-    minInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : initial, maxInFlight),
-    // The uncontended latency is measured at this many calls at once: one per core embedded (a call
-    // per core is not yet contention), a few on a server.
-    baselineInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : cores, maxInFlight),
+    // Embedded, as low as one: the reads share the machine's cores with the event loop and with each
+    // other, and where concurrent reads only slow each other down (the latency measured tells), one at a
+    // time serves as many with the least wait. A server: a few.
+    minInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : 1, maxInFlight),
+    // The uncontended latency is measured at this many calls at once: embedded, one per core but the
+    // event loop's (more is contention); a few on a server.
+    baselineInFlight: Math.min(env.CLICKHOUSE_URL ? 4 : Math.max(1, cores - 1), maxInFlight),
     maxInFlight,
     // The queue absorbs a burst of many users at once; the horizons are the wait a burst may be given (the
     // service's capacity over a short horizon), the target the wait under overload, where a longer one
     // would only add latency to the calls served.
     queueDepth: 64,
-    maxQueueWaitMs: 300,
+    maxQueueWaitMs: 100,
     // One account's burst (its plan allows it) may wait longer: on a loaded machine ten calls of a
     // Basic burst outlast the shorter horizon, and the service has the capacity for them within this.
     burstQueueWaitMs: 1000,
     targetQueueWaitMs: 10,
+    // A refusal is worth little when it comes late: a waiter is refused within this of its arrival or
+    // served (the event loop's own delay under load comes on top).
+    refusalWindowMs: 20,
   };
 }
 

@@ -3,8 +3,9 @@
  * and compared in constant time. Unknown, revoked, malformed and missing keys get the same 401; a key
  * in the query string is never read (the message points to the header instead).
  *
- * Lookups are cached briefly (positive and negative) so that a hot key costs no query per request; a
- * revocation takes effect within `keyCacheSeconds`.
+ * Lookups are cached briefly (positive and negative) so that a hot key costs no query per request, and
+ * refreshed ahead of their end so that it never waits for one; a revocation takes effect within
+ * `keyCacheSeconds`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Config, PlanId, PlanLimits } from '../config.ts';
@@ -27,7 +28,10 @@ const QUERY_KEY_NAMES = ['key', 'api_key', 'apikey', 'token', 'access_token'];
 const CACHE_MAX_ENTRIES = 10_000;
 
 export class Authenticator {
-  readonly #cache = new Map<string, { caller: Caller | null; expiresAt: number }>();
+  /** Lookups by key hash, each with the time it was started (a lookup reads the store as of then). */
+  readonly #cache = new Map<string, { caller: Caller | null; lookedUpAt: number }>();
+  /** Lookups in progress by key hash: concurrent requests of one key share one. */
+  readonly #lookingUp = new Map<string, Promise<Caller | null>>();
 
   constructor(
     private readonly store: Store,
@@ -54,14 +58,38 @@ export class Authenticator {
       : errors.unauthorized();
   }
 
+  /**
+   * A lookup is served for `keyCacheSeconds` from its start, never longer (a revocation takes effect
+   * within it). In the second half of that window the next request of the key starts the next lookup in
+   * the background and is answered from the cache: a key in use never waits for the store, which under
+   * overload would hold every call of the key, refusals included, behind the store's running reads.
+   */
   async #lookup(keySha256: string): Promise<Caller | null> {
     const now = this.now();
+    const windowMs = this.config.api.keyCacheSeconds * 1000;
     const cached = this.#cache.get(keySha256);
-    if (cached && cached.expiresAt > now) return cached.caller;
-    const caller = this.#toCaller(keySha256, await readKeysByHash(this.store, keySha256));
-    if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
-    this.#cache.set(keySha256, { caller, expiresAt: now + this.config.api.keyCacheSeconds * 1000 });
-    return caller;
+    const age = cached ? now - cached.lookedUpAt : Number.POSITIVE_INFINITY;
+    if (cached && age < windowMs) {
+      if (age >= windowMs / 2) this.#lookUp(keySha256, now).catch(() => {});
+      return cached.caller;
+    }
+    return this.#lookUp(keySha256, now);
+  }
+
+  #lookUp(keySha256: string, startedAt: number): Promise<Caller | null> {
+    let lookingUp = this.#lookingUp.get(keySha256);
+    if (!lookingUp) {
+      lookingUp = readKeysByHash(this.store, keySha256)
+        .then((records) => {
+          const caller = this.#toCaller(keySha256, records);
+          if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
+          this.#cache.set(keySha256, { caller, lookedUpAt: startedAt });
+          return caller;
+        })
+        .finally(() => this.#lookingUp.delete(keySha256));
+      this.#lookingUp.set(keySha256, lookingUp);
+    }
+    return lookingUp;
   }
 
   #toCaller(keySha256: string, records: readonly KeyRecord[]): Caller | null {

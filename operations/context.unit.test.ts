@@ -86,6 +86,7 @@ function context(store: Store, budget: Budget): RouteContext {
       maxQueueWaitMs: 0,
       burstQueueWaitMs: 0,
       targetQueueWaitMs: 0,
+      refusalWindowMs: 0,
     }),
   };
 }

@@ -17,7 +17,17 @@ import { QueryHold } from './harness/gates.ts';
 const config: Config = inProcessConfig(
   'shed',
   { API_MAX_IN_FLIGHT: '3' },
-  { api: { inFlight: { queueDepth: 2, maxQueueWaitMs: 60_000, burstQueueWaitMs: 60_000, targetQueueWaitMs: 60_000 } } },
+  {
+    api: {
+      inFlight: {
+        queueDepth: 2,
+        maxQueueWaitMs: 60_000,
+        burstQueueWaitMs: 60_000,
+        targetQueueWaitMs: 60_000,
+        refusalWindowMs: 60_000,
+      },
+    },
+  },
 );
 const { maxInFlight, queueDepth } = config.api.inFlight;
 const NOW_S = Math.floor(Date.now() / 1000);
@@ -151,6 +161,8 @@ describe('load shedding', () => {
       maxQueueWaitMs: 200,
       burstQueueWaitMs: 200,
       targetQueueWaitMs: 10,
+      // Young until its deadline: refused then (a committed waiter would be served instead).
+      refusalWindowMs: 1000,
     };
     const { api, hold, limiter } = await start(limits);
     const before = await monthRequests(api);

@@ -23,7 +23,7 @@
  */
 
 /** Latency may grow to this multiple of the uncontended one before the limit shrinks. */
-const TOLERANCE = 1.5;
+const TOLERANCE = 1.25;
 const MIN_GRADIENT = 0.5;
 const MAX_GRADIENT = 2;
 /** Completed calls per adjustment, and the share of the step taken (damps the noise of small windows). */

@@ -42,6 +42,12 @@ export interface InFlightLimits {
   burstQueueWaitMs: number;
   /** Under overload, the longest an arrival may wait. */
   targetQueueWaitMs: number;
+  /**
+   * A waiter may be refused only this long after its arrival; then it is committed: started in its turn,
+   * never refused (unless its caller goes away). A refusal is then always quick, and a wrong guess of
+   * the queue's speed makes a served call wait a little longer instead of a refusal arrive late.
+   */
+  refusalWindowMs: number;
 }
 
 /** Counters since start (benchmarks and metrics). */
@@ -60,6 +66,8 @@ export interface InFlightStats {
   refusedAfterWaiting: number;
   /** Times the limiter went from burst to overload. */
   overloads: number;
+  /** Waiters that outlived the refusal window and were started in their turn. */
+  committed: number;
   /** The longest time a call that got a slot spent in the queue, ms. */
   maxQueueWaitMs: number;
   /** The current average time a call holds its slot, ms (the smoothed figure the prediction uses). */
@@ -78,9 +86,13 @@ interface Waiter {
   order: number;
   enqueuedAt: number;
   deadline: number;
+  /** Past its refusal window and promised a slot in its turn. */
+  committed: boolean;
+  /** Started, refused or gone. */
+  settled: boolean;
   grant: (slot: Slot) => void;
   refuse: () => void;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** Weight of the latest hold time in the average (about the last 10 calls dominate). */
@@ -95,12 +107,14 @@ export class InFlightLimiter {
   /** Waiters per user; the map's order is the users' turn (a served user goes to the back). */
   readonly #queues = new Map<string, Waiter[]>();
   #queued = 0;
+  /** Of the waiters, the committed ones (served first, in turn). */
+  #committed = 0;
   #arrivals = 0;
   /** When the current queue formed (null: no queue). */
   #queueSince: number | null = null;
   /** Overload, not a burst, since then (null: not overloaded; see #overloaded). */
   #overloadSince: number | null = null;
-  /** Arrivals and refusals, each weighted by e^(−age / maxQueueWaitMs) as of #countedAt. */
+  /** Arrivals and refusals, each weighted by e^(−age / burstQueueWaitMs) as of #countedAt. */
   #recentArrivals = 0;
   #recentRefusals = 0;
   #countedAt = 0;
@@ -112,6 +126,7 @@ export class InFlightLimiter {
     refusedOnArrival: 0,
     refusedAfterWaiting: 0,
     overloads: 0,
+    committed: 0,
     maxQueueWaitMs: 0,
     released: 0,
     heldMs: 0,
@@ -156,14 +171,16 @@ export class InFlightLimiter {
     const predictedWait = ((this.#ahead(user, own) + 1) * this.#averageHoldMs) / this.#limit.slots;
     if (this.#queued + 1 > this.limits.queueDepth || now + predictedWait > deadline) {
       // Fair queueing's drop: the user with the most waiters gives up one place for a user with fewer
-      // (its oldest under overload, the one least likely to be served; else its newest, served last).
+      // (its oldest young one under overload, the one least likely to be served; else its newest, served
+      // last). Committed waiters keep their places.
       const heaviest = this.#heaviestQueue();
-      if (!heaviest || heaviest.length <= own + 1) {
+      const young = heaviest && heaviest.length > own + 1 ? heaviest.filter((waiter) => !waiter.committed) : [];
+      if (young.length === 0) {
         // Demand exceeds what the slots serve within the horizon: overload from now on.
         if (!overloaded) this.#enterOverload(now);
         return this.#refuseOnArrival(now);
       }
-      (overloaded ? heaviest[0]! : heaviest.at(-1)!).refuse();
+      (overloaded ? young[0]! : young.at(-1)!).refuse();
     }
     return new Promise((resolve) => {
       const leave = () => {
@@ -175,6 +192,8 @@ export class InFlightLimiter {
           if (queue.length === 0) this.#queues.delete(user);
           if (this.#queued === 0) this.#queueSince = null;
         }
+        if (waiter.committed) this.#committed -= 1;
+        waiter.settled = true;
         clearTimeout(waiter.timer);
         signal?.removeEventListener('abort', onAbort);
       };
@@ -187,6 +206,8 @@ export class InFlightLimiter {
         order: this.#arrivals++,
         enqueuedAt: now,
         deadline,
+        committed: false,
+        settled: false,
         grant: (release) => {
           leave();
           resolve(release);
@@ -197,8 +218,9 @@ export class InFlightLimiter {
           this.#count(this.clockMs(), 0, 1);
           resolve(null);
         },
-        timer: setTimeout(() => waiter.refuse(), Math.max(0, deadline - now)),
+        timer: undefined,
       };
+      this.#schedule(waiter, now);
       let queue = this.#queues.get(user);
       if (!queue) this.#queues.set(user, (queue = []));
       queue.push(waiter);
@@ -228,6 +250,7 @@ export class InFlightLimiter {
       refusedOnArrival: 0,
       refusedAfterWaiting: 0,
       overloads: 0,
+      committed: 0,
       maxQueueWaitMs: 0,
       released: 0,
       heldMs: 0,
@@ -242,15 +265,17 @@ export class InFlightLimiter {
 
   /** Ages the recent counts to `now`, then adds arrivals and refusals. */
   #count(now: number, arrivals: number, refusals: number): void {
-    const kept = Math.exp(-Math.max(0, now - this.#countedAt) / this.limits.maxQueueWaitMs);
+    const kept = Math.exp(-Math.max(0, now - this.#countedAt) / this.limits.burstQueueWaitMs);
     this.#recentArrivals = this.#recentArrivals * kept + arrivals;
     this.#recentRefusals = this.#recentRefusals * kept + refusals;
     this.#countedAt = Math.max(this.#countedAt, now);
   }
 
   /**
-   * Overload, not a burst: an arrival found no room within the horizon. It lasts at least a horizon,
-   * then while at least half of the recent arrivals are refused (demand twice what the slots serve): a
+   * Overload, not a burst: an arrival found no room within the horizon. It lasts at least the burst
+   * horizon (the longer one: a short memory of a noisy few arrivals would go in and out of overload,
+   * queueing a burst's worth of calls each time it came out), then while at least half of the recent
+   * arrivals are refused (demand twice what the slots serve): a
    * queue that empties for a moment between arrivals is still the same overload, and at a lower demand
    * the short overload wait refuses fewer than half, which ends it. A queue that is merely never empty
    * (calls close to capacity, each served within the horizon) is not overload: entering it on that
@@ -259,7 +284,7 @@ export class InFlightLimiter {
   #overloaded(now: number): boolean {
     if (
       this.#overloadSince !== null &&
-      now - this.#overloadSince > this.limits.maxQueueWaitMs &&
+      now - this.#overloadSince > this.limits.burstQueueWaitMs &&
       this.#recentRefusals < 0.5 * this.#recentArrivals
     )
       this.#overloadSince = null;
@@ -285,8 +310,11 @@ export class InFlightLimiter {
     this.#overloadSince = now;
     this.#stats.overloads += 1;
     const keep = Math.max(1, Math.floor((this.#overloadWait() * this.#limit.slots) / Math.max(this.#averageHoldMs, 1)));
-    const waiters = [...this.#queues.values()].flat().sort((a, b) => b.order - a.order);
-    for (const waiter of waiters.slice(keep)) waiter.refuse();
+    const young = [...this.#queues.values()]
+      .flat()
+      .filter((waiter) => !waiter.committed)
+      .sort((a, b) => b.order - a.order);
+    for (const waiter of young.slice(Math.max(0, keep - this.#committed))) waiter.refuse();
   }
 
   /**
@@ -305,11 +333,43 @@ export class InFlightLimiter {
     return heaviest;
   }
 
-  /** The deadline is strict: a waiter past it (its timer not yet run, the event loop being busy) is refused, not started late. */
+  /** Every young waiter reviewed as of `now` (its timer may not have run yet, the event loop being busy). */
   #expire(now: number): void {
-    if (this.#queued === 0) return;
+    if (this.#queued === this.#committed) return;
     for (const queue of [...this.#queues.values()])
-      for (const waiter of queue.filter((queued) => queued.deadline < now)) waiter.refuse();
+      for (const waiter of queue.filter((queued) => !queued.committed)) this.#review(waiter, now);
+  }
+
+  /**
+   * A young waiter as of `now`: refused past its deadline; at the end of its refusal window committed
+   * when its turn (behind the committed waiters, served first) comes within its deadline, else refused;
+   * else left young until its next review.
+   */
+  #review(waiter: Waiter, now: number): void {
+    if (waiter.committed) return;
+    if (now > waiter.deadline) return waiter.refuse();
+    if (now - waiter.enqueuedAt < this.limits.refusalWindowMs) return;
+    const turn = ((this.#committed + 1) * this.#averageHoldMs) / this.#limit.slots;
+    if (now + turn > waiter.deadline) return waiter.refuse();
+    waiter.committed = true;
+    this.#committed += 1;
+    this.#stats.committed += 1;
+    clearTimeout(waiter.timer);
+    waiter.timer = undefined;
+  }
+
+  /** The waiter's next review: its deadline or the end of its refusal window, whichever comes first. */
+  #schedule(waiter: Waiter, now: number): void {
+    const at = Math.min(waiter.deadline + 1, waiter.enqueuedAt + this.limits.refusalWindowMs);
+    waiter.timer = setTimeout(
+      () => {
+        const reviewedAt = this.clockMs();
+        this.#review(waiter, reviewedAt);
+        // Still young (a timer may run early by the clock it is measured with): look again.
+        if (!waiter.committed && !waiter.settled) this.#schedule(waiter, reviewedAt);
+      },
+      Math.max(1, at - now),
+    );
   }
 
   #start(startedAt: number): Slot {
@@ -343,7 +403,8 @@ export class InFlightLimiter {
     this.#expire(now);
     while (this.#queued > 0 && this.#running.size < this.#limit.slots) {
       const [user, queue] = this.#queues.entries().next().value!;
-      const next = this.#overloaded(now) ? queue.at(-1)! : queue[0]!;
+      // A committed waiter was promised its turn; else under overload the newest.
+      const next = queue.find((waiter) => waiter.committed) ?? (this.#overloaded(now) ? queue.at(-1)! : queue[0]!);
       // The user goes to the back of the turn.
       this.#queues.delete(user);
       if (queue.length > 0) this.#queues.set(user, queue);

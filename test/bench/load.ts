@@ -7,6 +7,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 export interface LoadJob {
@@ -18,6 +19,8 @@ export interface LoadJob {
   durationS: number;
   /** Open loop: requests per second, evenly spaced. Closed loop: `concurrency` workers back to back. */
   mode: { kind: 'open'; rate: number } | { kind: 'closed'; concurrency: number };
+  /** A closed loop ends after this many requests, if that comes before the duration. */
+  maxRequests?: number;
   /** A request not answered within this long counts as a timeout. */
   timeoutMs?: number;
 }
@@ -38,6 +41,10 @@ export interface LoadResult {
   answers: Answer[];
   /** Connection errors and timeouts. */
   errors: number;
+  /** The generator's own event-loop delay p99, ms: a starved generator adds its own wait to every latency it records. */
+  generatorLoopDelayP99: number;
+  /** The generator process's CPU per second of the run (1.0 = one core). */
+  generatorCpuCores: number;
 }
 
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
@@ -77,12 +84,15 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
       });
     });
 
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const cpu = process.cpuUsage();
   const startedAt = performance.now();
   const endsAt = startedAt + job.durationS * 1000;
   const pending: Promise<void>[] = [];
   if (job.mode.kind === 'closed') {
     const worker = async () => {
-      while (performance.now() < endsAt) await send();
+      while (performance.now() < endsAt && next < (job.maxRequests ?? Infinity)) await send();
     };
     await Promise.all(Array.from({ length: job.mode.concurrency }, worker));
   } else {
@@ -104,7 +114,11 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
     await Promise.all(pending);
   }
   agent.destroy();
+  loop.disable();
+  const used = process.cpuUsage(cpu);
   return {
+    generatorLoopDelayP99: loop.percentile(99) / 1e6,
+    generatorCpuCores: (used.user + used.system) / 1000 / (performance.now() - startedAt),
     seconds: (performance.now() - startedAt) / 1000,
     startedAtEpochMs: performance.timeOrigin + startedAt,
     answers,

@@ -24,9 +24,11 @@
  *
  * Options: --days N (1), --traders N (120), --pairs N (200), --duration S (8), --repeat N (2),
  * --sustainable F (0.7), --factor F (5), --accounts N (16), --workers N (four times the limit's start),
- * --probe-rate N (10), --trader-cache on|off (off).
+ * --probe-rate N (10), --trader-cache on|off (off), --profile FILE (a CPU profile of the server's main
+ * thread during the last run's 5× phase, for Chrome DevTools or speedscope).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import { monitorEventLoopDelay, performance as hooks } from 'node:perf_hooks';
 import path from 'node:path';
@@ -48,6 +50,8 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     'probe-rate': { type: 'string', default: '10' },
     'trader-cache': { type: 'string', default: 'off' },
+    profile: { type: 'string' },
+    reads: { type: 'string', default: 'card' },
   },
 });
 const DAYS = Number(values.days);
@@ -60,6 +64,9 @@ const FACTOR = Number(values.factor);
 const ACCOUNTS = Number(values.accounts);
 const PROBE_RATE = Number(values['probe-rate']);
 const TRADER_CACHE = values['trader-cache'] === 'on';
+const PROFILE = values.profile;
+const READS = values.reads;
+if (READS !== 'card' && READS !== 'mix') throw new Error(`--reads card|mix (got ${READS})`);
 /** The aims of issue 37: goodput at 5× ≥ 0.9 × capacity, served p99 ≤ 2 × normal, refusals p99 ≤ 50 ms. */
 const GOODPUT_AIM = 0.9;
 const SERVED_P99_AIM = 2;
@@ -83,13 +90,17 @@ interface Phase {
   refusedAfterWaiting: number;
   /** Times the limiter went from burst to overload. */
   overloads: number;
+  /** Served calls that queued first, and of the waiters those past their refusal window (never refused then). */
+  startedAfterQueueing: number;
+  committed: number;
   other: number;
   errors: number;
   maxQueueWaitMs: number;
   /** The mean time a call held its slot (its work, without the queue), ms. */
   meanHoldMs: number;
-  /** The adaptive limit at the end of the phase. */
+  /** The adaptive limit at the end of the phase, and its uncontended hold (ms). */
   limit: number;
+  baselineMs: number;
   /** The server's event-loop delay p99 during the phase, ms (a refusal cannot be faster than the loop). */
   loopDelayP99: number;
   /** The server process's CPU time per second of the phase (1.0 = one core busy). */
@@ -98,12 +109,22 @@ interface Phase {
   loopBusy: number;
   /** The machine's 1-minute load average at the end of the phase. */
   load: number;
+  /** The load generator's own event-loop delay p99, ms, and its CPU in cores. */
+  generatorLoopDelayP99: number;
+  generatorCpuCores: number;
 }
 
 /** Runs one phase, watching the server process's event loop and CPU. */
 async function measured(
   run: () => Promise<LoadResult>,
+  profileTo?: string,
 ): Promise<{ result: LoadResult; loopDelayP99: number; cpuCores: number; loopBusy: number }> {
+  const session = profileTo === undefined ? null : new Session();
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const utilization = hooks.eventLoopUtilization();
@@ -112,6 +133,12 @@ async function measured(
   const result = await run();
   const used = process.cpuUsage(cpu);
   loop.disable();
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(profileTo!, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`CPU profile of the server's main thread during the phase: ${profileTo}`);
+  }
   return {
     result,
     loopDelayP99: loop.percentile(99) / 1e6,
@@ -129,7 +156,17 @@ function answersOf(result: LoadResult) {
 function phaseOf(
   rate: number,
   { result, loopDelayP99, cpuCores, loopBusy }: Awaited<ReturnType<typeof measured>>,
-  { maxQueueWaitMs, released, heldMs, limit, refusedAfterWaiting, overloads }: InFlightStats,
+  {
+    maxQueueWaitMs,
+    released,
+    heldMs,
+    limit,
+    baselineMs,
+    refusedAfterWaiting,
+    overloads,
+    committed,
+    startedAfterQueueing,
+  }: InFlightStats,
 ): Phase {
   const { served, refused, other } = answersOf(result);
   return {
@@ -143,15 +180,20 @@ function phaseOf(
     slowRefusals: refused.filter((ms) => ms > REFUSAL_AIM_MS).length,
     refusedAfterWaiting,
     overloads,
+    startedAfterQueueing,
+    committed,
     other,
     errors: result.errors,
     maxQueueWaitMs,
     meanHoldMs: released ? heldMs / released : Number.NaN,
     limit,
+    baselineMs,
     loopDelayP99,
     cpuCores,
     loopBusy,
     load: os.loadavg()[0]!,
+    generatorLoopDelayP99: result.generatorLoopDelayP99,
+    generatorCpuCores: result.generatorCpuCores,
   };
 }
 
@@ -235,6 +277,20 @@ async function main(): Promise<void> {
         else authorizations.push(authorization);
       }
     });
+    // The world's parts merge in the background for a while after it is built: a run measured beside them
+    // is a run on a busier machine (a first run's capacity a third of the next's).
+    const settled = performance.now();
+    while (
+      (
+        await store.query<{ merges: number }>(
+          'SELECT count() AS merges FROM system.merges WHERE database = {db:String}',
+          { db: config.clickhouse.database },
+        )
+      ).some(({ merges }) => Number(merges) > 0) &&
+      performance.now() - settled < 120_000
+    )
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    console.log(`background merges settled in ${((performance.now() - settled) / 1000).toFixed(1)} s`);
     const pairs = await store.query<{ wallet: string; condition_id: string }>(
       `SELECT wallet, any(condition_id) AS condition_id FROM {db:Identifier}.trader_markets_v2 FINAL GROUP BY wallet ORDER BY cityHash64(wallet) LIMIT {n:UInt32}`,
       { n: PAIRS },
@@ -243,13 +299,17 @@ async function main(): Promise<void> {
       `world: ${DAYS} day(s), ${TRADERS} named traders, built in ${((performance.now() - built) / 1000).toFixed(1)} s; ${pairs.length} (trader, market) pairs; ${ACCOUNTS} accounts and a probe's; trader cache ${TRADER_CACHE ? 'on' : 'off'}`,
     );
     const prefix = config.api.prefix;
-    const paths = pairs.flatMap(({ wallet, condition_id: market }) => [
-      `${prefix}/traders/${wallet}`,
-      `${prefix}/traders/${wallet}/markets?limit=50`,
-      `${prefix}/traders/${wallet}/markets/${market}/summary`,
-      `${prefix}/traders/${wallet}/markets/${market}`,
-      `${prefix}/traders/${wallet}/fills?limit=100`,
-    ]);
+    const paths = pairs.flatMap(({ wallet, condition_id: market }) =>
+      READS === 'card'
+        ? [`${prefix}/traders/${wallet}`]
+        : [
+            `${prefix}/traders/${wallet}`,
+            `${prefix}/traders/${wallet}/markets?limit=50`,
+            `${prefix}/traders/${wallet}/markets/${market}/summary`,
+            `${prefix}/traders/${wallet}/markets/${market}`,
+            `${prefix}/traders/${wallet}/fills?limit=100`,
+          ],
+    );
     // The probe asks in another order, so that its calls are not the load's (a cache would tell).
     const probePaths = [...paths].reverse();
 
@@ -265,7 +325,16 @@ async function main(): Promise<void> {
       `limits: in flight adaptive from ${limits.initialInFlight} within [${limits.minInFlight}, ${limits.maxInFlight}] (uncontended at ≤ ${limits.baselineInFlight}), queue depth ${limits.queueDepth}, horizons ${limits.maxQueueWaitMs} ms (${limits.burstQueueWaitMs} ms for one account's burst), overload wait ${limits.targetQueueWaitMs} ms; capacity measured by ${workers} workers`,
     );
 
-    // Warm-up: caches (keys, store), the limiter's hold average and its baseline.
+    // Warm-up: every path once (the read caches keep what they keep of the whole working set, so that the
+    // first run's capacity is not a cold cache's), then the limiter's hold average and its baseline.
+    await driver.run({
+      url,
+      authorization: authorizations,
+      paths,
+      durationS: 120,
+      maxRequests: paths.length,
+      mode: { kind: 'closed', concurrency: workers },
+    });
     await driver.run({
       url,
       authorization: authorizations,
@@ -304,14 +373,16 @@ async function main(): Promise<void> {
       });
       const overload = phaseOf(
         rate * FACTOR,
-        await measured(() =>
-          driver.run({
-            url,
-            authorization: authorizations,
-            paths,
-            durationS: DURATION,
-            mode: { kind: 'open', rate: rate * FACTOR },
-          }),
+        await measured(
+          () =>
+            driver.run({
+              url,
+              authorization: authorizations,
+              paths,
+              durationS: DURATION,
+              mode: { kind: 'open', rate: rate * FACTOR },
+            }),
+          run === REPEAT ? PROFILE : undefined,
         ),
         limiter.stats,
       );
@@ -319,9 +390,10 @@ async function main(): Promise<void> {
       runs.push({ capacity, sustainable, overload, probe: probed });
       console.log(
         `run ${run} (load ${sustainable.load.toFixed(1)} → ${overload.load.toFixed(1)}): capacity ${capacity.toFixed(0)}/s; at ${rate}/s served p50 ${ms(sustainable.servedP50)} p99 ${ms(sustainable.servedP99)} (refused ${sustainable.refused}, ${sustainable.overloads} overloads); ` +
-          `at ${rate * FACTOR}/s goodput ${overload.goodput.toFixed(0)}/s (${(overload.goodput / capacity).toFixed(2)} × capacity), served p50 ${ms(overload.servedP50)} p99 ${ms(overload.servedP99)}, refused ${overload.refused} p99 ${ms(overload.refusedP99)} (${overload.slowRefusals} over ${REFUSAL_AIM_MS} ms; ${overload.refusedAfterWaiting} after queueing), ` +
-          `max queue wait ${ms(overload.maxQueueWaitMs)}, limit ${sustainable.limit} → ${overload.limit}, mean hold ${ms(sustainable.meanHoldMs)} → ${ms(overload.meanHoldMs)}, other ${overload.other}, errors ${overload.errors}; ` +
+          `at ${rate * FACTOR}/s goodput ${overload.goodput.toFixed(0)}/s (${(overload.goodput / capacity).toFixed(2)} × capacity), served p50 ${ms(overload.servedP50)} p99 ${ms(overload.servedP99)}, refused ${overload.refused} p99 ${ms(overload.refusedP99)} (${overload.slowRefusals} over ${REFUSAL_AIM_MS} ms; ${overload.refusedAfterWaiting} after queueing), ${overload.overloads} overloads, ${overload.startedAfterQueueing} served after queueing (${overload.committed} past their refusal window), ` +
+          `max queue wait ${ms(overload.maxQueueWaitMs)}, limit ${sustainable.limit} → ${overload.limit} (uncontended hold ${ms(sustainable.baselineMs)} → ${ms(overload.baselineMs)}), mean hold ${ms(sustainable.meanHoldMs)} → ${ms(overload.meanHoldMs)}, other ${overload.other}, errors ${overload.errors}; ` +
           `probe: served ${probed.served.length} p99 ${ms(percentile(probed.served, 0.99))}, refused ${probed.refused.length} p99 ${ms(percentile(probed.refused, 0.99))} (${probed.refused.filter((value) => value > REFUSAL_AIM_MS).length} over ${REFUSAL_AIM_MS} ms); ` +
+          `generator event-loop delay p99 ${ms(sustainable.generatorLoopDelayP99)} → ${ms(overload.generatorLoopDelayP99)}, CPU ${sustainable.generatorCpuCores.toFixed(2)} → ${overload.generatorCpuCores.toFixed(2)} cores; ` +
           `server event-loop delay p99 ${ms(sustainable.loopDelayP99)} → ${ms(overload.loopDelayP99)}, CPU ${sustainable.cpuCores.toFixed(2)} → ${overload.cpuCores.toFixed(2)} cores, event loop busy ${sustainable.loopBusy.toFixed(2)} → ${overload.loopBusy.toFixed(2)}`,
       );
     }
