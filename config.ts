@@ -395,7 +395,7 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
     'measured: the adaptive limit (operations/gates/adaptive-limit.ts), at most API_MAX_IN_FLIGHT',
   API_QUEUE_DEPTH: 'constant 64 (api.inFlight.queueDepth)',
   API_QUEUE_WAIT_MS:
-    "constants 300 ms, 1 s for one account's burst, 10 ms under overload (api.inFlight.maxQueueWaitMs, burstQueueWaitMs, targetQueueWaitMs)",
+    "constants 100 ms, 1 s for one account's burst, 10 ms under overload, refused only in the first 20 ms (api.inFlight.maxQueueWaitMs, burstQueueWaitMs, targetQueueWaitMs, refusalWindowMs)",
   API_KEY_CACHE_S: 'constant 10 s (api.keyCacheSeconds)',
   READ_CACHE_TRADER_NAME_S: 'constant 10 s (operations/reads.ts, trader_name)',
   READ_CACHE_TRADER_NAME_ENTRIES: 'one bound for names, marks and reports (operations/reads.ts)',

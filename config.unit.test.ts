@@ -238,7 +238,7 @@ describe('overrides on the parsed configuration', () => {
     const config = parseConfig({}, { ingest: { rollupIntervalMs: 50 }, api: { inFlight: { queueDepth: 2 } } });
     expect(config.ingest).toMatchObject({ rollupIntervalMs: 50, lingerMs: 1000 });
     expect(config.api.inFlight.queueDepth).toBe(2);
-    expect(config.api.inFlight.maxQueueWaitMs).toBe(300);
+    expect(config.api.inFlight.maxQueueWaitMs).toBe(100);
     expect(Object.isFrozen(config.ingest)).toBe(true);
   });
 
