@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Caller } from '../../operations/auth.ts';
 import { ApiError } from '../../operations/errors.ts';
+import { LIVE_CHART_CSP, liveChartPage } from '../../operations/charts/templates.ts';
 import { CLOSE_CODES, type LiveErrorCode } from '../../operations/live/messages.ts';
 import type { LiveConnection, LivePlane } from '../../operations/live/plane.ts';
 import { liveDisconnects } from '../../metrics/registry.ts';
@@ -61,9 +62,18 @@ export async function registerLiveRoute(
       // The plane says goodbye to its clients itself (plane.close), with a reason.
       preClose: (done) => done(),
     });
+    // The live chart page: no data and no credential in it (the browser keeps them in the fragment), so
+    // it is served to anyone; the page itself connects to the plane above with the key it was given.
+    const livePath = `${config.api.prefix}${config.live.path}`;
+    scope.get(`${livePath}/chart`, (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('Content-Security-Policy', LIVE_CHART_CSP)
+        .send(liveChartPage(livePath, protocol)),
+    );
     scope.route({
       method: 'GET',
-      url: `${config.api.prefix}${config.live.path}`,
+      url: livePath,
       // A plain GET (no upgrade) is told how to connect.
       handler: (_request, reply) =>
         reply

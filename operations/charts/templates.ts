@@ -123,13 +123,41 @@ export function chartApp(kind: ChartAppKind): string {
 }
 
 /**
+ * The live chart page (`GET {base_url}/live/chart`, docs/live.md): the market chart's script deferred
+ * (window.__drawChart), drawn by `live.js` from the plane's events. It holds no data and no credential:
+ * the key, trader and market are in the address's fragment, which the browser keeps to itself.
+ */
+export function liveChartPage(livePath: string, protocol: string): string {
+  const key = `live.${livePath}.${protocol}`;
+  let content = assembled.get(key);
+  if (content === undefined) {
+    content = source('market-live.html')
+      .replace('%%LIVE_CONFIG%%', () => escapedJson({ path: livePath, protocol }))
+      .replace('%%COMMON%%', () => source('common.js'))
+      .replace('%%CHART%%', () => source('market.js'))
+      .replace('%%LIVE%%', () => source('live.js'));
+    if (content.includes('%%')) throw new Error('chart page market-live.html: a placeholder is left');
+    assembled.set(key, content);
+  }
+  return content;
+}
+
+/** The live chart page's policy: the self-contained charts' rule, plus the plane on its own origin. */
+export const LIVE_CHART_CSP = `${CHART_CSP}; connect-src 'self'`;
+
+/** JSON with `<`, `>`, `&` and the line separators escaped, safe inside a script block or CDATA. */
+function escapedJson(data: unknown): string {
+  return JSON.stringify(data).replace(
+    /[<>&\u2028\u2029]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
  * A template with its data: the JSON with `<`, `>` and `&` escaped (\u003c…), so no value can close the
  * script block (`</script>`) or the SVG's CDATA section (`]]>`), and the document stays well-formed.
  */
 export function fillChartTemplate(template: string, data: unknown): string {
-  const json = JSON.stringify(data).replace(
-    /[<>&\u2028\u2029]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  const json = escapedJson(data);
   return template.replace(CHART_PLACEHOLDER, () => json);
 }
