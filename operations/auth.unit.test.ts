@@ -40,6 +40,18 @@ function keysStore() {
   return { store, state, answerAll };
 }
 
+/** A key looked up once (at the clock's start), then revoked in the store. */
+async function lookedUpThenRevoked() {
+  const { store, state, answerAll } = keysStore();
+  const clock = { ms: 1_000_000 };
+  const auth = new Authenticator(store, config, () => clock.ms);
+  const first = auth.authenticate(`Bearer ${KEY}`, {});
+  answerAll();
+  await first;
+  state.revoked = true;
+  return { auth, clock, state, answerAll };
+}
+
 describe('Authenticator: the key lookup cache', () => {
   it('concurrent requests of one key share one lookup; in the window, none asks the store', async () => {
     const { store, state, answerAll } = keysStore();
@@ -55,13 +67,7 @@ describe('Authenticator: the key lookup cache', () => {
   });
 
   it('in the second half of the window a key is answered from the cache while its next lookup runs; a revocation then holds', async () => {
-    const { store, state, answerAll } = keysStore();
-    const clock = { ms: 1_000_000 };
-    const auth = new Authenticator(store, config, () => clock.ms);
-    const first = auth.authenticate(`Bearer ${KEY}`, {});
-    answerAll();
-    await first;
-    state.revoked = true;
+    const { auth, clock, state, answerAll } = await lookedUpThenRevoked();
     clock.ms += WINDOW_MS / 2;
     // Answered while the store has not answered the next lookup (it never waits for it).
     expect(await auth.authenticate(`Bearer ${KEY}`, {})).toMatchObject({ accountId: 'a1' });
@@ -73,13 +79,7 @@ describe('Authenticator: the key lookup cache', () => {
   });
 
   it('never serves a lookup older than the window: past it, the request waits for a new one', async () => {
-    const { store, state, answerAll } = keysStore();
-    const clock = { ms: 1_000_000 };
-    const auth = new Authenticator(store, config, () => clock.ms);
-    const first = auth.authenticate(`Bearer ${KEY}`, {});
-    answerAll();
-    await first;
-    state.revoked = true;
+    const { auth, clock, state, answerAll } = await lookedUpThenRevoked();
     clock.ms += WINDOW_MS;
     const late = auth.authenticate(`Bearer ${KEY}`, {});
     expect(state.lookups).toBe(2);

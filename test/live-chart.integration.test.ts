@@ -7,21 +7,15 @@
  * and the fill's marker at its (ts, UP price), drawn by the market chart's own script.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryLog } from '../ingest/bus/memory.ts';
-import { TopicNames } from '../ingest/contract/topics.ts';
-import { startLiveFeed } from '../ingest/live-feed.ts';
-import { EventPublisher } from '../ingest/publisher.ts';
+import type { EventPublisher } from '../ingest/publisher.ts';
 import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
-import { MemorySlots } from '../operations/gates/slots.ts';
-import { openStore } from '../projections/store.ts';
-import { buildHttpServer } from '../roles/http-server.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
-import { API, inProcessConfig } from './harness/api.ts';
+import { inProcessConfig } from './harness/api.ts';
+import { startLiveServer } from './harness/live.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('./artifacts/', import.meta.url);
@@ -45,29 +39,10 @@ beforeAll(async () => {
     key = (await publishNewKey(ingest, 'chart-pro', 'chart page', NOW_S)).plaintext;
     await ingest.publish('markets', [makeMarket({ condition_id: MARKET, outcome1: 'Yes', outcome2: 'No' })]);
   });
-  const store = await openStore(config.clickhouse);
-  const eventLog = new MemoryLog({ partitions: 2, maxRetainedBytes: 16 * 1024 * 1024, log });
-  const topics = new TopicNames(config.kafka.topicPrefix);
-  publisher = new EventPublisher(await eventLog.producer(), topics);
-  const app = await buildHttpServer({
-    log,
-    storeAlive: async () => true,
-    readiness: () => ({ ready: true, detail: {} }),
-    api: {
-      config,
-      store,
-      slots: new MemorySlots(),
-      liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log }),
-    },
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address() as AddressInfo;
-  pageUrl = `http://127.0.0.1:${port}${API}/live/chart#key=${encodeURIComponent(key)}&trader=${TRADER}&market=${MARKET}`;
-  close = async () => {
-    await app.close();
-    await eventLog.close();
-    await store.close();
-  };
+  const server = await startLiveServer(config, log);
+  publisher = server.publisher;
+  pageUrl = `${server.origin}${server.livePath}/chart#key=${encodeURIComponent(key)}&trader=${TRADER}&market=${MARKET}`;
+  close = () => server.close();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--font-render-hinting=none'] });
   mkdirSync(ARTIFACTS, { recursive: true });
 });

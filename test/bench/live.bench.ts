@@ -20,14 +20,14 @@
  * Options: --connections N (1000), --markets N (100), --rate N (200), --seconds S (5), --burst N (2000),
  * --repeat N (2).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket, { WebSocketServer } from 'ws';
+import { startLiveServer } from '../harness/live.ts';
+import { ForkedRunner } from './load.ts';
 import { median, percentile, runBenchmark } from './support.ts';
 
 /** Epoch milliseconds, comparable across processes on one machine. */
@@ -119,29 +119,6 @@ if (process.argv.includes('--live-clients')) {
   process.on('disconnect', () => process.exit(0));
 }
 
-class Clients {
-  readonly #child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--live-clients'], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-
-  run<T>(job: Job): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`the clients exited (${code})`));
-      this.#child.once('exit', onExit);
-      this.#child.once('message', (message: { ok: true; result: T } | { ok: false; error: string }) => {
-        this.#child.off('exit', onExit);
-        if (message.ok) resolve(message.result);
-        else reject(new Error(message.error));
-      });
-      this.#child.send(job as object);
-    });
-  }
-
-  close(): void {
-    this.#child.disconnect();
-  }
-}
-
 // ——— the server side (this process) ———
 
 interface Fanout {
@@ -178,31 +155,14 @@ async function main(): Promise<void> {
   const SECONDS = Number(values.seconds);
   const BURST = Number(values.burst);
   const REPEAT = Number(values.repeat);
-  const [
-    { parseConfig },
-    { createLogger },
-    { buildHttpServer },
-    { withPublisher, openMigratedStore },
-    { publishAccount, publishNewKey },
-    { MemoryLog },
-    { TopicNames },
-    { EventPublisher },
-    { startLiveFeed },
-    { MemorySlots },
-    factories,
-  ] = await Promise.all([
-    import('../../config.ts'),
-    import('../../log.ts'),
-    import('../../roles/http-server.ts'),
-    import('../../roles/runtime.ts'),
-    import('../../ingest/sources/accounts.ts'),
-    import('../../ingest/bus/memory.ts'),
-    import('../../ingest/contract/topics.ts'),
-    import('../../ingest/publisher.ts'),
-    import('../../ingest/live-feed.ts'),
-    import('../../operations/gates/slots.ts'),
-    import('../factories.ts'),
-  ]);
+  const [{ parseConfig }, { createLogger }, { withPublisher }, { publishAccount, publishNewKey }, factories] =
+    await Promise.all([
+      import('../../config.ts'),
+      import('../../log.ts'),
+      import('../../roles/runtime.ts'),
+      import('../../ingest/sources/accounts.ts'),
+      import('../factories.ts'),
+    ]);
   console.log(
     `${os.cpus().length} CPUs; load average at start ${os
       .loadavg()
@@ -210,7 +170,7 @@ async function main(): Promise<void> {
       .join(' ')}`,
   );
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-live-'));
-  const clients = new Clients();
+  const clients = new ForkedRunner<Job, unknown>(import.meta.url, '--live-clients');
   const log = createLogger('error');
   try {
     const config = parseConfig({
@@ -252,23 +212,9 @@ async function main(): Promise<void> {
     const watchers = new Map(markets.map((market) => [market, watchersOf(market)]));
 
     // The plane: the HTTP server with the live route, fed by its own in-process log.
-    const store = await openMigratedStore(config, log);
-    const eventLog = new MemoryLog({ partitions: 4, maxRetainedBytes: 256 * 1024 * 1024, log });
-    const topics = new TopicNames(config.kafka.topicPrefix);
-    const livePublisher = new EventPublisher(await eventLog.producer(), topics);
-    const app = await buildHttpServer({
-      log: createLogger('silent'),
-      storeAlive: async () => true,
-      readiness: () => ({ ready: true, detail: {} }),
-      api: {
-        config,
-        store,
-        slots: new MemorySlots(),
-        liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log }),
-      },
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const planeUrl = `ws://127.0.0.1:${(app.server.address() as AddressInfo).port}${config.api.prefix}${config.live.path}`;
+    const server = await startLiveServer(config, createLogger('silent'), 256 * 1024 * 1024);
+    const livePublisher = server.publisher;
+    const planeUrl = `${server.origin.replace('http', 'ws')}${server.livePath}`;
     const trade = ({ id, market }: { id: number; market: string }) =>
       factories.makeTrade({ condition_id: market, size_tokens: id, price: 0.5, usd: id / 2, ts: nowSeconds });
     const plane: Fanout = {
@@ -328,7 +274,7 @@ async function main(): Promise<void> {
       const expected = expectedFor(events);
       const cpu = process.cpuUsage();
       const started = performance.now();
-      const collecting = clients.run<Collected>({ kind: 'collect', expected, timeoutMs: 30_000 });
+      const collecting = clients.run({ kind: 'collect', expected, timeoutMs: 30_000 }) as Promise<Collected>;
       const publishedAt = await publish();
       const collected = await collecting;
       const wall = performance.now() - started;
@@ -401,9 +347,7 @@ async function main(): Promise<void> {
       }
       await clients.run({ kind: 'close' });
     }
-    await app.close();
-    await eventLog.close();
-    await store.close();
+    await server.close();
     bare.close();
 
     const med = (name: string, phase: 'paced' | 'burst', pick: (figures: PhaseFigures) => number) =>
