@@ -461,6 +461,15 @@ export interface TraderSkill {
   };
 }
 
+/**
+ * The share of `edges` below `edge`. Edges within a rounding of it are not below: the trader's own edge is among
+ * them, summed in another order (the population's sums in the store, the trader's here).
+ */
+function belowShare(edges: readonly number[], edge: number): number {
+  const tie = 1e-9 * Math.max(1, Math.abs(edge));
+  return edges.filter((other) => other < edge - tie).length / edges.length;
+}
+
 /** The skill answer from the trader's inputs and the population's prior. */
 export function skillOf(wallet: string, inputs: { markets: readonly SkillMarket[] }, prior: SkillPrior): TraderSkill {
   const { markets } = inputs;
@@ -503,7 +512,7 @@ export function skillOf(wallet: string, inputs: { markets: readonly SkillMarket[
     sold_before_resolution: sampleOf(markets.filter((market) => !market.held_to_resolution)),
     calibration: calibrationOf(markets),
     rank: {
-      percentile: ranked ? prior.shrunkEdges.filter((edge) => edge < shrunk!).length / prior.shrunkEdges.length : null,
+      percentile: ranked ? belowShare(prior.shrunkEdges, shrunk!) : null,
       ranked_wallets: prior.wallets,
       min_markets: SKILL_MIN_MARKETS,
       prior_sd: Math.sqrt(prior.priorVariance),
