@@ -7,6 +7,7 @@
  * when a resolution lands later, and equal to the per-request computation from the fills (the as-of path);
  * the leaderboard as of an instant between two resolutions ranks what was resolved then.
  */
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import { loadMigrations } from '../projections/migrate.ts';
@@ -356,6 +357,42 @@ describe('GET /traders/{trader}/skill', () => {
       traders: [],
       next_cursor: null,
     });
+    // At any instant around the resolutions, the board's rows are a replay of the resolutions up to it: each
+    // wallet's markets resolved by then (skilled: 5 on 5, won below index 60; lucky: 9 on 1, won below 3),
+    // listed once 20 are.
+    const replay = (at: number) =>
+      [
+        { wallet: skilled, count: 100, won: 60, win: 5, loss: -5, cost: 5 },
+        { wallet: lucky, count: 20, won: 3, win: 9, loss: -1, cost: 1 },
+      ]
+        .map((model) => {
+          const resolved = Array.from({ length: model.count }, (_, index) => index).filter(
+            (index) => BASE_TS + 3000 + index <= at,
+          );
+          return {
+            wallet: model.wallet,
+            markets: resolved.length,
+            pnl_usd: close(resolved.reduce((sum, index) => sum + (index < model.won ? model.win : model.loss), 0)),
+            cost_usd: close(resolved.length * model.cost),
+          };
+        })
+        .filter((row) => row.markets >= 20);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: BASE_TS + 2990, max: BASE_TS + 3110 }), async (at) => {
+        const rows = (await board(`by=pnl&as_of=${at}`)).traders as unknown as Array<Record<string, number>>;
+        expect(
+          rows
+            .map(({ wallet: who, markets: count, pnl_usd, cost_usd }) => ({
+              wallet: who,
+              markets: count,
+              pnl_usd,
+              cost_usd,
+            }))
+            .sort((a, b) => String(a.wallet).localeCompare(String(b.wallet))),
+        ).toEqual(replay(at).sort((a, b) => a.wallet.localeCompare(b.wallet)));
+      }),
+      { numRuns: 20 },
+    );
     // Paged as of the same instant; its cursor is refused on today's board.
     const thenFirst = await board(`as_of=${asOf}&limit=1`);
     expect(thenFirst.traders.map((row) => [row.rank, row.wallet])).toEqual([[1, skilled]]);
