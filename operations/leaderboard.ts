@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { compareIds } from '../projections/market-parts.ts';
 import { SKILL_MIN_MARKETS, type SkilledTrader } from '../projections/skill.ts';
 import type { RouteContext } from './context.ts';
-import { limitParameter, pageLimit, queryCursor } from './parameters.ts';
+import { limitParameter, pageLimit, queryAsOf, queryCursor } from './parameters.ts';
 
 const LEADERBOARD_ORDERS = ['edge', 'calibration', 'pnl'] as const;
 const WINDOW_NAMES = ['all', '90d', '30d', '7d'] as const;
@@ -21,10 +21,11 @@ export const leaderboardQuerySchema = z.object({
       'edge (default): the edge shrunk by its evidence, highest first; calibration: the Brier score of the entry prices, lowest first (wallets with buys only); pnl: the realized result over the window, highest first. Any other value is 422.',
     default: 'edge',
   }),
-  window: z
-    .enum(WINDOW_NAMES)
-    .optional()
-    .meta({ description: 'Markets resolved in the last 7d, 30d or 90d, or all (default). Any other value is 422.' }),
+  window: z.enum(WINDOW_NAMES).optional().meta({
+    description:
+      'Markets resolved in the last 7d, 30d or 90d (before as_of when given), or all (default). Any other value is 422.',
+  }),
+  as_of: queryAsOf,
   cursor: queryCursor,
   limit: limitParameter(PAGE, 'traders'),
 });
@@ -60,7 +61,10 @@ const ORDER: Record<(typeof LEADERBOARD_ORDERS)[number], (a: SkilledTrader, b: S
   pnl: (a, b) => b.pnl_usd - a.pnl_usd || byWallet(a, b),
 };
 
-/** list_skilled_traders: one page of the window's ranked wallets in the chosen order. */
+/**
+ * list_skilled_traders: one page of the window's ranked wallets in the chosen order; as of a past instant, over
+ * the markets the service knew resolved then (each wallet's rows known by then: projections/skill.ts).
+ */
 export async function listSkilledTraders(
   context: RouteContext,
   query: z.infer<typeof leaderboardQuerySchema>,
@@ -74,11 +78,13 @@ export async function listSkilledTraders(
     z.tuple([z.int().min(0)]),
     ([offset]) => ({ offset }),
   );
-  const scope = `${by}:${window}`;
+  // A page of another instant's board is another board: its cursor is refused, not read as this one's.
+  const scope = `${by}:${window}:${query.as_of ?? 'now'}`;
   const offset = cursor.decode(query.cursor, scope)?.offset ?? 0;
   const days = WINDOW_DAYS[window];
-  const since = days === 0 ? 0 : Math.max(1, context.now() - days * 86_400);
-  const board = await context.reader.skillBoard(window, since, context.now());
+  const end = query.as_of ?? context.now();
+  const since = days === 0 ? 0 : Math.max(1, end - days * 86_400);
+  const board = await context.reader.skillBoard(window, since, context.now(), query.as_of);
   const ranked = board.traders.filter((trader) => by !== 'calibration' || trader.brier !== null).sort(ORDER[by]);
   const page = ranked.slice(offset, offset + limit);
   const names = await Promise.all(page.map((trader) => context.reader.traderName(trader.wallet)));

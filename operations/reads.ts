@@ -47,8 +47,8 @@ import { changeFeedOf } from '../projections/changes.ts';
 import { readWalletMarketsAsOf } from '../projections/as-of.ts';
 import {
   priorOf,
-  readBrierOf,
-  readSkillInputs,
+  readSkillInputsAsOf,
+  readSkillMarkets,
   readSkillPopulation,
   skillBoardOf,
   type SkillBoard,
@@ -72,8 +72,8 @@ const FOLLOWED_UPSTREAM_SECONDS = 600;
  */
 const ARCHIVE_RANGES_SECONDS = 60;
 /**
- * The skill answer's prior and the skill leaderboard come from every ranked wallet's sums: one aggregate over
- * the rollup per period of this many seconds, shared by the calls that want it meanwhile, and the previous
+ * The skill answer's prior and the skill leaderboard come from every ranked wallet's sums: one sum over the
+ * skill rollup's rows per period of this many seconds, shared by the calls that want it meanwhile, and the previous
  * period's served while the next is computed (a prior moves slowly: one trader's new market barely shifts it).
  */
 const SKILL_PERIOD_SECONDS = 300;
@@ -131,6 +131,9 @@ function policiesOf(lifetimes: Lifetimes) {
     // As of a past instant the rows never change (immutable answers): kept until evicted, like a resolved market's.
     walletMarketsAsOf: policy<WalletMarkets>({ name: 'wallet_markets_as_of', memory: 'traders', resolved: () => true }),
     skillInputsAsOf: policy<SkillInputs>({ name: 'skill_inputs_as_of', memory: 'traders', resolved: () => true }),
+    // The population as of a past instant never changes either: its prior and each window's board.
+    skillPriorAsOf: policy<SkillPrior>({ name: 'skill_prior_as_of', memory: 'markets', resolved: () => true }),
+    skillBoardAsOf: policy<SkillBoard>({ name: 'skill_board_as_of', memory: 'markets', resolved: () => true }),
     skillInputs: policy<SkillInputs>({
       name: 'skill_inputs',
       memory: 'traders',
@@ -226,18 +229,17 @@ export class Reader {
 
   /**
    * The skill leaderboard's rows of a window (its markets resolved since `since`, 0: all) at `nowSeconds`,
-   * per window and period: the window's start moves with the clock, and a board a period old ranks the same traders.
+   * per window and period: the window's start moves with the clock, and a board a period old ranks the same
+   * traders. As of a past instant (`asOf`): the rows known then, kept until evicted.
    */
-  skillBoard(window: string, since: number, nowSeconds: number): Promise<SkillBoard> {
-    return this.#skillBoards.get(window, Math.floor(nowSeconds / SKILL_PERIOD_SECONDS), async () => {
-      const population = await readSkillPopulation(this.store, since);
-      const brier = await readBrierOf(
-        this.store,
-        population.map((sums) => sums.wallet),
-        since,
+  skillBoard(window: string, since: number, nowSeconds: number, asOf?: number): Promise<SkillBoard> {
+    if (asOf !== undefined)
+      return this.cache.through(this.#policies.skillBoardAsOf, [window, since, asOf], async () =>
+        skillBoardOf(await readSkillPopulation(this.store, { since, asOf })),
       );
-      return skillBoardOf(population, brier);
-    });
+    return this.#skillBoards.get(window, Math.floor(nowSeconds / SKILL_PERIOD_SECONDS), async () =>
+      skillBoardOf(await readSkillPopulation(this.store, { since })),
+    );
   }
 
   /** A wallet's market rows and marks as of a past instant (projections/as-of.ts): immutable, kept until evicted. */
@@ -247,19 +249,27 @@ export class Reader {
     );
   }
 
-  /** The skill answer's sample of a wallet: today's until a notice names the wallet, a past instant's until evicted. */
+  /**
+   * The skill answer's sample of a wallet: today's (its skill rollup rows) until a notice names the wallet, a
+   * past instant's (its markets then, with its buys then) until evicted.
+   */
   skillInputs(wallet: string, asOf?: number): Promise<SkillInputs> {
     if (asOf === undefined)
-      return this.cache.through(this.#policies.skillInputs, [wallet], async () =>
-        readSkillInputs(this.store, wallet, (await this.walletMarkets(wallet)).markets),
-      );
+      return this.cache.through(this.#policies.skillInputs, [wallet], () => readSkillMarkets(this.store, wallet));
     return this.cache.through(this.#policies.skillInputsAsOf, [wallet, asOf], async () =>
-      readSkillInputs(this.store, wallet, (await this.walletMarketsAsOf(wallet, asOf)).markets, asOf),
+      readSkillInputsAsOf(this.store, wallet, (await this.walletMarketsAsOf(wallet, asOf)).markets, asOf),
     );
   }
 
-  /** The skill answers' prior over every ranked wallet (projections/skill.ts), per period. */
-  skillPrior(nowSeconds: number): Promise<SkillPrior> {
+  /**
+   * The skill answers' prior over every ranked wallet (projections/skill.ts): today's per period, or the
+   * population known at a past instant (`asOf`), kept until evicted.
+   */
+  skillPrior(nowSeconds: number, asOf?: number): Promise<SkillPrior> {
+    if (asOf !== undefined)
+      return this.cache.through(this.#policies.skillPriorAsOf, [asOf], async () =>
+        priorOf(await readSkillPopulation(this.store, { asOf })),
+      );
     return this.#skillPrior.get('all', Math.floor(nowSeconds / SKILL_PERIOD_SECONDS), async () =>
       priorOf(await readSkillPopulation(this.store)),
     );

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { visibleInListOrder } from '../projections/market-rows.ts';
-import { SKILL_BOOTSTRAP_SAMPLES, SKILL_MIN_MARKETS, priorOf, skillOf, type SkillPrior } from '../projections/skill.ts';
+import { SKILL_BOOTSTRAP_SAMPLES, SKILL_MIN_MARKETS, skillOf } from '../projections/skill.ts';
 import { traderSchema } from '../projections/traders.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
 import { queryAsOf } from './parameters.ts';
@@ -91,12 +91,6 @@ export type TraderSkillAnswer = z.infer<typeof traderSkillSchema>;
 export const skillQuerySchema = z.object({ as_of: queryAsOf });
 
 /**
- * The prior of an answer as of a past instant: the population then is not computed, and today's would let
- * later results in, so it is the prior of no population (the default) and no percentile is given.
- */
-const PAST_PRIOR: SkillPrior = priorOf([]);
-
-/**
  * get_trader_skill: the skill answer of the call's trader, today or as of a past instant. A caller with a
  * history depth weighs only the trader's most recent markets (the markets list's order), as it sees only those.
  */
@@ -108,16 +102,14 @@ export async function getTraderSkill(
   const trader = traderOf(call.admitted);
   const [inputs, prior] = await Promise.all([
     context.reader.skillInputs(trader.wallet, query.as_of),
-    query.as_of === undefined ? context.reader.skillPrior(context.now()) : PAST_PRIOR,
+    // As of a past instant, the population known then: today's would let later results in.
+    context.reader.skillPrior(context.now(), query.as_of),
   ]);
   const depth = call.caller.limits.historyDepth;
   if (depth < 0) return { trader, ...skillOf(trader.wallet, inputs, prior) };
   const { markets } = await traderSourcesOf(context, trader.wallet, query.as_of).walletMarkets(trader.wallet);
   const visible = new Set(visibleInListOrder(markets, depth).map((row) => row.condition_id));
   // The kept inputs are shared: the visible part is a new object.
-  const seen = {
-    markets: inputs.markets.filter((market) => visible.has(market.condition_id)),
-    buys: inputs.buys.filter((buy) => visible.has(buy.condition_id)),
-  };
+  const seen = { markets: inputs.markets.filter((market) => visible.has(market.condition_id)) };
   return { trader, ...skillOf(trader.wallet, seen, prior) };
 }

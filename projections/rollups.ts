@@ -1,6 +1,6 @@
 /**
  * Rollups that hold sums (trader_markets_v2 per trader and market, whale_accumulations_v2: migration
- * 0010 re-shaped them; a trader's career is folded from its trader_markets_v2 rows at read time) and the
+ * 0010 re-shaped them; trader_skill_markets, per trader and resolved market, migration 0020; a trader's career is folded from its trader_markets_v2 rows at read time) and the
  * change-only tapes (tape_changes) are recomputed for the keys that ingested events touched, from the deduplicated landing tables. This is what makes a fill that
  * arrives twice (replayed, or from both the archive and the upstream) change nothing: a sum view would
  * count it twice, a recomputation from each fill's kept copy (the highest source_rank, as FINAL keeps)
@@ -12,8 +12,8 @@
  *                        views on fills and position_legs stage (wallet, market) keys in `rollup_keys`,
  *                        the view on trades stages (market, earliest second) in `tape_keys`;
  *                        `stageResolvedMarkets` stages the wallets of markets that resolved;
- *   refreshRollups     — later, for many batches at once: recompute trader_markets, then
- *                        whale accumulations (for staged trader keys), then the change-only tapes (for
+ *   refreshRollups     — later, for many batches at once: recompute trader_markets and the
+ *                        skill sums read from them, then whale accumulations (for staged trader keys), then the change-only tapes (for
  *                        staged tape keys), reading the keys by subquery (small SQL whatever their
  *                        count), and mark the batches done.
  */
@@ -24,6 +24,10 @@ import { BACKGROUND_READ, type Store } from './store.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REFRESH_TRADER_MARKETS = readFileSync(path.join(here, 'rollups', 'refresh_trader_markets.sql'), 'utf8');
+const REFRESH_TRADER_SKILL_MARKETS = readFileSync(
+  path.join(here, 'rollups', 'refresh_trader_skill_markets.sql'),
+  'utf8',
+);
 const REFRESH_WHALE_ACCUMULATIONS = readFileSync(path.join(here, 'rollups', 'refresh_whale_accumulations.sql'), 'utf8');
 const REFRESH_TAPE_CHANGES = readFileSync(path.join(here, 'rollups', 'refresh_tape_changes.sql'), 'utf8');
 
@@ -119,6 +123,8 @@ export async function refreshRollups(
   const started = performance.now();
   if (staged?.trader_keys) {
     await store.command(REFRESH_TRADER_MARKETS, { batches });
+    // The skill sums read the rows just written (migration 0020).
+    await store.command(REFRESH_TRADER_SKILL_MARKETS, { batches });
   }
   const traderMarketsDone = performance.now();
   if (staged?.trader_keys) {

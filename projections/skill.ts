@@ -5,9 +5,11 @@
  * weigh the evidence, and the trader's percentile among wallets with enough resolved markets. Every formula,
  * with a worked example: docs/skill.md.
  *
- * The reads are the rollup's rows (trader_markets_v2: each market's pnl already counts tokens held to a
- * resolution at what they paid, so a loser never sold nor redeemed is a loss) and the wallet's buys in those
- * markets; the population's per-wallet sums come from the same rows in one aggregate.
+ * Today's reads are the skill rollup's rows (trader_skill_markets, migration 0020: per wallet and resolved market
+ * with a buy, its pnl as trader_markets_v2 counts it, so a loser never sold nor redeemed is a loss, its cost, and its
+ * buys' calibration sums by price bucket), kept current by the rollup refresher: a trader's answer reads its rows,
+ * the prior and the leaderboard sum every wallet's. As of a past instant the trader's markets are the rollup's
+ * formulas over the events up to it (projections/as-of.ts) and its buys up to it, folded into the same sums here.
  */
 import { bundle, readBundle } from './bundle.ts';
 import { compareIds } from './market-parts.ts';
@@ -29,6 +31,19 @@ const HELD_EPSILON = 1e-6;
  */
 const SKILL_DEFAULT_PRIOR_SD = 0.1;
 
+/**
+ * A market's buys as forecasts, by price bucket (BUCKETS of them; index b holds prices in [b/10, (b+1)/10), the
+ * last also 1): buys, tokens, Σ tokens × price, Σ tokens × what the outcome bought paid per token; and
+ * `squared`, Σ tokens × (price − payout)² over all of them.
+ */
+interface CalibrationSums {
+  squared: number;
+  buys: number[];
+  tokens: number[];
+  price_tokens: number[];
+  payout_tokens: number[];
+}
+
 /** One resolved market of the trader, as the skill answer weighs it. */
 export interface SkillMarket {
   condition_id: string;
@@ -40,20 +55,40 @@ export interface SkillMarket {
   /** Tokens were still held when it resolved (redeemed, or never sold nor redeemed). */
   held_to_resolution: boolean;
   resolved_ts: number;
+  calibration: CalibrationSums;
 }
 
 /** One buy: a forecast (the price paid) of the outcome it bought, and what that outcome paid per token. */
-export interface SkillBuy {
-  condition_id: string;
+interface SkillBuy {
   price: number;
   tokens: number;
   payout: number;
 }
 
-/**
- * The sample's buys and resolution times (up to `as_of`), in one statement; the sample itself comes from the
- * wallet's market rows, which every trader read shares (the reader keeps them).
- */
+const bucketOf = (price: number) => Math.min(BUCKETS - 1, Math.floor(price * BUCKETS));
+
+/** The calibration sums of some buys (as the skill rollup sums them in SQL). */
+function calibrationSumsOf(buys: readonly SkillBuy[]): CalibrationSums {
+  const zeros = () => new Array<number>(BUCKETS).fill(0);
+  const sums: CalibrationSums = {
+    squared: 0,
+    buys: zeros(),
+    tokens: zeros(),
+    price_tokens: zeros(),
+    payout_tokens: zeros(),
+  };
+  for (const buy of buys) {
+    const bucket = bucketOf(buy.price);
+    sums.buys[bucket]! += 1;
+    sums.tokens[bucket]! += buy.tokens;
+    sums.price_tokens[bucket]! += buy.tokens * buy.price;
+    sums.payout_tokens[bucket]! += buy.tokens * buy.payout;
+    sums.squared += buy.tokens * (buy.price - buy.payout) ** 2;
+  }
+  return sums;
+}
+
+/** The buys and resolution times (up to `as_of`) of an as-of sample, in one statement; the sample is the as-of rows. */
 const SKILL_BUYS = bundle<{
   buys: { condition_id: string; price: number; tokens: number; token_side: number };
   resolutions: { condition_id: string; ts: number };
@@ -77,33 +112,82 @@ const SKILL_BUYS = bundle<{
     LIMIT 1 BY condition_id`,
 });
 
-/** The latest instant the store holds: "today" is as of it. */
-const LAST_SECOND = 4_294_967_295;
-
-/** What the skill answer weighs: the sample's markets and the buys in them. */
+/** What the skill answer weighs: the sample's markets, each with its buys' calibration sums. */
 export interface SkillInputs {
   markets: SkillMarket[];
-  buys: SkillBuy[];
+}
+
+const SKILL_MARKETS = `
+SELECT condition_id, pnl_usd, cost_usd, tokens_bought, held_to_resolution, resolved_ts, squared,
+       bucket_buys, bucket_tokens, bucket_price_tokens, bucket_payout_tokens
+FROM {db:Identifier}.trader_skill_markets
+WHERE wallet = {wallet:String}
+ORDER BY version DESC
+LIMIT 1 BY condition_id`;
+
+/** Today's sample of a wallet: its rows of the skill rollup (its resolved markets with a bought entry). */
+export async function readSkillMarkets(store: Store, wallet: string): Promise<SkillInputs> {
+  const rows = await store.query<{
+    condition_id: string;
+    pnl_usd: number;
+    cost_usd: number;
+    tokens_bought: number;
+    held_to_resolution: boolean;
+    resolved_ts: number;
+    squared: number;
+    bucket_buys: number[];
+    bucket_tokens: number[];
+    bucket_price_tokens: number[];
+    bucket_payout_tokens: number[];
+  }>(SKILL_MARKETS, { wallet });
+  const markets = rows
+    .map((row) => ({
+      condition_id: row.condition_id,
+      pnl_usd: row.pnl_usd,
+      cost_usd: row.cost_usd,
+      tokens_bought: row.tokens_bought,
+      held_to_resolution: Boolean(row.held_to_resolution),
+      resolved_ts: row.resolved_ts,
+      calibration: {
+        squared: row.squared,
+        buys: row.bucket_buys,
+        tokens: row.bucket_tokens,
+        price_tokens: row.bucket_price_tokens,
+        payout_tokens: row.bucket_payout_tokens,
+      },
+    }))
+    .sort((a, b) => compareIds(a.condition_id, b.condition_id));
+  return { markets };
 }
 
 /**
- * The trader's resolved markets with a bought entry among `rows` (the wallet's market rows, today's or as of
- * `asOf`), and the buys in them up to `asOf`. A market was held to its resolution when tokens were redeemed
- * or are still held.
+ * The trader's resolved markets with a bought entry among `rows` (the wallet's market rows as of `asOf`), with
+ * the buys in them up to `asOf` folded into their calibration sums: the skill rollup's rows as they were then.
+ * A market was held to its resolution when tokens were redeemed or are still held.
  */
-export async function readSkillInputs(
+export async function readSkillInputsAsOf(
   store: Store,
   wallet: string,
   rows: readonly WalletMarketRow[],
-  asOf?: number,
+  asOf: number,
 ): Promise<SkillInputs> {
   const sample = rows
     .filter((row) => row.resolved && row.buy_usd > 0 && row.up_payout !== null)
     .sort((a, b) => compareIds(a.condition_id, b.condition_id));
-  if (sample.length === 0) return { markets: [], buys: [] };
-  const parts = await readBundle(store, SKILL_BUYS, { wallet, as_of: asOf ?? LAST_SECOND });
+  if (sample.length === 0) return { markets: [] };
+  const parts = await readBundle(store, SKILL_BUYS, { wallet, as_of: asOf });
   const resolvedAt = new Map(parts.resolutions.map((row) => [row.condition_id, row.ts]));
   const upPayout = new Map(sample.map((row) => [row.condition_id, row.up_payout!]));
+  const buysOf = new Map<string, SkillBuy[]>(sample.map((row) => [row.condition_id, []]));
+  for (const buy of parts.buys) {
+    const up = upPayout.get(buy.condition_id);
+    if (up === undefined) continue;
+    buysOf.get(buy.condition_id)!.push({
+      price: buy.price,
+      tokens: buy.tokens,
+      payout: buy.token_side === 1 ? up : 1 - up,
+    });
+  }
   const markets = sample.map((row) => ({
     condition_id: row.condition_id,
     pnl_usd: row.pnl_usd,
@@ -112,19 +196,9 @@ export async function readSkillInputs(
     held_to_resolution:
       (row.redeem_tokens ?? 0) > HELD_EPSILON || Math.abs(row.net_tokens1) + Math.abs(row.net_tokens2) > HELD_EPSILON,
     resolved_ts: resolvedAt.get(row.condition_id) ?? 0,
+    calibration: calibrationSumsOf(buysOf.get(row.condition_id)!),
   }));
-  const buys: SkillBuy[] = [];
-  for (const buy of parts.buys) {
-    const up = upPayout.get(buy.condition_id);
-    if (up === undefined) continue;
-    buys.push({
-      condition_id: buy.condition_id,
-      price: buy.price,
-      tokens: buy.tokens,
-      payout: buy.token_side === 1 ? up : 1 - up,
-    });
-  }
-  return { markets, buys };
+  return { markets };
 }
 
 /** One ranked wallet's sums over its resolved markets with a bought entry (edge = pnl ÷ cost). */
@@ -136,61 +210,46 @@ export interface WalletSkillSums {
   pnl_sq: number;
   cost_sq: number;
   pnl_cost: number;
+  /** Tokens bought and Σ tokens × (price − payout)² over the buys: the Brier score is their ratio. */
+  brier_tokens: number;
+  brier_squared: number;
 }
 
-/** The resolved markets a population read counts: all, or those resolved since `since` (epoch s; 0: all). */
-const RESOLVED_SINCE = `({since:UInt32} = 0 OR condition_id IN (
-        SELECT condition_id FROM {db:Identifier}.market_resolutions_v2 WHERE ts >= {since:UInt32}))`;
+/** The latest instant the store holds: a population of today is as of it. */
+const LAST_SECOND = 4_294_967_295;
 
+/**
+ * The ranked wallets' sums over the skill rollup's rows of markets resolved since `{since}` and known by
+ * `{as_of}` (each pair's newest row first, then the window: a row a later fill moved is judged as it is now).
+ */
 const SKILL_POPULATION = `
-SELECT wallet, toUInt32(count()) AS markets, sum(pnl_usd) AS pnl, sum(buy_usd) AS cost,
-       sum(pnl_usd * pnl_usd) AS pnl_sq, sum(buy_usd * buy_usd) AS cost_sq, sum(pnl_usd * buy_usd) AS pnl_cost
+SELECT wallet, toUInt32(count()) AS markets, sum(pnl_usd) AS pnl, sum(cost_usd) AS cost,
+       sum(pnl_usd * pnl_usd) AS pnl_sq, sum(cost_usd * cost_usd) AS cost_sq, sum(pnl_usd * cost_usd) AS pnl_cost,
+       sum(arraySum(bucket_tokens)) AS brier_tokens, sum(squared) AS brier_squared
 FROM
 (
-    SELECT wallet, condition_id, resolved, pnl_usd, buy_usd
-    FROM {db:Identifier}.trader_markets_v2
+    SELECT wallet, condition_id, resolved_ts, known_ts, pnl_usd, cost_usd, bucket_tokens, squared
+    FROM {db:Identifier}.trader_skill_markets
     ORDER BY version DESC
     LIMIT 1 BY wallet, condition_id
 )
-WHERE resolved AND buy_usd > 0 AND ${RESOLVED_SINCE}
+WHERE resolved_ts >= {since:UInt32} AND known_ts <= {as_of:UInt32}
 GROUP BY wallet
 HAVING markets >= {min:UInt32}`;
 
-/** Every wallet with at least SKILL_MIN_MARKETS resolved markets with a bought entry (resolved since `since`, 0: all). */
-export async function readSkillPopulation(store: Store, since = 0): Promise<WalletSkillSums[]> {
-  return store.query<WalletSkillSums>(SKILL_POPULATION, { min: SKILL_MIN_MARKETS, since });
-}
-
-const BRIER_POPULATION = `
-SELECT f.wallet AS wallet, sum(f.size_tokens) AS tokens,
-       sum(f.size_tokens * pow(f.usd / f.size_tokens - if(f.token_side = 1, m.up_payout, 1 - m.up_payout), 2)) AS squared
-FROM
-(
-    SELECT wallet, condition_id, token_side, size_tokens, usd
-    FROM {db:Identifier}.fills_v2
-    WHERE side = 'BUY' AND wallet IN {wallets:Array(String)}
-    ORDER BY source_rank DESC
-    LIMIT 1 BY wallet, condition_id, fill_id
-) AS f
-INNER JOIN
-(
-    SELECT wallet, condition_id, up_payout
-    FROM {db:Identifier}.trader_markets_v2
-    WHERE wallet IN {wallets:Array(String)}
-    ORDER BY version DESC
-    LIMIT 1 BY wallet, condition_id
-) AS m ON m.wallet = f.wallet AND m.condition_id = f.condition_id
-WHERE m.up_payout IS NOT NULL AND ${RESOLVED_SINCE.replaceAll('condition_id IN', 'f.condition_id IN')}
-GROUP BY f.wallet`;
-
-/** Each wallet's token-weighted Brier score over its buys in resolved markets (resolved since `since`, 0: all). */
-export async function readBrierOf(store: Store, wallets: readonly string[], since = 0): Promise<Map<string, number>> {
-  if (wallets.length === 0) return new Map();
-  const rows = await store.query<{ wallet: string; tokens: number; squared: number }>(BRIER_POPULATION, {
-    wallets,
-    since,
+/**
+ * Every wallet with at least SKILL_MIN_MARKETS resolved markets with a bought entry: of markets resolved since
+ * `since` (epoch s; 0: all), as known at `asOf` (absent: today).
+ */
+export async function readSkillPopulation(
+  store: Store,
+  scope: { since?: number; asOf?: number | undefined } = {},
+): Promise<WalletSkillSums[]> {
+  return store.query<WalletSkillSums>(SKILL_POPULATION, {
+    min: SKILL_MIN_MARKETS,
+    since: scope.since ?? 0,
+    as_of: scope.asOf ?? LAST_SECOND,
   });
-  return new Map(rows.filter((row) => row.tokens > 0).map((row) => [row.wallet, row.squared / row.tokens]));
 }
 
 /** One row of the skill leaderboard. */
@@ -210,8 +269,8 @@ export interface SkillBoard {
   priorSd: number;
 }
 
-/** The leaderboard's rows (unordered) from a window's population and its Brier scores. */
-export function skillBoardOf(population: readonly WalletSkillSums[], brier: ReadonlyMap<string, number>): SkillBoard {
+/** The leaderboard's rows (unordered) from a window's population. */
+export function skillBoardOf(population: readonly WalletSkillSums[]): SkillBoard {
   const prior = priorOf(population);
   const traders = population
     .filter((sums) => sums.cost > 0)
@@ -224,14 +283,17 @@ export function skillBoardOf(population: readonly WalletSkillSums[], brier: Read
         pnl_usd: sums.pnl,
         edge,
         edge_shrunk: shrink(edge, variance, prior.priorVariance),
-        brier: brier.get(sums.wallet) ?? null,
+        brier: sums.brier_tokens > 0 ? sums.brier_squared / sums.brier_tokens : null,
       };
     });
   return { traders, priorSd: Math.sqrt(prior.priorVariance) };
 }
 
 /** The ratio edge Σpnl ÷ Σcost and its sampling variance (delta method over markets). */
-function edgeOfSums(sums: Omit<WalletSkillSums, 'wallet' | 'markets'>): { edge: number; variance: number } {
+function edgeOfSums(sums: Pick<WalletSkillSums, 'pnl' | 'cost' | 'pnl_sq' | 'cost_sq' | 'pnl_cost'>): {
+  edge: number;
+  variance: number;
+} {
   const edge = sums.pnl / sums.cost;
   // Σ (pnl_m − edge · cost_m)² ÷ (Σ cost_m)², expanded into the sums.
   const residual = sums.pnl_sq - 2 * edge * sums.pnl_cost + edge * edge * sums.cost_sq;
@@ -321,26 +383,39 @@ interface Calibration {
   table: CalibrationBucket[];
 }
 
-/** The Brier score of the buys' prices as forecasts of their outcomes, token-weighted, and Murphy's decomposition by bucket. */
-function calibrationOf(buys: readonly SkillBuy[]): Calibration | null {
-  const weight = buys.reduce((sum, buy) => sum + buy.tokens, 0);
+/** The Brier score of the markets' buys' prices as forecasts of their outcomes, token-weighted, and Murphy's decomposition by bucket. */
+function calibrationOf(markets: readonly SkillMarket[]): Calibration | null {
+  const total = (pick: (sums: CalibrationSums) => number) =>
+    markets.reduce((sum, market) => sum + pick(market.calibration), 0);
+  const inBucket = (bucket: number, pick: (sums: CalibrationSums) => number[]) =>
+    total((sums) => pick(sums)[bucket] ?? 0);
+  const bucketTokens = Array.from({ length: BUCKETS }, (_, bucket) => inBucket(bucket, (sums) => sums.tokens));
+  const weight = bucketTokens.reduce((sum, tokens) => sum + tokens, 0);
   if (!(weight > 0)) return null;
-  const brier = buys.reduce((sum, buy) => sum + buy.tokens * (buy.price - buy.payout) ** 2, 0) / weight;
-  const base = buys.reduce((sum, buy) => sum + buy.tokens * buy.payout, 0) / weight;
+  const brier = total((sums) => sums.squared) / weight;
+  const base =
+    Array.from({ length: BUCKETS }, (_, bucket) => inBucket(bucket, (sums) => sums.payout_tokens)).reduce(
+      (sum, value) => sum + value,
+      0,
+    ) / weight;
   const table: CalibrationBucket[] = [];
   let reliability = 0;
   let resolution = 0;
   for (let bucket = 0; bucket < BUCKETS; bucket++) {
-    const from = bucket / BUCKETS;
-    const to = (bucket + 1) / BUCKETS;
-    const inside = buys.filter((buy) => Math.min(BUCKETS - 1, Math.floor(buy.price * BUCKETS)) === bucket);
-    const tokens = inside.reduce((sum, buy) => sum + buy.tokens, 0);
+    const tokens = bucketTokens[bucket]!;
     if (!(tokens > 0)) continue;
-    const meanPrice = inside.reduce((sum, buy) => sum + buy.tokens * buy.price, 0) / tokens;
-    const outcomeRate = inside.reduce((sum, buy) => sum + buy.tokens * buy.payout, 0) / tokens;
+    const meanPrice = inBucket(bucket, (sums) => sums.price_tokens) / tokens;
+    const outcomeRate = inBucket(bucket, (sums) => sums.payout_tokens) / tokens;
     reliability += (tokens * (meanPrice - outcomeRate) ** 2) / weight;
     resolution += (tokens * (outcomeRate - base) ** 2) / weight;
-    table.push({ from, to, buys: inside.length, tokens, mean_price: meanPrice, outcome_rate: outcomeRate });
+    table.push({
+      from: bucket / BUCKETS,
+      to: (bucket + 1) / BUCKETS,
+      buys: inBucket(bucket, (sums) => sums.buys),
+      tokens,
+      mean_price: meanPrice,
+      outcome_rate: outcomeRate,
+    });
   }
   return { brier, reliability, resolution, uncertainty: base * (1 - base), table };
 }
@@ -386,13 +461,18 @@ export interface TraderSkill {
   };
 }
 
+/**
+ * The share of `edges` below `edge`. Edges within a rounding of it are not below: the trader's own edge is among
+ * them, summed in another order (the population's sums in the store, the trader's here).
+ */
+function belowShare(edges: readonly number[], edge: number): number {
+  const tie = 1e-9 * Math.max(1, Math.abs(edge));
+  return edges.filter((other) => other < edge - tie).length / edges.length;
+}
+
 /** The skill answer from the trader's inputs and the population's prior. */
-export function skillOf(
-  wallet: string,
-  inputs: { markets: readonly SkillMarket[]; buys: readonly SkillBuy[] },
-  prior: SkillPrior,
-): TraderSkill {
-  const { markets, buys } = inputs;
+export function skillOf(wallet: string, inputs: { markets: readonly SkillMarket[] }, prior: SkillPrior): TraderSkill {
+  const { markets } = inputs;
   const all = sampleOf(markets);
   const tokens = markets.reduce((sum, market) => sum + market.tokens_bought, 0);
   const resolvedTimes = markets.map((market) => market.resolved_ts).filter((ts) => ts > 0);
@@ -430,9 +510,9 @@ export function skillOf(
     },
     held_to_resolution: sampleOf(markets.filter((market) => market.held_to_resolution)),
     sold_before_resolution: sampleOf(markets.filter((market) => !market.held_to_resolution)),
-    calibration: calibrationOf(buys),
+    calibration: calibrationOf(markets),
     rank: {
-      percentile: ranked ? prior.shrunkEdges.filter((edge) => edge < shrunk!).length / prior.shrunkEdges.length : null,
+      percentile: ranked ? belowShare(prior.shrunkEdges, shrunk!) : null,
       ranked_wallets: prior.wallets,
       min_markets: SKILL_MIN_MARKETS,
       prior_sd: Math.sqrt(prior.priorVariance),

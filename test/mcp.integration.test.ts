@@ -41,7 +41,7 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   list_popular_traders: { properties: [], required: [] },
   get_trader_card: { properties: ['trader', 'as_of'], required: ['trader'] },
   get_trader_skill: { properties: ['trader', 'as_of'], required: ['trader'] },
-  list_skilled_traders: { properties: ['by', 'window', 'cursor', 'limit'], required: [] },
+  list_skilled_traders: { properties: ['by', 'window', 'as_of', 'cursor', 'limit'], required: [] },
   get_top_markets: { properties: ['trader', 'n', 'as_of'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit', 'as_of'], required: ['trader'] },
   get_market_summary: { properties: ['trader', 'market', 'as_of'], required: ['trader', 'market'] },
@@ -452,6 +452,11 @@ describe('the tool surface', () => {
     await same('get_top_markets', { trader: alpha }, `traders/${alpha}/top-markets`);
     await same('get_trader_skill', { trader: alpha }, `traders/${alpha}/skill`);
     await same('list_skilled_traders', { by: 'pnl' }, 'leaderboard?by=pnl');
+    await same(
+      'list_skilled_traders',
+      { by: 'pnl', as_of: BASE_TS + 3000 },
+      `leaderboard?by=pnl&as_of=${BASE_TS + 3000}`,
+    );
     await same('get_top_markets', { trader: alpha, n: 1 }, `traders/${alpha}/top-markets?n=1`);
 
     const first = await same('list_trader_markets', { trader: alpha, limit: 1 }, `traders/${alpha}/markets?limit=1`);

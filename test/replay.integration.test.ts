@@ -58,6 +58,7 @@ const PROJECTIONS: Record<string, string> = {
   market_marks_v2:
     'SELECT condition_id, argMaxMerge(last_up_price) AS last_up_price, max(last_ts) AS last_ts, min(first_ts) AS first_ts FROM {db:Identifier}.market_marks_v2 GROUP BY condition_id ORDER BY condition_id',
   trader_markets_v2: 'SELECT * FROM {db:Identifier}.trader_markets_v2 FINAL ORDER BY ALL',
+  trader_skill_markets: 'SELECT * FROM {db:Identifier}.trader_skill_markets FINAL ORDER BY ALL',
   dead_letters: 'SELECT reason, original_base64 FROM {db:Identifier}.dead_letters FINAL ORDER BY ALL',
 };
 

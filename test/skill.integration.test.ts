@@ -2,10 +2,15 @@
  * The skill answer (issue 39) through REST and MCP's operation: a wallet whose every figure is worked by
  * hand below (edge, per token, held and sold apart, Brier and its decomposition, the interval by an
  * independent bootstrap with the same seed, the shrinkage with the default prior), a loser never sold nor
- * redeemed counted as a loss, and a lucky small sample ranked below a skilled large one.
+ * redeemed counted as a loss, and a lucky small sample ranked below a skilled large one. The sums behind it
+ * are the skill rollup's rows (migration 0020), checked against the same hand-worked figures, kept current
+ * when a resolution lands later, and equal to the per-request computation from the fills (the as-of path);
+ * the leaderboard as of an instant between two resolutions ranks what was resolved then.
  */
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
+import { loadMigrations } from '../projections/migrate.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import {
@@ -21,6 +26,17 @@ import {
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 
 const close = (value: number) => expect.closeTo(value, 9);
+/** `value` with every number compared to 9 decimals. */
+const approx = (value: unknown): unknown => {
+  if (typeof value === 'number') return close(value);
+  if (Array.isArray(value)) return value.map(approx);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, approx(inner)]));
+  return value;
+};
+/** A bucket-sum array of the skill rollup: `value` at `bucket`, 0 elsewhere. */
+const only = (bucket: number, value: number) =>
+  Array.from({ length: 10 }, (_, index) => (index === bucket ? value : 0));
 
 describe('GET /traders/{trader}/skill', () => {
   let api: TestApi | undefined;
@@ -106,6 +122,15 @@ describe('GET /traders/{trader}/skill', () => {
     };
     const skilled = population('skill-skilled', 100, 0.5, 60);
     const lucky = population('skill-lucky', 20, 0.1, 3);
+    // A late buyer: 10 YES at 0.30 in m1 after its resolution (YES won: +7), and 10 NO at 0.20 in a market
+    // that resolves only after the API started (YES wins: −2).
+    const late = makeWallet('skill-late');
+    const lateMarket = makeConditionId('skill-late-market');
+    events.fills.push(
+      fill(late, m1, 'BUY', 1, 0.3, 10, BASE_TS + 1500),
+      fill(late, lateMarket, 'BUY', 2, 0.2, 10, BASE_TS + 4000),
+    );
+    events.markets.push(makeMarket({ condition_id: lateMarket, title: 'Skill late', outcome1: 'Yes', outcome2: 'No' }));
 
     await withPublisher(config, createLogger('error'), async ({ publisher }) => {
       await publisher.publish('markets', events.markets);
@@ -202,6 +227,57 @@ describe('GET /traders/{trader}/skill', () => {
       rank: { percentile: null, ranked_wallets: 2, min_markets: 20, prior_sd: close(0.1) },
     });
 
+    // The skill rollup's rows behind it, by hand: per market its pnl, cost, tokens, held, resolution, the instant
+    // it was known (a fill after the resolution moves it), and its buy's bucket sums and (price − payout)².
+    type SkillRow = Record<string, unknown>;
+    const rollupRows = async (): Promise<SkillRow[]> =>
+      api!.store.query<SkillRow>(
+        `SELECT wallet, condition_id, resolved_ts, known_ts, pnl_usd, cost_usd, tokens_bought, held_to_resolution,
+                bucket_buys, bucket_tokens, bucket_price_tokens, bucket_payout_tokens, squared
+         FROM {db:Identifier}.trader_skill_markets FINAL ORDER BY wallet, condition_id`,
+      );
+    const rowOf = (market: string, resolved: number, known: number, figures: number[], held: boolean) => {
+      const [pnl, cost, tokens, bucket, price, payout] = figures as [number, number, number, number, number, number];
+      return {
+        condition_id: market,
+        resolved_ts: resolved,
+        known_ts: known,
+        pnl_usd: close(pnl),
+        cost_usd: close(cost),
+        tokens_bought: close(tokens),
+        held_to_resolution: held,
+        bucket_buys: only(bucket, 1),
+        bucket_tokens: only(bucket, tokens).map(close),
+        bucket_price_tokens: only(bucket, tokens * price).map(close),
+        bucket_payout_tokens: only(bucket, tokens * payout).map(close),
+        squared: close(tokens * (price - payout) ** 2),
+      };
+    };
+    const rowsOf = async (who: string) =>
+      (await rollupRows())
+        .filter((row) => row.wallet === who)
+        .sort((a, b) => String(a.condition_id).localeCompare(String(b.condition_id)));
+    const byMarket = (rows: Array<{ condition_id: string }>) =>
+      rows.sort((a, b) => a.condition_id.localeCompare(b.condition_id));
+    expect(await rowsOf(wallet)).toEqual(
+      byMarket([
+        rowOf(m1, BASE_TS + 1000, BASE_TS + 1000, [60, 40, 100, 4, 0.4, 1], true),
+        rowOf(m2, BASE_TS + 1100, BASE_TS + 1100, [-30, 30, 50, 6, 0.6, 0], true),
+        rowOf(m3, BASE_TS + 1200, BASE_TS + 1200, [4, 10, 20, 5, 0.5, 0], false),
+      ]).map((row) => ({ wallet, ...row })),
+    );
+    // The late buyer's m1 row: resolved at 1000, known from its fill at 1500; its other market is open yet.
+    expect(await rowsOf(late)).toEqual([
+      { wallet: late, ...rowOf(m1, BASE_TS + 1000, BASE_TS + 1500, [7, 3, 10, 3, 0.3, 1], true) },
+    ]);
+    // The migration's backfill computes the same rows from the stored rollup as the refresher kept.
+    const kept = await rollupRows();
+    expect(kept.length).toBe(3 + 1 + 100 + 20);
+    await api.store.command('TRUNCATE TABLE {db:Identifier}.trader_skill_markets');
+    const migration = (await loadMigrations()).find((candidate) => candidate.version === 20)!;
+    for (const statement of migration.statements) await api.store.command(statement);
+    expect(await rollupRows()).toEqual(approx(kept));
+
     // The skilled large sample outranks the lucky small one, though its raw edge is lower.
     const [strong, luck] = [await skillOf(skilled), await skillOf(lucky)];
     expect(strong.edge.per_dollar).toBeCloseTo(0.2, 9);
@@ -238,6 +314,107 @@ describe('GET /traders/{trader}/skill', () => {
     const unknownOrder = await api.get('leaderboard?by=luck', { plan: 'max' });
     expect(unknownOrder.statusCode).toBe(422);
 
+    // As of an instant between two resolutions of the skilled wallet's markets (its 40th at 3039, its 41st at
+    // 3040): the skilled wallet's first 40 markets, all won (5 on 5 each: edge 1, no spread), the lucky one's
+    // 20 (edge 0.5, variance 255 ÷ 20² as above). The prior by moments: mean(edge²) − mean(se²).
+    const asOf = BASE_TS + 3039;
+    const luckyVariance = (3 * 8.5 ** 2 + 17 * 1.5 ** 2) / 20 ** 2;
+    const priorThen = (1 ** 2 + 0.5 ** 2) / 2 - (0 + luckyVariance) / 2;
+    const then = bodyOf(await api.get(`leaderboard?by=pnl&as_of=${asOf}`, { plan: 'max' }));
+    expect(then).toEqual({
+      by: 'pnl',
+      window: 'all',
+      min_markets: 20,
+      prior_sd: close(Math.sqrt(priorThen)),
+      traders: [
+        {
+          rank: 1,
+          wallet: skilled,
+          name: expect.any(String),
+          markets: 40,
+          cost_usd: close(200),
+          pnl_usd: close(200),
+          edge: close(1),
+          edge_shrunk: close(1),
+          brier: close(0.25),
+        },
+        {
+          rank: 2,
+          wallet: lucky,
+          name: expect.any(String),
+          markets: 20,
+          cost_usd: close(20),
+          pnl_usd: close(10),
+          edge: close(0.5),
+          edge_shrunk: close((0.5 * priorThen) / (priorThen + luckyVariance)),
+          brier: close(0.13),
+        },
+      ],
+      next_cursor: null,
+    });
+    // A second earlier, neither had 20 markets resolved: nobody is ranked.
+    expect(bodyOf(await api.get(`leaderboard?as_of=${BASE_TS + 3018}`, { plan: 'max' }))).toMatchObject({
+      traders: [],
+      next_cursor: null,
+    });
+    // At any instant around the resolutions, the board's rows are a replay of the resolutions up to it: each
+    // wallet's markets resolved by then (skilled: 5 on 5, won below index 60; lucky: 9 on 1, won below 3),
+    // listed once 20 are.
+    const replay = (at: number) =>
+      [
+        { wallet: skilled, count: 100, won: 60, win: 5, loss: -5, cost: 5 },
+        { wallet: lucky, count: 20, won: 3, win: 9, loss: -1, cost: 1 },
+      ]
+        .map((model) => {
+          const resolved = Array.from({ length: model.count }, (_, index) => index).filter(
+            (index) => BASE_TS + 3000 + index <= at,
+          );
+          return {
+            wallet: model.wallet,
+            markets: resolved.length,
+            pnl_usd: close(resolved.reduce((sum, index) => sum + (index < model.won ? model.win : model.loss), 0)),
+            cost_usd: close(resolved.length * model.cost),
+          };
+        })
+        .filter((row) => row.markets >= 20);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: BASE_TS + 2990, max: BASE_TS + 3110 }), async (at) => {
+        const rows = (await board(`by=pnl&as_of=${at}`)).traders as unknown as Array<Record<string, number>>;
+        expect(
+          rows
+            .map(({ wallet: who, markets: count, pnl_usd, cost_usd }) => ({
+              wallet: who,
+              markets: count,
+              pnl_usd,
+              cost_usd,
+            }))
+            .sort((a, b) => String(a.wallet).localeCompare(String(b.wallet))),
+        ).toEqual(replay(at).sort((a, b) => a.wallet.localeCompare(b.wallet)));
+      }),
+      { numRuns: 20 },
+    );
+    // Paged as of the same instant; its cursor is refused on today's board.
+    const thenFirst = await board(`as_of=${asOf}&limit=1`);
+    expect(thenFirst.traders.map((row) => [row.rank, row.wallet])).toEqual([[1, skilled]]);
+    expect(await board(`as_of=${asOf}&limit=1&cursor=${thenFirst.next_cursor}`)).toMatchObject({
+      traders: [{ rank: 2, wallet: lucky, pnl_usd: close(10) }],
+      next_cursor: null,
+    });
+    expect((await api.get(`leaderboard?limit=1&cursor=${thenFirst.next_cursor}`, { plan: 'max' })).statusCode).toBe(
+      400,
+    );
+    // Immutable as of a past instant: an ETag, and 304 on a match; in the future, 422 naming as_of.
+    const tagged = await api.get(`leaderboard?as_of=${asOf}`, { plan: 'max' });
+    expect(tagged.headers['cache-control']).toContain('immutable');
+    const notModified = await api.get(`leaderboard?as_of=${asOf}`, {
+      plan: 'max',
+      headers: { 'if-none-match': tagged.headers.etag as string },
+    });
+    expect(notModified.statusCode).toBe(304);
+    const future = await api.get(`leaderboard?as_of=${Math.floor(Date.now() / 1000) + 3600}`, { plan: 'max' });
+    expect(future.statusCode).toBe(422);
+    expect(bodyOf(future)).toMatchObject({ detail: [{ loc: ['query', 'as_of'] }] });
+
     // Basic: the answer weighs the trader's 5 most recent markets (indexes 95..99: all lost), and a fourth
     // distinct trader of the day is refused (wallet_quota), as for the card.
     const basic = await startTestApi(config, {
@@ -259,6 +436,28 @@ describe('GET /traders/{trader}/skill', () => {
       expect(bodyOf(refused)).toMatchObject({ error: 'wallet_quota' });
     } finally {
       await basic.close();
+    }
+
+    // A resolution landing later: the refresher adds the late buyer's market to the rollup, and its answer.
+    expect((await skillOf(late)).sample).toMatchObject({ markets: 1, cost_usd: close(3) });
+    await withPublisher(config, createLogger('error'), async ({ publisher }) => {
+      await publisher.publish('markets', [makeResolution(lateMarket, 1, BASE_TS + 5000)]);
+    });
+    expect(await rowsOf(late)).toEqual(
+      byMarket([
+        rowOf(m1, BASE_TS + 1000, BASE_TS + 1500, [7, 3, 10, 3, 0.3, 1], true),
+        rowOf(lateMarket, BASE_TS + 5000, BASE_TS + 5000, [-2, 2, 10, 2, 0.2, 0], true),
+      ]).map((row) => ({ wallet: late, ...row })),
+    );
+    const lateSkill = await skillOf(late);
+    expect(lateSkill.sample).toMatchObject({ markets: 2, cost_usd: close(5), last_resolved_ts: BASE_TS + 5000 });
+    expect(lateSkill.edge.per_dollar).toBeCloseTo((7 - 2) / 5, 9);
+
+    // The rollup's sums equal the per-request computation: today's answer (the rollup's rows, the prior from
+    // their sums) is the answer as of now (the wallet's markets replayed from its fills, its buys read).
+    for (const who of [wallet, skilled, lucky, late]) {
+      const replayed = bodyOf(await api.get(`traders/${who}/skill?as_of=${now}`, { plan: 'max' }));
+      expect(await skillOf(who), who).toEqual(approx(replayed));
     }
 
     // Skill of a wallet with no resolved entry: nulls, not zeros.

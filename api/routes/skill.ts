@@ -15,7 +15,7 @@ export function registerSkillRoutes(app: ApiApp, context: RouteContext): void {
         summary: 'Is a trader good, or lucky',
         description: [
           "Over the trader's resolved markets with entries: edge (realized return per dollar above what the entry prices implied, net of fees; losers held to the resolution count), its 90% bootstrap interval (seeded: reproducible) and the edge shrunk toward 0 by the evidence; held-to-resolution and sold-before-resolution apart; calibration (the Brier score of the entry prices as forecasts of the outcomes bought, its decomposition and a table by price bucket); the percentile among wallets with enough resolved markets. Formulas with a worked example: docs/skill.md.",
-          'as_of (epoch seconds): the answer as known then, from the markets resolved and the fills made by then (no percentile, and the default prior: the population then is not computed); immutable, with an ETag.',
+          'as_of (epoch seconds): the answer as known then, from the markets resolved and the fills made by then, its prior and percentile among the wallets as known then; immutable, with an ETag.',
           historyDepthNote(
             context.config,
             (depth) => `the answer weighs only the trader's ${depth} most recent markets (the markets list's order).`,
