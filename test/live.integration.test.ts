@@ -107,6 +107,9 @@ class WatchedSlots implements SlotStore {
   watching(nowMs: number | null) {
     return this.target.watching(nowMs);
   }
+  watchedMarkets(nowMs: number | null) {
+    return this.target.watchedMarkets(nowMs);
+  }
   close() {
     return this.target.close();
   }
