@@ -104,7 +104,7 @@ export type MarketResolvedMessage = z.infer<typeof marketResolvedMessage>;
 export type ClobMessage = z.infer<(typeof SCHEMAS)[keyof typeof SCHEMAS]>;
 
 /** A message (or a whole frame) that could not be read: its text and why. */
-export interface RejectedMessage {
+interface RejectedMessage {
   raw: string;
   reason: string;
 }
