@@ -713,6 +713,8 @@ export interface ClobConfig {
   popularTraders: number;
   /** A popular trader's market counts as open while unresolved and active within this many seconds. */
   openMarketSeconds: number;
+  /** Frames read and not yet published, at most: beyond, their events are dropped (and counted). */
+  maxPendingFrames: number;
 }
 
 export interface ArchiveConfig {
@@ -1043,6 +1045,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       maxMarkets: 100,
       popularTraders: 50,
       openMarketSeconds: 7 * 86_400,
+      // Seconds of the busiest markets' traffic: a log that is down longer loses ticks, not memory.
+      maxPendingFrames: 10_000,
     }))(),
     /** The WebSocket live plane (docs/live.md): its address, its slots' leases, its bounds per connection. */
     live: {

@@ -232,7 +232,7 @@ const upstreamLastSuccess = new Gauge({
 /** The clob source: the market channel's frames, its reconnects, and what it subscribes. */
 export const clobMessages = new Counter({
   name: 'trader_analytics_clob_messages_total',
-  help: 'Market-channel messages the clob source read, by outcome: used, ignored (kinds it does not use), rejected (dead-lettered); untracked counts book entries and prints of tokens no longer subscribed.',
+  help: 'Market-channel messages the clob source read, by outcome: used, ignored (kinds it does not use), rejected (dead-lettered); dropped counts events not published because the log fell behind; untracked counts book entries and prints of tokens no longer subscribed.',
   labelNames: ['outcome'] as const,
   registers,
 });

@@ -15,7 +15,7 @@ import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
 import { liveEventsOf } from '../ingest/live-feed.ts';
 import { ClobSource, type MarketTokens } from '../ingest/sources/clob/index.ts';
 import { createLogger } from '../log.ts';
-import { clobReconnects } from '../metrics/registry.ts';
+import { clobMessages, clobReconnects } from '../metrics/registry.ts';
 import { polymarketData, RecordingSink } from './harness/polymarket.ts';
 
 const STREAMS = path.join(polymarketData, 'http/clob-ws/streams');
@@ -134,7 +134,7 @@ afterEach(async () => {
   for (const run of running.splice(0)) await run.stop();
 });
 
-async function start(overrides: Partial<ClobConfig> = {}): Promise<Running> {
+async function start(overrides: Partial<ClobConfig> = {}, log = createLogger('silent')): Promise<Running> {
   const server = new ReplayServer();
   await new Promise<void>((resolve) => server.server.once('listening', () => resolve()));
   const config: ClobConfig = {
@@ -158,7 +158,7 @@ async function start(overrides: Partial<ClobConfig> = {}): Promise<Running> {
     reject: async (raw, reason) => {
       deadLetters.push({ raw, reason });
     },
-    log: createLogger('silent'),
+    log,
   });
   const controller = new AbortController();
   const done = source.run(controller.signal);
@@ -176,6 +176,11 @@ async function start(overrides: Partial<ClobConfig> = {}): Promise<Running> {
   };
   running.push(run);
   return run;
+}
+
+async function messages(outcome: string): Promise<number> {
+  const metric = await clobMessages.get();
+  return metric.values.find((value) => value.labels.outcome === outcome)?.value ?? 0;
 }
 
 async function reconnects(reason: string): Promise<number> {
@@ -297,6 +302,49 @@ describe('the clob source against a replaying market channel', () => {
     ]);
     expect(deadLetters[0]!.raw).toBe('{"half a message');
     expect(socket.closed).toBe(false);
+  });
+
+  it('drops (and counts) what the log cannot take beyond its bound; the books stay right', async () => {
+    let dropped = () => {};
+    const firstDrop = new Promise<void>((resolve) => {
+      dropped = resolve;
+    });
+    const log = createLogger('warn', {
+      write: (line: string) => {
+        if (line.includes('clob events dropped')) dropped();
+      },
+    });
+    const { server, sink } = await start({ maxPendingFrames: 2 }, log);
+    let release = () => {};
+    const blocked = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const publish = sink.publish.bind(sink);
+    sink.publish = async (topicId, events) => {
+      await blocked;
+      await publish(topicId, events);
+    };
+    const droppedBefore = await messages('dropped');
+    const socket = await server.connection(0);
+    // Two frames wait for the log; the next one, the deltas batched (one of them moves the top), is dropped.
+    socket.socket.send(books[0]!);
+    socket.socket.send(deltaFrames[0]!);
+    socket.socket.send(`[${deltaFrames.slice(1, 40).join(',')}]`);
+    await firstDrop;
+    release();
+    await sink.until(() => sink.events('book').length === 1);
+    expect(await messages('dropped')).toBe(droppedBefore + 1);
+    // The next book's top goes out although the dropped tick had it already: the log never saw it.
+    socket.socket.send(books[1]!);
+    await sink.until(() => sink.events('book').length === 2);
+    const top = (line: string) => {
+      const book = JSON.parse(line) as { bids: { price: string }[]; asks: { price: string }[] };
+      return {
+        bid: Math.max(...book.bids.map((level) => Number(level.price))),
+        ask: Math.min(...book.asks.map((level) => Number(level.price))),
+      };
+    };
+    expect(sink.events('book').map(({ bid, ask }) => ({ bid, ask }))).toEqual([top(books[0]!), top(books[1]!)]);
   });
 
   it('subscribes and unsubscribes on the open socket as the markets of interest change', async () => {

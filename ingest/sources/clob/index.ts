@@ -44,6 +44,8 @@ export class ClobSource {
   #markets = new Map<string, MarketTokens>();
   /** Publishing, in the order frames arrived. */
   #chain: Promise<void> = Promise.resolve();
+  #pending = 0;
+  #lastDropLog = 0;
 
   constructor(options: ClobSourceOptions) {
     this.#options = options;
@@ -132,7 +134,25 @@ export class ClobSource {
           reason: `${TOPICS[output.topic].name}: ${describeZodError(parsed.error)}`,
         });
     }
-    this.#chain = this.#chain.then(() => this.#publish(valid, rejected));
+    // A log that cannot keep up costs bounded memory; the books are kept from every frame regardless, so
+    // what is published after a drop is still right.
+    if (this.#pending >= this.#options.config.maxPendingFrames) {
+      clobMessages.inc({ outcome: 'dropped' }, valid.length + rejected.length);
+      this.#translator.unpublished(
+        valid.flatMap((output) => (output.topic === 'book' ? [output.event.condition_id] : [])),
+      );
+      const now = Date.now();
+      if (now - this.#lastDropLog > 5_000) {
+        this.#lastDropLog = now;
+        this.#options.log.warn({ pending: this.#pending }, 'the log does not keep up: clob events dropped');
+      }
+      return;
+    }
+    this.#pending++;
+    this.#chain = this.#chain.then(async () => {
+      await this.#publish(valid, rejected);
+      this.#pending--;
+    });
   }
 
   async #publish(outputs: readonly ClobOutput[], rejected: readonly { raw: string; reason: string }[]): Promise<void> {

@@ -63,7 +63,8 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 export class ClobTranslator {
   readonly #tokens = new Map<string, TokenState>();
   readonly #markets = new Map<string, MarketTokens>();
-  readonly #lastTick = new Map<string, { bid: number | null; ask: number | null; seq: number }>();
+  /** The last tick of each market; `unpublished`: it never reached the log, so the same top goes out again. */
+  readonly #lastTick = new Map<string, { bid: number | null; ask: number | null; seq: number; unpublished: boolean }>();
 
   /** Starts tracking markets (their tokens' books begin empty until the venue states them). */
   track(markets: readonly MarketTokens[]): void {
@@ -104,6 +105,14 @@ export class ClobTranslator {
       state.book.replace([], []);
       state.snapshot = false;
       state.stated = { bid: null, ask: null };
+    }
+  }
+
+  /** Ticks that were translated but not published: the markets' next tick goes out even at the same top. */
+  unpublished(conditionIds: Iterable<string>): void {
+    for (const id of conditionIds) {
+      const last = this.#lastTick.get(id);
+      if (last) last.unpublished = true;
     }
   }
 
@@ -185,9 +194,9 @@ export class ClobTranslator {
     const top = this.#upTop(conditionId);
     if (!top) return;
     const last = this.#lastTick.get(conditionId);
-    if (last && last.bid === top.bid && last.ask === top.ask) return;
+    if (last && !last.unpublished && last.bid === top.bid && last.ask === top.ask) return;
     const seq = Math.max(timestampMs * 1000, (last?.seq ?? -1) + 1);
-    this.#lastTick.set(conditionId, { ...top, seq });
+    this.#lastTick.set(conditionId, { ...top, seq, unpublished: false });
     translation.outputs.push({
       topic: 'book',
       event: { condition_id: conditionId, ts: seconds(timestampMs), seq, bid: top.bid, ask: top.ask },
