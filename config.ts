@@ -267,6 +267,15 @@ const upstreamVariables = {
     ),
 };
 
+const clobVariables = {
+  CLOB_WS_URL: z
+    .url({ protocol: /^wss?$/ })
+    .default('wss://ws-subscriptions-clob.polymarket.com/ws/market')
+    .describe(
+      "The `clob` role's market channel (Polymarket's CLOB WebSocket): a relay, or the venue's next deployment of it.",
+    ),
+};
+
 const archiveVariables = {
   POLYGON_RPC_URL: z
     .string()
@@ -346,6 +355,7 @@ export const VARIABLE_SECTIONS = [
   { title: 'MCP', variables: mcpVariables },
   { title: 'Tapes and downloads', variables: tapeVariables },
   { title: 'Upstream poller', variables: upstreamVariables },
+  { title: 'CLOB book source', variables: clobVariables },
   { title: 'On-chain archive', variables: archiveVariables },
   { title: 'Simulator', variables: simulatorVariables },
 ] as const;
@@ -359,6 +369,7 @@ const environmentSchema = z.object({
   ...mcpVariables,
   ...tapeVariables,
   ...upstreamVariables,
+  ...clobVariables,
   ...archiveVariables,
   ...simulatorVariables,
 });
@@ -684,6 +695,28 @@ export interface PageLimits {
   maxLimit: number;
 }
 
+/** The `clob` source (docs/clob.md): its socket's heartbeat, watchdogs and backoff, and what it subscribes. */
+export interface ClobConfig {
+  url: string;
+  /** The text PING every this often (the venue's documented period). */
+  heartbeatMs: number;
+  /** No PONG for this long: the socket is dead. */
+  pongTimeoutMs: number;
+  /** No message for this long while something is subscribed (PONGs still coming): the socket is frozen. */
+  stallMs: number;
+  backoff: { baseMs: number; maxMs: number };
+  /** How often the markets to subscribe are read again. */
+  refreshMs: number;
+  /** Markets subscribed at most (two tokens each), watched ones first. */
+  maxMarkets: number;
+  /** Traders of the popular shelf whose open markets are subscribed. */
+  popularTraders: number;
+  /** A popular trader's market counts as open while unresolved and active within this many seconds. */
+  openMarketSeconds: number;
+  /** Frames read and not yet published, at most: beyond, their events are dropped (and counted). */
+  maxPendingFrames: number;
+}
+
 export interface ArchiveConfig {
   rpcUrls: readonly string[];
   source: string;
@@ -995,6 +1028,25 @@ function configOf(env: z.output<typeof environmentSchema>) {
       v2StartTs: DEFAULT_EXCHANGE_V2_START_TS,
       stateFile: path.join(dataDir, 'upstream-state.json'),
       requestedWalletsKey: `${env.REDIS_KEY_PREFIX}upstream:requested`,
+    }))(),
+    clob: ((): ClobConfig => ({
+      url: env.CLOB_WS_URL,
+      // The venue's documented heartbeat is a PING every 10 s; its SDK waits 30 s for the PONG.
+      heartbeatMs: 10_000,
+      pongTimeoutMs: 30_000,
+      // Two quiet minutes with books subscribed is a frozen socket, not a quiet market: a crypto window's
+      // book changes every second, and a fresh subscription's initial books arrive at once.
+      stallMs: 120_000,
+      // The venue's SDK reconnects from 1 s doubling to 60 s; ours draws a random delay up to that (full jitter).
+      backoff: { baseMs: 1_000, maxMs: 60_000 },
+      // Watches start and end on the live plane: a new watch's book follows within this.
+      refreshMs: 5_000,
+      // The venue documents no cap per connection; sockets with a few hundred tokens are reported to freeze.
+      maxMarkets: 100,
+      popularTraders: 50,
+      openMarketSeconds: 7 * 86_400,
+      // Seconds of the busiest markets' traffic: a log that is down longer loses ticks, not memory.
+      maxPendingFrames: 10_000,
     }))(),
     /** The WebSocket live plane (docs/live.md): its address, its slots' leases, its bounds per connection. */
     live: {

@@ -12,6 +12,7 @@
  *   keys      admin: mint, revoke and list the API keys of an account (publishes account events)
  *   upstream  poll Polymarket's public APIs (markets, profiles, equity, fills, leaderboard) and publish them
  *   archive   index Polymarket's fills, legs and resolutions from Polygon (POLYGON_RPC_URL)
+ *   clob      subscribe Polymarket's CLOB market channel for the watched and popular markets; publish books and prints
  *
  * Configuration comes from the environment (config.ts); docs/configuration.md lists every variable.
  */
@@ -23,7 +24,7 @@ import { createLogger, type Logger } from './log.ts';
 import { DataDirectoryInUseError } from './projections/embedded-lock.ts';
 
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
-const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream']);
+const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream', 'clob']);
 
 const ROLES = [
   'all',
@@ -37,6 +38,7 @@ const ROLES = [
   'keys',
   'upstream',
   'archive',
+  'clob',
 ] as const;
 type Role = (typeof ROLES)[number];
 
@@ -54,6 +56,8 @@ roles:
   migrate                               apply ClickHouse migrations and exit
   upstream                              poll Polymarket's public APIs and publish what they say (UPSTREAM_* config)
   archive                               index Polygon logs (POLYGON_RPC_URL) into the topics; resumes from its checkpoint
+  clob                                  subscribe Polymarket's CLOB market channel (CLOB_WS_URL) for the watched and
+                                        popular markets; publish their books and prints (needs CLICKHOUSE_URL)
   keys mint --user <account_id> [--plan basic|pro|max] --label <label> [--name <display name>] [--founder|--no-founder]
                                         create/update the account, mint a key, print it once on stdout
   keys revoke --key-id <key_id> | --user <account_id> --last4 <xxxx>
@@ -172,6 +176,11 @@ async function runRole(
     case 'archive': {
       const { runArchive } = await import('./roles/archive.ts');
       return runArchive(config, log);
+    }
+    case 'clob': {
+      const { shutdownSignal } = await import('./roles/runtime.ts');
+      const { runClob } = await import('./roles/clob.ts');
+      return runClob(config, log, shutdownSignal(log, config.shutdown.graceMs));
     }
   }
 }

@@ -229,6 +229,27 @@ const upstreamLastSuccess = new Gauge({
   registers,
 });
 
+/** The clob source: the market channel's frames, its reconnects, and what it subscribes. */
+export const clobMessages = new Counter({
+  name: 'trader_analytics_clob_messages_total',
+  help: 'Market-channel messages the clob source read, by outcome: used, ignored (kinds it does not use), rejected (dead-lettered); dropped counts events not published because the log fell behind; untracked counts book entries and prints of tokens no longer subscribed.',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+export const clobReconnects = new Counter({
+  name: 'trader_analytics_clob_reconnects_total',
+  help: 'Market-channel sockets the clob source replaced, by reason: closed, error, heartbeat (no PONG), stalled (PONGs but no data).',
+  labelNames: ['reason'] as const,
+  registers,
+});
+
+export const clobSubscribedMarkets = new Gauge({
+  name: 'trader_analytics_clob_subscribed_markets',
+  help: 'Markets the clob source keeps subscribed (watched on the live plane, or open markets of the popular shelf).',
+  registers,
+});
+
 /** Records one upstream poll: a source calls this after each request to the provider. */
 export function recordUpstreamPoll(endpoint: string, error: string | null, nowSeconds = Date.now() / 1000): void {
   if (error === null) {

@@ -52,7 +52,10 @@ function config(extraArgs: string[], environment: Record<string, string>) {
 
 describe('deploy/compose.yaml', () => {
   it('is accepted by Docker Compose and describes the stack with healthchecks, replicas and profiles', async () => {
-    const result = config(['--profile', 'demo', '--profile', 'archive', '--profile', 'upstream'], SECRETS);
+    const result = config(
+      ['--profile', 'demo', '--profile', 'archive', '--profile', 'upstream', '--profile', 'clob'],
+      SECRETS,
+    );
     expect(result.status, result.stderr).toBe(0);
     const resolved = parse(result.stdout) as { services: Record<string, Service> };
     const services = resolved.services;
@@ -70,6 +73,7 @@ describe('deploy/compose.yaml', () => {
         'redis',
         'simulate',
         'upstream',
+        'clob',
       ].sort(),
     );
 
@@ -80,7 +84,7 @@ describe('deploy/compose.yaml', () => {
       expect(service.healthcheck?.disable ?? false, name).toBe(false);
     }
     expect(services.migrate!.command).toEqual(['migrate']);
-    for (const name of ['ingest', 'api', 'archive', 'upstream']) {
+    for (const name of ['ingest', 'api', 'archive', 'upstream', 'clob']) {
       expect(services[name]!.depends_on?.migrate?.condition, name).toBe('service_completed_successfully');
     }
 
@@ -119,10 +123,16 @@ describe('deploy/compose.yaml', () => {
     const profiled = Object.entries(source.services)
       .filter(([, service]) => (service.profiles ?? []).length > 0)
       .map(([name, service]) => [name, service.profiles]);
-    expect(Object.fromEntries(profiled)).toEqual({ simulate: ['demo'], archive: ['archive'], upstream: ['upstream'] });
+    expect(Object.fromEntries(profiled)).toEqual({
+      simulate: ['demo'],
+      archive: ['archive'],
+      upstream: ['upstream'],
+      clob: ['clob'],
+    });
     const archive = source.services.archive!;
     expect(archive.command).toEqual(['archive']);
     expect(source.services.upstream!.command).toEqual(['upstream']);
+    expect(source.services.clob!.command).toEqual(['clob']);
   });
 
   it('refuses to render without the secrets (no empty ClickHouse password)', () => {

@@ -129,6 +129,7 @@ describe('deploy/k8s', () => {
         'Deployment/trader-analytics-archive',
         'Deployment/trader-analytics-ingest',
         'Deployment/trader-analytics-upstream',
+        'Deployment/trader-analytics-clob',
         'Job/trader-analytics-migrate',
       ].sort(),
     );
@@ -167,10 +168,11 @@ describe('deploy/k8s', () => {
       'trader-analytics-ingest': ['ingest'],
       'trader-analytics-archive': ['archive'],
       'trader-analytics-upstream': ['upstream'],
+      'trader-analytics-clob': ['clob'],
       'trader-analytics-migrate': ['migrate'],
     });
     // The base runs no source: the components add them.
-    expect(kustomize(path.join(K8S, 'base')).filter((object) => /archive|upstream/.test(object.metadata.name))).toEqual(
+    expect(kustomize(path.join(K8S, 'base')).filter((object) => /archive|upstream|clob/.test(object.metadata.name))).toEqual(
       [],
     );
   });

@@ -109,4 +109,34 @@ describe.each(['memory', 'redis'] as const)('slot store (%s)', (kind) => {
     expect(await slots.watching(start + leaseMs)).toEqual(new Map([['alice', 1]]));
     expect(await slots.watching(start + 3 * leaseMs)).toEqual(new Map());
   });
+
+  it('names the markets watched now, every user’s, under the same leases (what the clob source subscribes)', async () => {
+    const slots = open(kind);
+    const market = (digit: string) => `0x${digit.repeat(64)}`;
+    const watch = (userId: string, slotId: string, watched?: string) =>
+      slots.acquire({
+        userId,
+        slotId,
+        cap,
+        leaseMs,
+        nowMs: start,
+        trader: 'alice',
+        ...(watched ? { market: watched } : {}),
+      });
+    expect(await slots.watchedMarkets(start)).toEqual(new Set());
+    await watch('u', 'a', market('a'));
+    await watch('v', 'a', market('a'));
+    await watch('v', 'b', market('b'));
+    await watch('v', 'unnamed');
+    expect(await slots.watchedMarkets(start)).toEqual(new Set([market('a'), market('b')]));
+
+    // One of two watches of a market ends: the market is still watched.
+    await slots.release('u', 'a');
+    expect(await slots.watchedMarkets(start)).toEqual(new Set([market('a'), market('b')]));
+    // `v`'s b is not renewed: past its lease its market is no longer watched.
+    expect(await slots.renew('v', ['a', 'unnamed'], leaseMs, start + leaseMs - 1)).toEqual([]);
+    expect(await slots.watchedMarkets(start + leaseMs)).toEqual(new Set([market('a')]));
+    await slots.release('v', 'a');
+    expect(await slots.watchedMarkets(start + leaseMs)).toEqual(new Set());
+  });
 });

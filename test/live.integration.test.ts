@@ -107,6 +107,9 @@ class WatchedSlots implements SlotStore {
   watching(nowMs: number | null) {
     return this.target.watching(nowMs);
   }
+  watchedMarkets(nowMs: number | null) {
+    return this.target.watchedMarkets(nowMs);
+  }
   close() {
     return this.target.close();
   }
@@ -596,12 +599,15 @@ describe.each(['memory', 'redis'] as const)('slots (%s)', (kind) => {
       headers: { authorization: `Bearer ${keys.p2}` },
     });
     expect(me.json().usage.live).toEqual({ slots_in_use: cap });
+    // The watched markets, as the clob role reads them from the same store.
+    expect(await instance.slots.watchedMarkets(null)).toEqual(new Set(MARKETS.slice(0, cap)));
 
     // Unwatch on a: b takes the slot.
     a.send({ type: 'unwatch', trader: TRADER, market: MARKETS[0] });
     await a.nextOf('event');
     expect(await a.nextOf('ack')).toMatchObject({ slots_in_use: cap - 1 });
     expect(await watch(b, MARKETS[cap]!)).toMatchObject({ type: 'ack', slots_in_use: cap });
+    expect(await instance.slots.watchedMarkets(null)).toEqual(new Set(MARKETS.slice(1, cap + 1)));
 
     // b goes away: its two slots come back.
     const released = instance.slots.released('l-pro', 2);

@@ -5,8 +5,9 @@
  *
  * The watches among them are also indexed under one hash tag of their own, `{live}` (a script touches the
  * keys of one tag only, so the index cannot share the user's script): a sorted set of watches by lease
- * expiry and a hash naming each watch's trader, both written with the slot and under the same lease. The
- * index is what every user's watches have in common: each trader's watcher count in one read.
+ * expiry and two hashes naming each watch's trader and market, all written with the slot and under the
+ * same lease. The index is what every user's watches have in common: each trader's watcher count in one
+ * read, and the markets watched now (what the `clob` source subscribes, from its own process).
  */
 import type { Redis } from 'ioredis';
 import { NOW_LUA } from './redis.ts';
@@ -53,16 +54,16 @@ return lost`;
 const IN_USE_LUA = `${NOW}
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
 
-/** KEYS 1 watches, 2 their traders; ARGV 1 now ms or '', 2 lease ms, 3 watch, 4 trader. */
+/** KEYS 1 watches, 2 their traders, 3 their markets; ARGV 1 now ms or '', 2 lease ms, 3 watch, 4 trader, 5 market or ''. */
 const WATCH_ADD_LUA = `${NOW}
 local lease = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], now + lease, ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], lease + GC_MS)
-redis.call('PEXPIRE', KEYS[2], lease + GC_MS)
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], ARGV[5]) end
+for index = 1, 3 do redis.call('PEXPIRE', KEYS[index], lease + GC_MS) end
 return 1`;
 
-/** KEYS 1 watches, 2 their traders; ARGV 1 now ms or '', 2 lease ms, 3.. watches still held (others are no-ops). */
+/** KEYS 1 watches, 2 their traders, 3 their markets; ARGV 1 now ms or '', 2 lease ms, 3.. watches still held (others are no-ops). */
 const WATCH_RENEW_LUA = `${NOW}
 local lease = tonumber(ARGV[2])
 local renewed = 0
@@ -73,24 +74,29 @@ for index = 3, #ARGV do
   end
 end
 if renewed > 0 then
-  redis.call('PEXPIRE', KEYS[1], lease + GC_MS)
-  redis.call('PEXPIRE', KEYS[2], lease + GC_MS)
+  for index = 1, 3 do redis.call('PEXPIRE', KEYS[index], lease + GC_MS) end
 end
 return renewed`;
 
-/** KEYS 1 watches, 2 their traders; ARGV the watches to drop. */
+/** KEYS 1 watches, 2 their traders, 3 their markets; ARGV the watches to drop. */
 const WATCH_REMOVE_LUA = `
 for index = 1, #ARGV do
   redis.call('ZREM', KEYS[1], ARGV[index])
   redis.call('HDEL', KEYS[2], ARGV[index])
+  redis.call('HDEL', KEYS[3], ARGV[index])
 end
 return #ARGV`;
 
-/** KEYS 1 watches, 2 their traders; ARGV 1 now ms or ''. Drops the expired; returns {trader, count, ...}. */
-const WATCHING_LUA = `${NOW}
+/** Drops the expired watches of KEYS 1 (watches), 2 (their traders), 3 (their markets). */
+const DROP_EXPIRED_WATCHES = `
 for _, watch in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
   redis.call('HDEL', KEYS[2], watch)
-end
+  redis.call('HDEL', KEYS[3], watch)
+end`;
+
+/** KEYS 1 watches, 2 their traders, 3 their markets; ARGV 1 now ms or ''. Drops the expired; returns {trader, count, ...}. */
+const WATCHING_LUA = `${NOW}
+${DROP_EXPIRED_WATCHES}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local counts = {}
 local order = {}
@@ -111,6 +117,21 @@ for _, trader in ipairs(order) do
 end
 return reply`;
 
+/** KEYS 1 watches, 2 their traders, 3 their markets; ARGV 1 now ms or ''. Drops the expired; returns the distinct markets. */
+const WATCHED_MARKETS_LUA = `${NOW}
+${DROP_EXPIRED_WATCHES}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local seen = {}
+local reply = {}
+for _, watch in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local market = redis.call('HGET', KEYS[3], watch)
+  if market and not seen[market] then
+    seen[market] = true
+    table.insert(reply, market)
+  end
+end
+return reply`;
+
 interface SlotCommands {
   taSlotAcquire(...args: (string | number)[]): Promise<[string, number]>;
   taSlotRenew(...args: (string | number)[]): Promise<string[]>;
@@ -119,6 +140,7 @@ interface SlotCommands {
   taWatchRenew(...args: (string | number)[]): Promise<number>;
   taWatchRemove(...args: (string | number)[]): Promise<number>;
   taWatching(...args: (string | number)[]): Promise<(string | number)[]>;
+  taWatchedMarkets(...args: (string | number)[]): Promise<string[]>;
 }
 
 export class RedisSlots implements SlotStore {
@@ -132,10 +154,11 @@ export class RedisSlots implements SlotStore {
     redis.defineCommand('taSlotAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
     redis.defineCommand('taSlotRenew', { numberOfKeys: 1, lua: RENEW_LUA });
     redis.defineCommand('taSlotsInUse', { numberOfKeys: 1, lua: IN_USE_LUA });
-    redis.defineCommand('taWatchAdd', { numberOfKeys: 2, lua: WATCH_ADD_LUA });
-    redis.defineCommand('taWatchRenew', { numberOfKeys: 2, lua: WATCH_RENEW_LUA });
-    redis.defineCommand('taWatchRemove', { numberOfKeys: 2, lua: WATCH_REMOVE_LUA });
-    redis.defineCommand('taWatching', { numberOfKeys: 2, lua: WATCHING_LUA });
+    redis.defineCommand('taWatchAdd', { numberOfKeys: 3, lua: WATCH_ADD_LUA });
+    redis.defineCommand('taWatchRenew', { numberOfKeys: 3, lua: WATCH_RENEW_LUA });
+    redis.defineCommand('taWatchRemove', { numberOfKeys: 3, lua: WATCH_REMOVE_LUA });
+    redis.defineCommand('taWatching', { numberOfKeys: 3, lua: WATCHING_LUA });
+    redis.defineCommand('taWatchedMarkets', { numberOfKeys: 3, lua: WATCHED_MARKETS_LUA });
     this.#redis = redis as Redis & SlotCommands;
   }
 
@@ -143,9 +166,13 @@ export class RedisSlots implements SlotStore {
     return `${this.keyPrefix}{u:${userId}}:slots`;
   }
 
-  /** The watch index's keys: the watches by lease expiry, and each watch's trader. */
-  #watchKeys(): [string, string] {
-    return [`${this.keyPrefix}{live}:watches`, `${this.keyPrefix}{live}:watch-traders`];
+  /** The watch index's keys: the watches by lease expiry, each watch's trader, each watch's market. */
+  #watchKeys(): [string, string, string] {
+    return [
+      `${this.keyPrefix}{live}:watches`,
+      `${this.keyPrefix}{live}:watch-traders`,
+      `${this.keyPrefix}{live}:watch-markets`,
+    ];
   }
 
   /** A slot's name in the watch index: slot ids are unique per user only. */
@@ -171,6 +198,7 @@ export class RedisSlots implements SlotStore {
         request.leaseMs,
         this.#watch(request.userId, request.slotId),
         request.trader,
+        request.market ?? '',
       );
     return { kind: verdict, inUse: Number(inUse) };
   }
@@ -204,6 +232,10 @@ export class RedisSlots implements SlotStore {
     for (let index = 0; index + 1 < reply.length; index += 2)
       counts.set(String(reply[index]), Number(reply[index + 1]));
     return counts;
+  }
+
+  async watchedMarkets(nowMs: number | null): Promise<Set<string>> {
+    return new Set(await this.#redis.taWatchedMarkets(...this.#watchKeys(), nowMs === null ? '' : String(nowMs)));
   }
 
   async inUse(userId: string, nowMs: number | null): Promise<number> {

@@ -9,6 +9,9 @@
  * live watcher count (the popular shelf's `watching`), under the same leases, so a watch of an instance
  * that died stops counting when its slot frees itself.
  *
+ * A watch's slot also names its market: the markets watched now, on every instance, are what the `clob`
+ * source keeps subscribed on the venue's book channel (ingest/sources/clob/), under the same leases.
+ *
  * Two implementations with the same behaviour, like the gates: Redis (a Lua script per step, what several
  * instances share; slots-redis.ts) and process memory (the embedded default, below). Time is
  * milliseconds since the epoch; `nowMs` null is the store's own clock (Redis TIME in production).
@@ -24,6 +27,8 @@ export interface SlotRequest {
   nowMs: number | null;
   /** The watched trader's wallet: while the slot is held it counts among the trader's watchers. */
   trader?: string;
+  /** The watched market: while the slot is held the `clob` source keeps its book subscribed. */
+  market?: string;
 }
 
 /** `held`: the slot was this watch's already (its lease is renewed, nothing more is taken). */
@@ -43,12 +48,15 @@ export interface SlotStore {
   inUse(userId: string, nowMs: number | null): Promise<number>;
   /** Watchers of each watched trader now (slots naming a trader whose lease has not run out), every user's. */
   watching(nowMs: number | null): Promise<Map<string, number>>;
+  /** The markets watched now (slots naming a market whose lease has not run out), every user's. */
+  watchedMarkets(nowMs: number | null): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
 interface Lease {
   expiresAt: number;
   trader: string | null;
+  market: string | null;
 }
 
 /** The slots in process memory: each call runs to completion without yielding, as atomic as the script. */
@@ -68,7 +76,7 @@ export class MemorySlots implements SlotStore {
   acquire(request: SlotRequest): Promise<SlotVerdict> {
     const now = request.nowMs ?? this.clockMs();
     const slots = this.#live(request.userId, now);
-    const lease = { expiresAt: now + request.leaseMs, trader: request.trader ?? null };
+    const lease = { expiresAt: now + request.leaseMs, trader: request.trader ?? null, market: request.market ?? null };
     if (slots.has(request.slotId)) {
       slots.set(request.slotId, lease);
       return Promise.resolve({ kind: 'held', inUse: slots.size });
@@ -113,6 +121,14 @@ export class MemorySlots implements SlotStore {
       if (slots.size === 0) this.#users.delete(userId);
     }
     return Promise.resolve(counts);
+  }
+
+  watchedMarkets(nowMs: number | null): Promise<Set<string>> {
+    const now = nowMs ?? this.clockMs();
+    const markets = new Set<string>();
+    for (const slots of this.#users.values())
+      for (const lease of slots.values()) if (lease.expiresAt > now && lease.market !== null) markets.add(lease.market);
+    return Promise.resolve(markets);
   }
 
   close(): Promise<void> {

@@ -611,6 +611,7 @@ export class LiveConnection {
         leaseMs: this.plane.config.slotLeaseSeconds * 1000,
         nowMs: this.plane.slotsNow(),
         trader: trader.wallet,
+        market,
       });
       if (verdict.kind === 'full')
         throw new Refusal(

@@ -1,0 +1,173 @@
+/**
+ * The clob source: Polymarket's CLOB market channel → the `book`, `trades` and `markets` topics, for the
+ * markets someone cares about now (docs/clob.md). Every refresh it asks its interest which markets (and
+ * their tokens) to keep subscribed and hands the difference to the connection; every frame it reads is
+ * translated in arrival order and published in that order. What cannot be read, or cannot become an
+ * event of the contract, is dead-lettered with its reason and counted; nothing the venue sends stops it.
+ */
+import type { ClobConfig } from '../../../config.ts';
+import type { Logger } from '../../../log.ts';
+import { watchLoop } from '../../../metrics/progress.ts';
+import { clobMessages, clobReconnects, clobSubscribedMarkets } from '../../../metrics/registry.ts';
+import { TOPICS } from '../../contract/topics.ts';
+import { describeZodError } from '../../decode.ts';
+import type { EventSink } from '../../publisher.ts';
+import { ClobConnection } from './connection.ts';
+import { decodeFrame } from './protocol.ts';
+import { ClobTranslator, type ClobOutput, type MarketTokens } from './translate.ts';
+
+export type { MarketTokens } from './translate.ts';
+
+/** Which markets to keep subscribed, with their tokens. */
+export interface ClobInterest {
+  markets(): Promise<MarketTokens[]>;
+}
+
+export interface ClobSourceOptions {
+  config: ClobConfig;
+  interest: ClobInterest;
+  sink: EventSink;
+  /** Dead-letters what could not be read or published: the original text and why. */
+  reject(raw: string, reason: string): Promise<void>;
+  log: Logger;
+  random?: () => number;
+}
+
+/** Loops that have not advanced for this many refresh periods make /healthz unhealthy. */
+const STALLED_AFTER_REFRESHES = 12;
+
+export class ClobSource {
+  readonly #options: ClobSourceOptions;
+  readonly #translator = new ClobTranslator();
+  readonly #connection: ClobConnection;
+  /** Markets subscribed now, by condition id. */
+  #markets = new Map<string, MarketTokens>();
+  /** Publishing, in the order frames arrived. */
+  #chain: Promise<void> = Promise.resolve();
+  #pending = 0;
+  #lastDropLog = 0;
+
+  constructor(options: ClobSourceOptions) {
+    this.#options = options;
+    const { config, log } = options;
+    this.#connection = new ClobConnection({
+      url: config.url,
+      heartbeatMs: config.heartbeatMs,
+      pongTimeoutMs: config.pongTimeoutMs,
+      stallMs: config.stallMs,
+      backoff: config.backoff,
+      log,
+      ...(options.random ? { random: options.random } : {}),
+      onFrame: (text) => this.#frame(text),
+      onConnected: () => this.#translator.resetBooks(),
+      onDisconnected: (reason) => clobReconnects.inc({ reason }),
+    });
+  }
+
+  /** Runs until aborted; resolves once what was read is published. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { config, log } = this.#options;
+    const progress = watchLoop('clob source', STALLED_AFTER_REFRESHES * config.refreshMs);
+    const connection = this.#connection.run(signal);
+    try {
+      while (!signal.aborted) {
+        await this.refresh();
+        progress.advanced();
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, config.refreshMs);
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              resolve();
+            },
+            { once: true },
+          );
+        });
+      }
+    } finally {
+      progress.stop();
+      await connection;
+      await this.#chain;
+      log.info('clob source stopped');
+    }
+  }
+
+  /** Reads the interest once and subscribes its difference (a failed read keeps what is subscribed). */
+  async refresh(): Promise<void> {
+    let wanted: MarketTokens[];
+    try {
+      wanted = await this.#options.interest.markets();
+    } catch (failure) {
+      this.#options.log.warn({ err: failure }, 'clob interest unavailable: the subscriptions stay as they are');
+      return;
+    }
+    const next = new Map(
+      wanted.slice(0, this.#options.config.maxMarkets).map((market) => [market.conditionId, market]),
+    );
+    const gone = [...this.#markets.keys()].filter((id) => !next.has(id));
+    this.#translator.untrack(gone);
+    this.#translator.track([...next.values()]);
+    this.#markets = next;
+    clobSubscribedMarkets.set(next.size);
+    this.#connection.setAssets([...next.values()].flatMap((market) => [market.token1, market.token2]));
+  }
+
+  #frame(text: string): void {
+    const frame = decodeFrame(text);
+    const translation = this.#translator.translate(frame.messages);
+    clobMessages.inc({ outcome: 'ignored' }, frame.ignored);
+    clobMessages.inc({ outcome: 'untracked' }, translation.untracked);
+    clobMessages.inc({ outcome: 'rejected' }, frame.rejected.length + translation.rejected.length);
+    clobMessages.inc({ outcome: 'used' }, frame.messages.length - translation.rejected.length);
+    const rejected = [
+      ...frame.rejected,
+      ...translation.rejected.map(({ message, reason }) => ({ raw: JSON.stringify(message), reason })),
+    ];
+    const valid: ClobOutput[] = [];
+    for (const output of translation.outputs) {
+      const parsed = TOPICS[output.topic].schema.safeParse(output.event);
+      if (parsed.success) valid.push(output);
+      else
+        rejected.push({
+          raw: JSON.stringify(output.event),
+          reason: `${TOPICS[output.topic].name}: ${describeZodError(parsed.error)}`,
+        });
+    }
+    // A log that cannot keep up costs bounded memory; the books are kept from every frame regardless, so
+    // what is published after a drop is still right.
+    if (this.#pending >= this.#options.config.maxPendingFrames) {
+      clobMessages.inc({ outcome: 'dropped' }, valid.length + rejected.length);
+      this.#translator.unpublished(
+        valid.flatMap((output) => (output.topic === 'book' ? [output.event.condition_id] : [])),
+      );
+      const now = Date.now();
+      if (now - this.#lastDropLog > 5_000) {
+        this.#lastDropLog = now;
+        this.#options.log.warn({ pending: this.#pending }, 'the log does not keep up: clob events dropped');
+      }
+      return;
+    }
+    this.#pending++;
+    this.#chain = this.#chain.then(async () => {
+      await this.#publish(valid, rejected);
+      this.#pending--;
+    });
+  }
+
+  async #publish(outputs: readonly ClobOutput[], rejected: readonly { raw: string; reason: string }[]): Promise<void> {
+    const { sink, reject, log } = this.#options;
+    try {
+      for (const { raw, reason } of rejected) await reject(raw, reason);
+      // Each topic keeps the frame's order; topics are ordered apart on the log anyway.
+      const books = outputs.flatMap((output) => (output.topic === 'book' ? [output.event] : []));
+      const trades = outputs.flatMap((output) => (output.topic === 'trades' ? [output.event] : []));
+      const markets = outputs.flatMap((output) => (output.topic === 'markets' ? [output.event] : []));
+      if (markets.length > 0) await sink.publish('markets', markets);
+      if (trades.length > 0) await sink.publish('trades', trades);
+      if (books.length > 0) await sink.publish('book', books);
+    } catch (failure) {
+      log.error({ err: failure, events: outputs.length }, 'clob events not published');
+    }
+  }
+}
