@@ -12,7 +12,7 @@ export function tapeEventBytes(event: StreamEvent): number {
   return Buffer.byteLength(JSON.stringify(event)) + 1;
 }
 
-/** The grade of a taped profit: A from 600 USD up, one grade lower per 200 USD less, F at −400 and below. */
+/** The grade of a taped profit: A above 400 USD, one grade lower per 200 USD less, F at −400 and below. */
 function tapeGrade(pnlTapedUsd: number): TapeGrade {
   const index = Math.min(TAPE_GRADES.length - 1, Math.max(0, Math.floor(3 - pnlTapedUsd / 200)));
   return TAPE_GRADES[index]!;

@@ -312,7 +312,7 @@ describe('a Pro watch is recorded', () => {
       wallet: TRADER,
       condition_id: M1,
       title: TITLE(0),
-      // Cash −1 + 0.30, and 3 "No" tokens left, each paying 1 when No won: 2.30; two grades below 600.
+      // Cash −1 + 0.30, and 3 "No" tokens left, each paying 1 when No won: 2.30, a C (above 0, up to 200).
       pnl_taped_usd: 2.3,
       grade: 'C',
       outcome: 'No',
