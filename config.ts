@@ -642,6 +642,9 @@ export interface PlanLimits {
   /** Distinct wallets per UTC day; -1 means unlimited. */
   distinctWalletsPerDay: number;
   heavyReadsInFlight: number;
+  /** Whether the plan's watches are recorded into its library (read-api.md: "Record a live market"). */
+  recordsLive: boolean;
+  /** The library's storage: the recorded tapes' bytes (their events as the download's JSON lines). */
   libraryBytes: number;
 }
 
@@ -658,6 +661,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     historyDepth: 5,
     distinctWalletsPerDay: 3,
     heavyReadsInFlight: 2,
+    recordsLive: false,
     libraryBytes: 200 * 1024 * 1024,
   },
   pro: {
@@ -672,6 +676,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 4,
+    recordsLive: true,
     libraryBytes: 2 * 1024 * 1024 * 1024,
   },
   max: {
@@ -686,6 +691,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 8,
+    recordsLive: true,
     libraryBytes: 10 * 1024 * 1024 * 1024,
   },
 };
@@ -1070,6 +1076,13 @@ function configOf(env: z.output<typeof environmentSchema>) {
       marketNamesCached: 10_000,
       /** The live plane reads the log in a consumer group of its own per instance: this prefix plus an instance id. */
       groupPrefix: `${env.KAFKA_GROUP_ID}-live-`,
+      /** A watch ends (and its recording is saved) after this long: watch again for a new tape. */
+      maxWatchSeconds: 6 * 3600,
+      /**
+       * A recording is published as it goes: its events and its metadata so far whenever this many wait
+       * or the oldest has waited this long. A crash of the instance loses at most what waited.
+       */
+      recording: { flushEvents: 500, flushMs: 1000 },
     },
     /** Recorded sessions (decisions.md, Stream events and tapes; paging table). */
     tapes: {

@@ -35,6 +35,7 @@ import { MemoryGates } from '../operations/gates/memory.ts';
 import type { GateStore } from '../operations/gates/store.ts';
 import { MemorySlots, type SlotStore } from '../operations/gates/slots.ts';
 import { LivePlane } from '../operations/live/plane.ts';
+import type { RecordingSink } from '../operations/live/recording.ts';
 import { clientMessageSchema, serverMessageSchema } from '../operations/live/messages.ts';
 import { registerLiveRoute, type LiveAuthentication } from './routes/live.ts';
 import { type ApiApp, errorResponses } from './http.ts';
@@ -112,6 +113,8 @@ interface ReadApiOptions {
    * imports). Absent, no live plane is served (an instance without the log has nothing to stream).
    */
   liveFeed?: (plane: LivePlane) => Promise<{ stop(): Promise<void> }>;
+  /** Where the live plane's recordings go (the roles publish them on the log); absent, watches are not recorded. */
+  liveRecordings?: RecordingSink;
   /** How a live connection is authenticated (default: API keys; the roles add OAuth tokens). */
   liveAuthentication?: ((shared: ReadApiShared) => LiveAuthentication) | undefined;
   /**
@@ -467,7 +470,7 @@ async function registerReadApi(app: FastifyInstance, api: ReadApiOptions, log: L
     { prefix: config.api.prefix },
   );
   if (api.liveFeed) {
-    const plane = new LivePlane({ context, slots, slotsClockMs });
+    const plane = new LivePlane({ context, slots, slotsClockMs, recordings: api.liveRecordings ?? null });
     const authenticate =
       api.liveAuthentication?.({ context, authenticator }) ?? keyAuthentication(context, authenticator);
     await registerLiveRoute(app, config, plane, authenticate);

@@ -3,7 +3,8 @@
  * instance, starting at the end of the log (a live plane has no past), over the topics it streams
  * (fills, trades, book ticks, markets). Only messages whose key someone subscribed to (a watched market,
  * a watched or followed wallet: the topics' partition keys) are decoded; the rest are skipped unread, so
- * a plane nobody watches costs next to nothing, even during a backfill.
+ * a plane nobody watches costs next to nothing, even during a backfill. Its recordings go the other way,
+ * onto the log (`recordingsOn`).
  *
  * The plane receives each event as a `LiveFeedEvent`, prices already in UP space. A message that does not
  * match its schema is skipped here: ingest dead-letters it, with its reason, on its own path.
@@ -13,6 +14,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { BatchProcessor, EventLog, LogConsumer, PartitionSlice } from './bus/types.ts';
 import type { LiveInput } from '../operations/live/plane.ts';
+import type { RecordingSink } from '../operations/live/recording.ts';
+import type { EventSink } from './publisher.ts';
 import { upNormalizedPrice } from './contract/primitives.ts';
 import { TOPICS, type TopicId, type TopicNames } from './contract/topics.ts';
 
@@ -169,4 +172,17 @@ export async function startLiveFeed(options: {
   await consumer.start([...streamed.keys()], processor);
   options.log.info({ topics: streamed.size, log: eventLog.kind }, 'live plane reading the log');
   return { stop: () => consumer.stop() };
+}
+
+/**
+ * The plane's recordings onto the log: a recording's events on `tape.events`, then its metadata on `tapes`
+ * (the metadata never counts an event that is not published before it).
+ */
+export function recordingsOn(sink: EventSink): RecordingSink {
+  return {
+    publish: async (tape, events) => {
+      if (events.length > 0) await sink.publish('tapeEvents', events);
+      await sink.publish('tapes', [tape]);
+    },
+  };
 }

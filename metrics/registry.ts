@@ -88,6 +88,20 @@ export const liveDisconnects = new Counter({
   registers,
 });
 
+export const liveRecordings = new Counter({
+  name: 'trader_analytics_live_recordings_total',
+  help: 'Recordings of live watches ended, by how they were saved (whole, partial) or why none was made (plan, library_full, unavailable).',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+export const liveRecordingBytes = new Histogram({
+  name: 'trader_analytics_live_recording_bytes',
+  help: "Sizes of saved recordings: their events' bytes as the download's JSON lines.",
+  buckets: [1e3, 1e4, 1e5, 1e6, 1e7, 1e8],
+  registers,
+});
+
 // ── Store ───────────────────────────────────────────────────────────────────────────────────────────
 export const storeQueryDuration = new Histogram({
   name: 'trader_analytics_store_query_duration_seconds',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Caller } from './auth.ts';
 import type { Call, RouteContext } from './context.ts';
 import type { UsageReport } from './gates/budget.ts';
+import { readLibraryUsage } from '../projections/tapes.ts';
 
 export const meSchema = z.object({
   plan: z.enum(['Basic Intelligence', 'Pro Intelligence', 'Max Intelligence']),
@@ -19,6 +20,12 @@ export const meSchema = z.object({
     max_keys: z.int(),
     live_slots: z.int(),
     history_depth: z.int().meta({ description: 'Most-recent markets visible per trader; -1 means unlimited.' }),
+    records_live: z.boolean().meta({
+      description: "Whether the plan's live watches are saved into its library (Pro and Max: auto-save; Basic: no).",
+    }),
+    library_bytes: z.int().meta({
+      description: "The library's storage: the bytes its tapes may take (as usage.library.bytes_used counts them).",
+    }),
   }),
   usage: z.object({
     window: z.object({ tokens_remaining: z.number(), rpm_used: z.int() }),
@@ -32,6 +39,15 @@ export const meSchema = z.object({
         }),
       })
       .meta({ description: 'The live plane (docs/live.md): slots, not calls, meter it.' }),
+    library: z
+      .object({
+        tapes: z.int().meta({ description: 'Tapes in the library (GET /tapes), recordings still running included.' }),
+        bytes_used: z.int().meta({
+          description:
+            "Bytes the tapes take (the sum of their size_bytes), of limits.library_bytes. A full library records no more watches; the live plane says so on the watch's ack.",
+        }),
+      })
+      .meta({ description: 'The library of recorded watches (tapes).' }),
   }),
   key: z.object({
     label: z.string(),
@@ -40,7 +56,7 @@ export const meSchema = z.object({
 });
 export type Me = z.infer<typeof meSchema>;
 
-function readMe(caller: Caller, usage: UsageReport, slotsInUse: number): Me {
+function readMe(caller: Caller, usage: UsageReport, slotsInUse: number, library: { tapes: number; bytes: number }): Me {
   const { limits } = caller;
   return {
     plan: limits.name,
@@ -53,14 +69,26 @@ function readMe(caller: Caller, usage: UsageReport, slotsInUse: number): Me {
       max_keys: limits.maxKeys,
       live_slots: limits.liveSlots,
       history_depth: limits.historyDepth,
+      records_live: limits.recordsLive,
+      library_bytes: limits.libraryBytes,
     },
-    usage: { ...usage, live: { slots_in_use: slotsInUse } },
+    usage: {
+      ...usage,
+      live: { slots_in_use: slotsInUse },
+      library: { tapes: library.tapes, bytes_used: library.bytes },
+    },
     key: { label: caller.label, last4: caller.last4 },
   };
 }
 
-/** whoami: the usage numbers are the gates' answer to this very call (no second round trip); the slots are the slot store's. */
+/**
+ * whoami: the usage numbers are the gates' answer to this very call (no second round trip); the slots are
+ * the slot store's; the library's figures are its tapes' in the store.
+ */
 export async function whoami(context: RouteContext, call: Call): Promise<Me> {
-  const slotsInUse = (await context.liveSlotsInUse?.(call.caller.accountId)) ?? 0;
-  return readMe(call.caller, call.admitted.usage, slotsInUse);
+  const [slotsInUse, library] = await Promise.all([
+    context.liveSlotsInUse?.(call.caller.accountId) ?? 0,
+    readLibraryUsage(context.store, call.caller.accountId),
+  ]);
+  return readMe(call.caller, call.admitted.usage, slotsInUse, library);
 }

@@ -28,7 +28,14 @@ export const tapeRecordSchema = z.object({
   duration_s: z.int().meta({ description: 'ended_at − started_at.' }),
   tick_count: z.int().meta({ description: 'Book and trade events (the price line).' }),
   fill_count: z.int(),
-  size_bytes: z.int(),
+  size_bytes: z.int().meta({
+    description:
+      "Bytes of the tape's events as the download's JSON lines (before gzip): what the tape takes of the library's storage.",
+  }),
+  partial: z.boolean().meta({
+    description:
+      'True while the recording runs, or when it never finished (the serving instance stopped before saving it, or part of it could not be published): the tape holds its events up to ended_at, and its figures count those. False for a tape saved whole.',
+  }),
 });
 export type TapeRecord = z.infer<typeof tapeRecordSchema>;
 
@@ -74,13 +81,13 @@ export const streamEventSchema = z.discriminatedUnion('type', [
     .object({ type: z.literal('session'), ...eventBase, state: z.enum(['start', 'stop']) })
     .meta({ description: 'The recording started or stopped.' }),
 ]);
-type StreamEvent = z.infer<typeof streamEventSchema>;
+export type StreamEvent = z.infer<typeof streamEventSchema>;
 
 export { STREAM_EVENT_TYPES };
 
 const TAPE_COLUMNS = `
     tape_id, wallet, name, condition_id, title, grade, pnl_taped_usd, outcome, started_at, ended_at,
-    toInt64(ended_at) - toInt64(started_at) AS duration_s, tick_count, fill_count, size_bytes`;
+    toInt64(ended_at) - toInt64(started_at) AS duration_s, tick_count, fill_count, size_bytes, partial`;
 
 const READ_TAPES = `
 SELECT ${TAPE_COLUMNS}
@@ -89,6 +96,11 @@ WHERE account_id = {account_id:String}
   AND ({wallet:String} = '' OR wallet = {wallet:String})
 ORDER BY started_at DESC, tape_id DESC
 LIMIT {limit:UInt32}`;
+
+const READ_LIBRARY_USAGE = `
+SELECT count() AS tapes, sum(size_bytes) AS bytes
+FROM {db:Identifier}.tapes FINAL
+WHERE account_id = {account_id:String} AND tape_id NOT IN {except:Array(String)}`;
 
 const READ_TAPE = `
 SELECT ${TAPE_COLUMNS},
@@ -105,7 +117,7 @@ WHERE account_id = {account_id:String} AND tape_id = {tape_id:String}
 ORDER BY seq
 LIMIT {limit:UInt32}`;
 
-type TapeRow = Omit<TapeRecord, 'pnl_taped_usd'> & { pnl_taped_usd: number };
+type TapeRow = Omit<TapeRecord, 'partial'> & { partial: boolean | number };
 
 function toTape(row: TapeRow): TapeRecord {
   return {
@@ -123,7 +135,21 @@ function toTape(row: TapeRow): TapeRecord {
     tick_count: Number(row.tick_count),
     fill_count: Number(row.fill_count),
     size_bytes: Number(row.size_bytes),
+    partial: Boolean(row.partial),
   };
+}
+
+/** How much of the library the account's tapes take (all but `except`: recordings whose size the caller tracks itself). */
+export async function readLibraryUsage(
+  store: Store,
+  accountId: string,
+  except: readonly string[] = [],
+): Promise<{ tapes: number; bytes: number }> {
+  const rows = await store.query<{ tapes: number | string; bytes: number | string }>(READ_LIBRARY_USAGE, {
+    account_id: accountId,
+    except,
+  });
+  return { tapes: Number(rows[0]?.tapes ?? 0), bytes: Number(rows[0]?.bytes ?? 0) };
 }
 
 /** The account's tapes, newest first (by start), optionally one trader's, at most `limit`. */

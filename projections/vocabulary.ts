@@ -6,6 +6,7 @@
 
 /** Grades of a recorded session, A (best) to F. */
 export const TAPE_GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
+export type TapeGrade = (typeof TAPE_GRADES)[number];
 
 /** The StreamEvent kinds a tape replays (decisions.md, Stream events and tapes). */
 export const STREAM_EVENT_TYPES = ['book', 'trade', 'fill', 'resolution', 'session'] as const;

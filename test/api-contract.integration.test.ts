@@ -462,6 +462,8 @@ describe('identity and budget', () => {
           max_keys: limits.maxKeys,
           live_slots: limits.liveSlots,
           history_depth: limits.historyDepth,
+          records_live: plan !== 'basic',
+          library_bytes: limits.libraryBytes,
         },
         usage: expect.objectContaining({
           window: expect.any(Object),

@@ -66,6 +66,7 @@ interface Usage {
   day: { requests: number; cap: number };
   month: { requests: number; cap: number };
   live: { slots_in_use: number };
+  library: { tapes: number; bytes_used: number };
 }
 interface Answer {
   status: number;
@@ -171,6 +172,8 @@ class ReferenceBudget {
             : { requests: 0, cap: 0 },
         // No watch in these sequences: the live plane holds no slot.
         live: { slots_in_use: 0 },
+        // Nor a tape: the library is empty.
+        library: { tapes: 0, bytes_used: 0 },
       },
     };
   }

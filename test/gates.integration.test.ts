@@ -316,6 +316,7 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
       day: { requests: 1, cap: basic.dailyRequests },
       month: { requests: 0, cap: 0 },
       live: { slots_in_use: 0 },
+      library: { tapes: 0, bytes_used: 0 },
     });
     const proMe = await harness.me('p1');
     expect(proMe.usage).toEqual({
@@ -323,6 +324,7 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
       day: { requests: 0, cap: 0 },
       month: { requests: 1, cap: pro.monthlyRequests },
       live: { slots_in_use: 0 },
+      library: { tapes: 0, bytes_used: 0 },
     });
     // Half an interval later the bucket holds half a token more.
     harness.clock.ms += intervalMs(basic) / 2;

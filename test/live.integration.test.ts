@@ -479,9 +479,38 @@ describe('subscriptions', () => {
       });
     }
 
-    client.send({ type: 'unwatch', id: 'u', trader: TRADER, market: M1 });
+    // Nothing happens in a resolved market any more: the watch ends, its slot is free.
     expect(await client.nextOf('event')).toMatchObject({ seq: 6, event: { type: 'session', state: 'stop' } });
+    expect(await client.nextOf('ended')).toEqual({
+      type: 'ended',
+      market: M1,
+      wallet: TRADER,
+      reason: 'resolved',
+      slots_in_use: 0,
+    });
+    await client.close();
+  });
+
+  it('unwatch: a session stop event, then the ack; the slot is free', async () => {
+    const instance = await startInstance();
+    const { client } = await ready(instance, 'm1');
+    await client.command({ type: 'watch', trader: TRADER, market: M2 });
+    expect(await client.nextOf('event')).toMatchObject({ seq: 1, event: { type: 'session', state: 'start' } });
+    client.send({ type: 'unwatch', id: 'u', trader: TRADER, market: M2 });
+    expect(await client.nextOf('event')).toMatchObject({ seq: 2, event: { type: 'session', state: 'stop' } });
     expect(await client.nextOf('ack')).toMatchObject({ id: 'u', of: 'unwatch', slots_in_use: 0 });
+    await client.close();
+  });
+
+  it('a watch ends at its longest (live.maxWatchSeconds): a session stop, then ended', async () => {
+    const instance = await startInstance({
+      config: { ...config, live: { ...config.live, maxWatchSeconds: 0.05 } },
+    });
+    const { client } = await ready(instance, 'm1');
+    await client.command({ type: 'watch', trader: TRADER, market: M2 });
+    expect(await client.nextOf('event')).toMatchObject({ seq: 1, event: { type: 'session', state: 'start' } });
+    expect(await client.nextOf('event')).toMatchObject({ seq: 2, event: { type: 'session', state: 'stop' } });
+    expect(await client.nextOf('ended')).toMatchObject({ market: M2, reason: 'max_duration', slots_in_use: 0 });
     await client.close();
   });
 

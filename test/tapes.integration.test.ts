@@ -150,6 +150,7 @@ const expectedTape = ({ tape }: RecordedSession) => ({
   tick_count: tape.tick_count,
   fill_count: tape.fill_count,
   size_bytes: tape.size_bytes,
+  partial: tape.partial ?? false,
 });
 
 describe('the library', () => {

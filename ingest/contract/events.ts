@@ -307,6 +307,11 @@ export const tapeSchema = z.object({
   event_count: z.number().int().min(0),
   size_bytes: z.number().int().min(0),
   version: z.number().int().min(0),
+  /**
+   * True while the recording runs and for one that never finished (its instance stopped, or part of it
+   * could not be published): the metadata counts the events published so far. The final version is false.
+   */
+  partial: z.boolean().default(false),
 });
 
 const tapeEventBase = {

@@ -65,6 +65,26 @@ export type LiveErrorCode = (typeof LIVE_ERROR_CODES)[number];
 
 const traderSchema = z.object({ wallet: z.string(), name: z.string() });
 
+/** Why a watch is not recorded, or stopped being recorded (docs/live.md, Recordings). */
+const RECORDING_REFUSALS = ['plan', 'library_full', 'unavailable'] as const;
+
+const recordingStateSchema = z
+  .discriminatedUnion('state', [
+    z.object({
+      state: z.literal('on'),
+      tape_id: z.string().meta({ description: 'The tape this watch is saved as (GET /tapes/{tape_id}).' }),
+    }),
+    z.object({
+      state: z.literal('off'),
+      reason: z.enum(RECORDING_REFUSALS).meta({
+        description:
+          "plan: the plan does not record (Basic); library_full: the library's storage is used up (limits.library_bytes in GET /me); unavailable: this server records nothing.",
+      }),
+      message: z.string().meta({ description: 'Written to be relayed to a human.' }),
+    }),
+  ])
+  .meta({ description: "Whether the watch is recorded into the caller's library." });
+
 /** Server → client. */
 export const serverMessageSchema = z.discriminatedUnion('type', [
   z
@@ -87,8 +107,36 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
       trader: traderSchema.optional(),
       market: z.string().optional(),
       slots_in_use: z.int(),
+      recording: recordingStateSchema.optional().meta({ description: 'On the ack of a new watch.' }),
     })
     .meta({ description: 'The command took effect.' }),
+  z
+    .object({
+      type: z.literal('ended'),
+      market: z.string(),
+      wallet: z.string(),
+      reason: z.enum(['resolved', 'max_duration']).meta({
+        description:
+          'resolved: the market resolved (after its resolution event); max_duration: the watch reached its longest.',
+      }),
+      tape_id: z.string().optional().meta({ description: 'The tape the watch was saved as, when it was recorded.' }),
+      slots_in_use: z.int(),
+    })
+    .meta({ description: 'The server ended a watch (a session stop event came first); its slot is free.' }),
+  z
+    .object({
+      type: z.literal('recording'),
+      market: z.string(),
+      wallet: z.string(),
+      tape_id: z.string(),
+      state: z.literal('stopped'),
+      reason: z.literal('library_full'),
+      through_seq: z.int().min(0).meta({
+        description: "The tape holds the watch's events up to this seq; the watch goes on, unrecorded.",
+      }),
+      message: z.string(),
+    })
+    .meta({ description: "A watch's recording stopped before its watch ended." }),
   z
     .object({
       type: z.literal('event'),

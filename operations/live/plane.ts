@@ -13,6 +13,10 @@
  * carry a sequence number from 1 without gaps. Each connection's unsent bytes are bounded: a client that
  * cannot keep up is told so and closed, and its slots are freed; memory never grows with a slow reader.
  * Every heartbeat the plane pings its clients (a silent one is closed) and renews its slots' leases.
+ *
+ * A watch ends on unwatch, when its connection closes, when its market resolves, or after the longest
+ * watch (config live.maxWatchSeconds); a Pro or Max watch is recorded into the user's library meanwhile
+ * (recording.ts): the tape holds exactly the events its client was sent.
  */
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -20,6 +24,7 @@ import type { Caller } from '../auth.ts';
 import type { RouteContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SlotStore } from '../gates/slots.ts';
+import { Recorder, type Recording, type RecordingRefusal, type RecordingSink } from './recording.ts';
 import { parseConditionId } from '../parameters.ts';
 import { listPopularTraders } from '../popular.ts';
 import { readMarketNames, type MarketNames } from '../../projections/market-names.ts';
@@ -79,6 +84,8 @@ export interface LivePlaneOptions {
   slots: SlotStore;
   /** The slots' clock in ms; tests pin it. Default: the slot store's own (Redis TIME). */
   slotsClockMs?: (() => number) | null;
+  /** Where recordings of watches go (the role publishes them on the log); none: nothing is recorded. */
+  recordings?: RecordingSink | null;
 }
 
 interface Subscription {
@@ -90,6 +97,12 @@ interface Subscription {
   /** The slot's id in the store; null for a follow, or a watch admitted while the slot store was down. */
   slotId: string | null;
   connection: LiveConnection;
+  /** The watch's recording while it runs (null: a follow, not recorded, or stopped). */
+  recording: Recording | null;
+  /** The tape the watch is (or was) recorded as. */
+  tapeId: string | null;
+  /** Ends the watch at its longest. */
+  timer: NodeJS.Timeout | null;
 }
 
 const watchKey = (wallet: string, market: string) => `watch:${wallet}:${market}`;
@@ -126,6 +139,7 @@ export class LivePlane {
   readonly #context: RouteContext;
   readonly #slots: SlotStore;
   readonly #slotsClockMs: (() => number) | null;
+  readonly recorder: Recorder;
   readonly #connections = new Set<LiveConnection>();
   /** Watches by market (book, trades, resolution) and subscriptions by wallet (fills). */
   readonly #byMarket = new Map<string, Set<Subscription>>();
@@ -143,6 +157,13 @@ export class LivePlane {
     this.#context = options.context;
     this.#slots = options.slots;
     this.#slotsClockMs = options.slotsClockMs ?? null;
+    this.recorder = new Recorder(
+      options.recordings ?? null,
+      options.context.store,
+      options.context.config.live.recording,
+      options.context.now,
+      options.context.log,
+    );
     this.#names = new LRUCache({ max: options.context.config.live.marketNamesCached });
     this.#heartbeat = setInterval(() => void this.#beat(), options.context.config.live.heartbeatSeconds * 1000);
     this.#heartbeat.unref();
@@ -295,17 +316,20 @@ export class LivePlane {
         return;
       }
       case 'resolution': {
+        const watches = [...(this.#byMarket.get(input.market) ?? [])];
         // A split payout (no single winner) has no level in the vocabulary: the market is not pinned.
-        if (input.winnerTokenSide === null) return;
-        const winner = (input.winnerTokenSide === 1 ? names?.outcome1 : names?.outcome2) ?? '';
-        const event: StreamEvent = {
-          type: 'resolution',
-          ts: input.ts,
-          winner,
-          level: input.winnerTokenSide === 1 ? 1 : 0,
-        };
-        for (const subscription of this.#byMarket.get(input.market) ?? [])
-          subscription.connection.deliver(subscription, event);
+        if (input.winnerTokenSide !== null) {
+          const winner = (input.winnerTokenSide === 1 ? names?.outcome1 : names?.outcome2) ?? '';
+          const event: StreamEvent = {
+            type: 'resolution',
+            ts: input.ts,
+            winner,
+            level: input.winnerTokenSide === 1 ? 1 : 0,
+          };
+          for (const subscription of watches) subscription.connection.deliver(subscription, event);
+        }
+        // Nothing happens in a resolved market any more: its watches end (and their recordings are saved).
+        for (const subscription of watches) void subscription.connection.endWatch(subscription, 'resolved');
         return;
       }
     }
@@ -481,6 +505,50 @@ export class LiveConnection {
     }
     this.transport.send(text);
     liveEventsSent.inc({ type: event.type });
+    if (subscription.recording) this.#record(subscription, subscription.recording, event);
+  }
+
+  /** An event sent to the client goes into its watch's recording, while the library has room for it. */
+  #record(subscription: Subscription, recording: Recording, event: StreamEvent): void {
+    const { libraryBytes } = this.caller.limits;
+    if (this.plane.recorder.fits(recording, event, libraryBytes)) {
+      recording.add(event);
+      return;
+    }
+    subscription.recording = null;
+    const throughSeq = subscription.seq - 1;
+    // Told once the tape is saved (events sent meanwhile carry on; through_seq says where the tape ends).
+    void this.plane.recorder.end(recording).then(() =>
+      this.send({
+        type: 'recording',
+        market: subscription.market ?? '',
+        wallet: subscription.wallet,
+        tape_id: recording.tapeId,
+        state: 'stopped',
+        reason: 'library_full',
+        through_seq: throughSeq,
+        message: `Your library is full (${libraryBytes.toLocaleString('en-US')} bytes on ${this.caller.limits.name}): this watch's recording stopped before event ${throughSeq + 1} and the watch goes on unrecorded. Delete tapes in the dashboard or upgrade for more storage.`,
+      }),
+    );
+  }
+
+  /** The server ends a watch (its market resolved, or it reached its longest): a session stop, then `ended`. */
+  async endWatch(subscription: Subscription, reason: 'resolved' | 'max_duration'): Promise<void> {
+    const key = watchKey(subscription.wallet, subscription.market ?? '');
+    if (this.#closed || this.#subscriptions.get(key) !== subscription) return;
+    this.deliver(subscription, { type: 'session', ts: this.context.now(), state: 'stop' });
+    // Closed as too slow by that very event: the close released everything.
+    if (this.#subscriptions.get(key) !== subscription) return;
+    this.#subscriptions.delete(key);
+    await this.#end(subscription);
+    this.send({
+      type: 'ended',
+      market: subscription.market ?? '',
+      wallet: subscription.wallet,
+      reason,
+      ...(subscription.tapeId === null ? {} : { tape_id: subscription.tapeId }),
+      slots_in_use: await this.plane.slotsInUse(this.caller.accountId),
+    });
   }
 
   /** Sends the reason, closes the connection, and gives its slots back. */
@@ -508,6 +576,13 @@ export class LiveConnection {
 
   async #end(subscription: Subscription): Promise<void> {
     this.plane.unindex(subscription);
+    if (subscription.timer !== null) clearTimeout(subscription.timer);
+    const { recording } = subscription;
+    subscription.recording = null;
+    await Promise.all([recording ? this.plane.recorder.end(recording) : undefined, this.#releaseSlot(subscription)]);
+  }
+
+  async #releaseSlot(subscription: Subscription): Promise<void> {
     if (subscription.slotId === null) return;
     try {
       await this.plane.slots.release(this.caller.accountId, subscription.slotId);
@@ -574,7 +649,11 @@ export class LiveConnection {
   async #ack(
     id: string | undefined,
     of: Extract<ServerMessage, { type: 'ack' }>['of'],
-    about: { trader?: { wallet: string; name: string }; market?: string },
+    about: {
+      trader?: { wallet: string; name: string };
+      market?: string;
+      recording?: Extract<ServerMessage, { type: 'ack' }>['recording'];
+    },
   ): Promise<void> {
     const slotsInUse = await this.plane.slotsInUse(this.caller.accountId);
     this.send({ type: 'ack', ...(id === undefined ? {} : { id }), of, ...about, slots_in_use: slotsInUse });
@@ -624,8 +703,22 @@ export class LiveConnection {
       this.plane.slotStoreFailed(failure, 'acquire');
       held = null;
     }
+    const recorded = this.#closed
+      ? null
+      : await this.plane.recorder.start(
+          {
+            accountId: this.caller.accountId,
+            wallet: trader.wallet,
+            name: trader.name,
+            market,
+            title: (await this.plane.marketNames(market).catch(() => null))?.title ?? '',
+          },
+          limits,
+        );
+    const recording = recorded && 'recording' in recorded ? recorded.recording : null;
     if (this.#closed) {
-      // The connection went away while the slot was taken: give it back at once.
+      // The connection went away while the slot was taken: give it back at once (the recording holds nothing).
+      if (recording) await this.plane.recorder.end(recording);
       if (held !== null) await this.plane.slots.release(this.caller.accountId, held).catch(() => undefined);
       return;
     }
@@ -636,11 +729,38 @@ export class LiveConnection {
       seq: 0,
       slotId: held,
       connection: this,
+      recording,
+      tapeId: recording?.tapeId ?? null,
+      timer: null,
     };
+    subscription.timer = setTimeout(
+      () => void this.endWatch(subscription, 'max_duration'),
+      this.plane.config.maxWatchSeconds * 1000,
+    );
+    subscription.timer.unref();
     this.#subscriptions.set(key, subscription);
     this.plane.index(subscription);
-    await this.#ack(message.id, 'watch', { trader, market });
+    const refusal = recorded && 'refused' in recorded ? recorded.refused : 'unavailable';
+    await this.#ack(message.id, 'watch', {
+      trader,
+      market,
+      recording: recording
+        ? { state: 'on', tape_id: recording.tapeId }
+        : { state: 'off', reason: refusal, message: this.#notRecorded(refusal) },
+    });
     this.deliver(subscription, { type: 'session', ts: this.context.now(), state: 'start' });
+  }
+
+  #notRecorded(reason: RecordingRefusal): string {
+    const { limits } = this.caller;
+    switch (reason) {
+      case 'plan':
+        return `${limits.name} watches are not recorded; Pro and Max save every watch into their library.`;
+      case 'library_full':
+        return `Your library is full (${limits.libraryBytes.toLocaleString('en-US')} bytes on ${limits.name}): this watch is not recorded. Delete tapes in the dashboard or upgrade for more storage.`;
+      case 'unavailable':
+        return 'This server records no watches at the moment; the watch itself is served.';
+    }
   }
 
   async #unwatch(message: Extract<ClientMessage, { type: 'unwatch' }>): Promise<void> {
@@ -651,6 +771,8 @@ export class LiveConnection {
     if (!subscription)
       throw new Refusal('not_subscribed', `This connection does not watch ${trader.wallet} in ${market}.`);
     this.deliver(subscription, { type: 'session', ts: this.context.now(), state: 'stop' });
+    // Closed as too slow by that very event: the close released everything.
+    if (this.#subscriptions.get(key) !== subscription) return;
     this.#subscriptions.delete(key);
     await this.#end(subscription);
     await this.#ack(message.id, 'unwatch', { trader, market });
@@ -668,6 +790,9 @@ export class LiveConnection {
         seq: 0,
         slotId: null,
         connection: this,
+        recording: null,
+        tapeId: null,
+        timer: null,
       };
       this.#subscriptions.set(key, subscription);
       this.plane.index(subscription);

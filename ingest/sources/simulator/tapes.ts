@@ -5,6 +5,8 @@
  */
 import type { EventInputOf } from '../../contract/topics.ts';
 import type { EventSink } from '../../publisher.ts';
+import { TapeTally } from '../../../projections/tape-tally.ts';
+import type { StreamEvent } from '../../../projections/tapes.ts';
 import { keyOf, Rng } from './random.ts';
 
 const hex = (rng: Rng, length: number) => Array.from({ length }, () => rng.below(16).toString(16)).join('');
@@ -26,13 +28,14 @@ export function recordSession(seed: number, accountId: string, index: number, st
   const resolves = rng.chance(0.5);
   const base = { tape_id: tapeId, account_id: accountId };
   const events: EventInputOf<'tapeEvents'>[] = [];
-  const push = (event: Record<string, unknown> & { type: string; ts: number }) =>
-    events.push({ ...base, seq: events.length, ...event } as EventInputOf<'tapeEvents'>);
+  // Counts, size, taped profit and grade by the rule every recorder shares (the live plane's too).
+  const tally = new TapeTally();
+  const push = (event: StreamEvent) => {
+    tally.add(event);
+    events.push({ ...base, seq: events.length, ...event });
+  };
   push({ type: 'session', ts: startTs, state: 'start' });
   let price = rng.between(0.3, 0.7);
-  let ticks = 0;
-  let fills = 0;
-  let pnl = 0;
   for (let ts = startTs + 1; ts < startTs + duration; ts += rng.intBetween(2, 9)) {
     price = Math.min(0.98, Math.max(0.02, price + rng.normal() * 0.01));
     const spread = rng.between(0.005, 0.02);
@@ -42,7 +45,6 @@ export function recordSession(seed: number, accountId: string, index: number, st
       bid: round(Math.max(0, price - spread / 2)),
       ask: round(Math.min(1, price + spread / 2)),
     });
-    ticks++;
     if (rng.chance(0.4)) {
       const size = round(rng.logUniform(5, 500), 2);
       const tokenSide = rng.chance(0.5) ? 1 : 2;
@@ -54,7 +56,6 @@ export function recordSession(seed: number, accountId: string, index: number, st
         usd: round(size * (tokenSide === 1 ? price : 1 - price), 2),
         token_side: tokenSide,
       });
-      ticks++;
     }
     if (rng.chance(0.03)) {
       const tokenSide = rng.chance(0.6) ? 1 : 2;
@@ -62,7 +63,6 @@ export function recordSession(seed: number, accountId: string, index: number, st
       const size = round(rng.logUniform(10, 2000), 2);
       const paid = tokenSide === 1 ? price : 1 - price;
       const usd = round(size * paid, 2);
-      pnl += side === 'BUY' ? -usd : usd;
       push({
         type: 'fill',
         ts,
@@ -73,20 +73,15 @@ export function recordSession(seed: number, accountId: string, index: number, st
         size_tokens: size,
         usd,
       });
-      fills++;
     }
   }
   const endTs = startTs + duration;
-  let outcome = '';
   if (resolves) {
     const level = price >= 0.5 ? 1 : 0;
-    outcome = level === 1 ? outcome1! : outcome2!;
-    push({ type: 'resolution', ts: endTs - 1, winner: outcome, level });
+    push({ type: 'resolution', ts: endTs - 1, winner: level === 1 ? outcome1! : outcome2!, level });
   }
   push({ type: 'session', ts: endTs, state: 'stop' });
-  const pnlTaped = round(pnl, 2);
-  const grade = (['A', 'B', 'C', 'D', 'E', 'F'] as const)[Math.min(5, Math.max(0, Math.floor(3 - pnlTaped / 200)))]!;
-  const sizeBytes = events.reduce((sum, event) => sum + JSON.stringify(event).length + 1, 0);
+  const summary = tally.summary();
   return {
     tape: {
       ...base,
@@ -94,16 +89,11 @@ export function recordSession(seed: number, accountId: string, index: number, st
       name: `Watched ${hex(rng, 4)}`,
       condition_id: conditionId,
       title: `${outcome1 === 'Up' ? 'Bitcoin Up or Down' : 'Will it happen'} (recorded session ${index + 1})`,
-      grade,
-      pnl_taped_usd: pnlTaped,
-      outcome,
+      ...summary,
       started_at: startTs,
       ended_at: endTs,
-      tick_count: ticks,
-      fill_count: fills,
-      event_count: events.length,
-      size_bytes: sizeBytes,
       version: 1,
+      partial: false,
     },
     events,
   };
