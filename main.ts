@@ -12,6 +12,7 @@
  *   keys      admin: mint, revoke and list the API keys of an account (publishes account events)
  *   upstream  poll Polymarket's public APIs (markets, profiles, equity, fills, leaderboard) and publish them
  *   archive   index Polymarket's fills, legs and resolutions from Polygon (POLYGON_RPC_URL)
+ *   live      the live plane alone (WebSocket at {base_url}/live), fed from Kafka; scaled apart from the API
  *   clob      subscribe Polymarket's CLOB market channel for the watched and popular markets; publish books and prints
  *
  * Configuration comes from the environment (config.ts); docs/configuration.md lists every variable.
@@ -39,6 +40,7 @@ const ROLES = [
   'upstream',
   'archive',
   'clob',
+  'live',
 ] as const;
 type Role = (typeof ROLES)[number];
 
@@ -58,6 +60,8 @@ roles:
   archive                               index Polygon logs (POLYGON_RPC_URL) into the topics; resumes from its checkpoint
   clob                                  subscribe Polymarket's CLOB market channel (CLOB_WS_URL) for the watched and
                                         popular markets; publish their books and prints (needs CLICKHOUSE_URL)
+  live                                  serve the live plane alone, fed from Kafka (needs KAFKA_BROKERS; REDIS_URL
+                                        shares its slots across instances)
   keys mint --user <account_id> [--plan basic|pro|max] --label <label> [--name <display name>] [--founder|--no-founder]
                                         create/update the account, mint a key, print it once on stdout
   keys revoke --key-id <key_id> | --user <account_id> --last4 <xxxx>
@@ -176,6 +180,10 @@ async function runRole(
     case 'archive': {
       const { runArchive } = await import('./roles/archive.ts');
       return runArchive(config, log);
+    }
+    case 'live': {
+      const { runLive } = await import('./roles/live.ts');
+      return runLive(config, log);
     }
     case 'clob': {
       const { shutdownSignal } = await import('./roles/runtime.ts');

@@ -74,6 +74,7 @@ describe('deploy/compose.yaml', () => {
         'simulate',
         'upstream',
         'clob',
+        'live',
       ].sort(),
     );
 
@@ -84,7 +85,7 @@ describe('deploy/compose.yaml', () => {
       expect(service.healthcheck?.disable ?? false, name).toBe(false);
     }
     expect(services.migrate!.command).toEqual(['migrate']);
-    for (const name of ['ingest', 'api', 'archive', 'upstream', 'clob']) {
+    for (const name of ['ingest', 'api', 'live', 'archive', 'upstream', 'clob']) {
       expect(services[name]!.depends_on?.migrate?.condition, name).toBe('service_completed_successfully');
     }
 
@@ -99,6 +100,12 @@ describe('deploy/compose.yaml', () => {
     const proxyConfig = await readFile(path.join(REPO_ROOT, 'deploy/proxy/nginx.conf'), 'utf8');
     expect(proxyConfig).toMatch(/proxy_pass \$api;/);
     expect(proxyConfig).toMatch(/set \$api http:\/\/api:8080;/);
+    // The live plane: its own role and instances, behind the same proxy, its WebSocket upgraded.
+    expect(services.live!.command).toEqual(['live']);
+    expect(services.live!.depends_on?.kafka?.condition).toBe('service_healthy');
+    expect(services.live!.ports ?? []).toEqual([]);
+    expect(proxyConfig).toMatch(/location \/api\/agent\/v1\/live \{\s+proxy_pass \$live;/);
+    expect(proxyConfig).toMatch(/proxy_set_header Upgrade \$http_upgrade;/);
 
     // KRaft: no ZooKeeper anywhere.
     expect(services.kafka!.environment?.KAFKA_PROCESS_ROLES).toBe('broker,controller');

@@ -130,6 +130,7 @@ describe('deploy/k8s', () => {
         'Deployment/trader-analytics-ingest',
         'Deployment/trader-analytics-upstream',
         'Deployment/trader-analytics-clob',
+        'Deployment/trader-analytics-live',
         'Job/trader-analytics-migrate',
       ].sort(),
     );
@@ -169,12 +170,13 @@ describe('deploy/k8s', () => {
       'trader-analytics-archive': ['archive'],
       'trader-analytics-upstream': ['upstream'],
       'trader-analytics-clob': ['clob'],
+      'trader-analytics-live': ['live'],
       'trader-analytics-migrate': ['migrate'],
     });
     // The base runs no source: the components add them.
-    expect(kustomize(path.join(K8S, 'base')).filter((object) => /archive|upstream|clob/.test(object.metadata.name))).toEqual(
-      [],
-    );
+    expect(
+      kustomize(path.join(K8S, 'base')).filter((object) => /archive|upstream|clob|live/.test(object.metadata.name)),
+    ).toEqual([]);
   });
 
   it('wires Service, Ingress, PodDisruptionBudgets and autoscalers to the workloads', () => {
@@ -183,19 +185,47 @@ describe('deploy/k8s', () => {
     const deployments = byKind('Deployment');
     const deployment = (name: string) => deployments.find((object) => object.metadata.name === name)!;
 
-    const [service] = byKind('Service');
-    const serviceSpec = service!.spec as { selector: Record<string, string>; ports: { targetPort: string }[] };
-    const selected = deployments.filter((object) => selects(serviceSpec.selector, podLabelsOf(object)));
-    expect(selected.map((object) => object.metadata.name)).toEqual(['trader-analytics-api']);
-    expect(serviceSpec.ports[0]!.targetPort).toBe('http');
+    // Each Service selects exactly its workload's pods: the API's, and the live plane's.
+    const services = byKind('Service');
+    const serviceNamed = (name: string) => services.find((object) => object.metadata.name === name)!;
+    for (const [serviceName, workload] of [
+      ['trader-analytics-api', 'trader-analytics-api'],
+      ['trader-analytics-live', 'trader-analytics-live'],
+    ] as const) {
+      const serviceSpec = serviceNamed(serviceName).spec as {
+        selector: Record<string, string>;
+        ports: { targetPort: string }[];
+      };
+      const selected = deployments.filter((object) => selects(serviceSpec.selector, podLabelsOf(object)));
+      expect(selected.map((object) => object.metadata.name)).toEqual([workload]);
+      expect(serviceSpec.ports[0]!.targetPort).toBe('http');
+    }
+    expect(services).toHaveLength(2);
 
-    const [ingress] = byKind('Ingress');
-    const paths = (
-      ingress!.spec as { rules: { http: { paths: { path: string; backend: { service: { name: string } } }[] } }[] }
-    ).rules.flatMap((rule) => rule.http.paths);
-    expect(paths.map((entry) => entry.path)).toEqual(expect.arrayContaining(['/api/agent/v1', '/mcp']));
+    // The public paths: the API's to the API, the live plane's path to the live pods (upgrades kept open).
+    const ingresses = byKind('Ingress');
+    const paths = ingresses.flatMap((ingress) =>
+      (
+        ingress.spec as { rules: { http: { paths: { path: string; backend: { service: { name: string } } }[] } }[] }
+      ).rules.flatMap((rule) => rule.http.paths),
+    );
+    expect(paths.map((entry) => entry.path)).toEqual(
+      expect.arrayContaining(['/api/agent/v1', '/mcp', '/api/agent/v1/live']),
+    );
     expect(paths.map((entry) => entry.path)).not.toContain('/metrics');
-    for (const entry of paths) expect(entry.backend.service.name).toBe(service!.metadata.name);
+    for (const entry of paths)
+      expect(entry.backend.service.name).toBe(
+        entry.path === '/api/agent/v1/live' ? 'trader-analytics-live' : 'trader-analytics-api',
+      );
+    const liveIngress = ingresses.find((ingress) => ingress.metadata.name === 'trader-analytics-live')!;
+    expect(
+      Number(
+        (liveIngress.metadata as unknown as { annotations: Record<string, string> }).annotations[
+          'nginx.ingress.kubernetes.io/proxy-read-timeout'
+        ],
+      ),
+    ).toBeGreaterThanOrEqual(3600);
+    expect(deployment('trader-analytics-live')).toBeDefined();
 
     // Every long-running workload has a PDB that selects exactly its pods.
     const budgets = byKind('PodDisruptionBudget');
@@ -212,12 +242,12 @@ describe('deploy/k8s', () => {
     const autoscalers = byKind('HorizontalPodAutoscaler');
     const target = (name: string) =>
       autoscalers.find((hpa) => (hpa.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === name)!;
-    const apiMetrics = (
-      target('trader-analytics-api').spec as { metrics: { type: string; resource?: { name: string } }[] }
-    ).metrics;
-    expect(apiMetrics).toEqual([
-      expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) }),
-    ]);
+    for (const name of ['trader-analytics-api', 'trader-analytics-live']) {
+      const cpuMetrics = (target(name).spec as { metrics: { type: string; resource?: { name: string } }[] }).metrics;
+      expect(cpuMetrics, name).toEqual([
+        expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) }),
+      ]);
+    }
     const ingestMetrics = (
       target('trader-analytics-ingest').spec as { metrics: { type: string; external?: { metric: { name: string } } }[] }
     ).metrics;

@@ -241,7 +241,15 @@ describe('dashboard and alert rules', () => {
         job.dns_sd_configs.flatMap((sd) => sd.names.map((name) => [name, sd.port])),
       ),
     );
-    expect(ports).toEqual({ api: 8080, ingest: 9464, simulate: 9464, archive: 9464, upstream: 9464, clob: 9464 });
+    expect(ports).toEqual({
+      api: 8080,
+      live: 8080,
+      ingest: 9464,
+      simulate: 9464,
+      archive: 9464,
+      upstream: 9464,
+      clob: 9464,
+    });
 
     const provider = parse(
       await readFile(path.join(DEPLOY, 'grafana/provisioning/dashboards/trader-analytics.yaml'), 'utf8'),
