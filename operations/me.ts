@@ -4,6 +4,7 @@ import type { Caller } from './auth.ts';
 import type { Call, RouteContext } from './context.ts';
 import type { UsageReport } from './gates/budget.ts';
 import { readLibraryUsage } from '../projections/tapes.ts';
+import { outsideSlots } from './gates/store-slot.ts';
 
 export const meSchema = z.object({
   plan: z.enum(['Basic Intelligence', 'Pro Intelligence', 'Max Intelligence']),
@@ -88,7 +89,8 @@ function readMe(caller: Caller, usage: UsageReport, slotsInUse: number, library:
 export async function whoami(context: RouteContext, call: Call): Promise<Me> {
   const [slotsInUse, library] = await Promise.all([
     context.liveSlotsInUse?.(call.caller.accountId) ?? 0,
-    readLibraryUsage(context.store, call.caller.accountId),
+    // One small aggregate, read outside the call's slot: /me answers under overload, as its budget does.
+    outsideSlots(() => readLibraryUsage(context.store, call.caller.accountId)),
   ]);
   return readMe(call.caller, call.admitted.usage, slotsInUse, library);
 }

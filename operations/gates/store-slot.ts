@@ -58,6 +58,19 @@ export class StoreSlot {
 
 const current = new AsyncLocalStorage<StoreSlot>();
 
+/** Whether the current work is a call's (its store reads take the call's slot). */
+export function insideCall(): boolean {
+  return current.getStore() !== undefined;
+}
+
+/**
+ * Runs `work` outside any call: its store reads take no slot and are never shed. Only for a small read
+ * that must answer under overload (`/me`'s library figure: an agent asks /me to learn its budget).
+ */
+export function outsideSlots<T>(work: () => T): T {
+  return current.exit(work);
+}
+
 /** The same store; a read inside a call (StoreSlot.run) first takes the call's slot. */
 export function storeWithSlots(store: Store): Store {
   return Object.freeze({

@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import { MemoryGates } from '../../operations/gates/memory.ts';
 import { RedisGates } from '../../operations/gates/redis.ts';
+import { insideCall } from '../../operations/gates/store-slot.ts';
 import type { AuthFailureRequest, GateRequest, GateStore, RefundRequest } from '../../operations/gates/store.ts';
 import type { Store } from '../../projections/store.ts';
 import { uniqueId } from './context.ts';
@@ -86,7 +87,7 @@ interface HeldQuery {
   fail(error: Error): void;
 }
 
-/** Holds every read while `holding` is on, so that a test controls when reads in flight end. */
+/** Holds every call's read while `holding` is on, so that a test controls when reads in flight end. */
 export class QueryHold {
   holding = false;
   readonly held: HeldQuery[] = [];
@@ -98,7 +99,9 @@ export class QueryHold {
       database: store.database,
       kind: store.kind,
       query: async <Row>(...args: Parameters<Store['query']>): Promise<Row[]> => {
-        if (this.holding) {
+        // Only a call's reads (those that hold its slot): key lookups and other reads outside any call
+        // (a background refresh, /me's library figure) pass, as they would past a busy store.
+        if (this.holding && insideCall()) {
           await new Promise<void>((resume, fail) => {
             this.held.push({ resume, fail });
             this.#wake();
