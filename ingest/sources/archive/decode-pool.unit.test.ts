@@ -69,7 +69,8 @@ describe('decode workers', () => {
     const pooled = await pool.decode(batch);
     expect(pooled.length).toBe(batch.length);
     expect(pooled).toEqual(inline);
-  });
+    // The first decode starts the workers, each loading the decoder: seconds on a machine busy with the suite.
+  }, 30_000);
 
   it('a generated chain: the same decodings in the same order, concurrent batches kept apart', async () => {
     const world = generateWorld({ seed: 11, markets: 20, wallets: 50, matches: 1_500 });
