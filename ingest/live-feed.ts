@@ -186,3 +186,21 @@ export function recordingsOn(sink: EventSink): RecordingSink {
     },
   };
 }
+
+/**
+ * What a role that serves the plane hands its HTTP server: the feed read from `eventLog`, and the
+ * recordings published back on the same log (`all` in process, `live` on Kafka), where ingest lands them.
+ */
+export function livePlaneOn(options: {
+  config: Config;
+  eventLog: EventLog;
+  topics: TopicNames;
+  publisher: EventSink;
+  log: Logger;
+}): { liveFeed: (target: LiveFeedTarget) => Promise<LiveFeed>; liveRecordings: RecordingSink } {
+  const { config, eventLog, topics, publisher, log } = options;
+  return {
+    liveFeed: (target) => startLiveFeed({ config, eventLog, topics, target, log: log.child({ name: 'live' }) }),
+    liveRecordings: recordingsOn(publisher),
+  };
+}

@@ -19,7 +19,7 @@ import type { Logger } from '../log.ts';
 import type { Readiness } from '../api/app.ts';
 import { buildHttpServer } from './http-server.ts';
 import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
-import { recordingsOn, startLiveFeed } from '../ingest/live-feed.ts';
+import { livePlaneOn } from '../ingest/live-feed.ts';
 import { readStoredRowCount } from '../projections/landed.ts';
 import { EPOCH_MAX, EPOCH_MIN } from '../ingest/contract/primitives.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
@@ -240,10 +240,8 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       store,
       gates,
       slots,
-      // The live plane streams what this process's log carries (in process, or Kafka).
-      liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log: log.child({ name: 'live' }) }),
-      // Its recordings go back on the same log, where ingest lands them like any tape.
-      liveRecordings: recordingsOn(publisher),
+      // The live plane streams what this process's log carries; its recordings go back on the same log.
+      ...livePlaneOn({ config, eventLog, topics, publisher, log }),
     },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });

@@ -8,7 +8,7 @@
  * (deploy/k8s/components/live). The embedded default has no Kafka: `all` runs the plane in process.
  */
 import type { Config } from '../config.ts';
-import { startLiveFeed, recordingsOn } from '../ingest/live-feed.ts';
+import { livePlaneOn } from '../ingest/live-feed.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog } from '../ingest/worker.ts';
@@ -42,8 +42,8 @@ export async function runLive(config: Config, log: Logger): Promise<number> {
       store,
       gates,
       slots,
-      liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log: log.child({ name: 'live' }) }),
-      liveRecordings: recordingsOn(publisher),
+      // The live plane streams what this process's log carries; its recordings go back on the same log.
+      ...livePlaneOn({ config, eventLog, topics, publisher, log }),
     },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });

@@ -92,12 +92,12 @@ const DROP_EXPIRED_WATCHES = `
 for _, watch in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
   redis.call('HDEL', KEYS[2], watch)
   redis.call('HDEL', KEYS[3], watch)
-end`;
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)`;
 
 /** KEYS 1 watches, 2 their traders, 3 their markets; ARGV 1 now ms or ''. Drops the expired; returns {trader, count, ...}. */
 const WATCHING_LUA = `${NOW}
 ${DROP_EXPIRED_WATCHES}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local counts = {}
 local order = {}
 for _, watch in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -120,7 +120,6 @@ return reply`;
 /** KEYS 1 watches, 2 their traders, 3 their markets; ARGV 1 now ms or ''. Drops the expired; returns the distinct markets. */
 const WATCHED_MARKETS_LUA = `${NOW}
 ${DROP_EXPIRED_WATCHES}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local seen = {}
 local reply = {}
 for _, watch in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do

@@ -12,6 +12,7 @@
  */
 import { WebSocket } from 'ws';
 import type { Logger } from '../../../log.ts';
+import { sleepUnlessAborted } from '../../sleep.ts';
 import { PING, subscribeMessage, unsubscribeMessage } from './protocol.ts';
 
 export type DisconnectReason = 'closed' | 'error' | 'heartbeat' | 'stalled';
@@ -81,17 +82,7 @@ export class ClobConnection {
       const ceiling = Math.min(this.#options.backoff.maxMs, this.#options.backoff.baseMs * 2 ** Math.min(attempt, 30));
       const delayMs = Math.round(this.#random() * ceiling);
       this.#options.log.warn({ reason, attempt, delayMs }, 'clob socket lost: reconnecting');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delayMs);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      await sleepUnlessAborted(delayMs, signal);
     }
   }
 

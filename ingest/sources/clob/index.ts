@@ -12,6 +12,7 @@ import { clobMessages, clobReconnects, clobSubscribedMarkets } from '../../../me
 import { TOPICS } from '../../contract/topics.ts';
 import { describeZodError } from '../../decode.ts';
 import type { EventSink } from '../../publisher.ts';
+import { sleepUnlessAborted } from '../../sleep.ts';
 import { ClobConnection } from './connection.ts';
 import { decodeFrame } from './protocol.ts';
 import { ClobTranslator, type ClobOutput, type MarketTokens } from './translate.ts';
@@ -73,17 +74,7 @@ export class ClobSource {
       while (!signal.aborted) {
         await this.refresh();
         progress.advanced();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, config.refreshMs);
-          signal.addEventListener(
-            'abort',
-            () => {
-              clearTimeout(timer);
-              resolve();
-            },
-            { once: true },
-          );
-        });
+        await sleepUnlessAborted(config.refreshMs, signal);
       }
     } finally {
       progress.stop();
