@@ -20,12 +20,12 @@ import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { publishSessions, recordSession } from '../ingest/sources/simulator/tapes.ts';
 import { startIngestWorker } from '../ingest/worker.ts';
 import { createLogger } from '../log.ts';
-import { serverMessageSchema, type ServerMessage } from '../operations/live/messages.ts';
 import type { RecordingSink } from '../operations/live/recording.ts';
 import { openStore } from '../projections/store.ts';
 import { buildHttpServer } from '../roles/http-server.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
+import { LiveClient } from './harness/live.ts';
 import { API, inProcessConfig } from './harness/api.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are compared field by field
@@ -147,58 +147,13 @@ afterAll(async () => {
   for (const instance of instances.splice(0)) await instance.close().catch(() => undefined);
 });
 
-/** A client that keeps every message (each checked against the plane's schema). */
-class Client {
-  readonly messages: ServerMessage[] = [];
-  #read = 0;
-  #waiters: (() => void)[] = [];
-  #invalid: Error | undefined;
-  readonly closed: Promise<void>;
-  constructor(readonly socket: WebSocket) {
-    socket.on('message', (data) => {
-      const parsed = serverMessageSchema.safeParse(JSON.parse(data.toString()));
-      if (parsed.success) this.messages.push(parsed.data);
-      else this.#invalid ??= new Error(`not a message of the plane: ${data.toString()}: ${parsed.error.message}`);
-      for (const wake of this.#waiters.splice(0)) wake();
-    });
-    this.closed = new Promise((resolve) =>
-      socket.on('close', () => {
-        resolve();
-        for (const wake of this.#waiters.splice(0)) wake();
-      }),
-    );
-  }
-
-  async next(): Promise<ServerMessage> {
-    while (this.#read >= this.messages.length) {
-      if (this.#invalid) throw this.#invalid;
-      if (this.socket.readyState === WebSocket.CLOSED) throw new Error('closed before the next message');
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-    return this.messages[this.#read++]!;
-  }
-
-  async nextOf<T extends ServerMessage['type']>(type: T): Promise<Extract<ServerMessage, { type: T }>> {
-    const message = await this.next();
-    expect(message.type, JSON.stringify(message)).toBe(type);
-    return message as Extract<ServerMessage, { type: T }>;
-  }
-
-  async command(message: Record<string, unknown>): Promise<ServerMessage> {
-    this.socket.send(JSON.stringify(message));
-    return this.next();
-  }
-
+/** The plane's client, and the StreamEvents it was sent for one market. */
+class Client extends LiveClient {
   /** The StreamEvents this client was sent for one market, in order. */
   eventsOf(market: string): Json[] {
     return this.messages.flatMap((message) =>
       message.type === 'event' && message.market === market ? [message.event as Json] : [],
     );
-  }
-
-  async close(): Promise<void> {
-    this.socket.close();
-    await this.closed;
   }
 }
 

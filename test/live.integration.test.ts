@@ -23,7 +23,6 @@ import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { MemorySlots, type SlotRequest, type SlotStore } from '../operations/gates/slots.ts';
 import { RedisSlots } from '../operations/gates/slots-redis.ts';
-import { serverMessageSchema, type ServerMessage } from '../operations/live/messages.ts';
 import { liveDisconnects } from '../metrics/registry.ts';
 import { openStore } from '../projections/store.ts';
 import { buildHttpServer } from '../roles/http-server.ts';
@@ -31,6 +30,7 @@ import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { API, inProcessConfig } from './harness/api.ts';
 import { uniqueId } from './harness/context.ts';
+import { LiveClient } from './harness/live.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -180,59 +180,8 @@ afterAll(async () => {
   for (const instance of instances.splice(0)) await instance.close().catch(() => undefined);
 });
 
-/** A client that keeps every message (each checked against the plane's schema) and the close. */
-class Client {
-  readonly messages: ServerMessage[] = [];
-  #read = 0;
-  #waiters: (() => void)[] = [];
-  #invalid: Error | undefined;
-  readonly closed: Promise<{ code: number; reason: string }>;
-  constructor(readonly socket: WebSocket) {
-    socket.on('message', (data) => {
-      const parsed = serverMessageSchema.safeParse(JSON.parse(data.toString()));
-      if (parsed.success) this.messages.push(parsed.data);
-      else this.#invalid ??= new Error(`not a message of the plane: ${data.toString()}: ${parsed.error.message}`);
-      for (const wake of this.#waiters.splice(0)) wake();
-    });
-    this.closed = new Promise((resolve) =>
-      socket.on('close', (code, reason) => {
-        resolve({ code, reason: reason.toString() });
-        for (const wake of this.#waiters.splice(0)) wake();
-      }),
-    );
-  }
-
-  /** The next message not read yet. */
-  async next(): Promise<ServerMessage> {
-    while (this.#read >= this.messages.length) {
-      if (this.#invalid) throw this.#invalid;
-      if (this.socket.readyState === WebSocket.CLOSED) throw new Error('closed before the next message');
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    }
-    return this.messages[this.#read++]!;
-  }
-
-  async nextOf<T extends ServerMessage['type']>(type: T): Promise<Extract<ServerMessage, { type: T }>> {
-    const message = await this.next();
-    expect(message.type, JSON.stringify(message)).toBe(type);
-    return message as Extract<ServerMessage, { type: T }>;
-  }
-
-  send(message: unknown): void {
-    this.socket.send(typeof message === 'string' ? message : JSON.stringify(message));
-  }
-
-  /** Sends a command and returns its answer (ack or error). */
-  async command(message: Record<string, unknown>): Promise<ServerMessage> {
-    this.send(message);
-    return this.next();
-  }
-
-  async close(): Promise<void> {
-    this.socket.close();
-    await this.closed;
-  }
-}
+const Client = LiveClient;
+type Client = LiveClient;
 
 async function connect(
   instance: Instance,
