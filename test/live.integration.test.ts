@@ -34,9 +34,14 @@ import { LiveClient } from './harness/live.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** Short heartbeats: renewals and pings come often; the leases run on the test's clock. */
-const LIVE: ConfigOverrides = { live: { heartbeatSeconds: 0.05, slotLeaseSeconds: 30 } };
+/**
+ * A heartbeat long enough that no stall of this process (server and clients share its event loop) reads
+ * as a silent client; the tests about pings and renewals use a short one. The leases run on the test's clock.
+ */
+const LIVE: ConfigOverrides = { live: { heartbeatSeconds: 1, slotLeaseSeconds: 30 } };
 const config = inProcessConfig('live', {}, LIVE);
+/** Frequent pings and renewals, for the tests that wait on them. */
+const quickBeats = (seconds: number): Config => ({ ...config, live: { ...config.live, heartbeatSeconds: seconds } });
 const PROTOCOL = config.live.protocol;
 const NOW_S = Math.floor(Date.now() / 1000);
 const log = createLogger('silent');
@@ -621,8 +626,8 @@ describe('lease expiry (two instances on one Redis)', () => {
     const clock = { ms: Date.UTC(2026, 0, 1) };
     const leaseMs = config.live.slotLeaseSeconds * 1000;
     const dyingRedis = new Redis(TEST_REDIS_URL);
-    const dying = await startInstance({ slots: new RedisSlots(dyingRedis, prefix), clock });
-    const survivor = await startInstance({ slots: slotStore('redis', prefix), clock });
+    const dying = await startInstance({ slots: new RedisSlots(dyingRedis, prefix), clock, config: quickBeats(0.25) });
+    const survivor = await startInstance({ slots: slotStore('redis', prefix), clock, config: quickBeats(0.25) });
 
     const doomed = (await ready(dying, 'b1')).client;
     expect(await doomed.command({ type: 'watch', trader: TRADER, market: M1 })).toMatchObject({
@@ -716,7 +721,7 @@ describe.each(['memory', 'redis'] as const)('watcher counts (%s)', (kind) => {
 
 describe('ending connections with a reason', () => {
   it('a client that answers no ping is closed with 4000 no_pong, its slot freed', async () => {
-    const instance = await startInstance();
+    const instance = await startInstance({ config: quickBeats(0.05) });
     const { client } = await ready(instance, 'p1');
     expect(await client.command({ type: 'watch', trader: TRADER, market: M1 })).toMatchObject({ type: 'ack' });
     await client.nextOf('event');
