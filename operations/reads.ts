@@ -44,7 +44,7 @@ import {
 } from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
-import { readWalletMarketsAsOf } from '../projections/as-of.ts';
+import { readUpstreamHistoryAsOf, readWalletMarketsAsOf } from '../projections/as-of.ts';
 import {
   priorOf,
   readSkillInputsAsOf,
@@ -130,6 +130,11 @@ function policiesOf(lifetimes: Lifetimes) {
     }),
     // As of a past instant the rows never change (immutable answers): kept until evicted, like a resolved market's.
     walletMarketsAsOf: policy<WalletMarkets>({ name: 'wallet_markets_as_of', memory: 'traders', resolved: () => true }),
+    upstreamHistoryAsOf: policy<UpstreamHistory>({
+      name: 'upstream_history_as_of',
+      memory: 'traders',
+      resolved: () => true,
+    }),
     skillInputsAsOf: policy<SkillInputs>({ name: 'skill_inputs_as_of', memory: 'traders', resolved: () => true }),
     // The population as of a past instant never changes either: its prior and each window's board.
     skillPriorAsOf: policy<SkillPrior>({ name: 'skill_prior_as_of', memory: 'markets', resolved: () => true }),
@@ -246,6 +251,13 @@ export class Reader {
   walletMarketsAsOf(wallet: string, asOf: number): Promise<WalletMarkets> {
     return this.cache.through(this.#policies.walletMarketsAsOf, [wallet, asOf], () =>
       readWalletMarketsAsOf(this.store, wallet, asOf),
+    );
+  }
+
+  /** The provider's reports of a wallet up to a past instant (projections/as-of.ts): immutable, kept until evicted. */
+  upstreamHistoryAsOf(wallet: string, asOf: number): Promise<UpstreamHistory> {
+    return this.cache.through(this.#policies.upstreamHistoryAsOf, [wallet, asOf], () =>
+      readUpstreamHistoryAsOf(this.store, wallet, asOf),
     );
   }
 

@@ -31,9 +31,10 @@ export const cardQuerySchema = z.object({ as_of: queryAsOf });
 /** The reads about one trader: today's (cached), or as of a past instant. */
 export function traderSourcesOf(context: RouteContext, wallet: string, asOf: number | undefined): ReadSources {
   if (asOf === undefined) return context.reader.sources;
-  return asOfSources(context.reader.sources, context.store, wallet, asOf, () =>
-    context.reader.walletMarketsAsOf(wallet, asOf),
-  );
+  return asOfSources(context.reader.sources, asOf, {
+    markets: () => context.reader.walletMarketsAsOf(wallet, asOf),
+    upstreamHistory: () => context.reader.upstreamHistoryAsOf(wallet, asOf),
+  });
 }
 
 /** get_trader_card: the career card of the call's trader, now or as of a past instant. */

@@ -93,32 +93,34 @@ const READ_UPSTREAM_HISTORY_AS_OF = bundle<{
 });
 
 /** The provider's last profile of the wallet reported at or before `asOf`, and its equity points up to it. */
-async function readUpstreamHistoryAsOf(store: Store, wallet: string, asOf: number): Promise<UpstreamHistory> {
+export async function readUpstreamHistoryAsOf(store: Store, wallet: string, asOf: number): Promise<UpstreamHistory> {
   const parts = await readBundle(store, READ_UPSTREAM_HISTORY_AS_OF, { wallet, as_of: asOf });
   const points = parts.equity.map((row): EquityPoint => [row.ts, row.pnl_usd]).sort((a, b) => a[0] - b[0]);
   return { profile: parts.profile[0] ?? null, points };
 }
 
+/** The two reads about one wallet as of a past instant (the reader keeps both: an as-of answer never changes). */
+export interface AsOfReads {
+  /** Its markets and marks then (readWalletMarketsAsOf). */
+  markets(): Promise<WalletMarkets>;
+  /** The provider's profile as reported by then, and its equity points up to then (readUpstreamHistoryAsOf). */
+  upstreamHistory(): Promise<UpstreamHistory>;
+}
+
 /**
- * The sources of one wallet's reads as of `asOf`: its markets and marks then (`read`: the reader's kept
- * readWalletMarketsAsOf; held for the call, the card reads them twice), the provider's profile as reported
- * by then (the provider counts as online then when it had reported one; without one the card answers the
- * offline form), everything else as `base` has it (market names, the archive's coverage).
+ * The sources of one wallet's reads as of `asOf`: its markets and marks then (held for the call: the card
+ * reads them twice), the provider's profile as reported by then (the provider counts as online then when it
+ * had reported one; without one the card answers the offline form), everything else as `base` has it
+ * (market names, the archive's coverage).
  */
-export function asOfSources(
-  base: ReadSources,
-  store: Store,
-  wallet: string,
-  asOf: number,
-  read: () => Promise<WalletMarkets>,
-): ReadSources {
+export function asOfSources(base: ReadSources, asOf: number, reads: AsOfReads): ReadSources {
   let markets: Promise<WalletMarkets> | undefined;
-  const marketsAsOf = () => (markets ??= read());
+  const marketsAsOf = () => (markets ??= reads.markets());
   return {
     ...base,
     walletMarkets: marketsAsOf,
     walletMarketsAtHand: marketsAsOf,
-    upstreamHistory: () => readUpstreamHistoryAsOf(store, wallet, asOf),
+    upstreamHistory: () => reads.upstreamHistory(),
     upstreamReport: async () => ({ state: 'online', ts: asOf }),
   };
 }

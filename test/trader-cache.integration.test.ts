@@ -18,6 +18,9 @@ import type { LogProducer } from '../ingest/bus/types.ts';
 import { createLogger } from '../log.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
 import { readCacheOf, Reader } from '../operations/reads.ts';
+import { cardSettingsOf } from '../operations/traders.ts';
+import { asOfSources } from '../projections/as-of.ts';
+import { readTraderCard } from '../projections/cards.ts';
 import { readCareer } from '../projections/careers.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
 import { NO_MARKET_NAMES } from '../projections/market-names.ts';
@@ -339,6 +342,57 @@ describe('answers about a trader kept until the worker reports a change', () => 
     await publishOnAndWait('upstreamEquity', [{ wallet: H, ts: BASE_TS + 600, pnl_usd: -3 }]);
     expect(await profileOf()).toMatchObject({ pnl: 9, peak: 5, low: -3, max_drawdown: 8 });
     expect(await profileOf()).toEqual(await readUpstreamProfile(store, H));
+  });
+
+  it("reads a card as of a past instant once: the same instant again sends no statement, and the answer is the store's", async () => {
+    const Q = makeWallet('cache-q');
+    const M = makeConditionId('cache-q-market');
+    const profile = (pnl: number, asOf: number): EventInputOf<'upstreamProfiles'> => ({
+      wallet: Q,
+      name: '',
+      pnl,
+      pnl_realized: pnl,
+      pnl_unrealized: 0,
+      portfolio_value: 100,
+      as_of: BASE_TS + asOf,
+    });
+    await publishOnAndWait('upstreamProfiles', [profile(5, 500)]);
+    await publishOnAndWait('upstreamEquity', [
+      { wallet: Q, ts: BASE_TS + 400, pnl_usd: 2 },
+      { wallet: Q, ts: BASE_TS + 500, pnl_usd: 5 },
+    ]);
+    await publishAndWait(
+      [fill(Q, 4, 510, M)],
+      [makeMarket({ condition_id: M, title: 'Q market', end_ts: BASE_TS + 86_400 * 10 })],
+    );
+    // What is known after the instant never shows in its answer.
+    await publishOnAndWait('upstreamProfiles', [profile(9, 900)]);
+    await publishAndWait([fill(Q, 6, 920, M)]);
+    const asOf = BASE_TS + 600;
+    const trader = { wallet: Q, name: '' };
+    const sent: string[] = [];
+    const cached = readerOf(recordingQueries(store, sent));
+    const cardOf = (reader: Reader) =>
+      readTraderCard(
+        reader.store,
+        trader,
+        cardSettingsOf(config),
+        asOf,
+        asOfSources(reader.sources, asOf, {
+          markets: () => reader.walletMarketsAsOf(Q, asOf),
+          upstreamHistory: () => reader.upstreamHistoryAsOf(Q, asOf),
+        }),
+      );
+    const first = await cardOf(cached);
+    expect(first.upstream).toMatchObject({ pnl: 5, peak: 5, low: 2, as_of: BASE_TS + 500 });
+    expect(first.card).toMatchObject({ volume_usd: 4, markets_total: 1, last_seen: BASE_TS + 510 });
+    expect(sent.some((sql) => sql.includes('upstream_profiles'))).toBe(true);
+
+    sent.length = 0;
+    expect(await cardOf(cached)).toEqual(first);
+    expect(sent).toEqual([]);
+    // A reader with nothing kept reads the same card from the store.
+    expect(await cardOf(readerOf(store))).toEqual(first);
   });
 
   it("keeps the equity history through the trader's fills, shares it with the card, cuts each window from it at the call's clock, and reads it again once the provider reports on the wallet", async () => {

@@ -587,9 +587,10 @@ async function main(): Promise<void> {
         trader,
         cardSettingsOf(config),
         asOfSeconds(),
-        asOfSources(reader.sources, routeStore, trader.wallet, asOfSeconds(), () =>
-          reader.walletMarketsAsOf(trader.wallet, asOfSeconds()),
-        ),
+        asOfSources(reader.sources, asOfSeconds(), {
+          markets: () => reader.walletMarketsAsOf(trader.wallet, asOfSeconds()),
+          upstreamHistory: () => reader.upstreamHistoryAsOf(trader.wallet, asOfSeconds()),
+        }),
       ),
     skill: async (trader) => {
       const [inputs, prior] = await Promise.all([reader.skillInputs(trader.wallet), reader.skillPrior(nowSeconds())]);
