@@ -117,6 +117,15 @@ export interface SkillInputs {
   markets: SkillMarket[];
 }
 
+/** A row of trader_skill_markets as SKILL_MARKETS reads it: a SkillMarket with its calibration sums apart. */
+type SkillMarketRow = Omit<SkillMarket, 'calibration'> & {
+  squared: number;
+  bucket_buys: number[];
+  bucket_tokens: number[];
+  bucket_price_tokens: number[];
+  bucket_payout_tokens: number[];
+};
+
 const SKILL_MARKETS = `
 SELECT condition_id, pnl_usd, cost_usd, tokens_bought, held_to_resolution, resolved_ts, squared,
        bucket_buys, bucket_tokens, bucket_price_tokens, bucket_payout_tokens
@@ -127,33 +136,17 @@ LIMIT 1 BY condition_id`;
 
 /** Today's sample of a wallet: its rows of the skill rollup (its resolved markets with a bought entry). */
 export async function readSkillMarkets(store: Store, wallet: string): Promise<SkillInputs> {
-  const rows = await store.query<{
-    condition_id: string;
-    pnl_usd: number;
-    cost_usd: number;
-    tokens_bought: number;
-    held_to_resolution: boolean;
-    resolved_ts: number;
-    squared: number;
-    bucket_buys: number[];
-    bucket_tokens: number[];
-    bucket_price_tokens: number[];
-    bucket_payout_tokens: number[];
-  }>(SKILL_MARKETS, { wallet });
+  const rows = await store.query<SkillMarketRow>(SKILL_MARKETS, { wallet });
   const markets = rows
-    .map((row) => ({
-      condition_id: row.condition_id,
-      pnl_usd: row.pnl_usd,
-      cost_usd: row.cost_usd,
-      tokens_bought: row.tokens_bought,
+    .map(({ squared, bucket_buys, bucket_tokens, bucket_price_tokens, bucket_payout_tokens, ...row }) => ({
+      ...row,
       held_to_resolution: Boolean(row.held_to_resolution),
-      resolved_ts: row.resolved_ts,
       calibration: {
-        squared: row.squared,
-        buys: row.bucket_buys,
-        tokens: row.bucket_tokens,
-        price_tokens: row.bucket_price_tokens,
-        payout_tokens: row.bucket_payout_tokens,
+        squared,
+        buys: bucket_buys,
+        tokens: bucket_tokens,
+        price_tokens: bucket_price_tokens,
+        payout_tokens: bucket_payout_tokens,
       },
     }))
     .sort((a, b) => compareIds(a.condition_id, b.condition_id));
