@@ -1082,7 +1082,16 @@ function configOf(env: z.output<typeof environmentSchema>) {
        * A recording is published as it goes: its events and its metadata so far whenever this many wait
        * or the oldest has waited this long. A crash of the instance loses at most what waited.
        */
-      recording: { flushEvents: 500, flushMs: 1000 },
+      recording: {
+        flushEvents: 500,
+        flushMs: 1000,
+        /**
+         * The recordings' events this instance holds and the log has not taken yet (waiting, or being
+         * published). Past it the log is backed up: running recordings stop and new watches are not recorded,
+         * until it has taken half of them, so memory stays bounded when the log stalls.
+         */
+        maxUnpublishedBytes: 64 * 1024 * 1024,
+      },
     },
     /** Recorded sessions (decisions.md, Stream events and tapes; paging table). */
     tapes: {

@@ -44,6 +44,7 @@ const ACCOUNTS = [
   { accountId: 'r-full', plan: 'pro', key: 'full' },
   { accountId: 'r-filling', plan: 'pro', key: 'filling' },
   { accountId: 'r-crash', plan: 'pro', key: 'crash' },
+  { accountId: 'r-backlog', plan: 'max', key: 'backlog' },
 ] as const;
 type KeyName = (typeof ACCOUNTS)[number]['key'];
 const keys = {} as Record<KeyName, string>;
@@ -483,5 +484,76 @@ describe('a recording never half-written silently', () => {
     expect(tape.partial).toBe(true);
     // What was published is there, in its place: the events after the lost part.
     expect(await replay(instance, 'crash', tapeId)).toEqual(client.eventsOf(M3).slice(3));
+  });
+});
+
+describe('a log that falls behind the recordings', () => {
+  it('past the backlog bound a recording stops at once and says so, and a new watch is not recorded; once the log catches up, the tape holds the events before the stop, whole', async () => {
+    /** Room for a session start and one trade, not two (checked below on what was sent). */
+    const BACKLOG_BYTES = 200;
+    const bounded: Config = {
+      ...config,
+      live: { ...config.live, recording: { ...config.live.recording, maxUnpublishedBytes: BACKLOG_BYTES } },
+    };
+    // The log takes nothing until released.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const instance = await startInstance({
+      config: bounded,
+      recordings: (onLog) => ({
+        publish: async (tape, events) => {
+          await released;
+          await onLog.publish(tape, events);
+        },
+      }),
+    });
+    const client = await ready(instance, 'backlog');
+    const ack = (await client.command({ type: 'watch', trader: TRADER, market: M4 })) as Json;
+    expect(ack.recording.state).toBe('on');
+    await client.nextOf('event');
+    await instance.publisher.publish('trades', [makeTrade({ condition_id: M4, price: 0.5, ts: 1_767_557_500 })]);
+    expect(await client.nextOf('event')).toMatchObject({ seq: 2 });
+    await instance.publisher.publish('trades', [makeTrade({ condition_id: M4, price: 0.51, ts: 1_767_557_501 })]);
+    expect(await client.nextOf('event')).toMatchObject({ seq: 3 });
+    const stopped = (await client.nextOf('recording')) as Json;
+    expect(stopped).toMatchObject({
+      market: M4,
+      wallet: TRADER,
+      tape_id: ack.recording.tape_id,
+      state: 'stopped',
+      reason: 'unavailable',
+      through_seq: 2,
+    });
+    expect(stopped.message).toContain('stopped before event 3');
+    // While the log is behind, a new watch is served and not recorded.
+    const unrecorded = (await client.command({ type: 'watch', trader: TRADER, market: M5 })) as Json;
+    expect(unrecorded.recording).toMatchObject({ state: 'off', reason: 'unavailable' });
+    await client.nextOf('event');
+    client.send({ type: 'unwatch', trader: TRADER, market: M5 });
+    await client.nextOf('event');
+    await client.nextOf('ack');
+
+    // The log catches up: the stopped tape is saved, and a new watch is recorded again.
+    release();
+    await instance.saved(ack.recording.tape_id as string);
+    const again = (await client.command({ type: 'watch', trader: TRADER, market: M6 })) as Json;
+    expect(again).toMatchObject({ type: 'ack', recording: { state: 'on' } });
+    await client.command({ type: 'unwatch', trader: TRADER, market: M4 });
+    await client.command({ type: 'unwatch', trader: TRADER, market: M6 });
+    await client.close();
+    await instance.landed();
+
+    const sent = client.eventsOf(M4);
+    const kept = sent.slice(0, 2);
+    // The figures of the test: two events fit and stay over half the bound (the backlog stays behind), three do not.
+    const keptBytes = kept.reduce((sum, event) => sum + lineBytes(event), 0);
+    expect(keptBytes).toBeLessThanOrEqual(BACKLOG_BYTES);
+    expect(keptBytes).toBeGreaterThan(BACKLOG_BYTES / 2);
+    expect(sent.slice(0, 3).reduce((sum, event) => sum + lineBytes(event), 0)).toBeGreaterThan(BACKLOG_BYTES);
+    expect(await replay(instance, 'backlog', ack.recording.tape_id as string)).toEqual(kept);
+    const { tape } = await get(instance, 'backlog', `/tapes/${ack.recording.tape_id}`);
+    expect(tape).toMatchObject({ tick_count: 1, fill_count: 0, partial: false });
+    // Two tapes in the library: the stopped one and the one recorded after the log caught up.
+    expect((await get(instance, 'backlog', '/tapes')).count).toBe(2);
   });
 });

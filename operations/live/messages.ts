@@ -130,7 +130,10 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
       wallet: z.string(),
       tape_id: z.string(),
       state: z.literal('stopped'),
-      reason: z.literal('library_full'),
+      reason: z.enum(['library_full', 'unavailable']).meta({
+        description:
+          "library_full: the next event would pass the plan's library; unavailable: the server's log is not taking recordings as fast as they come.",
+      }),
       through_seq: z.int().min(0).meta({
         description: "The tape holds the watch's events up to this seq; the watch goes on, unrecorded.",
       }),

@@ -508,25 +508,42 @@ export class LiveConnection {
     if (subscription.recording) this.#record(subscription, subscription.recording, event);
   }
 
-  /** An event sent to the client goes into its watch's recording, while the library has room for it. */
+  /**
+   * An event sent to the client goes into its watch's recording while the library has room for it and the
+   * log keeps up; otherwise the recording stops before it and the client is told (the watch goes on).
+   */
   #record(subscription: Subscription, recording: Recording, event: StreamEvent): void {
     const { libraryBytes } = this.caller.limits;
-    if (this.plane.recorder.fits(recording, event, libraryBytes)) {
+    const verdict = this.plane.recorder.admits(recording, event, libraryBytes);
+    if (verdict === 'admitted') {
       recording.add(event);
       return;
     }
     subscription.recording = null;
     const throughSeq = subscription.seq - 1;
-    // Told once the tape is saved (events sent meanwhile carry on; through_seq says where the tape ends).
-    void this.plane.recorder.end(recording).then(() =>
+    const stopped = {
+      type: 'recording',
+      market: subscription.market ?? '',
+      wallet: subscription.wallet,
+      tape_id: recording.tapeId,
+      state: 'stopped',
+      through_seq: throughSeq,
+    } as const;
+    const saved = this.plane.recorder.end(recording);
+    if (verdict === 'unavailable') {
+      // Told at once: the tape is saved when the log takes it.
       this.send({
-        type: 'recording',
-        market: subscription.market ?? '',
-        wallet: subscription.wallet,
-        tape_id: recording.tapeId,
-        state: 'stopped',
+        ...stopped,
+        reason: 'unavailable',
+        message: `The server cannot save recordings as fast as they come at the moment: this watch's recording stopped before event ${throughSeq + 1} (the tape keeps the events before it) and the watch goes on unrecorded. Watch again later for a new tape.`,
+      });
+      return;
+    }
+    // Told once the tape is saved, so that /me counts it (events sent meanwhile carry on; through_seq says where the tape ends).
+    void saved.then(() =>
+      this.send({
+        ...stopped,
         reason: 'library_full',
-        through_seq: throughSeq,
         message: `Your library is full (${libraryBytes.toLocaleString('en-US')} bytes on ${this.caller.limits.name}): this watch's recording stopped before event ${throughSeq + 1} and the watch goes on unrecorded. Delete tapes in the dashboard or upgrade for more storage.`,
       }),
     );

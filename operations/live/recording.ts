@@ -10,6 +10,10 @@
  * The library's limit: each user's tapes in the store (the recordings this instance runs left out) plus
  * the bytes of the recordings this instance runs for the user. A recording that would pass the limit
  * stops before the event that would (the watch goes on, unrecorded).
+ *
+ * The backlog: the events the log has not taken yet, over all recordings of the instance. A stalled log
+ * must not grow it without bound: past `maxUnpublishedBytes` the recordings stop the same way, and no new
+ * one starts, until the log has taken it down to half.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
@@ -45,6 +49,48 @@ export interface RecordingSink {
 export interface RecordingSettings {
   flushEvents: number;
   flushMs: number;
+  maxUnpublishedBytes: number;
+}
+
+/** The bytes of recorded events the log has not taken yet, over every recording of one plane. */
+class Backlog {
+  bytes = 0;
+  /** Past the bound, and not yet drained to half of it. */
+  backedUp = false;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Whether `bytes` more may wait; once refused, none may until the backlog is down to half the bound. */
+  admits(bytes: number): boolean {
+    this.#catchUp();
+    if (!this.backedUp && this.bytes + bytes > this.maxBytes) {
+      this.backedUp = true;
+      this.log.warn(
+        { unpublishedBytes: this.bytes, maxBytes: this.maxBytes },
+        'the log takes recordings slower than they come: recordings stop until it catches up',
+      );
+    }
+    return !this.backedUp;
+  }
+
+  add(bytes: number): void {
+    this.bytes += bytes;
+  }
+
+  taken(bytes: number): void {
+    this.bytes -= bytes;
+    this.#catchUp();
+  }
+
+  #catchUp(): void {
+    if (this.backedUp && this.bytes <= this.maxBytes / 2) {
+      this.backedUp = false;
+      this.log.info({ unpublishedBytes: this.bytes }, 'the log caught up with the recordings: recording again');
+    }
+  }
 }
 
 interface RecordingSubject {
@@ -60,6 +106,7 @@ export class Recording {
   readonly #tally = new TapeTally();
   readonly #startedAt: number;
   #waiting: TapeEventRecord[] = [];
+  #waitingBytes = 0;
   #version = 0;
   #publishing: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | null = null;
@@ -70,6 +117,7 @@ export class Recording {
   constructor(
     private readonly subject: RecordingSubject,
     private readonly sink: RecordingSink,
+    private readonly backlog: Backlog,
     private readonly settings: RecordingSettings,
     private readonly now: () => number,
     private readonly log: Logger,
@@ -93,7 +141,10 @@ export class Recording {
   add(event: StreamEvent): void {
     if (this.#ended) return;
     const seq = this.#tally.events;
+    const bytes = tapeEventBytes(event);
     this.#tally.add(event);
+    this.#waitingBytes += bytes;
+    this.backlog.add(bytes);
     this.#waiting.push({ ...event, tape_id: this.tapeId, account_id: this.subject.accountId, seq });
     if (this.#waiting.length >= this.settings.flushEvents) void this.#flush(true);
     else if (this.#timer === null) {
@@ -117,6 +168,8 @@ export class Recording {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     const events = this.#waiting.splice(0);
+    const eventBytes = this.#waitingBytes;
+    this.#waitingBytes = 0;
     // The metadata counts exactly the events published with it and before it.
     const summary = this.#tally.summary();
     const endedAt = this.now();
@@ -140,6 +193,8 @@ export class Recording {
       } catch (failure) {
         this.#lost = true;
         this.log.error({ err: failure, tapeId: this.tapeId, events: events.length }, 'a part of a recording was lost');
+      } finally {
+        this.backlog.taken(eventBytes);
       }
     });
     return this.#publishing;
@@ -157,6 +212,7 @@ export type RecordingRefusal = 'plan' | 'library_full' | 'unavailable';
 /** The recordings of one plane: who may record, how full each library is, and where recordings go. */
 export class Recorder {
   readonly #ledgers = new Map<string, LibraryLedger>();
+  readonly #backlog: Backlog;
 
   constructor(
     private readonly sink: RecordingSink | null,
@@ -164,7 +220,9 @@ export class Recorder {
     private readonly settings: RecordingSettings,
     private readonly now: () => number,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#backlog = new Backlog(settings.maxUnpublishedBytes, log);
+  }
 
   /** Bytes of a user's library in use, as far as this instance knows (the stored tapes and its own recordings). */
   #usedBytes(ledger: LibraryLedger): number {
@@ -179,7 +237,7 @@ export class Recorder {
     plan: { recordsLive: boolean; libraryBytes: number },
   ): Promise<{ recording: Recording } | { refused: RecordingRefusal; usedBytes?: number }> {
     if (!plan.recordsLive) return this.#refuse('plan');
-    if (this.sink === null) return this.#refuse('unavailable');
+    if (this.sink === null || !this.#backlog.admits(0)) return this.#refuse('unavailable');
     let ledger = this.#ledgers.get(subject.accountId);
     const open = ledger ? [...ledger.open].map((recording) => recording.tapeId) : [];
     try {
@@ -196,7 +254,7 @@ export class Recorder {
     }
     const usedBytes = this.#usedBytes(ledger);
     if (usedBytes >= plan.libraryBytes) return this.#refuse('library_full', usedBytes);
-    const recording = new Recording(subject, this.sink, this.settings, this.now, this.log);
+    const recording = new Recording(subject, this.sink, this.#backlog, this.settings, this.now, this.log);
     ledger.open.add(recording);
     return { recording };
   }
@@ -206,11 +264,12 @@ export class Recorder {
     return usedBytes === undefined ? { refused: reason } : { refused: reason, usedBytes };
   }
 
-  /** Whether `event` still fits in the recording's library. */
-  fits(recording: Recording, event: StreamEvent, libraryBytes: number): boolean {
+  /** Whether `event` goes into the recording, or why the recording stops before it. */
+  admits(recording: Recording, event: StreamEvent, libraryBytes: number): 'admitted' | 'library_full' | 'unavailable' {
+    const bytes = tapeEventBytes(event);
     const ledger = this.#ledgers.get(recording.accountId);
-    if (!ledger) return true;
-    return this.#usedBytes(ledger) + tapeEventBytes(event) <= libraryBytes;
+    if (ledger && this.#usedBytes(ledger) + bytes > libraryBytes) return 'library_full';
+    return this.#backlog.admits(bytes) ? 'admitted' : 'unavailable';
   }
 
   /** Ends a recording (saving it); its bytes count as stored from now on. */
