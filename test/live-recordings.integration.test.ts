@@ -197,6 +197,8 @@ async function replay(instance: Instance, key: KeyName, tapeId: string): Promise
 
 /** An event's bytes in the library: its JSON line as the download holds it. */
 const lineBytes = (event: Json) => Buffer.byteLength(`${JSON.stringify(event)}\n`);
+/** The bytes of events in the library: the sum of their lines. */
+const linesBytes = (events: Json[]) => events.reduce((sum, event) => sum + lineBytes(event), 0);
 
 describe('a Pro watch is recorded', () => {
   it('the tape replays exactly the events sent, with the metadata tapes carry; a resolution ends the watch', async () => {
@@ -274,7 +276,7 @@ describe('a Pro watch is recorded', () => {
       outcome: 'No',
       tick_count: 2,
       fill_count: 2,
-      size_bytes: sent.reduce((sum, event) => sum + lineBytes(event), 0),
+      size_bytes: linesBytes(sent),
       partial: false,
     });
     expect(tape.duration_s).toBe(tape.ended_at - tape.started_at);
@@ -391,8 +393,8 @@ describe('the library limit', () => {
     const sent = client.eventsOf(M6);
     const kept = sent.slice(0, 2);
     // The figures of the test: two events fit, three do not.
-    expect(kept.reduce((sum, event) => sum + lineBytes(event), 0)).toBeLessThanOrEqual(LIBRARY_BYTES);
-    expect(sent.slice(0, 3).reduce((sum, event) => sum + lineBytes(event), 0)).toBeGreaterThan(LIBRARY_BYTES);
+    expect(linesBytes(kept)).toBeLessThanOrEqual(LIBRARY_BYTES);
+    expect(linesBytes(sent.slice(0, 3))).toBeGreaterThan(LIBRARY_BYTES);
     expect(await replay(instance, 'filling', ack.recording.tape_id)).toEqual(kept);
     const { tape } = await get(instance, 'filling', `/tapes/${ack.recording.tape_id}`);
     expect(tape).toMatchObject({ tick_count: 1, fill_count: 0, partial: false });
@@ -445,7 +447,7 @@ describe('a recording never half-written silently', () => {
     expect(tape).toMatchObject({
       partial: true,
       tick_count: 2,
-      size_bytes: sent.slice(0, 3).reduce((sum, event) => sum + lineBytes(event), 0),
+      size_bytes: linesBytes(sent.slice(0, 3)),
     });
   });
 
@@ -546,10 +548,10 @@ describe('a log that falls behind the recordings', () => {
     const sent = client.eventsOf(M4);
     const kept = sent.slice(0, 2);
     // The figures of the test: two events fit and stay over half the bound (the backlog stays behind), three do not.
-    const keptBytes = kept.reduce((sum, event) => sum + lineBytes(event), 0);
+    const keptBytes = linesBytes(kept);
     expect(keptBytes).toBeLessThanOrEqual(BACKLOG_BYTES);
     expect(keptBytes).toBeGreaterThan(BACKLOG_BYTES / 2);
-    expect(sent.slice(0, 3).reduce((sum, event) => sum + lineBytes(event), 0)).toBeGreaterThan(BACKLOG_BYTES);
+    expect(linesBytes(sent.slice(0, 3))).toBeGreaterThan(BACKLOG_BYTES);
     expect(await replay(instance, 'backlog', ack.recording.tape_id as string)).toEqual(kept);
     const { tape } = await get(instance, 'backlog', `/tapes/${ack.recording.tape_id}`);
     expect(tape).toMatchObject({ tick_count: 1, fill_count: 0, partial: false });

@@ -82,6 +82,32 @@ const fill = (wallet: string, usd: number, offset: number, market = MARKET): Fil
   });
 
 /** Publishes fills (and market events), and resolves once the worker ingested them and refreshed the rollups. */
+/** The provider's profile of `wallet` reporting `pnl`, as of `offset` seconds after BASE_TS. */
+function upstreamProfile(wallet: string, pnl: number, offset: number): EventInputOf<'upstreamProfiles'> {
+  return {
+    wallet,
+    name: '',
+    pnl,
+    pnl_realized: pnl,
+    pnl_unrealized: 0,
+    portfolio_value: 100,
+    as_of: BASE_TS + offset,
+  };
+}
+
+/** A wallet the provider reports on (a profile of pnl 5 at +500, equity 2 at +400 and 5 at +500), with a fill in `market` at +510. */
+async function publishProviderHistory(wallet: string, market: string): Promise<void> {
+  await publishOnAndWait('upstreamProfiles', [upstreamProfile(wallet, 5, 500)]);
+  await publishOnAndWait('upstreamEquity', [
+    { wallet, ts: BASE_TS + 400, pnl_usd: 2 },
+    { wallet, ts: BASE_TS + 500, pnl_usd: 5 },
+  ]);
+  await publishAndWait(
+    [fill(wallet, 4, 510, market)],
+    [makeMarket({ condition_id: market, title: `market of ${wallet}`, end_ts: BASE_TS + 86_400 * 10 })],
+  );
+}
+
 async function publishAndWait(fills: Fill[], markets: EventInputOf<'markets'>[] = []): Promise<void> {
   const done = waitForIngested([worker], fills.length + markets.length);
   await publisher.publish('fillsArchive', fills);
@@ -302,24 +328,8 @@ describe('answers about a trader kept until the worker reports a change', () => 
   it("keeps the upstream profile through the trader's fills, and reads it again once the provider reports on the wallet", async () => {
     const H = makeWallet('cache-h');
     const M = makeConditionId('cache-h-market');
-    const profile = (pnl: number, asOf: number): EventInputOf<'upstreamProfiles'> => ({
-      wallet: H,
-      name: '',
-      pnl,
-      pnl_realized: pnl,
-      pnl_unrealized: 0,
-      portfolio_value: 100,
-      as_of: BASE_TS + asOf,
-    });
-    await publishOnAndWait('upstreamProfiles', [profile(5, 500)]);
-    await publishOnAndWait('upstreamEquity', [
-      { wallet: H, ts: BASE_TS + 400, pnl_usd: 2 },
-      { wallet: H, ts: BASE_TS + 500, pnl_usd: 5 },
-    ]);
-    await publishAndWait(
-      [fill(H, 4, 510, M)],
-      [makeMarket({ condition_id: M, title: 'H market', end_ts: BASE_TS + 86_400 * 10 })],
-    );
+    const profile = (pnl: number, asOf: number) => upstreamProfile(H, pnl, asOf);
+    await publishProviderHistory(H, M);
     const sent: string[] = [];
     const cached = readerOf(recordingQueries(store, sent));
     const profileOf = () => readUpstreamProfile(cached.store, H, cached.sources);
@@ -347,24 +357,8 @@ describe('answers about a trader kept until the worker reports a change', () => 
   it("reads a card as of a past instant once: the same instant again sends no statement, and the answer is the store's", async () => {
     const Q = makeWallet('cache-q');
     const M = makeConditionId('cache-q-market');
-    const profile = (pnl: number, asOf: number): EventInputOf<'upstreamProfiles'> => ({
-      wallet: Q,
-      name: '',
-      pnl,
-      pnl_realized: pnl,
-      pnl_unrealized: 0,
-      portfolio_value: 100,
-      as_of: BASE_TS + asOf,
-    });
-    await publishOnAndWait('upstreamProfiles', [profile(5, 500)]);
-    await publishOnAndWait('upstreamEquity', [
-      { wallet: Q, ts: BASE_TS + 400, pnl_usd: 2 },
-      { wallet: Q, ts: BASE_TS + 500, pnl_usd: 5 },
-    ]);
-    await publishAndWait(
-      [fill(Q, 4, 510, M)],
-      [makeMarket({ condition_id: M, title: 'Q market', end_ts: BASE_TS + 86_400 * 10 })],
-    );
+    const profile = (pnl: number, asOf: number) => upstreamProfile(Q, pnl, asOf);
+    await publishProviderHistory(Q, M);
     // What is known after the instant never shows in its answer.
     await publishOnAndWait('upstreamProfiles', [profile(9, 900)]);
     await publishAndWait([fill(Q, 6, 920, M)]);
