@@ -482,7 +482,7 @@ export function removedVariablesIn(environment: Record<string, string | undefine
 }
 
 /** The provider's services: Gamma (markets), the data API (profiles, positions, fills, leaderboard), user-pnl (equity curves). */
-export type UpstreamService = 'gamma' | 'data' | 'pnl';
+export type UpstreamService = 'gamma' | 'data' | 'pnl' | 'clob';
 
 /** A published rate limit: at most `requests` per `perSeconds` on paths starting with `path` ('' = the whole service). */
 export interface UpstreamRouteLimit {
@@ -506,6 +506,8 @@ export const UPSTREAM_PUBLISHED_LIMITS: readonly UpstreamRouteLimit[] = [
   { service: 'data', path: '/positions', requests: 150, perSeconds: 10 },
   { service: 'data', path: '/closed-positions', requests: 150, perSeconds: 10 },
   { service: 'pnl', path: '', requests: 150, perSeconds: 10 },
+  { service: 'clob', path: '', requests: 9000, perSeconds: 10 },
+  { service: 'clob', path: '/book', requests: 1500, perSeconds: 10 },
 ];
 
 export interface UpstreamConfig {
@@ -721,6 +723,8 @@ export interface ClobConfig {
   openMarketSeconds: number;
   /** Frames read and not yet published, at most: beyond, their events are dropped (and counted). */
   maxPendingFrames: number;
+  /** A subscribed token whose book has not come this long after its subscribe is read over REST (GET /book). */
+  snapshotWaitMs: number;
 }
 
 export interface ArchiveConfig {
@@ -1012,6 +1016,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
         gamma: env.UPSTREAM_GAMMA_URL.replace(/\/+$/, ''),
         data: env.UPSTREAM_DATA_URL.replace(/\/+$/, ''),
         pnl: env.UPSTREAM_PNL_URL.replace(/\/+$/, ''),
+        // The CLOB's REST API: the clob role's fallback for a book the market channel does not send.
+        clob: 'https://clob.polymarket.com',
       },
       rateFraction: env.UPSTREAM_RATE_FRACTION,
       limits: UPSTREAM_PUBLISHED_LIMITS,
@@ -1053,6 +1059,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
       openMarketSeconds: 7 * 86_400,
       // Seconds of the busiest markets' traffic: a log that is down longer loses ticks, not memory.
       maxPendingFrames: 10_000,
+      // The initial dump comes at once after a subscribe; a resubscribe may bring none (docs/clob.md).
+      snapshotWaitMs: 5_000,
     }))(),
     /** The WebSocket live plane (docs/live.md): its address, its slots' leases, its bounds per connection. */
     live: {

@@ -13,6 +13,7 @@
 import type { ClobConfig, Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { ClobSource, type ClobInterest } from '../ingest/sources/clob/index.ts';
+import { createUpstreamClient } from '../ingest/sources/upstream/index.ts';
 import { openSlotStore } from '../operations/gates/open.ts';
 import type { SlotStore } from '../operations/gates/slots.ts';
 import { readMarketTokens, readOpenMarketsOf } from '../projections/clob-interest.ts';
@@ -66,6 +67,8 @@ export async function runClob(config: Config, log: Logger, signal: AbortSignal):
   try {
     await withPublisher(config, log, async ({ publisher, eventLog, topics }) => {
       const producer = await eventLog.producer();
+      // The CLOB's REST API, for a book the channel does not send: under its published limits, bounded in time and size.
+      const http = createUpstreamClient(config, log);
       const source = new ClobSource({
         config: config.clob,
         interest: clobInterest(store, slots, config.clob),
@@ -76,6 +79,8 @@ export async function runClob(config: Config, log: Logger, signal: AbortSignal):
           ]);
         },
         log: log.child({ name: 'clob' }),
+        fetchBook: async (tokenId, bookSignal) =>
+          (await http.getJson('clob', '/book', { token_id: tokenId }, bookSignal)).body,
       });
       log.info({ url: config.clob.url, maxMarkets: config.clob.maxMarkets }, 'clob source started');
       try {

@@ -6,6 +6,8 @@
  * the garbage without stopping. Expected prices are read from the recordings. No network beyond loopback.
  */
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -14,6 +16,7 @@ import type { PartitionSlice } from '../ingest/bus/types.ts';
 import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
 import { liveEventsOf } from '../ingest/live-feed.ts';
 import { ClobSource, type MarketTokens } from '../ingest/sources/clob/index.ts';
+import { createUpstreamClient } from '../ingest/sources/upstream/index.ts';
 import { createLogger } from '../log.ts';
 import { clobMessages, clobReconnects } from '../metrics/registry.ts';
 import { polymarketData, RecordingSink } from './harness/polymarket.ts';
@@ -134,7 +137,11 @@ afterEach(async () => {
   for (const run of running.splice(0)) await run.stop();
 });
 
-async function start(overrides: Partial<ClobConfig> = {}, log = createLogger('silent')): Promise<Running> {
+async function start(
+  overrides: Partial<ClobConfig> = {},
+  log = createLogger('silent'),
+  extra: { interest?: MarketTokens[]; fetchBook?: (tokenId: string, signal: AbortSignal) => Promise<unknown> } = {},
+): Promise<Running> {
   const server = new ReplayServer();
   await new Promise<void>((resolve) => server.server.once('listening', () => resolve()));
   const config: ClobConfig = {
@@ -149,7 +156,7 @@ async function start(overrides: Partial<ClobConfig> = {}, log = createLogger('si
     ...overrides,
   };
   const sink = new WaitingSink();
-  const interest = [MIKELIN_MARKET];
+  const interest = extra.interest ?? [MIKELIN_MARKET];
   const deadLetters: { raw: string; reason: string }[] = [];
   const source = new ClobSource({
     config,
@@ -159,6 +166,7 @@ async function start(overrides: Partial<ClobConfig> = {}, log = createLogger('si
       deadLetters.push({ raw, reason });
     },
     log,
+    ...(extra.fetchBook ? { fetchBook: extra.fetchBook } : {}),
   });
   const controller = new AbortController();
   const done = source.run(controller.signal);
@@ -368,5 +376,66 @@ describe('the clob source against a replaying market channel', () => {
     socket.socket.terminate();
     const next = await server.connection(1);
     expect(next.subscriptions()[0]).toMatchObject({ assets_ids: ['111', '222'] });
+  });
+});
+
+describe('a book the channel does not send', () => {
+  /** The CLOB REST API's recorded book (`GET /book`) and the market and token it belongs to. */
+  const restBook = JSON.parse(readFileSync(path.join(polymarketData, 'http/clob/nautilus_clob_book.json'), 'utf8')) as {
+    market: string;
+    asset_id: string;
+    timestamp: string;
+    bids: { price: string }[];
+    asks: { price: string }[];
+  };
+
+  it('is read over REST once the wait is over, through the upstream client, and published as its top; a wrong book is dead-lettered', async () => {
+    // The REST API: the recorded book for every token asked for (so another token's answer is the wrong book).
+    const asked: string[] = [];
+    const rest = http.createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      asked.push(`${url.pathname}?token_id=${url.searchParams.get('token_id')}`);
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(restBook));
+    });
+    await new Promise<void>((resolve) => rest.listen(0, '127.0.0.1', resolve));
+    const defaults = parseConfig({});
+    const client = createUpstreamClient(
+      {
+        ...defaults,
+        upstream: {
+          ...defaults.upstream,
+          baseUrls: { ...defaults.upstream.baseUrls, clob: `http://127.0.0.1:${(rest.address() as AddressInfo).port}` },
+        },
+      },
+      createLogger('silent'),
+    );
+    // Token 2 is the recorded book's token: token 1's answer is that book too, the wrong one.
+    const market: MarketTokens = { conditionId: restBook.market, token1: '999', token2: restBook.asset_id };
+    const { server, sink, deadLetters } = await start({ snapshotWaitMs: 50 }, createLogger('silent'), {
+      interest: [market],
+      fetchBook: async (tokenId, signal) => (await client.getJson('clob', '/book', { token_id: tokenId }, signal)).body,
+    });
+    try {
+      // Subscribed, and the channel sends no book.
+      await server.connection(0);
+      await sink.until(() => sink.events('book').length === 1);
+      expect(asked).toEqual(['/book?token_id=999', `/book?token_id=${restBook.asset_id}`]);
+      expect(deadLetters).toHaveLength(1);
+      expect(deadLetters[0]!.reason).toBe(`GET /book: the book of token ${restBook.asset_id}, asked for 999`);
+      // Token 2's book mirrored into UP space: bid 1 − its lowest ask, ask 1 − its highest bid.
+      const lowestAsk = Math.min(...restBook.asks.map((level) => Number(level.price)));
+      const highestBid = Math.max(...restBook.bids.map((level) => Number(level.price)));
+      expect(sink.events('book')).toEqual([
+        {
+          condition_id: restBook.market,
+          ts: Math.floor(Number(restBook.timestamp) / 1000),
+          seq: Number(restBook.timestamp) * 1000,
+          bid: Number((1 - lowestAsk).toFixed(10)),
+          ask: Number((1 - highestBid).toFixed(10)),
+        },
+      ]);
+    } finally {
+      await new Promise<void>((resolve) => rest.close(() => resolve()));
+    }
   });
 });

@@ -4,6 +4,8 @@
  * their tokens) to keep subscribed and hands the difference to the connection; every frame it reads is
  * translated in arrival order and published in that order. What cannot be read, or cannot become an
  * event of the contract, is dead-lettered with its reason and counted; nothing the venue sends stops it.
+ * A token whose book the channel has not sent a while after its subscribe (a resubscribe may bring none)
+ * gets its book over REST, through the same translation.
  */
 import type { ClobConfig } from '../../../config.ts';
 import type { Logger } from '../../../log.ts';
@@ -14,7 +16,7 @@ import { describeZodError } from '../../decode.ts';
 import type { EventSink } from '../../publisher.ts';
 import { sleepUnlessAborted } from '../../sleep.ts';
 import { ClobConnection } from './connection.ts';
-import { decodeFrame } from './protocol.ts';
+import { decodeFrame, decodeRestBook, type ClobMessage } from './protocol.ts';
 import { ClobTranslator, type ClobOutput, type MarketTokens } from './translate.ts';
 
 export type { MarketTokens } from './translate.ts';
@@ -32,6 +34,8 @@ export interface ClobSourceOptions {
   reject(raw: string, reason: string): Promise<void>;
   log: Logger;
   random?: () => number;
+  /** A token's book over REST (`GET /book?token_id=`), as the body reads; none: only the channel's books. */
+  fetchBook?: (tokenId: string, signal: AbortSignal) => Promise<unknown>;
 }
 
 /** Loops that have not advanced for this many refresh periods make /healthz unhealthy. */
@@ -47,6 +51,12 @@ export class ClobSource {
   #chain: Promise<void> = Promise.resolve();
   #pending = 0;
   #lastDropLog = 0;
+  /** Tokens subscribed whose book has not come: when to read it over REST if it still has not. */
+  readonly #snapshotDue = new Map<string, number>();
+  readonly #snapshotTimers = new Set<NodeJS.Timeout>();
+  /** REST reads, one after another. */
+  #fetching: Promise<void> = Promise.resolve();
+  #signal: AbortSignal | null = null;
 
   constructor(options: ClobSourceOptions) {
     this.#options = options;
@@ -60,7 +70,10 @@ export class ClobSource {
       log,
       ...(options.random ? { random: options.random } : {}),
       onFrame: (text) => this.#frame(text),
-      onConnected: () => this.#translator.resetBooks(),
+      onConnected: () => {
+        this.#translator.resetBooks();
+        this.#awaitSnapshots([...this.#markets.values()].flatMap((market) => [market.token1, market.token2]));
+      },
       onDisconnected: (reason) => clobReconnects.inc({ reason }),
     });
   }
@@ -69,6 +82,7 @@ export class ClobSource {
   async run(signal: AbortSignal): Promise<void> {
     const { config, log } = this.#options;
     const progress = watchLoop('clob source', STALLED_AFTER_REFRESHES * config.refreshMs);
+    this.#signal = signal;
     const connection = this.#connection.run(signal);
     try {
       while (!signal.aborted) {
@@ -78,7 +92,9 @@ export class ClobSource {
       }
     } finally {
       progress.stop();
+      for (const timer of this.#snapshotTimers) clearTimeout(timer);
       await connection;
+      await this.#fetching;
       await this.#chain;
       log.info('clob source stopped');
     }
@@ -97,22 +113,73 @@ export class ClobSource {
       wanted.slice(0, this.#options.config.maxMarkets).map((market) => [market.conditionId, market]),
     );
     const gone = [...this.#markets.keys()].filter((id) => !next.has(id));
+    const added = [...next.values()].filter((market) => !this.#markets.has(market.conditionId));
+    for (const id of gone) {
+      const market = this.#markets.get(id);
+      if (market) for (const token of [market.token1, market.token2]) this.#snapshotDue.delete(token);
+    }
     this.#translator.untrack(gone);
     this.#translator.track([...next.values()]);
     this.#markets = next;
+    this.#awaitSnapshots(added.flatMap((market) => [market.token1, market.token2]));
     clobSubscribedMarkets.set(next.size);
     this.#connection.setAssets([...next.values()].flatMap((market) => [market.token1, market.token2]));
   }
 
+  /** Reads the books of `tokens` over REST once `snapshotWaitMs` has passed, unless the channel sent them. */
+  #awaitSnapshots(tokens: readonly string[]): void {
+    if (!this.#options.fetchBook || tokens.length === 0) return;
+    const waitMs = this.#options.config.snapshotWaitMs;
+    const due = Date.now() + waitMs;
+    for (const token of tokens) this.#snapshotDue.set(token, due);
+    const timer = setTimeout(() => {
+      this.#snapshotTimers.delete(timer);
+      this.#fetching = this.#fetching.then(() => this.#fetchMissingBooks(tokens));
+    }, waitMs);
+    timer.unref();
+    this.#snapshotTimers.add(timer);
+  }
+
+  async #fetchMissingBooks(tokens: readonly string[]): Promise<void> {
+    const { fetchBook, log } = this.#options;
+    for (const token of tokens) {
+      const signal = this.#signal;
+      if (!fetchBook || !signal || signal.aborted) return;
+      const due = this.#snapshotDue.get(token);
+      // Subscribed again since (a reconnect): that subscribe's own wait decides.
+      if (due === undefined || due > Date.now()) continue;
+      this.#snapshotDue.delete(token);
+      if (!this.#translator.awaitsSnapshot(token)) continue;
+      let body: unknown;
+      try {
+        body = await fetchBook(token, signal);
+      } catch (failure) {
+        if (!signal.aborted)
+          log.warn({ err: failure, token }, "book over REST unavailable: the venue's stated prices stand in");
+        continue;
+      }
+      const read = decodeRestBook(body, token);
+      // The channel's own book came while the REST answer was on its way: it is the newer.
+      if ('book' in read && !this.#translator.awaitsSnapshot(token)) continue;
+      if ('book' in read) this.#handle([read.book], [], 0);
+      else this.#handle([], [read], 0);
+    }
+  }
+
   #frame(text: string): void {
     const frame = decodeFrame(text);
-    const translation = this.#translator.translate(frame.messages);
-    clobMessages.inc({ outcome: 'ignored' }, frame.ignored);
+    this.#handle(frame.messages, frame.rejected, frame.ignored);
+  }
+
+  /** Translates messages read (from a frame, or a REST book) and publishes their events in order. */
+  #handle(messages: readonly ClobMessage[], unread: readonly { raw: string; reason: string }[], ignored: number): void {
+    const translation = this.#translator.translate(messages);
+    clobMessages.inc({ outcome: 'ignored' }, ignored);
     clobMessages.inc({ outcome: 'untracked' }, translation.untracked);
-    clobMessages.inc({ outcome: 'rejected' }, frame.rejected.length + translation.rejected.length);
-    clobMessages.inc({ outcome: 'used' }, frame.messages.length - translation.rejected.length);
+    clobMessages.inc({ outcome: 'rejected' }, unread.length + translation.rejected.length);
+    clobMessages.inc({ outcome: 'used' }, messages.length - translation.rejected.length);
     const rejected = [
-      ...frame.rejected,
+      ...unread,
       ...translation.rejected.map(({ message, reason }) => ({ raw: JSON.stringify(message), reason })),
     ];
     const valid: ClobOutput[] = [];

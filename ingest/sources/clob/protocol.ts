@@ -153,6 +153,21 @@ export function decodeFrame(text: string): DecodedFrame {
 }
 
 /**
+ * The REST API's book of one token (`GET /book?token_id=`): the channel's `book` message without its
+ * `event_type`. A body that is not that token's book is rejected with its reason.
+ */
+export function decodeRestBook(body: unknown, tokenId: string): { book: BookMessage } | RejectedMessage {
+  const raw = JSON.stringify(body) ?? 'undefined';
+  const parsed = bookMessage.safeParse(
+    body !== null && typeof body === 'object' ? { ...body, event_type: 'book' } : body,
+  );
+  if (!parsed.success) return { raw, reason: `GET /book: ${describeZodError(parsed.error)}` };
+  if (parsed.data.asset_id !== tokenId)
+    return { raw, reason: `GET /book: the book of token ${parsed.data.asset_id}, asked for ${tokenId}` };
+  return { book: parsed.data };
+}
+
+/**
  * The first message on a new connection, and the dynamic subscribe on an open one: the token ids, with
  * the custom feature on (new_market, market_resolved) and the initial book asked for explicitly (a
  * missing initial book is reported when it is left to its default).

@@ -116,6 +116,12 @@ export class ClobTranslator {
     }
   }
 
+  /** Whether the token is tracked and its book has not come yet. */
+  awaitsSnapshot(tokenId: string): boolean {
+    const state = this.#tokens.get(tokenId);
+    return state !== undefined && !state.snapshot;
+  }
+
   /** The token's book (tests compare it with the venue's next snapshot). */
   bookOf(tokenId: string): OrderBook | undefined {
     return this.#tokens.get(tokenId)?.book;

@@ -14,7 +14,12 @@ const LIMITS: UpstreamRouteLimit[] = [
 
 function client(fetchImpl: typeof fetch, clock: VirtualClock, overrides: Partial<HttpClientOptions> = {}) {
   return new UpstreamHttpClient({
-    baseUrls: { gamma: 'http://gamma.test', data: 'http://data.test', pnl: 'http://pnl.test' },
+    baseUrls: {
+      gamma: 'http://gamma.test',
+      data: 'http://data.test',
+      pnl: 'http://pnl.test',
+      clob: 'http://clob.test',
+    },
     limits: LIMITS,
     rateFraction: 0.5,
     timeoutMs: 1000,
