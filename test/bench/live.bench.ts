@@ -13,6 +13,8 @@
  *      p50/p99 (target: the plane's p99 ≤ 50 ms);
  *   2. burst: --burst events published at once: deliveries per second until the last one arrived
  *      (target: the plane's ≥ 0.5 × the bare fan-out's).
+ * The same plane again with recording on (`recorded`: every watch is a Max watch, saved onto the log as it
+ * goes) shows what recording costs.
  * Printed beside: the server process's CPU per phase, and its memory per connection (RSS and heap after
  * the connections opened and watched, minus before, ÷ connections). A second of paced events before the
  * runs warms each side up (the first events of a process pay for its compilation).
@@ -211,19 +213,24 @@ async function main(): Promise<void> {
     const watchersOf = (market: string) => watches.filter((watch) => watch.market === market).length;
     const watchers = new Map(markets.map((market) => [market, watchersOf(market)]));
 
-    // The plane: the HTTP server with the live route, fed by its own in-process log.
-    const server = await startLiveServer(config, createLogger('silent'), 256 * 1024 * 1024);
-    const livePublisher = server.publisher;
-    const planeUrl = `${server.origin.replace('http', 'ws')}${server.livePath}`;
+    // The plane: the HTTP server with the live route, fed by its own in-process log; without and with recording.
     const trade = ({ id, market }: { id: number; market: string }) =>
       factories.makeTrade({ condition_id: market, size_tokens: id, price: 0.5, usd: id / 2, ts: nowSeconds });
-    const plane: Fanout = {
-      name: 'plane',
-      publish: (events) => livePublisher.publish('trades', events.map(trade)),
-      connect: async () => {
-        await clients.run({ kind: 'connect', url: planeUrl, connections: watches, protocol: config.live.protocol });
-      },
+    const servers: Awaited<ReturnType<typeof startLiveServer>>[] = [];
+    const planeSide = async (name: string, record: boolean): Promise<Fanout> => {
+      const server = await startLiveServer(config, createLogger('silent'), 256 * 1024 * 1024, { record });
+      servers.push(server);
+      const url = `${server.origin.replace('http', 'ws')}${server.livePath}`;
+      return {
+        name,
+        publish: (events) => server.publisher.publish('trades', events.map(trade)),
+        connect: async () => {
+          await clients.run({ kind: 'connect', url, connections: watches, protocol: config.live.protocol });
+        },
+      };
     };
+    const plane = await planeSide('plane', false);
+    const recorded = await planeSide('recorded', true);
 
     // The bare fan-out: each event serialized as the plane frames it, sent to its market's sockets.
     const bare = new WebSocketServer({ host: '127.0.0.1', port: 0 });
@@ -327,7 +334,7 @@ async function main(): Promise<void> {
       return { rss, heapUsed };
     };
     const results: Record<string, { paced: PhaseFigures[]; burst: PhaseFigures[]; perConnection: string }> = {};
-    for (const side of [plane, fanout]) {
+    for (const side of [plane, recorded, fanout]) {
       const before = memory();
       await side.connect();
       const after = memory();
@@ -347,7 +354,7 @@ async function main(): Promise<void> {
       }
       await clients.run({ kind: 'close' });
     }
-    await server.close();
+    for (const server of servers) await server.close();
     bare.close();
 
     const med = (name: string, phase: 'paced' | 'burst', pick: (figures: PhaseFigures) => number) =>
@@ -355,12 +362,16 @@ async function main(): Promise<void> {
     const planeP99 = med('plane', 'paced', (figures) => figures.p99);
     const ratio = med('plane', 'burst', (f) => f.throughput) / med('bare', 'burst', (f) => f.throughput);
     console.log(`\nmedians of ${REPEAT} run(s), ${CONNECTIONS} connections watching ${MARKETS} markets`);
-    for (const name of ['plane', 'bare'])
+    for (const name of ['plane', 'recorded', 'bare'])
       console.log(
-        `  ${name.padEnd(6)} paced p50 ${med(name, 'paced', (f) => f.p50).toFixed(1)} ms, p99 ${med(name, 'paced', (f) => f.p99).toFixed(1)} ms; burst ${med(name, 'burst', (f) => f.throughput).toFixed(0)} deliveries/s (p99 ${med(name, 'burst', (f) => f.p99).toFixed(1)} ms); CPU ${med(name, 'paced', (f) => f.cpuCores).toFixed(2)} cores paced, ${med(name, 'burst', (f) => f.cpuCores).toFixed(2)} in the burst; memory per connection: ${results[name]!.perConnection}`,
+        `  ${name.padEnd(8)} paced p50 ${med(name, 'paced', (f) => f.p50).toFixed(1)} ms, p99 ${med(name, 'paced', (f) => f.p99).toFixed(1)} ms; burst ${med(name, 'burst', (f) => f.throughput).toFixed(0)} deliveries/s (p99 ${med(name, 'burst', (f) => f.p99).toFixed(1)} ms); CPU ${med(name, 'paced', (f) => f.cpuCores).toFixed(2)} cores paced, ${med(name, 'burst', (f) => f.cpuCores).toFixed(2)} in the burst; memory per connection: ${results[name]!.perConnection}`,
       );
     const complete = Object.values(results).every((result) =>
       [...result.paced, ...result.burst].every((figures) => figures.delivered === figures.expected),
+    );
+    const recordedRatio = med('recorded', 'burst', (f) => f.throughput) / med('plane', 'burst', (f) => f.throughput);
+    console.log(
+      `  recording: paced p99 ${med('recorded', 'paced', (f) => f.p99).toFixed(1)} ms against ${planeP99.toFixed(1)}; burst throughput ${recordedRatio.toFixed(2)} × the plane's without it`,
     );
     const checks = [
       ['every event reached every watcher', complete],

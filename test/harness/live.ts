@@ -1,6 +1,7 @@
 /**
  * A listening server whose live plane is fed by its own in-process log (the embedded default's wiring):
  * what the live plane's browser test and bench:live start. Publish on `publisher` to reach the plane.
+ * With `record`, Pro and Max watches are recorded onto that log.
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -9,7 +10,7 @@ import WebSocket from 'ws';
 import type { Config } from '../../config.ts';
 import { MemoryLog } from '../../ingest/bus/memory.ts';
 import { TopicNames } from '../../ingest/contract/topics.ts';
-import { startLiveFeed } from '../../ingest/live-feed.ts';
+import { recordingsOn, startLiveFeed } from '../../ingest/live-feed.ts';
 import { EventPublisher } from '../../ingest/publisher.ts';
 import type { Logger } from '../../log.ts';
 import { MemorySlots } from '../../operations/gates/slots.ts';
@@ -31,6 +32,7 @@ export async function startLiveServer(
   config: Config,
   log: Logger,
   retainedBytes = 64 * 1024 * 1024,
+  options: { record?: boolean } = {},
 ): Promise<LiveServer> {
   const store = await openStore(config.clickhouse);
   const eventLog = new MemoryLog({ partitions: 2, maxRetainedBytes: retainedBytes, log });
@@ -45,6 +47,8 @@ export async function startLiveServer(
       store,
       slots: new MemorySlots(),
       liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log }),
+      // Recording: Pro and Max watches are saved onto the same log, as the `all` role does.
+      ...(options.record ? { liveRecordings: recordingsOn(publisher) } : {}),
     },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
