@@ -42,8 +42,7 @@ export class TapeTally {
   #outcome = '';
 
   /** Counts one event; returns its bytes. */
-  add(event: StreamEvent): number {
-    const bytes = tapeEventBytes(event);
+  add(event: StreamEvent, bytes = tapeEventBytes(event)): number {
     this.events += 1;
     this.bytes += bytes;
     switch (event.type) {

@@ -28,6 +28,7 @@ import { Recorder, type Recording, type RecordingRefusal, type RecordingSink } f
 import { parseConditionId } from '../parameters.ts';
 import { listPopularTraders } from '../popular.ts';
 import { readMarketNames, type MarketNames } from '../../projections/market-names.ts';
+import { tapeEventBytes } from '../../projections/tape-tally.ts';
 import {
   liveCommands,
   liveConnections,
@@ -514,9 +515,10 @@ export class LiveConnection {
    */
   #record(subscription: Subscription, recording: Recording, event: StreamEvent): void {
     const { libraryBytes } = this.caller.limits;
-    const verdict = this.plane.recorder.admits(recording, event, libraryBytes);
+    const bytes = tapeEventBytes(event);
+    const verdict = this.plane.recorder.admits(recording, bytes, libraryBytes);
     if (verdict === 'admitted') {
-      recording.add(event);
+      recording.add(event, bytes);
       return;
     }
     subscription.recording = null;

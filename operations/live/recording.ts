@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import { readLibraryUsage } from '../../projections/tapes.ts';
-import { TapeTally, tapeEventBytes, type TapeSummary } from '../../projections/tape-tally.ts';
+import { TapeTally, type TapeSummary } from '../../projections/tape-tally.ts';
 import type { Store } from '../../projections/store.ts';
 import { liveRecordingBytes, liveRecordings } from '../../metrics/registry.ts';
 import type { StreamEvent } from './messages.ts';
@@ -137,12 +137,11 @@ export class Recording {
     return this.#ended !== null;
   }
 
-  /** One more event the client was sent. */
-  add(event: StreamEvent): void {
+  /** One more event the client was sent (`bytes`: its line in the library, tapeEventBytes). */
+  add(event: StreamEvent, bytes: number): void {
     if (this.#ended) return;
     const seq = this.#tally.events;
-    const bytes = tapeEventBytes(event);
-    this.#tally.add(event);
+    this.#tally.add(event, bytes);
     this.#waitingBytes += bytes;
     this.backlog.add(bytes);
     this.#waiting.push({ ...event, tape_id: this.tapeId, account_id: this.subject.accountId, seq });
@@ -264,9 +263,8 @@ export class Recorder {
     return usedBytes === undefined ? { refused: reason } : { refused: reason, usedBytes };
   }
 
-  /** Whether `event` goes into the recording, or why the recording stops before it. */
-  admits(recording: Recording, event: StreamEvent, libraryBytes: number): 'admitted' | 'library_full' | 'unavailable' {
-    const bytes = tapeEventBytes(event);
+  /** Whether an event of `bytes` (tapeEventBytes) goes into the recording, or why the recording stops before it. */
+  admits(recording: Recording, bytes: number, libraryBytes: number): 'admitted' | 'library_full' | 'unavailable' {
     const ledger = this.#ledgers.get(recording.accountId);
     if (ledger && this.#usedBytes(ledger) + bytes > libraryBytes) return 'library_full';
     return this.#backlog.admits(bytes) ? 'admitted' : 'unavailable';
