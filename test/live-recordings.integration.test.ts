@@ -179,6 +179,19 @@ async function get(instance: Instance, key: KeyName, path: string): Promise<Json
   return response.json() as Json;
 }
 
+/** A recorded watch of `market` and the three events its client was sent: its session start and two trades from `ts`. */
+async function recordedWatchOfThreeEvents(instance: Instance, key: KeyName, market: string, ts: number) {
+  const client = await ready(instance, key);
+  const ack = (await client.command({ type: 'watch', trader: TRADER, market })) as Json;
+  expect(ack.recording.state).toBe('on');
+  await client.nextOf('event');
+  await instance.publisher.publish('trades', [makeTrade({ condition_id: market, price: 0.5, ts })]);
+  expect(await client.nextOf('event')).toMatchObject({ seq: 2 });
+  await instance.publisher.publish('trades', [makeTrade({ condition_id: market, price: 0.51, ts: ts + 1 })]);
+  expect(await client.nextOf('event')).toMatchObject({ seq: 3 });
+  return { client, ack };
+}
+
 /** Every event of a tape, through the tapes routes (page by page). */
 async function replay(instance: Instance, key: KeyName, tapeId: string): Promise<Json[]> {
   const events: Json[] = [];
@@ -367,14 +380,7 @@ describe('the library limit', () => {
 
   it('a recording that fills the library stops before the event that does not fit, and says so; the watch goes on', async () => {
     const instance = await startInstance({ config: tiny() });
-    const client = await ready(instance, 'filling');
-    const ack = (await client.command({ type: 'watch', trader: TRADER, market: M6 })) as Json;
-    expect(ack.recording.state).toBe('on');
-    await client.nextOf('event');
-    await instance.publisher.publish('trades', [makeTrade({ condition_id: M6, price: 0.5, ts: 1_767_557_200 })]);
-    expect(await client.nextOf('event')).toMatchObject({ seq: 2 });
-    await instance.publisher.publish('trades', [makeTrade({ condition_id: M6, price: 0.51, ts: 1_767_557_201 })]);
-    expect(await client.nextOf('event')).toMatchObject({ seq: 3 });
+    const { client, ack } = await recordedWatchOfThreeEvents(instance, 'filling', M6, 1_767_557_200);
     expect(await client.nextOf('recording')).toMatchObject({
       market: M6,
       wallet: TRADER,
@@ -509,14 +515,7 @@ describe('a log that falls behind the recordings', () => {
         },
       }),
     });
-    const client = await ready(instance, 'backlog');
-    const ack = (await client.command({ type: 'watch', trader: TRADER, market: M4 })) as Json;
-    expect(ack.recording.state).toBe('on');
-    await client.nextOf('event');
-    await instance.publisher.publish('trades', [makeTrade({ condition_id: M4, price: 0.5, ts: 1_767_557_500 })]);
-    expect(await client.nextOf('event')).toMatchObject({ seq: 2 });
-    await instance.publisher.publish('trades', [makeTrade({ condition_id: M4, price: 0.51, ts: 1_767_557_501 })]);
-    expect(await client.nextOf('event')).toMatchObject({ seq: 3 });
+    const { client, ack } = await recordedWatchOfThreeEvents(instance, 'backlog', M4, 1_767_557_500);
     const stopped = (await client.nextOf('recording')) as Json;
     expect(stopped).toMatchObject({
       market: M4,
