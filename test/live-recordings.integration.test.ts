@@ -1,31 +1,14 @@
-/**
- * Recordings of live watches (docs/live.md, Recordings) through a real WebSocket client (`ws`) against a
- * listening server whose in-process log feeds the plane and lands what the plane records (an ingest
- * worker on the same log): a Pro watch's tape replays exactly the events its client was sent, with the
- * metadata every tape carries; a Basic watch is not recorded; a full library records no more and says
- * so (at the watch's start, and mid-recording); `/me` reports the library's usage; a recording whose
- * instance died, or of which a part could not be published, is flagged partial and holds exactly the
- * events published before. The test waits for the log to land, never for a time.
- */
-import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Config, ConfigOverrides } from '../config.ts';
-import { MemoryLog } from '../ingest/bus/memory.ts';
-import { TopicNames } from '../ingest/contract/topics.ts';
-import { recordingsOn, startLiveFeed } from '../ingest/live-feed.ts';
-import { EventPublisher } from '../ingest/publisher.ts';
 import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { publishSessions, recordSession } from '../ingest/sources/simulator/tapes.ts';
 import { startIngestWorker } from '../ingest/worker.ts';
 import { createLogger } from '../log.ts';
 import type { RecordingSink } from '../operations/live/recording.ts';
-import { openStore } from '../projections/store.ts';
-import { buildHttpServer } from '../roles/http-server.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { LiveClient } from './harness/live.ts';
+import { LiveClient, startLiveServer, type LiveServer } from './harness/live.ts';
 import { API, inProcessConfig } from './harness/api.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are compared field by field
@@ -74,16 +57,12 @@ beforeAll(async () => {
   });
 });
 
-interface Instance {
-  url: string;
-  app: FastifyInstance;
-  publisher: EventPublisher;
+type Instance = LiveServer & {
   /** Resolves once the tape's last version (whole) is on the log. */
   saved(tapeId: string): Promise<void>;
   /** Resolves once everything published so far is in the store. */
   landed(): Promise<void>;
-  close(): Promise<void>;
-}
+};
 
 const instances: Instance[] = [];
 
@@ -95,50 +74,29 @@ async function startInstance(
   options: { config?: Config; recordings?: (onLog: RecordingSink) => RecordingSink } = {},
 ): Promise<Instance> {
   const instanceConfig = options.config ?? config;
-  const store = await openStore(instanceConfig.clickhouse);
-  const eventLog = new MemoryLog({ partitions: 2, maxRetainedBytes: 64 * 1024 * 1024, log });
-  const topics = new TopicNames(instanceConfig.kafka.topicPrefix);
-  const publisher = new EventPublisher(await eventLog.producer(), topics);
   const groupId = instanceConfig.kafka.groupId;
-  const worker = await startIngestWorker({ config: instanceConfig, eventLog, store, log, groupId });
   // The recordings onto the log, noting which tapes were saved whole (the test waits for a disconnect's).
   const saved = new Set<string>();
   const savedWaiters: (() => void)[] = [];
-  const onTheLog = recordingsOn(publisher);
-  const onLog: RecordingSink = {
-    publish: async (tape, events) => {
-      await onTheLog.publish(tape, events);
-      if (!tape.partial) saved.add(tape.tape_id);
-      for (const wake of savedWaiters.splice(0)) wake();
-    },
-  };
-  const app = await buildHttpServer({
-    log,
-    storeAlive: async () => true,
-    readiness: () => ({ ready: true, detail: {} }),
-    api: {
-      config: instanceConfig,
-      store,
-      liveFeed: (plane) => startLiveFeed({ config: instanceConfig, eventLog, topics, target: plane, log }),
-      liveRecordings: options.recordings ? options.recordings(onLog) : onLog,
+  const server = await startLiveServer(instanceConfig, log, {
+    beside: ({ eventLog, store }) => startIngestWorker({ config: instanceConfig, eventLog, store, log, groupId }),
+    recordings: (onTheLog) => {
+      const onLog: RecordingSink = {
+        publish: async (tape, events) => {
+          await onTheLog.publish(tape, events);
+          if (!tape.partial) saved.add(tape.tape_id);
+          for (const wake of savedWaiters.splice(0)) wake();
+        },
+      };
+      return options.recordings ? options.recordings(onLog) : onLog;
     },
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address() as AddressInfo;
   const instance: Instance = {
-    url: `ws://127.0.0.1:${port}${API}/live`,
-    app,
-    publisher,
+    ...server,
     async saved(tapeId) {
       while (!saved.has(tapeId)) await new Promise<void>((resolve) => savedWaiters.push(resolve));
     },
-    landed: () => eventLog.committedThroughNow(groupId, topics.all()),
-    async close() {
-      await app.close();
-      await worker.stop();
-      await eventLog.close();
-      await store.close();
-    },
+    landed: () => server.eventLog.committedThroughNow(groupId, server.topics.all()),
   };
   instances.push(instance);
   return instance;

@@ -9,28 +9,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as turn } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parseConfig, type Config, type ConfigOverrides } from '../config.ts';
-import { MemoryLog } from '../ingest/bus/memory.ts';
-import { TopicNames } from '../ingest/contract/topics.ts';
-import { startLiveFeed } from '../ingest/live-feed.ts';
-import { EventPublisher } from '../ingest/publisher.ts';
 import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { MemorySlots, type SlotRequest, type SlotStore } from '../operations/gates/slots.ts';
 import { RedisSlots } from '../operations/gates/slots-redis.ts';
 import { liveDisconnects } from '../metrics/registry.ts';
-import { openStore } from '../projections/store.ts';
-import { buildHttpServer } from '../roles/http-server.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { API, inProcessConfig } from './harness/api.ts';
 import { uniqueId } from './harness/context.ts';
-import { LiveClient } from './harness/live.ts';
+import { LiveClient, startLiveServer, type LiveServer } from './harness/live.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -131,52 +124,21 @@ class WatchedSlots implements SlotStore {
   }
 }
 
-interface Instance {
-  url: string;
-  app: FastifyInstance;
-  publisher: EventPublisher;
-  slots: WatchedSlots;
-  close(): Promise<void>;
-}
+type Instance = LiveServer & { slots: WatchedSlots };
 
 const instances: Instance[] = [];
 
-/** A listening server with the live plane fed by its own in-process log. */
+/** A listening server with the live plane fed by its own in-process log, its slots watched by the test. */
 async function startInstance(
   options: { slots?: SlotStore; clock?: { ms: number }; config?: Config } = {},
 ): Promise<Instance> {
-  const instanceConfig = options.config ?? config;
-  const store = await openStore(instanceConfig.clickhouse);
-  const eventLog = new MemoryLog({ partitions: 2, maxRetainedBytes: 64 * 1024 * 1024, log });
-  const topics = new TopicNames(instanceConfig.kafka.topicPrefix);
-  const publisher = new EventPublisher(await eventLog.producer(), topics);
   const slots = new WatchedSlots(options.slots ?? new MemorySlots());
   const clock = options.clock;
-  const app = await buildHttpServer({
-    log,
-    storeAlive: async () => true,
-    readiness: () => ({ ready: true, detail: {} }),
-    api: {
-      config: instanceConfig,
-      store,
-      slots,
-      ...(clock ? { slotsClockMs: () => clock.ms } : {}),
-      liveFeed: (plane) => startLiveFeed({ config: instanceConfig, eventLog, topics, target: plane, log }),
-    },
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address() as AddressInfo;
-  const instance: Instance = {
-    url: `ws://127.0.0.1:${port}${API}/live`,
-    app,
-    publisher,
+  const server = await startLiveServer(options.config ?? config, log, {
     slots,
-    async close() {
-      await app.close();
-      await eventLog.close();
-      await store.close();
-    },
-  };
+    ...(clock ? { slotsClockMs: () => clock.ms } : {}),
+  });
+  const instance = { ...server, slots };
   instances.push(instance);
   return instance;
 }

@@ -28,6 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket, { WebSocketServer } from 'ws';
+import type { RecordingSink } from '../../operations/live/recording.ts';
 import { startLiveServer } from '../harness/live.ts';
 import { ForkedRunner } from './load.ts';
 import { median, percentile, runBenchmark } from './support.ts';
@@ -218,7 +219,10 @@ async function main(): Promise<void> {
       factories.makeTrade({ condition_id: market, size_tokens: id, price: 0.5, usd: id / 2, ts: nowSeconds });
     const servers: Awaited<ReturnType<typeof startLiveServer>>[] = [];
     const planeSide = async (name: string, record: boolean): Promise<Fanout> => {
-      const server = await startLiveServer(config, createLogger('silent'), 256 * 1024 * 1024, { record });
+      const server = await startLiveServer(config, createLogger('silent'), {
+        retainedBytes: 256 * 1024 * 1024,
+        ...(record ? { recordings: (onLog: RecordingSink) => onLog } : {}),
+      });
       servers.push(server);
       const url = `${server.origin.replace('http', 'ws')}${server.livePath}`;
       return {

@@ -1,7 +1,8 @@
 /**
  * A listening server whose live plane is fed by its own in-process log (the embedded default's wiring):
- * what the live plane's browser test and bench:live start. Publish on `publisher` to reach the plane.
- * With `record`, Pro and Max watches are recorded onto that log.
+ * what the live plane's tests, its browser test and bench:live start. Publish on `publisher` to reach the
+ * plane. With `recordings`, Pro and Max watches are recorded: onto that log as the `all` role does, through
+ * the sink `recordings` builds over it.
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -13,9 +14,10 @@ import { TopicNames } from '../../ingest/contract/topics.ts';
 import { recordingsOn, startLiveFeed } from '../../ingest/live-feed.ts';
 import { EventPublisher } from '../../ingest/publisher.ts';
 import type { Logger } from '../../log.ts';
-import { MemorySlots } from '../../operations/gates/slots.ts';
+import { MemorySlots, type SlotStore } from '../../operations/gates/slots.ts';
 import { serverMessageSchema, type ServerMessage } from '../../operations/live/messages.ts';
-import { openStore } from '../../projections/store.ts';
+import type { RecordingSink } from '../../operations/live/recording.ts';
+import { openStore, type Store } from '../../projections/store.ts';
 import { buildHttpServer } from '../../roles/http-server.ts';
 
 export interface LiveServer {
@@ -24,20 +26,36 @@ export interface LiveServer {
   origin: string;
   /** The plane's path: `{prefix}{live.path}`. */
   livePath: string;
+  /** ws://127.0.0.1:<port>{livePath} */
+  url: string;
   publisher: EventPublisher;
+  eventLog: MemoryLog;
+  topics: TopicNames;
+  store: Store;
   close(): Promise<void>;
+}
+
+export interface LiveServerOptions {
+  retainedBytes?: number;
+  /** The slots' store (in memory by default), and the clock their leases run on (the store's own by default). */
+  slots?: SlotStore;
+  slotsClockMs?: () => number;
+  /** The sink recordings go through, built over the one onto the log; without it nothing is recorded. */
+  recordings?: (onLog: RecordingSink) => RecordingSink;
+  /** Started on the server's log and store before it listens, stopped after it closes (an ingest worker). */
+  beside?: (parts: { eventLog: MemoryLog; store: Store }) => Promise<{ stop(): Promise<void> }>;
 }
 
 export async function startLiveServer(
   config: Config,
   log: Logger,
-  retainedBytes = 64 * 1024 * 1024,
-  options: { record?: boolean } = {},
+  options: LiveServerOptions = {},
 ): Promise<LiveServer> {
   const store = await openStore(config.clickhouse);
-  const eventLog = new MemoryLog({ partitions: 2, maxRetainedBytes: retainedBytes, log });
+  const eventLog = new MemoryLog({ partitions: 2, maxRetainedBytes: options.retainedBytes ?? 64 * 1024 * 1024, log });
   const topics = new TopicNames(config.kafka.topicPrefix);
   const publisher = new EventPublisher(await eventLog.producer(), topics);
+  const beside = await options.beside?.({ eventLog, store });
   const app = await buildHttpServer({
     log,
     storeAlive: async () => true,
@@ -45,21 +63,27 @@ export async function startLiveServer(
     api: {
       config,
       store,
-      slots: new MemorySlots(),
+      slots: options.slots ?? new MemorySlots(),
+      ...(options.slotsClockMs ? { slotsClockMs: options.slotsClockMs } : {}),
       liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log }),
-      // Recording: Pro and Max watches are saved onto the same log, as the `all` role does.
-      ...(options.record ? { liveRecordings: recordingsOn(publisher) } : {}),
+      ...(options.recordings ? { liveRecordings: options.recordings(recordingsOn(publisher)) } : {}),
     },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
+  const livePath = `${config.api.prefix}${config.live.path}`;
   return {
     app,
     origin: `http://127.0.0.1:${port}`,
-    livePath: `${config.api.prefix}${config.live.path}`,
+    livePath,
+    url: `ws://127.0.0.1:${port}${livePath}`,
     publisher,
+    eventLog,
+    topics,
+    store,
     async close() {
       await app.close();
+      await beside?.stop();
       await eventLog.close();
       await store.close();
     },
