@@ -9,11 +9,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config, PlanLimits } from '../config.ts';
 import { withPublisher } from '../roles/runtime.ts';
-import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { QueryTimeoutError } from '../projections/store.ts';
 import { makeWallet } from './factories.ts';
-import { API, bodyOf, inProcessConfig, startTestApi, type TestApi } from './harness/api.ts';
+import { API, bodyOf, inProcessConfig, publishTestAccounts, startTestApi, type TestApi } from './harness/api.ts';
 import { GATE_KINDS, gateStoreFactory, QueryHold, SwitchableGates, type GateKind } from './harness/gates.ts';
 
 const config = inProcessConfig('gates');
@@ -34,17 +33,7 @@ const keys = {} as Record<KeyName, string>;
 
 beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-    for (const account of ACCOUNTS) {
-      await publishAccount(publisher, {
-        accountId: account.accountId,
-        plan: account.plan,
-        displayName: account.accountId,
-        founder: 'founder' in account,
-        version: NOW_S,
-      });
-      for (const name of account.keys)
-        keys[name] = (await publishNewKey(publisher, account.accountId, `key ${name}`, NOW_S)).plaintext;
-    }
+    Object.assign(keys, await publishTestAccounts(publisher, ACCOUNTS, NOW_S));
   });
 });
 

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Config, ConfigOverrides } from '../config.ts';
-import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { publishSessions, recordSession } from '../ingest/sources/simulator/tapes.ts';
 import { startIngestWorker } from '../ingest/worker.ts';
 import { createLogger } from '../log.ts';
@@ -9,7 +8,7 @@ import type { RecordingSink } from '../operations/live/recording.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
 import { LiveClient, startLiveServer, type LiveServer } from './harness/live.ts';
-import { API, inProcessConfig } from './harness/api.ts';
+import { API, inProcessConfig, publishTestAccounts } from './harness/api.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are compared field by field
 
@@ -21,15 +20,15 @@ const NOW_S = Math.floor(Date.now() / 1000);
 const log = createLogger('silent');
 
 const ACCOUNTS = [
-  { accountId: 'r-basic', plan: 'basic', key: 'basic' },
-  { accountId: 'r-pro', plan: 'pro', key: 'pro' },
-  { accountId: 'r-max', plan: 'max', key: 'max' },
-  { accountId: 'r-full', plan: 'pro', key: 'full' },
-  { accountId: 'r-filling', plan: 'pro', key: 'filling' },
-  { accountId: 'r-crash', plan: 'pro', key: 'crash' },
-  { accountId: 'r-backlog', plan: 'max', key: 'backlog' },
+  { accountId: 'r-basic', plan: 'basic', keys: ['basic'] },
+  { accountId: 'r-pro', plan: 'pro', keys: ['pro'] },
+  { accountId: 'r-max', plan: 'max', keys: ['max'] },
+  { accountId: 'r-full', plan: 'pro', keys: ['full'] },
+  { accountId: 'r-filling', plan: 'pro', keys: ['filling'] },
+  { accountId: 'r-crash', plan: 'pro', keys: ['crash'] },
+  { accountId: 'r-backlog', plan: 'max', keys: ['backlog'] },
 ] as const;
-type KeyName = (typeof ACCOUNTS)[number]['key'];
+type KeyName = (typeof ACCOUNTS)[number]['keys'][number];
 const keys = {} as Record<KeyName, string>;
 
 const TRADER = makeWallet('rec-trader');
@@ -39,15 +38,7 @@ const TITLE = (index: number) => `Will the recorded market ${index} resolve Yes?
 
 beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-    for (const account of ACCOUNTS) {
-      await publishAccount(publisher, {
-        accountId: account.accountId,
-        plan: account.plan,
-        displayName: account.accountId,
-        version: NOW_S,
-      });
-      keys[account.key] = (await publishNewKey(publisher, account.accountId, `key ${account.key}`, NOW_S)).plaintext;
-    }
+    Object.assign(keys, await publishTestAccounts(publisher, ACCOUNTS, NOW_S));
     await publisher.publish(
       'markets',
       MARKETS.map((conditionId, index) =>

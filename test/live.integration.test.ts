@@ -14,14 +14,13 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parseConfig, type Config, type ConfigOverrides } from '../config.ts';
-import { publishAccount, publishNewKey } from '../ingest/sources/accounts.ts';
 import { createLogger } from '../log.ts';
 import { MemorySlots, type SlotRequest, type SlotStore } from '../operations/gates/slots.ts';
 import { RedisSlots } from '../operations/gates/slots-redis.ts';
 import { liveDisconnects } from '../metrics/registry.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
-import { API, inProcessConfig } from './harness/api.ts';
+import { API, inProcessConfig, publishTestAccounts } from './harness/api.ts';
 import { uniqueId } from './harness/context.ts';
 import { LiveClient, startLiveServer, type LiveServer } from './harness/live.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
@@ -54,16 +53,7 @@ const [M1, M2] = MARKETS as [string, string];
 
 beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
-    for (const account of ACCOUNTS) {
-      await publishAccount(publisher, {
-        accountId: account.accountId,
-        plan: account.plan,
-        displayName: account.accountId,
-        version: NOW_S,
-      });
-      for (const name of account.keys)
-        keys[name] = (await publishNewKey(publisher, account.accountId, `key ${name}`, NOW_S)).plaintext;
-    }
+    Object.assign(keys, await publishTestAccounts(publisher, ACCOUNTS, NOW_S));
     await publisher.publish(
       'markets',
       MARKETS.map((conditionId, index) =>

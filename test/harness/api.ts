@@ -82,6 +82,35 @@ export async function publishPlanKeysTo(sink: EventSink, nowSeconds: number): Pr
   return keys;
 }
 
+/** A test's account: its plan, whether it holds a founder seat, and the names of its keys. */
+export interface TestAccount<K extends string> {
+  accountId: string;
+  plan: PlanId;
+  founder?: boolean;
+  keys: readonly K[];
+}
+
+/** Publishes each account (named as its id) and a key per key name; returns each key's secret by name. */
+export async function publishTestAccounts<K extends string>(
+  sink: EventSink,
+  accounts: readonly TestAccount<K>[],
+  nowSeconds: number,
+): Promise<Record<K, string>> {
+  const keys = {} as Record<K, string>;
+  for (const account of accounts) {
+    await publishAccount(sink, {
+      accountId: account.accountId,
+      plan: account.plan,
+      displayName: account.accountId,
+      founder: account.founder ?? false,
+      version: nowSeconds,
+    });
+    for (const name of account.keys)
+      keys[name] = (await publishNewKey(sink, account.accountId, `key ${name}`, nowSeconds)).plaintext;
+  }
+  return keys;
+}
+
 export interface TestApiOptions {
   now: () => number;
   keys: Record<PlanId, string>;
