@@ -434,45 +434,47 @@ function sameAnswer(a: unknown, b: unknown): boolean {
 const ms = (value: number) => value.toFixed(1);
 const rateOf = (tenth: Tenth) => tenth.fills / tenth.seconds;
 
-function report(all: SizeFigures[], graceMs: number): void {
-  console.log('');
-  for (const size of all) {
-    const first = size.tenths[0]!;
-    const last = size.tenths.at(-1)!;
-    console.log(
-      `${size.size}x: ${size.fills} fills, ${size.wallets} wallets, ${size.markets} markets (${size.traders} named traders); load average after ${size.loadAverage}`,
-    );
-    console.log(
-      `  ingest per tenth (fills/s): ${size.tenths.map((tenth) => rateOf(tenth).toFixed(0)).join(', ')}; last/first ${(rateOf(last) / rateOf(first)).toFixed(2)}; ` +
-        `rollups caught up ${size.catchUpSeconds.toFixed(1)} s after the last write`,
-    );
-    console.log(
-      `  store on disk ${(size.bytesOnDisk / 2 ** 20).toFixed(1)} MiB (${(size.bytesOnDisk / size.fills).toFixed(0)} bytes per fill): ` +
-        size.tableBytes.map(([table, bytes]) => `${table} ${(bytes / 2 ** 20).toFixed(1)}`).join(', ') +
-        ` MiB; merge backlog ${size.parts} active parts, ${size.merges} merges running`,
-    );
-    const totals = size.refreshes.map((refresh) => refresh.totalMs);
-    const inTenth = (index: number) =>
-      size.refreshes.filter((refresh) => refresh.tenth === index).map((refresh) => refresh.totalMs);
-    console.log(
-      `  rollup refreshes: ${totals.length}, median ${ms(median(totals))} ms, worst ${ms(Math.max(...totals))} ms; ` +
-        `median in the first tenth ${ms(median(inTenth(0)))} ms, in the last ${ms(median(inTenth(TENTHS - 1)))} ms; ` +
-        `parts (median ms): trader_markets ${ms(median(size.refreshes.map((r) => r.traderMarketsMs)))}, whales ${ms(median(size.refreshes.map((r) => r.whalesMs)))}, tape ${ms(median(size.refreshes.map((r) => r.tapeMs)))}`,
-    );
-    const floor = (name: (typeof FLOORS)[number]) => median(size.floors[name]);
-    console.log(
-      `  cold, one at a time over ${size.reads.card.length} wallets, p50/p99 ms (÷ floor at p50): ` +
-        READS.map((name) => {
-          const base = name === 'summary' || name === 'chart' ? floor('market row') : floor('wallet rows');
-          const p50 = percentile(size.reads[name], 0.5);
-          return `${name} ${ms(p50)}/${ms(percentile(size.reads[name], 0.99))} (${(p50 / base).toFixed(1)}×)`;
-        }).join(', ') +
-        `; floor: wallet rows ${ms(floor('wallet rows'))}, market row ${ms(floor('market row'))}`,
-    );
-    if (size.checked !== null)
-      console.log(`  check: every answer (${size.checked}) equal to its recomputation from scratch`);
-    console.log(`  shutdown ${size.shutdownSeconds.toFixed(2)} s (grace ${(graceMs / 1000).toFixed(0)} s)`);
-  }
+/** A size's figures, printed as soon as it is measured (a long run shows each size as it goes). */
+function report(size: SizeFigures, graceMs: number): void {
+  const first = size.tenths[0]!;
+  const last = size.tenths.at(-1)!;
+  console.log(
+    `${size.size}x: ${size.fills} fills, ${size.wallets} wallets, ${size.markets} markets (${size.traders} named traders); load average after ${size.loadAverage}`,
+  );
+  console.log(
+    `  ingest per tenth (fills/s): ${size.tenths.map((tenth) => rateOf(tenth).toFixed(0)).join(', ')}; last/first ${(rateOf(last) / rateOf(first)).toFixed(2)}; ` +
+      `rollups caught up ${size.catchUpSeconds.toFixed(1)} s after the last write`,
+  );
+  console.log(
+    `  store on disk ${(size.bytesOnDisk / 2 ** 20).toFixed(1)} MiB (${(size.bytesOnDisk / size.fills).toFixed(0)} bytes per fill): ` +
+      size.tableBytes.map(([table, bytes]) => `${table} ${(bytes / 2 ** 20).toFixed(1)}`).join(', ') +
+      ` MiB; merge backlog ${size.parts} active parts, ${size.merges} merges running`,
+  );
+  const totals = size.refreshes.map((refresh) => refresh.totalMs);
+  const inTenth = (index: number) =>
+    size.refreshes.filter((refresh) => refresh.tenth === index).map((refresh) => refresh.totalMs);
+  console.log(
+    `  rollup refreshes: ${totals.length}, median ${ms(median(totals))} ms, worst ${ms(Math.max(...totals))} ms; ` +
+      `median in the first tenth ${ms(median(inTenth(0)))} ms, in the last ${ms(median(inTenth(TENTHS - 1)))} ms; ` +
+      `parts (median ms): trader_markets ${ms(median(size.refreshes.map((r) => r.traderMarketsMs)))}, whales ${ms(median(size.refreshes.map((r) => r.whalesMs)))}, tape ${ms(median(size.refreshes.map((r) => r.tapeMs)))}`,
+  );
+  const floor = (name: (typeof FLOORS)[number]) => median(size.floors[name]);
+  console.log(
+    `  cold, one at a time over ${size.reads.card.length} wallets, p50/p99 ms (÷ floor at p50): ` +
+      READS.map((name) => {
+        const base = name === 'summary' || name === 'chart' ? floor('market row') : floor('wallet rows');
+        const p50 = percentile(size.reads[name], 0.5);
+        return `${name} ${ms(p50)}/${ms(percentile(size.reads[name], 0.99))} (${(p50 / base).toFixed(1)}×)`;
+      }).join(', ') +
+      `; floor: wallet rows ${ms(floor('wallet rows'))}, market row ${ms(floor('market row'))}`,
+  );
+  if (size.checked !== null)
+    console.log(`  check: every answer (${size.checked}) equal to its recomputation from scratch`);
+  console.log(`  shutdown ${size.shutdownSeconds.toFixed(2)} s (grace ${(graceMs / 1000).toFixed(0)} s)`);
+}
+
+/** The last line: the largest size against the first. */
+function compare(all: readonly SizeFigures[]): void {
   const first = all[0]!;
   const largest = all.at(-1)!;
   const p50 = (size: SizeFigures, name: ReadName) => percentile(size.reads[name], 0.5);
@@ -489,8 +491,13 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-growth-'));
   try {
     const all: SizeFigures[] = [];
-    for (const [index, size] of SIZES.entries()) all.push(await measure(dataDir, size, index));
-    report(all, parseConfig({}).shutdown.graceMs);
+    const graceMs = parseConfig({}).shutdown.graceMs;
+    for (const [index, size] of SIZES.entries()) {
+      const figures = await measure(dataDir, size, index);
+      report(figures, graceMs);
+      all.push(figures);
+    }
+    compare(all);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
