@@ -7,10 +7,10 @@
  * is a constant in `configOf`, with the reason for its value: tests change those on the parsed object
  * (`parseConfig(environment, overrides)`), never through the environment.
  */
-import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseTrustedProxies } from './trusted-proxies.ts';
 import { DEFAULT_EXCHANGE_V2_START_TS } from './ingest/contract/primitives.ts';
 import {
   POLYMARKET_COLLATERAL_ADAPTERS,
@@ -139,9 +139,13 @@ const apiVariables = {
   API_TRUST_PROXY: z
     .string()
     .default('')
-    .transform(trustedProxies)
+    .transform((value, context) => {
+      const { proxies, problems } = parseTrustedProxies(value);
+      for (const message of problems) context.addIssue({ code: 'custom', message });
+      return proxies;
+    })
     .describe(
-      'Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. `true`, a hop count and any range that holds every address (`0.0.0.0/0`, `::/0`) are refused.',
+      'Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. Refused: `true`, a hop count, ranges that together hold every IPv4 or IPv6 address (`0.0.0.0/0`, or `0.0.0.0/1,128.0.0.0/1`), and more public addresses side by side than a /12 (IPv4) or a /28 (IPv6); private ranges may be any width.',
     ),
   AUTH_FAILURE_LIMIT: integer(1)
     .default(20)
@@ -549,65 +553,6 @@ export function hostnameOf(host: string): string | null {
   } catch {
     return null;
   }
-}
-
-const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
-/**
- * API_TRUST_PROXY as the list Fastify's trustProxy takes. `true` or a hop count would believe whatever
- * a client writes into X-Forwarded-For: the address guard (too_many_auth_failures) could then be escaped
- * by rotating the header and turned against any innocent address by forging it. So only proxies named
- * by address are trusted.
- */
-function trustedProxies(value: string, context: z.RefinementCtx): string[] {
-  const text = value.trim().toLowerCase();
-  if (text === '' || text === 'false' || text === 'none') return [];
-  if (text === 'true' || /^\d+$/.test(text)) {
-    context.addIssue({
-      code: 'custom',
-      message: `"${value}" would trust X-Forwarded-For from any client, so anyone could spoof their address (escape too_many_auth_failures, or get another address blocked). List your proxies' addresses or CIDRs instead, e.g. API_TRUST_PROXY=10.0.0.0/8 or 127.0.0.1`,
-    });
-    return [];
-  }
-  const entries = text
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean);
-  for (const entry of entries) {
-    if (PROXY_RANGE_NAMES.has(entry)) continue;
-    const [address = '', prefix, ...rest] = entry.split('/');
-    const family = isIP(address);
-    const bits = family === 4 ? 32 : 128;
-    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
-    if (family === 0 || !prefixOk || rest.length > 0) {
-      context.addIssue({
-        code: 'custom',
-        message: `"${entry}" is not a proxy address or CIDR (e.g. 10.0.0.1, 10.0.0.0/8, 2001:db8::/32, loopback)`,
-      });
-    } else if (trustsEveryAddress(address, prefix === undefined ? bits : Number(prefix), family)) {
-      context.addIssue({
-        code: 'custom',
-        message: `"${entry}" trusts every IPv4 or every IPv6 address, which is the same as \`true\`: anyone could spoof their address. List your proxies' addresses or CIDRs instead, e.g. API_TRUST_PROXY=10.0.0.0/8 or 127.0.0.1`,
-      });
-    }
-  }
-  return entries;
-}
-
-/**
- * Whether a CIDR holds every address of IPv4 or of IPv6: a range is contiguous, so holding both ends of
- * a space is holding all of it. IPv4 clients are matched against IPv6 ranges as IPv4-mapped addresses,
- * so a range over the whole mapped block trusts every IPv4 client.
- */
-function trustsEveryAddress(address: string, prefix: number, family: number): boolean {
-  const range = new BlockList();
-  range.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
-  const holds = (low: string, high: string, type: 'ipv4' | 'ipv6') => range.check(low, type) && range.check(high, type);
-  return (
-    holds('0.0.0.0', '255.255.255.255', 'ipv4') ||
-    holds('::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ipv6') ||
-    holds('::ffff:0.0.0.0', '::ffff:255.255.255.255', 'ipv6')
-  );
 }
 
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '[::]']);
