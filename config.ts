@@ -588,6 +588,12 @@ export interface PlanLimits {
   monthlyRequests: number;
   maxKeys: number;
   liveSlots: number;
+  /**
+   * Store lookups of the live plane per hour (docs/live.md, Bounds): its commands that read the store (a
+   * display name resolved, a market checked, a watch's first fetch) draw on one bucket per user that holds
+   * this many and refills at this many an hour. A command answered from the read caches costs none.
+   */
+  liveLookupsPerHour: number;
   /** Most-recent markets visible per trader; -1 means unlimited. */
   historyDepth: number;
   /** Distinct wallets per UTC day; -1 means unlimited. */
@@ -609,6 +615,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 0,
     maxKeys: 1,
     liveSlots: 1,
+    liveLookupsPerHour: 120,
     historyDepth: 5,
     distinctWalletsPerDay: 3,
     heavyReadsInFlight: 2,
@@ -624,6 +631,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 50_000,
     maxKeys: 3,
     liveSlots: 3,
+    liveLookupsPerHour: 1200,
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 4,
@@ -639,6 +647,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 300_000,
     maxKeys: 6,
     liveSlots: 5,
+    liveLookupsPerHour: 6000,
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 8,
@@ -1021,8 +1030,19 @@ function configOf(env: z.output<typeof environmentSchema>) {
       // (and pings its clients) every heartbeat, well inside the lease so that one late renewal loses nothing.
       slotLeaseSeconds: 30,
       heartbeatSeconds: 10,
-      /** Bytes waiting to be sent to one client: above this it is too slow, told so, and closed. */
+      /**
+       * Bytes waiting to be sent to one client (events, replies and errors alike): above this it is too
+       * slow, told so, and closed.
+       */
       queueBytes: 1 * MB,
+      /**
+       * Commands of one connection (every frame counts): a token bucket of `burst` refilled at `perSecond`;
+       * a frame beyond it is refused (rate_limited), and `refusalsBeforeClose` refusals in a row close the
+       * connection. At most `maxPending` commands wait for their turn (the rest are refused the same way).
+       */
+      commands: { perSecond: 20, burst: 40, refusalsBeforeClose: 20, maxPending: 64 },
+      /** Every open connection's credential is checked again this often: a revoked key's streams close within the key cache's window. */
+      credentialCheckSeconds: 1,
       /** A client's messages are small commands; a larger frame is refused by the WebSocket layer. */
       maxMessageBytes: 4096,
       /** Subscriptions of one connection (watches and follows together). */
