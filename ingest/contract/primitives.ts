@@ -37,7 +37,7 @@ export const epochSecondsSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX)
 export const priceSchema = z.number().min(0).max(1);
 
 /** The price of something that traded: a fill at 0 gave tokens away, above 1 paid more than any payout. */
-export const tradedPriceSchema = z.number().gt(0, 'a traded price is above 0').max(1);
+export const tradedPriceSchema = z.number().gt(0, 'a traded price must be above 0').max(1);
 
 /**
  * The largest amount of a 6-decimal collateral a double holds exactly, in whole units: above all the

@@ -60,6 +60,10 @@ const LIVE_ERROR_CODES = [
   'too_slow',
   'no_pong',
   'shutting_down',
+  'rate_limited',
+  'lookup_limit',
+  'overloaded',
+  'plan_changed',
 ] as const;
 export type LiveErrorCode = (typeof LIVE_ERROR_CODES)[number];
 
@@ -172,11 +176,13 @@ export const CLOSE_CODES = {
   internal: 1011,
   unauthorized: 4401,
   insufficientScope: 4403,
-  /** too_many_auth_failures, or too_many_connections: the reason says which. */
+  /** too_many_auth_failures, too_many_connections, or rate_limited (commands kept coming past the rate): the reason says which. */
   tooMany: 4429,
+  /** The user's plan changed (or the key now names another account): connect again to run on the new plan. */
+  planChanged: 4409,
   /** More commands before `ready` than the server keeps (RFC 6455: policy violation). */
   policy: 1008,
-  /** The client did not read its events fast enough. */
+  /** The client did not read what it was sent fast enough: more than the bound waited unsent. */
   tooSlow: 4408,
   /** No pong to the last ping (no_pong). */
   silent: 4000,
