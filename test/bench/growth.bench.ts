@@ -16,6 +16,8 @@
  *     endpoint, so nothing one endpoint read is at hand for the next): card, markets list, summary, chart,
  *     fills and whale flow, p50/p99, beside the floor (all the wallet's rows by primary key; one trader's
  *     market row for the summary and chart) measured in the same pass;
+ *   - the statements of the periodic jobs beside ingest (the orphan sweep, the upstream poller's active
+ *     wallets, the skill prior's population), median of 3: what grows with the tables;
  *   - with --check: every answer read, read again after the rollups were recomputed from scratch (the
  *     rollup tables emptied, every landing row derived again, one refresh of everything), must be equal;
  *   - the shutdown: with a write in flight and rollups queued, drain the write, finish the refresher and
@@ -39,7 +41,9 @@ import { encodeEvent, type EventSink } from '../../ingest/publisher.ts';
 import { TopicNames, type EventInputOf, type TopicId } from '../../ingest/contract/topics.ts';
 import { rangeOf, type LogMessage, type PartitionSlice } from '../../ingest/bus/types.ts';
 import type { DecodedBatch } from '../../ingest/decode.ts';
-import { refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
+import { orphanRollupBatches, refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
+import { readRecentArchiveWallets } from '../../projections/upstream.ts';
+import { readSkillPopulation } from '../../projections/skill.ts';
 import { rederivedBatches, rederiveViewsSince } from '../../projections/rederive.ts';
 import type { Store } from '../../projections/store.ts';
 import { readTraderCard } from '../../projections/cards.ts';
@@ -167,6 +171,8 @@ interface SizeFigures {
   reads: Record<ReadName, number[]>;
   floors: Record<(typeof FLOORS)[number], number[]>;
   checked: number | null;
+  /** The statements of the periodic jobs beside ingest, median ms of 3: what grows with the tables. */
+  jobs: Record<string, number>;
   shutdownSeconds: number;
   loadAverage: string;
 }
@@ -363,6 +369,24 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
     }
   }
 
+  // The periodic jobs' statements (the ingest worker's orphan sweep, the upstream poller's active wallets,
+  // the skill prior's population, the popular shelf's leaderboard read by the API), each timed 3 times.
+  const jobs: Record<string, number> = {};
+  const jobStatements: Record<string, () => Promise<unknown>> = {
+    'orphan sweep': () => orphanRollupBatches(store, config.ingest.rollupOrphanAfterSeconds),
+    'active wallets (7 d)': () => readRecentArchiveWallets(store, nowSeconds - 7 * 86_400, 1000),
+    'skill population': () => readSkillPopulation(store),
+  };
+  for (const [name, job] of Object.entries(jobStatements)) {
+    const times: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const started = performance.now();
+      await job();
+      times.push(performance.now() - started);
+    }
+    jobs[name] = median(times);
+  }
+
   let checked: number | null = null;
   if (CHECK) {
     await recomputeFromScratch(store, config);
@@ -407,6 +431,7 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
     reads,
     floors,
     checked,
+    jobs,
     shutdownSeconds,
     loadAverage: loadAverage(),
   };
