@@ -493,6 +493,11 @@ function report(size: SizeFigures, graceMs: number): void {
       }).join(', ') +
       `; floor: wallet rows ${ms(floor('wallet rows'))}, market row ${ms(floor('market row'))}`,
   );
+  console.log(
+    `  periodic jobs' statements (median ms): ${Object.entries(size.jobs)
+      .map(([name, took]) => `${name} ${ms(took)}`)
+      .join(', ')}`,
+  );
   if (size.checked !== null)
     console.log(`  check: every answer (${size.checked}) equal to its recomputation from scratch`);
   console.log(`  shutdown ${size.shutdownSeconds.toFixed(2)} s (grace ${(graceMs / 1000).toFixed(0)} s)`);
