@@ -309,9 +309,10 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
   ): Promise<unknown> => {
     switch (name) {
       case 'card':
+        // As the route reads it: the name beside the card's reads (operations/context.ts, admitCall).
         return readTraderCard(
           store,
-          await resolveTrader(reader, wallet),
+          { wallet, name: reader.traderName(wallet) },
           cardSettingsOf(config),
           nowSeconds,
           reader.sources,
@@ -347,7 +348,7 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
   for (const name of READS) {
     const reader = freshReader();
     for (const [index, { wallet, condition_id: conditionId }] of picked.entries()) {
-      // The trader lookup a route makes first: not timed (the card's includes it, as the route's does).
+      // The trader lookup a route makes first: not timed (the card's name is read with its reads, timed).
       if (name !== 'card' && name !== 'whales') await resolveTrader(reader, wallet);
       const started = performance.now();
       const answer = await answers(name === 'whales' ? freshReader() : reader, name, wallet, conditionId, index);
