@@ -531,6 +531,12 @@ export interface UpstreamConfig {
   heartbeatSeconds: number;
   marketsEverySeconds: number;
   walletEverySeconds: number;
+  /**
+   * The live plane's fast path: a wallet watched on the plane has its new /activity rows polled this often,
+   * while it is watched, within `share` of the poller's budget of the data API (its published limit times
+   * rateFraction); more watched wallets than that share serves in a period stretch it.
+   */
+  watched: { everySeconds: number; share: number };
   leaderboardEverySeconds: number;
   /** The popular shelf's source: the data API leaderboard of this window, ordered by this metric, this many rows. */
   leaderboard: { timePeriod: 'DAY' | 'WEEK' | 'MONTH' | 'ALL'; orderBy: 'PNL' | 'VOL'; size: number };
@@ -990,6 +996,9 @@ function configOf(env: z.output<typeof environmentSchema>) {
       // Gamma's market sweep finds new markets within 5 minutes; the leaderboard (the popular shelf) changes slowly.
       marketsEverySeconds: 300,
       walletEverySeconds: env.UPSTREAM_WALLET_EVERY_S,
+      // A watched trader's fill is on the plane a few seconds after the provider lists it, for a quarter of
+      // the data API's budget at most: the rest stays with the tracked wallets' 15-minute refreshes.
+      watched: { everySeconds: 5, share: 0.25 },
       leaderboardEverySeconds: 3600,
       leaderboard: { timePeriod: 'WEEK', orderBy: 'PNL', size: 50 },
       maxWallets: env.UPSTREAM_MAX_WALLETS,
