@@ -339,7 +339,11 @@ const simulatorVariables = {
     .max(60)
     .default(2)
     .describe('Days of history simulated before it goes live.'),
-  SIM_LIVE: booleanFlag.default(true).describe('After the backfill, keep simulating in real time.'),
+  SIM_LIVE: booleanFlag
+    .default(true)
+    .describe(
+      'After the backfill, keep simulating in real time. false: the world ends with its backfill, and a restart simulates nothing new.',
+    ),
   SIM_TRADERS: integer(10, 5000).default(120).describe('Scale of the simulated world: named traders.'),
   SIM_GENESIS_TS: integer(1)
     .optional()

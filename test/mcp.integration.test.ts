@@ -41,7 +41,10 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   list_popular_traders: { properties: [], required: [] },
   get_trader_card: { properties: ['trader', 'as_of'], required: ['trader'] },
   get_trader_skill: { properties: ['trader', 'as_of'], required: ['trader'] },
-  list_skilled_traders: { properties: ['by', 'window', 'as_of', 'cursor', 'limit'], required: [] },
+  list_skilled_traders: {
+    properties: ['by', 'window', 'distinguishable_from_luck', 'as_of', 'cursor', 'limit'],
+    required: [],
+  },
   get_top_markets: { properties: ['trader', 'n', 'as_of'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit', 'as_of'], required: ['trader'] },
   get_market_summary: { properties: ['trader', 'market', 'as_of'], required: ['trader', 'market'] },
