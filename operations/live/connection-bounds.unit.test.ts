@@ -393,6 +393,6 @@ describe('property: one connection’s cost stays bounded, whatever the client d
       }),
       { numRuns: 60 },
     );
-    // About 3 s on an idle machine; a shared one may stretch it past the default 5 s.
+    // A shared machine may stretch it past the default timeout.
   }, 60_000);
 });
