@@ -1048,7 +1048,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
        * a frame beyond it is refused (rate_limited), and `refusalsBeforeClose` refusals in a row close the
        * connection. At most `maxPending` commands wait for their turn (the rest are refused the same way).
        */
-      commands: { perSecond: 20, burst: 40, refusalsBeforeClose: 20, maxPending: 64 },
+      // The burst holds the 64 commands a client may send before its `ready` (api/routes/live.ts).
+      commands: { perSecond: 20, burst: 64, refusalsBeforeClose: 20, maxPending: 64 },
       /** Every open connection's credential is checked again this often: a revoked key's streams close within the key cache's window. */
       credentialCheckSeconds: 1,
       /** A client's messages are small commands; a larger frame is refused by the WebSocket layer. */
