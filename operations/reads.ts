@@ -30,13 +30,7 @@ import type { ReadSources } from '../projections/sources.ts';
 import type { Store } from '../projections/store.ts';
 import { readTraderName } from '../projections/traders.ts';
 import { readUpstreamHistory, readUpstreamReport, type UpstreamHistory } from '../projections/upstream-history.ts';
-import {
-  readMarks,
-  readWalletMarketRows,
-  readWalletMarkets,
-  type WalletMark,
-  type WalletMarkets,
-} from '../projections/wallet-markets.ts';
+import { readMarks, readWalletMarketRows, type WalletMark, type WalletMarkets } from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
 import { readUpstreamHistoryAsOf, readWalletMarketsAsOf } from '../projections/as-of.ts';
@@ -342,9 +336,7 @@ export class Reader {
 
   /** Every market of the wallet and its open markets' marks (the card, top-markets; the list and a summary when at hand). */
   walletMarkets(wallet: string): Promise<WalletMarkets> {
-    return this.cache.through(this.#policies.walletMarkets, [wallet], () =>
-      this.cache.following ? this.#walletMarketsMarked(wallet) : readWalletMarkets(this.store, wallet),
-    );
+    return this.cache.through(this.#policies.walletMarkets, [wallet], () => this.#walletMarketsMarked(wallet));
   }
 
   /** The rows alone, then the open markets' marks: the kept ones, the rest in one more read. */

@@ -16,6 +16,8 @@
  *     endpoint, so nothing one endpoint read is at hand for the next): card, markets list, summary, chart,
  *     fills and whale flow, p50/p99, beside the floor (all the wallet's rows by primary key; one trader's
  *     market row for the summary and chart) measured in the same pass;
+ *   - the statements of the periodic jobs beside ingest (the orphan sweep, the upstream poller's active
+ *     wallets, the skill prior's population), median of 3: what grows with the tables;
  *   - with --check: every answer read, read again after the rollups were recomputed from scratch (the
  *     rollup tables emptied, every landing row derived again, one refresh of everything), must be equal;
  *   - the shutdown: with a write in flight and rollups queued, drain the write, finish the refresher and
@@ -39,7 +41,9 @@ import { encodeEvent, type EventSink } from '../../ingest/publisher.ts';
 import { TopicNames, type EventInputOf, type TopicId } from '../../ingest/contract/topics.ts';
 import { rangeOf, type LogMessage, type PartitionSlice } from '../../ingest/bus/types.ts';
 import type { DecodedBatch } from '../../ingest/decode.ts';
-import { refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
+import { orphanRollupBatches, refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
+import { readRecentArchiveWallets } from '../../projections/upstream.ts';
+import { readSkillPopulation } from '../../projections/skill.ts';
 import { rederivedBatches, rederiveViewsSince } from '../../projections/rederive.ts';
 import type { Store } from '../../projections/store.ts';
 import { readTraderCard } from '../../projections/cards.ts';
@@ -167,6 +171,8 @@ interface SizeFigures {
   reads: Record<ReadName, number[]>;
   floors: Record<(typeof FLOORS)[number], number[]>;
   checked: number | null;
+  /** The statements of the periodic jobs beside ingest, median ms of 3: what grows with the tables. */
+  jobs: Record<string, number>;
   shutdownSeconds: number;
   loadAverage: string;
 }
@@ -363,6 +369,24 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
     }
   }
 
+  // The periodic jobs' statements (the ingest worker's orphan sweep, the upstream poller's active wallets,
+  // the skill prior's population, the popular shelf's leaderboard read by the API), each timed 3 times.
+  const jobs: Record<string, number> = {};
+  const jobStatements: Record<string, () => Promise<unknown>> = {
+    'orphan sweep': () => orphanRollupBatches(store, config.ingest.rollupOrphanAfterSeconds),
+    'active wallets (7 d)': () => readRecentArchiveWallets(store, nowSeconds - 7 * 86_400, 1000),
+    'skill population': () => readSkillPopulation(store),
+  };
+  for (const [name, job] of Object.entries(jobStatements)) {
+    const times: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const started = performance.now();
+      await job();
+      times.push(performance.now() - started);
+    }
+    jobs[name] = median(times);
+  }
+
   let checked: number | null = null;
   if (CHECK) {
     await recomputeFromScratch(store, config);
@@ -407,6 +431,7 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
     reads,
     floors,
     checked,
+    jobs,
     shutdownSeconds,
     loadAverage: loadAverage(),
   };
@@ -434,45 +459,47 @@ function sameAnswer(a: unknown, b: unknown): boolean {
 const ms = (value: number) => value.toFixed(1);
 const rateOf = (tenth: Tenth) => tenth.fills / tenth.seconds;
 
-function report(all: SizeFigures[], graceMs: number): void {
-  console.log('');
-  for (const size of all) {
-    const first = size.tenths[0]!;
-    const last = size.tenths.at(-1)!;
-    console.log(
-      `${size.size}x: ${size.fills} fills, ${size.wallets} wallets, ${size.markets} markets (${size.traders} named traders); load average after ${size.loadAverage}`,
-    );
-    console.log(
-      `  ingest per tenth (fills/s): ${size.tenths.map((tenth) => rateOf(tenth).toFixed(0)).join(', ')}; last/first ${(rateOf(last) / rateOf(first)).toFixed(2)}; ` +
-        `rollups caught up ${size.catchUpSeconds.toFixed(1)} s after the last write`,
-    );
-    console.log(
-      `  store on disk ${(size.bytesOnDisk / 2 ** 20).toFixed(1)} MiB (${(size.bytesOnDisk / size.fills).toFixed(0)} bytes per fill): ` +
-        size.tableBytes.map(([table, bytes]) => `${table} ${(bytes / 2 ** 20).toFixed(1)}`).join(', ') +
-        ` MiB; merge backlog ${size.parts} active parts, ${size.merges} merges running`,
-    );
-    const totals = size.refreshes.map((refresh) => refresh.totalMs);
-    const inTenth = (index: number) =>
-      size.refreshes.filter((refresh) => refresh.tenth === index).map((refresh) => refresh.totalMs);
-    console.log(
-      `  rollup refreshes: ${totals.length}, median ${ms(median(totals))} ms, worst ${ms(Math.max(...totals))} ms; ` +
-        `median in the first tenth ${ms(median(inTenth(0)))} ms, in the last ${ms(median(inTenth(TENTHS - 1)))} ms; ` +
-        `parts (median ms): trader_markets ${ms(median(size.refreshes.map((r) => r.traderMarketsMs)))}, whales ${ms(median(size.refreshes.map((r) => r.whalesMs)))}, tape ${ms(median(size.refreshes.map((r) => r.tapeMs)))}`,
-    );
-    const floor = (name: (typeof FLOORS)[number]) => median(size.floors[name]);
-    console.log(
-      `  cold, one at a time over ${size.reads.card.length} wallets, p50/p99 ms (÷ floor at p50): ` +
-        READS.map((name) => {
-          const base = name === 'summary' || name === 'chart' ? floor('market row') : floor('wallet rows');
-          const p50 = percentile(size.reads[name], 0.5);
-          return `${name} ${ms(p50)}/${ms(percentile(size.reads[name], 0.99))} (${(p50 / base).toFixed(1)}×)`;
-        }).join(', ') +
-        `; floor: wallet rows ${ms(floor('wallet rows'))}, market row ${ms(floor('market row'))}`,
-    );
-    if (size.checked !== null)
-      console.log(`  check: every answer (${size.checked}) equal to its recomputation from scratch`);
-    console.log(`  shutdown ${size.shutdownSeconds.toFixed(2)} s (grace ${(graceMs / 1000).toFixed(0)} s)`);
-  }
+/** A size's figures, printed as soon as it is measured (a long run shows each size as it goes). */
+function report(size: SizeFigures, graceMs: number): void {
+  const first = size.tenths[0]!;
+  const last = size.tenths.at(-1)!;
+  console.log(
+    `${size.size}x: ${size.fills} fills, ${size.wallets} wallets, ${size.markets} markets (${size.traders} named traders); load average after ${size.loadAverage}`,
+  );
+  console.log(
+    `  ingest per tenth (fills/s): ${size.tenths.map((tenth) => rateOf(tenth).toFixed(0)).join(', ')}; last/first ${(rateOf(last) / rateOf(first)).toFixed(2)}; ` +
+      `rollups caught up ${size.catchUpSeconds.toFixed(1)} s after the last write`,
+  );
+  console.log(
+    `  store on disk ${(size.bytesOnDisk / 2 ** 20).toFixed(1)} MiB (${(size.bytesOnDisk / size.fills).toFixed(0)} bytes per fill): ` +
+      size.tableBytes.map(([table, bytes]) => `${table} ${(bytes / 2 ** 20).toFixed(1)}`).join(', ') +
+      ` MiB; merge backlog ${size.parts} active parts, ${size.merges} merges running`,
+  );
+  const totals = size.refreshes.map((refresh) => refresh.totalMs);
+  const inTenth = (index: number) =>
+    size.refreshes.filter((refresh) => refresh.tenth === index).map((refresh) => refresh.totalMs);
+  console.log(
+    `  rollup refreshes: ${totals.length}, median ${ms(median(totals))} ms, worst ${ms(Math.max(...totals))} ms; ` +
+      `median in the first tenth ${ms(median(inTenth(0)))} ms, in the last ${ms(median(inTenth(TENTHS - 1)))} ms; ` +
+      `parts (median ms): trader_markets ${ms(median(size.refreshes.map((r) => r.traderMarketsMs)))}, whales ${ms(median(size.refreshes.map((r) => r.whalesMs)))}, tape ${ms(median(size.refreshes.map((r) => r.tapeMs)))}`,
+  );
+  const floor = (name: (typeof FLOORS)[number]) => median(size.floors[name]);
+  console.log(
+    `  cold, one at a time over ${size.reads.card.length} wallets, p50/p99 ms (÷ floor at p50): ` +
+      READS.map((name) => {
+        const base = name === 'summary' || name === 'chart' ? floor('market row') : floor('wallet rows');
+        const p50 = percentile(size.reads[name], 0.5);
+        return `${name} ${ms(p50)}/${ms(percentile(size.reads[name], 0.99))} (${(p50 / base).toFixed(1)}×)`;
+      }).join(', ') +
+      `; floor: wallet rows ${ms(floor('wallet rows'))}, market row ${ms(floor('market row'))}`,
+  );
+  if (size.checked !== null)
+    console.log(`  check: every answer (${size.checked}) equal to its recomputation from scratch`);
+  console.log(`  shutdown ${size.shutdownSeconds.toFixed(2)} s (grace ${(graceMs / 1000).toFixed(0)} s)`);
+}
+
+/** The last line: the largest size against the first. */
+function compare(all: readonly SizeFigures[]): void {
   const first = all[0]!;
   const largest = all.at(-1)!;
   const p50 = (size: SizeFigures, name: ReadName) => percentile(size.reads[name], 0.5);
@@ -489,8 +516,13 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ta-bench-growth-'));
   try {
     const all: SizeFigures[] = [];
-    for (const [index, size] of SIZES.entries()) all.push(await measure(dataDir, size, index));
-    report(all, parseConfig({}).shutdown.graceMs);
+    const graceMs = parseConfig({}).shutdown.graceMs;
+    for (const [index, size] of SIZES.entries()) {
+      const figures = await measure(dataDir, size, index);
+      report(figures, graceMs);
+      all.push(figures);
+    }
+    compare(all);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
