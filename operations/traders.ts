@@ -1,11 +1,12 @@
 /** The card operation (REST `GET /traders/{trader}`, MCP get_trader_card), and the `{trader}` path parameter every trader-scoped read shares. */
 import { z } from 'zod';
-import { POLYMARKET_V1_FIRST_BLOCK } from '../projections/vocabulary.ts';
+import { POLYMARKET_V1_FIRST_BLOCK } from '../chain.ts';
 import type { Config } from '../config.ts';
 import { readTraderCard, type CardSettings, type TraderCard } from '../projections/cards.ts';
 import { asOfSources } from '../projections/as-of.ts';
 import type { ReadSources } from '../projections/sources.ts';
 import { traderCallOf, type Call, type RouteContext } from './context.ts';
+import { noteReconciliation } from '../metrics/registry.ts';
 import { queryAsOf } from './parameters.ts';
 
 export const traderParamsSchema = z.object({
@@ -47,5 +48,15 @@ export async function getTraderCard(
   const trader = traderCallOf(call.admitted);
   const { config } = context;
   const sources = traderSourcesOf(context, trader.wallet, query.as_of);
-  return readTraderCard(context.store, trader, cardSettingsOf(config), query.as_of ?? context.now(), sources);
+  const card = await readTraderCard(
+    context.store,
+    trader,
+    cardSettingsOf(config),
+    query.as_of ?? context.now(),
+    sources,
+  );
+  // Today's agreement only: a past instant's gap says nothing of the service now.
+  if (card.reconciliation && query.as_of === undefined)
+    noteReconciliation(trader.wallet, card.reconciliation.gap_ratio);
+  return card;
 }

@@ -302,7 +302,7 @@ describe.each(['memory', 'redis'] as const)('revocation closes open streams (slo
       [watching, server.transports.at(-2)!],
       [following, server.transports.at(-1)!],
     ] as const) {
-      expect(await observed.closedWithin(4)).toEqual({ code: 4401, reason: 'unauthorized' });
+      expect(await observed.closedWithin(20)).toEqual({ code: 4401, reason: 'unauthorized' });
       expect(await client.closed).toEqual({ code: 4401, reason: 'unauthorized' });
       expect(client.messages.at(-1)).toMatchObject({ type: 'error', code: 'unauthorized' });
     }
@@ -324,7 +324,7 @@ describe.each(['memory', 'redis'] as const)('revocation closes open streams (slo
     });
     const slotFreed = released(accountId);
     clock.ms += window;
-    expect(await server.transports.at(-1)!.closedWithin(4)).toEqual({ code: 4409, reason: 'plan_changed' });
+    expect(await server.transports.at(-1)!.closedWithin(20)).toEqual({ code: 4409, reason: 'plan_changed' });
     expect(await client.closed).toEqual({ code: 4409, reason: 'plan_changed' });
     expect(client.messages.at(-1)).toMatchObject({
       type: 'error',

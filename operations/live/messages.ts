@@ -161,6 +161,15 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
       id: commandId,
       code: z.enum(LIVE_ERROR_CODES),
       message: z.string().meta({ description: 'Written to be relayed to a human.' }),
+      retry_after: z.number().optional().meta({
+        description: 'rate_limited, lookup_limit, overloaded: seconds until the command may succeed.',
+      }),
+      lookups_per_hour: z
+        .int()
+        .optional()
+        .meta({ description: "lookup_limit: the plan's store lookups an hour (docs/live.md, Bounds)." }),
+      slots_in_use: z.int().optional().meta({ description: "no_free_slot: the user's slots held now." }),
+      live_slots: z.int().optional().meta({ description: "no_free_slot: the plan's live slots." }),
     })
     .catchall(z.unknown())
     .meta({ description: 'A command refused, or the reason the connection is about to close.' }),

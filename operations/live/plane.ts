@@ -15,7 +15,8 @@
  * that cannot keep up is told so and closed, its slots freed; its commands are rate-limited
  * (connection-bounds.ts); the commands that read the store draw on the user's lookup budget and the
  * store's in-flight limit, like REST calls (lookups.ts). Every heartbeat the plane pings its clients
- * (one that did not answer, or read none of its output, is closed) and renews its slots' leases; every
+ * (one that did not echo the last ping, which it can only learn by reading, is closed) and renews its
+ * slots' leases; every
  * `credentialCheckSeconds` it checks each connection's credential again (a revoked key's streams close,
  * and so do those of a user whose plan changed).
  *
@@ -199,10 +200,6 @@ export class LivePlane {
       options.context.config.live.credentialCheckSeconds * 1000,
     );
     this.#credentialChecks.unref();
-  }
-
-  get context(): RouteContext {
-    return this.#context;
   }
 
   get config() {

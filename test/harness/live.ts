@@ -40,7 +40,7 @@ export interface LiveServer {
 }
 
 /** What the server did with one connection's transport, seen from inside the server. */
-export class ObservedTransport implements LiveTransport {
+class ObservedTransport implements LiveTransport {
   /** The most bytes the server had handed to the socket and not yet written to the network (ws bufferedAmount), after any send. */
   peakBufferedBytes = 0;
   pings = 0;
