@@ -560,6 +560,17 @@ describe('MemoryLog: what is retained, and who can make a producer wait', () => 
     expect(memory.retained).toBeLessThanOrEqual(5 * KIB);
   });
 
+  it('lets a producer waiting for room go when the log is closed (a shutdown never waits for commits that cannot come)', async () => {
+    const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: 2 * KIB, log });
+    memory.join('ingest', ['t'], false);
+    const producer = await memory.producer();
+    for (let index = 0; index < 3; index++) await producer.send('t', [message('k', KIB)]);
+    const waiting = producer.send('t', [message('k', KIB)]);
+    expect(await settled(waiting)).toBe(false);
+    await memory.close();
+    expect(await settled(waiting)).toBe(true);
+  });
+
   type Operation =
     | { kind: 'join'; group: number; topics: number[]; lossy: boolean }
     | { kind: 'commit'; group: number; topic: number; partition: number; fraction: number }
