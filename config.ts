@@ -11,13 +11,13 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseTrustedProxies } from './trusted-proxies.ts';
-import { DEFAULT_EXCHANGE_V2_START_TS } from './ingest/contract/primitives.ts';
 import {
+  DEFAULT_EXCHANGE_V2_START_TS,
   POLYMARKET_COLLATERAL_ADAPTERS,
   POLYMARKET_PROTOCOL_V2,
   POLYMARKET_COLLATERALS,
   POLYMARKET_CONTRACTS,
-} from './ingest/sources/archive/addresses.ts';
+} from './chain.ts';
 
 const optionalString = z
   .string()
@@ -453,7 +453,7 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   UPSTREAM_MARKETS_EVERY_S: 'constant 300 s (upstream.marketsEverySeconds)',
   UPSTREAM_LEADERBOARD_EVERY_S: 'constant 3600 s (upstream.leaderboardEverySeconds)',
   UPSTREAM_REQUEST_TTL_S: 'constant 7 days (upstream.requestTtlSeconds)',
-  EXCHANGE_V2_START_TS: 'a fact of the chain: DEFAULT_EXCHANGE_V2_START_TS (ingest/contract/primitives.ts)',
+  EXCHANGE_V2_START_TS: 'a fact of the chain: DEFAULT_EXCHANGE_V2_START_TS (chain.ts)',
   ARCHIVE_RANGE_INITIAL: 'constant 500 blocks, at most ARCHIVE_RANGE_MAX (archive.range.initial)',
   ARCHIVE_RETRIES: 'constant 8 (archive.retries)',
   ARCHIVE_RETRY_BASE_MS: 'constant 500 ms (archive.retryBaseMs)',
@@ -463,15 +463,14 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   ARCHIVE_UNKNOWN_TOKEN_WAIT_S: 'constant 600 s (archive.unknownTokenWaitSeconds)',
   ARCHIVE_PENDING_MAX: 'constant 100,000 (archive.pendingMax)',
   ARCHIVE_DECODE_WORKERS: "derived: the machine's available cores (archive.decodeWorkers)",
-  ARCHIVE_CTF_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_NEG_RISK_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_CTF_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_NEG_RISK_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_CONDITIONAL_TOKENS: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_NEG_RISK_ADAPTER: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_COLLATERALS: 'a fact of the chain: POLYMARKET_COLLATERALS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_COLLATERAL_ADAPTERS:
-    'a fact of the chain: POLYMARKET_COLLATERAL_ADAPTERS (ingest/sources/archive/addresses.ts)',
+  ARCHIVE_CTF_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_NEG_RISK_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_CTF_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_NEG_RISK_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_CONDITIONAL_TOKENS: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_NEG_RISK_ADAPTER: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_COLLATERALS: 'a fact of the chain: POLYMARKET_COLLATERALS (chain.ts)',
+  ARCHIVE_COLLATERAL_ADAPTERS: 'a fact of the chain: POLYMARKET_COLLATERAL_ADAPTERS (chain.ts)',
 };
 
 export interface RemovedVariableWarning {
@@ -531,6 +530,12 @@ export interface UpstreamConfig {
   heartbeatSeconds: number;
   marketsEverySeconds: number;
   walletEverySeconds: number;
+  /**
+   * The live plane's fast path: a wallet watched on the plane has its new /activity rows polled this often,
+   * while it is watched, within `share` of the poller's budget of the data API (its published limit times
+   * rateFraction); more watched wallets than that share serves in a period stretch it.
+   */
+  watched: { everySeconds: number; share: number };
   leaderboardEverySeconds: number;
   /** The popular shelf's source: the data API leaderboard of this window, ordered by this metric, this many rows. */
   leaderboard: { timePeriod: 'DAY' | 'WEEK' | 'MONTH' | 'ALL'; orderBy: 'PNL' | 'VOL'; size: number };
@@ -588,6 +593,12 @@ export interface PlanLimits {
   monthlyRequests: number;
   maxKeys: number;
   liveSlots: number;
+  /**
+   * Store lookups of the live plane per hour (docs/live.md, Bounds): its commands that read the store (a
+   * display name resolved, a market checked, a watch's first fetch) draw on one bucket per user that holds
+   * this many and refills at this many an hour. A command answered from the read caches costs none.
+   */
+  liveLookupsPerHour: number;
   /** Most-recent markets visible per trader; -1 means unlimited. */
   historyDepth: number;
   /** Distinct wallets per UTC day; -1 means unlimited. */
@@ -609,6 +620,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 0,
     maxKeys: 1,
     liveSlots: 1,
+    liveLookupsPerHour: 120,
     historyDepth: 5,
     distinctWalletsPerDay: 3,
     heavyReadsInFlight: 2,
@@ -624,6 +636,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 50_000,
     maxKeys: 3,
     liveSlots: 3,
+    liveLookupsPerHour: 1200,
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 4,
@@ -639,6 +652,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 300_000,
     maxKeys: 6,
     liveSlots: 5,
+    liveLookupsPerHour: 6000,
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 8,
@@ -981,6 +995,9 @@ function configOf(env: z.output<typeof environmentSchema>) {
       // Gamma's market sweep finds new markets within 5 minutes; the leaderboard (the popular shelf) changes slowly.
       marketsEverySeconds: 300,
       walletEverySeconds: env.UPSTREAM_WALLET_EVERY_S,
+      // A watched trader's fill is on the plane a few seconds after the provider lists it, for a quarter of
+      // the data API's budget at most: the rest stays with the tracked wallets' 15-minute refreshes.
+      watched: { everySeconds: 5, share: 0.25 },
       leaderboardEverySeconds: 3600,
       leaderboard: { timePeriod: 'WEEK', orderBy: 'PNL', size: 50 },
       maxWallets: env.UPSTREAM_MAX_WALLETS,
@@ -1021,8 +1038,20 @@ function configOf(env: z.output<typeof environmentSchema>) {
       // (and pings its clients) every heartbeat, well inside the lease so that one late renewal loses nothing.
       slotLeaseSeconds: 30,
       heartbeatSeconds: 10,
-      /** Bytes waiting to be sent to one client: above this it is too slow, told so, and closed. */
+      /**
+       * Bytes waiting to be sent to one client (events, replies and errors alike): above this it is too
+       * slow, told so, and closed.
+       */
       queueBytes: 1 * MB,
+      /**
+       * Commands of one connection (every frame counts): a token bucket of `burst` refilled at `perSecond`;
+       * a frame beyond it is refused (rate_limited), and `refusalsBeforeClose` refusals in a row close the
+       * connection. At most `maxPending` commands wait for their turn (the rest are refused the same way).
+       */
+      // The burst holds the 64 commands a client may send before its `ready` (api/routes/live.ts).
+      commands: { perSecond: 20, burst: 64, refusalsBeforeClose: 20, maxPending: 64 },
+      /** Every open connection's credential is checked again this often: a revoked key's streams close within the key cache's window. */
+      credentialCheckSeconds: 1,
       /** A client's messages are small commands; a larger frame is refused by the WebSocket layer. */
       maxMessageBytes: 4096,
       /** Subscriptions of one connection (watches and follows together). */

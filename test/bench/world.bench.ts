@@ -11,7 +11,7 @@
  * `--sample` seconds it prints events published and ingested, the rate, the server's RSS (/proc) and V8
  * heap (its /metrics), and the messages the live feed skipped. Then one summary line: RSS and heap of the
  * first settled samples (after a tenth of the events) against the last three, and the largest; then the
- * process is stopped with SIGTERM and its shutdown timed against its grace (SHUTDOWN_GRACE_MS, 20 s).
+ * process is stopped with SIGTERM and its shutdown timed against its grace (SHUTDOWN_GRACE_MS).
  * A stall (nothing published for a minute while the backfill is not done) ends the run with exit 1.
  *
  * Options: --events N (10000000), --days D (derived from --events), --traders N (120), --sample S (15).

@@ -10,7 +10,8 @@
  * imported row a 20-character key (≈ 60 bytes) to recognise repeats across files.
  */
 import type { FillEvent, MarketMetadataEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
-import { DEFAULT_EXCHANGE_V2_START_TS, type EraRule, type ExchangeEra } from '../../contract/primitives.ts';
+import { DEFAULT_EXCHANGE_V2_START_TS } from '../../../chain.ts';
+import type { EraRule, ExchangeEra } from '../../contract/primitives.ts';
 import type { EventSink } from '../../publisher.ts';
 import type { FileFailure } from '../files.ts';
 import { MarketCatalog, marketMetadata } from './markets.ts';
