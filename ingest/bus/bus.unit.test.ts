@@ -257,6 +257,24 @@ describe('SliceAccumulator, long slices', () => {
     ]);
   });
 
+  it('prepares in the parts a reader asks for (the live feed, whose preparation is cheap, takes larger ones)', async () => {
+    const prepared: number[] = [];
+    const accumulator = new SliceAccumulator(
+      { prepare: (s: PartitionSlice) => prepared.push(s.messages.length), write: async () => {} },
+      async () => {},
+      {
+        maxBatchMessages: 1 << 20,
+        maxBatchBytes: 1 << 30,
+        lingerMs: 60_000,
+        preparePartMessages: 4 * PREPARE_PART_MESSAGES,
+      },
+      log,
+    );
+    expect(await accumulator.add(slice('t', 0, 0, 9 * PREPARE_PART_MESSAGES))).toBe(true);
+    expect(prepared).toEqual([4 * PREPARE_PART_MESSAGES, 4 * PREPARE_PART_MESSAGES, PREPARE_PART_MESSAGES]);
+    await accumulator.flush();
+  });
+
   it('refuses the rest of a long slice after a reset between its parts (nothing after a dropped part is written)', async () => {
     const { processor, writes } = recorder();
     const accumulator = new SliceAccumulator(
