@@ -101,12 +101,16 @@ describe('Benjamini–Hochberg q-values', () => {
         const qValues = benjaminiHochberg(probabilities);
         const reference = referenceQValues(probabilities);
         expect(qValues).toHaveLength(probabilities.length);
-        qValues.forEach((q, index) => expect(q).toBeCloseTo(reference[index]!, 12));
+        qValues.forEach((q, index) => {
+          expect(q).toBeCloseTo(reference[index]!, 12);
+        });
       }),
     );
     // Ranked 0.01, 0.03, 0.04, 0.5 of 4: 0.04, 0.06, 0.0533…, 0.5, each the least from its rank up.
     const worked = benjaminiHochberg([0.01, 0.04, 0.03, 0.5]);
-    [0.04, 0.16 / 3, 0.16 / 3, 0.5].forEach((q, index) => expect(worked[index]).toBeCloseTo(q, 12));
+    [0.04, 0.16 / 3, 0.16 / 3, 0.5].forEach((q, index) => {
+      expect(worked[index]).toBeCloseTo(q, 12);
+    });
   });
 });
 
