@@ -133,14 +133,17 @@ void everyFieldListed;
  * about half the point read again.
  */
 const WALLET_MARKET_ROWS = `
-    SELECT condition_id, version, wallet_row
+    SELECT condition_id, toString(version) AS version, wallet_row
     FROM {db:Identifier}.trader_markets_v2
     WHERE wallet = {wallet:String}`;
 
 interface SerializedWalletMarketRow {
   condition_id: string;
-  /** UInt64: a decimal string in JSON output. */
-  version: string | number;
+  /**
+   * UInt64 as its decimal string: the session writes 64-bit integers as JSON numbers, and versions past 2^53
+   * (every row of the formula's generation term) differing by a source rank would round to one number.
+   */
+  version: string;
   wallet_row: string;
 }
 
