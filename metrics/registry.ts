@@ -248,7 +248,7 @@ const archiveHeadLagBlocks = new Gauge({
 });
 
 /** Seconds from a block's time to a stage, per stage (published, ingested, sent to a watcher). */
-export const freshnessSeconds = new Histogram({
+const freshnessSeconds = new Histogram({
   name: 'trader_analytics_freshness_seconds',
   help: "Seconds from a block's time (its timestamp) to a stage: stage=published (the archive put its event on the log), ingested (its final fact landed in the store), sent (the live plane sent it to a watcher); kind=provisional or final.",
   labelNames: ['stage', 'kind'] as const,

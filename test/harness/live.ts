@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import type { Config } from '../../config.ts';
 import { MemoryLog } from '../../ingest/bus/memory.ts';
 import { TopicNames } from '../../ingest/contract/topics.ts';
-import { recordingsOn, startLiveFeed } from '../../ingest/live-feed.ts';
+import { recordingsOn, startLiveFeed, streamedTopics } from '../../ingest/live-feed.ts';
 import { EventPublisher } from '../../ingest/publisher.ts';
 import type { Logger } from '../../log.ts';
 import { MemorySlots, type SlotStore } from '../../operations/gates/slots.ts';
@@ -32,6 +32,8 @@ export interface LiveServer {
   eventLog: MemoryLog;
   topics: TopicNames;
   store: Store;
+  /** Resolves once the plane's feed has read everything on the log up to now (the head's topic included). */
+  feedCaughtUp(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,8 @@ export interface LiveServerOptions {
   beside?: (parts: { eventLog: MemoryLog; store: Store }) => Promise<{ stop(): Promise<void> }>;
 }
 
+let feeds = 0;
+
 export async function startLiveServer(
   config: Config,
   log: Logger,
@@ -56,6 +60,7 @@ export async function startLiveServer(
   const topics = new TopicNames(config.kafka.topicPrefix);
   const publisher = new EventPublisher(await eventLog.producer(), topics);
   const beside = await options.beside?.({ eventLog, store });
+  const feedGroup = `${config.live.groupPrefix}test-${process.pid}-${++feeds}`;
   const app = await buildHttpServer({
     log,
     storeAlive: async () => true,
@@ -65,7 +70,7 @@ export async function startLiveServer(
       store,
       slots: options.slots ?? new MemorySlots(),
       ...(options.slotsClockMs ? { slotsClockMs: options.slotsClockMs } : {}),
-      liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log }),
+      liveFeed: (plane) => startLiveFeed({ config, eventLog, topics, target: plane, log, groupId: feedGroup }),
       ...(options.recordings ? { liveRecordings: options.recordings(recordingsOn(publisher)) } : {}),
     },
   });
@@ -81,6 +86,7 @@ export async function startLiveServer(
     eventLog,
     topics,
     store,
+    feedCaughtUp: () => eventLog.committedThroughNow(feedGroup, streamedTopics(topics)),
     async close() {
       await app.close();
       await beside?.stop();

@@ -29,7 +29,14 @@ import type { DecodedLog, RawLog } from './decode.ts';
 import type { LogDecoder } from './decode-pool.ts';
 import { factsOf, type ArchiveContracts } from './facts.ts';
 import type { FinalBlock, Finality } from './finality.ts';
-import { AbortedError, type BlockHeader, type GetLogsFilter, type PolygonRpc } from './rpc.ts';
+import {
+  AbortedError,
+  headerOf,
+  type BlockHeader,
+  type GetLogsFilter,
+  type PolygonRpc,
+  type RawHeader,
+} from './rpc.ts';
 import type { TokenDirectory } from './tokens.ts';
 
 /** Where the head stage's events go. */
@@ -79,6 +86,17 @@ class HeadRaced extends Error {}
 
 const blockKey = (block: number, hash: string) => `${block}:${hash}`;
 
+/** The header a newHeads notification carries (null: not one). */
+function notifiedHeader(data: unknown): BlockHeader | undefined {
+  const result = (data as { result?: RawHeader } | null)?.result;
+  if (!result || typeof result.number !== 'string' || typeof result.hash !== 'string') return undefined;
+  try {
+    return headerOf(result);
+  } catch {
+    return undefined;
+  }
+}
+
 export class HeadStage {
   /** The blocks read above the final one (and the final one itself, the parent of the next), by number. */
   readonly #chain = new Map<number, HeadBlock>();
@@ -86,6 +104,12 @@ export class HeadStage {
   readonly #open = new Map<string, HeadBlock>();
   #pass: Promise<void> | null = null;
   #again = false;
+  /** The newest header a newHeads notification brought, taken by the next pass. */
+  #hint: BlockHeader | null = null;
+  /** The newest header a pass acted on, and when the final block was last asked for. */
+  #latest: BlockHeader | null = null;
+  #finalAskedAt = Number.NEGATIVE_INFINITY;
+  #final: FinalBlock | null = null;
   readonly counters = { blocks: 0, events: 0, final: 0, retracted: 0, reorgs: 0 };
 
   constructor(private readonly options: HeadStageOptions) {}
@@ -123,9 +147,10 @@ export class HeadStage {
     }
   }
 
-  /** A new head may be there: one pass at a time, and one more after it when asked meanwhile. */
-  tick(): void {
+  /** A new head may be there (`header`: a notification's): one pass at a time, and one more after it when asked meanwhile. */
+  tick(header?: BlockHeader): void {
     if (this.options.signal.aborted) return;
+    if (header !== undefined && (this.#hint === null || header.number >= this.#hint.number)) this.#hint = header;
     if (this.#pass !== null) {
       this.#again = true;
       return;
@@ -170,7 +195,7 @@ export class HeadStage {
       try {
         const subscription = await transport.subscribe({
           params: ['newHeads'],
-          onData: () => this.tick(),
+          onData: (data) => this.tick(notifiedHeader(data)),
           onError: again,
         });
         unsubscribe = subscription.unsubscribe;
@@ -216,25 +241,44 @@ export class HeadStage {
 
   async #advance(): Promise<void> {
     const { rpc, finality, config } = this.options;
-    const head = await rpc.blockNumber();
-    const final = await finality.final(head);
+    const hinted = this.#hint;
+    this.#hint = null;
+    const latest = hinted ?? (await rpc.latestHeader());
+    const changed = this.#latest === null || latest.number !== this.#latest.number || latest.hash !== this.#latest.hash;
+    this.#latest = latest;
+    // The final block moves with new blocks; asked at least every poll besides.
+    if (changed || this.#final === null || this.#now() - this.#finalAskedAt >= config.pollMs) {
+      this.#final = await finality.final(latest.number);
+      this.#finalAskedAt = this.#now();
+    }
+    const final = this.#final;
     for (let reorgs = 0; ; reorgs++) {
-      const replaced = await this.#read(head, final);
+      const replaced = await this.#read(latest, final);
       if (!replaced || reorgs >= REORGS_PER_PASS) break;
     }
     await this.#resolve(final);
     // The base of the chain: nothing above the final block is kept further back than the stage follows.
-    const oldest = Math.max(final.number, head - config.headMaxBlocks);
+    const oldest = Math.max(final.number, latest.number - config.headMaxBlocks);
     for (const number of this.#chain.keys()) if (number < oldest) this.#chain.delete(number);
   }
 
-  /** Reads the blocks after the last one read up to the head; true when a reorg cut the pass short. */
-  async #read(head: number, final: FinalBlock): Promise<boolean> {
+  /** Reads the blocks after the last one read up to the latest; true when a reorg cut the pass short. */
+  async #read(latest: BlockHeader, final: FinalBlock): Promise<boolean> {
     const { rpc, config } = this.options;
     const tip = this.#tip();
-    const from = Math.max(tip === null ? final.number + 1 : tip + 1, final.number + 1, head - config.headMaxBlocks + 1);
-    for (let number = from; number <= head; number++) {
-      const header = await rpc.blockHeader(number);
+    // The latest block replaces one read already (a reorg at the same height), or the chain got shorter.
+    const known = this.#chain.get(latest.number);
+    if ((known !== undefined && known.hash !== latest.hash) || (tip !== null && latest.number < tip)) {
+      await this.#reorg(Math.min(latest.number, tip ?? latest.number), final);
+      return true;
+    }
+    const from = Math.max(
+      tip === null ? final.number + 1 : tip + 1,
+      final.number + 1,
+      latest.number - config.headMaxBlocks + 1,
+    );
+    for (let number = from; number <= latest.number; number++) {
+      const header = number === latest.number ? latest : await rpc.blockHeader(number);
       const parent = this.#chain.get(number - 1);
       if (parent !== undefined && header.parentHash !== '' && header.parentHash !== parent.hash) {
         await this.#reorg(number - 1, final);

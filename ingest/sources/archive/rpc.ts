@@ -85,14 +85,14 @@ const FINALIZED_UNSUPPORTED =
 
 class FinalityUnsupportedError extends Error {}
 
-interface RawHeader {
+export interface RawHeader {
   number: string;
   hash: string;
   parentHash?: string;
   timestamp: string;
 }
 
-function headerOf(block: RawHeader): BlockHeader {
+export function headerOf(block: RawHeader): BlockHeader {
   return {
     number: Number(BigInt(block.number)),
     hash: block.hash.toLowerCase(),
@@ -218,6 +218,13 @@ export class PolygonRpc {
       throw error;
     }
     return block ? headerOf(block) : null;
+  }
+
+  /** The newest block's header (number, hash, parent): one request tells a new block and a replaced one. */
+  async latestHeader(): Promise<BlockHeader> {
+    const block = await this.call<RawHeader | null>('eth_getBlockByNumber', ['latest', false]);
+    if (!block) throw new RpcUnavailableError('the node has no latest block');
+    return headerOf(block);
   }
 
   async blockHeader(number: number): Promise<BlockHeader> {
