@@ -7,17 +7,17 @@
  * is a constant in `configOf`, with the reason for its value: tests change those on the parsed object
  * (`parseConfig(environment, overrides)`), never through the environment.
  */
-import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_EXCHANGE_V2_START_TS } from './ingest/contract/primitives.ts';
+import { parseTrustedProxies } from './trusted-proxies.ts';
 import {
+  DEFAULT_EXCHANGE_V2_START_TS,
   POLYMARKET_COLLATERAL_ADAPTERS,
   POLYMARKET_PROTOCOL_V2,
   POLYMARKET_COLLATERALS,
   POLYMARKET_CONTRACTS,
-} from './ingest/sources/archive/addresses.ts';
+} from './chain.ts';
 
 const optionalString = z
   .string()
@@ -139,9 +139,13 @@ const apiVariables = {
   API_TRUST_PROXY: z
     .string()
     .default('')
-    .transform(trustedProxies)
+    .transform((value, context) => {
+      const { proxies, problems } = parseTrustedProxies(value);
+      for (const message of problems) context.addIssue({ code: 'custom', message });
+      return proxies;
+    })
     .describe(
-      'Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. `true`, a hop count and any range that holds every address (`0.0.0.0/0`, `::/0`) are refused.',
+      'Proxy addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. Refused: `true`, a hop count, ranges that together hold every IPv4 or IPv6 address (`0.0.0.0/0`, or `0.0.0.0/1,128.0.0.0/1`), and more public addresses side by side than a /12 (IPv4) or a /28 (IPv6); private ranges may be any width.',
     ),
   AUTH_FAILURE_LIMIT: integer(1)
     .default(20)
@@ -344,7 +348,11 @@ const simulatorVariables = {
     .max(60)
     .default(2)
     .describe('Days of history simulated before it goes live.'),
-  SIM_LIVE: booleanFlag.default(true).describe('After the backfill, keep simulating in real time.'),
+  SIM_LIVE: booleanFlag
+    .default(true)
+    .describe(
+      'After the backfill, keep simulating in real time. false: the world ends with its backfill, and a restart simulates nothing new.',
+    ),
   SIM_TRADERS: integer(10, 5000).default(120).describe('Scale of the simulated world: named traders.'),
   SIM_GENESIS_TS: integer(1)
     .optional()
@@ -454,7 +462,7 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   UPSTREAM_MARKETS_EVERY_S: 'constant 300 s (upstream.marketsEverySeconds)',
   UPSTREAM_LEADERBOARD_EVERY_S: 'constant 3600 s (upstream.leaderboardEverySeconds)',
   UPSTREAM_REQUEST_TTL_S: 'constant 7 days (upstream.requestTtlSeconds)',
-  EXCHANGE_V2_START_TS: 'a fact of the chain: DEFAULT_EXCHANGE_V2_START_TS (ingest/contract/primitives.ts)',
+  EXCHANGE_V2_START_TS: 'a fact of the chain: DEFAULT_EXCHANGE_V2_START_TS (chain.ts)',
   ARCHIVE_RANGE_INITIAL: 'constant 500 blocks, at most ARCHIVE_RANGE_MAX (archive.range.initial)',
   ARCHIVE_RETRIES: 'constant 8 (archive.retries)',
   ARCHIVE_RETRY_BASE_MS: 'constant 500 ms (archive.retryBaseMs)',
@@ -466,15 +474,14 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   ARCHIVE_UNKNOWN_TOKEN_WAIT_S: 'constant 600 s (archive.unknownTokenWaitSeconds)',
   ARCHIVE_PENDING_MAX: 'constant 100,000 (archive.pendingMax)',
   ARCHIVE_DECODE_WORKERS: "derived: the machine's available cores (archive.decodeWorkers)",
-  ARCHIVE_CTF_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_NEG_RISK_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_CTF_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_NEG_RISK_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_CONDITIONAL_TOKENS: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_NEG_RISK_ADAPTER: 'a fact of the chain: POLYMARKET_CONTRACTS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_COLLATERALS: 'a fact of the chain: POLYMARKET_COLLATERALS (ingest/sources/archive/addresses.ts)',
-  ARCHIVE_COLLATERAL_ADAPTERS:
-    'a fact of the chain: POLYMARKET_COLLATERAL_ADAPTERS (ingest/sources/archive/addresses.ts)',
+  ARCHIVE_CTF_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_NEG_RISK_EXCHANGE: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_CTF_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_NEG_RISK_EXCHANGE_V2: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_CONDITIONAL_TOKENS: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_NEG_RISK_ADAPTER: 'a fact of the chain: POLYMARKET_CONTRACTS (chain.ts)',
+  ARCHIVE_COLLATERALS: 'a fact of the chain: POLYMARKET_COLLATERALS (chain.ts)',
+  ARCHIVE_COLLATERAL_ADAPTERS: 'a fact of the chain: POLYMARKET_COLLATERAL_ADAPTERS (chain.ts)',
 };
 
 export interface RemovedVariableWarning {
@@ -534,6 +541,12 @@ export interface UpstreamConfig {
   heartbeatSeconds: number;
   marketsEverySeconds: number;
   walletEverySeconds: number;
+  /**
+   * The live plane's fast path: a wallet watched on the plane has its new /activity rows polled this often,
+   * while it is watched, within `share` of the poller's budget of the data API (its published limit times
+   * rateFraction); more watched wallets than that share serves in a period stretch it.
+   */
+  watched: { everySeconds: number; share: number };
   leaderboardEverySeconds: number;
   /** The popular shelf's source: the data API leaderboard of this window, ordered by this metric, this many rows. */
   leaderboard: { timePeriod: 'DAY' | 'WEEK' | 'MONTH' | 'ALL'; orderBy: 'PNL' | 'VOL'; size: number };
@@ -560,65 +573,6 @@ export function hostnameOf(host: string): string | null {
   } catch {
     return null;
   }
-}
-
-const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
-/**
- * API_TRUST_PROXY as the list Fastify's trustProxy takes. `true` or a hop count would believe whatever
- * a client writes into X-Forwarded-For: the address guard (too_many_auth_failures) could then be escaped
- * by rotating the header and turned against any innocent address by forging it. So only proxies named
- * by address are trusted.
- */
-function trustedProxies(value: string, context: z.RefinementCtx): string[] {
-  const text = value.trim().toLowerCase();
-  if (text === '' || text === 'false' || text === 'none') return [];
-  if (text === 'true' || /^\d+$/.test(text)) {
-    context.addIssue({
-      code: 'custom',
-      message: `"${value}" would trust X-Forwarded-For from any client, so anyone could spoof their address (escape too_many_auth_failures, or get another address blocked). List your proxies' addresses or CIDRs instead, e.g. API_TRUST_PROXY=10.0.0.0/8 or 127.0.0.1`,
-    });
-    return [];
-  }
-  const entries = text
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean);
-  for (const entry of entries) {
-    if (PROXY_RANGE_NAMES.has(entry)) continue;
-    const [address = '', prefix, ...rest] = entry.split('/');
-    const family = isIP(address);
-    const bits = family === 4 ? 32 : 128;
-    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
-    if (family === 0 || !prefixOk || rest.length > 0) {
-      context.addIssue({
-        code: 'custom',
-        message: `"${entry}" is not a proxy address or CIDR (e.g. 10.0.0.1, 10.0.0.0/8, 2001:db8::/32, loopback)`,
-      });
-    } else if (trustsEveryAddress(address, prefix === undefined ? bits : Number(prefix), family)) {
-      context.addIssue({
-        code: 'custom',
-        message: `"${entry}" trusts every IPv4 or every IPv6 address, which is the same as \`true\`: anyone could spoof their address. List your proxies' addresses or CIDRs instead, e.g. API_TRUST_PROXY=10.0.0.0/8 or 127.0.0.1`,
-      });
-    }
-  }
-  return entries;
-}
-
-/**
- * Whether a CIDR holds every address of IPv4 or of IPv6: a range is contiguous, so holding both ends of
- * a space is holding all of it. IPv4 clients are matched against IPv6 ranges as IPv4-mapped addresses,
- * so a range over the whole mapped block trusts every IPv4 client.
- */
-function trustsEveryAddress(address: string, prefix: number, family: number): boolean {
-  const range = new BlockList();
-  range.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
-  const holds = (low: string, high: string, type: 'ipv4' | 'ipv6') => range.check(low, type) && range.check(high, type);
-  return (
-    holds('0.0.0.0', '255.255.255.255', 'ipv4') ||
-    holds('::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ipv6') ||
-    holds('::ffff:0.0.0.0', '::ffff:255.255.255.255', 'ipv6')
-  );
 }
 
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '[::]']);
@@ -650,6 +604,12 @@ export interface PlanLimits {
   monthlyRequests: number;
   maxKeys: number;
   liveSlots: number;
+  /**
+   * Store lookups of the live plane per hour (docs/live.md, Bounds): its commands that read the store (a
+   * display name resolved, a market checked, a watch's first fetch) draw on one bucket per user that holds
+   * this many and refills at this many an hour. A command answered from the read caches costs none.
+   */
+  liveLookupsPerHour: number;
   /** Most-recent markets visible per trader; -1 means unlimited. */
   historyDepth: number;
   /** Distinct wallets per UTC day; -1 means unlimited. */
@@ -671,6 +631,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 0,
     maxKeys: 1,
     liveSlots: 1,
+    liveLookupsPerHour: 120,
     historyDepth: 5,
     distinctWalletsPerDay: 3,
     heavyReadsInFlight: 2,
@@ -686,6 +647,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 50_000,
     maxKeys: 3,
     liveSlots: 3,
+    liveLookupsPerHour: 1200,
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 4,
@@ -701,6 +663,7 @@ const PLANS: Readonly<Record<PlanId, PlanLimits>> = {
     monthlyRequests: 300_000,
     maxKeys: 6,
     liveSlots: 5,
+    liveLookupsPerHour: 6000,
     historyDepth: -1,
     distinctWalletsPerDay: -1,
     heavyReadsInFlight: 8,
@@ -1050,6 +1013,9 @@ function configOf(env: z.output<typeof environmentSchema>) {
       // Gamma's market sweep finds new markets within 5 minutes; the leaderboard (the popular shelf) changes slowly.
       marketsEverySeconds: 300,
       walletEverySeconds: env.UPSTREAM_WALLET_EVERY_S,
+      // A watched trader's fill is on the plane a few seconds after the provider lists it, for a quarter of
+      // the data API's budget at most: the rest stays with the tracked wallets' 15-minute refreshes.
+      watched: { everySeconds: 5, share: 0.25 },
       leaderboardEverySeconds: 3600,
       leaderboard: { timePeriod: 'WEEK', orderBy: 'PNL', size: 50 },
       maxWallets: env.UPSTREAM_MAX_WALLETS,
@@ -1090,8 +1056,20 @@ function configOf(env: z.output<typeof environmentSchema>) {
       // (and pings its clients) every heartbeat, well inside the lease so that one late renewal loses nothing.
       slotLeaseSeconds: 30,
       heartbeatSeconds: 10,
-      /** Bytes waiting to be sent to one client: above this it is too slow, told so, and closed. */
+      /**
+       * Bytes waiting to be sent to one client (events, replies and errors alike): above this it is too
+       * slow, told so, and closed.
+       */
       queueBytes: 1 * MB,
+      /**
+       * Commands of one connection (every frame counts): a token bucket of `burst` refilled at `perSecond`;
+       * a frame beyond it is refused (rate_limited), and `refusalsBeforeClose` refusals in a row close the
+       * connection. At most `maxPending` commands wait for their turn (the rest are refused the same way).
+       */
+      // The burst holds the 64 commands a client may send before its `ready` (api/routes/live.ts).
+      commands: { perSecond: 20, burst: 64, refusalsBeforeClose: 20, maxPending: 64 },
+      /** Every open connection's credential is checked again this often: a revoked key's streams close within the key cache's window. */
+      credentialCheckSeconds: 1,
       /** A client's messages are small commands; a larger frame is refused by the WebSocket layer. */
       maxMessageBytes: 4096,
       /** Subscriptions of one connection (watches and follows together). */

@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, loadWarnings, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { DataDirectoryInUseError } from './projections/embedded-lock.ts';
+import { exitAtOnce } from './projections/store.ts';
 
 /** Long-running roles without an HTTP server of their own: they serve /metrics on METRICS_PORT. */
 const METRICS_PORT_ROLES: ReadonlySet<string> = new Set(['ingest', 'simulate', 'archive', 'upstream', 'clob']);
@@ -214,9 +215,10 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     // What a failed start opened (the store, the worker, the simulator's timers, signal handlers) would
-    // keep the process alive and deaf to SIGTERM: the reason is written, then the process ends at once.
+    // keep the process alive and deaf to SIGTERM: the reason is written (stderr is synchronous on Linux),
+    // then the process ends at once, without the embedded engine's exit handlers (exitAtOnce).
     if (error instanceof DataDirectoryInUseError) process.stderr.write(`${inUseLine(error)}\n`);
     else process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
+    exitAtOnce(1);
   },
 );

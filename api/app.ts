@@ -295,11 +295,11 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 
 /** A live connection's caller by API key, a failure counted toward too_many_auth_failures as on REST. */
 function keyAuthentication(context: RouteContext, authenticator: Authenticator): LiveAuthentication {
-  return async (authorization, address) => {
+  return async (authorization, address, recheck = false) => {
     try {
       return await authenticator.authenticate(authorization, {});
     } catch (refusal) {
-      if (refusal instanceof ApiError && refusal.status === 401)
+      if (!recheck && refusal instanceof ApiError && refusal.status === 401)
         throw (await context.budget.authenticationFailed(address)) ?? refusal;
       throw refusal;
     }

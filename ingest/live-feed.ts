@@ -212,6 +212,8 @@ export async function startLiveFeed(options: {
     groupId: options.groupId ?? `${config.live.groupPrefix}${randomUUID()}`,
     fromBeginning: false,
     reportsProgress: false,
+    // Best effort: a plane that falls behind skips what the log no longer holds, and never holds ingest back.
+    lossy: true,
     maxBytesPerPartition: config.ingest.maxBytesPerPartition,
     maxBytes: config.ingest.maxBytes,
     partitionsConsumedConcurrently: config.ingest.partitionsConsumedConcurrently,

@@ -16,7 +16,12 @@
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
-import { orphanRollupBatches, refreshRollups, type RollupSettings } from '../projections/rollups.ts';
+import {
+  orphanRollupBatches,
+  refreshRollups,
+  type RefreshTimings,
+  type RollupSettings,
+} from '../projections/rollups.ts';
 import type { Store } from '../projections/store.ts';
 import { EVERYTHING_CHANGED, type ChangeListener } from '../projections/changes.ts';
 import { retryDelayMs } from './bus/accumulator.ts';
@@ -42,8 +47,8 @@ export interface RollupRefresherOptions {
 export type BatchWallets = ReadonlySet<string> | 'everyone';
 
 export class RollupRefresher {
-  /** Emits 'refreshed' (batch count) after each successful recomputation. */
-  readonly events = new EventEmitter<{ refreshed: [number] }>();
+  /** Emits 'refreshed' (batch count, how long it took) after each successful recomputation. */
+  readonly events = new EventEmitter<{ refreshed: [number, RefreshTimings & { totalMs: number }] }>();
   /** Staged batches not yet recomputed, with whose data they change. */
   private readonly pending = new Map<string, BatchWallets>();
   /** When enqueue() last queued a batch (ms since the epoch). */
@@ -123,7 +128,7 @@ export class RollupRefresher {
           { batches: batches.length, ms: Date.now() - started, ...timings, pending: this.pending.size },
           'rollups refreshed',
         );
-        this.events.emit('refreshed', batches.length);
+        this.events.emit('refreshed', batches.length, { ...timings, totalMs: Date.now() - started });
       } catch (error) {
         failures += 1;
         rollupRefreshDuration.observe({ outcome: 'error' }, (Date.now() - started) / 1000);

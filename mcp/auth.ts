@@ -23,7 +23,8 @@ import type { Store } from '../projections/store.ts';
 /** What authentication reads of a request (the live plane hands over the same three of its upgrade). */
 type Credentials = Pick<FastifyRequest, 'headers' | 'query' | 'ip'>;
 
-export type McpAuthentication = (request: Credentials) => Promise<Caller>;
+/** `countsFailures` false: a refusal is not counted toward the address's block (an open live connection checked again). */
+export type McpAuthentication = (request: Credentials, options?: { countsFailures: boolean }) => Promise<Caller>;
 
 const BEARER = /^Bearer[ \t]+([!-~]{1,8192})[ \t]*$/i;
 const REALM = 'agent-api';
@@ -116,7 +117,7 @@ export function mcpAuthentication({
     };
   }
 
-  return async function authenticateMcp(request) {
+  return async function authenticateMcp(request, { countsFailures } = { countsFailures: true }) {
     try {
       const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
       if (oauth && token && OAuthVerifier.isJwt(token)) return await sessionCaller(oauth, token);
@@ -127,7 +128,7 @@ export function mcpAuthentication({
         throw keyRefusal;
       }
     } catch (failure) {
-      if (failure instanceof ApiError && failure.status === 401)
+      if (countsFailures && failure instanceof ApiError && failure.status === 401)
         throw (await budget.authenticationFailed(request.ip)) ?? failure;
       throw failure;
     }

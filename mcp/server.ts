@@ -29,6 +29,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../operations/auth.ts';
 import type { RouteContext } from '../operations/context.ts';
+import { originAllowed } from '../operations/origin.ts';
 import { hostnameOf, type Config } from '../config.ts';
 import { OAuthVerifier } from './oauth.ts';
 import { mcpAuthentication, protectedResourceMetadataUrl } from './auth.ts';
@@ -68,32 +69,6 @@ function hostAllowed(config: Config, request: FastifyRequest): { allowed: true }
   const host = typeof request.host === 'string' ? request.host : '';
   const hostname = hostnameOf(host);
   return hostname !== null && allowedHosts.includes(hostname) ? { allowed: true } : { allowed: false, host };
-}
-
-/**
- * The transport rules' Origin check: a browser page of another origin must not drive the tools with the
- * caller's credentials. No Origin (a client that is not a browser) passes; otherwise it must be the
- * service's own, as PUBLIC_URL names it or as the request reached it (its Host, already checked).
- */
-function originAllowed(
-  ownOrigin: string,
-  request: FastifyRequest,
-): { allowed: true } | { allowed: false; origin: string } {
-  const header = request.headers.origin;
-  if (header === undefined) return { allowed: true };
-  const origin = Array.isArray(header) ? header.join(', ') : header;
-  const refused = { allowed: false as const, origin };
-  let stated: string;
-  let reached: string;
-  try {
-    stated = new URL(origin).origin;
-    reached = new URL(`${request.protocol}://${request.host}`).origin;
-  } catch {
-    return refused;
-  }
-  // An opaque origin (a sandboxed frame, a file) serialises as the string "null" and matches nothing.
-  if (stated === 'null' || (stated !== ownOrigin && stated !== reached)) return refused;
-  return { allowed: true };
 }
 
 /**

@@ -88,6 +88,13 @@ export const liveDisconnects = new Counter({
   registers,
 });
 
+export const logMessagesSkipped = new Counter({
+  name: 'trader_analytics_log_skipped_messages_total',
+  help: 'Messages of the in-process log the live plane never read: dropped to keep the log within its bound while the plane had fallen behind.',
+  labelNames: ['topic'] as const,
+  registers,
+});
+
 export const liveRecordings = new Counter({
   name: 'trader_analytics_live_recordings_total',
   help: 'Recordings of live watches ended, by how they were saved (whole, partial) or why none was made (plan, library_full, unavailable).',

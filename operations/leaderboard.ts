@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { compareIds } from '../projections/market-parts.ts';
+import { SKILL_FALSE_DISCOVERY_RATE } from '../projections/luck.ts';
 import { SKILL_MIN_MARKETS, type SkilledTrader } from '../projections/skill.ts';
 import type { RouteContext } from './context.ts';
 import { limitParameter, pageLimit, queryAsOf, queryCursor } from './parameters.ts';
@@ -25,6 +26,10 @@ export const leaderboardQuerySchema = z.object({
     description:
       'Markets resolved in the last 7d, 30d or 90d (before as_of when given), or all (default). Any other value is 422.',
   }),
+  distinguishable_from_luck: z.enum(['true', 'false']).optional().meta({
+    description:
+      'true: only the traders told from luck (q_value at most false_discovery_rate); false: only the others. Absent: all. Any other value is 422.',
+  }),
   as_of: queryAsOf,
   cursor: queryCursor,
   limit: limitParameter(PAGE, 'traders'),
@@ -43,6 +48,15 @@ const skilledTraderSchema = z.object({
     .number()
     .nullable()
     .meta({ description: 'Token-weighted Brier score of the entry prices; null without buys.' }),
+  luck_probability: z.number().meta({
+    description:
+      "At most this likely by luck: the bound of get_trader_skill's edge.luck_probability over the window's markets (1 without buys).",
+  }),
+  q_value: z.number().meta({
+    description:
+      "The luck probability corrected for the many traders ranked in the window (Benjamini–Hochberg over the window's whole population as of its instant): the false-discovery rate at which this trader would first be told from luck.",
+  }),
+  distinguishable_from_luck: z.boolean().meta({ description: 'q_value is at most false_discovery_rate.' }),
 });
 
 export const leaderboardSchema = z.object({
@@ -50,6 +64,10 @@ export const leaderboardSchema = z.object({
   window: z.string(),
   min_markets: z.int().meta({ description: 'The sample a wallet needs to be listed.' }),
   prior_sd: z.number().meta({ description: "The window's prior spread of edges (the shrinkage's)." }),
+  false_discovery_rate: z.number().meta({
+    description:
+      'The level at which distinguishable_from_luck tells traders from luck: at most this share of them is expected to be lucky.',
+  }),
   traders: z.array(skilledTraderSchema),
   next_cursor: z.string().nullable().meta({ description: 'Pass back as cursor for the next page; null at the end.' }),
 });
@@ -79,13 +97,17 @@ export async function listSkilledTraders(
     ([offset]) => ({ offset }),
   );
   // A page of another instant's board is another board: its cursor is refused, not read as this one's.
-  const scope = `${by}:${window}:${query.as_of ?? 'now'}`;
+  const luck = query.distinguishable_from_luck;
+  const scope = `${by}:${window}:${query.as_of ?? 'now'}${luck === undefined ? '' : `:${luck}`}`;
   const offset = cursor.decode(query.cursor, scope)?.offset ?? 0;
   const days = WINDOW_DAYS[window];
   const end = query.as_of ?? context.now();
   const since = days === 0 ? 0 : Math.max(1, end - days * 86_400);
   const board = await context.reader.skillBoard(window, since, context.now(), query.as_of);
-  const ranked = board.traders.filter((trader) => by !== 'calibration' || trader.brier !== null).sort(ORDER[by]);
+  const ranked = board.traders
+    .filter((trader) => by !== 'calibration' || trader.brier !== null)
+    .filter((trader) => luck === undefined || trader.distinguishable_from_luck === (luck === 'true'))
+    .sort(ORDER[by]);
   const page = ranked.slice(offset, offset + limit);
   const names = await Promise.all(page.map((trader) => context.reader.traderName(trader.wallet)));
   return {
@@ -93,6 +115,7 @@ export async function listSkilledTraders(
     window,
     min_markets: SKILL_MIN_MARKETS,
     prior_sd: board.priorSd,
+    false_discovery_rate: SKILL_FALSE_DISCOVERY_RATE,
     traders: page.map((trader, index) => ({ rank: offset + index + 1, name: names[index]!, ...trader })),
     next_cursor: offset + limit < ranked.length ? cursor.encode(scope, { offset: offset + limit }) : null,
   };

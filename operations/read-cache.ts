@@ -7,9 +7,10 @@
  *   - an answer about a trader, while the store's changes are followed (an embedded store whose worker
  *     runs in this process, projections/changes.ts): until a notice names its trader, at most its TTL.
  *
- * A call that asks for a followed answer another call is reading waits for that read instead of reading
- * again (an agent's card and top-markets of one trader arrive milliseconds apart), while nothing it
- * depends on changed since that read started. Bounded: two LRUs by the bytes of their JSON (answers about traders,
+ * A call that asks for an answer another call is reading waits for that read instead of reading again
+ * (an agent's card and top-markets of one trader arrive milliseconds apart; a hundred calls name one
+ * trader at once): a followed answer while nothing it depends on changed since that read started, any
+ * other while the read runs. Bounded: two LRUs by the bytes of their JSON (answers about traders,
  * answers about markets) and one by entries (names, marks, the upstream's report).
  */
 import { LRUCache } from 'lru-cache';
@@ -157,12 +158,12 @@ export class ReadCache implements ChangeListener {
     // nothing about the answer: this call reads it itself.
     if (running) return running.catch((failure: unknown) => (isCallersOwn(failure) ? read() : Promise.reject(failure)));
     const token = this.begin(policy);
-    if (!this.#keeps(policy, token)) return read();
-    const reading = read().then((value) => {
-      this.keep(policy, args, value, token);
-      return value;
-    });
-    if (token === null) return reading;
+    const reading = this.#keeps(policy, token)
+      ? read().then((value) => {
+          this.keep(policy, args, value, token);
+          return value;
+        })
+      : read();
     const entry = { token, value: reading };
     this.#reading.set(key, entry);
     const forget = () => {
@@ -170,6 +171,14 @@ export class ReadCache implements ChangeListener {
     };
     reading.then(forget, forget);
     return reading;
+  }
+
+  /** A fact about the whole store, kept by this cache's clock, its lookups counted under `name`. */
+  fact<V>(name: string, lifetimeMs: number, read: () => Promise<V>): KeptFact<V> {
+    return new KeptFact(lifetimeMs, read, {
+      ...(this.options.clock ? { clock: this.options.clock } : {}),
+      observe: (outcome) => this.options.observe?.(name, outcome),
+    });
   }
 
   /** The answer if kept or being read, without reading it (a caller that can do with less reads less otherwise). */
@@ -225,13 +234,14 @@ export class ReadCache implements ChangeListener {
   }
 
   /**
-   * A followed read under way whose key nothing changed since it started. Only followed reads are shared:
-   * a market answer or a name read on a lifetime alone is read by each caller until one is kept, as a
-   * call about a trader that is not followed reads every time.
+   * A read under way of the same answer: a followed one while nothing its key depends on changed since it
+   * started; any other (an answer kept on a lifetime, or not kept at all) while it runs: its answer is no
+   * older than the read, younger than any lifetime, and a name or a market answer asked for by a hundred
+   * callers at once is read once, not a hundred times.
    */
   #running<T>(policy: AnyPolicy, key: string, args: readonly unknown[]): Promise<T> | undefined {
     const running = this.#reading.get(key);
-    if (!running || running.token === null || !this.#unchangedSince(policy, running.token, args)) return undefined;
+    if (!running || (running.token !== null && !this.#unchangedSince(policy, running.token, args))) return undefined;
     return running.value as Promise<T>;
   }
 
@@ -299,5 +309,48 @@ export class RefreshAhead<V> {
       this.#computing.set(id, computing);
     }
     return computing;
+  }
+}
+
+/**
+ * A fact about the whole store that every call of some kind needs (the upstream's latest report, the
+ * archive's ranges), kept in memory and read again behind the calls: served while younger than its
+ * lifetime (counted from the start of its read), and in the second half of it the next call starts the
+ * next read in the background and is answered at once. A call waits for the store only for the first
+ * read, or after no call asked for the fact during a whole lifetime; concurrent callers share one read.
+ */
+export class KeptFact<V> {
+  #kept: { value: V; readAt: number } | undefined;
+  #reading: Promise<V> | undefined;
+
+  constructor(
+    private readonly lifetimeMs: number,
+    private readonly read: () => Promise<V>,
+    private readonly options: { clock?: { now(): number }; observe?: (outcome: 'hit' | 'miss') => void } = {},
+  ) {}
+
+  get(): Promise<V> {
+    const now = this.options.clock?.now() ?? Date.now();
+    const kept = this.#kept;
+    const age = kept ? now - kept.readAt : Number.POSITIVE_INFINITY;
+    if (kept && age < this.lifetimeMs) {
+      this.options.observe?.('hit');
+      if (age >= this.lifetimeMs / 2) this.#readAgain(now).catch(() => {});
+      return Promise.resolve(kept.value);
+    }
+    this.options.observe?.('miss');
+    return this.#readAgain(now);
+  }
+
+  #readAgain(startedAt: number): Promise<V> {
+    this.#reading ??= this.read()
+      .then((value) => {
+        if (!this.#kept || this.#kept.readAt <= startedAt) this.#kept = { value, readAt: startedAt };
+        return value;
+      })
+      .finally(() => {
+        this.#reading = undefined;
+      });
+    return this.#reading;
   }
 }

@@ -12,7 +12,7 @@
  * time. Why each is kept is measured in test/bench/RESULTS.md.
  */
 import type { Config } from '../config.ts';
-import { readArchiveRanges, type ArchiveRange } from '../projections/coverage.ts';
+import { readArchiveRanges } from '../projections/coverage.ts';
 import { readMarketNames, NO_MARKET_NAMES, type MarketNames } from '../projections/market-names.ts';
 import { readMarketSummaryAndMarket } from '../projections/market-summary.ts';
 import { readTraderMarkets } from '../projections/market-list.ts';
@@ -29,19 +29,8 @@ import {
 import type { ReadSources } from '../projections/sources.ts';
 import type { Store } from '../projections/store.ts';
 import { readTraderName } from '../projections/traders.ts';
-import {
-  readUpstreamHistory,
-  readUpstreamReport,
-  type UpstreamHistory,
-  type UpstreamReport,
-} from '../projections/upstream-history.ts';
-import {
-  readMarks,
-  readWalletMarketRows,
-  readWalletMarkets,
-  type WalletMark,
-  type WalletMarkets,
-} from '../projections/wallet-markets.ts';
+import { readUpstreamHistory, readUpstreamReport, type UpstreamHistory } from '../projections/upstream-history.ts';
+import { readMarks, readWalletMarketRows, type WalletMark, type WalletMarkets } from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
 import { readUpstreamHistoryAsOf, readWalletMarketsAsOf } from '../projections/as-of.ts';
@@ -117,17 +106,6 @@ function policiesOf(lifetimes: Lifetimes) {
     }),
     // A mark moves with every trade of its market: as old as an open market's answer may be.
     marks: policy<WalletMark | null>({ name: 'marks', memory: 'small', ttlMs: openMs, keepsNull: true }),
-    upstreamReport: policy<UpstreamReport | null>({
-      name: 'upstream_state',
-      memory: 'small',
-      ttlMs: lifetimes.upstreamStateSeconds * 1000,
-      keepsNull: true,
-    }),
-    archiveRanges: policy<ArchiveRange[]>({
-      name: 'archive_ranges',
-      memory: 'small',
-      ttlMs: ARCHIVE_RANGES_SECONDS * 1000,
-    }),
     // As of a past instant the rows never change (immutable answers): kept until evicted, like a resolved market's.
     walletMarketsAsOf: policy<WalletMarkets>({ name: 'wallet_markets_as_of', memory: 'traders', resolved: () => true }),
     upstreamHistoryAsOf: policy<UpstreamHistory>({
@@ -202,6 +180,8 @@ function policiesOf(lifetimes: Lifetimes) {
 export class Reader {
   readonly #policies: ReturnType<typeof policiesOf>;
   readonly #whaleFlow = new RefreshAhead<WhaleFlow>(WHALE_FLOW_SHAPES, WHALE_FLOW_SECONDS);
+  /** Market names being read, by market: a caller that needs one of them waits for that read. */
+  readonly #marketNamesReading = new Map<string, Promise<MarketNames | null>>();
   // Ages in periods: the previous period's answer is served while the next is computed.
   readonly #skillPrior = new RefreshAhead<SkillPrior>(1, 1);
   readonly #skillBoards = new RefreshAhead<SkillBoard>(SKILL_BOARD_WINDOWS, 1);
@@ -214,6 +194,13 @@ export class Reader {
     lifetimes: Lifetimes,
   ) {
     this.#policies = policiesOf(lifetimes);
+    // Facts of the whole store, never read on a call's path once known (KeptFact).
+    const upstreamReport = cache.fact('upstream_state', lifetimes.upstreamStateSeconds * 1000, () =>
+      readUpstreamReport(this.store),
+    );
+    const archiveRanges = cache.fact('archive_ranges', ARCHIVE_RANGES_SECONDS * 1000, () =>
+      readArchiveRanges(this.store),
+    );
     this.sources = {
       walletMarkets: (wallet) => this.walletMarkets(wallet),
       walletMarketsAtHand: (wallet) => this.cache.peek(this.#policies.walletMarkets, [wallet]),
@@ -221,10 +208,8 @@ export class Reader {
       marketNamesAtHand: (conditionId) => this.#marketNamesAtHand(conditionId),
       upstreamHistory: (wallet) =>
         this.cache.through(this.#policies.upstreamHistory, [wallet], () => readUpstreamHistory(this.store, wallet)),
-      upstreamReport: () =>
-        this.cache.through(this.#policies.upstreamReport, ['latest'], () => readUpstreamReport(this.store)),
-      archiveRanges: () =>
-        this.cache.through(this.#policies.archiveRanges, ['all'], () => readArchiveRanges(this.store)),
+      upstreamReport: () => upstreamReport.get(),
+      archiveRanges: () => archiveRanges.get(),
     };
   }
 
@@ -287,25 +272,48 @@ export class Reader {
     );
   }
 
-  /** Names of some markets (absent: no metadata): the kept ones, the rest in one read. */
+  /**
+   * Names of some markets (absent: no metadata): the kept ones, those another call is reading from its
+   * read, the rest in one read (which later callers of the same markets share while it runs).
+   */
   async marketNames(conditionIds: readonly string[]): Promise<Map<string, MarketNames>> {
     const policy = this.#policies.marketNames;
     const names = new Map<string, MarketNames>();
     const missing: string[] = [];
+    const shared: Promise<void>[] = [];
     for (const conditionId of new Set(conditionIds)) {
       const kept = this.cache.lookup(policy, [conditionId]);
+      const reading = kept ? undefined : this.#marketNamesReading.get(conditionId);
       if (kept) names.set(conditionId, kept.value);
+      else if (reading)
+        shared.push(
+          reading.then((found) => {
+            if (found) names.set(conditionId, found);
+          }),
+        );
       else missing.push(conditionId);
     }
-    if (names.size + missing.length > 0) this.cache.observe(policy, missing.length === 0 ? 'hit' : 'miss');
-    if (missing.length === 0) return names;
-    const token = this.cache.begin(policy);
-    const read = await readMarketNames(this.store, missing);
-    for (const conditionId of missing) {
-      const found = read.get(conditionId);
-      if (found) names.set(conditionId, found);
-      this.#keepMarketNames(conditionId, found ?? null, token);
+    if (names.size + missing.length + shared.length > 0)
+      this.cache.observe(policy, missing.length + shared.length === 0 ? 'hit' : 'miss');
+    if (missing.length > 0) {
+      const token = this.cache.begin(policy);
+      const read = readMarketNames(this.store, missing);
+      for (const conditionId of missing) {
+        const one = read.then((found) => found.get(conditionId) ?? null);
+        this.#marketNamesReading.set(conditionId, one);
+        const forget = () => {
+          if (this.#marketNamesReading.get(conditionId) === one) this.#marketNamesReading.delete(conditionId);
+        };
+        one.then(forget, forget);
+      }
+      const found = await read;
+      for (const conditionId of missing) {
+        const row = found.get(conditionId);
+        if (row) names.set(conditionId, row);
+        this.#keepMarketNames(conditionId, row ?? null, token);
+      }
     }
+    await Promise.all(shared);
     return names;
   }
 
@@ -328,9 +336,7 @@ export class Reader {
 
   /** Every market of the wallet and its open markets' marks (the card, top-markets; the list and a summary when at hand). */
   walletMarkets(wallet: string): Promise<WalletMarkets> {
-    return this.cache.through(this.#policies.walletMarkets, [wallet], () =>
-      this.cache.following ? this.#walletMarketsMarked(wallet) : readWalletMarkets(this.store, wallet),
-    );
+    return this.cache.through(this.#policies.walletMarkets, [wallet], () => this.#walletMarketsMarked(wallet));
   }
 
   /** The rows alone, then the open markets' marks: the kept ones, the rest in one more read. */

@@ -29,7 +29,11 @@ function fakeStore(titles: Map<string, string>, marks = new Map<string, number>(
     kind: 'embedded',
     async query<Row>(sql: string, params?: Record<string, unknown>): Promise<Row[]> {
       if (sql.includes('wallet_row')) {
-        const row = (id: string) => ({ wallet_row: JSON.stringify({ condition_id: id, resolved: false }) });
+        const row = (id: string) => ({
+          condition_id: id,
+          version: '1',
+          wallet_row: JSON.stringify({ condition_id: id, resolved: false }),
+        });
         return [row('0xm1'), row('0xm2')] as Row[];
       }
       if (sql.includes('market_marks_v2')) {

@@ -48,6 +48,10 @@ export const traderSkillSchema = z.object({
         'per_dollar shrunk toward 0 by the evidence (empirical Bayes: edges across ranked wallets ~ N(0, prior_sd²); per_dollar × prior_sd² ÷ (prior_sd² + standard_error²)), so that a few lucky markets do not outrank many good ones.',
     }),
     standard_error: ratio.meta({ description: "per_dollar's standard error over markets (delta method)." }),
+    luck_probability: ratio.meta({
+      description:
+        "At most this likely by luck: an upper bound (Chernoff, exact under the null) on the chance that the sample's entries, priced fairly (a token bought at p pays 1 with probability p), would have paid at least what they paid above their price. Small is evidence of skill; across many traders compare q_value on the leaderboard. Null without buys.",
+    }),
   }),
   held_to_resolution: sampleEdgeSchema.meta({
     description: 'Markets in which tokens were still held at the resolution (redeemed, or never sold nor redeemed).',

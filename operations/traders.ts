@@ -1,6 +1,6 @@
 /** The card operation (REST `GET /traders/{trader}`, MCP get_trader_card), and the `{trader}` path parameter every trader-scoped read shares. */
 import { z } from 'zod';
-import { POLYMARKET_V1_FIRST_BLOCK } from '../projections/vocabulary.ts';
+import { POLYMARKET_V1_FIRST_BLOCK } from '../chain.ts';
 import type { Config } from '../config.ts';
 import { readTraderCard, type CardSettings, type TraderCard } from '../projections/cards.ts';
 import { asOfSources } from '../projections/as-of.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { POLYMARKET_V1_FIRST_BLOCK } from './vocabulary.ts';
+import { POLYMARKET_V1_FIRST_BLOCK } from '../chain.ts';
 import { coverageOf, v1Indexed, type ArchiveRange } from './coverage.ts';
 
 /** Facts of the chain, stated here: the CTF Exchange's deployment block (Polymarket's subgraph) and the cut-over. */

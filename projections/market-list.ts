@@ -3,18 +3,11 @@
  * each open row's mark; within a history depth for callers that see only the most recent markets.
  */
 import { clampUInt32 } from './params.ts';
-import { bundle, readBundle } from './bundle.ts';
-import { compareIds, marksOfOpenMarketsPart } from './market-parts.ts';
+import { compareIds } from './market-parts.ts';
 import {
-  historyDepthParam,
-  inListOrder,
-  LAST_TRADED_AT,
   lastTradedAt,
-  newestTraderMarkets,
-  ROW_COLUMNS,
   toMarketRow,
   visibleInListOrder,
-  withinDepth,
   type DepthOption,
   type TraderMarketRow,
 } from './market-rows.ts';
@@ -23,43 +16,6 @@ import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 import type { WalletMarkets } from './wallet-markets.ts';
 
-/**
- * One page of the recency order (last traded DESC, condition_id DESC), strictly after the keyset
- * position, by the wallet prefix of the key; the filter on the last fill applies to each market's newest
- * version. Unlimited depth.
- */
-const READ_TRADER_MARKETS = `
-SELECT ${ROW_COLUMNS}
-FROM ${newestTraderMarkets(ROW_COLUMNS)}
-WHERE ({has_after:UInt8} = 0 OR (${LAST_TRADED_AT}, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
-ORDER BY ${LAST_TRADED_AT} DESC, condition_id DESC
-LIMIT {limit:UInt32}`;
-
-/** The same page within a history depth: the keyset walks the visible rows only. */
-const READ_TRADER_MARKETS_WITHIN_DEPTH = `
-SELECT ${ROW_COLUMNS}
-FROM
-(${withinDepth(ROW_COLUMNS)}
-)
-WHERE ({has_after:UInt8} = 0 OR (${LAST_TRADED_AT}, condition_id) < ({after_ts:UInt32}, {after_condition_id:String}))
-ORDER BY ${LAST_TRADED_AT} DESC, condition_id DESC
-LIMIT {limit:UInt32}`;
-
-/** The marks of the wallet's open markets (market-parts.ts). */
-const MARKS_OF_OPEN_MARKETS = marksOfOpenMarketsPart();
-
-/**
- * A page of the markets list and the marks of the wallet's open markets, in one statement (a bundle: the
- * page's rows come back unordered and are sorted again); the names come from the sources (kept, or one more read).
- */
-type MarketsPageParts = { rows: TraderMarketRow; marks: { condition_id: string; mark: number } };
-const READ_TRADER_MARKETS_PAGE = bundle<MarketsPageParts>({ rows: READ_TRADER_MARKETS, marks: MARKS_OF_OPEN_MARKETS });
-const READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH = bundle<MarketsPageParts>({
-  rows: READ_TRADER_MARKETS_WITHIN_DEPTH,
-  marks: MARKS_OF_OPEN_MARKETS,
-});
-
-/** A page of the markets list asked for: after a keyset position, at most `limit` rows, within a history depth. */
 type MarketsPageRequest = { after?: MarketListPosition | undefined; limit: number } & DepthOption;
 
 /** A page of the markets list and the position the next one starts from (null at the end). */
@@ -79,13 +35,13 @@ export async function readTraderMarkets(
   page: MarketsPageRequest,
   sources: ReadSources = plainSources(store),
 ): Promise<MarketsPage> {
-  // The wallet's every market, when at hand (the card or top-markets just read it): paged in memory.
-  const walletMarkets = sources.walletMarketsAtHand(wallet);
-  if (walletMarkets) return pageOfWalletMarkets(sources, await walletMarkets, page);
-  return readTraderMarketsPage(store, wallet, page, sources);
+  // The wallet's every market, at hand (the card or top-markets just read it) or read now, paged in
+  // memory: the page's own statement reads every row of the wallet too (its order needs them all), and
+  // its marks part reads them again to find the open markets.
+  const walletMarkets = sources.walletMarketsAtHand(wallet) ?? sources.walletMarkets(wallet);
+  return pageOfWalletMarkets(sources, await walletMarkets, page);
 }
 
-/** The page READ_TRADER_MARKETS(_WITHIN_DEPTH) selects, from every market of the wallet in memory. */
 async function pageOfWalletMarkets(
   sources: ReadSources,
   walletMarkets: WalletMarkets,
@@ -123,32 +79,4 @@ async function pageOf(
         ? { lastTradedAt: lastTradedAt(lastRow), conditionId: lastRow.condition_id }
         : null,
   };
-}
-
-async function readTraderMarketsPage(
-  store: Store,
-  wallet: string,
-  page: MarketsPageRequest,
-  sources: ReadSources,
-): Promise<MarketsPage> {
-  const limit = Math.max(1, Math.trunc(page.limit));
-  const after = page.after;
-  const params = {
-    wallet,
-    has_after: after ? 1 : 0,
-    after_ts: clampUInt32(after?.lastTradedAt ?? 0),
-    after_condition_id: after?.conditionId ?? '',
-    // One row more than asked tells whether a next page exists.
-    limit: limit + 1,
-  };
-  const depth = page.historyDepth ?? -1;
-  const parts =
-    depth >= 0
-      ? await readBundle(store, READ_TRADER_MARKETS_PAGE_WITHIN_DEPTH, {
-          ...params,
-          history_depth: historyDepthParam(depth),
-        })
-      : await readBundle(store, READ_TRADER_MARKETS_PAGE, params);
-  // The list's order (a bundle keeps none); the statement returned at most limit + 1 rows.
-  return pageOf(sources, [...parts.rows].sort(inListOrder), limit, parts.marks);
 }

@@ -1,25 +1,12 @@
 /**
  * The point lookups of one market (and of one trader in it) that several bundles share
- * (projections/bundle.ts): the summary, the trader's market of a chart or tape, the sampled chart; and
- * the marks of a trader's open markets, which the wallet's markets (career, top-markets) and a markets
- * list page read without the marks cache share. Each
+ * (projections/bundle.ts): the summary, the trader's market of a chart or tape, the sampled chart. Each
  * lookup (table, key, which copy counts) is written once here; a bundle takes the columns it needs (on
  * this engine every column read costs: the summary reads fewer than the chart). Keys' newest versions by
  * ReplacingMergeTree's rule (ORDER BY version DESC LIMIT 1), never FINAL. An absent part has no row.
  * Parameters: `condition_id`, and `wallet` for the trader's parts.
  */
 import type { MarketHeader } from './market-schemas.ts';
-
-/**
- * The marks of the wallet's markets open in some version (a superset of the open ones: a trader's
- * resolved markets, usually most, cost no mark lookup): each one's last trade in UP space, argMax over
- * (ts, seq). Parameter: `wallet`.
- */
-export const marksOfOpenMarketsPart = (columns = 'argMaxMerge(last_up_price) AS mark') => `
-    SELECT condition_id, ${columns}
-    FROM {db:Identifier}.market_marks_v2
-    WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String} AND NOT resolved)
-    GROUP BY condition_id`;
 
 /** The market's metadata: its names and the start its title names (`MarketMetaRow`). */
 export const marketMetaPart = (columns = 'title, outcome1, outcome2, title_start_ts') => `

@@ -9,7 +9,7 @@ import type { MarketRow } from './market-schemas.ts';
 import { NO_MARKET_NAMES, type MarketNames } from './market-names.ts';
 
 /** The trader_markets_v2 columns a market row is built from (each market's newest version: the latest recomputation). */
-export const ROW_COLUMNS = `
+const ROW_COLUMNS = `
         condition_id, last_ts, last_fill_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
         net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, up_payout, pnl_usd`;
 
@@ -17,7 +17,7 @@ export const ROW_COLUMNS = `
  * A row's place in the recency order, in SQL: its last fill; a market the trader only split, merged or
  * redeemed has no fill and takes its last leg (legs never move a traded market's place).
  */
-export const LAST_TRADED_AT = 'ifNull(last_fill_ts, last_ts)';
+const LAST_TRADED_AT = 'ifNull(last_fill_ts, last_ts)';
 
 /**
  * The same for a row in memory (the answer's `last_traded_at`). A serialized row written before migration
@@ -33,7 +33,7 @@ export function lastTradedAt(row: { last_fill_ts?: number | null; last_ts: numbe
  * 256: about the wallet's rows, not 8,192-row granules). Filters on other columns go outside, so that they
  * apply to the newest version as they did after FINAL.
  */
-export const newestTraderMarkets = (columns: string) => `
+const newestTraderMarkets = (columns: string) => `
     (
         SELECT ${columns}
         FROM {db:Identifier}.trader_markets_v2
@@ -47,7 +47,7 @@ export const newestTraderMarkets = (columns: string) => `
  * traded DESC, condition_id DESC: the markets list's order). Basic callers see only these; every read
  * that is clamped to the visible set selects from this (the columns vary, the set does not).
  */
-export const withinDepth = (columns: string) => `
+const withinDepth = (columns: string) => `
     SELECT ${columns}
     FROM ${newestTraderMarkets(ROW_COLUMNS)}
     ORDER BY ${LAST_TRADED_AT} DESC, condition_id DESC
@@ -147,7 +147,7 @@ export interface DepthOption {
 }
 
 /** The markets list's order: last traded DESC, then condition_id DESC. */
-export function inListOrder(a: TraderMarketRow, b: TraderMarketRow): number {
+function inListOrder(a: TraderMarketRow, b: TraderMarketRow): number {
   return lastTradedAt(b) - lastTradedAt(a) || compareIds(b.condition_id, a.condition_id);
 }
 

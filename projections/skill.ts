@@ -13,6 +13,7 @@
  */
 import { bundle, readBundle } from './bundle.ts';
 import { compareIds } from './market-parts.ts';
+import { benjaminiHochberg, luckProbability, SKILL_FALSE_DISCOVERY_RATE } from './luck.ts';
 import { mulberry32 } from './random.ts';
 import type { Store } from './store.ts';
 import type { WalletMarketRow } from './wallet-markets.ts';
@@ -206,6 +207,11 @@ export interface WalletSkillSums {
   /** Tokens bought and Σ tokens × (price − payout)² over the buys: the Brier score is their ratio. */
   brier_tokens: number;
   brier_squared: number;
+  /** Per market, the tokens bought and Σ tokens × price paid: the bets of the luck test (projections/luck.ts). */
+  bet_tokens: number[];
+  bet_price_tokens: number[];
+  /** What the bought tokens paid above their price, over the markets. */
+  excess_usd: number;
 }
 
 /** The latest instant the store holds: a population of today is as of it. */
@@ -218,10 +224,13 @@ const LAST_SECOND = 4_294_967_295;
 const SKILL_POPULATION = `
 SELECT wallet, toUInt32(count()) AS markets, sum(pnl_usd) AS pnl, sum(cost_usd) AS cost,
        sum(pnl_usd * pnl_usd) AS pnl_sq, sum(cost_usd * cost_usd) AS cost_sq, sum(pnl_usd * cost_usd) AS pnl_cost,
-       sum(arraySum(bucket_tokens)) AS brier_tokens, sum(squared) AS brier_squared
+       sum(arraySum(bucket_tokens)) AS brier_tokens, sum(squared) AS brier_squared,
+       groupArray(arraySum(bucket_tokens)) AS bet_tokens, groupArray(arraySum(bucket_price_tokens)) AS bet_price_tokens,
+       sum(arraySum(bucket_payout_tokens)) - sum(arraySum(bucket_price_tokens)) AS excess_usd
 FROM
 (
-    SELECT wallet, condition_id, resolved_ts, known_ts, pnl_usd, cost_usd, bucket_tokens, squared
+    SELECT wallet, condition_id, resolved_ts, known_ts, pnl_usd, cost_usd, bucket_tokens, bucket_price_tokens,
+           bucket_payout_tokens, squared
     FROM {db:Identifier}.trader_skill_markets
     ORDER BY version DESC
     LIMIT 1 BY wallet, condition_id
@@ -254,6 +263,9 @@ export interface SkilledTrader {
   edge: number;
   edge_shrunk: number;
   brier: number | null;
+  luck_probability: number;
+  q_value: number;
+  distinguishable_from_luck: boolean;
 }
 
 /** The ranked wallets of a window with their figures, and the window's prior. */
@@ -265,20 +277,30 @@ export interface SkillBoard {
 /** The leaderboard's rows (unordered) from a window's population. */
 export function skillBoardOf(population: readonly WalletSkillSums[]): SkillBoard {
   const prior = priorOf(population);
-  const traders = population
-    .filter((sums) => sums.cost > 0)
-    .map((sums) => {
-      const { edge, variance } = edgeOfSums(sums);
-      return {
-        wallet: sums.wallet,
-        markets: sums.markets,
-        cost_usd: sums.cost,
-        pnl_usd: sums.pnl,
-        edge,
-        edge_shrunk: shrink(edge, variance, prior.priorVariance),
-        brier: sums.brier_tokens > 0 ? sums.brier_squared / sums.brier_tokens : null,
-      };
-    });
+  const ranked = population.filter((sums) => sums.cost > 0);
+  const luck = ranked.map((sums) =>
+    luckProbability(
+      sums.bet_tokens.map((tokens, index) => ({ tokens, price: (sums.bet_price_tokens[index] ?? 0) / tokens })),
+      sums.excess_usd,
+    ),
+  );
+  // Corrected over the whole population the window ranks (as of its instant), whatever order is asked.
+  const qValues = benjaminiHochberg(luck);
+  const traders = ranked.map((sums, index) => {
+    const { edge, variance } = edgeOfSums(sums);
+    return {
+      wallet: sums.wallet,
+      markets: sums.markets,
+      cost_usd: sums.cost,
+      pnl_usd: sums.pnl,
+      edge,
+      edge_shrunk: shrink(edge, variance, prior.priorVariance),
+      brier: sums.brier_tokens > 0 ? sums.brier_squared / sums.brier_tokens : null,
+      luck_probability: luck[index]!,
+      q_value: qValues[index]!,
+      distinguishable_from_luck: qValues[index]! <= SKILL_FALSE_DISCOVERY_RATE,
+    };
+  });
   return { traders, priorSd: Math.sqrt(prior.priorVariance) };
 }
 
@@ -441,6 +463,7 @@ export interface TraderSkill {
     interval_90: [number, number] | null;
     shrunk: number | null;
     standard_error: number | null;
+    luck_probability: number | null;
   };
   held_to_resolution: SampleEdge;
   sold_before_resolution: SampleEdge;
@@ -461,6 +484,18 @@ export interface TraderSkill {
 function belowShare(edges: readonly number[], edge: number): number {
   const tie = 1e-9 * Math.max(1, Math.abs(edge));
   return edges.filter((other) => other < edge - tie).length / edges.length;
+}
+
+/** The luck test of the markets' buys (projections/luck.ts); null without buys. */
+function luckOf(markets: readonly SkillMarket[]): number | null {
+  const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+  const bets = markets.map(({ calibration }) => {
+    const tokens = sum(calibration.tokens);
+    return { tokens, price: tokens > 0 ? sum(calibration.price_tokens) / tokens : 0 };
+  });
+  if (!bets.some((bet) => bet.tokens > 0)) return null;
+  const excess = sum(markets.map(({ calibration }) => sum(calibration.payout_tokens) - sum(calibration.price_tokens)));
+  return luckProbability(bets, excess);
 }
 
 /** The skill answer from the trader's inputs and the population's prior. */
@@ -500,6 +535,7 @@ export function skillOf(wallet: string, inputs: { markets: readonly SkillMarket[
       interval_90: bootstrapInterval(markets, seedOf(wallet)),
       shrunk,
       standard_error: variance === null ? null : Math.sqrt(variance),
+      luck_probability: luckOf(markets),
     },
     held_to_resolution: sampleOf(markets.filter((market) => market.held_to_resolution)),
     sold_before_resolution: sampleOf(markets.filter((market) => !market.held_to_resolution)),

@@ -147,6 +147,21 @@ function defaultReadPoolSize(kind: 'embedded' | 'server'): number {
 /** chDB binds one data directory per process; all stores on that path share one engine (and its lanes). */
 const embeddedEngines = new Map<string, SharedEngine>();
 let embeddedPathInUse: string | undefined;
+/** Whether this process mapped the embedded engine: from then on its native exit handlers run at exit. */
+let embeddedEngineLoaded = false;
+
+/**
+ * Ends the process at once with `code`, for the exits that do not wait for the store to close (a fatal
+ * start, a drain past its grace, a second signal). Once the embedded engine is loaded, a plain exit runs
+ * its native exit handlers, which wait on the engine's own threads (a merge, the statement of the failed
+ * start) and can block for good or crash: such a process leaves by SIGKILL instead, so its status is a
+ * kill, never a hang. Nothing committed is lost by it: the engine's parts are on disk when an insert
+ * returns, as the crash tests show (test/embedded-crash, test/ingest-crash).
+ */
+export function exitAtOnce(code: number): never {
+  if (embeddedEngineLoaded) process.kill(process.pid, 'SIGKILL');
+  process.exit(code);
+}
 
 /** The embedded default of `writeNice`: reads before writes when they compete for this machine's cores. */
 const EMBEDDED_WRITE_NICE = 10;
@@ -222,6 +237,7 @@ async function openEmbeddedLanes(
   // Another process's directory: said in one error, before the engine prints its own for every session.
   await assertDataDirectoryFree(path);
   // Loaded on demand: a process that talks to a ClickHouse server never maps the embedded engine.
+  embeddedEngineLoaded = true;
   const { createChdbConnection } = await import('chdb/connection');
   // Each call is its own chDB session (native connection) on the same data directory.
   // The settings are SET once on the session, where they stay: chDB's connection turns a client's

@@ -45,13 +45,17 @@ export async function readUpstreamProfile(
   };
 }
 
-/** Wallets with archive fills (source rank 2: the chain, not the upstream's own copies) since a time, most recent first. */
+/**
+ * Wallets with archive fills (source rank 2: the chain, not the upstream's own copies) since a time, most
+ * recent first: the key range of the window's days in archive_wallet_days (migration 0022), a row per
+ * wallet and day, never the fills themselves.
+ */
 const READ_RECENT_ARCHIVE_WALLETS = `
 SELECT wallet
-FROM {db:Identifier}.fills
-WHERE source_rank = 2 AND ts >= {since:UInt32}
+FROM {db:Identifier}.archive_wallet_days
+WHERE day >= toDate(toDateTime({since:UInt32})) AND last_ts >= {since:UInt32}
 GROUP BY wallet
-ORDER BY max(ts) DESC, wallet
+ORDER BY max(last_ts) DESC, wallet
 LIMIT {limit:UInt32}`;
 
 /** The wallets the upstream poller tracks for their recent archive activity. */

@@ -20,17 +20,3 @@ export const FILL_SOURCE_RANK = { 'fills.archive': 2, 'fills.upstream': 1 } as c
 
 /** No copy outranks one of this rank: a copy of it is its fill's kept copy without looking for others. */
 export const TOP_FILL_SOURCE_RANK: number = Math.max(...Object.values(FILL_SOURCE_RANK));
-
-/**
- * The blocks that deployed the V1 exchanges (Polymarket/polymarket-subgraph, networks.yaml, matic): the V1
- * era's trading cannot start before the earliest of them, so an archive indexed from there to the cut-over
- * holds all of it (projections/coverage.ts). Here, not beside the archive's addresses: the card's
- * operation and the projections read it too.
- */
-const POLYMARKET_V1_EXCHANGE_DEPLOYMENT_BLOCKS = {
-  ctfExchange: 33_605_403,
-  negRiskExchange: 50_505_492,
-} as const satisfies Record<string, number>;
-
-/** Where the V1 era's logs begin: the first V1 exchange's deployment. */
-export const POLYMARKET_V1_FIRST_BLOCK = Math.min(...Object.values(POLYMARKET_V1_EXCHANGE_DEPLOYMENT_BLOCKS));

@@ -9,8 +9,6 @@
  * cost on the embedded store is mostly the engine's fixed cost per part). Read once and kept with the
  * trader's answers (operations/reads.ts), the second and third calls fold rows already in memory.
  */
-import { bundle, readBundle } from './bundle.ts';
-import { marksOfOpenMarketsPart } from './market-parts.ts';
 import type { Store } from './store.ts';
 
 /** A market's mark: its last trade in UP space, and when. */
@@ -127,31 +125,40 @@ const everyFieldListed: [Exclude<keyof WalletMarketRow, (typeof WALLET_MARKET_FI
 void everyFieldListed;
 
 /**
- * Each market's newest row, by the wallet prefix of the key (ORDER BY version DESC LIMIT 1 BY:
- * ReplacingMergeTree's rule, without FINAL), as its one-column serialization `wallet_row` (migration 0012:
- * a point read on the embedded engine pays per column read: this one costs a fraction of the thirty).
+ * Every stored version of the wallet's rows, by the wallet prefix of the key, as its one-column
+ * serialization `wallet_row` (migration 0012: a point read on the embedded engine pays per column read:
+ * this one costs a fraction of the thirty), with the key and version that say which is each market's
+ * newest. The newest is taken in TypeScript (ReplacingMergeTree's rule, without FINAL): a key holds a
+ * version or two between merges, and the engine's `ORDER BY version DESC LIMIT 1 BY condition_id` costs
+ * about half the point read again.
  */
 const WALLET_MARKET_ROWS = `
-    SELECT wallet_row
+    SELECT condition_id, version, wallet_row
     FROM {db:Identifier}.trader_markets_v2
-    WHERE wallet = {wallet:String}
-    ORDER BY version DESC
-    LIMIT 1 BY condition_id`;
+    WHERE wallet = {wallet:String}`;
 
 interface SerializedWalletMarketRow {
+  condition_id: string;
+  /** UInt64: a decimal string in JSON output. */
+  version: string | number;
   wallet_row: string;
 }
 
-/** The rows of WALLET_MARKET_ROWS, parsed. */
-function parsedRows(rows: readonly SerializedWalletMarketRow[]): WalletMarketRow[] {
-  return rows.map((row) => JSON.parse(row.wallet_row) as WalletMarketRow);
+/**
+ * Each market's newest row, parsed, newest version first (the order `ORDER BY version DESC LIMIT 1 BY`
+ * gave: the career folds its sums in this order).
+ */
+function newestRows(rows: readonly SerializedWalletMarketRow[]): WalletMarketRow[] {
+  const newest = new Map<string, { version: bigint; row: SerializedWalletMarketRow }>();
+  for (const row of rows) {
+    const version = BigInt(row.version);
+    const kept = newest.get(row.condition_id);
+    if (!kept || version > kept.version) newest.set(row.condition_id, { version, row });
+  }
+  return [...newest.values()]
+    .sort((a, b) => (a.version === b.version ? 0 : a.version > b.version ? -1 : 1))
+    .map(({ row }) => JSON.parse(row.wallet_row) as WalletMarketRow);
 }
-
-/** The rows and the marks with their times (market-parts.ts) in one statement (a bundle, projections/bundle.ts). */
-const READ_WALLET_MARKETS = bundle<{ markets: SerializedWalletMarketRow; marks: WalletMark }>({
-  markets: WALLET_MARKET_ROWS,
-  marks: marksOfOpenMarketsPart('argMaxMerge(last_up_price) AS mark, max(last_ts) AS marked_at'),
-});
 
 /** Marks of some markets by primary key (a market without a trade has no row). */
 const READ_MARKS = `
@@ -160,24 +167,28 @@ FROM {db:Identifier}.market_marks_v2
 WHERE condition_id IN {condition_ids:Array(String)}
 GROUP BY condition_id`;
 
-/** Every market of the wallet and its open markets' marks, in one statement. */
+/**
+ * Every market of the wallet and its open markets' marks: the rows, then the marks of the open ones by
+ * primary key (none when every market is resolved). Two point reads cost less than one statement of both
+ * on the embedded engine: its marks part has to find the open markets by reading trader_markets_v2 again.
+ */
 export async function readWalletMarkets(store: Store, wallet: string): Promise<WalletMarkets> {
-  const parts = await readBundle(store, READ_WALLET_MARKETS, { wallet });
-  return { markets: parsedRows(parts.markets), marks: parts.marks };
+  const markets = await readWalletMarketRows(store, wallet);
+  const marks = await readMarks(
+    store,
+    markets.filter((row) => !row.resolved).map((row) => row.condition_id),
+  );
+  return { markets, marks };
 }
 
-/**
- * Every market of the wallet without the marks. Why apart: the bundle's marks part finds the open markets
- * by a second read of trader_markets_v2, which costs about as much again as the rows alone on the
- * embedded store, and the open markets of traders who share markets are mostly marked already (the read
- * cache keeps marks briefly; readMarks reads the rest).
- */
+/** Every market of the wallet without the marks (the read cache keeps marks briefly; readMarks reads the rest). */
 export async function readWalletMarketRows(store: Store, wallet: string): Promise<WalletMarketRow[]> {
-  return parsedRows(await store.query<SerializedWalletMarketRow>(WALLET_MARKET_ROWS, { wallet }));
+  return newestRows(await store.query<SerializedWalletMarketRow>(WALLET_MARKET_ROWS, { wallet }));
 }
 
 /** The marks of some markets (a market without a trade has none). */
 export async function readMarks(store: Store, conditionIds: readonly string[]): Promise<WalletMark[]> {
   if (conditionIds.length === 0) return [];
-  return store.query<WalletMark>(READ_MARKS, { condition_ids: conditionIds });
+  // Awaited here, so that this function is on the stack the store's metrics name the statement by.
+  return await store.query<WalletMark>(READ_MARKS, { condition_ids: conditionIds });
 }

@@ -114,7 +114,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
 
   // The world: resumed from the state file, or new (its state written before its first event).
   const startNow = nowSeconds();
-  const stopTs = config.simulator.stopTs;
+  let stopTs = config.simulator.stopTs;
   let world: WorldState;
   if (previous) {
     const resumeFromTs = previous.resumeFromTs;
@@ -140,6 +140,12 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       backfillUntilTs: Math.max(genesisTs, backfillUntilTs),
       sessionsUntilTs,
     };
+  }
+  // SIM_LIVE=false: the world ends with its backfill, on this start and every later one. A restart finishes
+  // a backfill a kill interrupted, but never simulates the time the process was down (SIM_LIVE=true does).
+  if (!config.simulator.live) {
+    const worldEndTs = Math.max(world.resumeFromTs, world.backfillUntilTs);
+    stopTs = stopTs === undefined ? worldEndTs : Math.min(stopTs, worldEndTs);
   }
   let saving = Promise.resolve();
   let savedResumeFromTs: number | undefined;

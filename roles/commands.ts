@@ -167,7 +167,8 @@ export async function runImport(
       ...(era ? { era } : {}),
       v2StartTs: config.exchangeV2StartTs,
       emitTrades: options.emitTrades,
-      onRejected: (row) => log.warn(row, 'row rejected'),
+      // Counted by rule and said once each at the end: a bad export rejects thousands of rows alike.
+      onRejected: (row) => log.debug(row, 'row rejected'),
       onSkipped: (skipped) => {
         // A row of another type (REWARD, …) is routine; a whole file passed over is said with its reason.
         if (skipped.line !== null) return log.debug(skipped, 'row skipped');
@@ -187,9 +188,14 @@ export async function runImport(
   });
   log.info({ counts }, 'import finished');
   const filesRead = counts.files - counts.skippedFiles - counts.failedFiles;
+  const byRule = counts.rejections.map(({ rule, rows }) => `${rows} × ${rule}`).join('; ');
   output.stdout.write(
-    `read ${counts.read}, imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}, skipped ${counts.skipped} ` +
+    `read ${counts.read}, imported ${counts.imported}, duplicate ${counts.duplicate}, rejected ${counts.rejected}${byRule ? ` (${byRule})` : ''}, skipped ${counts.skipped} ` +
       `(${counts.files} files: ${filesRead} read, ${counts.skippedFiles} skipped, ${counts.failedFiles} failed)\n`,
   );
+  for (const { rule, rows, first } of counts.rejections) {
+    log.warn({ rule, rows, first }, 'rows rejected');
+    output.stderr.write(`rejected ${rows} × ${rule}; the first: ${first.file}:${first.line}: ${first.reason}\n`);
+  }
   return counts.failedFiles > 0 ? EXIT_FILE_FAILED : 0;
 }

@@ -28,5 +28,6 @@ function liveAuthentication({ context, authenticator }: ReadApiShared): LiveAuth
     config,
     oauth: config.mcp.oauth ? new OAuthVerifier(config.mcp.oauth) : null,
   });
-  return (authorization, ip) => authenticate({ headers: { authorization }, query: {}, ip });
+  return (authorization, ip, recheck = false) =>
+    authenticate({ headers: { authorization }, query: {}, ip }, { countsFailures: !recheck });
 }

@@ -8,7 +8,13 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { migrate } from '../projections/migrate.ts';
-import { embeddedThreadPoolShortfall, LAUNCHER_THREAD_POOL_SIZE, openStore, type Store } from '../projections/store.ts';
+import {
+  embeddedThreadPoolShortfall,
+  exitAtOnce,
+  LAUNCHER_THREAD_POOL_SIZE,
+  openStore,
+  type Store,
+} from '../projections/store.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import type { EventLog } from '../ingest/bus/types.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
@@ -80,6 +86,9 @@ export async function withPublisher<T>(
   }
 }
 
+/** Signals this close to the first are the same request to stop, not an impatient second one. */
+const SAME_REQUEST_MS = 1_000;
+
 /** The exit code of a drain that did not finish within the grace (config shutdown.graceMs). */
 const EXIT_SHUTDOWN_FORCED = 124;
 
@@ -89,17 +98,21 @@ const EXIT_SHUTDOWN_FORCED = 124;
  */
 export function shutdownSignal(log: Logger, graceMs: number): AbortSignal {
   const controller = new AbortController();
+  let firstAt = 0;
   const stop = (signal: string) => {
     if (controller.signal.aborted) {
+      // Ctrl-C under `npm start` reaches the service twice at once: from the terminal, and forwarded by npm.
+      if (performance.now() - firstAt < SAME_REQUEST_MS) return;
       log.warn({ signal }, 'second signal: exiting at once');
-      process.exit(130);
+      exitAtOnce(130);
     }
+    firstAt = performance.now();
     log.info({ signal }, 'shutting down: draining the batch in flight');
     controller.abort();
     // Unreferenced: a drain that finishes lets the process end without waiting for it.
     setTimeout(() => {
       log.error({ signal, graceMs }, 'shutdown did not finish within its grace: exiting without it');
-      process.exit(EXIT_SHUTDOWN_FORCED);
+      exitAtOnce(EXIT_SHUTDOWN_FORCED);
     }, graceMs).unref();
   };
   process.on('SIGINT', () => stop('SIGINT'));

@@ -17,6 +17,7 @@ import {
   type RejectionReport,
 } from '../ingest/sources/upstream/index.ts';
 import type { RequestedWallets } from '../ingest/sources/upstream/requests.ts';
+import { openSlotStore } from '../operations/gates/open.ts';
 import { withPublisher } from './runtime.ts';
 
 /** Runs the poller until aborted; returns the exit code. */
@@ -39,6 +40,8 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
   // Archive activity is read from a ClickHouse server only: embedded chDB belongs to one process.
   let store: Store | undefined;
   if (config.clickhouse.url) store = await openStore(config.clickhouse);
+  // The live plane's watches, on every instance: their wallets' new activity is polled every few seconds.
+  const slots = config.redis.url ? openSlotStore(config, log) : null;
 
   try {
     await withPublisher(config, log, async ({ publisher, eventLog, topics }) => {
@@ -55,6 +58,7 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
         ...(store
           ? { activeWallets: (since: number, limit: number) => readRecentArchiveWallets(store, since, limit) }
           : {}),
+        ...(slots ? { watched: async () => [...(await slots.watching(null)).keys()] } : {}),
         reject: async (report: RejectionReport) => {
           await producer.send(topics.deadLetter(), [
             {
@@ -70,6 +74,9 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
           baseUrls: config.upstream.baseUrls,
           rateFraction: config.upstream.rateFraction,
           leaderboard: config.upstream.leaderboard,
+          watched: slots
+            ? config.upstream.watched
+            : 'off (REDIS_URL is not set: no live-plane watches reach this role)',
         },
         'upstream poller started',
       );
@@ -80,6 +87,7 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
       }
     });
   } finally {
+    await slots?.close();
     await store?.close();
     await closeRedis();
   }

@@ -27,6 +27,7 @@ import {
   startTestApi,
   type TestApi,
 } from './harness/api.ts';
+import { CONTRACT_BANDS, contractWorld } from './harness/contract-world.ts';
 import type { SlotStore } from '../operations/gates/slots.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
@@ -40,41 +41,26 @@ const CUT_OVER_TS = Date.UTC(2026, 3, 28, 11, 15) / 1000;
 const NOW = Math.floor(Date.now() / 1000);
 const config = inProcessConfig('api-contract');
 
-const alpha = makeWallet('contract-alpha');
+const {
+  alpha,
+  won,
+  lost,
+  openMarked,
+  markets: sharedMarkets,
+  alphaFills: sharedAlphaFills,
+} = contractWorld('contract');
 const bravo = makeWallet('contract-bravo');
 const stranger = makeWallet('contract-never-seen');
 // On the chain (archive fills) but never reported on by the upstream provider.
 const charlie = makeWallet('contract-archive-only');
 const charlieMarket = makeConditionId('contract-archive-only');
-const [won, lost, openMarked, openUnmarked] = ['won', 'lost', 'marked', 'unmarked'].map((label) =>
-  makeConditionId(`contract-${label}`),
-) as [string, string, string, string];
+const openUnmarked = makeConditionId('contract-unmarked');
 const neverTraded = makeConditionId('contract-never-traded');
 
 // Four markets in four time bands; alpha's last activity orders them unmarked, marked, lost, won.
-const band = { won: BASE_TS, lost: BASE_TS + 2000, marked: BASE_TS + 4000, unmarked: BASE_TS + 6000 };
+const band = { ...CONTRACT_BANDS, unmarked: BASE_TS + 6000 };
 const markets = [
-  makeMarket({
-    condition_id: won,
-    title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET',
-    title_start_ts: band.won,
-    outcome1: 'Up',
-    outcome2: 'Down',
-  }),
-  makeMarket({
-    condition_id: lost,
-    title: 'Will it rain in Paris?',
-    title_start_ts: band.lost,
-    outcome1: 'Yes',
-    outcome2: 'No',
-  }),
-  makeMarket({
-    condition_id: openMarked,
-    title: 'Ducks vs. Wild',
-    title_start_ts: band.marked,
-    outcome1: 'Ducks',
-    outcome2: 'Wild',
-  }),
+  ...sharedMarkets,
   makeMarket({
     condition_id: openUnmarked,
     title: 'Fed cuts in March?',
@@ -88,56 +74,7 @@ const markets = [
 const resolutions = { won: band.won + 900, lost: band.lost + 1200 };
 
 const alphaFills: Fill[] = [
-  makeFill({
-    wallet: alpha,
-    condition_id: won,
-    side: 'BUY',
-    token_side: 1,
-    price: 0.4,
-    size_tokens: 100,
-    usd: 40,
-    ts: band.won + 100,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: won,
-    side: 'BUY',
-    token_side: 1,
-    price: 0.52,
-    size_tokens: 50,
-    usd: 26,
-    ts: band.won + 300,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: lost,
-    side: 'BUY',
-    token_side: 2,
-    price: 0.25,
-    size_tokens: 200,
-    usd: 50,
-    ts: band.lost + 50,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: lost,
-    side: 'SELL',
-    token_side: 2,
-    price: 0.3,
-    size_tokens: 50,
-    usd: 15,
-    ts: band.lost + 950,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: openMarked,
-    side: 'BUY',
-    token_side: 1,
-    price: 0.5,
-    size_tokens: 80,
-    usd: 40,
-    ts: band.marked + 10,
-  }),
+  ...sharedAlphaFills,
   makeFill({
     wallet: alpha,
     condition_id: openUnmarked,

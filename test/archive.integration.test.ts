@@ -31,7 +31,7 @@ import {
   serveWorld,
 } from './harness/archive.ts';
 import { CONTRACTS, generateWorld, v2OrderFilled } from './harness/chain-world.ts';
-import { POLYMARKET_PROTOCOL_V2 } from '../ingest/sources/archive/addresses.ts';
+import { POLYMARKET_PROTOCOL_V2 } from '../chain.ts';
 import { LocalPolygonNode } from './harness/polygon-node.ts';
 import { pad, toHex, type Hex } from 'viem';
 import { makeFill, makeWallet } from './factories.ts';

@@ -280,12 +280,12 @@ async function restFills(chain: Chain, wallet: string): Promise<Json[]> {
   return ((await response.json()) as { fills: Json[] }).fills;
 }
 
-/** Waits until REST shows `count` fills of the wallet (ingest lands them, the API reads them). */
-async function restFillsReach(chain: Chain, wallet: string, count: number): Promise<Json[]> {
+/** Waits until REST shows a fill of the wallet of this many dollars at this time (ingest lands it, the API reads it). */
+async function restFillsReach(chain: Chain, wallet: string, usd: number, ts: number): Promise<Json[]> {
   for (;;) {
     await chain.landed();
     const fills = await restFills(chain, wallet);
-    if (fills.length >= count) return fills;
+    if (fills.some((row) => row.usd === usd && row.ts === ts)) return fills;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -319,7 +319,7 @@ describe('the chain head through the live plane (newHeads over a WebSocket)', ()
     expect(endings.get(ref)).toBe('final');
 
     // REST shows the fill once its final copy landed; the plane did not send it a second time.
-    const stored = await restFillsReach(chain, fill.wallet, 1);
+    const stored = await restFillsReach(chain, fill.wallet, fill.usd, fill.ts);
     expect(stored.map((row) => row.usd)).toEqual([fill.usd]);
     await chain.server.feedCaughtUp();
     await client.command({ type: 'unwatch', trader: fill.wallet, market: fill.conditionId });
@@ -365,6 +365,7 @@ describe('the chain head through the live plane (newHeads over a WebSocket)', ()
     const replaced = chain.world.blocks.get(replacement.block)!.map((log) => ({
       ...log,
       blockNumber: `0x${(fill.block + 1).toString(16)}`,
+      blockTimestamp: `0x${chain.world.timestampOf(fill.block + 1).toString(16)}`,
     }));
     const wanted = replacement.wallet === fill.wallet;
     if (!wanted) await client.command({ type: 'follow', trader: replacement.wallet });
@@ -376,8 +377,11 @@ describe('the chain head through the live plane (newHeads over a WebSocket)', ()
       ]),
     );
     chain.node.announce();
-    const retraction = await until(client, (message) => message.event.type === 'retracted');
-    expect(refOf(retraction)).toBe(refOf(dropped));
+    const retraction = await until(
+      client,
+      (message) => message.event.type === 'retracted' && refOf(message) === refOf(dropped),
+    );
+    expect(retraction.market).toBe(fill.conditionId);
     const fresh = await until(client, (message) => fillOf(message, replacement.usd));
     expect(fresh.event).toMatchObject({ provisional: true });
     expect(refOf(fresh)).toMatch(new RegExp(`^${fill.block + 1}:`));
@@ -385,7 +389,12 @@ describe('the chain head through the live plane (newHeads over a WebSocket)', ()
     await until(client, (message) => message.event.type === 'final' && refOf(message) === refOf(fresh));
 
     // Only final facts are stored: the retracted fill is not in REST, its replacement is.
-    const stored = await restFillsReach(chain, replacement.wallet, wanted ? 2 : 1);
+    const stored = await restFillsReach(
+      chain,
+      replacement.wallet,
+      replacement.usd,
+      chain.world.timestampOf(fill.block + 1),
+    );
     expect(stored.map((row) => row.usd)).toContain(replacement.usd);
     const droppedStored = (await restFills(chain, fill.wallet)).filter(
       (row) => row.usd === fill.usd && row.ts === fill.ts,
@@ -429,7 +438,7 @@ describe('the chain head through the live plane (newHeads over a WebSocket)', ()
       );
     }
     // The surviving fill is stored once; the replaced one never.
-    const stored = await restFillsReach(chain, stays.wallet, 1);
+    const stored = await restFillsReach(chain, stays.wallet, stays.usd, stays.ts);
     expect(stored.filter((row) => row.usd === stays.usd && row.ts === stays.ts)).toHaveLength(1);
     const goneStored = (await restFills(chain, goes.wallet)).filter(
       (row) => row.usd === goes.usd && row.ts === goes.ts,

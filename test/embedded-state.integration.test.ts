@@ -1,7 +1,7 @@
 /**
  * The embedded mode's state files: the demo keys of `demo-keys.json` are made sure of in the store at
- * every start (a crash between writing the file and ingesting the keys cost them for good before), and
- * an unusable state file stops `main.ts all` with its name and reason instead of starting a new world.
+ * every start (a crash between writing the file and ingesting the keys cost them for good before), and an
+ * unusable state file stops `main.ts all` with its name and reason instead of starting a new world.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';

@@ -10,7 +10,10 @@
  * - `projections/` imports nothing above it: not `metrics/` (the read caches report through a hook the
  *   role installs), `operations/`, `api/`, `mcp/`, `ingest/` or `roles/`;
  * - `api/` and `ingest/` never import each other;
- * - `roles/` wires the parts together and is the top: no part imports it.
+ * - `roles/` wires the parts together and is the top: no part imports it;
+ * - the ground floor (the root's modules: config.ts, log.ts, chain.ts, …) imports no part folder: every part
+ *   reads the configuration and the chain's facts, so an arrow from there up would make every part depend
+ *   on that part. The program (main.ts, which starts the roles) and the docs script are not ground floor.
  *
  * The rules hold for every file of those folders, tests included; the circle rule holds for the root
  * files (config.ts, log.ts, main.ts) and `test/` too. Each rule is a query that can fail: the first test
@@ -51,6 +54,9 @@ function importsOf(file: string): string[] {
     .filter((specifier) => specifier.startsWith('.'))
     .map((specifier) => path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)));
 }
+
+/** Root files that start something (the program, the docs script): above the parts, not below them. */
+const ENTRY_POINTS = new Set(['main.ts', 'config-docs.ts']);
 
 type Graph = ReadonlyMap<string, readonly string[]>;
 
@@ -192,6 +198,17 @@ describe('import graph', () => {
   it('api/ and ingest/ never import each other', () => {
     expect(violations('api', ['ingest'])).toEqual([]);
     expect(violations('ingest', ['api'])).toEqual([]);
+  });
+
+  it('the ground floor imports no part folder (config.ts, log.ts, chain.ts… are below every part)', () => {
+    const groundFloor = rootFiles().filter((file) => !ENTRY_POINTS.has(file) && !file.endsWith('.config.ts'));
+    expect(groundFloor).toEqual(expect.arrayContaining(['config.ts', 'log.ts', 'chain.ts']));
+    const upward = groundFloor.flatMap((file) =>
+      (GRAPH.get(file) ?? []).filter((target) => FOLDERS.some((folder) => target.startsWith(`${folder}/`))),
+    );
+    expect(upward).toEqual([]);
+    // The query finds such an arrow where there is one: the program's own.
+    expect(GRAPH.get('main.ts')?.some((target) => target.startsWith('roles/'))).toBe(true);
   });
 
   it('no part imports roles/ (the roles wire the parts together)', () => {

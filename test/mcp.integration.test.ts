@@ -27,6 +27,7 @@ import {
   startTestApi,
   type TestApi,
 } from './harness/api.ts';
+import { CONTRACT_BANDS, contractWorld } from './harness/contract-world.ts';
 import type { SlotStore } from '../operations/gates/slots.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are compared field by field
@@ -41,7 +42,10 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   list_popular_traders: { properties: [], required: [] },
   get_trader_card: { properties: ['trader', 'as_of'], required: ['trader'] },
   get_trader_skill: { properties: ['trader', 'as_of'], required: ['trader'] },
-  list_skilled_traders: { properties: ['by', 'window', 'as_of', 'cursor', 'limit'], required: [] },
+  list_skilled_traders: {
+    properties: ['by', 'window', 'distinguishable_from_luck', 'as_of', 'cursor', 'limit'],
+    required: [],
+  },
   get_top_markets: { properties: ['trader', 'n', 'as_of'], required: ['trader'] },
   list_trader_markets: { properties: ['trader', 'cursor', 'limit', 'as_of'], required: ['trader'] },
   get_market_summary: { properties: ['trader', 'market', 'as_of'], required: ['trader', 'market'] },
@@ -57,92 +61,18 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   get_tape_events: { properties: ['tape_id', 'cursor', 'types', 'limit'], required: ['tape_id'] },
 };
 
-const alpha = makeWallet('mcp-alpha');
+const { alpha, won, lost, openMarked, markets: sharedMarkets, alphaFills } = contractWorld('mcp');
 const bravo = makeWallet('mcp-bravo');
 const deep = makeWallet('mcp-deep');
 const strangers = [makeWallet('mcp-stranger-1'), makeWallet('mcp-stranger-2')] as const;
-const [won, lost, openMarked] = ['won', 'lost', 'marked'].map((label) => makeConditionId(`mcp-${label}`)) as [
-  string,
-  string,
-  string,
-];
 const neverTraded = makeConditionId('mcp-never-traded');
-const band = { won: BASE_TS, lost: BASE_TS + 2000, marked: BASE_TS + 4000 };
+const band = CONTRACT_BANDS;
 const markets = [
-  makeMarket({
-    condition_id: won,
-    title: 'Bitcoin Up or Down - January 4, 3:00PM-3:15PM ET',
-    title_start_ts: band.won,
-    outcome1: 'Up',
-    outcome2: 'Down',
-  }),
-  makeMarket({
-    condition_id: lost,
-    title: 'Will it rain in Paris?',
-    title_start_ts: band.lost,
-    outcome1: 'Yes',
-    outcome2: 'No',
-  }),
-  makeMarket({
-    condition_id: openMarked,
-    title: 'Ducks vs. Wild',
-    title_start_ts: band.marked,
-    outcome1: 'Ducks',
-    outcome2: 'Wild',
-  }),
+  ...sharedMarkets,
   makeMarket({ condition_id: neverTraded, title: 'Nobody traded this', title_start_ts: band.marked }),
 ];
 const fills = [
-  makeFill({
-    wallet: alpha,
-    condition_id: won,
-    side: 'BUY',
-    token_side: 1,
-    price: 0.4,
-    size_tokens: 100,
-    usd: 40,
-    ts: band.won + 100,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: won,
-    side: 'BUY',
-    token_side: 1,
-    price: 0.52,
-    size_tokens: 50,
-    usd: 26,
-    ts: band.won + 300,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: lost,
-    side: 'BUY',
-    token_side: 2,
-    price: 0.25,
-    size_tokens: 200,
-    usd: 50,
-    ts: band.lost + 50,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: lost,
-    side: 'SELL',
-    token_side: 2,
-    price: 0.3,
-    size_tokens: 50,
-    usd: 15,
-    ts: band.lost + 950,
-  }),
-  makeFill({
-    wallet: alpha,
-    condition_id: openMarked,
-    side: 'BUY',
-    token_side: 1,
-    price: 0.5,
-    size_tokens: 80,
-    usd: 40,
-    ts: band.marked + 10,
-  }),
+  ...alphaFills,
   makeFill({
     wallet: bravo,
     condition_id: openMarked,

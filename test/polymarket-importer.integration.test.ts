@@ -378,6 +378,32 @@ describe('malformed rows', () => {
     );
   });
 
+  it('rejects rows priced 0 with the figures they came from, and counts rejections once per rule', async () => {
+    const file = path.join(temp, 'priced-zero.csv');
+    const zero = { price: '0', usdcSize: '0', size: '30.01' };
+    const text = [
+      csvLine(header), //                                 line 1
+      line(good[0]!), //                                  line 2
+      line(good[1]!, zero), //                            line 3
+      line(good[2]!, { price: '1.7' }), //                line 4
+      line(good[3]!, { ...zero, size: '5' }), //          line 5
+      line(good[4]!), //                                  line 6
+    ].join('\n');
+    await writeFile(file, `${text}\n`);
+
+    const { counts, rejected } = await run([file]);
+    expect(counts).toMatchObject({ read: 5, imported: 2, rejected: 3 });
+    expect(rejected.map((row) => [row.line, row.reason])).toEqual([
+      [3, 'price 0 (usdcSize 0 for size 30.01): a fill must have a price above 0'],
+      [4, expect.stringMatching(/price/)],
+      [5, 'price 0 (usdcSize 0 for size 5): a fill must have a price above 0'],
+    ]);
+    expect(counts.rejections).toEqual([
+      { rule: 'a fill must have a price above 0', rows: 2, first: { file, line: 3, reason: rejected[0]!.reason } },
+      { rule: rejected[1]!.reason, rows: 1, first: { file, line: 4, reason: rejected[1]!.reason } },
+    ]);
+  });
+
   it('survives an unclosed quote: reports its line and imports the rows after it', async () => {
     const file = path.join(temp, 'unclosed.csv');
     const unclosed = line(good[1]!).replace(`"${good[1]!.title}"`, `"${good[1]!.title}`);

@@ -16,7 +16,7 @@ import { runArchive } from '../roles/archive.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import type { RawLog } from '../ingest/sources/archive/decode.ts';
 import { negRiskConditionId } from '../ingest/sources/archive/positions.ts';
-import { POLYMARKET_CONTRACTS, POLYMARKET_PROTOCOL_V2 } from '../ingest/sources/archive/addresses.ts';
+import { POLYMARKET_CONTRACTS, POLYMARKET_PROTOCOL_V2 } from '../chain.ts';
 import { bodyOf, gatesNeverBind, inProcessConfig, publishPlanKeys, startTestApi, type TestApi } from './harness/api.ts';
 import { archiveEnvironment, archiveOverrides } from './harness/archive.ts';
 import { v2OrderFilled } from './harness/chain-world.ts';

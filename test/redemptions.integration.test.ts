@@ -147,6 +147,9 @@ describe('a losing side redeemed for nothing', () => {
     expect(rejected.map((row) => row.reason)).toEqual([
       expect.stringMatching(/a redemption of 10 tokens for 7 USD pays 0\.700000 per token, .*its side cannot be told/),
     ]);
+    expect(counts.rejections.map(({ rule, rows }) => [rule, rows])).toEqual([
+      ['a redemption must pay 0, 0.5 or 1 per token', 1],
+    ]);
     const store = await openStore(config.clickhouse);
     stores.push(store);
 

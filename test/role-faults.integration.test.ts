@@ -57,21 +57,33 @@ afterAll(async () => {
 });
 
 describe('the all role after a fatal start error', () => {
-  it('exits 1 with the reason when its port is in use', async () => {
+  it('exits at once with the reason when its port is in use, every time of 20 (never a hang in the engine)', async () => {
     occupied = createServer();
     await new Promise<void>((resolve) => occupied!.listen(0, '127.0.0.1', resolve));
     const port = (occupied.address() as { port: number }).port;
-    const child = startAll({ DATA_DIR: await dataDir(), PORT: String(port), HOST: '127.0.0.1' });
-    const { code, ms } = await exitAfterReason(child, /fatal: .*EADDRINUSE/);
-    expect(code).toBe(1);
-    expect(ms).toBeLessThan(EXIT_AFTER_REASON_MS);
-  }, 120_000);
+    // The embedded engine's exit handlers once held about one such start in five for good: each start is
+    // counted, four at a time.
+    const outcomes: { code: number | string; ms: number }[] = [];
+    for (let round = 0; round < 5; round += 1) {
+      const starts = await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          const child = startAll({ DATA_DIR: await dataDir(), PORT: String(port), HOST: '127.0.0.1' });
+          return exitAfterReason(child, /fatal: .*EADDRINUSE/);
+        }),
+      );
+      outcomes.push(...starts);
+    }
+    expect(outcomes).toHaveLength(20);
+    // A process that mapped the engine leaves by SIGKILL (exitAtOnce): a kill's status, never 0, never a hang.
+    expect(outcomes.map(({ code }) => code)).toEqual(Array.from({ length: 20 }, () => 'SIGKILL'));
+    for (const { ms } of outcomes) expect(ms).toBeLessThan(EXIT_AFTER_REASON_MS);
+  }, 180_000);
 
-  it.each(['0.0.0.0/0', '::/0', '10.0.0.1,::ffff:0:0/96'])(
+  it.each(['0.0.0.0/0', '::/0', '10.0.0.1,::ffff:0:0/96', '0.0.0.0/1,128.0.0.0/1'])(
     'refuses API_TRUST_PROXY=%s (it trusts every address, like true) and exits 2',
     async (value) => {
       const child = startAll({ DATA_DIR: await dataDir(), API_TRUST_PROXY: value });
-      const { code, ms } = await exitAfterReason(child, /API_TRUST_PROXY: .*trusts every/);
+      const { code, ms } = await exitAfterReason(child, /API_TRUST_PROXY: .*trusts? every/);
       expect(code).toBe(2);
       expect(ms).toBeLessThan(EXIT_AFTER_REASON_MS);
     },
@@ -106,7 +118,7 @@ describe('the all role once started', () => {
 });
 
 describe('a drain that outlasts the grace', () => {
-  it('ends with exit 124 at the grace, not when the step it waits on finally answers', async () => {
+  it('ends at the grace, not when the step it waits on finally answers', async () => {
     const replay = new PolymarketReplay();
     await replay.start();
     const slowMs = 8_000;
@@ -125,7 +137,9 @@ describe('a drain that outlasts the grace', () => {
       await replay.requested('GET /gamma/markets/keyset');
       const askedAt = performance.now();
       child.child.kill('SIGTERM');
-      expect(await child.exited).toBe(124);
+      // The role publishes through an in-process worker on the embedded store: it leaves by SIGKILL
+      // (exitAtOnce); with a ClickHouse server the same drain exits 124.
+      expect(await child.exited).toBe('SIGKILL');
       expect(performance.now() - askedAt).toBeLessThan(slowMs);
       expect(
         child.lines.some((line) => line.msg === 'shutdown did not finish within its grace: exiting without it'),

@@ -194,6 +194,29 @@ describe('GET /traders/{trader}/skill', () => {
     const reliability = buys.reduce((sum, buy) => sum + buy.w * (buy.p - buy.o) ** 2, 0) / weight;
     const resolution = buys.reduce((sum, buy) => sum + buy.w * (buy.o - base) ** 2, 0) / weight;
 
+    // Luck: the buys as fair bets, 100 at 0.40 (won), 50 at 0.60 and 20 at 0.50 (lost), paid 60 − 30 − 10 = 20
+    // above their price. Exactly, fair prices pay 20 or more whenever the first bet wins (its 60 covers the
+    // others' 40): 0.4. The answer is the Chernoff bound min_t exp(K(t) − 20 t), found here by a golden-section
+    // search over t (the service bisects K′): never below the exact 0.4.
+    const workedBets = [
+      { tokens: 100, price: 0.4 },
+      { tokens: 50, price: 0.6 },
+      { tokens: 20, price: 0.5 },
+    ];
+    const exponent = (t: number) =>
+      workedBets.reduce((sum, bet) => sum + Math.log(1 - bet.price + bet.price * Math.exp(t * bet.tokens)), 0) -
+      t * workedBets.reduce((sum, bet) => sum + bet.tokens * bet.price, 0) -
+      t * 20;
+    let [low, high] = [0, 1];
+    for (let step = 0; step < 200; step++) {
+      const third = (high - low) / 3;
+      if (exponent(low + third) < exponent(high - third)) high -= third;
+      else low += third;
+    }
+    const workedLuck = Math.exp(exponent((low + high) / 2));
+    expect(workedLuck).toBeGreaterThan(0.4);
+    expect(workedLuck).toBeLessThan(1);
+
     expect(await skillOf(wallet)).toEqual({
       trader: expect.objectContaining({ wallet }),
       sample: {
@@ -209,6 +232,7 @@ describe('GET /traders/{trader}/skill', () => {
         interval_90: [close(resampled[49]!), close(resampled[949]!)],
         shrunk: close((edge * prior) / (prior + variance)),
         standard_error: close(Math.sqrt(variance)),
+        luck_probability: close(workedLuck),
       },
       held_to_resolution: { markets: 2, pnl_usd: close(30), cost_usd: close(70), edge: close(30 / 70) },
       sold_before_resolution: { markets: 1, pnl_usd: close(4), cost_usd: close(10), edge: close(0.4) },
@@ -320,12 +344,18 @@ describe('GET /traders/{trader}/skill', () => {
     const asOf = BASE_TS + 3039;
     const luckyVariance = (3 * 8.5 ** 2 + 17 * 1.5 ** 2) / 20 ** 2;
     const priorThen = (1 ** 2 + 0.5 ** 2) / 2 - (0 + luckyVariance) / 2;
+    // Luck then: the skilled wallet's 40 fair coins all won, 0.5⁴⁰; the lucky one's 20 bets of 10 at 0.10, 3
+    // won, pay 10 or more whenever 3 or more win: the binomial's Chernoff bound exp(−20 · KL(0.15 ‖ 0.10)).
+    // Their q-values over the two: 2 × 0.5⁴⁰ and the lucky one's own bound (2 × p ÷ 2).
+    const skilledLuck = 0.5 ** 40;
+    const luckyLuck = Math.exp(-20 * (0.15 * Math.log(0.15 / 0.1) + 0.85 * Math.log(0.85 / 0.9)));
     const then = bodyOf(await api.get(`leaderboard?by=pnl&as_of=${asOf}`, { plan: 'max' }));
     expect(then).toEqual({
       by: 'pnl',
       window: 'all',
       min_markets: 20,
       prior_sd: close(Math.sqrt(priorThen)),
+      false_discovery_rate: 0.1,
       traders: [
         {
           rank: 1,
@@ -337,6 +367,9 @@ describe('GET /traders/{trader}/skill', () => {
           edge: close(1),
           edge_shrunk: close(1),
           brier: close(0.25),
+          luck_probability: expect.closeTo(skilledLuck, 20),
+          q_value: expect.closeTo(2 * skilledLuck, 20),
+          distinguishable_from_luck: true,
         },
         {
           rank: 2,
@@ -348,10 +381,27 @@ describe('GET /traders/{trader}/skill', () => {
           edge: close(0.5),
           edge_shrunk: close((0.5 * priorThen) / (priorThen + luckyVariance)),
           brier: close(0.13),
+          luck_probability: close(luckyLuck),
+          q_value: close(luckyLuck),
+          distinguishable_from_luck: false,
         },
       ],
       next_cursor: null,
     });
+    // Filtered to those told from luck, or to the others; the q-values stay the whole population's.
+    const told = async (filter: string) =>
+      bodyOf(await api!.get(`leaderboard?as_of=${asOf}&distinguishable_from_luck=${filter}`, { plan: 'max' })) as {
+        traders: Array<{ wallet: string; rank: number; q_value: number }>;
+      };
+    expect((await told('true')).traders.map((row) => [row.rank, row.wallet, row.q_value])).toEqual([
+      [1, skilled, expect.closeTo(2 * skilledLuck, 20)],
+    ]);
+    expect((await told('false')).traders.map((row) => [row.rank, row.wallet, row.q_value])).toEqual([
+      [1, lucky, close(luckyLuck)],
+    ]);
+    const badFilter = await api.get('leaderboard?distinguishable_from_luck=maybe', { plan: 'max' });
+    expect(badFilter.statusCode).toBe(422);
+    expect(JSON.stringify(bodyOf(badFilter))).toContain('distinguishable_from_luck');
     // A second earlier, neither had 20 markets resolved: nobody is ranked.
     expect(bodyOf(await api.get(`leaderboard?as_of=${BASE_TS + 3018}`, { plan: 'max' }))).toMatchObject({
       traders: [],
@@ -468,6 +518,7 @@ describe('GET /traders/{trader}/skill', () => {
       interval_90: null,
       shrunk: null,
       standard_error: null,
+      luck_probability: null,
     });
   });
 });

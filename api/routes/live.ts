@@ -7,9 +7,11 @@
  * WebSocket), from the subprotocol list: the client offers `trader-analytics.live.v1` and
  * `bearer.<API_KEY>`, and the server selects the former (it never echoes a credential). A refused
  * connection is told why (an error message) and closed with a code and the error as its reason; a
- * blocked address is refused before the upgrade (429 too_many_auth_failures, like every path).
+ * blocked address is refused before the upgrade (429 too_many_auth_failures, like every path), and so is
+ * a browser page of another origin (403, the Origin check of /mcp: operations/origin.ts). An open
+ * connection's credential is checked again while it lives (a revoked key's streams close).
  *
- * Streams consume no request quota: the plane's only meter is its slots.
+ * Streams consume no request quota: the plane meters its slots, and the store lookups of its commands.
  */
 import websocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
@@ -18,11 +20,20 @@ import type { Caller } from '../../operations/auth.ts';
 import { ApiError } from '../../operations/errors.ts';
 import { LIVE_CHART_CSP, liveChartPage } from '../../operations/charts/templates.ts';
 import { CLOSE_CODES, type LiveErrorCode } from '../../operations/live/messages.ts';
+import { originAllowed } from '../../operations/origin.ts';
 import type { LiveConnection, LivePlane } from '../../operations/live/plane.ts';
 import { liveDisconnects } from '../../metrics/registry.ts';
 
-/** The caller of a live connection from its bearer credential, or the ApiError to answer (failures already counted). */
-export type LiveAuthentication = (authorization: string | undefined, address: string) => Promise<Caller>;
+/**
+ * The caller of a live connection from its bearer credential, or the ApiError to answer (failures already
+ * counted). `recheck`: the credential of an open connection checked again, whose refusal is not a failed
+ * authentication of the address (it is not counted).
+ */
+export type LiveAuthentication = (
+  authorization: string | undefined,
+  address: string,
+  recheck?: boolean,
+) => Promise<Caller>;
 
 const BEARER_PROTOCOL = 'bearer.';
 /** Commands a client may send before its `ready`. */
@@ -51,6 +62,7 @@ export async function registerLiveRoute(
   authenticate: LiveAuthentication,
 ): Promise<void> {
   const { protocol, maxMessageBytes } = config.live;
+  const ownOrigin = new URL(config.mcp.publicUrl).origin;
   // Its own scope: the WebSocket plugin's hooks touch this route only, never the REST routes.
   await app.register(async (scope) => {
     await scope.register(websocket, {
@@ -74,6 +86,17 @@ export async function registerLiveRoute(
     scope.route({
       method: 'GET',
       url: livePath,
+      // Before the upgrade: a browser page of another origin is refused as /mcp refuses it.
+      onRequest: async (request, reply) => {
+        const check = originAllowed(ownOrigin, request);
+        if (check.allowed) return;
+        const origin = check.origin.slice(0, 200);
+        request.log.warn({ origin, address: request.ip }, 'live upgrade from a foreign Origin');
+        return reply.code(403).send({
+          error: 'forbidden_origin',
+          message: `Invalid Origin header: ${origin || '(empty)'}. A browser page may connect to the live plane from this service's own origin only (see docs/live.md).`,
+        });
+      },
       // A plain GET (no upgrade) is told how to connect.
       handler: (_request, reply) =>
         reply
@@ -95,7 +118,7 @@ export async function registerLiveRoute(
           else if (early.length < EARLY_FRAMES) early.push(text);
           else socket.close(CLOSE_CODES.policy, 'bad_message');
         });
-        socket.on('pong', () => connection?.pong());
+        socket.on('pong', (payload) => connection?.pong(payload.toString()));
         socket.on('close', () => {
           gone = true;
           void connection?.closed();
@@ -117,12 +140,17 @@ export async function registerLiveRoute(
             return;
           }
           if (gone) return;
-          connection = await plane.connect(caller, {
-            send: (text) => socket.send(text),
-            bufferedBytes: () => socket.bufferedAmount,
-            ping: () => socket.ping(),
-            close: (code, reason) => socket.close(code, reason),
-          });
+          const authorization = authorizationOf(request.headers);
+          connection = await plane.connect(
+            caller,
+            {
+              send: (text) => socket.send(text),
+              bufferedBytes: () => socket.bufferedAmount,
+              ping: (payload) => socket.ping(payload),
+              close: (code, reason) => socket.close(code, reason),
+            },
+            () => authenticate(authorization, request.ip, true),
+          );
           if (gone) return void connection.closed();
           for (const text of early.splice(0)) connection.receive(text);
         })().catch((failure: unknown) => {

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../log.ts';
+import { logMessagesSkipped } from '../../metrics/registry.ts';
 import { PREPARE_PART_MESSAGES, SliceAccumulator } from './accumulator.ts';
 import { MemoryLog } from './memory.ts';
 import { commitOffsetsOf, type BatchProcessor, type PartitionSlice, type SliceRange } from './types.ts';
@@ -425,5 +427,264 @@ describe('MemoryLog', () => {
     await consumer.stop();
     expect(attempts).toBeGreaterThanOrEqual(2);
     expect(written).toEqual(['1', '2']);
+  });
+});
+
+/** Whether a promise has settled once the microtasks and one turn of the event loop have run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+/** A message of `bytes` bytes as the log counts them (value + key + 64). */
+const message = (key: string, bytes: number) => ({ key, value: 'x'.repeat(bytes - key.length - 64) });
+
+describe('MemoryLog: what is retained, and who can make a producer wait', () => {
+  const KIB = 1024;
+
+  it('drops what every group reading a topic committed, whatever the groups that do not read it', async () => {
+    const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: 64 * KIB, log });
+    memory.join('ingest', ['fills', 'positions'], false);
+    // A group of its own that reads only fills (the live feed's shape, durable here to show the rule).
+    memory.join('feed', ['fills'], false);
+    const producer = await memory.producer();
+    for (let index = 0; index < 10; index++) await producer.send('positions', [message('w', KIB)]);
+    expect(memory.retained).toBe(10 * KIB);
+    memory.commit('ingest', 'positions', 0, memory.endOffset('positions', 0));
+    // `feed` never read positions: it holds none of them back.
+    expect(memory.retained).toBe(0);
+    expect(memory.startOffset('positions', 0)).toBe(memory.endOffset('positions', 0));
+
+    for (let index = 0; index < 4; index++) await producer.send('fills', [message('w', KIB)]);
+    memory.commit('ingest', 'fills', 0, memory.endOffset('fills', 0));
+    // Both read fills: what `feed` has not committed stays.
+    expect(memory.retained).toBe(4 * KIB);
+    memory.commit('feed', 'fills', 0, memory.endOffset('fills', 0) - 1n);
+    expect(memory.retained).toBe(KIB);
+  });
+
+  it('makes producers wait for a durable group only, and lets them on once it commits', async () => {
+    const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: 8 * KIB, log });
+    memory.join('ingest', ['t'], false);
+    memory.join('feed', ['t'], true);
+    const producer = await memory.producer();
+    for (let index = 0; index <= 8; index++) await producer.send('t', [message('k', KIB)]);
+    expect(memory.retained).toBe(9 * KIB);
+    const waiting = producer.send('t', [message('k', KIB)]);
+    expect(await settled(waiting)).toBe(false);
+    memory.commit('ingest', 't', 0, memory.startOffset('t', 0) + 2n);
+    // `feed` is lossy and read nothing: what ingest committed goes, oldest first, until there is room.
+    expect(await settled(waiting)).toBe(true);
+    expect(memory.retained).toBeLessThanOrEqual(9 * KIB);
+    expect(memory.startOffset('t', 0)).toBe(memory.endOffset('t', 0) - 9n);
+  });
+
+  it('never waits on a lossy group: ingest keeps going, the lossy reader skips what was dropped and counts it', async () => {
+    const bound = 16 * KIB;
+    const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: bound, log });
+    const options = {
+      maxBatchMessages: 1,
+      maxBatchBytes: 1 << 20,
+      lingerMs: 0,
+      maxBytes: 1 << 20,
+      maxBytesPerPartition: 4 * KIB,
+      partitionsConsumedConcurrently: 1,
+      fromBeginning: false,
+    };
+    const ingested: string[] = [];
+    const ingest = memory.consumer({ ...options, groupId: 'ingest', fromBeginning: true, maxBatchMessages: 50 });
+    await ingest.start(['t'], {
+      prepare: (s) => s.messages.map((m) => m.value!.toString().slice(-6)),
+      write: async (prepared) => void ingested.push(...prepared.flat()),
+    });
+    // The live reader stalls on its first write (a plane too busy to read) until told to go on.
+    let release: () => void = () => {};
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let firstWrite: () => void = () => {};
+    const wroteOnce = new Promise<void>((resolve) => (firstWrite = resolve));
+    const seen: string[] = [];
+    const topicSkipped = async () =>
+      (await logMessagesSkipped.get()).values.find((value) => value.labels.topic === 't')?.value ?? 0;
+    const skippedBefore = await topicSkipped();
+    const live = memory.consumer({ ...options, groupId: 'live', lossy: true, reportsProgress: false });
+    await live.start(['t'], {
+      prepare: (s) => s.messages.map((m) => m.value!.toString().slice(-6)),
+      write: async (prepared) => {
+        seen.push(...prepared.flat());
+        firstWrite();
+        await stalled;
+      },
+    });
+    const producer = await memory.producer();
+    const total = 200; // 200 KiB through a log of 16 KiB
+    let highest = 0;
+    for (let index = 0; index < total; index++) {
+      await producer.send('t', [
+        { key: 'k', value: `${'x'.repeat(KIB - 64 - 1 - 6)}${String(index).padStart(6, '0')}` },
+      ]);
+      highest = Math.max(highest, memory.retained);
+      if (index === 0) await wroteOnce;
+    }
+    expect(highest).toBeLessThanOrEqual(bound + KIB);
+    await memory.drained('ingest', ['t']);
+    release();
+    await memory.drained('live', ['t']);
+    await live.stop();
+    await ingest.stop();
+    // Ingest got everything, in order; the live reader the first message, then only the tail the log still held.
+    expect(ingested).toEqual(Array.from({ length: total }, (_, index) => String(index).padStart(6, '0')));
+    expect(seen[0]).toBe('000000');
+    expect(seen.at(-1)).toBe(String(total - 1).padStart(6, '0'));
+    const skipped = (await topicSkipped()) - skippedBefore;
+    expect(skipped).toBeGreaterThan(0);
+    // Every message was either read or counted as skipped, none both.
+    expect(seen.length + skipped).toBe(total);
+    expect(new Set(seen).size).toBe(seen.length);
+    // A stopped lossy group holds nothing: with ingest done, the log is empty.
+    expect(memory.retained).toBe(0);
+  });
+
+  it('keeps messages of a topic nobody reads yet while there is room, and drops the oldest past the bound', async () => {
+    const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: 4 * KIB, log });
+    const producer = await memory.producer();
+    for (let index = 0; index < 4; index++) await producer.send('later', [message('k', KIB)]);
+    expect(memory.retained).toBe(4 * KIB);
+    expect(memory.startOffset('later', 0)).toBe(memory.endOffset('later', 0) - 4n);
+    for (let index = 0; index < 20; index++)
+      expect(await settled(producer.send('later', [message('k', KIB)]))).toBe(true);
+    expect(memory.retained).toBeLessThanOrEqual(5 * KIB);
+  });
+
+  type Operation =
+    | { kind: 'join'; group: number; topics: number[]; lossy: boolean }
+    | { kind: 'commit'; group: number; topic: number; partition: number; fraction: number }
+    | { kind: 'commitAll' }
+    | { kind: 'publish'; topic: number; key: number; bytes: number };
+
+  const operation: fc.Arbitrary<Operation> = fc.oneof(
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('join' as const),
+        group: fc.nat(3),
+        topics: fc.uniqueArray(fc.nat(2), { minLength: 1, maxLength: 3 }),
+        lossy: fc.boolean(),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('commit' as const),
+        group: fc.nat(3),
+        topic: fc.nat(2),
+        partition: fc.nat(1),
+        fraction: fc.double({ min: 0, max: 1, noNaN: true }),
+      }),
+    },
+    { weight: 1, arbitrary: fc.constant({ kind: 'commitAll' as const }) },
+    {
+      weight: 8,
+      arbitrary: fc.record({
+        kind: fc.constant('publish' as const),
+        topic: fc.nat(2),
+        key: fc.nat(5),
+        bytes: fc.integer({ min: 70, max: 2 * KIB }),
+      }),
+    },
+  );
+
+  it('property: retained bytes stay within the bound plus one message, and producers wait only on durable groups', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { maxLength: 200, size: 'max' }), async (operations) => {
+        const bound = 8 * KIB;
+        const largest = 2 * KIB;
+        const memory = new MemoryLog({ partitions: 2, maxRetainedBytes: bound, log });
+        const producer = await memory.producer();
+        const topicName = (topic: number) => `t${topic}`;
+        /** What each group joined as (the first join decides lossy: later joins only add topics here). */
+        const groups = new Map<number, { topics: Set<number>; lossy: boolean }>();
+        const joinedAt = new Map<string, bigint>();
+        /** Bytes durable groups have not committed: what alone may make a producer wait. */
+        const heldBytes = () => {
+          let held = 0;
+          for (let topic = 0; topic < 3; topic++)
+            for (let partition = 0; partition < 2; partition++) {
+              let from = memory.endOffset(topicName(topic), partition);
+              for (const [group, joined] of groups)
+                if (!joined.lossy && joined.topics.has(topic)) {
+                  const next = memory.committed(`g${group}`, topicName(topic), partition);
+                  if (next < from) from = next;
+                }
+              const start = memory.startOffset(topicName(topic), partition);
+              const messages = memory.fetchFrom(topicName(topic), partition, from > start ? from : start, Infinity);
+              for (const m of messages) held += m.value!.length + (m.key?.length ?? 0) + 64;
+            }
+          return held;
+        };
+        const commitAll = () => {
+          for (const [group, joined] of groups)
+            for (const topic of joined.topics)
+              for (let partition = 0; partition < 2; partition++)
+                memory.commit(`g${group}`, topicName(topic), partition, memory.endOffset(topicName(topic), partition));
+        };
+        for (const step of operations) {
+          if (step.kind === 'join') {
+            const known = groups.get(step.group);
+            if (known && known.lossy !== step.lossy) continue; // a group is one kind of reader for good
+            const joined = known ?? { topics: new Set<number>(), lossy: step.lossy };
+            for (const topic of step.topics) {
+              if (joined.topics.has(topic)) continue;
+              joined.topics.add(topic);
+              // As a consumer does: from the end of the log (a group that reads the past is held from then).
+              memory.join(`g${step.group}`, [topicName(topic)], step.lossy);
+              for (let partition = 0; partition < 2; partition++) {
+                const end = memory.endOffset(topicName(topic), partition);
+                memory.commit(`g${step.group}`, topicName(topic), partition, end);
+                joinedAt.set(`g${step.group}|${topic}|${partition}`, end);
+              }
+            }
+            groups.set(step.group, joined);
+          } else if (step.kind === 'commit') {
+            const joined = groups.get(step.group);
+            if (!joined?.topics.has(step.topic)) continue;
+            const name = topicName(step.topic);
+            const from = memory.committed(`g${step.group}`, name, step.partition);
+            const end = memory.endOffset(name, step.partition);
+            const to = from + BigInt(Math.floor(Number(end - from) * step.fraction));
+            memory.commit(`g${step.group}`, name, step.partition, to);
+          } else if (step.kind === 'commitAll') {
+            commitAll();
+            // Every reader has committed everything: nothing is held, and a producer cannot wait.
+            expect(heldBytes()).toBe(0);
+            expect(await settled(producer.send(topicName(0), [message('k', largest)]))).toBe(true);
+          } else {
+            const sending = producer.send(topicName(step.topic), [message(`k${step.key}`, step.bytes)]);
+            if (!(await settled(sending))) {
+              // It waits only while durable groups hold more than the bound; their commits let it on.
+              expect(heldBytes()).toBeGreaterThan(bound);
+              commitAll();
+              expect(await settled(sending)).toBe(true);
+            }
+          }
+          expect(memory.retained).toBeLessThanOrEqual(bound + largest);
+          // Nothing a durable group has not committed was dropped.
+          for (const [group, joined] of groups) {
+            if (joined.lossy) continue;
+            for (const topic of joined.topics)
+              for (let partition = 0; partition < 2; partition++)
+                expect(memory.startOffset(topicName(topic), partition)).toBeLessThanOrEqual(
+                  memory.committed(`g${group}`, topicName(topic), partition),
+                );
+          }
+        }
+        await memory.close();
+      }),
+      { numRuns: 200 },
+    );
   });
 });

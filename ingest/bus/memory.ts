@@ -3,13 +3,21 @@
  * key, offsets, consumer-group commits, redelivery of an uncommitted batch after a failure. The
  * embedded mode (`npm start` with no KAFKA_BROKERS) runs the simulator, replay and import through it.
  *
- * Memory stays bounded: committed messages are dropped, and producers wait while the retained backlog
- * is above `maxRetainedBytes` (backpressure, not buffering).
+ * Memory stays bounded by `maxRetainedBytes` (plus one append), and only a reader that must not lose a
+ * message can make a producer wait (backpressure, not buffering). The rule, per topic partition:
+ * - A message every group that reads the topic has committed is dropped at once. A group holds back only
+ *   the topics it reads (those its consumer started on), never the others.
+ * - A durable group (ingest) holds what it has not committed: while those bytes alone exceed the bound,
+ *   producers wait for its commits.
+ * - A lossy group (`LogConsumerOptions.lossy`: the live plane's feed) holds nothing. What it has not read
+ *   yet stays while there is room; when the log is over its bound, the oldest messages no durable group
+ *   needs are dropped until it is not, whether a lossy reader read them or not (so is a topic no group
+ *   reads yet). The lossy reader then skips them: it counts them and says so in the log.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
 import { retryDelayMs, SliceAccumulator } from './accumulator.ts';
-import { consumerLag, ingestLastCommit } from '../../metrics/registry.ts';
+import { consumerLag, ingestLastCommit, logMessagesSkipped } from '../../metrics/registry.ts';
 import {
   nextOffset,
   type BatchProcessor,
@@ -32,9 +40,18 @@ interface Topic {
   partitions: Partition[];
 }
 
+/** A consumer group that started on this log: what it reads, and whether it may miss messages. */
+interface Group {
+  topics: Set<string>;
+  lossy: boolean;
+}
+
 export interface MemoryLogOptions {
   partitions: number;
-  /** Producers wait while more than this many bytes are retained (uncommitted) in the log. */
+  /**
+   * The log never retains more than this many bytes (plus one append): producers wait while the bytes
+   * durable groups have not committed exceed it, and other messages are dropped, oldest first, to stay under it.
+   */
   maxRetainedBytes: number;
   log: Logger;
 }
@@ -81,11 +98,14 @@ export class MemoryLog implements EventLog {
   private readonly topics = new Map<string, Topic>();
   /** group → topic → partition → next offset to read */
   private readonly commits = new Map<string, Map<string, Map<number, bigint>>>();
+  /** The groups whose consumer started: only they hold messages back, and only on the topics they read. */
+  private readonly groups = new Map<string, Group>();
   private retainedBytes = 0;
+  private closed = false;
   private roundRobin = 0;
   /** Woken on every append (consumers wait for data). */
   readonly appended = new Signal();
-  /** Woken on every trim (producers wait for room). */
+  /** Woken on every trim and commit (producers wait for room: a commit may let them make some). */
   private readonly trimmed = new Signal();
   /** Woken on every commit (waiting for a group to drain). */
   private readonly committedSignal = new Signal();
@@ -110,8 +130,16 @@ export class MemoryLog implements EventLog {
     return topic;
   }
 
+  /** Bytes the log holds now (never above `maxRetainedBytes` plus one append). */
+  get retained(): number {
+    return this.retainedBytes;
+  }
+
   async append(topicName: string, messages: readonly OutgoingMessage[]): Promise<void> {
-    while (this.retainedBytes > this.options.maxRetainedBytes && this.commits.size > 0) {
+    // Room first from what no durable group needs; then wait for their commits (a closed log waits for nothing).
+    while (!this.closed && this.retainedBytes > this.options.maxRetainedBytes) {
+      this.makeRoom();
+      if (this.retainedBytes <= this.options.maxRetainedBytes) break;
       await this.trimmed.wait();
     }
     const topic = this.topic(topicName);
@@ -148,6 +176,11 @@ export class MemoryLog implements EventLog {
     return out;
   }
 
+  /** The first offset a partition still holds (what is before it was dropped). */
+  startOffset(topicName: string, partitionIndex: number): bigint {
+    return this.topic(topicName).partitions[partitionIndex]?.base ?? this.epoch;
+  }
+
   /** The next offset a producer would get on a partition (its high watermark). */
   endOffset(topicName: string, partitionIndex: number): bigint {
     const partition = this.topic(topicName).partitions[partitionIndex];
@@ -156,6 +189,36 @@ export class MemoryLog implements EventLog {
 
   partitionCount(topicName: string): number {
     return this.topic(topicName).partitions.length;
+  }
+
+  /**
+   * A consumer of the group starts on these topics: from now on the group holds back what it has not
+   * committed of them (a durable group), or only reads what is there (a lossy one).
+   */
+  join(groupId: string, topics: readonly string[], lossy: boolean): void {
+    const group = this.groups.get(groupId);
+    if (group) {
+      for (const topic of topics) group.topics.add(topic);
+      group.lossy &&= lossy;
+    } else {
+      this.groups.set(groupId, { topics: new Set(topics), lossy });
+    }
+  }
+
+  /**
+   * A lossy group's consumer stopped: the group and its offsets are forgotten (it has no past to resume
+   * from), and what it alone held is dropped. A durable group never leaves: its offsets outlive its
+   * consumer, like Kafka's, and keep holding what it has not read.
+   */
+  leave(groupId: string): void {
+    const group = this.groups.get(groupId);
+    if (!group?.lossy) return;
+    this.groups.delete(groupId);
+    this.commits.delete(groupId);
+    for (const topicName of group.topics) {
+      const topic = this.topics.get(topicName);
+      if (topic) for (let index = 0; index < topic.partitions.length; index++) this.trim(topicName, index);
+    }
   }
 
   committed(groupId: string, topicName: string, partition: number): bigint {
@@ -173,6 +236,7 @@ export class MemoryLog implements EventLog {
     if (!topic) group.set(topicName, (topic = new Map()));
     topic.set(partitionIndex, nextOffset);
     this.trim(topicName, partitionIndex);
+    this.trimmed.notify();
     this.committedSignal.notify();
   }
 
@@ -210,21 +274,57 @@ export class MemoryLog implements EventLog {
     }
   }
 
-  /** Drops messages every group has committed. */
+  /** Drops what every group reading the topic has committed (nothing while no group reads it). */
   private trim(topicName: string, partitionIndex: number): void {
     const partition = this.topic(topicName).partitions[partitionIndex];
     if (!partition) return;
     let lowest: bigint | undefined;
-    for (const group of this.commits.values()) {
-      const next = group.get(topicName)?.get(partitionIndex) ?? this.epoch;
+    for (const [groupId, group] of this.groups) {
+      if (!group.topics.has(topicName)) continue;
+      const next = this.committed(groupId, topicName, partitionIndex);
       if (lowest === undefined || next < lowest) lowest = next;
     }
-    if (lowest === undefined) return;
-    const drop = Number(lowest - partition.base);
+    if (lowest !== undefined) this.dropBefore(partition, lowest);
+  }
+
+  /** The first offset of a partition that a durable group reading the topic has not committed (its end if none). */
+  private heldFrom(topicName: string, partitionIndex: number, partition: Partition): bigint {
+    let held = partition.base + BigInt(partition.messages.length);
+    for (const [groupId, group] of this.groups) {
+      if (group.lossy || !group.topics.has(topicName)) continue;
+      const next = this.committed(groupId, topicName, partitionIndex);
+      if (next < held) held = next;
+    }
+    return held;
+  }
+
+  /**
+   * Over the bound: drops the oldest messages no durable group holds (a lossy reader's unread ones, a
+   * topic nobody reads), partition by partition, until the log is back under its bound or only held
+   * messages are left.
+   */
+  private makeRoom(): void {
+    const bound = this.options.maxRetainedBytes;
+    for (const [topicName, topic] of this.topics) {
+      for (let index = 0; index < topic.partitions.length; index++) {
+        if (this.retainedBytes <= bound) return;
+        const partition = topic.partitions[index]!;
+        const held = this.heldFrom(topicName, index, partition);
+        let until = partition.base;
+        let freed = 0;
+        for (let at = 0; until < held && this.retainedBytes - freed > bound; at++, until++)
+          freed += partition.bytes[at]!;
+        this.dropBefore(partition, until);
+      }
+    }
+  }
+
+  private dropBefore(partition: Partition, offset: bigint): void {
+    const drop = Number(offset - partition.base);
     if (drop <= 0) return;
     partition.messages.splice(0, drop);
     for (const size of partition.bytes.splice(0, drop)) this.retainedBytes -= size;
-    partition.base = lowest;
+    partition.base = offset;
     this.trimmed.notify();
   }
 
@@ -263,11 +363,15 @@ export class MemoryLog implements EventLog {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.appended.notify();
     this.trimmed.notify();
     this.committedSignal.notify();
   }
 }
+
+/** A lossy reader that keeps falling behind says so at most this often (with the count since the last line). */
+const SKIP_REPORT_INTERVAL_MS = 10_000;
 
 class MemoryConsumer implements LogConsumer {
   private running = false;
@@ -275,6 +379,9 @@ class MemoryConsumer implements LogConsumer {
   private accumulator: SliceAccumulator<unknown> | undefined;
   /** Failed writes since the last successful one: the pause before reading again grows with it. */
   private consecutiveFailures = 0;
+  /** Skipped messages not reported yet, and when the last report went out (at most one line per interval). */
+  private skippedSinceReport = 0n;
+  private lastSkipReport = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly memoryLog: MemoryLog,
@@ -285,8 +392,9 @@ class MemoryConsumer implements LogConsumer {
   async start<Prepared>(topics: readonly string[], processor: BatchProcessor<Prepared>): Promise<void> {
     this.running = true;
     const groupId = this.options.groupId;
-    // Register the group at once, so that producers see a consumer and apply backpressure. A new group
+    // Register the group at once, so that it holds back what it has not read from now on. A new group
     // that does not read from the beginning starts at the end, as Kafka's `latest` does.
+    this.memoryLog.join(groupId, topics, this.options.lossy === true);
     for (const topic of topics) {
       for (let partition = 0; partition < this.memoryLog.partitionCount(topic); partition++) {
         const start =
@@ -341,7 +449,13 @@ class MemoryConsumer implements LogConsumer {
       for (const topic of topics) {
         for (let partition = 0; partition < this.memoryLog.partitionCount(topic) && this.running; partition++) {
           const key = `${topic}|${partition}`;
-          const from = position.get(key) ?? this.memoryLog.committed(groupId, topic, partition);
+          let from = position.get(key) ?? this.memoryLog.committed(groupId, topic, partition);
+          const start = this.memoryLog.startOffset(topic, partition);
+          if (from < start) {
+            // Only a lossy group falls behind what the log holds (a durable one holds it back).
+            this.skipped(topic, start - from);
+            from = start;
+          }
           const messages = this.memoryLog.fetchFrom(topic, partition, from, this.options.maxBytesPerPartition);
           if (messages.length === 0) continue;
           if (!(await accumulator.add({ topic, partition, messages }))) break;
@@ -353,6 +467,20 @@ class MemoryConsumer implements LogConsumer {
     }
   }
 
+  /** Messages a lossy reader never got: the log dropped them to stay within its bound before it read them. */
+  private skipped(topic: string, count: bigint): void {
+    logMessagesSkipped.inc({ topic }, Number(count));
+    this.skippedSinceReport += count;
+    const now = Date.now();
+    if (now - this.lastSkipReport < SKIP_REPORT_INTERVAL_MS) return;
+    this.log.warn(
+      { groupId: this.options.groupId, skipped: Number(this.skippedSinceReport), topic },
+      'a lossy reader fell behind the log by more than its bound: skipped messages it had not read',
+    );
+    this.skippedSinceReport = 0n;
+    this.lastSkipReport = now;
+  }
+
   async stop(): Promise<void> {
     this.running = false;
     this.memoryLog.appended.notify();
@@ -360,5 +488,6 @@ class MemoryConsumer implements LogConsumer {
     await this.accumulator
       ?.close()
       .catch((error: unknown) => this.log.warn({ err: error }, 'final write failed; it will be read again'));
+    this.memoryLog.leave(this.options.groupId);
   }
 }

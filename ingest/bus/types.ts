@@ -69,6 +69,14 @@ export interface LogConsumerOptions {
    * ingest (the live plane, a group of its own) says false, so that it does not overwrite them.
    */
   reportsProgress?: boolean;
+  /**
+   * A reader that may miss messages rather than hold the pipeline (the live plane's best-effort feed).
+   * On the in-process log it holds nothing back: what it falls behind by more than the log's bound is
+   * dropped before it reads it, and it skips ahead, counting (`trader_analytics_log_skipped_messages_total`)
+   * and logging what it missed (bus/memory.ts). Kafka's retention is the same thing there: the option
+   * changes nothing on Kafka.
+   */
+  lossy?: boolean;
   /** Upper bound of one fetch per partition, and of all partitions together. */
   maxBytesPerPartition: number;
   maxBytes: number;

@@ -37,7 +37,7 @@ export const epochSecondsSchema = z.number().int().min(EPOCH_MIN).max(EPOCH_MAX)
 export const priceSchema = z.number().min(0).max(1);
 
 /** The price of something that traded: a fill at 0 gave tokens away, above 1 paid more than any payout. */
-export const tradedPriceSchema = z.number().gt(0, 'a traded price is above 0').max(1);
+export const tradedPriceSchema = z.number().gt(0, 'a traded price must be above 0').max(1);
 
 /**
  * The largest amount of a 6-decimal collateral a double holds exactly, in whole units: above all the
@@ -57,9 +57,6 @@ export type TokenSide = z.infer<typeof tokenSideSchema>;
 export const exchangeEraSchema = z.enum(['v1', 'v2']);
 export type ExchangeEra = z.infer<typeof exchangeEraSchema>;
 
-/** 2026-04-28 11:15 UTC: the V1 → V2 exchange cut-over, a fact of the chain (see `exchangeEraAt`). */
-export const DEFAULT_EXCHANGE_V2_START_TS = 1_777_374_900;
-
 /**
  * The exchange era of what happened at `ts` (epoch seconds), for whatever names no exchange: a fill from
  * the data API (upstream or imported), which does not say which exchange matched it, and a position leg
@@ -67,7 +64,7 @@ export const DEFAULT_EXCHANGE_V2_START_TS = 1_777_374_900;
  * carries the era of the exchange that emitted it instead. Polymarket moved all trading from the V1 to
  * the V2 exchanges in a hard cut-over on 2026-04-28 between 11:00 and 11:15 UTC (V1 fills stop inside
  * that window, none after; the V2 exchange, deployed 2026-03-31 at block 84,902,353, carried only a test
- * trickle before): `v2StartTs` is that instant (DEFAULT_EXCHANGE_V2_START_TS, 11:15 UTC: the
+ * trickle before): `v2StartTs` is that instant (DEFAULT_EXCHANGE_V2_START_TS in chain.ts, 11:15 UTC: the
  * handful of V2 fills of that quarter hour count as V1, rather than the thousands of V1 fills before
  * 11:15 as V2).
  */

@@ -18,7 +18,7 @@ export class StoreSlot {
   #done = false;
 
   constructor(
-    private readonly limiter: InFlightLimiter,
+    private readonly limiter: Pick<InFlightLimiter, 'acquire'>,
     private readonly user: string,
     /** The refusal to answer with (503 overloaded, or 429 busy for a heavy read). */
     private readonly refusal: () => Error,

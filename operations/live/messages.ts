@@ -60,6 +60,10 @@ const LIVE_ERROR_CODES = [
   'too_slow',
   'no_pong',
   'shutting_down',
+  'rate_limited',
+  'lookup_limit',
+  'overloaded',
+  'plan_changed',
 ] as const;
 export type LiveErrorCode = (typeof LIVE_ERROR_CODES)[number];
 
@@ -157,6 +161,15 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
       id: commandId,
       code: z.enum(LIVE_ERROR_CODES),
       message: z.string().meta({ description: 'Written to be relayed to a human.' }),
+      retry_after: z.number().optional().meta({
+        description: 'rate_limited, lookup_limit, overloaded: seconds until the command may succeed.',
+      }),
+      lookups_per_hour: z
+        .int()
+        .optional()
+        .meta({ description: "lookup_limit: the plan's store lookups an hour (docs/live.md, Bounds)." }),
+      slots_in_use: z.int().optional().meta({ description: "no_free_slot: the user's slots held now." }),
+      live_slots: z.int().optional().meta({ description: "no_free_slot: the plan's live slots." }),
     })
     .catchall(z.unknown())
     .meta({ description: 'A command refused, or the reason the connection is about to close.' }),
@@ -172,11 +185,13 @@ export const CLOSE_CODES = {
   internal: 1011,
   unauthorized: 4401,
   insufficientScope: 4403,
-  /** too_many_auth_failures, or too_many_connections: the reason says which. */
+  /** too_many_auth_failures, too_many_connections, or rate_limited (commands kept coming past the rate): the reason says which. */
   tooMany: 4429,
+  /** The user's plan changed (or the key now names another account): connect again to run on the new plan. */
+  planChanged: 4409,
   /** More commands before `ready` than the server keeps (RFC 6455: policy violation). */
   policy: 1008,
-  /** The client did not read its events fast enough. */
+  /** The client did not read what it was sent fast enough: more than the bound waited unsent. */
   tooSlow: 4408,
   /** No pong to the last ping (no_pong). */
   silent: 4000,

@@ -58,5 +58,20 @@ describe('serverMessageSchema', () => {
     expect(
       serverMessageSchema.safeParse({ type: 'event', market: MARKET, wallet: '0xabc', seq: 0, event: {} }).success,
     ).toBe(false);
+    // The bounds' refusals (docs/live.md, Bounds) carry their numbers.
+    expect(
+      serverMessageSchema.safeParse({
+        type: 'error',
+        code: 'lookup_limit',
+        message: 'm',
+        retry_after: 30,
+        lookups_per_hour: 120,
+      }).success,
+    ).toBe(true);
+    for (const code of ['rate_limited', 'overloaded', 'plan_changed'])
+      expect(serverMessageSchema.safeParse({ type: 'error', code, message: 'm' }).success).toBe(true);
+    expect(
+      serverMessageSchema.safeParse({ type: 'error', code: 'lookup_limit', message: 'm', retry_after: 'soon' }).success,
+    ).toBe(false);
   });
 });

@@ -10,9 +10,15 @@
  * - popular (no slot): the shelf, now and every heartbeat.
  *
  * Commands of one connection run one after another (their acks come in order). Events of a subscription
- * carry a sequence number from 1 without gaps. Each connection's unsent bytes are bounded: a client that
- * cannot keep up is told so and closed, and its slots are freed; memory never grows with a slow reader.
- * Every heartbeat the plane pings its clients (a silent one is closed) and renews its slots' leases.
+ * carry a sequence number from 1 without gaps. What a connection costs is bounded (docs/live.md, Bounds):
+ * every byte sent to it (events, replies, errors) counts against one bound of unsent bytes, and a client
+ * that cannot keep up is told so and closed, its slots freed; its commands are rate-limited
+ * (connection-bounds.ts); the commands that read the store draw on the user's lookup budget and the
+ * store's in-flight limit, like REST calls (lookups.ts). Every heartbeat the plane pings its clients
+ * (one that did not echo the last ping, which it can only learn by reading, is closed) and renews its
+ * slots' leases; every
+ * `credentialCheckSeconds` it checks each connection's credential again (a revoked key's streams close,
+ * and so do those of a user whose plan changed).
  *
  * A watch ends on unwatch, when its connection closes, when its market resolves, or after the longest
  * watch (config live.maxWatchSeconds); a Pro or Max watch is recorded into the user's library meanwhile
@@ -24,11 +30,14 @@ import type { Caller } from '../auth.ts';
 import type { RouteContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { SlotStore } from '../gates/slots.ts';
+import type { StoreSlot } from '../gates/store-slot.ts';
+import { CommandRate } from './connection-bounds.ts';
+import { LiveRefusal, LookupBudget, lookupSlot } from './lookups.ts';
 import { Recorder, type Recording, type RecordingRefusal, type RecordingSink } from './recording.ts';
 import { ProvisionalLedger, type MarkState, type ProvisionalTag } from './provisional.ts';
 import { parseConditionId } from '../parameters.ts';
 import { listPopularTraders } from '../popular.ts';
-import { readMarketNames, type MarketNames } from '../../projections/market-names.ts';
+import { NO_MARKET_NAMES, type MarketNames } from '../../projections/market-names.ts';
 import { tapeEventBytes } from '../../projections/tape-tally.ts';
 import {
   liveCommands,
@@ -87,8 +96,17 @@ export interface LiveTransport {
   send(text: string): void;
   /** Bytes handed to `send` and not yet written to the network. */
   bufferedBytes(): number;
-  ping(): void;
+  /** A ping carrying `payload`; the client's pong echoes it (RFC 6455 §5.5.3). */
+  ping(payload: string): void;
   close(code: number, reason: string): void;
+}
+
+/** A connection's credential checked again: its caller now, or the ApiError it is refused with now (failures not counted). */
+export type CredentialCheck = () => Promise<Caller>;
+
+/** A WebSocket frame's header, as counted in the transport's buffered bytes (RFC 6455 §5.2; the server does not mask). */
+function frameBytes(payloadBytes: number): number {
+  return payloadBytes + (payloadBytes < 126 ? 2 : payloadBytes < 65_536 ? 4 : 10);
 }
 
 export interface LivePlaneOptions {
@@ -98,6 +116,8 @@ export interface LivePlaneOptions {
   slotsClockMs?: (() => number) | null;
   /** Where recordings of watches go (the role publishes them on the log); none: nothing is recorded. */
   recordings?: RecordingSink | null;
+  /** The clock of the command rate and the lookup budget, ms; tests pin it. Default: Date.now. */
+  clockMs?: () => number;
 }
 
 interface Subscription {
@@ -166,8 +186,13 @@ export class LivePlane {
   #draining = false;
   #serial = 0;
   readonly #heartbeat: NodeJS.Timeout;
+  readonly #credentialChecks: NodeJS.Timeout;
+  #checkingCredentials = false;
   #closed = false;
   #lastSlotFailureLog = 0;
+  readonly clockMs: () => number;
+  /** Every user's store lookups through the plane (lookups.ts). */
+  readonly lookups: LookupBudget;
 
   constructor(options: LivePlaneOptions) {
     this.#context = options.context;
@@ -181,8 +206,15 @@ export class LivePlane {
       options.context.log,
     );
     this.#names = new LRUCache({ max: options.context.config.live.marketNamesCached });
+    this.clockMs = options.clockMs ?? Date.now;
+    this.lookups = new LookupBudget(this.clockMs);
     this.#heartbeat = setInterval(() => void this.#beat(), options.context.config.live.heartbeatSeconds * 1000);
     this.#heartbeat.unref();
+    this.#credentialChecks = setInterval(
+      () => void this.checkCredentials(),
+      options.context.config.live.credentialCheckSeconds * 1000,
+    );
+    this.#credentialChecks.unref();
   }
 
   get config() {
@@ -208,9 +240,13 @@ export class LivePlane {
     }
   }
 
-  /** A connection authenticated as `caller`. */
-  async connect(caller: Caller, transport: LiveTransport): Promise<LiveConnection> {
-    const connection = new LiveConnection(this, this.#context, caller, transport, ++this.#serial);
+  /** A connection authenticated as `caller`; `recheck` checks its credential again (none: never rechecked). */
+  async connect(
+    caller: Caller,
+    transport: LiveTransport,
+    recheck: CredentialCheck | null = null,
+  ): Promise<LiveConnection> {
+    const connection = new LiveConnection(this, this.#context, caller, transport, ++this.#serial, recheck);
     if (this.#closed) {
       connection.fail('shutting_down', 'The server is shutting down: connect again.', CLOSE_CODES.shuttingDown);
       return connection;
@@ -303,12 +339,14 @@ export class LivePlane {
     }
   }
 
-  /** A market's names (cached), or null for a market without metadata. */
+  /** A market's names (kept from the log, else the API's cached read), or null for a market without metadata. */
   async marketNames(market: string): Promise<MarketNames | null> {
     const cached = this.#names.get(market);
     if (cached) return cached;
-    const names = (await readMarketNames(this.#context.store, [market])).get(market) ?? null;
-    if (names) this.#names.set(market, names);
+    const names = (await this.#context.reader.marketNames([market])).get(market) ?? null;
+    // The read cache keeps "no metadata" as its own value (while a feed follows the market).
+    if (names === null || names === NO_MARKET_NAMES) return null;
+    this.#names.set(market, names);
     return names;
   }
 
@@ -490,10 +528,26 @@ export class LivePlane {
     return { type: 'popular', ...(await listPopularTraders(this.#context)) };
   }
 
+  /**
+   * Every connection's credential checked again (through the key cache: a revocation shows within its
+   * window): a refused one is closed with the refusal, and one whose user now has another plan is closed so
+   * that the client connects again under the new plan's slots and budgets.
+   */
+  async checkCredentials(): Promise<void> {
+    if (this.#checkingCredentials) return;
+    this.#checkingCredentials = true;
+    try {
+      await Promise.all([...this.#connections].map((connection) => connection.checkCredential()));
+    } finally {
+      this.#checkingCredentials = false;
+    }
+  }
+
   /** Tells every client the server stops, closes them, and gives their slots back. */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#heartbeat);
+    clearInterval(this.#credentialChecks);
     await Promise.all(
       [...this.#connections].map((connection) =>
         connection.fail('shutting_down', 'The server is shutting down: connect again.', CLOSE_CODES.shuttingDown),
@@ -506,7 +560,11 @@ export class LiveConnection {
   readonly #subscriptions = new Map<string, Subscription>();
   /** Commands run one after another. */
   #commands: Promise<void> = Promise.resolve();
-  #alive = true;
+  /** Commands received and not finished yet (bounded: live.commands.maxPending). */
+  #pending = 0;
+  readonly #rate: CommandRate;
+  /** The payload of the last ping, which only a client that read it can echo (null: answered). */
+  #unanswered: string | null = null;
   #closed = false;
   /** Why the server closed the connection (an error code); null while open, or when the client left. */
   #closedWith: LiveErrorCode | null = null;
@@ -521,39 +579,124 @@ export class LiveConnection {
     readonly caller: Caller,
     private readonly transport: LiveTransport,
     readonly serial: number,
-  ) {}
-
-  send(message: ServerMessage): void {
-    if (!this.#closed) this.transport.send(JSON.stringify(message));
+    private readonly recheck: CredentialCheck | null = null,
+  ) {
+    this.#rate = new CommandRate(plane.config.commands, plane.clockMs);
   }
 
-  /** A frame from the client. */
+  /** Whether the connection was closed, and with which error (null: by the client, or still open). */
+  get state(): { closed: boolean; closedWith: LiveErrorCode | null; pendingCommands: number } {
+    return { closed: this.#closed, closedWith: this.#closedWith, pendingCommands: this.#pending };
+  }
+
+  send(message: ServerMessage): void {
+    this.#write(JSON.stringify(message));
+  }
+
+  /**
+   * Every byte sent goes through here, under one bound: a message that would take the unsent bytes past
+   * `queueBytes` is not sent, and the connection is closed as too slow (its error is the one message that
+   * may pass the bound). False when it was not sent.
+   */
+  #write(text: string): boolean {
+    if (this.#closed) return false;
+    const { queueBytes } = this.plane.config;
+    const bytes = frameBytes(Buffer.byteLength(text));
+    if (this.transport.bufferedBytes() + bytes > queueBytes) {
+      void this.fail(
+        'too_slow',
+        `This connection fell more than ${queueBytes} bytes behind what it was sent (events, replies and errors); it is closed and its slots are free. Read faster, send less, or subscribe to less.`,
+        CLOSE_CODES.tooSlow,
+      );
+      return false;
+    }
+    this.transport.send(text);
+    return true;
+  }
+
+  /** A frame from the client: counted against the command rate, then run in its turn. */
   receive(text: string): void {
-    this.#alive = true;
+    if (this.#closed) return;
+    const { commands } = this.plane.config;
+    const verdict = this.#pending >= commands.maxPending ? this.#rate.refuse() : this.#rate.take();
+    if (verdict !== 'admitted') {
+      liveCommands.inc({ command: 'unknown', outcome: 'rate_limited' });
+      const message = `A connection may send ${commands.perSecond} commands a second (bursts of ${commands.burst}, at most ${commands.maxPending} waiting): this one was not run. ${commands.refusalsBeforeClose} refused in a row close the connection.`;
+      if (verdict === 'close')
+        void this.fail('rate_limited', `${message} Closed: the commands kept coming.`, CLOSE_CODES.tooMany);
+      else this.#error('rate_limited', message, undefined, { retry_after: 1 });
+      return;
+    }
     const parsed = parseClientMessage(text);
     if (!parsed.ok) {
       liveCommands.inc({ command: 'unknown', outcome: 'bad_message' });
       this.#error('bad_message', `Not a command of the live plane (${parsed.reason}). See docs/live.md.`, parsed.id);
       return;
     }
-    this.#commands = this.#commands.then(() => this.#run(parsed.message));
+    this.#pending += 1;
+    this.#commands = this.#commands.then(async () => {
+      try {
+        await this.#run(parsed.message);
+      } finally {
+        this.#pending -= 1;
+      }
+    });
   }
 
-  /** A pong (or any frame) shows the client is there. */
-  pong(): void {
-    this.#alive = true;
+  /**
+   * A pong shows the client reads only when it echoes the last ping's payload, which it learns by reading
+   * the ping (after everything sent before it). Nothing else does: a client may send frames, pongs of its
+   * own included, without reading a byte of what it is sent.
+   */
+  pong(payload: string): void {
+    if (payload === this.#unanswered) this.#unanswered = null;
   }
 
-  /** Pings the client; false (and the connection closed) when it never answered the last ping. */
+  /**
+   * Pings the client; false (and the connection closed) when it did not answer the last ping: it read
+   * nothing for a heartbeat, whatever it sent meanwhile.
+   */
   heartbeat(): boolean {
     if (this.#closed) return false;
-    if (!this.#alive) {
-      void this.fail('no_pong', 'No answer to the last ping: the connection is considered dead.', CLOSE_CODES.silent);
+    if (this.#unanswered !== null) {
+      void this.fail(
+        'no_pong',
+        `No answer to the last ping within ${this.plane.config.heartbeatSeconds} s (a client that does not read what it is sent never sees it): the connection is closed and its slots are free.`,
+        CLOSE_CODES.silent,
+      );
       return false;
     }
-    this.#alive = false;
-    this.transport.ping();
+    this.#unanswered = randomUUID();
+    this.transport.ping(this.#unanswered);
     return true;
+  }
+
+  /** The credential checked again (LivePlane.checkCredentials): closed when refused now, or when the plan changed. */
+  async checkCredential(): Promise<void> {
+    if (this.#closed || this.recheck === null) return;
+    let now: Caller;
+    try {
+      now = await this.recheck();
+    } catch (failure) {
+      if (!(failure instanceof ApiError) || failure.status >= 500) {
+        // The store cannot say now: the connection keeps what it was admitted with until it can.
+        this.context.log.warn({ err: failure }, 'live credential check failed');
+        return;
+      }
+      if (failure.code === 'insufficient_scope')
+        return this.fail('insufficient_scope', failure.message, CLOSE_CODES.insufficientScope);
+      return this.fail(
+        'unauthorized',
+        'The credential of this connection is no longer valid (a revoked key, or an account that is gone): it is closed and its slots are free.',
+        CLOSE_CODES.unauthorized,
+      );
+    }
+    if (now.accountId !== this.caller.accountId || now.planId !== this.caller.planId)
+      await this.fail(
+        'plan_changed',
+        `Your plan is now ${now.limits.name}: connect again to stream under its slots and limits.`,
+        CLOSE_CODES.planChanged,
+      );
   }
 
   slotIds(): string[] {
@@ -573,15 +716,7 @@ export class LiveConnection {
       seq: subscription.seq,
       event,
     } satisfies ServerMessage);
-    if (this.transport.bufferedBytes() + text.length > this.plane.config.queueBytes) {
-      void this.fail(
-        'too_slow',
-        `This connection fell more than ${this.plane.config.queueBytes} bytes behind the events it subscribed to; it is closed and its slots are free. Read faster or subscribe to less.`,
-        CLOSE_CODES.tooSlow,
-      );
-      return;
-    }
-    this.transport.send(text);
+    if (!this.#write(text)) return;
     liveEventsSent.inc({ type: event.type });
     if (subscription.recording) this.#record(subscription, subscription.recording, event);
   }
@@ -650,8 +785,9 @@ export class LiveConnection {
   /** Sends the reason, closes the connection, and gives its slots back. */
   async fail(code: LiveErrorCode, message: string, closeCode: number): Promise<void> {
     if (this.#closed) return;
-    this.send({ type: 'error', code, message });
+    // Past every bound: the reason is a few hundred bytes, then the connection closes.
     this.#closed = true;
+    this.transport.send(JSON.stringify({ type: 'error', code, message } satisfies ServerMessage));
     this.#closedWith = code;
     this.transport.close(closeCode, code);
     await this.closed();
@@ -691,21 +827,27 @@ export class LiveConnection {
     this.send({ type: 'error', ...(id === undefined ? {} : { id }), code, message, ...extra });
   }
 
+  /** One command, its store reads metered like a REST call's (lookups.ts). */
   async #run(message: ClientMessage): Promise<void> {
     if (this.#closed) return;
-    const outcome = await this.#outcomeOf(message);
-    liveCommands.inc({ command: message.type, outcome });
+    const slot = lookupSlot(this.context.inFlight, this.plane.lookups, this.caller);
+    try {
+      const outcome = await slot.run(() => this.#outcomeOf(message, slot));
+      liveCommands.inc({ command: message.type, outcome });
+    } finally {
+      slot.release();
+    }
   }
 
   /** Runs one command; `ok`, or the code of the error it was answered with. */
-  async #outcomeOf(message: ClientMessage): Promise<string> {
+  async #outcomeOf(message: ClientMessage, slot: StoreSlot): Promise<string> {
     try {
       switch (message.type) {
         case 'ping':
           this.send({ type: 'pong', ...(message.id === undefined ? {} : { id: message.id }), ts: this.context.now() });
           break;
         case 'watch':
-          await this.#watch(message);
+          await this.#watch(message, slot);
           break;
         case 'unwatch':
           await this.#unwatch(message);
@@ -728,7 +870,7 @@ export class LiveConnection {
       }
       return 'ok';
     } catch (failure) {
-      if (failure instanceof Refusal) {
+      if (failure instanceof Refusal || failure instanceof LiveRefusal) {
         this.#error(failure.code, failure.message, message.id, failure.extra);
         return failure.code;
       }
@@ -764,12 +906,15 @@ export class LiveConnection {
       );
   }
 
-  async #watch(message: Extract<ClientMessage, { type: 'watch' }>): Promise<void> {
+  async #watch(message: Extract<ClientMessage, { type: 'watch' }>, slot: StoreSlot): Promise<void> {
     const market = parseConditionId(message.market);
     const trader = await this.context.resolveTrader(message.trader);
     const key = watchKey(trader.wallet, market);
     if (this.#subscriptions.has(key)) return this.#ack(message.id, 'watch', { trader, market });
     this.#roomForOneMore();
+    // A new watch's first fetch (the library's figure of a recorded plan) reads the store: one lookup,
+    // drawn before a slot is taken.
+    if (this.caller.limits.recordsLive) await slot.enter();
     if (!(await this.plane.marketNames(market)))
       throw new Refusal(
         'unknown_market',

@@ -71,17 +71,22 @@ if (process.argv.includes('--live-clients')) {
             const socket = new WebSocket(job.url, job.protocol ? [job.protocol] : [], {
               headers: connection.authorization ? { authorization: connection.authorization } : {},
             });
+            const watch = () =>
+              socket.send(
+                JSON.stringify({ type: 'watch', id: 'w', trader: connection.trader, market: connection.market }),
+              );
             const acked = (data: WebSocket.RawData) => {
-              const message = JSON.parse(data.toString()) as { type: string };
-              if (message.type === 'ready')
-                socket.send(
-                  JSON.stringify({ type: 'watch', id: 'w', trader: connection.trader, market: connection.market }),
-                );
+              const message = JSON.parse(data.toString()) as { type: string; code?: string; retry_after?: number };
+              if (message.type === 'ready') watch();
               else if (message.type === 'ack' || message.type === 'subscribed') {
                 socket.off('message', acked);
                 socket.on('message', onMessage);
                 resolve(socket);
-              } else if (message.type === 'error') reject(new Error(JSON.stringify(message)));
+              } else if (message.type === 'error' && message.code === 'overloaded')
+                // Every client connecting at once reads the store at once: shed ones retry, as the error says
+                // (spread over the second, as a client's backoff would).
+                setTimeout(watch, (message.retry_after ?? 1) * 1000 * (0.5 + Math.random()));
+              else if (message.type === 'error') reject(new Error(JSON.stringify(message)));
             };
             socket.on('message', acked);
             socket.once('error', reject);

@@ -8,7 +8,7 @@
  */
 import { encodeAbiParameters, encodeEventTopics, pad, toHex, type Hex } from 'viem';
 import { conditionalTokensAbi, exchangeV1Abi, exchangeV2Abi, v2ModuleAbi } from '../../ingest/sources/archive/abi.ts';
-import { POLYMARKET_PROTOCOL_V2 } from '../../ingest/sources/archive/addresses.ts';
+import { POLYMARKET_PROTOCOL_V2 } from '../../chain.ts';
 import type { RawLog } from '../../ingest/sources/archive/decode.ts';
 import { positionId } from '../../ingest/sources/archive/positions.ts';
 import { mulberry32 } from '../factories.ts';

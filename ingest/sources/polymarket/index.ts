@@ -10,7 +10,8 @@
  * imported row a 20-character key (≈ 60 bytes) to recognise repeats across files.
  */
 import type { FillEvent, MarketMetadataEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
-import { DEFAULT_EXCHANGE_V2_START_TS, type EraRule, type ExchangeEra } from '../../contract/primitives.ts';
+import { DEFAULT_EXCHANGE_V2_START_TS } from '../../../chain.ts';
+import type { EraRule, ExchangeEra } from '../../contract/primitives.ts';
 import type { EventSink } from '../../publisher.ts';
 import type { FileFailure } from '../files.ts';
 import { MarketCatalog, marketMetadata } from './markets.ts';
@@ -35,6 +36,8 @@ export interface ImportCounts {
   duplicate: number;
   /** Malformed rows, reported through onRejected. */
   rejected: number;
+  /** The rejected rows by what they broke, most first: how many, and the first such row. */
+  rejections: RejectionCount[];
   /** Valid rows that are neither fills nor legs (REWARD, MAKER_REBATE, CONVERSION, …). */
   skipped: number;
   /** Files that are not /activity or /trades exports (positions, leaderboards, Gamma objects, …); their rows are not counted. */
@@ -51,6 +54,16 @@ export interface RejectedRow {
   line: number;
   reason: string;
 }
+
+interface RejectionCount {
+  /** What the rows broke, without their values (e.g. `a fill must have a price above 0`). */
+  rule: string;
+  rows: number;
+  first: RejectedRow;
+}
+
+/** Rows the reader could not parse (broken CSV, invalid JSON): one rule, each row's reason says how. */
+const UNPARSABLE_ROW = 'the row cannot be parsed (broken CSV or invalid JSON)';
 
 export interface SkippedRow {
   file: string;
@@ -109,6 +122,7 @@ function emptyCounts(): ImportCounts {
     imported: 0,
     duplicate: 0,
     rejected: 0,
+    rejections: [],
     skipped: 0,
     skippedFiles: 0,
     failedFiles: 0,
@@ -227,9 +241,14 @@ export async function importPolymarketExports(
     marketsPublished.add(sighting.conditionId);
   };
 
-  const reject = (file: ExportFile, line: number, reason: string) => {
+  const rejectionsByRule = new Map<string, RejectionCount>();
+  const reject = (file: ExportFile, line: number, reason: string, rule: string) => {
     counts.rejected += 1;
-    options.onRejected?.({ file: file.path, line, reason });
+    const row = { file: file.path, line, reason };
+    const counted = rejectionsByRule.get(rule);
+    if (counted) counted.rows += 1;
+    else rejectionsByRule.set(rule, { rule, rows: 1, first: row });
+    options.onRejected?.(row);
   };
 
   const fail = (file: ExportFile, reason: string) => {
@@ -266,13 +285,13 @@ export async function importPolymarketExports(
       }
       counts.read += 1;
       if (record.kind === 'malformed') {
-        reject(file, record.line, record.reason);
+        reject(file, record.line, record.reason, UNPARSABLE_ROW);
         continue;
       }
       const parsed = parseExportRow(record.row, era);
       switch (parsed.kind) {
         case 'rejected':
-          reject(file, record.line, parsed.reason);
+          reject(file, record.line, parsed.reason, parsed.rule ?? parsed.reason);
           break;
         case 'skipped':
           counts.skipped += 1;
@@ -304,5 +323,6 @@ export async function importPolymarketExports(
     report('import', file, counts.read, { bytesRead: 0 });
   }
   await flush();
+  counts.rejections = [...rejectionsByRule.values()].sort((a, b) => b.rows - a.rows);
   return counts;
 }

@@ -10,7 +10,14 @@ import { normalizedConditionId, v2Position } from '../../contract/positions-v2.t
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { TOPICS, type EventOf, type TopicId } from '../../contract/topics.ts';
-import { EPOCH_MAX, EPOCH_MIN, eraOf, type EraRule, type TokenSide } from '../../contract/primitives.ts';
+import {
+  EPOCH_MAX,
+  EPOCH_MIN,
+  eraOf,
+  redemptionPayout,
+  type EraRule,
+  type TokenSide,
+} from '../../contract/primitives.ts';
 import type { FillEvent, PositionLegEvent, TradeEvent } from '../../contract/events.ts';
 import { describeZodError } from '../../decode.ts';
 import { InvalidEventError } from '../../publisher.ts';
@@ -30,7 +37,8 @@ export type ParsedRow =
   | { kind: 'fill'; fill: FillEvent; trade: TradeEvent; market: MarketSighting; key: string }
   | { kind: 'leg'; leg: PositionLegEvent; market: MarketSighting; key: string }
   | { kind: 'skipped'; reason: string }
-  | { kind: 'rejected'; reason: string };
+  /** `rule`: what the row broke, without its values (the import counts rejections by it); the reason when absent. */
+  | { kind: 'rejected'; reason: string; rule?: string };
 
 const LEG_KINDS = ['SPLIT', 'MERGE', 'REDEEM'] as const;
 type LegKind = (typeof LEG_KINDS)[number];
@@ -284,11 +292,15 @@ function displayNameOf(row: Record<string, unknown>): string | undefined {
   return name === '' ? undefined : name.slice(0, MAX_NAME_LENGTH);
 }
 
+const PRICE_ABOVE_ZERO = 'a fill must have a price above 0';
+const REDEMPTION_PAYS = 'a redemption must pay 0, 0.5 or 1 per token';
+
 function parseTradeRow(row: Record<string, unknown>, era: EraRule, usdFromSize: boolean): ParsedRow {
   const tokenSide = tokenSideOf(row.outcomeIndex);
   if (tokenSide === undefined) {
     return {
       kind: 'rejected',
+      rule: 'outcomeIndex must be 0 or 1 on a trade',
       reason: `outcomeIndex must be 0 or 1 on a trade (got ${JSON.stringify(row.outcomeIndex ?? null)})`,
     };
   }
@@ -299,6 +311,15 @@ function parseTradeRow(row: Record<string, unknown>, era: EraRule, usdFromSize: 
   const size = numberOf(row.size);
   const price = numberOf(row.price);
   const ts = numberOf(row.timestamp);
+  // Rows priced 0 come from scrapes that rounded their figures (usdcSize 0): said with those figures.
+  if (price <= 0) {
+    const paid = usdFromSize ? '' : `usdcSize ${textOf(row.usdcSize) || 'missing'} for `;
+    return {
+      kind: 'rejected',
+      rule: PRICE_ABOVE_ZERO,
+      reason: `price ${textOf(row.price)} (${paid}size ${textOf(row.size) || 'missing'}): ${PRICE_ABOVE_ZERO}`,
+    };
+  }
   // `/trades` rows have no usdcSize: what changed hands is the tokens times the price paid.
   const { usd, feeUsd } = usdFromSize
     ? { usd: Math.round(size * price * USD_DECIMALS) / USD_DECIMALS, feeUsd: undefined }
@@ -365,7 +386,10 @@ function parseLegRow(row: Record<string, unknown>, kind: LegKind, era: EraRule):
     era: eraOf(era, ts),
     ts,
   });
-  if (!leg.ok) return { kind: 'rejected', reason: leg.reason };
+  if (!leg.ok) {
+    const unreadablePayout = kind === 'REDEEM' && redemptionPayout(tokens, usd) === null;
+    return { kind: 'rejected', reason: leg.reason, ...(unreadablePayout ? { rule: REDEMPTION_PAYS } : {}) };
+  }
   return { kind: 'leg', leg: leg.event, market: sightingOf(row, leg.event.condition_id, leg.event.ts), key };
 }
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../config.ts';
-import { DEFAULT_EXCHANGE_V2_START_TS } from '../../contract/primitives.ts';
+import { DEFAULT_EXCHANGE_V2_START_TS } from '../../../chain.ts';
 import { polymarketData } from '../../../test/harness/polymarket.ts';
 import {
   dataApiPage,

@@ -61,6 +61,8 @@ export interface PollerDeps {
   activeWallets?: (sinceSeconds: number, limit: number) => Promise<string[]>;
   /** Bad upstream data, with its reason (the role publishes these to the dead-letter topic). */
   reject: (report: RejectionReport) => Promise<void>;
+  /** Wallets watched on the live plane now, on every instance: the fast path polls their /activity. */
+  watched?: () => Promise<readonly string[]>;
 }
 
 /** Pages of a sweep, wallets of a refresh, per tick: keeps heartbeats flowing during a long first sweep. */
@@ -114,19 +116,55 @@ export interface TickReport {
   marketPages: number;
   eventPages: number;
   walletsRefreshed: number;
+  /** Watched wallets whose new activity the fast path polled. */
+  watchedPolled: number;
   leaderboard: boolean;
   errors: string[];
 }
 
+/**
+ * The fast path's share of the data API: a token bucket refilled at `share` of the poller's rate there (the
+ * published limit times rateFraction), holding one second of it. A request of the fast path takes a token;
+ * without one the fast path waits for the next tick, and the slow refreshes keep the rest of the budget.
+ */
+class WatchedBudget {
+  private tokens: number;
+  private at: number | undefined;
+  readonly perSecond: number;
+
+  constructor(config: UpstreamConfig) {
+    const data = config.limits.find((limit) => limit.service === 'data' && limit.path === '');
+    const dataPerSecond = data ? data.requests / data.perSeconds : 1;
+    this.perSecond = dataPerSecond * config.rateFraction * config.watched.share;
+    this.tokens = this.perSecond;
+  }
+
+  take(nowMs: number): boolean {
+    if (this.at !== undefined)
+      this.tokens = Math.min(this.perSecond, this.tokens + ((nowMs - this.at) / 1000) * this.perSecond);
+    this.at = nowMs;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+const WALLET = /^0x[0-9a-f]{40}$/;
+
 export class UpstreamPoller {
   private state: PollerState | undefined;
+  /** The fast path's cursor (newest row seen) and next poll of each watched wallet: this process's own. */
+  private readonly watchedCursors = new Map<string, { from: number; nextAt: number }>();
+  private readonly watchedBudget: WatchedBudget;
   private lastHeartbeatAt = 0;
   private lastStatus: 'online' | 'offline' | null = null;
   private readonly described = new Set<string>();
   /** The run loop's progress, as /healthz reads it (metrics/progress.ts). */
   private progress: LoopWatch | undefined;
 
-  constructor(private readonly deps: PollerDeps) {}
+  constructor(private readonly deps: PollerDeps) {
+    this.watchedBudget = new WatchedBudget(deps.config);
+  }
 
   private nowSeconds(): number {
     return Math.floor(this.deps.clock.now() / 1000);
@@ -194,6 +232,7 @@ export class UpstreamPoller {
       marketPages: 0,
       eventPages: 0,
       walletsRefreshed: 0,
+      watchedPolled: 0,
       leaderboard: false,
       errors: [],
     };
@@ -201,6 +240,8 @@ export class UpstreamPoller {
     await this.heartbeat(report);
     if (this.breakerOpen()) return report;
     const steps: [string, () => Promise<void>][] = [
+      // First: a watcher waits on it, and the sweeps' pages per tick are bounded behind it.
+      ['watched', () => this.pollWatched(report)],
       ['markets', () => this.sweep(MARKETS, report)],
       ['events', () => this.sweep(EVENTS, report)],
       ['leaderboard', () => this.leaderboard(report)],
@@ -341,7 +382,7 @@ export class UpstreamPoller {
       for (const wallet of await this.deps.activeWallets(now - ACTIVE_WINDOW_S, limit))
         tracked.add(wallet.toLowerCase());
     }
-    return [...tracked].filter((wallet) => /^0x[0-9a-f]{40}$/.test(wallet)).slice(0, limit);
+    return [...tracked].filter((wallet) => WALLET.test(wallet)).slice(0, limit);
   }
 
   private async refreshWallets(report: TickReport): Promise<void> {
@@ -365,6 +406,42 @@ export class UpstreamPoller {
         this.deps.log.warn({ wallet, err: { message: error.message } }, 'upstream wallet refresh failed');
       }
       await this.save();
+      if (this.breakerOpen()) return;
+    }
+  }
+
+  /**
+   * The fast path: each watched wallet's /activity since the newest row seen, every `watched.everySeconds`,
+   * the longest-waiting first, while the fast path's tokens last (`WatchedBudget`). Its cursors are this
+   * process's own: a restart polls again from the tracked wallet's cursor, or from one slow period back,
+   * and the repeated rows are the same events. A wallet no longer watched is forgotten.
+   */
+  private async pollWatched(report: TickReport): Promise<void> {
+    if (!this.deps.watched) return;
+    const nowMs = this.deps.clock.now();
+    const now = Math.floor(nowMs / 1000);
+    const watched = new Set(
+      (await this.deps.watched()).map((wallet) => wallet.toLowerCase()).filter((wallet) => WALLET.test(wallet)),
+    );
+    for (const wallet of this.watchedCursors.keys()) if (!watched.has(wallet)) this.watchedCursors.delete(wallet);
+    const due = [...watched]
+      .map((wallet) => ({ wallet, nextAt: this.watchedCursors.get(wallet)?.nextAt ?? 0 }))
+      .filter(({ nextAt }) => nextAt <= now)
+      .sort((a, b) => a.nextAt - b.nextAt || (a.wallet < b.wallet ? -1 : 1));
+    for (const { wallet } of due) {
+      if (!this.watchedBudget.take(nowMs)) return;
+      const cursor = this.watchedCursors.get(wallet);
+      const from =
+        cursor?.from || this.state!.wallets[wallet]?.activityFrom || now - this.deps.config.walletEverySeconds;
+      try {
+        const newest = await this.pollActivity(wallet, from, () => this.watchedBudget.take(this.deps.clock.now()));
+        this.watchedCursors.set(wallet, { from: newest, nextAt: now + this.deps.config.watched.everySeconds });
+        report.watchedPolled += 1;
+      } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        this.watchedCursors.set(wallet, { from, nextAt: now + this.deps.config.watched.everySeconds });
+        report.errors.push(`watched ${wallet}: ${error.message}`);
+      }
       if (this.breakerOpen()) return;
     }
   }
@@ -396,11 +473,15 @@ export class UpstreamPoller {
     this.state!.wallets[wallet] = { nextAt: now + this.deps.config.walletEverySeconds, activityFrom };
   }
 
-  /** New /activity rows since `from` (inclusive; repeats are the same events); returns the newest timestamp seen. */
-  private async pollActivity(wallet: string, from: number): Promise<number> {
+  /**
+   * New /activity rows since `from` (inclusive; repeats are the same events); returns the newest timestamp
+   * seen. `nextPage` says whether a further page may be asked for now (the fast path's budget).
+   */
+  private async pollActivity(wallet: string, from: number, nextPage: () => boolean = () => true): Promise<number> {
     let newest = from;
     let cursor: string | null = null;
     for (let offset = 0; offset <= MAX_ACTIVITY_OFFSET; offset += ACTIVITY_PAGE) {
+      if (offset > 0 && !nextPage()) break;
       const query = {
         user: wallet,
         limit: ACTIVITY_PAGE,
@@ -482,6 +563,7 @@ export class UpstreamPoller {
         report.marketPages > 0 ||
         report.eventPages > 0 ||
         report.walletsRefreshed > 0 ||
+        report.watchedPolled > 0 ||
         report.leaderboard ||
         report.errors.length > 0
       ) {

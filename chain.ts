@@ -1,6 +1,8 @@
 /**
- * Polymarket's contracts on Polygon: facts of the chain, not settings. Every archive reads these
- * addresses (lower-case); a deployment that indexes other contracts is another program.
+ * Facts of the chain Polymarket runs on (Polygon), not settings: its contracts, the V1 exchanges'
+ * deployment blocks and the V1 → V2 cut-over. One leaf on the ground floor: the configuration, the archive,
+ * the importer, the projections and the card's operation all read them here, and it imports nothing.
+ * A deployment that indexes other contracts is another program.
  */
 
 /** The exchanges (V1 and V2, plain and NegRisk), the conditional tokens and the NegRisk adapter. */
@@ -46,3 +48,19 @@ export const POLYMARKET_PROTOCOL_V2 = {
   combinatorialModule: '0x30000034706c7d8e12009dab006be20000c031a8',
   autoRedeemer: '0xa1200000d0002264c9a1698e001292d00e1b00af',
 } as const satisfies Record<string, `0x${string}`>;
+
+/** 2026-04-28 11:15 UTC: the V1 → V2 exchange cut-over (see `exchangeEraAt` in ingest/contract/primitives.ts). */
+export const DEFAULT_EXCHANGE_V2_START_TS = 1_777_374_900;
+
+/**
+ * The blocks that deployed the V1 exchanges (Polymarket/polymarket-subgraph, networks.yaml, matic): the V1
+ * era's trading cannot start before the earliest of them, so an archive indexed from there to the cut-over
+ * holds all of it (projections/coverage.ts).
+ */
+const POLYMARKET_V1_EXCHANGE_DEPLOYMENT_BLOCKS = {
+  ctfExchange: 33_605_403,
+  negRiskExchange: 50_505_492,
+} as const satisfies Record<string, number>;
+
+/** Where the V1 era's logs begin: the first V1 exchange's deployment. */
+export const POLYMARKET_V1_FIRST_BLOCK = Math.min(...Object.values(POLYMARKET_V1_EXCHANGE_DEPLOYMENT_BLOCKS));
