@@ -305,6 +305,8 @@ export class Archive {
   private finalBlock = 0;
   /** The head stage while it runs (null: not configured, or a bounded run). */
   private headStage: HeadStage | null = null;
+  /** Ends the final stage's wait at the head (a newer final block is known). */
+  private wake: (() => void) | null = null;
 
   constructor(private readonly options: ArchiveOptions) {
     this.contracts = contractsOf(options.config);
@@ -452,6 +454,9 @@ export class Archive {
           log: log.child({ stage: 'head' }),
           signal: stopHead.signal,
           filters: (from, to) => [this.filter(from, to), this.intermediaryTransfersFilter(from, to)],
+          onFinal: (block) => {
+            if (block > this.safeHead) this.wake?.();
+          },
           ...(this.options.now ? { now: this.options.now } : {}),
         });
         head = this.headStage.run();
@@ -551,7 +556,12 @@ export class Archive {
           }
           // Waiting fills may find their market meanwhile; then the checkpoint can move on.
           if (this.waiting.length > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
-          await sleepUnlessAborted(config.pollMs, signal);
+          // The head stage wakes the final stage as soon as it learns of a newer final block.
+          await Promise.race([
+            sleepUnlessAborted(config.pollMs, signal),
+            new Promise<void>((resolve) => (this.wake = resolve)),
+          ]);
+          this.wake = null;
           continue;
         }
         const fromBlock = this.nextBlock;

@@ -57,6 +57,8 @@ export interface HeadStageOptions {
   signal: AbortSignal;
   /** The final stage's eth_getLogs filters over a block range. */
   filters: (fromBlock: number, toBlock: number) => GetLogsFilter[];
+  /** The final block the stage learned (the final stage reads on at once instead of at its next poll). */
+  onFinal?: (block: number) => void;
   now?: () => number;
 }
 
@@ -250,6 +252,7 @@ export class HeadStage {
     if (changed || this.#final === null || this.#now() - this.#finalAskedAt >= config.pollMs) {
       this.#final = await finality.final(latest.number);
       this.#finalAskedAt = this.#now();
+      this.options.onFinal?.(this.#final.number);
     }
     const final = this.#final;
     for (let reorgs = 0; ; reorgs++) {
