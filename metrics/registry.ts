@@ -257,7 +257,7 @@ const archiveHeadLagBlocks = new Gauge({
 /** Seconds from a block's time to a stage, per stage (published, ingested, sent to a watcher). */
 const freshnessSeconds = new Histogram({
   name: 'trader_analytics_freshness_seconds',
-  help: "Seconds from a block's time (its timestamp) to a stage: stage=published (the archive put its event on the log), ingested (its final fact landed in the store), sent (the live plane sent it to a watcher); kind=provisional or final.",
+  help: "Seconds from a block's time (its timestamp) to a stage: stage=published (the archive put its event on the log), ingested (a fill landed in the store, fills of the last 10 minutes), sent (the live plane sent it to a watcher); kind=provisional or final.",
   labelNames: ['stage', 'kind'] as const,
   buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300],
   registers,
