@@ -306,11 +306,6 @@ const archiveVariables = {
     .describe(
       "Final facts are read up to the node's `finalized` block (Polygon's milestones: seconds behind the head, never reorganized); false, or a node without the tag, falls back to ARCHIVE_CONFIRMATIONS.",
     ),
-  ARCHIVE_HEAD: booleanFlag
-    .default(true)
-    .describe(
-      'Also read the blocks above the final one as they appear and publish their events as provisional, for the live plane (one eth_getLogs pair per block): false saves those requests.',
-    ),
   ARCHIVE_START_BLOCK: integer(0)
     .default(33_000_000)
     .describe(
@@ -469,6 +464,7 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   ARCHIVE_RETRY_MAX_MS: 'constant 30 s (archive.retryMaxMs)',
   ARCHIVE_TIMEOUT_MS: 'constant 30 s (archive.timeoutMs)',
   ARCHIVE_POLL_MS: 'constant 2 s (archive.pollMs)',
+  ARCHIVE_HEAD: 'derived: on while the archive follows the chain, off with ARCHIVE_END_BLOCK (archive.head)',
   ARCHIVE_HEAD_POLL_MS: 'constant 500 ms, without a WebSocket endpoint (archive.headPollMs)',
   ARCHIVE_HEAD_MAX_BLOCKS: 'constant 128 blocks above the final one (archive.headMaxBlocks)',
   ARCHIVE_UNKNOWN_TOKEN_WAIT_S: 'constant 600 s (archive.unknownTokenWaitSeconds)',
@@ -1160,8 +1156,8 @@ function configOf(env: z.output<typeof environmentSchema>) {
           source: env.ARCHIVE_SOURCE,
           confirmations: env.ARCHIVE_CONFIRMATIONS,
           finalized: env.ARCHIVE_FINALIZED,
-          // A bounded backfill has no head to follow.
-          head: env.ARCHIVE_HEAD && env.ARCHIVE_END_BLOCK === undefined,
+          // The head stage runs whenever the archive follows the chain (a bounded backfill has no head to follow).
+          head: env.ARCHIVE_END_BLOCK === undefined,
           // Without newHeads over a WebSocket, a quarter of a Polygon block: a new block is seen within 0.5 s.
           headPollMs: 500,
           // Polygon finalizes within seconds; a node whose finality lags more is read by the final stage alone.

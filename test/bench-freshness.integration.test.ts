@@ -1,5 +1,5 @@
 /**
- * `npm run bench:freshness` at a size CI can afford: a dozen blocks 400 ms apart with reorgs at the head. It
+ * `npm run bench:freshness` at a size CI can afford: a dozen short blocks with reorgs at the head. It
  * runs to its end, every provisional event a watcher was sent ended (final or retracted), fills were
  * retracted and none of them is stored, and its last line has the promised shape. Its timing targets are
  * the benchmark's to judge on a quiet machine (docs/performance.md), never this test's.

@@ -157,7 +157,6 @@ async function startChain(
       POLYGON_RPC_URL: options.websocket ? `${node.url},${node.wsUrl}` : node.url,
       ARCHIVE_START_BLOCK: String(world.firstBlock),
       ARCHIVE_FINALIZED: 'true',
-      ARCHIVE_HEAD: 'true',
       ARCHIVE_CONFIRMATIONS: '2',
     }),
     { ...archiveOverrides({ decodeWorkers: 0, headPollMs: 25 }) },

@@ -26,7 +26,7 @@ import type { EventInputOf, TopicId } from '../../contract/topics.ts';
 import { INDEXED_TOPIC0S } from './abi.ts';
 import type { DecodedLog, Decoding, RawLog } from './decode.ts';
 import { createLogDecoder, type LogDecoder } from './decode-pool.ts';
-import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
+import { factsOf, principalsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
 import { AbortedError, RangeTooLargeError, type BlockHeader, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
 import { Finality } from './finality.ts';
@@ -307,6 +307,8 @@ export class Archive {
   private headStage: HeadStage | null = null;
   /** Ends the final stage's wait at the head (a newer final block is known). */
   private wake: (() => void) | null = null;
+  /** The head stage learned of a newer final block since the final stage last read its safe head. */
+  private newerFinal = false;
 
   constructor(private readonly options: ArchiveOptions) {
     this.contracts = contractsOf(options.config);
@@ -455,7 +457,9 @@ export class Archive {
           signal: stopHead.signal,
           filters: (from, to) => [this.filter(from, to), this.intermediaryTransfersFilter(from, to)],
           onFinal: (block) => {
-            if (block > this.safeHead) this.wake?.();
+            if (block <= this.safeHead) return;
+            this.newerFinal = true;
+            this.wake?.();
           },
           ...(this.options.now ? { now: this.options.now } : {}),
         });
@@ -556,12 +560,16 @@ export class Archive {
           }
           // Waiting fills may find their market meanwhile; then the checkpoint can move on.
           if (this.waiting.length > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
-          // The head stage wakes the final stage as soon as it learns of a newer final block.
-          await Promise.race([
-            sleepUnlessAborted(config.pollMs, signal),
-            new Promise<void>((resolve) => (this.wake = resolve)),
-          ]);
+          // The head stage wakes the final stage as soon as it learns of a newer final block (also when it
+          // learned it while the final stage was busy: then the final stage does not sleep at all).
+          if (!this.newerFinal)
+            await Promise.race([
+              sleepUnlessAborted(config.pollMs, signal),
+              new Promise<void>((resolve) => (this.wake = resolve)),
+            ]);
           this.wake = null;
+          if (this.newerFinal) this.headReadAt = Number.NEGATIVE_INFINITY;
+          this.newerFinal = false;
           continue;
         }
         const fromBlock = this.nextBlock;
@@ -990,33 +998,6 @@ interface Batch {
 function emptyBatch(): Batch {
   return { markets: [], fills: [], trades: [], legs: [], derivedNo: [] };
 }
-
-/**
- * The one user each transaction of a range acts for, where its logs name exactly one: the wallet on the
- * other side of an intermediary's ERC-1155 transfers (a collateral adapter pulls the user's positions or
- * sends them theirs), and the initiator of a Router action. A transaction lies within one block, so within
- * one range.
- */
-export function principalsOf(logs: readonly DecodedLog[], contracts: ArchiveContracts): Map<string, string> {
-  const candidates = new Map<string, Set<string>>();
-  const add = (txHash: string, wallet: string) => {
-    if (contracts.all.has(wallet) || wallet === ZERO_ADDRESS) return;
-    let set = candidates.get(txHash);
-    if (!set) candidates.set(txHash, (set = new Set()));
-    set.add(wallet);
-  };
-  for (const log of logs) {
-    if (log.kind === 'transfer1155' && contracts.intermediaries.has(log.operator)) {
-      add(log.txHash, log.from);
-      add(log.txHash, log.to);
-    } else if (log.kind === 'v2Router') add(log.txHash, log.initiator);
-  }
-  const principals = new Map<string, string>();
-  for (const [txHash, wallets] of candidates) if (wallets.size === 1) principals.set(txHash, [...wallets][0]!);
-  return principals;
-}
-
-const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 interface Disagreement {
   block: number;

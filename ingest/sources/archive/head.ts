@@ -24,10 +24,9 @@ import type { Logger } from '../../../log.ts';
 import { BACKGROUND_READ, type Store } from '../../../projections/store.ts';
 import { headMarks, headReorgs, recordFreshness, recordHeadBlock } from '../../../metrics/registry.ts';
 import { headRef, type HeadEventInput } from '../../contract/head.ts';
-import { principalsOf } from './archive.ts';
 import type { DecodedLog, RawLog } from './decode.ts';
 import type { LogDecoder } from './decode-pool.ts';
-import { factsOf, type ArchiveContracts } from './facts.ts';
+import { factsOf, principalsOf, type ArchiveContracts } from './facts.ts';
 import type { FinalBlock, Finality } from './finality.ts';
 import {
   AbortedError,
