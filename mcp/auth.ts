@@ -15,6 +15,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Authenticator, Caller } from '../operations/auth.ts';
 import { ApiError } from '../operations/errors.ts';
 import type { Budget } from '../operations/gates/budget.ts';
+import { KeptLookups } from '../operations/read-cache.ts';
 import { OAuthVerifier } from './oauth.ts';
 import { effectivePlan, type Config } from '../config.ts';
 import { readAccount, type AccountRecord } from '../projections/accounts.ts';
@@ -28,6 +29,8 @@ export type McpAuthentication = (request: Credentials, options?: { countsFailure
 
 const BEARER = /^Bearer[ \t]+([!-~]{1,8192})[ \t]*$/i;
 const REALM = 'agent-api';
+/** OAuth subjects whose accounts are kept at most (as many as API keys: operations/auth.ts). */
+const ACCOUNTS_KEPT = 10_000;
 
 /** RFC 9728: the metadata of a resource at https://host/path lives at https://host/.well-known/oauth-protected-resource/path. */
 export function protectedResourceMetadataUrl(publicUrl: string): string {
@@ -56,7 +59,11 @@ export function mcpAuthentication({
   oauth,
 }: McpAuthenticationOptions): McpAuthentication {
   const metadataUrl = protectedResourceMetadataUrl(config.mcp.publicUrl);
-  const accounts = new Map<string, { account: AccountRecord | null; expiresAt: number }>();
+  // An OAuth subject's account, kept as an API key's caller is (operations/auth.ts): a deleted account or a
+  // new plan shows within the same window.
+  const accounts = new KeptLookups<AccountRecord | null>(ACCOUNTS_KEPT, config.api.keyCacheSeconds * 1000, (subject) =>
+    readAccount(store, subject),
+  );
 
   const { scope } = config.mcp;
 
@@ -85,22 +92,12 @@ export function mcpAuthentication({
     );
   }
 
-  async function accountOf(subject: string): Promise<AccountRecord | null> {
-    const now = Date.now();
-    const cached = accounts.get(subject);
-    if (cached && cached.expiresAt > now) return cached.account;
-    const account = await readAccount(store, subject);
-    if (accounts.size >= 10_000) accounts.clear();
-    accounts.set(subject, { account, expiresAt: now + config.api.keyCacheSeconds * 1000 });
-    return account;
-  }
-
   async function sessionCaller(verifier: OAuthVerifier, token: string): Promise<Caller> {
     const verdict = await verifier.verify(token);
     if (!verdict.ok && verdict.insufficientScope) throw insufficientScope(verdict.description);
     if (!verdict.ok)
       throw refusal(`The access token was refused: ${verdict.description}. Sign in again.`, verdict.description);
-    const account = await accountOf(verdict.subject);
+    const account = await accounts.get(verdict.subject);
     const planId = account && !account.deleted ? effectivePlan(account.plan, account.founder) : null;
     if (!account || !planId)
       throw refusal(

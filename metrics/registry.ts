@@ -11,6 +11,7 @@
  * Sources (the archive indexer, the upstream poller) record their progress through the definitions
  * under "Sources" below; nothing else has to be registered for the dashboard and the alerts to see them.
  */
+import { LRUCache } from 'lru-cache';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export const metricsRegistry = new Registry();
@@ -22,6 +23,31 @@ const registers = [metricsRegistry];
 
 /** Durations from sub-millisecond reads to slow rollups. */
 const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+// ── Agreement with the provider (api, all) ─────────────────────────────────────────────────────────
+/** Upper bounds of the gap ratios counted: agreement, a rounding, a few percent, a quarter, any. */
+const GAP_RATIO_BOUNDS = ['0.001', '0.01', '0.05', '0.25', '+Inf'] as const;
+
+/** The latest gap ratio of each wallet whose card was served (a day at most, the most recent wallets kept). */
+const gapRatios = new LRUCache<string, number>({ max: 10_000, ttl: 86_400_000 });
+
+/** A card's reconciliation served for `wallet` now: its gap ratio (null: the provider states 0) joins the distribution. */
+export function noteReconciliation(wallet: string, gapRatio: number | null): void {
+  if (gapRatio === null) gapRatios.delete(wallet);
+  else gapRatios.set(wallet, gapRatio);
+}
+
+new Gauge({
+  name: 'trader_analytics_reconciliation_wallets',
+  help: "Wallets whose card was served in the last day, by how far this service's pnl is from the provider's: gap_ratio at most gap_ratio_le (cumulative, like a histogram's buckets; docs/upstream.md).",
+  labelNames: ['gap_ratio_le'] as const,
+  registers,
+  collect() {
+    const ratios = [...gapRatios.values()];
+    for (const bound of GAP_RATIO_BOUNDS)
+      this.set({ gap_ratio_le: bound }, ratios.filter((ratio) => ratio <= Number(bound)).length);
+  },
+});
 
 // ── HTTP (api, all) ─────────────────────────────────────────────────────────────────────────────────
 /** Request latency by method, route template and status: registered per app by fastify-metrics (see http.ts). */

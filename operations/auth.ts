@@ -13,6 +13,7 @@ import { effectivePlan } from '../config.ts';
 import { readKeysByHash, type KeyRecord } from '../projections/accounts.ts';
 import type { Store } from '../projections/store.ts';
 import { type ApiError, errors } from './errors.ts';
+import { KeptLookups } from './read-cache.ts';
 
 export interface Caller {
   accountId: string;
@@ -28,23 +29,30 @@ const QUERY_KEY_NAMES = ['key', 'api_key', 'apikey', 'token', 'access_token'];
 const CACHE_MAX_ENTRIES = 10_000;
 
 export class Authenticator {
-  /** Lookups by key hash, each with the time it was started (a lookup reads the store as of then). */
-  readonly #cache = new Map<string, { caller: Caller | null; lookedUpAt: number }>();
-  /** Lookups in progress by key hash: concurrent requests of one key share one. */
-  readonly #lookingUp = new Map<string, Promise<Caller | null>>();
+  /** Callers by key hash, kept for `keyCacheSeconds` from their read and read again behind the calls. */
+  readonly #callers: KeptLookups<Caller | null>;
 
   constructor(
     private readonly store: Store,
     private readonly config: Config,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.#callers = new KeptLookups(
+      CACHE_MAX_ENTRIES,
+      config.api.keyCacheSeconds * 1000,
+      async (keySha256) => this.#toCaller(keySha256, await readKeysByHash(this.store, keySha256)),
+      { clock: { now } },
+    );
+  }
 
   /** The caller of a request, or the contract's 401. */
   async authenticate(authorization: string | undefined, query: unknown): Promise<Caller> {
     const match = authorization === undefined ? null : BEARER.exec(authorization);
     if (!match) throw this.#refusal(query);
     const keySha256 = createHash('sha256').update(match[1]!).digest('hex');
-    const caller = await this.#lookup(keySha256);
+    // A key in use never waits for the store, which under overload would hold every call of the key,
+    // refusals included, behind the store's running reads; a revocation takes effect within the window.
+    const caller = await this.#callers.get(keySha256);
     if (!caller) throw this.#refusal(query);
     return caller;
   }
@@ -56,40 +64,6 @@ export class Authenticator {
           'API keys are never accepted in the query string: send the key as "Authorization: Bearer <API_KEY>".',
         )
       : errors.unauthorized();
-  }
-
-  /**
-   * A lookup is served for `keyCacheSeconds` from its start, never longer (a revocation takes effect
-   * within it). In the second half of that window the next request of the key starts the next lookup in
-   * the background and is answered from the cache: a key in use never waits for the store, which under
-   * overload would hold every call of the key, refusals included, behind the store's running reads.
-   */
-  async #lookup(keySha256: string): Promise<Caller | null> {
-    const now = this.now();
-    const windowMs = this.config.api.keyCacheSeconds * 1000;
-    const cached = this.#cache.get(keySha256);
-    const age = cached ? now - cached.lookedUpAt : Number.POSITIVE_INFINITY;
-    if (cached && age < windowMs) {
-      if (age >= windowMs / 2) this.#lookUp(keySha256, now).catch(() => {});
-      return cached.caller;
-    }
-    return this.#lookUp(keySha256, now);
-  }
-
-  #lookUp(keySha256: string, startedAt: number): Promise<Caller | null> {
-    let lookingUp = this.#lookingUp.get(keySha256);
-    if (!lookingUp) {
-      lookingUp = readKeysByHash(this.store, keySha256)
-        .then((records) => {
-          const caller = this.#toCaller(keySha256, records);
-          if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
-          this.#cache.set(keySha256, { caller, lookedUpAt: startedAt });
-          return caller;
-        })
-        .finally(() => this.#lookingUp.delete(keySha256));
-      this.#lookingUp.set(keySha256, lookingUp);
-    }
-    return lookingUp;
   }
 
   #toCaller(keySha256: string, records: readonly KeyRecord[]): Caller | null {

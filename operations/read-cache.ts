@@ -313,44 +313,72 @@ export class RefreshAhead<V> {
 }
 
 /**
- * A fact about the whole store that every call of some kind needs (the upstream's latest report, the
- * archive's ranges), kept in memory and read again behind the calls: served while younger than its
- * lifetime (counted from the start of its read), and in the second half of it the next call starts the
- * next read in the background and is answered at once. A call waits for the store only for the first
- * read, or after no call asked for the fact during a whole lifetime; concurrent callers share one read.
+ * Lookups kept by key and read again behind the calls (an API key's caller by its hash, an OAuth
+ * subject's account): each served while younger than its lifetime (counted from the start of its read),
+ * and in the second half of it the next call of the key starts the next read in the background and is
+ * answered at once. A call waits for the store only for a key's first read, or after no call asked for it
+ * during a whole lifetime; concurrent callers of a key share one read. So a change to what is looked up (a
+ * revoked key, a new plan) shows within one lifetime, and a key in use never waits. At most `entries`
+ * keys are kept, the least recently used dropped first.
  */
-export class KeptFact<V> {
-  #kept: { value: V; readAt: number } | undefined;
-  #reading: Promise<V> | undefined;
+export class KeptLookups<V> {
+  readonly #kept: LRUCache<string, { value: V; readAt: number }>;
+  readonly #reading = new Map<string, Promise<V>>();
 
   constructor(
+    entries: number,
     private readonly lifetimeMs: number,
-    private readonly read: () => Promise<V>,
+    private readonly read: (key: string) => Promise<V>,
     private readonly options: { clock?: { now(): number }; observe?: (outcome: 'hit' | 'miss') => void } = {},
-  ) {}
+  ) {
+    this.#kept = new LRUCache({ max: entries });
+  }
 
-  get(): Promise<V> {
+  get(key: string): Promise<V> {
     const now = this.options.clock?.now() ?? Date.now();
-    const kept = this.#kept;
+    const kept = this.#kept.get(key);
     const age = kept ? now - kept.readAt : Number.POSITIVE_INFINITY;
     if (kept && age < this.lifetimeMs) {
       this.options.observe?.('hit');
-      if (age >= this.lifetimeMs / 2) this.#readAgain(now).catch(() => {});
+      if (age >= this.lifetimeMs / 2) this.#readAgain(key, now).catch(() => {});
       return Promise.resolve(kept.value);
     }
     this.options.observe?.('miss');
-    return this.#readAgain(now);
+    return this.#readAgain(key, now);
   }
 
-  #readAgain(startedAt: number): Promise<V> {
-    this.#reading ??= this.read()
-      .then((value) => {
-        if (!this.#kept || this.#kept.readAt <= startedAt) this.#kept = { value, readAt: startedAt };
-        return value;
-      })
-      .finally(() => {
-        this.#reading = undefined;
-      });
-    return this.#reading;
+  #readAgain(key: string, startedAt: number): Promise<V> {
+    let reading = this.#reading.get(key);
+    if (!reading) {
+      reading = this.read(key)
+        .then((value) => {
+          const kept = this.#kept.get(key);
+          if (!kept || kept.readAt <= startedAt) this.#kept.set(key, { value, readAt: startedAt });
+          return value;
+        })
+        .finally(() => this.#reading.delete(key));
+      this.#reading.set(key, reading);
+    }
+    return reading;
+  }
+}
+
+/**
+ * A fact about the whole store that every call of some kind needs (the upstream's latest report, the
+ * archive's ranges), kept in memory and read again behind the calls, as KeptLookups keeps a key's.
+ */
+export class KeptFact<V> {
+  readonly #lookups: KeptLookups<V>;
+
+  constructor(
+    lifetimeMs: number,
+    read: () => Promise<V>,
+    options: { clock?: { now(): number }; observe?: (outcome: 'hit' | 'miss') => void } = {},
+  ) {
+    this.#lookups = new KeptLookups(1, lifetimeMs, read, options);
+  }
+
+  get(): Promise<V> {
+    return this.#lookups.get('');
   }
 }

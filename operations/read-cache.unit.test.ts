@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EVERYTHING_CHANGED, StoreChangeFeed } from '../projections/changes.ts';
-import { ReadCache, RefreshAhead, type Policy } from './read-cache.ts';
+import { KeptLookups, ReadCache, RefreshAhead, type Policy } from './read-cache.ts';
 
 function clock() {
   let ms = 1_000_000;
@@ -408,5 +408,70 @@ describe('RefreshAhead (the whale ranking)', () => {
     started[3]!.finish('ranking@103');
     await late;
     expect(answered).toBe('ranking@103');
+  });
+});
+
+describe('KeptLookups (callers by key hash, accounts by OAuth subject)', () => {
+  /** A lookup whose reads the test finishes, counted per key. */
+  function heldLookups(entries: number) {
+    const clock = { ms: 0, now: () => clock.ms };
+    const reads: { key: string; finish: (value: string) => void }[] = [];
+    const lookups = new KeptLookups<string>(
+      entries,
+      10_000,
+      (key) => new Promise<string>((resolve) => reads.push({ key, finish: resolve })),
+      { clock },
+    );
+    return { clock, reads, lookups };
+  }
+
+  it('keeps each key on its own: concurrent callers of a key share one read, another key reads apart', async () => {
+    const { reads, lookups } = heldLookups(10);
+    const first = [lookups.get('a'), lookups.get('a'), lookups.get('a')];
+    const other = lookups.get('b');
+    expect(reads.map((read) => read.key)).toEqual(['a', 'b']);
+    reads[0]!.finish('caller a');
+    reads[1]!.finish('caller b');
+    expect(await Promise.all(first)).toEqual(['caller a', 'caller a', 'caller a']);
+    expect(await other).toBe('caller b');
+    expect(await lookups.get('a')).toBe('caller a');
+    expect(reads).toHaveLength(2);
+  });
+
+  it('reads a key again behind its callers in the second half of the window, and waits past it', async () => {
+    const { clock, reads, lookups } = heldLookups(10);
+    const first = lookups.get('a');
+    reads[0]!.finish('v1');
+    await first;
+    clock.ms = 6_000;
+    expect(await lookups.get('a')).toBe('v1');
+    expect(reads).toHaveLength(2);
+    reads[1]!.finish('v2 (revoked)');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await lookups.get('a')).toBe('v2 (revoked)');
+    clock.ms = 6_000 + 10_000;
+    let answered: string | undefined;
+    const late = lookups.get('a').then((value) => (answered = value));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBeUndefined();
+    reads[2]!.finish('v3');
+    await late;
+    expect(answered).toBe('v3');
+  });
+
+  it('keeps at most its entries, dropping the least recently used', async () => {
+    const { reads, lookups } = heldLookups(2);
+    for (const key of ['a', 'b', 'c']) {
+      const kept = lookups.get(key);
+      reads.at(-1)!.finish(key);
+      await kept;
+    }
+    expect(reads).toHaveLength(3);
+    await Promise.all([lookups.get('b'), lookups.get('c')]);
+    expect(reads).toHaveLength(3);
+    const again = lookups.get('a');
+    expect(reads).toHaveLength(4);
+    reads[3]!.finish('a again');
+    expect(await again).toBe('a again');
   });
 });

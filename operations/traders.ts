@@ -6,6 +6,7 @@ import { readTraderCard, type CardSettings, type TraderCard } from '../projectio
 import { asOfSources } from '../projections/as-of.ts';
 import type { ReadSources } from '../projections/sources.ts';
 import { traderOf, type Call, type RouteContext } from './context.ts';
+import { noteReconciliation } from '../metrics/registry.ts';
 import { queryAsOf } from './parameters.ts';
 
 export const traderParamsSchema = z.object({
@@ -46,5 +47,15 @@ export async function getTraderCard(
   const trader = traderOf(call.admitted);
   const { config } = context;
   const sources = traderSourcesOf(context, trader.wallet, query.as_of);
-  return readTraderCard(context.store, trader, cardSettingsOf(config), query.as_of ?? context.now(), sources);
+  const card = await readTraderCard(
+    context.store,
+    trader,
+    cardSettingsOf(config),
+    query.as_of ?? context.now(),
+    sources,
+  );
+  // Today's agreement only: a past instant's gap says nothing of the service now.
+  if (card.reconciliation && query.as_of === undefined)
+    noteReconciliation(trader.wallet, card.reconciliation.gap_ratio);
+  return card;
 }

@@ -11,7 +11,8 @@ import { readUpstreamState } from './equity.ts';
 import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
 import { traderSchema, type Trader } from './traders.ts';
-import { readUpstreamProfile, upstreamProfileSchema } from './upstream.ts';
+import { reconcile, reconciliationSchema } from './reconciliation.ts';
+import { upstreamProfileOf, upstreamProfileSchema } from './upstream.ts';
 
 const upstreamOfflineBlock = z.object({ status: z.literal('upstream_offline') }).meta({
   description:
@@ -22,6 +23,7 @@ export const traderCardSchema = z.object({
   trader: traderSchema,
   card: careerCardSchema,
   upstream: z.union([upstreamProfileSchema, upstreamOfflineBlock]),
+  reconciliation: reconciliationSchema.optional(),
 });
 export type TraderCard = z.infer<typeof traderCardSchema>;
 
@@ -53,12 +55,13 @@ export async function readTraderCard(
     ? Promise.resolve(false)
     : sources.archiveRanges().then((ranges) => v1Indexed(ranges, settings.v1FirstBlock, settings.v2StartTs));
   const coverage = indexed.then((v1) => coverageOf(settings.includeV1, v1, settings.v2StartTs));
-  const [career, covered, profile, upstreamState] = await Promise.all([
+  const [career, covered, history, upstreamState] = await Promise.all([
     coverage.then((covers) => readCareer(store, trader.wallet, covers.eras.includes('v1'), sources)),
     coverage,
-    readUpstreamProfile(store, trader.wallet, sources),
+    sources.upstreamHistory(trader.wallet),
     readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds, sources),
   ]);
+  const profile = upstreamProfileOf(history);
   const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...figures } = career;
   const statistics = { ...figures, coverage: covered };
   // A wallet the provider never reported on has no upstream figures: zeros would read as a real account
@@ -67,5 +70,12 @@ export async function readTraderCard(
     const card: CareerCard = { ...statistics, career_pnl_usd, pnl_marked_usd };
     return { trader, card, upstream: { status: 'upstream_offline' } };
   }
-  return { trader, card: statistics, upstream: profile };
+  const reconciliation = reconcile({
+    provider: profile,
+    providerPoints: history.points,
+    career: { ...figures, pnl_marked_usd },
+    eras: covered.eras,
+    v2StartTs: settings.v2StartTs,
+  });
+  return { trader, card: statistics, upstream: profile, reconciliation };
 }

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Store } from './store.ts';
 
 const CARD_ERAS = ['v1', 'v2'] as const;
-type CardEra = (typeof CARD_ERAS)[number];
+export type CardEra = (typeof CARD_ERAS)[number];
 
 export const coverageSchema = z
   .object({

@@ -156,7 +156,9 @@ let embeddedEngineLoaded = false;
  * its native exit handlers, which wait on the engine's own threads (a merge, the statement of the failed
  * start) and can block for good or crash: such a process leaves by SIGKILL instead, so its status is a
  * kill, never a hang. Nothing committed is lost by it: the engine's parts are on disk when an insert
- * returns, as the crash tests show (test/embedded-crash, test/ingest-crash).
+ * returns, as the crash tests show (test/embedded-crash, test/ingest-crash). The first process of a
+ * container (PID 1 without an init) cannot be killed from inside it: there the plain exit runs, and the
+ * image's embedded default is run with `--init` (deploy/Dockerfile).
  */
 export function exitAtOnce(code: number): never {
   if (embeddedEngineLoaded) process.kill(process.pid, 'SIGKILL');

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { drawdownStats } from './equity.ts';
 import type { Store } from './store.ts';
 import { plainSources, type ReadSources } from './sources.ts';
+import type { UpstreamHistory } from './upstream-history.ts';
 
 export const upstreamProfileSchema = z.object({
   pnl: z.number().meta({
@@ -29,7 +30,11 @@ export async function readUpstreamProfile(
   wallet: string,
   sources: ReadSources = plainSources(store),
 ): Promise<UpstreamProfile | null> {
-  const { profile, points } = await sources.upstreamHistory(wallet);
+  return upstreamProfileOf(await sources.upstreamHistory(wallet));
+}
+
+/** The profile block of a wallet's upstream history (readUpstreamProfile, from a history already read). */
+export function upstreamProfileOf({ profile, points }: UpstreamHistory): UpstreamProfile | null {
   if (!profile) return null;
   const extremes = drawdownStats(points);
   return {

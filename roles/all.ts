@@ -17,16 +17,14 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Readiness } from '../api/app.ts';
-import { buildHttpServer } from './http-server.ts';
+import { buildHttpServerWithPlane } from './http-server.ts';
 import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
-import { livePlaneOn } from '../ingest/live-feed.ts';
 import { readStoredRowCount } from '../projections/landed.ts';
 import { EPOCH_MAX, EPOCH_MIN } from '../ingest/contract/primitives.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openMigratedStore, shutdownSignal, throttled, warnIfThreadPoolShort } from './runtime.ts';
-import { storeAnswers } from '../projections/store.ts';
 import { DEMO_ACCOUNT_IDS, ensureDemoAccounts, readDemoKeys } from '../ingest/sources/accounts.ts';
 import { SkipLandedSink, snapshotAccountSessions, snapshotSimulatedSince } from '../ingest/sources/skip-landed.ts';
 import { rederivedBatches, rederiveViewsSince } from '../projections/rederive.ts';
@@ -237,18 +235,14 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       },
     };
   };
-  const app = await buildHttpServer({
+  const app = await buildHttpServerWithPlane({
     log,
-    storeAlive: () => storeAnswers(store),
+    store,
     readiness,
-    api: {
-      config,
-      store,
-      gates,
-      slots,
-      // The live plane streams what this process's log carries; its recordings go back on the same log.
-      ...livePlaneOn({ config, eventLog, topics, publisher, log }),
-    },
+    config,
+    gates,
+    slots,
+    plane: { eventLog, topics, publisher },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');

@@ -10,12 +10,43 @@ import type { LiveAuthentication } from '../api/routes/live.ts';
 import { mcpAuthentication } from '../mcp/auth.ts';
 import { OAuthVerifier } from '../mcp/oauth.ts';
 import { registerMcp } from '../mcp/server.ts';
+import type { Config } from '../config.ts';
+import type { EventLog } from '../ingest/bus/types.ts';
+import type { TopicNames } from '../ingest/contract/topics.ts';
+import { livePlaneOn } from '../ingest/live-feed.ts';
+import type { EventSink } from '../ingest/publisher.ts';
+import type { Logger } from '../log.ts';
+import type { GateStore } from '../operations/gates/store.ts';
+import type { SlotStore } from '../operations/gates/slots.ts';
+import { storeAnswers, type Store } from '../projections/store.ts';
 
 /** `buildApp` with MCP mounted when the read API is served (without it, the app only answers the probes). */
 export async function buildHttpServer(options: AppOptions): Promise<FastifyInstance> {
   return buildApp(
     options.api ? { ...options, api: { ...options.api, mount: registerMcp, liveAuthentication } } : options,
   );
+}
+
+/**
+ * The HTTP server of a role that serves the live plane beside the read API (`all` in process, `live` on
+ * Kafka): the plane streams what the role's log carries, and its recordings go back on the same log.
+ */
+export function buildHttpServerWithPlane(options: {
+  log: Logger;
+  store: Store;
+  readiness: AppOptions['readiness'];
+  config: Config;
+  gates: GateStore;
+  slots: SlotStore;
+  plane: { eventLog: EventLog; topics: TopicNames; publisher: EventSink };
+}): Promise<FastifyInstance> {
+  const { log, store, readiness, config, gates, slots, plane } = options;
+  return buildHttpServer({
+    log,
+    storeAlive: () => storeAnswers(store),
+    readiness,
+    api: { config, store, gates, slots, ...livePlaneOn({ config, ...plane, log }) },
+  });
 }
 
 /** A live connection's caller: an API key or an OAuth access token, exactly as on /mcp (failures counted there). */

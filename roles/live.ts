@@ -8,14 +8,12 @@
  * (deploy/k8s/components/live). The embedded default has no Kafka: `all` runs the plane in process.
  */
 import type { Config } from '../config.ts';
-import { livePlaneOn } from '../ingest/live-feed.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog } from '../ingest/worker.ts';
 import type { Logger } from '../log.ts';
 import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
-import { storeAnswers } from '../projections/store.ts';
-import { buildHttpServer } from './http-server.ts';
+import { buildHttpServerWithPlane } from './http-server.ts';
 import { openMigratedStore, shutdownSignal } from './runtime.ts';
 
 export async function runLive(config: Config, log: Logger): Promise<number> {
@@ -33,18 +31,14 @@ export async function runLive(config: Config, log: Logger): Promise<number> {
   const topics = new TopicNames(config.kafka.topicPrefix);
   const producer = await eventLog.producer();
   const publisher = new EventPublisher(producer, topics);
-  const app = await buildHttpServer({
+  const app = await buildHttpServerWithPlane({
     log,
-    storeAlive: () => storeAnswers(store),
+    store,
     readiness: () => ({ ready: true, detail: {} }),
-    api: {
-      config,
-      store,
-      gates,
-      slots,
-      // The live plane streams what this process's log carries; its recordings go back on the same log.
-      ...livePlaneOn({ config, eventLog, topics, publisher, log }),
-    },
+    config,
+    gates,
+    slots,
+    plane: { eventLog, topics, publisher },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   log.info({ address, store: store.kind, prefix: config.api.prefix }, 'live plane listening');

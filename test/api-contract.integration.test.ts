@@ -468,8 +468,20 @@ describe('traders', () => {
           profile_image: 'https://example.com/alpha.png',
           as_of: NOW - 120,
         },
+        // Ours: the won and lost markets' results, the marked market at 0.60 less its 40, the unmarked one's
+        // 2 paid for tokens without a mark: 84 − 35 + 8 − 2 = 55. Two open markets, one of them unmarked; the
+        // provider's curve and figures are after every fill.
+        reconciliation: {
+          provider_pnl_usd: 123.45,
+          pnl_usd: wonPnl + lostPnl + (markedValue - 40) - 2,
+          gap_usd: 123.45 - 55,
+          gap_ratio: (123.45 - 55) / 123.45,
+          compared_eras: ['v2'],
+          explained: ['open_positions_marked', 'unmarked_positions'],
+        },
       }),
     );
+    expect(wonPnl + lostPnl + (markedValue - 40) - 2).toBeCloseTo(55, 9);
   });
 
   it('accepts a wallet in any case, both profile URLs and the display name, and echoes the canonical identity', async () => {

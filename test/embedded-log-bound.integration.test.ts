@@ -1,8 +1,8 @@
 /**
  * The embedded default's in-process log stays within its bound and never stops its producers on a reader
  * that does not read a topic. Wired as the `all` role wires it (roles/all.ts: `openEventLog`'s 64 MiB log,
- * an ingest worker, the HTTP server with the live plane fed from the same log through `livePlaneOn`, a
- * client watching a market), the test publishes twice the bound on a topic the live feed does not read
+ * an ingest worker, `buildHttpServerWithPlane` with the live plane fed from the same log, a client
+ * watching a market), the test publishes twice the bound on a topic the live feed does not read
  * (upstream heartbeats, as large as the contract allows) beside fills it does read. Before, the feed's
  * group held the heartbeats back as if it sat at their start: the producer waited for good once 64 MiB
  * were retained (`SIM_BACKFILL_DAYS=10 npm start` stopped at about 5 M events). Now every send returns,
@@ -14,13 +14,12 @@ import { afterAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MemoryLog } from '../ingest/bus/memory.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';
-import { livePlaneOn } from '../ingest/live-feed.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog, startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
 import { createLogger } from '../log.ts';
 import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
 import type { Store } from '../projections/store.ts';
-import { buildHttpServer } from '../roles/http-server.ts';
+import { buildHttpServerWithPlane } from '../roles/http-server.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
 import { inProcessConfig, publishTestAccounts } from './harness/api.ts';
@@ -54,11 +53,14 @@ it('publishes twice the log’s bound with the live feed running: never blocked,
   const publisher = new EventPublisher(producer, topics);
   const gates = openGateStore(config, log);
   const slots = openSlotStore(config, log);
-  const app = await buildHttpServer({
+  const app = await buildHttpServerWithPlane({
     log,
-    storeAlive: async () => true,
+    store,
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store, gates, slots, ...livePlaneOn({ config, eventLog, topics, publisher, log }) },
+    config,
+    gates,
+    slots,
+    plane: { eventLog, topics, publisher },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   closing.push(async () => {

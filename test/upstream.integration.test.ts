@@ -641,8 +641,15 @@ for (const transport of [inProcessTransport, kafkaTransport()])
       return { peak: Math.max(...points), low: Math.min(...points), max_drawdown: worst };
     }
 
+    /** The reconciliation of the online card, compared with the offline card's own figure below. */
+    let onlineReconciliation: unknown;
+
     it("serves the provider's profile in the card's upstream block and its curve as the pnl-series", async () => {
-      const card = bodyOf(await api.get(`traders/${SWISSTONY}`)) as { upstream: Record<string, number | string> };
+      const card = bodyOf(await api.get(`traders/${SWISSTONY}`)) as {
+        upstream: Record<string, number | string>;
+        reconciliation?: unknown;
+      };
+      onlineReconciliation = card.reconciliation;
       const stats = drawdown(pnlSeries.map((point) => point.p));
       expect(card.upstream).toMatchObject({
         pnl: 98_765.43,
@@ -741,6 +748,23 @@ for (const transport of [inProcessTransport, kafkaTransport()])
       };
       expect(card.upstream).toEqual({ status: 'upstream_offline' });
       expect(card.card).toHaveProperty('career_pnl_usd');
+      expect(card).not.toHaveProperty('reconciliation');
+      // The reconciliation the online card served compares the provider's pnl with this very figure.
+      const ours = card.card.pnl_marked_usd as number;
+      expect(onlineReconciliation).toEqual({
+        provider_pnl_usd: 98_765.43,
+        pnl_usd: ours,
+        gap_usd: expect.closeTo(98_765.43 - ours, 9),
+        gap_ratio: expect.closeTo(Math.abs(98_765.43 - ours) / 98_765.43, 12),
+        compared_eras: ['v2'],
+        // Every row is of the V2 era and after the provider's curve begins (30 days before NOW, past the
+        // cut-over); the provider's figures are of NOW, after the last row. The markets swisstony bought in
+        // are open and marked by its own last trade there; the market of its REDEEM row has no trade and no
+        // stored resolution: open and unmarked.
+        explained: ['open_positions_marked', 'unmarked_positions'],
+      });
+      expect(card.card).toMatchObject({ unmarked_markets: 1 });
+      expect(card.card.open_markets as number).toBeGreaterThan(1);
       const series = await api.get(`traders/${SWISSTONY}/pnl-series`);
       expect(series.statusCode).toBe(503);
       expect(bodyOf(series)).toMatchObject({ error: 'upstream_offline', status: 'upstream_offline' });

@@ -24,6 +24,8 @@ export interface AccumulatorLimits {
   lingerMs: number;
   /** A batch this large is written as soon as the previous write is done, without lingering (default: never early). */
   eagerBatchMessages?: number | undefined;
+  /** The most messages prepared in one synchronous step (default PREPARE_PART_MESSAGES). */
+  preparePartMessages?: number | undefined;
 }
 
 interface Pending<Prepared> {
@@ -86,23 +88,23 @@ export class SliceAccumulator<Prepared> {
   /**
    * Prepares a slice and adds it to the next write; waits while the batch is full. Returns false when
    * the slice was refused (after a failed write, or a reset while it was being added): the caller must
-   * not advance past it. A long slice is prepared in parts of at most PREPARE_PART_MESSAGES, with a turn
+   * not advance past it. A long slice is prepared in parts of at most `preparePartMessages`, with a turn
    * of the event loop between parts: decoding is synchronous, and the API served by the same process
    * (the `all` role) must not wait behind a whole fetch of it. Between parts, `stillOwned` (the
    * consumer still runs and holds the partition) must hold, or the rest is refused.
    */
   async add(slice: PartitionSlice, stillOwned: () => boolean = () => true): Promise<boolean> {
     const count = slice.messages.length;
-    if (count <= PREPARE_PART_MESSAGES) return this.addPart(slice);
+    const part = this.limits.preparePartMessages ?? PREPARE_PART_MESSAGES;
+    if (count <= part) return this.addPart(slice);
     const generation = this.generation;
-    for (let start = 0; start < count; start += PREPARE_PART_MESSAGES) {
+    for (let start = 0; start < count; start += part) {
       if (start > 0) {
         await turn();
         // A reset meanwhile dropped the parts held so far: the rest must not be written after them.
         if (generation !== this.generation || !stillOwned()) return false;
       }
-      if (!(await this.addPart({ ...slice, messages: slice.messages.slice(start, start + PREPARE_PART_MESSAGES) })))
-        return false;
+      if (!(await this.addPart({ ...slice, messages: slice.messages.slice(start, start + part) }))) return false;
     }
     return true;
   }

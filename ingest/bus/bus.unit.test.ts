@@ -257,6 +257,24 @@ describe('SliceAccumulator, long slices', () => {
     ]);
   });
 
+  it('prepares in the parts a reader asks for (the live feed, whose preparation is cheap, takes larger ones)', async () => {
+    const prepared: number[] = [];
+    const accumulator = new SliceAccumulator(
+      { prepare: (s: PartitionSlice) => prepared.push(s.messages.length), write: async () => {} },
+      async () => {},
+      {
+        maxBatchMessages: 1 << 20,
+        maxBatchBytes: 1 << 30,
+        lingerMs: 60_000,
+        preparePartMessages: 4 * PREPARE_PART_MESSAGES,
+      },
+      log,
+    );
+    expect(await accumulator.add(slice('t', 0, 0, 9 * PREPARE_PART_MESSAGES))).toBe(true);
+    expect(prepared).toEqual([4 * PREPARE_PART_MESSAGES, 4 * PREPARE_PART_MESSAGES, PREPARE_PART_MESSAGES]);
+    await accumulator.flush();
+  });
+
   it('refuses the rest of a long slice after a reset between its parts (nothing after a dropped part is written)', async () => {
     const { processor, writes } = recorder();
     const accumulator = new SliceAccumulator(
@@ -558,6 +576,17 @@ describe('MemoryLog: what is retained, and who can make a producer wait', () => 
     for (let index = 0; index < 20; index++)
       expect(await settled(producer.send('later', [message('k', KIB)]))).toBe(true);
     expect(memory.retained).toBeLessThanOrEqual(5 * KIB);
+  });
+
+  it('lets a producer waiting for room go when the log is closed (a shutdown never waits for commits that cannot come)', async () => {
+    const memory = new MemoryLog({ partitions: 1, maxRetainedBytes: 2 * KIB, log });
+    memory.join('ingest', ['t'], false);
+    const producer = await memory.producer();
+    for (let index = 0; index < 3; index++) await producer.send('t', [message('k', KIB)]);
+    const waiting = producer.send('t', [message('k', KIB)]);
+    expect(await settled(waiting)).toBe(false);
+    await memory.close();
+    expect(await settled(waiting)).toBe(true);
   });
 
   type Operation =

@@ -452,8 +452,9 @@ class MemoryConsumer implements LogConsumer {
           let from = position.get(key) ?? this.memoryLog.committed(groupId, topic, partition);
           const start = this.memoryLog.startOffset(topic, partition);
           if (from < start) {
-            // Only a lossy group falls behind what the log holds (a durable one holds it back).
-            this.skipped(topic, start - from);
+            // A lossy group fell behind what the log holds (a durable one holds it back; a new one that
+            // reads from the beginning starts where the log does, with nothing missed since it joined).
+            if (this.options.lossy === true) this.skipped(topic, start - from);
             from = start;
           }
           const messages = this.memoryLog.fetchFrom(topic, partition, from, this.options.maxBytesPerPartition);

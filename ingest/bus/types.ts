@@ -89,6 +89,11 @@ export interface LogConsumerOptions {
   lingerMs: number;
   /** A batch this large is written as soon as the store is free, without lingering. */
   eagerBatchMessages?: number;
+  /**
+   * The most messages prepared in one synchronous step of a long fetch (default: the accumulator's
+   * PREPARE_PART_MESSAGES, sized for decoding); a reader whose preparation is cheaper takes larger parts.
+   */
+  preparePartMessages?: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
 }
