@@ -259,6 +259,10 @@ runBenchmark(async () => {
   for (let block = registeredThrough + 1; block <= lastBlock; block++) {
     const minedAt = performance.now();
     node.mine(world.blocks.get(block) ?? [], block, world.timestampOf(block));
+    // The fills of the block that just became final (the node finalizes it now), for the REST reader.
+    for (const [ref, fill] of sent)
+      if (fill.block === block - FINALITY && !replaced.has(fill.block) && !restPending.has(ref) && !restDone.has(ref))
+        restPending.set(ref, fill);
     const carriesFills = fillBlocks.includes(block);
     if (carriesFills) fillBlocksMined++;
     if (REORG_EVERY > 0 && carriesFills && fillBlocksMined % REORG_EVERY === 0) {
@@ -272,10 +276,6 @@ runBenchmark(async () => {
       node.announce();
     }
     await sleep(Math.max(0, BLOCK_MS - (performance.now() - minedAt)));
-    // The fills of the block that just became final, for the REST reader.
-    for (const [ref, fill] of sent)
-      if (fill.block === block - FINALITY && !replaced.has(fill.block) && !restPending.has(ref) && !restDone.has(ref))
-        restPending.set(ref, fill);
   }
   // Finality passes the last block; every provisional event must end.
   for (let index = 0; index <= FINALITY; index++) {
