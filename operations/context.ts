@@ -42,12 +42,21 @@ const SHED_RETRY_SECONDS = 1;
 
 /** A call the gates let through: its usage numbers, its trader (or the refusal to answer with), its slot. */
 export interface AdmittedCall extends Admission {
-  /** The resolved `{trader}` of a trader-scoped call. */
-  trader: Trader | null;
+  /**
+   * The resolved `{trader}` of a trader-scoped call: its wallet, and its display name being read (started
+   * at admission, not awaited there: an operation reads the store beside it, traderOf awaits it).
+   */
+  trader: TraderCall | null;
   /** Why `{trader}` did not resolve (400 invalid_wallet, 404 trader_not_found): answered after the call was counted. */
   traderRefusal: ApiError | null;
   /** The call's slot of the store's work: run the operation inside it (`storeSlot.run`). */
   storeSlot: StoreSlot;
+}
+
+/** A call's trader: the wallet known, the name on its way. */
+export interface TraderCall {
+  wallet: string;
+  name: Promise<string>;
 }
 
 export interface CallRequest {
@@ -106,14 +115,17 @@ export async function admitCall(context: RouteContext, caller: Caller, call: Cal
   if (wallet !== null) context.walletRequests?.note(wallet, context.now());
   if (call.signal?.aborted) admission.release();
   else call.signal?.addEventListener('abort', () => admission.release(), { once: true });
-  try {
-    const trader =
-      wallet === null ? null : { wallet, name: name ?? (await storeSlot.run(() => context.reader.traderName(wallet))) };
-    return { ...admission, trader, traderRefusal, storeSlot };
-  } catch (failure) {
-    admission.release();
-    throw failure;
-  }
+  // The name is read beside the operation's own reads, not before them: a failure (the call shed at this
+  // read) reaches the operation when it awaits the name.
+  const trader =
+    wallet === null
+      ? null
+      : {
+          wallet,
+          name: name !== null ? Promise.resolve(name) : storeSlot.run(() => context.reader.traderName(wallet)),
+        };
+  trader?.name.catch(() => {});
+  return { ...admission, trader, traderRefusal, storeSlot };
 }
 
 /**
@@ -125,12 +137,18 @@ export interface Call {
   admitted: AdmittedCall;
 }
 
-/** The admitted call's trader, or its refusal. */
-export function traderOf(call: AdmittedCall | null): Trader {
+/** The admitted call's trader (its wallet, its name being read), or its refusal. */
+export function traderCallOf(call: AdmittedCall | null): TraderCall {
   if (!call) throw new Error('trader-scoped route without an admitted call (its config lacks budget.traderScoped)');
   if (call.traderRefusal) throw call.traderRefusal;
   if (!call.trader) throw new Error('admitted call without a trader');
   return call.trader;
+}
+
+/** The admitted call's trader with its name, or its refusal. */
+export async function traderOf(call: AdmittedCall | null): Promise<Trader> {
+  const trader = traderCallOf(call);
+  return { wallet: trader.wallet, name: await trader.name };
 }
 
 /**

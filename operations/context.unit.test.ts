@@ -5,7 +5,7 @@ import { parseConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
 import type { QueryParams, Store } from '../projections/store.ts';
 import type { Caller } from './auth.ts';
-import { admitCall, resolveTrader, traderOf, type AdmittedCall, type RouteContext } from './context.ts';
+import { admitCall, resolveTrader, traderCallOf, traderOf, type AdmittedCall, type RouteContext } from './context.ts';
 import { Cursors } from './cursors.ts';
 import { ApiError } from './errors.ts';
 import type { Admission, Budget, CallShape } from './gates/budget.ts';
@@ -101,7 +101,7 @@ describe('admitCall', () => {
       heavy: false,
     });
     expect(calls).toEqual([{ address: '1.2.3.4', wallet: ALICE, heavy: false }]);
-    expect(admitted.trader).toEqual({ wallet: ALICE, name: 'Alice' });
+    expect(await traderOf(admitted)).toEqual({ wallet: ALICE, name: 'Alice' });
     expect(admitted.traderRefusal).toBeNull();
     expect(asked).toEqual([{ wallet: ALICE }]);
     const viaUrl = await admitCall(context(store, budget), caller, {
@@ -109,7 +109,7 @@ describe('admitCall', () => {
       trader: `https://polymarket.com/profile/${ALICE}`,
       heavy: false,
     });
-    expect(viaUrl.trader).toEqual({ wallet: ALICE, name: 'Alice' });
+    expect(await traderOf(viaUrl)).toEqual({ wallet: ALICE, name: 'Alice' });
   });
 
   it('looks a display name up before the gates (it has no wallet until then)', async () => {
@@ -121,7 +121,7 @@ describe('admitCall', () => {
       heavy: true,
     });
     expect(calls).toEqual([{ address: 'a', wallet: BOB, heavy: true }]);
-    expect(admitted.trader).toEqual({ wallet: BOB, name: 'Bob Trades' });
+    expect(await traderOf(admitted)).toEqual({ wallet: BOB, name: 'Bob Trades' });
   });
 
   it('still admits (and so counts) a call whose trader does not resolve, keeping the refusal for the route', async () => {
@@ -136,7 +136,7 @@ describe('admitCall', () => {
     });
     expect(unknownName.traderRefusal).toMatchObject({ status: 404, code: 'trader_not_found' });
     expect(calls.map((call) => call.wallet)).toEqual([null, null]);
-    expect(() => traderOf(badWallet)).toThrow(ApiError);
+    await expect(traderOf(badWallet)).rejects.toThrow(ApiError);
   });
 
   it('admits a call that is not trader-scoped with no wallet and no trader', async () => {
@@ -173,12 +173,15 @@ describe('admitCall', () => {
     expect(late.releases()).toBe(1);
   });
 
-  it('releases the admission when reading the name fails after it', async () => {
+  it('reads the name beside the operation: a failure to read it fails the operation, whose route releases the call', async () => {
     const { store } = namesStore({}, true);
     const { budget, releases } = recordingBudget();
-    await expect(
-      admitCall(context(store, budget), caller, { address: 'a', trader: ALICE, heavy: true }),
-    ).rejects.toThrow('store down');
+    const admitted = await admitCall(context(store, budget), caller, { address: 'a', trader: ALICE, heavy: true });
+    // The wallet is known at once; the name is awaited by the operation (the card with its own reads).
+    expect(traderCallOf(admitted).wallet).toBe(ALICE);
+    await expect(traderOf(admitted)).rejects.toThrow('store down');
+    expect(releases()).toBe(0);
+    admitted.release();
     expect(releases()).toBe(1);
   });
 });
@@ -197,9 +200,10 @@ describe('resolveTrader and traderOf', () => {
     await expect(resolveTrader(store, 'Carol')).rejects.toMatchObject({ status: 404, code: 'trader_not_found' });
   });
 
-  it('traderOf refuses a route that was not admitted as trader-scoped', () => {
-    expect(() => traderOf(null)).toThrow(/budget.traderScoped/);
+  it('traderOf refuses a route that was not admitted as trader-scoped', async () => {
+    await expect(traderOf(null)).rejects.toThrow(/budget.traderScoped/);
     const noTrader = { usage: USAGE, release: () => {}, trader: null, traderRefusal: null } as AdmittedCall;
-    expect(() => traderOf(noTrader)).toThrow(/without a trader/);
+    await expect(traderOf(noTrader)).rejects.toThrow(/without a trader/);
+    expect(() => traderCallOf(noTrader)).toThrow(/without a trader/);
   });
 });

@@ -20,7 +20,7 @@ export async function getPnlSeries(
   call: Call,
   query: z.infer<typeof pnlSeriesQuerySchema>,
 ): Promise<z.infer<typeof pnlSeriesSchema>> {
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const series = await readEquitySeries(
     context.store,
     trader.wallet,

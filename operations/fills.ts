@@ -38,7 +38,7 @@ export async function getRecentFills(
   query: z.infer<ReturnType<typeof fillsQuerySchema>>,
 ): Promise<z.infer<typeof fillsPageSchema>> {
   const limit = pageLimit(query.limit, context.config.api.fills);
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const cursor = fillCursor(context);
   const after = cursor.decode(query.cursor, trader.wallet);
   const page = await context.reader.fillsPage(trader.wallet, {

@@ -81,7 +81,7 @@ export async function listTraderMarkets(
   query: z.infer<ReturnType<typeof marketListQuerySchema>>,
 ): Promise<z.infer<typeof marketListSchema>> {
   const limit = pageLimit(query.limit, context.config.api.marketsList);
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const cursor = marketCursor(context);
   const after = cursor.decode(query.cursor, trader.wallet);
   const request = { after, limit, historyDepth: call.caller.limits.historyDepth };
@@ -105,7 +105,7 @@ export async function getTopMarkets(
 ): Promise<z.infer<typeof topMarketsSchema>> {
   const { topMarkets } = context.config.api;
   const n = Math.min(topMarkets.maxN, Math.max(topMarkets.minN, query.n ?? topMarkets.defaultN));
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   return {
     trader,
     ...(await readTopMarkets(
@@ -126,7 +126,7 @@ export async function getMarketSummary(
   query: z.infer<typeof summaryQuerySchema> = {},
 ): Promise<z.infer<typeof marketSummaryResponseSchema>> {
   const conditionId = parseConditionId(params.condition_id);
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const asOf = query.as_of;
   if (asOf !== undefined) {
     // As of a past instant: the history wall over the markets known then, and the parts up to it.

@@ -108,7 +108,7 @@ export async function getMarketChart(
   input: { condition_id: string } & z.infer<ReturnType<typeof sampledChartQuerySchema>>,
 ): Promise<z.infer<typeof sampledChartSchema>> {
   const conditionId = parseConditionId(input.condition_id);
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
     context.reader.traderMarket(trader.wallet, conditionId),
   );
@@ -130,7 +130,7 @@ export async function getMarketTicks(
 ): Promise<z.infer<typeof rawTicksSchema>> {
   const conditionId = parseConditionId(input.condition_id);
   const limit = pageLimit(input.limit, rawLimitsOf(context.config));
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const scope = `${trader.wallet}|${conditionId}`;
   const cursor = tickCursor(context);
   const fromCursor = cursor.decode(input.cursor, scope);
@@ -161,7 +161,7 @@ export async function getMarketTape(
   params: { condition_id: string },
 ): Promise<{ market: MarketHeader; trader: Trader; tape: SeriesPoint[] }> {
   const conditionId = parseConditionId(params.condition_id);
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const market = await loadVisibleMarket(context, call.caller, trader.wallet, conditionId, () =>
     context.reader.traderMarket(trader.wallet, conditionId),
   );

@@ -103,7 +103,7 @@ export async function getTraderSkill(
   call: Call,
   query: z.infer<typeof skillQuerySchema> = {},
 ): Promise<TraderSkillAnswer> {
-  const trader = traderOf(call.admitted);
+  const trader = await traderOf(call.admitted);
   const [inputs, prior] = await Promise.all([
     context.reader.skillInputs(trader.wallet, query.as_of),
     // As of a past instant, the population known then: today's would let later results in.

@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import { readTraderCard, type CardSettings, type TraderCard } from '../projections/cards.ts';
 import { asOfSources } from '../projections/as-of.ts';
 import type { ReadSources } from '../projections/sources.ts';
-import { traderOf, type Call, type RouteContext } from './context.ts';
+import { traderCallOf, type Call, type RouteContext } from './context.ts';
 import { noteReconciliation } from '../metrics/registry.ts';
 import { queryAsOf } from './parameters.ts';
 
@@ -44,7 +44,8 @@ export async function getTraderCard(
   call: Call,
   query: z.infer<typeof cardQuerySchema> = {},
 ): Promise<TraderCard> {
-  const trader = traderOf(call.admitted);
+  // The name comes with the card's reads, not before them.
+  const trader = traderCallOf(call.admitted);
   const { config } = context;
   const sources = traderSourcesOf(context, trader.wallet, query.as_of);
   const card = await readTraderCard(

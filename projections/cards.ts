@@ -46,7 +46,7 @@ export interface CardSettings {
  */
 export async function readTraderCard(
   store: Store,
-  trader: Trader,
+  trader: Trader | { wallet: string; name: Promise<string> },
   settings: CardSettings,
   nowSeconds: number,
   sources: ReadSources = plainSources(store),
@@ -55,12 +55,15 @@ export async function readTraderCard(
     ? Promise.resolve(false)
     : sources.archiveRanges().then((ranges) => v1Indexed(ranges, settings.v1FirstBlock, settings.v2StartTs));
   const coverage = indexed.then((v1) => coverageOf(settings.includeV1, v1, settings.v2StartTs));
-  const [career, covered, history, upstreamState] = await Promise.all([
+  const [career, covered, history, upstreamState, name] = await Promise.all([
     coverage.then((covers) => readCareer(store, trader.wallet, covers.eras.includes('v1'), sources)),
     coverage,
     sources.upstreamHistory(trader.wallet),
     readUpstreamState(store, nowSeconds, settings.upstreamStaleAfterSeconds, sources),
+    // A name still being read (the call's, started at its admission) is awaited beside the card's reads.
+    trader.name,
   ]);
+  const named: Trader = { wallet: trader.wallet, name };
   const profile = upstreamProfileOf(history);
   const { career_pnl_usd, pnl_marked_usd, fills_count: _fills, ...figures } = career;
   const statistics = { ...figures, coverage: covered };
@@ -68,7 +71,7 @@ export async function readTraderCard(
   // that made nothing, so it answers as when the provider cannot answer (docs/decisions.md).
   if (upstreamState.state === 'offline' || profile === null) {
     const card: CareerCard = { ...statistics, career_pnl_usd, pnl_marked_usd };
-    return { trader, card, upstream: { status: 'upstream_offline' } };
+    return { trader: named, card, upstream: { status: 'upstream_offline' } };
   }
   const reconciliation = reconcile({
     provider: profile,
@@ -77,5 +80,5 @@ export async function readTraderCard(
     eras: covered.eras,
     v2StartTs: settings.v2StartTs,
   });
-  return { trader, card: statistics, upstream: profile, reconciliation };
+  return { trader: named, card: statistics, upstream: profile, reconciliation };
 }

@@ -92,6 +92,15 @@ const SAME_REQUEST_MS = 1_000;
 /** The exit code of a drain that did not finish within the grace (config shutdown.graceMs). */
 const EXIT_SHUTDOWN_FORCED = 124;
 
+/** How long an exit at once waits for the log's last lines to be written (pino writes asynchronously). */
+const LOG_FLUSH_MS = 500;
+
+/** exitAtOnce, once the line that says why is out: a kill would lose what pino has not written yet. */
+function exitAfterLog(log: Logger, code: number): void {
+  setTimeout(() => exitAtOnce(code), LOG_FLUSH_MS);
+  log.flush(() => exitAtOnce(code));
+}
+
 /**
  * Aborts on SIGINT / SIGTERM, so that roles drain and exit cleanly; a drain that outlasts the grace, or a
  * second signal, ends the process at once.
@@ -104,7 +113,8 @@ export function shutdownSignal(log: Logger, graceMs: number): AbortSignal {
       // Ctrl-C under `npm start` reaches the service twice at once: from the terminal, and forwarded by npm.
       if (performance.now() - firstAt < SAME_REQUEST_MS) return;
       log.warn({ signal }, 'second signal: exiting at once');
-      exitAtOnce(130);
+      exitAfterLog(log, 130);
+      return;
     }
     firstAt = performance.now();
     log.info({ signal }, 'shutting down: draining the batch in flight');
@@ -112,7 +122,7 @@ export function shutdownSignal(log: Logger, graceMs: number): AbortSignal {
     // Unreferenced: a drain that finishes lets the process end without waiting for it.
     setTimeout(() => {
       log.error({ signal, graceMs }, 'shutdown did not finish within its grace: exiting without it');
-      exitAtOnce(EXIT_SHUTDOWN_FORCED);
+      exitAfterLog(log, EXIT_SHUTDOWN_FORCED);
     }, graceMs).unref();
   };
   process.on('SIGINT', () => stop('SIGINT'));

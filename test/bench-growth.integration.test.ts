@@ -28,6 +28,9 @@ it('builds two sizes and every answer equals its recomputation from scratch', as
     const [, fills, wallets] = /^[0-9.]+x: ([0-9]+) fills, ([0-9]+) wallets, [1-9][0-9]* markets/.exec(section) ?? [];
     expect(Number(fills)).toBeGreaterThan(1000);
     expect(Number(wallets)).toBeGreaterThan(1);
+    expect(section).toMatch(
+      /periodic jobs' statements \(median ms\): orphan sweep [0-9.]+, active wallets \(7 d\) [0-9.]+, skill population [0-9.]+/,
+    );
     expect(section).toMatch(/ingest per tenth \(fills\/s\): ([0-9]+, ){9}[0-9]+;/);
     // Six answers (card, markets, summary, chart, fills, whale flow) for each wallet read.
     expect(section).toContain(

@@ -76,7 +76,8 @@ describe('the all role after a fatal start error', () => {
     expect(outcomes).toHaveLength(20);
     // A process that mapped the engine leaves by SIGKILL (exitAtOnce): a kill's status, never 0, never a hang.
     expect(outcomes.map(({ code }) => code)).toEqual(Array.from({ length: 20 }, () => 'SIGKILL'));
-    for (const { ms } of outcomes) expect(ms).toBeLessThan(EXIT_AFTER_REASON_MS);
+    // Four starts at once share the machine with this process: a few seconds bound "at once", never a hang.
+    for (const { ms } of outcomes) expect(ms).toBeLessThan(4 * EXIT_AFTER_REASON_MS);
   }, 180_000);
 
   it.each(['0.0.0.0/0', '::/0', '10.0.0.1,::ffff:0:0/96', '0.0.0.0/1,128.0.0.0/1'])(

@@ -309,9 +309,10 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
   ): Promise<unknown> => {
     switch (name) {
       case 'card':
+        // As the route reads it: the name beside the card's reads (operations/context.ts, admitCall).
         return readTraderCard(
           store,
-          await resolveTrader(reader, wallet),
+          { wallet, name: reader.traderName(wallet) },
           cardSettingsOf(config),
           nowSeconds,
           reader.sources,
@@ -347,7 +348,7 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
   for (const name of READS) {
     const reader = freshReader();
     for (const [index, { wallet, condition_id: conditionId }] of picked.entries()) {
-      // The trader lookup a route makes first: not timed (the card's includes it, as the route's does).
+      // The trader lookup a route makes first: not timed (the card's name is read with its reads, timed).
       if (name !== 'card' && name !== 'whales') await resolveTrader(reader, wallet);
       const started = performance.now();
       const answer = await answers(name === 'whales' ? freshReader() : reader, name, wallet, conditionId, index);
@@ -492,6 +493,11 @@ function report(size: SizeFigures, graceMs: number): void {
         return `${name} ${ms(p50)}/${ms(percentile(size.reads[name], 0.99))} (${(p50 / base).toFixed(1)}×)`;
       }).join(', ') +
       `; floor: wallet rows ${ms(floor('wallet rows'))}, market row ${ms(floor('market row'))}`,
+  );
+  console.log(
+    `  periodic jobs' statements (median ms): ${Object.entries(size.jobs)
+      .map(([name, took]) => `${name} ${ms(took)}`)
+      .join(', ')}`,
   );
   if (size.checked !== null)
     console.log(`  check: every answer (${size.checked}) equal to its recomputation from scratch`);

@@ -96,8 +96,9 @@ export function startRole(
   // A test that times out never reaches its own kill: the child must not outlive the test process (a
   // stray `main.ts all` once kept simulating and slowed every later run on the machine).
   running.add(child);
+  // On 'close', not 'exit': a process's last lines may still be in its pipes when it exits.
   const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       running.delete(child);
       resolve(code ?? signal ?? 'unknown');
     }),
