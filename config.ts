@@ -298,10 +298,14 @@ const archiveVariables = {
     ),
   ARCHIVE_CONFIRMATIONS: integer(0, 10_000)
     .default(64)
-    .describe('Only blocks this deep below the head are read; a deeper reorg stops the archive (exit 3).'),
+    .describe(
+      "Without the node's `finalized` tag (or with ARCHIVE_FINALIZED=false), only blocks this deep below the head are final; a deeper reorg stops the archive (exit 3).",
+    ),
   ARCHIVE_FINALIZED: booleanFlag
-    .default(false)
-    .describe("Read up to the node's `finalized` block instead (no reorg reaches it)."),
+    .default(true)
+    .describe(
+      "Final facts are read up to the node's `finalized` block (Polygon's milestones: seconds behind the head, never reorganized); false, or a node without the tag, falls back to ARCHIVE_CONFIRMATIONS.",
+    ),
   ARCHIVE_START_BLOCK: integer(0)
     .default(33_000_000)
     .describe(
@@ -460,6 +464,9 @@ export const REMOVED_VARIABLES: Readonly<Record<string, string>> = {
   ARCHIVE_RETRY_MAX_MS: 'constant 30 s (archive.retryMaxMs)',
   ARCHIVE_TIMEOUT_MS: 'constant 30 s (archive.timeoutMs)',
   ARCHIVE_POLL_MS: 'constant 2 s (archive.pollMs)',
+  ARCHIVE_HEAD: 'derived: on while the archive follows the chain, off with ARCHIVE_END_BLOCK (archive.head)',
+  ARCHIVE_HEAD_POLL_MS: 'constant 500 ms, without a WebSocket endpoint (archive.headPollMs)',
+  ARCHIVE_HEAD_MAX_BLOCKS: 'constant 128 blocks above the final one (archive.headMaxBlocks)',
   ARCHIVE_UNKNOWN_TOKEN_WAIT_S: 'constant 600 s (archive.unknownTokenWaitSeconds)',
   ARCHIVE_PENDING_MAX: 'constant 100,000 (archive.pendingMax)',
   ARCHIVE_DECODE_WORKERS: "derived: the machine's available cores (archive.decodeWorkers)",
@@ -694,7 +701,14 @@ export interface ArchiveConfig {
   rpcUrls: readonly string[];
   source: string;
   confirmations: number;
+  /** Follow the node's `finalized` tag (else, or when the node lacks it, `confirmations`). */
   finalized: boolean;
+  /** The head stage: blocks above the final one read as they appear, their events published as provisional. */
+  head: boolean;
+  /** Without a WebSocket endpoint, how often the head stage asks the node for a new block. */
+  headPollMs: number;
+  /** The head stage follows at most this many blocks above the final one (older ones wait for the final stage). */
+  headMaxBlocks: number;
   startBlock: number;
   endBlock: number | null;
   /** Position legs before this instant (epoch s) are of the V1 exchange era; fills carry their exchange's. */
@@ -1142,6 +1156,12 @@ function configOf(env: z.output<typeof environmentSchema>) {
           source: env.ARCHIVE_SOURCE,
           confirmations: env.ARCHIVE_CONFIRMATIONS,
           finalized: env.ARCHIVE_FINALIZED,
+          // The head stage runs whenever the archive follows the chain (a bounded backfill has no head to follow).
+          head: env.ARCHIVE_END_BLOCK === undefined,
+          // Without newHeads over a WebSocket, a quarter of a Polygon block: a new block is seen within 0.5 s.
+          headPollMs: 500,
+          // Polygon finalizes within seconds; a node whose finality lags more is read by the final stage alone.
+          headMaxBlocks: 128,
           startBlock: env.ARCHIVE_START_BLOCK,
           endBlock: env.ARCHIVE_END_BLOCK ?? null,
           v2StartTs: DEFAULT_EXCHANGE_V2_START_TS,

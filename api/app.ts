@@ -57,7 +57,7 @@ import type { TapeDownloads } from '../operations/tapes.ts';
 import { LocalTapeDownloads } from './downloads.ts';
 import { API_DESCRIPTION } from './openapi-description.ts';
 import { registerHttpMetrics } from '../metrics/http.ts';
-import { stalledLoops } from '../metrics/progress.ts';
+import { readinessDetail, stalledLoops } from '../metrics/progress.ts';
 import { instrumentStore } from '../metrics/store.ts';
 import { readCacheLookups } from '../metrics/registry.ts';
 
@@ -272,9 +272,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const storeAlive = await options.storeAlive();
     const readiness = await options.readiness();
     const ready = storeAlive && readiness.ready;
-    return reply
-      .code(ready ? 200 : 503)
-      .send({ status: ready ? 'ready' : 'starting', store: storeAlive ? 'ok' : 'unreachable', ...readiness.detail });
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'starting',
+      store: storeAlive ? 'ok' : 'unreachable',
+      ...readiness.detail,
+      ...readinessDetail(),
+    });
   });
 
   if (options.api) {

@@ -44,6 +44,8 @@ export interface DecodedBatch {
   named: Set<string>;
   /** The wallets of upstream profile and equity rows (UPSTREAM_PROFILE_TABLES). */
   upstream: Set<string>;
+  /** The times (epoch s) of the fills the rows land: freshness is measured from them once they are written. */
+  fillTimes: number[];
   validCount: number;
 }
 
@@ -74,6 +76,7 @@ export function decodeBatch(
     markets: new Set(),
     named: new Set(),
     upstream: new Set(),
+    fillTimes: [],
     validCount: 0,
   };
   const reject = (message: LogMessage, kind: DeadLetterKind, reason: string) =>
@@ -124,6 +127,7 @@ export function decodeBatch(
       if (typeof name === 'string' && name !== '') decoded.named.add(wallet);
       if (UPSTREAM_PROFILE_TABLES.has(landing.table)) decoded.upstream.add(wallet);
     }
+    if (landing.table === 'fills') decoded.fillTimes.push(landing.row.ts as number);
     if (landing.table === 'markets_meta') decoded.markets.add(landing.row.condition_id as string);
     if (landing.table === 'market_resolutions') {
       decoded.resolvedMarkets.push(landing.row.condition_id as string);

@@ -1,7 +1,8 @@
 /**
  * What the live plane streams, read from the log as ingest writes it: a consumer group of its own per
  * instance, starting at the end of the log (a live plane has no past), over the topics it streams
- * (fills, trades, book ticks, markets). Only messages whose key someone subscribed to (a watched market,
+ * (fills, trades, book ticks, markets, and the chain's head: provisional fills and prints with the marks that
+ * end them, ingest/contract/head.ts). Only messages whose key someone subscribed to (a watched market,
  * a watched or followed wallet: the topics' partition keys) are decoded; the rest are skipped unread, so
  * a plane nobody watches costs next to nothing, even during a backfill. Its recordings go the other way,
  * onto the log (`recordingsOn`).
@@ -18,7 +19,8 @@ import type { LiveInput } from '../operations/live/plane.ts';
 import type { RecordingSink } from '../operations/live/recording.ts';
 import type { EventSink } from './publisher.ts';
 import { upNormalizedPrice } from './contract/primitives.ts';
-import { TOPICS, type TopicId, type TopicNames } from './contract/topics.ts';
+import { TOPICS, type EventOf, type TopicId, type TopicNames } from './contract/topics.ts';
+import { HEAD_TOPIC, headEventSchema, type HeadEvent } from './contract/head.ts';
 
 /** What the plane receives: its input, prices already in UP space. */
 type LiveFeedEvent = LiveInput;
@@ -66,38 +68,92 @@ export function liveEventsOf(
   return events;
 }
 
+/** A fill as the plane streams it, with the identity every copy of it shares (the topic's event id). */
+function fillInput(fill: EventOf<'fillsArchive'>): Extract<LiveFeedEvent, { kind: 'fill' }> {
+  return {
+    kind: 'fill',
+    market: fill.condition_id,
+    wallet: fill.wallet,
+    ts: fill.ts,
+    side: fill.side,
+    price: upNormalizedPrice(fill.token_side, fill.price),
+    token_side: fill.token_side,
+    size_tokens: fill.size_tokens,
+    usd: fill.usd,
+    key: TOPICS.fillsArchive.id(fill),
+  };
+}
+
+function tradeInput(trade: EventOf<'trades'>): Extract<LiveFeedEvent, { kind: 'trade' }> {
+  return {
+    kind: 'trade',
+    market: trade.condition_id,
+    ts: trade.ts,
+    price: upNormalizedPrice(trade.token_side, trade.price),
+    size_tokens: trade.size_tokens,
+    usd: trade.usd,
+    token_side: trade.token_side,
+    key: TOPICS.trades.id(trade),
+  };
+}
+
+/** The head's events the plane wants (chain.head: provisional fills and prints, every block's mark), in order. */
+function headEventsOf(
+  slice: PartitionSlice,
+  target: Pick<LiveFeedTarget, 'wantsMarket' | 'wantsWallet'>,
+): LiveFeedEvent[] {
+  const events: LiveFeedEvent[] = [];
+  for (const message of slice.messages) {
+    if (!message.value) continue;
+    let parsed: ReturnType<typeof headEventSchema.safeParse>;
+    try {
+      parsed = headEventSchema.safeParse(JSON.parse(message.value.toString('utf8')));
+    } catch {
+      continue;
+    }
+    if (!parsed.success) continue;
+    const event: HeadEvent = parsed.data;
+    const tag = {
+      block: event.block,
+      hash: event.block_hash,
+      blockTs: event.block_ts,
+      seenMs: event.seen_ms,
+    };
+    switch (event.type) {
+      case 'fill':
+        if (target.wantsWallet(event.fill.wallet))
+          events.push({ ...fillInput(event.fill), provisional: { ...tag, ref: event.ref } });
+        break;
+      case 'trade':
+        if (target.wantsMarket(event.trade.condition_id))
+          events.push({ ...tradeInput(event.trade), provisional: { ...tag, ref: event.ref } });
+        break;
+      case 'mark':
+        events.push({
+          kind: 'mark',
+          block: event.block,
+          hash: event.block_hash,
+          state: event.state,
+          blockTs: event.block_ts,
+        });
+        break;
+      case 'leg':
+        break;
+    }
+  }
+  return events;
+}
+
 function toLiveEvent(topicId: TopicId, json: unknown): LiveFeedEvent | null {
   switch (topicId) {
     case 'fillsArchive':
     case 'fillsUpstream': {
       const parsed = TOPICS.fillsArchive.schema.safeParse(json);
-      if (!parsed.success) return null;
-      const fill = parsed.data;
-      return {
-        kind: 'fill',
-        market: fill.condition_id,
-        wallet: fill.wallet,
-        ts: fill.ts,
-        side: fill.side,
-        price: upNormalizedPrice(fill.token_side, fill.price),
-        token_side: fill.token_side,
-        size_tokens: fill.size_tokens,
-        usd: fill.usd,
-      };
+      return parsed.success ? fillInput(parsed.data) : null;
     }
     case 'trades': {
       const parsed = TOPICS.trades.schema.safeParse(json);
-      if (!parsed.success) return null;
-      const trade = parsed.data;
-      return {
-        kind: 'trade',
-        market: trade.condition_id,
-        ts: trade.ts,
-        price: upNormalizedPrice(trade.token_side, trade.price),
-        size_tokens: trade.size_tokens,
-        usd: trade.usd,
-        token_side: trade.token_side,
-      };
+      return parsed.success ? tradeInput(parsed.data) : null;
     }
     case 'book': {
       const parsed = TOPICS.book.schema.safeParse(json);
@@ -131,6 +187,11 @@ function toLiveEvent(topicId: TopicId, json: unknown): LiveFeedEvent | null {
   }
 }
 
+/** The physical topics the plane reads. */
+export function streamedTopics(topics: TopicNames): string[] {
+  return [...STREAMED.map((entry) => topics.of(entry.topic)), topics.physical(HEAD_TOPIC)];
+}
+
 export interface LiveFeed {
   stop(): Promise<void>;
 }
@@ -142,11 +203,14 @@ export async function startLiveFeed(options: {
   topics: TopicNames;
   target: LiveFeedTarget;
   log: Logger;
+  /** The consumer group (default: one of its own, `live.groupPrefix` and a random id). */
+  groupId?: string;
 }): Promise<LiveFeed> {
   const { config, eventLog, topics, target } = options;
   const streamed = new Map(STREAMED.map((entry) => [topics.of(entry.topic), entry]));
+  const headTopic = topics.physical(HEAD_TOPIC);
   const consumer: LogConsumer = eventLog.consumer({
-    groupId: `${config.live.groupPrefix}${randomUUID()}`,
+    groupId: options.groupId ?? `${config.live.groupPrefix}${randomUUID()}`,
     fromBeginning: false,
     reportsProgress: false,
     // Best effort: a plane that falls behind skips what the log no longer holds, and never holds ingest back.
@@ -169,6 +233,7 @@ export async function startLiveFeed(options: {
   });
   const processor: BatchProcessor<LiveFeedEvent[]> = {
     prepare: (slice) => {
+      if (slice.topic === headTopic) return headEventsOf(slice, target);
       const entry = streamed.get(slice.topic);
       return entry ? liveEventsOf(slice, entry.topic, entry.key, target) : [];
     },
@@ -176,7 +241,7 @@ export async function startLiveFeed(options: {
       for (const events of prepared) for (const event of events) target.publish(event);
     },
   };
-  await consumer.start([...streamed.keys()], processor);
+  await consumer.start(streamedTopics(topics), processor);
   options.log.info({ topics: streamed.size, log: eventLog.kind }, 'live plane reading the log');
   return { stop: () => consumer.stop() };
 }

@@ -29,6 +29,7 @@ import { decodeBatch, type DecodedBatch, type DeadLetter, type TableRows } from 
 import {
   deadLetters as deadLetterCount,
   ingestBatchEvents,
+  recordFreshness,
   ingestEvents,
   ingestInsertDuration,
   ingestWriteDuration,
@@ -95,6 +96,9 @@ export interface BatchIngested {
   valid: number;
   deadLetters: number;
 }
+
+/** Fills younger than this are live: their ingest is measured for freshness. */
+const LIVE_FILL_AGE_S = 600;
 
 export class IngestPipeline implements BatchProcessor<DecodedBatch> {
   readonly stats: PipelineStats = { batches: 0, events: 0, deadLetters: 0, rowsIsolated: 0 };
@@ -165,6 +169,11 @@ export class IngestPipeline implements BatchProcessor<DecodedBatch> {
     else if (wallets.size > 0 || holders.size > 0 || markets.size > 0)
       this.options.changes?.changed({ wallets: new Set([...wallets, ...holders]), markets, named, upstream });
     if (deadLetters.length > 0) await this.deadLetter(deadLetters, token);
+    // Block time → in the store, for fills of the last minutes (a backfill's would only say how old history is).
+    const nowMs = Date.now();
+    for (const slice of slices)
+      for (const ts of slice.fillTimes)
+        if (nowMs / 1000 - ts < LIVE_FILL_AGE_S) recordFreshness('ingested', 'final', ts, nowMs);
 
     this.stats.batches += 1;
     ingestWriteDuration.observe((performance.now() - started) / 1000);

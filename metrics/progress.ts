@@ -50,3 +50,14 @@ export function stalledLoops(): StalledLoop[] {
   }
   return stalled;
 }
+
+/** What a process says about itself on /readyz beside its status (how the archive decides finality, for one). */
+const readinessNotes = new Map<string, string>();
+
+export function noteReadiness(name: string, note: string): void {
+  readinessNotes.set(name, note);
+}
+
+export function readinessDetail(): Record<string, string> {
+  return Object.fromEntries(readinessNotes);
+}

@@ -254,6 +254,81 @@ export const archiveReorgs = new Counter({
   registers,
 });
 
+const archiveFinality = new Gauge({
+  name: 'trader_analytics_archive_finality',
+  help: 'How the archive decides a block is final: 1 on mode="finalized" (the node\'s finalized tag) or mode="confirmations" (a depth: the node lacks the tag, or ARCHIVE_FINALIZED=false).',
+  labelNames: ['mode'] as const,
+  registers,
+});
+
+/** Freshness: how far behind the chain's head and its finalized block the archive reads. */
+const archiveHeadLagSeconds = new Gauge({
+  name: 'trader_analytics_archive_head_lag_seconds',
+  help: "Seconds between now and the time of the newest block the head stage has read (provisional events): the lag behind the chain's head.",
+  registers,
+});
+
+const archiveFinalizedLagSeconds = new Gauge({
+  name: 'trader_analytics_archive_finalized_lag_seconds',
+  help: 'Seconds between now and the time of the newest block whose final facts the archive has published: the lag behind finality (plus finality itself).',
+  registers,
+});
+
+const archiveHeadLagBlocks = new Gauge({
+  name: 'trader_analytics_archive_finalized_lag_blocks',
+  help: "Blocks between the node's finalized block and the last block whose final facts the archive has published.",
+  registers,
+});
+
+/** Seconds from a block's time to a stage, per stage (published, ingested, sent to a watcher). */
+const freshnessSeconds = new Histogram({
+  name: 'trader_analytics_freshness_seconds',
+  help: "Seconds from a block's time (its timestamp) to a stage: stage=published (the archive put its event on the log), ingested (a fill landed in the store, fills of the last 10 minutes), sent (the live plane sent it to a watcher); kind=provisional or final.",
+  labelNames: ['stage', 'kind'] as const,
+  buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300],
+  registers,
+});
+
+export const headReorgs = new Counter({
+  name: 'trader_analytics_archive_head_reorgs_total',
+  help: 'Reorgs the head stage saw above the final block: the provisional events of the replaced blocks were retracted.',
+  registers,
+});
+
+export const headMarks = new Counter({
+  name: 'trader_analytics_archive_head_marks_total',
+  help: 'Resolution marks the head stage published for blocks of provisional events, by state (final, retracted).',
+  labelNames: ['state'] as const,
+  registers,
+});
+
+/** Records how the archive decides finality (one mode is 1, the other 0). */
+export function recordArchiveFinality(mode: 'finalized' | 'confirmations'): void {
+  archiveFinality.set({ mode }, 1);
+  archiveFinality.set({ mode: mode === 'finalized' ? 'confirmations' : 'finalized' }, 0);
+}
+
+/** The head stage read a block of this time (epoch seconds). */
+export function recordHeadBlock(blockTs: number, nowMs = Date.now()): void {
+  archiveHeadLagSeconds.set(Math.max(0, nowMs / 1000 - blockTs));
+}
+
+/** The final stage published up to a block of this time, `blocksBehind` below the node's finalized block. */
+export function recordFinalizedLag(blockTs: number | null, blocksBehind: number, nowMs = Date.now()): void {
+  if (blockTs !== null) archiveFinalizedLagSeconds.set(Math.max(0, nowMs / 1000 - blockTs));
+  archiveHeadLagBlocks.set(Math.max(0, blocksBehind));
+}
+
+/** One event reached a stage: seconds since its block's time. */
+export function recordFreshness(
+  stage: 'published' | 'ingested' | 'sent',
+  kind: 'provisional' | 'final',
+  blockTs: number,
+  nowMs = Date.now(),
+): void {
+  freshnessSeconds.observe({ stage, kind }, Math.max(0, nowMs / 1000 - blockTs));
+}
+
 /** The upstream poller: per endpoint of the provider's API (a fixed set named by the source). */
 const upstreamPolls = new Counter({
   name: 'trader_analytics_upstream_polls_total',

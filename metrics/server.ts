@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { stalledLoops } from './progress.ts';
+import { readinessDetail, stalledLoops } from './progress.ts';
 import { exposition } from './registry.ts';
 
 export interface MetricsServer {
@@ -31,7 +31,9 @@ export async function startMetricsServer(options: { host: string; port: number }
           .end(JSON.stringify({ status: 'stalled', loops: stalled }));
         return;
       }
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: 'ok', ...(path === '/readyz' ? readinessDetail() : {}) }));
       return;
     }
     if (path !== '/metrics') {

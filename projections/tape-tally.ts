@@ -40,11 +40,23 @@ export class TapeTally {
   /** The last UP-space level seen (a trade, a book's mid, a fill, the resolution's level). */
   #mark: number | null = null;
   #outcome = '';
+  /** Provisional fills and prints, by ref: counted once their `final` comes, never once `retracted`. */
+  readonly #provisional = new Map<string, Extract<StreamEvent, { type: 'fill' | 'trade' }>>();
 
   /** Counts one event; returns its bytes. */
   add(event: StreamEvent, bytes = tapeEventBytes(event)): number {
     this.events += 1;
     this.bytes += bytes;
+    if ((event.type === 'fill' || event.type === 'trade') && event.provisional && event.ref !== undefined) {
+      this.#provisional.set(event.ref, event);
+      return bytes;
+    }
+    this.#count(event);
+    return bytes;
+  }
+
+  /** What an event moves: the price line, the fills' cash and tokens, the outcome. */
+  #count(event: StreamEvent): void {
     switch (event.type) {
       case 'book':
         this.ticks += 1;
@@ -69,8 +81,16 @@ export class TapeTally {
         break;
       case 'session':
         break;
+      case 'final': {
+        const settled = this.#provisional.get(event.ref);
+        this.#provisional.delete(event.ref);
+        if (settled) this.#count(settled);
+        break;
+      }
+      case 'retracted':
+        this.#provisional.delete(event.ref);
+        break;
     }
-    return bytes;
   }
 
   /**

@@ -41,6 +41,14 @@ export type TapeRecord = z.infer<typeof tapeRecordSchema>;
 
 const upPrice = z.number().meta({ description: 'UP space (0 to 1).' });
 const eventBase = { ts: z.int().meta({ description: 'Epoch seconds.' }) };
+/** A fill or print read above the chain's final block: it ends with a `final` or `retracted` event naming its ref. */
+const provisionalFields = {
+  provisional: z.literal(true).optional().meta({
+    description:
+      "Present on an event of a block above the chain's final one: a `final` or `retracted` event naming its ref follows.",
+  }),
+  ref: z.string().optional().meta({ description: "A provisional event's name (block:hash prefix:index)." }),
+};
 
 /** The StreamEvent vocabulary of tapes (decisions.md, Stream events and tapes). */
 export const streamEventSchema = z.discriminatedUnion('type', [
@@ -55,6 +63,7 @@ export const streamEventSchema = z.discriminatedUnion('type', [
       size_tokens: z.number(),
       usd: z.number(),
       token_side: z.union([z.literal(1), z.literal(2)]),
+      ...provisionalFields,
     })
     .meta({ description: 'A market-wide trade print (last trade): with book ticks, the price line.' }),
   z
@@ -67,6 +76,7 @@ export const streamEventSchema = z.discriminatedUnion('type', [
       outcome: z.string(),
       size_tokens: z.number(),
       usd: z.number(),
+      ...provisionalFields,
     })
     .meta({ description: "The watched trader's fill: a marker at (ts, price) sized by usd." }),
   z
@@ -80,6 +90,13 @@ export const streamEventSchema = z.discriminatedUnion('type', [
   z
     .object({ type: z.literal('session'), ...eventBase, state: z.enum(['start', 'stop']) })
     .meta({ description: 'The recording started or stopped.' }),
+  z
+    .object({ type: z.literal('final'), ...eventBase, ref: z.string() })
+    .meta({ description: "The provisional event `ref` is final: its block is the chain's final one (or below)." }),
+  z.object({ type: z.literal('retracted'), ...eventBase, ref: z.string() }).meta({
+    description:
+      'The provisional event `ref` never happened: a reorg replaced its block (its replacement comes as new events).',
+  }),
 ]);
 export type StreamEvent = z.infer<typeof streamEventSchema>;
 

@@ -9,7 +9,7 @@ export const TAPE_GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
 export type TapeGrade = (typeof TAPE_GRADES)[number];
 
 /** The StreamEvent kinds a tape replays (decisions.md, Stream events and tapes). */
-export const STREAM_EVENT_TYPES = ['book', 'trade', 'fill', 'resolution', 'session'] as const;
+export const STREAM_EVENT_TYPES = ['book', 'trade', 'fill', 'resolution', 'session', 'final', 'retracted'] as const;
 
 /**
  * The rank of each fill source: of a fill's copies, the one with the highest rank is kept (fills and

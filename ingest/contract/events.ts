@@ -322,6 +322,10 @@ const tapeEventBase = {
   ts: epochSecondsSchema,
 };
 
+const provisionalRefSchema = z.string().min(1).max(120);
+/** A fill or print the watcher was sent from a block above the chain's final one. */
+const tapeProvisionalFields = { provisional: z.literal(true).optional(), ref: provisionalRefSchema.optional() };
+
 /** One StreamEvent of a recorded session: `{type, ts, ...payload}` plus the tape it belongs to. */
 export const tapeStreamEventSchema = z.discriminatedUnion('type', [
   z.object({ ...tapeEventBase, type: z.literal('book'), bid: priceSchema.nullable(), ask: priceSchema.nullable() }),
@@ -332,6 +336,7 @@ export const tapeStreamEventSchema = z.discriminatedUnion('type', [
     size_tokens: positiveAmountSchema,
     usd: nonNegativeAmountSchema,
     token_side: tokenSideSchema,
+    ...tapeProvisionalFields,
   }),
   z.object({
     ...tapeEventBase,
@@ -342,6 +347,7 @@ export const tapeStreamEventSchema = z.discriminatedUnion('type', [
     outcome: z.string().trim().max(200).default(''),
     size_tokens: positiveAmountSchema,
     usd: nonNegativeAmountSchema,
+    ...tapeProvisionalFields,
   }),
   z.object({
     ...tapeEventBase,
@@ -350,4 +356,7 @@ export const tapeStreamEventSchema = z.discriminatedUnion('type', [
     level: z.union([z.literal(0), z.literal(1)]),
   }),
   z.object({ ...tapeEventBase, type: z.literal('session'), state: z.enum(['start', 'stop']) }),
+  // How a provisional event the watcher was sent ended (docs/live.md, "Provisional events").
+  z.object({ ...tapeEventBase, type: z.literal('final'), ref: provisionalRefSchema }),
+  z.object({ ...tapeEventBase, type: z.literal('retracted'), ref: provisionalRefSchema }),
 ]);

@@ -34,6 +34,7 @@ import type { StoreSlot } from '../gates/store-slot.ts';
 import { CommandRate } from './connection-bounds.ts';
 import { LiveRefusal, LookupBudget, lookupSlot } from './lookups.ts';
 import { Recorder, type Recording, type RecordingRefusal, type RecordingSink } from './recording.ts';
+import { ProvisionalLedger, type MarkState, type ProvisionalTag } from './provisional.ts';
 import { parseConditionId } from '../parameters.ts';
 import { listPopularTraders } from '../popular.ts';
 import { NO_MARKET_NAMES, type MarketNames } from '../../projections/market-names.ts';
@@ -44,6 +45,7 @@ import {
   liveDisconnects,
   liveEventsSent,
   liveSubscriptions,
+  recordFreshness,
 } from '../../metrics/registry.ts';
 import {
   CLOSE_CODES,
@@ -54,7 +56,11 @@ import {
   type StreamEvent,
 } from './messages.ts';
 
-/** What the log brings, prices already in UP space (ingest/live-feed.ts builds these, typed by this one definition). */
+/**
+ * What the log brings, prices already in UP space (ingest/live-feed.ts builds these, typed by this one
+ * definition). A fill or trade carries `key`, the identity its copies share (the topic's event id), and a
+ * `provisional` tag when it comes from a block above the chain's final one; a `mark` ends such a block.
+ */
 export type LiveInput =
   | { kind: 'book'; market: string; ts: number; bid: number | null; ask: number | null }
   | {
@@ -65,6 +71,8 @@ export type LiveInput =
       size_tokens: number;
       usd: number;
       token_side: 1 | 2;
+      key?: string;
+      provisional?: ProvisionalTag;
     }
   | {
       kind: 'fill';
@@ -76,9 +84,12 @@ export type LiveInput =
       token_side: 1 | 2;
       size_tokens: number;
       usd: number;
+      key?: string;
+      provisional?: ProvisionalTag;
     }
   | { kind: 'resolution'; market: string; ts: number; winnerTokenSide: 1 | 2 | null }
-  | { kind: 'names'; market: string; outcome1: string; outcome2: string; title: string };
+  | { kind: 'names'; market: string; outcome1: string; outcome2: string; title: string }
+  | { kind: 'mark'; block: number; hash: string; state: MarkState; blockTs: number };
 
 /** One client connection as the plane sees it. */
 export interface LiveTransport {
@@ -124,6 +135,8 @@ interface Subscription {
   tapeId: string | null;
   /** Ends the watch at its longest. */
   timer: NodeJS.Timeout | null;
+  /** Unindexed: nothing more is sent to it (a provisional event's end included). */
+  ended?: true;
 }
 
 const watchKey = (wallet: string, market: string) => `watch:${wallet}:${market}`;
@@ -168,6 +181,8 @@ export class LivePlane {
   readonly #names: LRUCache<string, MarketNames>;
   /** Inputs waiting behind a market-name lookup: later inputs queue behind them, so the order holds. */
   readonly #backlog: Exclude<LiveInput, { kind: 'names' }>[] = [];
+  /** Which subscriptions hold which provisional events, until each ends final or retracted. */
+  readonly provisional = new ProvisionalLedger<Subscription>();
   #draining = false;
   #serial = 0;
   readonly #heartbeat: NodeJS.Timeout;
@@ -292,8 +307,10 @@ export class LivePlane {
       return;
     }
     // Nobody subscribed (a resolution of any market, a fill the feed let through before an unfollow):
-    // dropped before it could cost a name lookup.
-    const wanted = input.kind === 'fill' ? this.#byWallet.has(input.wallet) : this.#byMarket.has(input.market);
+    // dropped before it could cost a name lookup. Every mark is taken (a provisional event may come after it).
+    const wanted =
+      input.kind === 'mark' ||
+      (input.kind === 'fill' ? this.#byWallet.has(input.wallet) : this.#byMarket.has(input.market));
     if (!wanted) return;
     if (this.#backlog.length > 0 || this.#needsNames(input)) {
       this.#backlog.push(input);
@@ -313,7 +330,7 @@ export class LivePlane {
     try {
       while (this.#backlog.length > 0) {
         const next = this.#backlog[0]!;
-        if (this.#needsNames(next)) await this.marketNames(next.market).catch(() => null);
+        if (next.kind !== 'mark' && this.#needsNames(next)) await this.marketNames(next.market).catch(() => null);
         this.#backlog.shift();
         this.#deliver(next);
       }
@@ -334,24 +351,33 @@ export class LivePlane {
   }
 
   #deliver(input: Exclude<LiveInput, { kind: 'names' }>): void {
+    if (input.kind === 'mark') {
+      this.#mark(input);
+      return;
+    }
     const names = this.#names.get(input.market);
     switch (input.kind) {
-      case 'book':
-      case 'trade': {
+      case 'book': {
         const { kind, market: _market, ...payload } = input;
         const event = { type: kind, ...payload } as StreamEvent;
         for (const subscription of this.#byMarket.get(input.market) ?? [])
           subscription.connection.deliver(subscription, event);
         return;
       }
+      case 'trade': {
+        const { ts, price, size_tokens, usd, token_side } = input;
+        const event: StreamEvent = { type: 'trade', ts, price, size_tokens, usd, token_side };
+        this.#fanOut(input, event, [...(this.#byMarket.get(input.market) ?? [])]);
+        return;
+      }
       case 'fill': {
-        const { kind: _kind, market, wallet: _wallet, ts, side, price, token_side, size_tokens, usd } = input;
+        const { market, ts, side, price, token_side, size_tokens, usd } = input;
         const outcome = (token_side === 1 ? names?.outcome1 : names?.outcome2) ?? '';
         const event: StreamEvent = { type: 'fill', ts, side, price, token_side, outcome, size_tokens, usd };
-        for (const subscription of this.#byWallet.get(input.wallet) ?? []) {
-          if (subscription.market === null || subscription.market === market)
-            subscription.connection.deliver(subscription, event, market);
-        }
+        const targets = [...(this.#byWallet.get(input.wallet) ?? [])].filter(
+          (subscription) => subscription.market === null || subscription.market === market,
+        );
+        this.#fanOut(input, event, targets);
         return;
       }
       case 'resolution': {
@@ -374,6 +400,56 @@ export class LivePlane {
     }
   }
 
+  /**
+   * A fill or print to its subscriptions: a provisional one marked and remembered until its block ends; a
+   * final copy of one a subscription holds provisionally resolves it (`final`), one it holds is not sent again.
+   */
+  #fanOut(
+    input: Extract<LiveInput, { kind: 'fill' | 'trade' }>,
+    event: Extract<StreamEvent, { type: 'fill' | 'trade' }>,
+    targets: readonly Subscription[],
+  ): void {
+    const { market, key, provisional } = input;
+    if (provisional === undefined) {
+      for (const subscription of targets) {
+        const copy = key === undefined ? ({ kind: 'send' } as const) : this.provisional.finalCopy(key, subscription);
+        if (copy.kind === 'send') subscription.connection.deliver(subscription, event, market);
+        else if (copy.kind === 'resolve')
+          subscription.connection.deliver(
+            subscription,
+            { type: 'final', ts: this.#context.now(), ref: copy.ref },
+            market,
+          );
+      }
+      return;
+    }
+    const verdict = this.provisional.admit(provisional);
+    if (verdict === 'drop') return;
+    const identity = key ?? provisional.ref;
+    let sent = 0;
+    for (const subscription of targets) {
+      if (this.provisional.holds(identity, subscription)) continue;
+      sent++;
+      if (verdict === 'final') {
+        this.provisional.deliveredFinal(identity, subscription);
+        subscription.connection.deliver(subscription, event, market);
+      } else {
+        this.provisional.sentProvisional(provisional, identity, market, subscription);
+        subscription.connection.deliver(subscription, { ...event, provisional: true, ref: provisional.ref }, market);
+      }
+    }
+    if (sent > 0) recordFreshness('sent', verdict, provisional.blockTs);
+  }
+
+  /** A block above the final one ended: each subscription sent one of its events is told how. */
+  #mark(input: Extract<LiveInput, { kind: 'mark' }>): void {
+    const told = this.provisional.mark(input.block, input.hash, input.state);
+    const ts = this.#context.now();
+    for (const { subscription, ref, market } of told)
+      if (!subscription.ended) subscription.connection.deliver(subscription, { type: input.state, ts, ref }, market);
+    if (told.length > 0 && input.state === 'final') recordFreshness('sent', 'final', input.blockTs);
+  }
+
   index(subscription: Subscription): void {
     liveSubscriptions.inc({ kind: subscription.kind });
     if (subscription.market !== null) addTo(this.#byMarket, subscription.market, subscription);
@@ -381,6 +457,7 @@ export class LivePlane {
   }
 
   unindex(subscription: Subscription): void {
+    subscription.ended = true;
     liveSubscriptions.dec({ kind: subscription.kind });
     if (subscription.market !== null) removeFrom(this.#byMarket, subscription.market, subscription);
     removeFrom(this.#byWallet, subscription.wallet, subscription);

@@ -119,6 +119,7 @@ if (values['serve-node']) {
         ARCHIVE_START_BLOCK: String(world.firstBlock),
         ARCHIVE_END_BLOCK: String(world.lastBlock),
         ARCHIVE_CONFIRMATIONS: '0',
+        ARCHIVE_FINALIZED: 'false',
         ARCHIVE_RANGE_MAX: '20000',
         ARCHIVE_RPS: '1000',
       },

@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import type { Config } from '../../config.ts';
 import { MemoryLog } from '../../ingest/bus/memory.ts';
 import { TopicNames } from '../../ingest/contract/topics.ts';
-import { recordingsOn, startLiveFeed } from '../../ingest/live-feed.ts';
+import { recordingsOn, startLiveFeed, streamedTopics } from '../../ingest/live-feed.ts';
 import { EventPublisher } from '../../ingest/publisher.ts';
 import type { Logger } from '../../log.ts';
 import { MemorySlots, type SlotStore } from '../../operations/gates/slots.ts';
@@ -34,6 +34,8 @@ export interface LiveServer {
   eventLog: MemoryLog;
   topics: TopicNames;
   store: Store;
+  /** Resolves once the plane's feed has read everything on the log up to now (the head's topic included). */
+  feedCaughtUp(): Promise<void>;
   /** The server's side of every connection the plane was handed, in order. */
   transports: ObservedTransport[];
   close(): Promise<void>;
@@ -101,6 +103,8 @@ export interface LiveServerOptions {
   beside?: (parts: { eventLog: MemoryLog; store: Store }) => Promise<{ stop(): Promise<void> }>;
 }
 
+let feeds = 0;
+
 export async function startLiveServer(
   config: Config,
   log: Logger,
@@ -111,6 +115,7 @@ export async function startLiveServer(
   const topics = new TopicNames(config.kafka.topicPrefix);
   const publisher = new EventPublisher(await eventLog.producer(), topics);
   const beside = await options.beside?.({ eventLog, store });
+  const feedGroup = `${config.live.groupPrefix}test-${process.pid}-${++feeds}`;
   const transports: ObservedTransport[] = [];
   const app = await buildHttpServer({
     log,
@@ -124,7 +129,7 @@ export async function startLiveServer(
       ...(options.authClockMs ? { authClockMs: options.authClockMs } : {}),
       liveFeed: (plane) => {
         observe(plane, transports);
-        return startLiveFeed({ config, eventLog, topics, target: plane, log });
+        return startLiveFeed({ config, eventLog, topics, target: plane, log, groupId: feedGroup });
       },
       ...(options.recordings ? { liveRecordings: options.recordings(recordingsOn(publisher)) } : {}),
     },
@@ -141,6 +146,7 @@ export async function startLiveServer(
     eventLog,
     topics,
     store,
+    feedCaughtUp: () => eventLog.committedThroughNow(feedGroup, streamedTopics(topics)),
     transports,
     async close() {
       await app.close();

@@ -6,9 +6,15 @@
  * Blocks chain by hash (each header names its parent's); `reorg(from)` replaces every block from there on
  * with blocks of new hashes (and, optionally, new logs), as a deep reorg does; `logBlockHash` makes the logs
  * name another block hash than the headers (a node read while a reorg is under way).
+ *
+ * The chain's head (the archive's head stage): `start({ websocket: true })` also answers JSON-RPC over a
+ * WebSocket on the same port (`wsUrl`), with `eth_subscribe` `newHeads`; `mine` adds a block at the head and
+ * sends its header to the subscribers, as does `announce` after a reorg. `finalityDepth` puts the
+ * `finalized` block that far below the head; `finalizedTag = false` is a node that does not know the tag.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { RawLog } from '../../ingest/sources/archive/decode.ts';
 
 export type Fault = 'error' | '429' | 'range' | 'slow' | 'hangup';
@@ -56,6 +62,16 @@ export class LocalPolygonNode {
   /** Blocks whose logs were ever served from the fork. */
   readonly servedFork = new Set<number>();
   private port = 0;
+  /** Whether the node knows the `finalized` block tag (an older client does not: -32602). */
+  finalizedTag = true;
+  /** The finalized block lies this many blocks below the head (null: max(reorgDepth, 1)). */
+  finalityDepth: number | null = null;
+  private sockets: WebSocketServer | undefined;
+  /** newHeads subscriptions: id → socket. */
+  private readonly subscribers = new Map<string, WebSocket>();
+  private subscriptionSerial = 0;
+  /** When each block was first served as the head (performance.now(), ms), by `mine`. */
+  readonly minedAt = new Map<number, number>();
   /** Blocks from which a reorg replaced the chain, in order: a block's hash says how many replaced it. */
   private readonly reorgs: number[] = [];
   /**
@@ -118,23 +134,92 @@ export class LocalPolygonNode {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  async start(port = 0): Promise<void> {
+  get wsUrl(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
+
+  async start(port = 0, options: { websocket?: boolean } = {}): Promise<void> {
     this.server = createServer((request, response) => void this.handle(request, response));
+    if (options.websocket) {
+      this.sockets = new WebSocketServer({ server: this.server });
+      this.sockets.on('connection', (socket) => {
+        socket.on('message', (data) => this.handleSocket(socket, data.toString()));
+        socket.on('close', () => {
+          for (const [id, subscriber] of this.subscribers) if (subscriber === socket) this.subscribers.delete(id);
+        });
+      });
+    }
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server!.address() as AddressInfo).port;
   }
 
-  /** The node goes away (connections refused) until `start(samePort)`. */
+  /** The node goes away (connections refused, sockets closed) until `restart()`. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
     if (!server) return;
+    const sockets = this.sockets;
+    this.sockets = undefined;
+    this.subscribers.clear();
+    if (sockets) {
+      for (const client of sockets.clients) client.terminate();
+      await new Promise<void>((resolve) => sockets.close(() => resolve()));
+    }
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  async restart(): Promise<void> {
-    await this.start(this.port);
+  async restart(options: { websocket?: boolean } = {}): Promise<void> {
+    await this.start(this.port, options);
+  }
+
+  /** A new block at the head (the next number unless given), its header sent to the newHeads subscribers. */
+  mine(logs: RawLog[] = [], number = this.head + 1, timestamp = Math.floor(Date.now() / 1000)): number {
+    this.setBlock(number, timestamp, logs);
+    this.head = number;
+    this.minedAt.set(number, performance.now());
+    this.announce();
+    return number;
+  }
+
+  /** Sends the head's header to every newHeads subscriber (after a reorg: the new chain's). */
+  announce(): void {
+    const result = this.headerAt(this.head);
+    for (const [subscription, socket] of this.subscribers)
+      socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription, result } }));
+  }
+
+  private handleSocket(socket: WebSocket, text: string): void {
+    const one = JSON.parse(text) as { id: number; method: string; params?: unknown[] };
+    const call = { method: one.method, params: one.params ?? [] };
+    this.calls.push(call);
+    this.callTimes.push(performance.now());
+    let answer: unknown;
+    if (one.method === 'eth_subscribe' && (one.params?.[0] as string) === 'newHeads') {
+      const id = `0x${(++this.subscriptionSerial).toString(16)}`;
+      this.subscribers.set(id, socket);
+      answer = { jsonrpc: '2.0', id: one.id, result: id };
+    } else if (one.method === 'eth_unsubscribe') {
+      answer = { jsonrpc: '2.0', id: one.id, result: this.subscribers.delete(String(one.params?.[0])) };
+    } else {
+      try {
+        answer = { jsonrpc: '2.0', id: one.id, result: this.answer(call, false) };
+      } catch (error) {
+        const { code, message } = error as { code?: number; message: string };
+        answer = { jsonrpc: '2.0', id: one.id, error: { code: code ?? -32000, message } };
+      }
+    }
+    socket.send(JSON.stringify(answer));
+  }
+
+  private headerAt(number: number): Record<string, string> {
+    const block = this.blocks.get(number);
+    return {
+      number: hex(number),
+      hash: this.hashOf(number),
+      parentHash: this.hashOf(number - 1),
+      timestamp: hex(block?.timestamp ?? 1_767_556_800 + number * 2),
+    };
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -194,19 +279,15 @@ export class LocalPolygonNode {
         return hex(this.head);
       case 'eth_getBlockByNumber': {
         const tag = call.params[0] as string;
+        if (tag === 'finalized' && !this.finalizedTag)
+          throw Object.assign(new Error('invalid block tag "finalized"'), { code: -32602 });
         const number =
           tag === 'latest'
             ? this.head
             : tag === 'finalized'
-              ? Math.max(0, this.head - Math.max(this.reorgDepth, 1))
+              ? Math.max(0, this.head - (this.finalityDepth ?? Math.max(this.reorgDepth, 1)))
               : Number(BigInt(tag));
-        const block = this.blocks.get(number);
-        return {
-          number: hex(number),
-          hash: this.hashOf(number),
-          parentHash: this.hashOf(number - 1),
-          timestamp: hex(block?.timestamp ?? 1_767_556_800 + number * 2),
-        };
+        return this.headerAt(number);
       }
       case 'eth_getLogs': {
         const filter = call.params[0] as {

@@ -26,13 +26,15 @@ import type { EventInputOf, TopicId } from '../../contract/topics.ts';
 import { INDEXED_TOPIC0S } from './abi.ts';
 import type { DecodedLog, Decoding, RawLog } from './decode.ts';
 import { createLogDecoder, type LogDecoder } from './decode-pool.ts';
-import { factsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
+import { factsOf, principalsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
 import { AbortedError, RangeTooLargeError, type BlockHeader, type PolygonRpc } from './rpc.ts';
 import { TokenDirectory } from './tokens.ts';
+import { Finality } from './finality.ts';
+import { HeadStage, type HeadSink } from './head.ts';
 import { sleepUnlessAborted } from '../../sleep.ts';
 import { MAX_RETRY_AFTER_MS } from '../../retry-after.ts';
 import { watchLoop } from '../../../metrics/progress.ts';
-import { recordArchiveProgress, recordArchiveReorg } from '../../../metrics/registry.ts';
+import { recordArchiveProgress, recordArchiveReorg, recordFinalizedLag } from '../../../metrics/registry.ts';
 
 export interface ArchiveDeadLetter {
   /** Stable position of the log (block × 100000 + log index): a dead letter written twice is one row. */
@@ -48,6 +50,8 @@ export interface ArchiveSink {
   deadLetter(letters: readonly ArchiveDeadLetter[]): Promise<void>;
   /** Resolves once everything published so far is durable (Kafka: acknowledged; in process: ingested). */
   durable(): Promise<void>;
+  /** The head stage's provisional events and marks (head.ts); without it, no head stage runs. */
+  publishHead?: HeadSink['publishHead'];
 }
 
 export interface ArchiveCounters {
@@ -296,9 +300,20 @@ export class Archive {
   /** Where this source started (null: unknown, its checkpoint predates the record). */
   private startBlock: number | null = null;
 
+  private readonly finality: Finality;
+  /** The node's final block, as last read (the final stage reads up to it). */
+  private finalBlock = 0;
+  /** The head stage while it runs (null: not configured, or a bounded run). */
+  private headStage: HeadStage | null = null;
+  /** Ends the final stage's wait at the head (a newer final block is known). */
+  private wake: (() => void) | null = null;
+  /** The head stage learned of a newer final block since the final stage last read its safe head. */
+  private newerFinal = false;
+
   constructor(private readonly options: ArchiveOptions) {
     this.contracts = contractsOf(options.config);
     this.range = options.config.range.initial;
+    this.finality = new Finality(options.config, options.rpc, options.log);
   }
 
   private now(): number {
@@ -364,9 +379,9 @@ export class Archive {
   }
 
   private async readSafeHead(): Promise<void> {
-    const { config, rpc } = this.options;
-    this.head = await rpc.blockNumber('latest');
-    this.safeHead = config.finalized ? await rpc.blockNumber('finalized') : this.head - config.confirmations;
+    this.head = await this.options.rpc.blockNumber();
+    this.finalBlock = (await this.finality.final(this.head)).number;
+    this.safeHead = this.finalBlock;
     this.headReadAt = this.now();
   }
 
@@ -420,9 +435,42 @@ export class Archive {
     const { config, log } = this.options;
     const decoder = this.options.decoder ?? createLogDecoder(config.decodeWorkers, log);
     this.decoder = decoder;
+    // The head stage stops with the final stage, whichever way that ends.
+    const stopHead = new AbortController();
+    const stopOnAbort = () => stopHead.abort();
+    this.options.signal.addEventListener('abort', stopOnAbort, { once: true });
+    let head: Promise<void> = Promise.resolve();
     try {
+      await this.finality.probe();
+      const publishHead = this.options.sink.publishHead;
+      if (config.head && config.endBlock === null && publishHead) {
+        this.headStage = new HeadStage({
+          config,
+          rpc: this.options.rpc,
+          finality: this.finality,
+          decoder,
+          directory: this.directory,
+          contracts: this.contracts,
+          store: this.options.store,
+          sink: { publishHead },
+          log: log.child({ stage: 'head' }),
+          signal: stopHead.signal,
+          filters: (from, to) => [this.filter(from, to), this.intermediaryTransfersFilter(from, to)],
+          onFinal: (block) => {
+            if (block <= this.safeHead) return;
+            this.newerFinal = true;
+            this.wake?.();
+          },
+          ...(this.options.now ? { now: this.options.now } : {}),
+        });
+        head = this.headStage.run();
+        head.catch(() => {});
+      }
       return await this.backfill();
     } finally {
+      stopHead.abort();
+      this.options.signal.removeEventListener('abort', stopOnAbort);
+      await head.catch((error: unknown) => log.warn({ err: error }, 'archive head stage stopped with an error'));
       if (this.options.decoder === undefined) await decoder.close();
     }
   }
@@ -444,6 +492,9 @@ export class Archive {
         marketsKnown: known,
         endpoints: config.rpcUrls.length,
         decodeWorkers: this.decoder!.workers,
+        finality: this.finality.mode,
+        confirmations: this.finality.mode === 'confirmations' ? config.confirmations : null,
+        headStage: this.headStage !== null,
       },
       'archive starting',
     );
@@ -458,6 +509,7 @@ export class Archive {
     let ahead: Ahead | null = null;
     const report = (force = false) => {
       recordArchiveProgress(this.head, this.nextBlock - 1);
+      recordFinalizedLag(this.last?.ts ?? null, this.finalBlock - (this.nextBlock - 1));
       const now = this.now();
       if (!force && now - lastReport < (this.options.progressIntervalMs ?? 2_000)) return;
       lastReport = now;
@@ -508,7 +560,16 @@ export class Archive {
           }
           // Waiting fills may find their market meanwhile; then the checkpoint can move on.
           if (this.waiting.length > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
-          await sleepUnlessAborted(config.pollMs, signal);
+          // The head stage wakes the final stage as soon as it learns of a newer final block (also when it
+          // learned it while the final stage was busy: then the final stage does not sleep at all).
+          if (!this.newerFinal)
+            await Promise.race([
+              sleepUnlessAborted(config.pollMs, signal),
+              new Promise<void>((resolve) => (this.wake = resolve)),
+            ]);
+          this.wake = null;
+          if (this.newerFinal) this.headReadAt = Number.NEGATIVE_INFINITY;
+          this.newerFinal = false;
           continue;
         }
         const fromBlock = this.nextBlock;
@@ -593,7 +654,10 @@ export class Archive {
       if (!(error instanceof AbortedError)) throw error;
     }
     report(true);
-    log.info({ checkpoint: lastCheckpoint, counters: this.counters }, 'archive stopped');
+    log.info(
+      { checkpoint: lastCheckpoint, counters: this.counters, head: this.headStage?.counters ?? null },
+      'archive stopped',
+    );
     return lastCheckpoint;
   }
 
@@ -934,33 +998,6 @@ interface Batch {
 function emptyBatch(): Batch {
   return { markets: [], fills: [], trades: [], legs: [], derivedNo: [] };
 }
-
-/**
- * The one user each transaction of a range acts for, where its logs name exactly one: the wallet on the
- * other side of an intermediary's ERC-1155 transfers (a collateral adapter pulls the user's positions or
- * sends them theirs), and the initiator of a Router action. A transaction lies within one block, so within
- * one range.
- */
-function principalsOf(logs: readonly DecodedLog[], contracts: ArchiveContracts): Map<string, string> {
-  const candidates = new Map<string, Set<string>>();
-  const add = (txHash: string, wallet: string) => {
-    if (contracts.all.has(wallet) || wallet === ZERO_ADDRESS) return;
-    let set = candidates.get(txHash);
-    if (!set) candidates.set(txHash, (set = new Set()));
-    set.add(wallet);
-  };
-  for (const log of logs) {
-    if (log.kind === 'transfer1155' && contracts.intermediaries.has(log.operator)) {
-      add(log.txHash, log.from);
-      add(log.txHash, log.to);
-    } else if (log.kind === 'v2Router') add(log.txHash, log.initiator);
-  }
-  const principals = new Map<string, string>();
-  for (const [txHash, wallets] of candidates) if (wallets.size === 1) principals.set(txHash, [...wallets][0]!);
-  return principals;
-}
-
-const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 interface Disagreement {
   block: number;

@@ -435,3 +435,30 @@ function eventConditions(eventId: string, directory: TokenDirectory): string[] {
   const other = all.at(-1)!;
   return directory.lookup(v2PositionId(other, 0)) ? all : all.slice(0, -1);
 }
+
+/**
+ * The one user each transaction of a range acts for, where its logs name exactly one: the wallet on the
+ * other side of an intermediary's ERC-1155 transfers (a collateral adapter pulls the user's positions or
+ * sends them theirs), and the initiator of a Router action. A transaction lies within one block, so within
+ * one range.
+ */
+export function principalsOf(logs: readonly DecodedLog[], contracts: ArchiveContracts): Map<string, string> {
+  const candidates = new Map<string, Set<string>>();
+  const add = (txHash: string, wallet: string) => {
+    if (contracts.all.has(wallet) || wallet === NO_ADDRESS) return;
+    let set = candidates.get(txHash);
+    if (!set) candidates.set(txHash, (set = new Set()));
+    set.add(wallet);
+  };
+  for (const log of logs) {
+    if (log.kind === 'transfer1155' && contracts.intermediaries.has(log.operator)) {
+      add(log.txHash, log.from);
+      add(log.txHash, log.to);
+    } else if (log.kind === 'v2Router') add(log.txHash, log.initiator);
+  }
+  const principals = new Map<string, string>();
+  for (const [txHash, wallets] of candidates) if (wallets.size === 1) principals.set(txHash, [...wallets][0]!);
+  return principals;
+}
+
+const NO_ADDRESS = '0x0000000000000000000000000000000000000000';

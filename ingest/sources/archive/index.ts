@@ -11,6 +11,8 @@ import type { TopicNames } from '../../contract/topics.ts';
 import type { EventPublisher } from '../../publisher.ts';
 import { Archive, type ArchiveDeadLetter, type ArchiveProgress, type ArchiveSink } from './archive.ts';
 import { encodeArchiveEvents } from './encode.ts';
+import { HEAD_TOPIC } from '../../contract/head.ts';
+import { sourceEventsPublished } from '../../../metrics/registry.ts';
 import { PolygonRpc } from './rpc.ts';
 
 export { ArchiveReorgError, readCheckpoint } from './archive.ts';
@@ -31,6 +33,14 @@ export function archiveSink(options: {
     // they are encoded as they are, without a second schema pass (ingest validates every message it reads).
     publish: (topicId, events) => publisher.publishEncoded(topicId, encodeArchiveEvents(topicId, events)),
     durable: options.durable,
+    // One key: the head's events and marks stay in order on one partition (a mark never overtakes its events).
+    async publishHead(events) {
+      await producer.send(
+        topics.physical(HEAD_TOPIC),
+        events.map((event) => ({ key: 'head', value: JSON.stringify(event) })),
+      );
+      sourceEventsPublished.inc({ topic: HEAD_TOPIC }, events.length);
+    },
     async deadLetter(letters: readonly ArchiveDeadLetter[]) {
       await producer.send(
         topics.deadLetter(),

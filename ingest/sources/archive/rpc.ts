@@ -79,6 +79,28 @@ function nodeRetryAfterMs(error: unknown, now = Date.now()): number | undefined 
   return undefined;
 }
 
+/** A node that does not know the `finalized` block tag (how nodes word it: an invalid or unknown tag, an unsupported parameter). */
+const FINALIZED_UNSUPPORTED =
+  /finali[sz]ed|invalid (block )?tag|unknown block|invalid argument|invalid param|-32602|not supported/i;
+
+class FinalityUnsupportedError extends Error {}
+
+export interface RawHeader {
+  number: string;
+  hash: string;
+  parentHash?: string;
+  timestamp: string;
+}
+
+export function headerOf(block: RawHeader): BlockHeader {
+  return {
+    number: Number(BigInt(block.number)),
+    hash: block.hash.toLowerCase(),
+    parentHash: (block.parentHash ?? '').toLowerCase(),
+    timestamp: Number(BigInt(block.timestamp)),
+  };
+}
+
 /** What the archive reads of a block header. Hashes in lower case. */
 export interface BlockHeader {
   number: number;
@@ -176,25 +198,39 @@ export class PolygonRpc {
     throw new RpcUnavailableError(`${method} failed ${this.options.retries + 1} times: ${lastReason}`);
   }
 
-  async blockNumber(tag: 'latest' | 'finalized' = 'latest'): Promise<number> {
-    if (tag === 'latest') return Number(BigInt(await this.call<string>('eth_blockNumber', [])));
-    const block = await this.call<{ number: string } | null>('eth_getBlockByNumber', ['finalized', false]);
-    if (!block) throw new RpcUnavailableError('the node has no finalized block');
-    return Number(BigInt(block.number));
+  async blockNumber(): Promise<number> {
+    return Number(BigInt(await this.call<string>('eth_blockNumber', [])));
+  }
+
+  /**
+   * The node's newest finalized block, or null when the node does not know the `finalized` tag (an older
+   * client, or a chain without it): answered at once, not retried, so the archive can fall back to depth.
+   */
+  async finalizedHeader(): Promise<BlockHeader | null> {
+    let unsupported = false;
+    let block: RawHeader | null;
+    try {
+      block = await this.call<RawHeader | null>('eth_getBlockByNumber', ['finalized', false], (reason) =>
+        FINALIZED_UNSUPPORTED.test(reason) ? ((unsupported = true), new FinalityUnsupportedError(reason)) : null,
+      );
+    } catch (error) {
+      if (unsupported) return null;
+      throw error;
+    }
+    return block ? headerOf(block) : null;
+  }
+
+  /** The newest block's header (number, hash, parent): one request tells a new block and a replaced one. */
+  async latestHeader(): Promise<BlockHeader> {
+    const block = await this.call<RawHeader | null>('eth_getBlockByNumber', ['latest', false]);
+    if (!block) throw new RpcUnavailableError('the node has no latest block');
+    return headerOf(block);
   }
 
   async blockHeader(number: number): Promise<BlockHeader> {
-    const block = await this.call<{ number: string; hash: string; parentHash?: string; timestamp: string } | null>(
-      'eth_getBlockByNumber',
-      [`0x${number.toString(16)}`, false],
-    );
+    const block = await this.call<RawHeader | null>('eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
     if (!block) throw new RpcUnavailableError(`the node has no block ${number}`);
-    return {
-      number: Number(BigInt(block.number)),
-      hash: block.hash.toLowerCase(),
-      parentHash: (block.parentHash ?? '').toLowerCase(),
-      timestamp: Number(BigInt(block.timestamp)),
-    };
+    return headerOf(block);
   }
 
   /** eth_getLogs over one range; RangeTooLargeError when the node refuses the range or it times out. */
