@@ -46,7 +46,8 @@ const card = (wallet: string) => `${API}/traders/${wallet}`;
 /** A trader-scoped call that is counted (wallet included) and answers 400 without reading the store. */
 const failingRead = (wallet: string) => `${API}/traders/${wallet}/markets/not-a-market/summary`;
 const ME = `${API}/me`;
-const heavyRead = (wallet: string) => `${API}/traders/${wallet}/markets/0x${'ab'.repeat(32)}?raw=1`;
+/** A raw-ticks read (heavy) of one of the trader's markets; calls that must each hold a read name different markets. */
+const heavyRead = (wallet: string, market = 'ab') => `${API}/traders/${wallet}/markets/0x${market.repeat(32)}?raw=1`;
 
 interface Harness {
   api: TestApi;
@@ -346,6 +347,15 @@ describe.each(GATE_KINDS)('gates in %s', (kind) => {
   });
 });
 
+/** Reads the trader's name with the store's reads let through (one call), so that held calls read only their own. */
+async function warmName(harness: Harness, hold: QueryHold, key: KeyName): Promise<void> {
+  const holding = hold.holding;
+  hold.holding = false;
+  harness.clock.ms += 3000;
+  await harness.call(key, heavyRead(wallets[0]!));
+  hold.holding = holding;
+}
+
 describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
   const hold = new QueryHold();
   let harness: Harness;
@@ -358,8 +368,13 @@ describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
     await harness.api.close();
   });
 
-  /** Starts heavy reads that stay in flight (held at their first read) until the test ends them. */
+  /**
+   * Starts heavy reads that stay in flight (held at their first read) until the test ends them. The
+   * trader's name is read once before (admission reads it beside the call, one read for concurrent calls):
+   * each call's held read is then its own.
+   */
   async function startHeld(key: KeyName, count: number): Promise<Promise<LightMyRequestResponse>[]> {
+    await warmName(harness, hold, key);
     const base = hold.held.length;
     const calls: Promise<LightMyRequestResponse>[] = [];
     for (let index = 0; index < count; index++) {
@@ -448,11 +463,13 @@ describe.each(GATE_KINDS)('admission lane in %s', (kind) => {
     try {
       await local.me('p1');
       await local.me('p3');
+      await warmName(local, localHold, 'p1');
       localHold.holding = true;
+      // Three different reads: concurrent calls of one answer share one read (operations/reads.ts).
       const calls = [
-        local.call('p1', heavyRead(wallets[0]!)),
-        local.call('p1', heavyRead(wallets[0]!)),
-        local.call('p3', heavyRead(wallets[0]!)),
+        local.call('p1', heavyRead(wallets[0]!, 'a1')),
+        local.call('p1', heavyRead(wallets[0]!, 'a2')),
+        local.call('p3', heavyRead(wallets[0]!, 'a3')),
       ];
       await localHold.heldCount(perInstance);
       expect(pro.heavyReadsInFlight).toBeGreaterThan(2);
