@@ -95,8 +95,12 @@ const EXIT_SHUTDOWN_FORCED = 124;
 /** How long an exit at once waits for the log's last lines to be written (pino writes asynchronously). */
 const LOG_FLUSH_MS = 500;
 
-/** exitAtOnce, once the line that says why is out: a kill would lose what pino has not written yet. */
-function exitAfterLog(log: Logger, code: number): void {
+/**
+ * exitAtOnce, once the reason is out: on stderr at once (synchronous on Linux, as a fatal start writes its
+ * reason), and in the log after pino's flush (it writes asynchronously: a kill would lose its last lines).
+ */
+function exitAfterLog(log: Logger, code: number, reason: string): void {
+  process.stderr.write(`${reason}\n`);
   setTimeout(() => exitAtOnce(code), LOG_FLUSH_MS);
   log.flush(() => exitAtOnce(code));
 }
@@ -113,7 +117,7 @@ export function shutdownSignal(log: Logger, graceMs: number): AbortSignal {
       // Ctrl-C under `npm start` reaches the service twice at once: from the terminal, and forwarded by npm.
       if (performance.now() - firstAt < SAME_REQUEST_MS) return;
       log.warn({ signal }, 'second signal: exiting at once');
-      exitAfterLog(log, 130);
+      exitAfterLog(log, 130, 'second signal: exiting at once');
       return;
     }
     firstAt = performance.now();
@@ -121,8 +125,9 @@ export function shutdownSignal(log: Logger, graceMs: number): AbortSignal {
     controller.abort();
     // Unreferenced: a drain that finishes lets the process end without waiting for it.
     setTimeout(() => {
-      log.error({ signal, graceMs }, 'shutdown did not finish within its grace: exiting without it');
-      exitAfterLog(log, EXIT_SHUTDOWN_FORCED);
+      const reason = 'shutdown did not finish within its grace: exiting without it';
+      log.error({ signal, graceMs }, reason);
+      exitAfterLog(log, EXIT_SHUTDOWN_FORCED, `${reason} (${graceMs} ms after ${signal})`);
     }, graceMs).unref();
   };
   process.on('SIGINT', () => stop('SIGINT'));
