@@ -53,17 +53,26 @@ export function luckProbability(bets: readonly FairBet[], excess: number): numbe
     live.reduce((sum, bet) => sum + logBernoulliMgf(bet.price, t * bet.tokens) - t * bet.tokens * bet.price, 0);
   const slope = (t: number) =>
     live.reduce((sum, bet) => sum + bet.tokens * (tiltedPrice(bet.price, t * bet.tokens) - bet.price), 0);
+  const curvature = (t: number) =>
+    live.reduce((sum, bet) => {
+      const tilted = tiltedPrice(bet.price, t * bet.tokens);
+      return sum + bet.tokens * bet.tokens * tilted * (1 - tilted);
+    }, 0);
   // K′ rises from 0 (t = 0) toward `most`: the t where it reaches the excess minimizes K(t) − t·excess.
+  // Newton's steps on K′ (K is convex), kept inside a bracket that halves whenever a step would leave it.
   const largest = live.reduce((max, bet) => Math.max(max, bet.tokens), 0);
   let low = 0;
   let high = 1 / largest;
   while (slope(high) < excess && high < 1e6 / largest) high *= 2;
+  let t = (low + high) / 2;
   for (let step = 0; step < SEARCH_STEPS; step++) {
-    const middle = (low + high) / 2;
-    if (slope(middle) < excess) low = middle;
-    else high = middle;
+    const gap = slope(t) - excess;
+    if (gap < 0) low = t;
+    else high = t;
+    if (Math.abs(gap) <= 1e-12 * excess || high - low <= 1e-15 * high) break;
+    const newton = t - gap / curvature(t);
+    t = newton > low && newton < high ? newton : (low + high) / 2;
   }
-  const t = (low + high) / 2;
   return Math.min(1, Math.exp(cumulant(t) - t * excess));
 }
 
