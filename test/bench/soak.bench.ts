@@ -11,12 +11,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runLoad } from './load.ts';
-import { median, percentile, runBenchmark } from './support.ts';
+import { freePort, median, percentile, rssOf, runBenchmark } from './support.ts';
 
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const SOAK_RATE = Number(process.env.SOAK_RATE ?? 5);
@@ -26,22 +25,6 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const PREFIX = '/api/agent/v1';
 const RSS_SAMPLE_MS = 2000;
 const READY_TIMEOUT_MS = 30 * 60_000;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** Resident set size of a process, bytes (Linux /proc). */
-async function rssOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-  if (!kb) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(kb) * 1024;
-}
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const ms = (value: number) => (Number.isNaN(value) ? '—' : `${value.toFixed(1)} ms`);

@@ -1,5 +1,7 @@
 /** What the benchmarks share: medians, running a main function with a clean exit code, and a look at the filesystem. */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 
 export function median(numbers: readonly number[]): number {
@@ -65,4 +67,21 @@ export function probeFilesystem(parent: string): { diskUs: number; ramUs: number
         : ''),
   );
   return { diskUs, ramUs, slow };
+}
+
+/** A port free on the loopback now (a child process is started on it next). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Resident set size of a process, bytes (Linux /proc). */
+export async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+  if (!kb) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(kb) * 1024;
 }

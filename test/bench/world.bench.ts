@@ -17,14 +17,13 @@
  * Options: --events N (10000000), --days D (derived from --events), --traders N (120), --sample S (15).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { median, runBenchmark } from './support.ts';
+import { freePort, median, rssOf, runBenchmark } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -40,21 +39,6 @@ const DAYS = values.days ?? String(Math.min(60, Math.ceil(TARGET / 800_000) + 1)
 const SAMPLE_MS = Number(values.sample) * 1000;
 const STALL_MS = 60_000;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function rssOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-  if (!kb) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(kb) * 1024;
-}
 
 /** The sum of a metric's samples over its labels, from a Prometheus exposition. */
 function metricSum(exposition: string, name: string): number {
