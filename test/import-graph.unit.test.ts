@@ -10,6 +10,8 @@
  * - `projections/` imports nothing above it: not `metrics/` (the read caches report through a hook the
  *   role installs), `operations/`, `api/`, `mcp/`, `ingest/` or `roles/`;
  * - `api/` and `ingest/` never import each other;
+ * - `ingest/` never imports `operations/` (nor the reverse, above): the live feed and the plane meet in a
+ *   ground-floor contract (live-input.ts), and the roles join them;
  * - `roles/` wires the parts together and is the top: no part imports it;
  * - the ground floor (the root's modules: config.ts and its parts config-*.ts, log.ts, chain.ts, …) imports no
  *   part folder: every part reads the configuration and the chain's facts, so an arrow from there up would
@@ -209,6 +211,7 @@ describe('import graph', () => {
         'config-plans.ts',
         'config-derived.ts',
         'config-shapes.ts',
+        'live-input.ts',
         'log.ts',
         'chain.ts',
       ]),
@@ -219,6 +222,10 @@ describe('import graph', () => {
     expect(upward).toEqual([]);
     // The query finds such an arrow where there is one: the program's own.
     expect(GRAPH.get('main.ts')?.some((target) => target.startsWith('roles/'))).toBe(true);
+  });
+
+  it('ingest/ never imports operations/ (the live feed and the plane meet in live-input.ts; the roles join them)', () => {
+    expect(violations('ingest', ['operations'])).toEqual([]);
   });
 
   it('no part imports roles/ (the roles wire the parts together)', () => {

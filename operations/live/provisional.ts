@@ -15,16 +15,7 @@
  * Memory is bounded: open events are those of the blocks above the final one; the rest are LRU caches.
  */
 import { LRUCache } from 'lru-cache';
-
-/** Where a provisional event comes from: its block, and its name until resolved. */
-export interface ProvisionalTag {
-  ref: string;
-  block: number;
-  hash: string;
-  /** The block's time (epoch s) and when the archive saw it (epoch ms): freshness is measured from them. */
-  blockTs: number;
-  seenMs: number;
-}
+import type { MarkState, ProvisionalTag } from '../../live-input.ts';
 
 interface OpenEvent<S> {
   key: string;
@@ -32,8 +23,6 @@ interface OpenEvent<S> {
   /** The subscriptions it was sent to, still waiting for its end. */
   sentTo: Set<S>;
 }
-
-export type MarkState = 'final' | 'retracted';
 
 const blockKey = (block: number, hash: string) => `${block}:${hash}`;
 
