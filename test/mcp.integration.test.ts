@@ -61,27 +61,19 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   get_tape_events: { properties: ['tape_id', 'cursor', 'types', 'limit'], required: ['tape_id'] },
 };
 
-const {
-  alpha,
-  won,
-  lost,
-  openMarked,
-  markets: sharedMarkets,
-  alphaFills,
-  trades,
-  alphaEquity,
-} = contractWorld('mcp', NOW);
+const world = contractWorld('mcp', NOW);
+const { alpha, won, lost, openMarked } = world;
 const bravo = makeWallet('mcp-bravo');
 const deep = makeWallet('mcp-deep');
 const strangers = [makeWallet('mcp-stranger-1'), makeWallet('mcp-stranger-2')] as const;
 const neverTraded = makeConditionId('mcp-never-traded');
 const band = CONTRACT_BANDS;
 const markets = [
-  ...sharedMarkets,
+  ...world.markets,
   makeMarket({ condition_id: neverTraded, title: 'Nobody traded this', title_start_ts: band.marked }),
 ];
 const fills = [
-  ...alphaFills,
+  ...world.alphaFills,
   makeFill({
     wallet: bravo,
     condition_id: openMarked,
@@ -154,13 +146,13 @@ beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', markets);
     await publisher.publish('fillsArchive', [...fills, ...deepFills]);
-    await publisher.publish('trades', trades);
+    await publisher.publish('trades', world.trades);
     await publisher.publish('markets', [
       makeResolution(won, 1, band.won + 900),
       makeResolution(lost, 1, band.lost + 1200),
     ]);
     await publisher.publish('upstreamProfiles', [profile(alpha, 'AlphaWhale', 123.45), profile(bravo, 'Bravo', 1)]);
-    await publisher.publish('upstreamEquity', alphaEquity);
+    await publisher.publish('upstreamEquity', world.alphaEquity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 60, state: 'online', detail: '' }]);
   });
   // Live sessions watching alpha and bravo: the shelf both protocols answer carries their counts.
