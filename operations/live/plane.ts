@@ -29,7 +29,7 @@ import { LRUCache } from 'lru-cache';
 import type { Caller } from '../auth.ts';
 import type { RouteContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import type { SlotStore } from '../gates/slots.ts';
+import type { Follow, SlotStore } from '../gates/slots.ts';
 import type { StoreSlot } from '../gates/store-slot.ts';
 import { CommandRate } from './connection-bounds.ts';
 import { LiveRefusal, LookupBudget, lookupSlot } from './lookups.ts';
@@ -128,6 +128,8 @@ interface Subscription {
   seq: number;
   /** The slot's id in the store; null for a follow, or a watch admitted while the slot store was down. */
   slotId: string | null;
+  /** A follow's id in the store's follow index (what the upstream fast path polls); null for a watch. */
+  followId: string | null;
   connection: LiveConnection;
   /** The watch's recording while it runs (null: a follow, not recorded, or stopped). */
   recording: Recording | null;
@@ -492,6 +494,7 @@ export class LivePlane {
   /** Every heartbeat: ping the clients (closing the silent), renew the slots' leases, refresh the shelf. */
   async #beat(): Promise<void> {
     const held = new Map<string, string[]>();
+    const follows: Follow[] = [];
     let shelf: ServerMessage | null = null;
     for (const connection of this.#connections) {
       if (!connection.heartbeat()) continue;
@@ -505,14 +508,16 @@ export class LivePlane {
         ids.push(slotId);
         held.set(connection.caller.accountId, ids);
       }
+      follows.push(...connection.follows());
       if (connection.popular) {
         shelf ??= await this.popularShelf().catch(() => null);
         if (shelf) connection.send(shelf);
       }
     }
     const leaseMs = this.config.slotLeaseSeconds * 1000;
-    await Promise.all(
-      [...held].map(async ([userId, ids]) => {
+    await Promise.all([
+      this.putFollows(follows),
+      ...[...held].map(async ([userId, ids]) => {
         try {
           const lost = await this.#slots.renew(userId, ids, leaseMs, this.slotsNow());
           if (lost.length > 0)
@@ -521,7 +526,17 @@ export class LivePlane {
           this.slotStoreFailed(failure, 'renew');
         }
       }),
-    );
+    ]);
+  }
+
+  /** Follows into the store's index under a slot's lease (added, renewed, or back after the store was down). */
+  async putFollows(follows: readonly Follow[]): Promise<void> {
+    if (follows.length === 0) return;
+    try {
+      await this.#slots.putFollows(follows, this.config.slotLeaseSeconds * 1000, this.slotsNow());
+    } catch (failure) {
+      this.slotStoreFailed(failure, 'putFollows');
+    }
   }
 
   async popularShelf(): Promise<ServerMessage> {
@@ -699,6 +714,12 @@ export class LiveConnection {
       );
   }
 
+  follows(): Follow[] {
+    return [...this.#subscriptions.values()].flatMap((subscription) =>
+      subscription.followId === null ? [] : [{ id: subscription.followId, wallet: subscription.wallet }],
+    );
+  }
+
   slotIds(): string[] {
     return [...this.#subscriptions.values()].flatMap((subscription) =>
       subscription.slotId === null ? [] : [subscription.slotId],
@@ -815,9 +836,9 @@ export class LiveConnection {
   }
 
   async #releaseSlot(subscription: Subscription): Promise<void> {
-    if (subscription.slotId === null) return;
     try {
-      await this.plane.slots.release(this.caller.accountId, subscription.slotId);
+      if (subscription.slotId !== null) await this.plane.slots.release(this.caller.accountId, subscription.slotId);
+      if (subscription.followId !== null) await this.plane.slots.removeFollow(subscription.followId);
     } catch (failure) {
       this.plane.slotStoreFailed(failure, 'release');
     }
@@ -969,6 +990,7 @@ export class LiveConnection {
       market,
       seq: 0,
       slotId: held,
+      followId: null,
       connection: this,
       recording,
       tapeId: recording?.tapeId ?? null,
@@ -1030,6 +1052,7 @@ export class LiveConnection {
         market: null,
         seq: 0,
         slotId: null,
+        followId: `${this.plane.instanceId}:${this.serial}:${trader.wallet}`,
         connection: this,
         recording: null,
         tapeId: null,
@@ -1037,6 +1060,8 @@ export class LiveConnection {
       };
       this.#subscriptions.set(key, subscription);
       this.plane.index(subscription);
+      // Before the ack: once followed, the upstream fast path polls the wallet's activity.
+      await this.plane.putFollows([{ id: subscription.followId!, wallet: trader.wallet }]);
     }
     await this.#ack(message.id, 'follow', { trader });
   }
