@@ -35,6 +35,8 @@ import { CommandRate } from './connection-bounds.ts';
 import { LiveRefusal, LookupBudget, lookupSlot } from './lookups.ts';
 import { Recorder, type Recording, type RecordingRefusal, type RecordingSink } from './recording.ts';
 import { ProvisionalLedger, type MarkState, type ProvisionalTag } from './provisional.ts';
+import { blockKeyOf, refBlockOf, ResumeBook } from './resume.ts';
+import { readHeadBlockEnds } from '../../projections/head-blocks.ts';
 import { parseConditionId } from '../parameters.ts';
 import { listPopularTraders } from '../popular.ts';
 import { NO_MARKET_NAMES, type MarketNames } from '../../projections/market-names.ts';
@@ -50,6 +52,7 @@ import {
 import {
   CLOSE_CODES,
   parseClientMessage,
+  RESUMED_AT_MOST,
   type ClientMessage,
   type LiveErrorCode,
   type ServerMessage,
@@ -185,6 +188,8 @@ export class LivePlane {
   readonly #backlog: Exclude<LiveInput, { kind: 'names' }>[] = [];
   /** Which subscriptions hold which provisional events, until each ends final or retracted. */
   readonly provisional = new ProvisionalLedger<Subscription>();
+  /** Refs resumed by connections (resume.ts), waiting for their block's mark. */
+  readonly #resumes = new ResumeBook<LiveConnection>();
   #draining = false;
   #serial = 0;
   readonly #heartbeat: NodeJS.Timeout;
@@ -450,6 +455,54 @@ export class LivePlane {
     for (const { subscription, ref, market } of told)
       if (!subscription.ended) subscription.connection.deliver(subscription, { type: input.state, ts, ref }, market);
     if (told.length > 0 && input.state === 'final') recordFreshness('sent', 'final', input.blockTs);
+    for (const { connection, ref } of this.#resumes.end(blockKeyOf(input.block, input.hash)))
+      connection.send({ type: 'resolved', ref, state: input.state, ts });
+  }
+
+  /**
+   * Refs a connection resumes: each answered once (`resolved`), from the marks this plane saw, else from
+   * the store's head blocks, else when its block's mark comes. A ref whose block the store does not hold
+   * was never published by an archive of this deployment: retracted.
+   */
+  async resume(
+    connection: LiveConnection,
+    id: string | undefined,
+    refs: readonly string[],
+    slot: StoreSlot,
+  ): Promise<void> {
+    const unique = [...new Set(refs)];
+    if (this.#resumes.waiting(connection) + unique.length > RESUMED_AT_MOST)
+      throw new Refusal(
+        'too_many_refs',
+        `A connection waits on at most ${RESUMED_AT_MOST} resumed refs at once: resume fewer, or wait for the ones pending to end.`,
+      );
+    const named = unique.map((ref) => ({ ref, key: refBlockOf(ref)!.key, block: refBlockOf(ref)!.block }));
+    const unseen = new Set(named.filter(({ ref }) => this.provisional.endOf(ref) === undefined).map(({ ref }) => ref));
+    /** Block key → its end in the store (null: open). */
+    const stored = new Map<string, MarkState | null>();
+    if (unseen.size > 0) {
+      await slot.enter();
+      const blocks = named.filter(({ ref }) => unseen.has(ref)).map(({ block }) => block);
+      for (const end of await readHeadBlockEnds(this.#context.store, blocks))
+        stored.set(blockKeyOf(end.block, end.hash), end.state);
+    }
+    const slotsInUse = await this.slotsInUse(connection.caller.accountId);
+    if (connection.state.closed) return;
+    // From the ack to the last answer nothing awaits: a mark the plane takes meanwhile is either among the
+    // ledger's ends already or finds its ref waiting.
+    connection.send({ type: 'ack', ...(id === undefined ? {} : { id }), of: 'resume', slots_in_use: slotsInUse });
+    const ts = this.#context.now();
+    for (const { ref, key } of named) {
+      const state =
+        this.provisional.endOf(ref) ?? (stored.has(key) ? stored.get(key)! : unseen.has(ref) ? 'retracted' : null);
+      if (state === null) this.#resumes.wait(connection, key, ref);
+      else connection.send({ type: 'resolved', ref, state, ts });
+    }
+  }
+
+  /** The connection is gone: its resumed refs wait no more. */
+  dropResumes(connection: LiveConnection): void {
+    this.#resumes.drop(connection);
   }
 
   index(subscription: Subscription): void {
@@ -819,6 +872,7 @@ export class LiveConnection {
     this.#closed = true;
     if (this.#released) return;
     this.#released = true;
+    this.plane.dropResumes(this);
     const subscriptions = [...this.#subscriptions.values()];
     this.#subscriptions.clear();
     await Promise.all([
@@ -887,6 +941,9 @@ export class LiveConnection {
         case 'unpopular':
           this.popular = false;
           await this.#ack(message.id, 'unpopular', {});
+          break;
+        case 'resume':
+          await this.plane.resume(this, message.id, message.refs, slot);
           break;
       }
       return 'ok';
