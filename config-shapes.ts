@@ -28,8 +28,8 @@ export interface UpstreamConfig {
   marketsEverySeconds: number;
   walletEverySeconds: number;
   /**
-   * The live plane's fast path: a wallet watched on the plane has its new /activity rows polled this often,
-   * while it is watched, within `share` of the poller's budget of the data API (its published limit times
+   * The live plane's fast path: a wallet watched or followed on the plane has its new /activity rows polled
+   * this often, while it is, within `share` of the poller's budget of the data API (its published limit times
    * rateFraction); more watched wallets than that share serves in a period stretch it.
    */
   watched: { everySeconds: number; share: number };

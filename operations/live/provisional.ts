@@ -16,6 +16,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { MarkState, ProvisionalTag } from '../../live-input.ts';
+import { blockKeyOf, refBlockOf } from './resume.ts';
 
 interface OpenEvent<S> {
   key: string;
@@ -36,6 +37,8 @@ export class ProvisionalLedger<S extends object> {
   readonly #byBlock = new Map<string, Set<string>>();
   readonly #byKey = new Map<string, Set<string>>();
   readonly #marks = new LRUCache<string, MarkState>({ max: MARKS_KEPT });
+  /** The same marks by the block's name in a ref (a resumed ref is answered from them). */
+  readonly #marksOfRefs = new LRUCache<string, MarkState>({ max: MARKS_KEPT });
   readonly #seen = new LRUCache<string, true>({ max: REFS_KEPT });
   /** The identities each subscription holds as a final event (sent final, or its provisional one resolved final). */
   readonly #delivered = new LRUCache<string, WeakSet<S>>({ max: KEYS_KEPT });
@@ -55,6 +58,12 @@ export class ProvisionalLedger<S extends object> {
     const marked = this.#marks.get(blockKey(tag.block, tag.hash));
     if (marked === 'retracted') return 'drop';
     return marked === 'final' ? 'final' : 'provisional';
+  }
+
+  /** How the block of a ref ended, as far as this plane saw its mark (undefined: not seen). */
+  endOf(ref: string): MarkState | undefined {
+    const named = refBlockOf(ref);
+    return named === null ? undefined : this.#marksOfRefs.get(named.key);
   }
 
   /** Whether the subscription already holds this identity as a final event. */
@@ -99,6 +108,7 @@ export class ProvisionalLedger<S extends object> {
   mark(block: number, hash: string, state: MarkState): Array<{ subscription: S; ref: string; market: string }> {
     const key = blockKey(block, hash);
     this.#marks.set(key, state);
+    this.#marksOfRefs.set(blockKeyOf(block, hash), state);
     const refs = this.#byBlock.get(key);
     this.#byBlock.delete(key);
     const told: Array<{ subscription: S; ref: string; market: string }> = [];
