@@ -6,7 +6,7 @@
 import { bundle } from './bundle.ts';
 import { marketMetaPart } from './market-parts.ts';
 import { winnerName } from './market-rows.ts';
-import type { MarketHeader } from './market-schemas.ts';
+import { resolutionSourceOf, type MarketHeader } from './market-schemas.ts';
 import type { MarketNames } from './market-names.ts';
 import { plainSources, readBundleNamed, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
@@ -19,7 +19,7 @@ export const newestTraderMarket = (columns: string) => `
     ORDER BY version DESC
     LIMIT 1`;
 
-export const HEADER_COLUMNS = 'condition_id, resolved, winner_token_side, up_payout, pnl_usd';
+export const HEADER_COLUMNS = 'condition_id, resolved, winner_token_side, up_payout, pnl_usd, resolution_source';
 
 /** The header's part of a bundle: the wallet's newest row of the market (its header's columns). */
 export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
@@ -42,13 +42,15 @@ export interface TraderMarketHeaderRow {
   /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
   up_payout: number | null;
   pnl_usd: number;
+  /** Who said it resolved ('' while open); absent from a serialized row written before migration 0024. */
+  resolution_source?: string;
 }
 
 /** A header's row: the wallet's row of the market and the market's names. */
 type HeaderRow = TraderMarketHeaderRow & Pick<MarketNames, 'title' | 'outcome1' | 'outcome2'>;
 
 export function toHeader(row: HeaderRow): MarketHeader {
-  return {
+  const header: MarketHeader = {
     condition_id: row.condition_id,
     title: row.title,
     outcome: row.outcome1,
@@ -58,6 +60,8 @@ export function toHeader(row: HeaderRow): MarketHeader {
     pnl_usd: row.pnl_usd,
     open: !row.resolved,
   };
+  if (row.resolved) header.resolution_source = resolutionSourceOf(row);
+  return header;
 }
 
 /** The header alone (sampled chart, tape): null when the trader never traded the market. */

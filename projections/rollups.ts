@@ -20,6 +20,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inferStagedResolutions, type InferenceOutcome } from './resolution-inference.ts';
 import { BACKGROUND_READ, type Store } from './store.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -104,6 +105,13 @@ export interface RefreshTimings {
   tapeMs: number;
 }
 
+/** What a refresh did beyond its batches' keys: resolutions it inferred (and the holders it recomputed), contradictions. */
+export interface RefreshOutcome extends RefreshTimings {
+  inference: InferenceOutcome;
+  /** The holders of the markets it resolved by inference: their rows changed too. */
+  holders: ReadonlySet<string> | 'everyone';
+}
+
 /**
  * Recomputes trader_markets, then whale accumulations, then the change-only tapes, for
  * every key staged under these batches; marks them done.
@@ -112,8 +120,10 @@ export async function refreshRollups(
   store: Store,
   batches: readonly string[],
   settings: RollupSettings,
-): Promise<RefreshTimings> {
-  if (batches.length === 0) return { traderMarketsMs: 0, whalesMs: 0, tapeMs: 0 };
+): Promise<RefreshOutcome> {
+  let inference: InferenceOutcome = { resolved: [], contradictions: [] };
+  let holders: ReadonlySet<string> | 'everyone' = new Set();
+  if (batches.length === 0) return { traderMarketsMs: 0, whalesMs: 0, tapeMs: 0, inference, holders };
   // A batch stages trader keys (fills, legs, resolutions) or tape keys (trades): skip what has none.
   const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(
     COUNT_STAGED,
@@ -121,15 +131,28 @@ export async function refreshRollups(
     BACKGROUND_READ,
   );
   const started = performance.now();
+  // The batches this refresh recomputes, with the one that stages the holders of markets it resolves by inference.
+  const refreshed = [...batches];
   if (staged?.trader_keys) {
     await store.command(REFRESH_TRADER_MARKETS, { batches });
+    // The redemptions just counted may resolve their markets; then every holder's row changes, as when a
+    // stated resolution lands (ingest/pipeline.ts). Those rows have no redemption of a market without a
+    // stated resolution that they did not already have: the second pass infers nothing new.
+    const batch = `inferred|${batches[0]}|${batches.length}`;
+    inference = await inferStagedResolutions(store, batches, async (conditionIds) => {
+      holders = await stageResolvedMarkets(store, batch, conditionIds);
+    });
+    if (inference.resolved.length > 0) {
+      await store.command(REFRESH_TRADER_MARKETS, { batches: [batch] });
+      refreshed.push(batch);
+    }
     // The skill sums read the rows just written (migration 0020).
-    await store.command(REFRESH_TRADER_SKILL_MARKETS, { batches });
+    await store.command(REFRESH_TRADER_SKILL_MARKETS, { batches: refreshed });
   }
   const traderMarketsDone = performance.now();
   if (staged?.trader_keys) {
     await store.command(REFRESH_WHALE_ACCUMULATIONS, {
-      batches,
+      batches: refreshed,
       burst_gap_s: settings.burstGapSeconds,
       exact_above_usd: settings.exactAboveUsd,
     });
@@ -142,12 +165,14 @@ export async function refreshRollups(
   const tapeDone = performance.now();
   await store.insert(
     'rollup_batches_done',
-    batches.map((batch) => ({ batch })),
+    refreshed.map((batch) => ({ batch })),
   );
   return {
     traderMarketsMs: Math.round(traderMarketsDone - started),
     whalesMs: Math.round(whalesDone - traderMarketsDone),
     tapeMs: Math.round(tapeDone - whalesDone),
+    inference,
+    holders,
   };
 }
 

@@ -67,6 +67,8 @@ export interface WalletMarketRow extends TradeBreakdown {
   era: string;
   /** Tokens redeemed (any side); absent from a row stored before migration 0019 until it is rewritten. */
   redeem_tokens?: number;
+  /** Who said it resolved ('' while open, 'stated' when the source was not named); absent before migration 0024 rewrote the row. */
+  resolution_source?: string;
 }
 
 /** An open market's mark (its last trade in UP space, and when it was), by market. */
@@ -81,7 +83,7 @@ export interface WalletMarkets {
 }
 
 /**
- * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016, 0019);
+ * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016, 0019, 0024);
  * test/reads-shape.integration.test.ts checks the stored rows against this list and the columns it names.
  */
 export const WALLET_MARKET_FIELDS = [
@@ -117,6 +119,7 @@ export const WALLET_MARKET_FIELDS = [
   'side2_buy_tokens',
   'last_fill_ts',
   'redeem_tokens',
+  'resolution_source',
 ] as const satisfies readonly (keyof WalletMarketRow)[];
 // Compile-time: every field of WalletMarketRow is in the list (a field added to one and not the other fails here).
 const everyFieldListed: [Exclude<keyof WalletMarketRow, (typeof WALLET_MARKET_FIELDS)[number]>] extends [never]

@@ -60,11 +60,11 @@ FROM
     ) AS m ON m.wallet = f.wallet AND m.condition_id = f.condition_id
     INNER JOIN
     (
-        -- Each market's latest resolution (ReplacingMergeTree(ts)'s rule, without FINAL).
+        -- Each market's resolution: a stated one before an inferred one, then the latest (migration 0024), without FINAL.
         SELECT condition_id, ts
         FROM {db:Identifier}.market_resolutions_v2
         WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
-        ORDER BY ts DESC
+        ORDER BY inferred, ts DESC
         LIMIT 1 BY condition_id
     ) AS r ON r.condition_id = f.condition_id
     WHERE m.resolved AND m.buy_usd > 0 AND m.up_payout IS NOT NULL

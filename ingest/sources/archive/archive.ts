@@ -842,7 +842,7 @@ export class Archive {
     if (batch.derivedNo.length === 0) return;
     const candidates = [...new Set(batch.derivedNo.flatMap((derived) => derived.conditionIds))];
     const stored = await this.options.store.query<{ condition_id: string }>(
-      'SELECT condition_id FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id IN {ids:Array(String)} AND winner_token_side = 1',
+      'SELECT condition_id FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id IN {ids:Array(String)} AND winner_token_side = 1 AND inferred = 0',
       { ids: candidates },
       BACKGROUND_READ,
     );
@@ -856,6 +856,7 @@ export class Archive {
             winner_token_side: 2,
             payout_numerators: [0, 1_000_000],
             ts: derived.ts,
+            source: 'chain',
           });
     batch.derivedNo = [];
     if (this.resolvedYes.size > RESOLVED_YES_KEPT) this.resolvedYes.clear();
