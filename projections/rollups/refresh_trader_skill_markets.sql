@@ -60,7 +60,7 @@ FROM
     ) AS m ON m.wallet = f.wallet AND m.condition_id = f.condition_id
     INNER JOIN
     (
-        -- Each market's resolution: a stated one before an inferred one, then the latest (migration 0024), without FINAL.
+        -- Each market's resolution: a stated one before an inferred one, then the latest (migration 0025), without FINAL.
         SELECT condition_id, ts
         FROM {db:Identifier}.market_resolutions_v2
         WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
