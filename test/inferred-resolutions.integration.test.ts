@@ -31,7 +31,7 @@ const FRANCE_WINS = '0x20fac1c925b7a2fed6b3b2736f47a800b4d0d4001b9deaeb7b918868e
 // "France vs. Spain: Team to Advance": six buys of Spain (token 2).
 const spainTokens = 402482.85 + 157454.72 + 1263392.49 + 364286.61 + 7917.59 + 300000;
 const spainCost = 267876.215535 + 103671.785315 + 580841.15001 + 167369.274035 + 3660.89567 + 137915.5752;
-// "Will France win on 2026-07-14?": 36 buys of No (token 2).
+// "Will France win on …?": 36 buys of No (token 2).
 const noTokens =
   92.75 +
   116413.11 +
