@@ -173,7 +173,8 @@ export interface InferenceOutcome {
 
 /**
  * Infers the resolutions the redemptions of the pairs staged under `batches` imply (the rollup refresh's
- * rows of those pairs are current), lands them in market_resolutions (source `redemptions`), and records a
+ * rows of those pairs are current), writes them to market_resolutions_v2 (source `redemptions`; not to the
+ * landing table, which holds events: an inference is derived, as the rollups are), and records a
  * dead letter for each market whose redemptions disagree. `beforeLanding` is called with the markets about to
  * resolve before their resolutions land (to stage their holders: a crash in between leaves staged keys that
  * the orphan sweep recomputes, never a resolution whose holders were not staged).
@@ -215,7 +216,7 @@ export async function inferStagedResolutions(
     await beforeLanding(resolutions.map((row) => row.condition_id));
     // The same inference made again (a refresh repeated) is the same insert.
     const token = `inferred-resolutions|${resolutions.map((row) => `${row.condition_id}:${row.winner_token_side}:${row.ts}`).join(',')}`;
-    await store.insert('market_resolutions', resolutions, token);
+    await store.insert('market_resolutions_v2', resolutions, token);
   }
   if (contradictions.length > 0) {
     const receivedAt = Math.floor(Date.now() / 1000);
