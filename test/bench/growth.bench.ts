@@ -484,6 +484,15 @@ function report(size: SizeFigures, graceMs: number): void {
       `median in the first tenth ${ms(median(inTenth(0)))} ms, in the last ${ms(median(inTenth(TENTHS - 1)))} ms; ` +
       `parts (median ms): trader_markets ${ms(median(size.refreshes.map((r) => r.traderMarketsMs)))}, whales ${ms(median(size.refreshes.map((r) => r.whalesMs)))}, tape ${ms(median(size.refreshes.map((r) => r.tapeMs)))}`,
   );
+  // The refreshes' cost per thousand fills written, per tenth: flat when a refresh costs what changed.
+  const perThousand = size.tenths.map((tenth, index) => {
+    const took = size.refreshes.filter((refresh) => refresh.tenth === index).reduce((sum, r) => sum + r.totalMs, 0);
+    return took / (tenth.fills / 1000);
+  });
+  console.log(
+    `  refresh ms per thousand fills, per tenth: ${perThousand.map((value) => value.toFixed(0)).join(', ')}; ` +
+      `last/first ${(perThousand.at(-1)! / perThousand[0]!).toFixed(2)}`,
+  );
   const floor = (name: (typeof FLOORS)[number]) => median(size.floors[name]);
   console.log(
     `  cold, one at a time over ${size.reads.card.length} wallets, p50/p99 ms (÷ floor at p50): ` +
