@@ -54,7 +54,7 @@ const STAGE_REFRESH_PAIRS = sqlFile('stage_refresh_pairs.sql');
  * How far before the newest staged fill a refresh reads the touched wallets' recent fills: a pair whose
  * first event is older is read by its key instead (long-lived markets, late copies of old fills).
  */
-const RECENT_LOOKBACK_SECONDS = 6 * 3600;
+const RECENT_LOOKBACK_SECONDS = 3600;
 /**
  * The oldest fill time the refresh reads from fills_recent, as an age: fills_recent's view writes the fills
  * of the last day (migration 0024); an hour inside it, so that every copy at or after it has landed there.
@@ -202,4 +202,55 @@ export async function orphanRollupBatches(store: Store, olderThanSeconds: number
     BACKGROUND_READ,
   );
   return rows.map((row) => row.batch);
+}
+
+/** What the newest refresh read its fills from: its pairs, those read as recent, and the rows of each read. */
+export interface RefreshFillsRead {
+  pairs: number;
+  recentPairs: number;
+  /** The kept and other copies of the pairs' fills: what a recomputation has to fold. */
+  pairFills: number;
+  /** Rows the primary indexes select for the refresh's read of the fills (EXPLAIN ESTIMATE). */
+  selectedRows: number;
+  /** The same for a read of every pair by its key from fills_v2 alone, as before fills_recent. */
+  byKeyRows: number;
+}
+
+const NEWEST_REFRESH = `
+SELECT refresh, any(recent_from) AS recent_from, count() AS pairs, countIf(recent) AS recent_pairs
+FROM {db:Identifier}.rollup_refresh_pairs
+GROUP BY refresh
+ORDER BY max(made_at) DESC, pairs DESC
+LIMIT 1`;
+
+const REFRESH_PAIRS_BY_KEY = `FROM {db:Identifier}.fills_v2
+WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_refresh_pairs WHERE refresh = {refresh:String})
+  AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_refresh_pairs WHERE refresh = {refresh:String})`;
+
+/** For benchmarks: how much the newest refresh's read of fills selected, beside what its pairs hold. */
+export async function readNewestRefreshFills(store: Store): Promise<RefreshFillsRead | null> {
+  const [newest] = await store.query<{ refresh: string; recent_from: number; pairs: number; recent_pairs: number }>(
+    NEWEST_REFRESH,
+    {},
+    BACKGROUND_READ,
+  );
+  if (!newest) return null;
+  const params = { refresh: newest.refresh, recent_from: Number(newest.recent_from) };
+  const selected = async (sql: string) =>
+    (await store.query<{ rows: number }>(`EXPLAIN ESTIMATE SELECT count() ${sql}`, params, BACKGROUND_READ)).reduce(
+      (sum, row) => sum + Number(row.rows),
+      0,
+    );
+  const [fills] = await store.query<{ n: number }>(
+    `SELECT count() AS n ${REFRESH_PAIRS_BY_KEY}`,
+    params,
+    BACKGROUND_READ,
+  );
+  return {
+    pairs: Number(newest.pairs),
+    recentPairs: Number(newest.recent_pairs),
+    pairFills: Number(fills?.n ?? 0),
+    selectedRows: await selected(STAGED_FILLS),
+    byKeyRows: await selected(REFRESH_PAIRS_BY_KEY),
+  };
 }

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS {db:Identifier}.rollup_refresh_pairs
     wallet       String,
     condition_id String,
     recent       Bool,
+    recent_from  UInt32,
     made_at      DateTime('UTC') DEFAULT now()
 )
 ENGINE = MergeTree
