@@ -5,7 +5,7 @@
  * arrives twice (replayed, or from both the archive and the upstream) change nothing: a sum view would
  * count it twice, a recomputation from each fill's kept copy (the highest source_rank, as FINAL keeps)
  * cannot. Recomputation is idempotent. A pair whose events are all recent is read from fills_recent, a range
- * of its wallet's fills by time (migration 0024); an older one from fills_v2 by its key: a refresh reads
+ * of its wallet's fills by time (migration 0025); an older one from fills_v2 by its key: a refresh reads
  * what changed and not the wallets' whole histories.
  *
  * Two steps, so that the ingest worker can commit offsets early and recompute in bulk:
@@ -57,7 +57,7 @@ const STAGE_REFRESH_PAIRS = sqlFile('stage_refresh_pairs.sql');
 const RECENT_LOOKBACK_SECONDS = 3600;
 /**
  * The oldest fill time the refresh reads from fills_recent, as an age: fills_recent's view writes the fills
- * of the last day (migration 0024); an hour inside it, so that every copy at or after it has landed there.
+ * of the last day (migration 0025); an hour inside it, so that every copy at or after it has landed there.
  */
 const RECENT_MAX_AGE_SECONDS = 23 * 3600;
 

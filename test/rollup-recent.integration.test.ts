@@ -1,6 +1,6 @@
 /**
  * The rollup refresh reads a pair whose events are all recent from fills_recent (a range of its wallet's
- * fills by time, migration 0024) and an older pair from fills_v2 by its key. Both must give the rows a
+ * fills by time, migration 0025) and an older pair from fills_v2 by its key. Both must give the rows a
  * recomputation of every pair from fills_v2 gives: the same kept copy of each fill (the highest source rank,
  * whatever its time), the late copy of an old fill, a pair reaching back past the refresh's look-back, legs,
  * a resolution's restaging. The fixtures elsewhere are dated in the past (old pairs only); these are dated
