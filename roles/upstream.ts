@@ -18,6 +18,7 @@ import {
 } from '../ingest/sources/upstream/index.ts';
 import type { RequestedWallets } from '../ingest/sources/upstream/requests.ts';
 import { openSlotStore } from '../operations/gates/open.ts';
+import { fastPathWallets } from '../operations/gates/slots.ts';
 import { withPublisher } from './runtime.ts';
 
 /** Runs the poller until aborted; returns the exit code. */
@@ -40,7 +41,7 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
   // Archive activity is read from a ClickHouse server only: embedded chDB belongs to one process.
   let store: Store | undefined;
   if (config.clickhouse.url) store = await openStore(config.clickhouse);
-  // The live plane's watches, on every instance: their wallets' new activity is polled every few seconds.
+  // The live plane's watches and follows, on every instance: their wallets' new activity is polled every few seconds.
   const slots = config.redis.url ? openSlotStore(config, log) : null;
 
   try {
@@ -58,7 +59,7 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
         ...(store
           ? { activeWallets: (since: number, limit: number) => readRecentArchiveWallets(store, since, limit) }
           : {}),
-        ...(slots ? { watched: async () => [...(await slots.watching(null)).keys()] } : {}),
+        ...(slots ? { watched: () => fastPathWallets(slots, null) } : {}),
         reject: async (report: RejectionReport) => {
           await producer.send(topics.deadLetter(), [
             {
@@ -76,7 +77,7 @@ export async function runUpstream(config: Config, log: Logger, signal: AbortSign
           leaderboard: config.upstream.leaderboard,
           watched: slots
             ? config.upstream.watched
-            : 'off (REDIS_URL is not set: no live-plane watches reach this role)',
+            : 'off (REDIS_URL is not set: no live-plane watches or follows reach this role)',
         },
         'upstream poller started',
       );

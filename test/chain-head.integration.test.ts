@@ -6,7 +6,7 @@
  * The final stage stores only final facts: a retracted fill never reaches REST. The server, its ingest
  * worker and the archive share one in-process log, as in the `all` role.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
 import type { Config } from '../config.ts';
 import { archiveSink, runArchiveSource } from '../ingest/sources/archive/index.ts';
@@ -18,6 +18,7 @@ import { startIngestWorker } from '../ingest/worker.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { exposition } from '../metrics/registry.ts';
 import type { ServerMessage } from '../operations/live/messages.ts';
+import { readHeadBlockEnds } from '../projections/head-blocks.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { API, inProcessConfig, publishTestAccounts } from './harness/api.ts';
@@ -444,6 +445,117 @@ describe('the chain head through the live plane (newHeads over a WebSocket)', ()
     );
     expect(goneStored).toEqual([]);
     await client.close();
+  });
+});
+
+describe('a restart of the plane with provisional events open (the client resumes them)', () => {
+  it('every open event the stopped plane sent ends final or retracted exactly once on the new plane', async () => {
+    const chain = await startChain('head-resume', { websocket: true, seed: 454 });
+    const { eventLog, store } = chain.server;
+    const planeOn = async () => {
+      const plane = await startLiveServer(chain.config, silent, { on: { eventLog, store } });
+      onTestFinished(() => plane.close());
+      return plane;
+    };
+    const connectTo = async (plane: LiveServer) => {
+      const client = new LiveClient(
+        new WebSocket(plane.url, [chain.config.live.protocol], { headers: { authorization: `Bearer ${chain.key}` } }),
+      );
+      await client.nextOf('ready');
+      return client;
+    };
+    // Three fills in ascending blocks: the first is final while no plane runs, the last is replaced by a
+    // reorg then, and the middle one is still open when the new plane starts.
+    const [finalWhileDown, openAtStart, retractedWhileDown] = [0, 1, 2].map((index) => fillAt(chain, index)) as [
+      ReturnType<typeof fillAt>,
+      ReturnType<typeof fillAt>,
+      ReturnType<typeof fillAt>,
+    ];
+    chain.node.finalityDepth = 50;
+    const first = await planeOn();
+    const before = await connectTo(first);
+    for (const wallet of new Set([finalWhileDown.wallet, openAtStart.wallet, retractedWhileDown.wallet]))
+      await before.command({ type: 'follow', trader: wallet });
+    chain.mineThrough(retractedWhileDown.block);
+    const sent = new Map<string, EventMessage>();
+    for (const fill of [finalWhileDown, openAtStart, retractedWhileDown]) {
+      const message = await until(before, (candidate) => fillOf(candidate, fill.usd));
+      expect(message.event).toMatchObject({ provisional: true });
+      sent.set(refOf(message)!, message);
+    }
+
+    // The plane stops (a deploy): its clients are told, and nothing it holds survives it.
+    const stopping = before.closed;
+    await first.app.close();
+    expect(await stopping).toMatchObject({ code: 1001 });
+    const endedBefore = new Set(
+      before.messages.flatMap((message) =>
+        message.type === 'event' && (message.event.type === 'final' || message.event.type === 'retracted')
+          ? [message.event.ref]
+          : [],
+      ),
+    );
+    const open = provisionalRefs(before).filter((ref) => !endedBefore.has(ref));
+    for (const ref of sent.keys()) expect(open).toContain(ref);
+
+    // While no plane runs: the last block is replaced (empty), and the chain finalizes the first fill's block.
+    const [refFinal, refOpen, refRetracted] = [...sent.keys()] as [string, string, string];
+    chain.node.reorg(retractedWhileDown.block, new Map([[retractedWhileDown.block, []]]));
+    chain.node.finalityDepth = retractedWhileDown.block - finalWhileDown.block;
+    chain.node.announce();
+    // The archive writes each block's end to the store once its mark is out.
+    for (;;) {
+      const ends = await readHeadBlockEnds(store, [finalWhileDown.block, retractedWhileDown.block]);
+      const stateOf = (ref: string) =>
+        ends.find((end) => ref.startsWith(`${end.block}:${end.hash.slice(2, 18)}:`))?.state;
+      if (stateOf(refFinal) === 'final' && stateOf(refRetracted) === 'retracted') break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+
+    // A new plane over the same log and store; the client connects again and names what it holds open.
+    const second = await planeOn();
+    const after = await connectTo(second);
+    const never = `${retractedWhileDown.block + 10_000}:${'0'.repeat(16)}:0`;
+    expect(await after.command({ type: 'resume', id: 'r', refs: [...open, never, refFinal] })).toMatchObject({
+      type: 'ack',
+      id: 'r',
+      of: 'resume',
+    });
+    const resolved = new Map<string, string[]>();
+    const take = (message: ServerMessage) => {
+      if (message.type === 'resolved') resolved.set(message.ref, [...(resolved.get(message.ref) ?? []), message.state]);
+    };
+    const blockOf = (ref: string) => Number(ref.split(':')[0]);
+    const finalBlock = finalWhileDown.block;
+    const endOf = (ref: string) => (blockOf(ref) === retractedWhileDown.block ? 'retracted' : 'final');
+    const pending = open.filter((ref) => blockOf(ref) > finalBlock && blockOf(ref) < retractedWhileDown.block);
+    expect(pending).toContain(refOpen);
+    // What the store knows is answered right after the ack (the plane never saw those marks).
+    for (let count = 0; count < open.length + 1 - pending.length; count++) take(await after.nextOf('resolved'));
+    for (const ref of open.filter((candidate) => !pending.includes(candidate)))
+      expect(resolved.get(ref), ref).toEqual([endOf(ref)]);
+    expect(resolved.get(refFinal)).toEqual(['final']);
+    expect(resolved.get(refRetracted)).toEqual(['retracted']);
+    // A ref of a block no archive published never happened.
+    expect(resolved.get(never)).toEqual(['retracted']);
+    for (const ref of pending) expect(resolved.has(ref)).toBe(false);
+
+    // The open ones end when their block does.
+    chain.node.finalityDepth = 0;
+    chain.mineThrough(retractedWhileDown.block + 1);
+    while (!pending.every((ref) => resolved.has(ref))) take(await after.next());
+    await second.feedCaughtUp();
+    // Exactly once each, and nothing else on the new connection.
+    const answers = after.messages.filter((message) => message.type === 'resolved');
+    expect(answers).toHaveLength(open.length + 1);
+    expect(after.messages.filter((message) => message.type === 'event')).toEqual([]);
+    for (const ref of open)
+      expect(
+        answers.filter((message) => message.ref === ref),
+        ref,
+      ).toEqual([expect.objectContaining({ state: endOf(ref) })]);
+    expect(resolved.get(refOpen)).toEqual(['final']);
+    await after.close();
   });
 });
 

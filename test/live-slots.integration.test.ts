@@ -3,7 +3,8 @@
  * prefix of this test's own, deleted afterwards): a slot per watch up to the plan's cap, the same watch
  * again holds no second slot, one user's count is apart from another's, a release frees at once, a
  * renewal extends only the slots still held, and a lease not renewed runs out; the slots naming a trader
- * are its watchers, every user's, under the same leases. The clock is the test's.
+ * are its watchers, every user's, under the same leases; the follows name the wallets followed now, every
+ * instance's, under leases of their own. The clock is the test's.
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import type { Config } from '../config.ts';
 import { createLogger } from '../log.ts';
 import { openSlotStore } from '../operations/gates/open.ts';
 import { RedisSlots } from '../operations/gates/slots-redis.ts';
-import type { SlotStore } from '../operations/gates/slots.ts';
+import { fastPathWallets, type SlotStore } from '../operations/gates/slots.ts';
 import { inProcessConfig } from './harness/api.ts';
 import { uniqueId } from './harness/context.ts';
 import { deleteKeysWithPrefix } from './harness/redis.ts';
@@ -138,5 +139,39 @@ describe.each(['memory', 'redis'] as const)('slot store (%s)', (kind) => {
     expect(await slots.watchedMarkets(start + leaseMs)).toEqual(new Set([market('a')]));
     await slots.release('v', 'a');
     expect(await slots.watchedMarkets(start + leaseMs)).toEqual(new Set());
+  });
+
+  it('names the wallets followed now, every instance’s, under leases of their own (what the fast path polls)', async () => {
+    const slots = open(kind);
+    expect(await slots.followed(start)).toEqual(new Set());
+    await slots.putFollows(
+      [
+        { id: 'i1:1:alice', wallet: 'alice' },
+        { id: 'i2:7:alice', wallet: 'alice' },
+        { id: 'i2:7:bob', wallet: 'bob' },
+      ],
+      leaseMs,
+      start,
+    );
+    expect(await slots.followed(start)).toEqual(new Set(['alice', 'bob']));
+    // A follow held by no slot adds nothing to a user's slots.
+    expect(await slots.inUse('i2', start)).toBe(0);
+
+    // One of alice's two follows ends: she is still followed.
+    await slots.removeFollow('i1:1:alice');
+    await slots.removeFollow('i1:1:alice');
+    expect(await slots.followed(start)).toEqual(new Set(['alice', 'bob']));
+    // Instance i2 renews only its alice (its bob's connection went): past the first lease only alice is left.
+    await slots.putFollows([{ id: 'i2:7:alice', wallet: 'alice' }], leaseMs, start + leaseMs - 1);
+    expect(await slots.followed(start + leaseMs)).toEqual(new Set(['alice']));
+    // Instance i2 dies: nothing renews its follows, and they fade with their lease.
+    expect(await slots.followed(start + 2 * leaseMs - 1)).toEqual(new Set());
+    // A follow whose lease ran out (its store was away) is written back by the next renewal.
+    await slots.putFollows([{ id: 'i2:7:alice', wallet: 'alice' }], leaseMs, start + 3 * leaseMs);
+    expect(await slots.followed(start + 3 * leaseMs)).toEqual(new Set(['alice']));
+    expect(await fastPathWallets(slots, start + 3 * leaseMs)).toEqual(['alice']);
+    await slots.acquire({ userId: 'u', slotId: 'w', cap, leaseMs, nowMs: start + 3 * leaseMs, trader: 'carol' });
+    await slots.putFollows([{ id: 'i3:1:carol', wallet: 'carol' }], leaseMs, start + 3 * leaseMs);
+    expect((await fastPathWallets(slots, start + 3 * leaseMs)).sort()).toEqual(['alice', 'carol']);
   });
 });

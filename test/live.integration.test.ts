@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parseConfig, type Config, type ConfigOverrides } from '../config.ts';
 import { createLogger } from '../log.ts';
-import { MemorySlots, type SlotRequest, type SlotStore } from '../operations/gates/slots.ts';
+import { MemorySlots, type Follow, type SlotRequest, type SlotStore } from '../operations/gates/slots.ts';
 import { RedisSlots } from '../operations/gates/slots-redis.ts';
 import { liveDisconnects } from '../metrics/registry.ts';
 import { withPublisher } from '../roles/runtime.ts';
@@ -97,6 +97,15 @@ class WatchedSlots implements SlotStore {
   }
   watchedMarkets(nowMs: number | null) {
     return this.target.watchedMarkets(nowMs);
+  }
+  putFollows(follows: readonly Follow[], leaseMs: number, nowMs: number | null) {
+    return this.target.putFollows(follows, leaseMs, nowMs);
+  }
+  removeFollow(id: string) {
+    return this.target.removeFollow(id);
+  }
+  followed(nowMs: number | null) {
+    return this.target.followed(nowMs);
   }
   close() {
     return this.target.close();

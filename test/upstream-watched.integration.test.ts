@@ -1,11 +1,15 @@
 /**
- * The live plane's fast path without a node (issue 45): a wallet watched on the plane has its new /activity
- * rows polled every few seconds, while it is watched, within a stated share of the provider's rate budget;
- * a tracked wallet nobody watches keeps its slow period. A local server replays the recorded data-API
- * answers (swisstony's real activity rows); the poller runs on a virtual clock, so periods are counted,
- * not waited for.
+ * The live plane's fast path without a node (issue 45): a wallet watched or followed on the plane has its
+ * new /activity rows polled every few seconds, while it is watched or followed, within a stated share of
+ * the provider's rate budget; a tracked wallet nobody watches keeps its slow period. A local server replays
+ * the recorded data-API answers (swisstony's real activity rows); the poller runs on a virtual clock, so
+ * periods are counted, not waited for. A follow reaches the poller the way it does in production: a client
+ * follows on a listening plane, whose slot store (process memory, or the machine's Redis read through a
+ * connection of the poller's own) is what the `upstream` role reads.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { parseConfig, type Config } from '../config.ts';
 import { createUpstreamClient } from '../ingest/sources/upstream/index.ts';
 import { UpstreamPoller } from '../ingest/sources/upstream/poller.ts';
@@ -13,7 +17,14 @@ import { MemoryRequestedWallets } from '../ingest/sources/upstream/requests.ts';
 import { MemoryStateStore } from '../ingest/sources/upstream/state.ts';
 import { VirtualClock } from '../ingest/sources/upstream/test-support.ts';
 import { createLogger } from '../log.ts';
+import { fastPathWallets, MemorySlots, type SlotStore } from '../operations/gates/slots.ts';
+import { RedisSlots } from '../operations/gates/slots-redis.ts';
+import { withPublisher } from '../roles/runtime.ts';
+import { inProcessConfig, publishTestAccounts } from './harness/api.ts';
+import { uniqueId } from './harness/context.ts';
+import { LiveClient, startLiveServer } from './harness/live.ts';
 import { RecordingSink } from './harness/polymarket.ts';
+import { deleteKeysWithPrefix } from './harness/redis.ts';
 import { loadFixture, PolymarketReplay, type Json } from './harness/polymarket-replay.ts';
 
 const SWISSTONY = '0x204f72f35326db932158cba6adff0b9a1da95e14';
@@ -35,7 +46,12 @@ function pollerConfig(replay: PolymarketReplay): Config {
   return parseConfig({ LOG_LEVEL: 'silent', ...replay.environment() });
 }
 
-function makePoller(config: Config, clock: VirtualClock, sink: RecordingSink, watched: () => string[]) {
+function makePoller(
+  config: Config,
+  clock: VirtualClock,
+  sink: RecordingSink,
+  watched: () => readonly string[] | Promise<readonly string[]>,
+) {
   const log = createLogger('silent');
   const requested = new MemoryRequestedWallets();
   requested.note(UNWATCHED, NOW - 60);
@@ -153,5 +169,100 @@ describe('the upstream fast path for watched wallets', () => {
       await poller.tick();
     }
     expect(activityRequests(replay, SWISSTONY)).toBe(before);
+  }, 120_000);
+});
+
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe.each(['memory', 'redis'] as const)('a wallet followed on the plane (slots in %s)', (kind) => {
+  const replay = new PolymarketReplay();
+  const liveConfig = inProcessConfig('upstream-followed');
+  const log = createLogger('silent');
+  const redisPrefix = `test:${uniqueId('upstream-followed')}:`;
+  const closing: (() => Promise<unknown>)[] = [];
+  let key = '';
+  beforeAll(async () => {
+    await replay.start();
+    await withPublisher(liveConfig, createLogger('error'), async ({ publisher }) => {
+      key = (
+        await publishTestAccounts(
+          publisher,
+          [{ accountId: `follower-${kind}`, plan: 'basic', keys: ['k'] }],
+          Math.floor(Date.now() / 1000),
+        )
+      ).k;
+    });
+  });
+  afterAll(async () => {
+    for (const close of closing.reverse()) await close().catch(() => undefined);
+    replay.stop();
+    const redis = new Redis(TEST_REDIS_URL);
+    await deleteKeysWithPrefix(redis, redisPrefix).finally(() => redis.quit());
+  });
+
+  /** The plane's slot store and the upstream role's view of it (the same store in memory; two connections to Redis). */
+  function slotStores(): { plane: SlotStore; upstream: SlotStore } {
+    if (kind === 'memory') {
+      const slots = new MemorySlots();
+      return { plane: slots, upstream: slots };
+    }
+    const plane = new RedisSlots(new Redis(TEST_REDIS_URL), redisPrefix);
+    const upstream = new RedisSlots(new Redis(TEST_REDIS_URL), redisPrefix);
+    closing.push(
+      () => plane.close(),
+      () => upstream.close(),
+    );
+    return { plane, upstream };
+  }
+
+  it('publishes its new row within one period while followed, and polls it no more once unfollowed', async () => {
+    const rows = [...history];
+    replay.wallets.set(SWISSTONY, { activity: [rows] });
+    const slots = slotStores();
+    const server = await startLiveServer(liveConfig, log, { slots: slots.plane });
+    closing.push(() => server.close());
+    const socket = new WebSocket(server.url, [liveConfig.live.protocol], {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const client = new LiveClient(socket);
+    closing.push(() => client.close());
+    await client.nextOf('ready');
+
+    const config = pollerConfig(replay);
+    const clock = new VirtualClock(NOW * 1000);
+    const sink = new RecordingSink();
+    // The poller reads what the `upstream` role reads: the wallets watched or followed now, on every instance.
+    const upstream = makePoller(config, clock, sink, () => fastPathWallets(slots.upstream, null));
+
+    // Not followed yet: the fast path does not poll it.
+    await upstream.tick();
+    expect(activityRequests(replay, SWISSTONY)).toBe(0);
+
+    expect(await client.command({ type: 'follow', trader: SWISSTONY })).toMatchObject({ type: 'ack', of: 'follow' });
+    await upstream.tick();
+    expect(rowIds(sink, SWISSTONY).size).toBe(history.length);
+    for (const row of arrivals.slice(0, 3)) {
+      rows.unshift(row);
+      const before = rowIds(sink, SWISSTONY).size;
+      let ticks = 0;
+      while (rowIds(sink, SWISSTONY).size === before && ticks <= WATCHED_EVERY_S) {
+        clock.advance(1000);
+        await upstream.tick();
+        ticks += 1;
+      }
+      expect(ticks, `${String(row.type)} at ${String(row.timestamp)}`).toBeLessThanOrEqual(WATCHED_EVERY_S);
+      expect(rowIds(sink, SWISSTONY).size).toBe(before + 1);
+    }
+
+    expect(await client.command({ type: 'unfollow', trader: SWISSTONY })).toMatchObject({
+      type: 'ack',
+      of: 'unfollow',
+    });
+    const polled = activityRequests(replay, SWISSTONY);
+    for (let second = 0; second < 4 * WATCHED_EVERY_S; second++) {
+      clock.advance(1000);
+      await upstream.tick();
+    }
+    expect(activityRequests(replay, SWISSTONY)).toBe(polled);
   }, 120_000);
 });

@@ -7,11 +7,13 @@
  * keys of one tag only, so the index cannot share the user's script): a sorted set of watches by lease
  * expiry and two hashes naming each watch's trader and market, all written with the slot and under the
  * same lease. The index is what every user's watches have in common: each trader's watcher count in one
- * read, and the markets watched now (what the `clob` source subscribes, from its own process).
+ * read, and the markets watched now (what the `clob` source subscribes, from its own process). The follows
+ * are indexed under the same tag: a sorted set of follows by lease expiry and a hash naming each one's
+ * wallet (what the `upstream` role's fast path polls, beside the watched traders).
  */
 import type { Redis } from 'ioredis';
 import { NOW_LUA } from './redis.ts';
-import type { SlotRequest, SlotStore, SlotVerdict } from './slots.ts';
+import type { Follow, SlotRequest, SlotStore, SlotVerdict } from './slots.ts';
 
 /** Redis TIME in ms, or the caller's clock (tests): the gates' shared clock. */
 const NOW = `${NOW_LUA}
@@ -131,6 +133,38 @@ for _, watch in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 return reply`;
 
+/** KEYS 1 follows, 2 their wallets; ARGV 1 now ms or '', 2 lease ms, then id, wallet pairs. */
+const FOLLOW_PUT_LUA = `${NOW}
+local lease = tonumber(ARGV[2])
+for index = 3, #ARGV - 1, 2 do
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[index])
+  redis.call('HSET', KEYS[2], ARGV[index], ARGV[index + 1])
+end
+for index = 1, 2 do redis.call('PEXPIRE', KEYS[index], lease + GC_MS) end
+return 1`;
+
+/** KEYS 1 follows, 2 their wallets; ARGV the follow to drop. */
+const FOLLOW_REMOVE_LUA = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1`;
+
+/** KEYS 1 follows, 2 their wallets; ARGV 1 now ms or ''. Drops the expired; returns the distinct wallets. */
+const FOLLOWED_LUA = `${NOW}
+for _, follow in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
+  redis.call('HDEL', KEYS[2], follow)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local seen = {}
+local reply = {}
+for _, wallet in ipairs(redis.call('HVALS', KEYS[2])) do
+  if not seen[wallet] then
+    seen[wallet] = true
+    table.insert(reply, wallet)
+  end
+end
+return reply`;
+
 interface SlotCommands {
   taSlotAcquire(...args: (string | number)[]): Promise<[string, number]>;
   taSlotRenew(...args: (string | number)[]): Promise<string[]>;
@@ -140,6 +174,9 @@ interface SlotCommands {
   taWatchRemove(...args: (string | number)[]): Promise<number>;
   taWatching(...args: (string | number)[]): Promise<(string | number)[]>;
   taWatchedMarkets(...args: (string | number)[]): Promise<string[]>;
+  taFollowPut(...args: (string | number)[]): Promise<number>;
+  taFollowRemove(...args: (string | number)[]): Promise<number>;
+  taFollowed(...args: (string | number)[]): Promise<string[]>;
 }
 
 export class RedisSlots implements SlotStore {
@@ -158,6 +195,9 @@ export class RedisSlots implements SlotStore {
     redis.defineCommand('taWatchRemove', { numberOfKeys: 3, lua: WATCH_REMOVE_LUA });
     redis.defineCommand('taWatching', { numberOfKeys: 3, lua: WATCHING_LUA });
     redis.defineCommand('taWatchedMarkets', { numberOfKeys: 3, lua: WATCHED_MARKETS_LUA });
+    redis.defineCommand('taFollowPut', { numberOfKeys: 2, lua: FOLLOW_PUT_LUA });
+    redis.defineCommand('taFollowRemove', { numberOfKeys: 2, lua: FOLLOW_REMOVE_LUA });
+    redis.defineCommand('taFollowed', { numberOfKeys: 2, lua: FOLLOWED_LUA });
     this.#redis = redis as Redis & SlotCommands;
   }
 
@@ -172,6 +212,11 @@ export class RedisSlots implements SlotStore {
       `${this.keyPrefix}{live}:watch-traders`,
       `${this.keyPrefix}{live}:watch-markets`,
     ];
+  }
+
+  /** The follow index's keys: the follows by lease expiry, each follow's wallet. */
+  #followKeys(): [string, string] {
+    return [`${this.keyPrefix}{live}:follows`, `${this.keyPrefix}{live}:follow-wallets`];
   }
 
   /** A slot's name in the watch index: slot ids are unique per user only. */
@@ -235,6 +280,24 @@ export class RedisSlots implements SlotStore {
 
   async watchedMarkets(nowMs: number | null): Promise<Set<string>> {
     return new Set(await this.#redis.taWatchedMarkets(...this.#watchKeys(), nowMs === null ? '' : String(nowMs)));
+  }
+
+  async putFollows(follows: readonly Follow[], leaseMs: number, nowMs: number | null): Promise<void> {
+    if (follows.length === 0) return;
+    await this.#redis.taFollowPut(
+      ...this.#followKeys(),
+      nowMs === null ? '' : String(nowMs),
+      leaseMs,
+      ...follows.flatMap(({ id, wallet }) => [id, wallet]),
+    );
+  }
+
+  async removeFollow(id: string): Promise<void> {
+    await this.#redis.taFollowRemove(...this.#followKeys(), id);
+  }
+
+  async followed(nowMs: number | null): Promise<Set<string>> {
+    return new Set(await this.#redis.taFollowed(...this.#followKeys(), nowMs === null ? '' : String(nowMs)));
   }
 
   async inUse(userId: string, nowMs: number | null): Promise<number> {

@@ -12,6 +12,10 @@
  * A watch's slot also names its market: the markets watched now, on every instance, are what the `clob`
  * source keeps subscribed on the venue's book channel (ingest/sources/clob/), under the same leases.
  *
+ * A follow holds no slot, but the wallets followed now, on every instance, are indexed beside the watches
+ * under leases of their own (renewed every heartbeat by the plane that holds them, so a dead plane's
+ * follows fade): the `upstream` role's fast path polls the wallets watched or followed now.
+ *
  * Two implementations with the same behaviour, like the gates: Redis (a Lua script per step, what several
  * instances share; slots-redis.ts) and process memory (the embedded default, below). Time is
  * milliseconds since the epoch; `nowMs` null is the store's own clock (Redis TIME in production).
@@ -50,7 +54,27 @@ export interface SlotStore {
   watching(nowMs: number | null): Promise<Map<string, number>>;
   /** The markets watched now (slots naming a market whose lease has not run out), every user's. */
   watchedMarkets(nowMs: number | null): Promise<Set<string>>;
+  /**
+   * Writes follows (`id` unique per follow: instance, connection and wallet) under a lease from now: a new
+   * one is added, a held one renewed, one whose lease ran out is back. Idempotent.
+   */
+  putFollows(follows: readonly Follow[], leaseMs: number, nowMs: number | null): Promise<void>;
+  /** Drops a follow (idempotent). */
+  removeFollow(id: string): Promise<void>;
+  /** The wallets followed now (follows whose lease has not run out), every user's. */
+  followed(nowMs: number | null): Promise<Set<string>>;
   close(): Promise<void>;
+}
+
+export interface Follow {
+  id: string;
+  wallet: string;
+}
+
+/** The wallets the upstream fast path polls: watched or followed now, on every instance. */
+export async function fastPathWallets(slots: SlotStore, nowMs: number | null): Promise<string[]> {
+  const [watched, followed] = await Promise.all([slots.watching(nowMs), slots.followed(nowMs)]);
+  return [...new Set([...watched.keys(), ...followed])];
 }
 
 interface Lease {
@@ -64,6 +88,8 @@ export class MemorySlots implements SlotStore {
   readonly kind = 'memory';
   /** user → slot id → lease */
   readonly #users = new Map<string, Map<string, Lease>>();
+  /** follow id → its wallet and lease expiry */
+  readonly #follows = new Map<string, { wallet: string; expiresAt: number }>();
 
   constructor(private readonly clockMs: () => number = Date.now) {}
 
@@ -131,8 +157,29 @@ export class MemorySlots implements SlotStore {
     return Promise.resolve(markets);
   }
 
+  putFollows(follows: readonly Follow[], leaseMs: number, nowMs: number | null): Promise<void> {
+    const expiresAt = (nowMs ?? this.clockMs()) + leaseMs;
+    for (const { id, wallet } of follows) this.#follows.set(id, { wallet, expiresAt });
+    return Promise.resolve();
+  }
+
+  removeFollow(id: string): Promise<void> {
+    this.#follows.delete(id);
+    return Promise.resolve();
+  }
+
+  followed(nowMs: number | null): Promise<Set<string>> {
+    const now = nowMs ?? this.clockMs();
+    const wallets = new Set<string>();
+    for (const [id, follow] of this.#follows)
+      if (follow.expiresAt <= now) this.#follows.delete(id);
+      else wallets.add(follow.wallet);
+    return Promise.resolve(wallets);
+  }
+
   close(): Promise<void> {
     this.#users.clear();
+    this.#follows.clear();
     return Promise.resolve();
   }
 }

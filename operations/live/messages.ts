@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { popularTraderSchema } from '../../projections/popular.ts';
 import { streamEventSchema } from '../../projections/tapes.ts';
+import { REF_PATTERN } from './resume.ts';
 
 const commandId = z
   .string()
@@ -18,6 +19,9 @@ const traderArgument = z.string().min(1).max(1000).meta({
   description: 'A 0x wallet, a profile URL of the upstream provider, or a display name (as {trader} in REST).',
 });
 const marketArgument = z.string().min(1).max(200).meta({ description: 'The condition_id: 0x + 64 hex.' });
+
+/** Refs one connection may wait on at once (resume): a client holds a few blocks' events open at most. */
+export const RESUMED_AT_MOST = 1000;
 
 /** Client → server. */
 export const clientMessageSchema = z.discriminatedUnion('type', [
@@ -36,6 +40,20 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     .object({ type: z.literal('popular'), id: commandId })
     .meta({ description: 'The popular shelf now, and again every heartbeat while connected (no slot).' }),
   z.object({ type: z.literal('unpopular'), id: commandId }),
+  z
+    .object({
+      type: z.literal('resume'),
+      id: commandId,
+      refs: z
+        .array(z.string().regex(REF_PATTERN))
+        .min(1)
+        .max(RESUMED_AT_MOST)
+        .meta({ description: 'Refs of provisional events a previous connection was sent and not told the end of.' }),
+    })
+    .meta({
+      description:
+        'After a reconnect (the plane restarted, or the connection dropped): each ref is answered once with resolved, final or retracted, now or when its block ends.',
+    }),
   z.object({ type: z.literal('ping'), id: commandId }).meta({ description: 'Answered with pong.' }),
 ]);
 export type ClientMessage = z.infer<typeof clientMessageSchema>;
@@ -64,6 +82,7 @@ const LIVE_ERROR_CODES = [
   'lookup_limit',
   'overloaded',
   'plan_changed',
+  'too_many_refs',
 ] as const;
 export type LiveErrorCode = (typeof LIVE_ERROR_CODES)[number];
 
@@ -107,7 +126,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('ack'),
       id: commandId,
-      of: z.enum(['watch', 'unwatch', 'follow', 'unfollow', 'popular', 'unpopular']),
+      of: z.enum(['watch', 'unwatch', 'follow', 'unfollow', 'popular', 'unpopular', 'resume']),
       trader: traderSchema.optional(),
       market: z.string().optional(),
       slots_in_use: z.int(),
@@ -153,6 +172,16 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
       event: streamEventSchema,
     })
     .meta({ description: 'A StreamEvent of a subscription.' }),
+  z
+    .object({
+      type: z.literal('resolved'),
+      ref: z.string(),
+      state: z.enum(['final', 'retracted']).meta({
+        description: 'final: the event stands as sent; retracted: a reorg dropped its block, it never happened.',
+      }),
+      ts: z.int(),
+    })
+    .meta({ description: 'The end of a provisional event a resume named (once per ref).' }),
   z.object({ type: z.literal('popular'), traders: z.array(popularTraderSchema), count: z.int().min(0) }),
   z.object({ type: z.literal('pong'), id: commandId, ts: z.int() }),
   z

@@ -1,6 +1,6 @@
 /** The live plane's commands as the server reads them: what is a command, and what a bad message says. */
 import { describe, expect, it } from 'vitest';
-import { parseClientMessage, serverMessageSchema } from './messages.ts';
+import { parseClientMessage, RESUMED_AT_MOST, serverMessageSchema } from './messages.ts';
 
 const MARKET = `0x${'ab'.repeat(32)}`;
 
@@ -32,6 +32,19 @@ describe('parseClientMessage', () => {
     expect(missing.ok ? '' : missing.reason).toContain('market');
     expect(parseClientMessage(JSON.stringify({ type: 'dance' }))).toMatchObject({ ok: false });
     expect(parseClientMessage('[]')).toMatchObject({ ok: false });
+  });
+
+  it('reads a resume of head refs, and refuses what is not one or too many at once', () => {
+    const ref = `70123456:${'ab12'.repeat(4)}:3`;
+    expect(parseClientMessage(JSON.stringify({ type: 'resume', id: 'r', refs: [ref] }))).toEqual({
+      ok: true,
+      message: { type: 'resume', id: 'r', refs: [ref] },
+    });
+    for (const refs of [[], ['70123456:ab12:3'], [`x:${'ab12'.repeat(4)}:3`], Array(RESUMED_AT_MOST + 1).fill(ref)])
+      expect(parseClientMessage(JSON.stringify({ type: 'resume', id: 'r', refs }))).toMatchObject({
+        ok: false,
+        id: 'r',
+      });
   });
 });
 
@@ -68,7 +81,9 @@ describe('serverMessageSchema', () => {
         lookups_per_hour: 120,
       }).success,
     ).toBe(true);
-    for (const code of ['rate_limited', 'overloaded', 'plan_changed'])
+    expect(serverMessageSchema.safeParse({ type: 'resolved', ref: 'r', state: 'retracted', ts: 1 }).success).toBe(true);
+    expect(serverMessageSchema.safeParse({ type: 'resolved', ref: 'r', state: 'open', ts: 1 }).success).toBe(false);
+    for (const code of ['rate_limited', 'overloaded', 'plan_changed', 'too_many_refs'])
       expect(serverMessageSchema.safeParse({ type: 'error', code, message: 'm' }).success).toBe(true);
     expect(
       serverMessageSchema.safeParse({ type: 'error', code: 'lookup_limit', message: 'm', retry_after: 'soon' }).success,

@@ -29,12 +29,15 @@ import { LRUCache } from 'lru-cache';
 import type { Caller } from '../auth.ts';
 import type { RouteContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import type { SlotStore } from '../gates/slots.ts';
+import type { Follow, SlotStore } from '../gates/slots.ts';
 import type { StoreSlot } from '../gates/store-slot.ts';
 import { CommandRate } from './connection-bounds.ts';
 import { LiveRefusal, LookupBudget, lookupSlot } from './lookups.ts';
 import { Recorder, type Recording, type RecordingRefusal, type RecordingSink } from './recording.ts';
-import { ProvisionalLedger, type MarkState, type ProvisionalTag } from './provisional.ts';
+import { ProvisionalLedger } from './provisional.ts';
+import type { LiveInput, MarkState } from '../../live-input.ts';
+import { blockKeyOf, refBlockOf, ResumeBook } from './resume.ts';
+import { readHeadBlockEnds } from '../../projections/head-blocks.ts';
 import { parseConditionId } from '../parameters.ts';
 import { listPopularTraders } from '../popular.ts';
 import { NO_MARKET_NAMES, type MarketNames } from '../../projections/market-names.ts';
@@ -50,46 +53,12 @@ import {
 import {
   CLOSE_CODES,
   parseClientMessage,
+  RESUMED_AT_MOST,
   type ClientMessage,
   type LiveErrorCode,
   type ServerMessage,
   type StreamEvent,
 } from './messages.ts';
-
-/**
- * What the log brings, prices already in UP space (ingest/live-feed.ts builds these, typed by this one
- * definition). A fill or trade carries `key`, the identity its copies share (the topic's event id), and a
- * `provisional` tag when it comes from a block above the chain's final one; a `mark` ends such a block.
- */
-export type LiveInput =
-  | { kind: 'book'; market: string; ts: number; bid: number | null; ask: number | null }
-  | {
-      kind: 'trade';
-      market: string;
-      ts: number;
-      price: number;
-      size_tokens: number;
-      usd: number;
-      token_side: 1 | 2;
-      key?: string;
-      provisional?: ProvisionalTag;
-    }
-  | {
-      kind: 'fill';
-      market: string;
-      wallet: string;
-      ts: number;
-      side: 'BUY' | 'SELL';
-      price: number;
-      token_side: 1 | 2;
-      size_tokens: number;
-      usd: number;
-      key?: string;
-      provisional?: ProvisionalTag;
-    }
-  | { kind: 'resolution'; market: string; ts: number; winnerTokenSide: 1 | 2 | null }
-  | { kind: 'names'; market: string; outcome1: string; outcome2: string; title: string }
-  | { kind: 'mark'; block: number; hash: string; state: MarkState; blockTs: number };
 
 /** One client connection as the plane sees it. */
 export interface LiveTransport {
@@ -128,6 +97,8 @@ interface Subscription {
   seq: number;
   /** The slot's id in the store; null for a follow, or a watch admitted while the slot store was down. */
   slotId: string | null;
+  /** A follow's id in the store's follow index (what the upstream fast path polls); null for a watch. */
+  followId: string | null;
   connection: LiveConnection;
   /** The watch's recording while it runs (null: a follow, not recorded, or stopped). */
   recording: Recording | null;
@@ -183,6 +154,8 @@ export class LivePlane {
   readonly #backlog: Exclude<LiveInput, { kind: 'names' }>[] = [];
   /** Which subscriptions hold which provisional events, until each ends final or retracted. */
   readonly provisional = new ProvisionalLedger<Subscription>();
+  /** Refs resumed by connections (resume.ts), waiting for their block's mark. */
+  readonly #resumes = new ResumeBook<LiveConnection>();
   #draining = false;
   #serial = 0;
   readonly #heartbeat: NodeJS.Timeout;
@@ -448,6 +421,54 @@ export class LivePlane {
     for (const { subscription, ref, market } of told)
       if (!subscription.ended) subscription.connection.deliver(subscription, { type: input.state, ts, ref }, market);
     if (told.length > 0 && input.state === 'final') recordFreshness('sent', 'final', input.blockTs);
+    for (const { connection, ref } of this.#resumes.end(blockKeyOf(input.block, input.hash)))
+      connection.send({ type: 'resolved', ref, state: input.state, ts });
+  }
+
+  /**
+   * Refs a connection resumes: each answered once (`resolved`), from the marks this plane saw, else from
+   * the store's head blocks, else when its block's mark comes. A ref whose block the store does not hold
+   * was never published by an archive of this deployment: retracted.
+   */
+  async resume(
+    connection: LiveConnection,
+    id: string | undefined,
+    refs: readonly string[],
+    slot: StoreSlot,
+  ): Promise<void> {
+    const unique = [...new Set(refs)];
+    if (this.#resumes.waiting(connection) + unique.length > RESUMED_AT_MOST)
+      throw new Refusal(
+        'too_many_refs',
+        `A connection waits on at most ${RESUMED_AT_MOST} resumed refs at once: resume fewer, or wait for the ones pending to end.`,
+      );
+    const named = unique.map((ref) => ({ ref, key: refBlockOf(ref)!.key, block: refBlockOf(ref)!.block }));
+    const unseen = new Set(named.filter(({ ref }) => this.provisional.endOf(ref) === undefined).map(({ ref }) => ref));
+    /** Block key → its end in the store (null: open). */
+    const stored = new Map<string, MarkState | null>();
+    if (unseen.size > 0) {
+      await slot.enter();
+      const blocks = named.filter(({ ref }) => unseen.has(ref)).map(({ block }) => block);
+      for (const end of await readHeadBlockEnds(this.#context.store, blocks))
+        stored.set(blockKeyOf(end.block, end.hash), end.state);
+    }
+    const slotsInUse = await this.slotsInUse(connection.caller.accountId);
+    if (connection.state.closed) return;
+    // From the ack to the last answer nothing awaits: a mark the plane takes meanwhile is either among the
+    // ledger's ends already or finds its ref waiting.
+    connection.send({ type: 'ack', ...(id === undefined ? {} : { id }), of: 'resume', slots_in_use: slotsInUse });
+    const ts = this.#context.now();
+    for (const { ref, key } of named) {
+      const state =
+        this.provisional.endOf(ref) ?? (stored.has(key) ? stored.get(key)! : unseen.has(ref) ? 'retracted' : null);
+      if (state === null) this.#resumes.wait(connection, key, ref);
+      else connection.send({ type: 'resolved', ref, state, ts });
+    }
+  }
+
+  /** The connection is gone: its resumed refs wait no more. */
+  dropResumes(connection: LiveConnection): void {
+    this.#resumes.drop(connection);
   }
 
   index(subscription: Subscription): void {
@@ -492,6 +513,7 @@ export class LivePlane {
   /** Every heartbeat: ping the clients (closing the silent), renew the slots' leases, refresh the shelf. */
   async #beat(): Promise<void> {
     const held = new Map<string, string[]>();
+    const follows: Follow[] = [];
     let shelf: ServerMessage | null = null;
     for (const connection of this.#connections) {
       if (!connection.heartbeat()) continue;
@@ -505,14 +527,16 @@ export class LivePlane {
         ids.push(slotId);
         held.set(connection.caller.accountId, ids);
       }
+      follows.push(...connection.follows());
       if (connection.popular) {
         shelf ??= await this.popularShelf().catch(() => null);
         if (shelf) connection.send(shelf);
       }
     }
     const leaseMs = this.config.slotLeaseSeconds * 1000;
-    await Promise.all(
-      [...held].map(async ([userId, ids]) => {
+    await Promise.all([
+      this.putFollows(follows),
+      ...[...held].map(async ([userId, ids]) => {
         try {
           const lost = await this.#slots.renew(userId, ids, leaseMs, this.slotsNow());
           if (lost.length > 0)
@@ -521,7 +545,17 @@ export class LivePlane {
           this.slotStoreFailed(failure, 'renew');
         }
       }),
-    );
+    ]);
+  }
+
+  /** Follows into the store's index under a slot's lease (added, renewed, or back after the store was down). */
+  async putFollows(follows: readonly Follow[]): Promise<void> {
+    if (follows.length === 0) return;
+    try {
+      await this.#slots.putFollows(follows, this.config.slotLeaseSeconds * 1000, this.slotsNow());
+    } catch (failure) {
+      this.slotStoreFailed(failure, 'putFollows');
+    }
   }
 
   async popularShelf(): Promise<ServerMessage> {
@@ -699,6 +733,12 @@ export class LiveConnection {
       );
   }
 
+  follows(): Follow[] {
+    return [...this.#subscriptions.values()].flatMap((subscription) =>
+      subscription.followId === null ? [] : [{ id: subscription.followId, wallet: subscription.wallet }],
+    );
+  }
+
   slotIds(): string[] {
     return [...this.#subscriptions.values()].flatMap((subscription) =>
       subscription.slotId === null ? [] : [subscription.slotId],
@@ -798,6 +838,7 @@ export class LiveConnection {
     this.#closed = true;
     if (this.#released) return;
     this.#released = true;
+    this.plane.dropResumes(this);
     const subscriptions = [...this.#subscriptions.values()];
     this.#subscriptions.clear();
     await Promise.all([
@@ -815,9 +856,9 @@ export class LiveConnection {
   }
 
   async #releaseSlot(subscription: Subscription): Promise<void> {
-    if (subscription.slotId === null) return;
     try {
-      await this.plane.slots.release(this.caller.accountId, subscription.slotId);
+      if (subscription.slotId !== null) await this.plane.slots.release(this.caller.accountId, subscription.slotId);
+      if (subscription.followId !== null) await this.plane.slots.removeFollow(subscription.followId);
     } catch (failure) {
       this.plane.slotStoreFailed(failure, 'release');
     }
@@ -866,6 +907,9 @@ export class LiveConnection {
         case 'unpopular':
           this.popular = false;
           await this.#ack(message.id, 'unpopular', {});
+          break;
+        case 'resume':
+          await this.plane.resume(this, message.id, message.refs, slot);
           break;
       }
       return 'ok';
@@ -969,6 +1013,7 @@ export class LiveConnection {
       market,
       seq: 0,
       slotId: held,
+      followId: null,
       connection: this,
       recording,
       tapeId: recording?.tapeId ?? null,
@@ -1030,6 +1075,7 @@ export class LiveConnection {
         market: null,
         seq: 0,
         slotId: null,
+        followId: `${this.plane.instanceId}:${this.serial}:${trader.wallet}`,
         connection: this,
         recording: null,
         tapeId: null,
@@ -1037,6 +1083,8 @@ export class LiveConnection {
       };
       this.#subscriptions.set(key, subscription);
       this.plane.index(subscription);
+      // Before the ack: once followed, the upstream fast path polls the wallet's activity.
+      await this.plane.putFollows([{ id: subscription.followId!, wallet: trader.wallet }]);
     }
     await this.#ack(message.id, 'follow', { trader });
   }

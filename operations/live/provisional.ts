@@ -15,16 +15,8 @@
  * Memory is bounded: open events are those of the blocks above the final one; the rest are LRU caches.
  */
 import { LRUCache } from 'lru-cache';
-
-/** Where a provisional event comes from: its block, and its name until resolved. */
-export interface ProvisionalTag {
-  ref: string;
-  block: number;
-  hash: string;
-  /** The block's time (epoch s) and when the archive saw it (epoch ms): freshness is measured from them. */
-  blockTs: number;
-  seenMs: number;
-}
+import type { MarkState, ProvisionalTag } from '../../live-input.ts';
+import { blockKeyOf, refBlockOf } from './resume.ts';
 
 interface OpenEvent<S> {
   key: string;
@@ -32,8 +24,6 @@ interface OpenEvent<S> {
   /** The subscriptions it was sent to, still waiting for its end. */
   sentTo: Set<S>;
 }
-
-export type MarkState = 'final' | 'retracted';
 
 const blockKey = (block: number, hash: string) => `${block}:${hash}`;
 
@@ -47,6 +37,8 @@ export class ProvisionalLedger<S extends object> {
   readonly #byBlock = new Map<string, Set<string>>();
   readonly #byKey = new Map<string, Set<string>>();
   readonly #marks = new LRUCache<string, MarkState>({ max: MARKS_KEPT });
+  /** The same marks by the block's name in a ref (a resumed ref is answered from them). */
+  readonly #marksOfRefs = new LRUCache<string, MarkState>({ max: MARKS_KEPT });
   readonly #seen = new LRUCache<string, true>({ max: REFS_KEPT });
   /** The identities each subscription holds as a final event (sent final, or its provisional one resolved final). */
   readonly #delivered = new LRUCache<string, WeakSet<S>>({ max: KEYS_KEPT });
@@ -66,6 +58,12 @@ export class ProvisionalLedger<S extends object> {
     const marked = this.#marks.get(blockKey(tag.block, tag.hash));
     if (marked === 'retracted') return 'drop';
     return marked === 'final' ? 'final' : 'provisional';
+  }
+
+  /** How the block of a ref ended, as far as this plane saw its mark (undefined: not seen). */
+  endOf(ref: string): MarkState | undefined {
+    const named = refBlockOf(ref);
+    return named === null ? undefined : this.#marksOfRefs.get(named.key);
   }
 
   /** Whether the subscription already holds this identity as a final event. */
@@ -110,6 +108,7 @@ export class ProvisionalLedger<S extends object> {
   mark(block: number, hash: string, state: MarkState): Array<{ subscription: S; ref: string; market: string }> {
     const key = blockKey(block, hash);
     this.#marks.set(key, state);
+    this.#marksOfRefs.set(blockKeyOf(block, hash), state);
     const refs = this.#byBlock.get(key);
     this.#byBlock.delete(key);
     const told: Array<{ subscription: S; ref: string; market: string }> = [];

@@ -101,6 +101,8 @@ export interface LiveServerOptions {
   authClockMs?: () => number;
   /** Started on the server's log and store before it listens, stopped after it closes (an ingest worker). */
   beside?: (parts: { eventLog: MemoryLog; store: Store }) => Promise<{ stop(): Promise<void> }>;
+  /** Another server's log and store (a second plane instance, or one started after a plane stopped); left open on close. */
+  on?: { eventLog: MemoryLog; store: Store };
 }
 
 let feeds = 0;
@@ -110,8 +112,10 @@ export async function startLiveServer(
   log: Logger,
   options: LiveServerOptions = {},
 ): Promise<LiveServer> {
-  const store = await openStore(config.clickhouse);
-  const eventLog = new MemoryLog({ partitions: 2, maxRetainedBytes: options.retainedBytes ?? 64 * 1024 * 1024, log });
+  const store = options.on?.store ?? (await openStore(config.clickhouse));
+  const eventLog =
+    options.on?.eventLog ??
+    new MemoryLog({ partitions: 2, maxRetainedBytes: options.retainedBytes ?? 64 * 1024 * 1024, log });
   const topics = new TopicNames(config.kafka.topicPrefix);
   const publisher = new EventPublisher(await eventLog.producer(), topics);
   const beside = await options.beside?.({ eventLog, store });
@@ -151,6 +155,7 @@ export async function startLiveServer(
     async close() {
       await app.close();
       await beside?.stop();
+      if (options.on) return;
       await eventLog.close();
       await store.close();
     },

@@ -13,7 +13,8 @@
  * - Finality (finality.ts): every block with published events gets a `final` mark when the final block
  *   reaches it on the chain it was read on, or a `retracted` mark when the final chain holds another hash.
  * - Restarts: a block's (number, hash) is written to `head_blocks` before its events are published and
- *   marked resolved after its mark is; a restarted stage resolves every block its predecessor left open.
+ *   marked resolved (with its end) after its mark is; a restarted stage resolves every block its
+ *   predecessor left open, and a restarted live plane answers its clients' open events from it.
  *
  * Legs and fills whose market the token directory does not know yet are left out here (the final stage
  * waits for them), as are registrations and resolutions (facts of the final stage alone).
@@ -362,7 +363,7 @@ export class HeadStage {
     recordHeadBlock(block.ts, this.#now());
     if (events.length === 0) return;
     // Written before the events go out: whatever happens next, a run of the stage will mark this block.
-    await this.#remember(block, 0);
+    await this.#remember(block, 'open');
     this.#open.set(blockKey(block.number, block.hash), block);
     await this.options.sink.publishHead(events);
     this.counters.events += events.length;
@@ -400,14 +401,25 @@ export class HeadStage {
     this.#open.delete(blockKey(block.number, block.hash));
     this.counters[state === 'final' ? 'final' : 'retracted']++;
     headMarks.inc({ state });
-    await this.#remember(block, 1);
+    await this.#remember(block, state);
   }
 
-  async #remember(block: HeadBlock, resolved: 0 | 1): Promise<void> {
+  /** `open` before the block's events are published; its end after its mark is. */
+  async #remember(block: HeadBlock, state: 'open' | 'final' | 'retracted'): Promise<void> {
     const { store, config } = this.options;
+    const resolved = state === 'open' ? 0 : 1;
     await store.insert(
       'head_blocks',
-      [{ source: config.source, block: block.number, block_hash: block.hash, block_ts: block.ts, resolved }],
+      [
+        {
+          source: config.source,
+          block: block.number,
+          block_hash: block.hash,
+          block_ts: block.ts,
+          resolved,
+          state: state === 'open' ? '' : state,
+        },
+      ],
       `head-block-${config.source}-${block.number}-${block.hash}-${resolved}`,
     );
   }

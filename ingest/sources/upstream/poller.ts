@@ -61,7 +61,7 @@ export interface PollerDeps {
   activeWallets?: (sinceSeconds: number, limit: number) => Promise<string[]>;
   /** Bad upstream data, with its reason (the role publishes these to the dead-letter topic). */
   reject: (report: RejectionReport) => Promise<void>;
-  /** Wallets watched on the live plane now, on every instance: the fast path polls their /activity. */
+  /** Wallets watched or followed on the live plane now, on every instance: the fast path polls their /activity. */
   watched?: () => Promise<readonly string[]>;
 }
 
@@ -411,10 +411,10 @@ export class UpstreamPoller {
   }
 
   /**
-   * The fast path: each watched wallet's /activity since the newest row seen, every `watched.everySeconds`,
+   * The fast path: each watched (or followed) wallet's /activity since the newest row seen, every `watched.everySeconds`,
    * the longest-waiting first, while the fast path's tokens last (`WatchedBudget`). Its cursors are this
    * process's own: a restart polls again from the tracked wallet's cursor, or from one slow period back,
-   * and the repeated rows are the same events. A wallet no longer watched is forgotten.
+   * and the repeated rows are the same events. A wallet no longer watched nor followed is forgotten.
    */
   private async pollWatched(report: TickReport): Promise<void> {
     if (!this.deps.watched) return;
