@@ -3,13 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_DOC, configurationMarkdown } from './config-docs.ts';
-import {
-  ENVIRONMENT_VARIABLES,
-  REMOVED_VARIABLES,
-  VARIABLE_SECTIONS,
-  parseConfig,
-  removedVariablesIn,
-} from './config.ts';
+import { ENVIRONMENT_VARIABLES, parseConfig, removedVariablesIn } from './config.ts';
+import { REMOVED_VARIABLES, VARIABLE_SECTIONS } from './config-environment.ts';
 
 describe('the environment an operator sets', () => {
   it('is at most 60 variables, each described in the schema', () => {
@@ -20,7 +15,7 @@ describe('the environment an operator sets', () => {
     expect(described.map(([name]) => name).sort()).toEqual([...ENVIRONMENT_VARIABLES].sort());
   });
 
-  it('is documented by docs/configuration.md, generated from the schema (run `npm run docs` after changing config.ts)', () => {
+  it('is documented by docs/configuration.md, generated from the schema (run `npm run docs` after changing config-environment.ts)', () => {
     expect(readFileSync(CONFIGURATION_DOC, 'utf8'), 'docs/configuration.md is stale: run `npm run docs`').toBe(
       configurationMarkdown(),
     );
@@ -99,7 +94,7 @@ const VARIABLE_PREFIXES = [
 /** Tokens in backticks that look like variables and are not, each with the reason. */
 const NOT_VARIABLES: Readonly<Record<string, string>> = {
   API_KEY: 'the placeholder of `Authorization: Bearer <API_KEY>` (docs/mcp.md): a key, not a variable',
-  UPSTREAM_PUBLISHED_LIMITS: "the constant of Polymarket's published rate limits in config.ts",
+  UPSTREAM_PUBLISHED_LIMITS: "the constant of Polymarket's published rate limits in config-derived.ts",
 };
 
 /**

@@ -191,7 +191,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance,
     // Slow and idle clients are cut off (Fastify's own defaults leave requests and idle sockets open
-    // forever): see config.ts, HTTP_*.
+    // forever): see `http` in config-derived.ts.
     ...(limits
       ? {
           connectionTimeout: limits.idleTimeoutMs,

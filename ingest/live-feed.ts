@@ -15,15 +15,17 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { PREPARE_PART_MESSAGES } from './bus/accumulator.ts';
 import type { BatchProcessor, EventLog, LogConsumer, PartitionSlice } from './bus/types.ts';
-import type { LiveInput } from '../operations/live/plane.ts';
-import type { RecordingSink } from '../operations/live/recording.ts';
+import type { LiveInput, RecordingSink } from '../live-input.ts';
 import type { EventSink } from './publisher.ts';
 import { upNormalizedPrice } from './contract/primitives.ts';
-import { TOPICS, type EventOf, type TopicId, type TopicNames } from './contract/topics.ts';
+import { TOPICS, type EventInputOf, type EventOf, type TopicId, type TopicNames } from './contract/topics.ts';
 import { HEAD_TOPIC, headEventSchema, type HeadEvent } from './contract/head.ts';
 
 /** What the plane receives: its input, prices already in UP space. */
 type LiveFeedEvent = LiveInput;
+
+/** Recordings as the log takes them: the `tapes` topic's metadata and the `tape.events` topic's events. */
+type TapeRecordingSink = RecordingSink<EventInputOf<'tapes'>, EventInputOf<'tapeEvents'>>;
 
 export interface LiveFeedTarget {
   /** Whether anyone subscribed to this market (watches) or wallet (watches and follows). */
@@ -250,7 +252,7 @@ export async function startLiveFeed(options: {
  * The plane's recordings onto the log: a recording's events on `tape.events`, then its metadata on `tapes`
  * (the metadata never counts an event that is not published before it).
  */
-export function recordingsOn(sink: EventSink): RecordingSink {
+export function recordingsOn(sink: EventSink): TapeRecordingSink {
   return {
     publish: async (tape, events) => {
       if (events.length > 0) await sink.publish('tapeEvents', events);
@@ -269,7 +271,7 @@ export function livePlaneOn(options: {
   topics: TopicNames;
   publisher: EventSink;
   log: Logger;
-}): { liveFeed: (target: LiveFeedTarget) => Promise<LiveFeed>; liveRecordings: RecordingSink } {
+}): { liveFeed: (target: LiveFeedTarget) => Promise<LiveFeed>; liveRecordings: TapeRecordingSink } {
   const { config, eventLog, topics, publisher, log } = options;
   return {
     liveFeed: (target) => startLiveFeed({ config, eventLog, topics, target, log: log.child({ name: 'live' }) }),

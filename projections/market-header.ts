@@ -10,30 +10,44 @@ import type { MarketHeader } from './market-schemas.ts';
 import type { MarketNames } from './market-names.ts';
 import { plainSources, readBundleNamed, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
+import type { WalletMarketRow } from './wallet-markets.ts';
 
 /** The wallet's newest row of one market (ORDER BY version DESC LIMIT 1: ReplacingMergeTree's own rule, without FINAL). */
-export const newestTraderMarket = (columns: string) => `
+const newestTraderMarket = (columns: string) => `
     SELECT ${columns}
     FROM {db:Identifier}.trader_markets_v2
     WHERE wallet = {wallet:String} AND condition_id = {condition_id:String}
     ORDER BY version DESC
     LIMIT 1`;
 
-export const HEADER_COLUMNS = 'condition_id, resolved, winner_token_side, up_payout, pnl_usd';
+/**
+ * The trader's part of a bundle: the wallet's newest row of the market as its one-column serialization
+ * `wallet_row` (migration 0012), the fields a header and a summary fold. On this engine a point read pays
+ * per column read: the summary's two dozen columns cost about twice the one (test/bench/RESULTS.md).
+ */
+export const TRADER_MARKET_ROW_PART = newestTraderMarket('wallet_row');
 
-/** The header's part of a bundle: the wallet's newest row of the market (its header's columns). */
-export const TRADER_MARKET_HEADER_PART = newestTraderMarket(HEADER_COLUMNS);
+/** A row of TRADER_MARKET_ROW_PART. */
+export interface SerializedTraderMarketRow {
+  wallet_row: string;
+}
+
+/** The trader's row of the market from its part's rows (none: never traded). */
+export function traderMarketRowOf(rows: readonly SerializedTraderMarketRow[]): WalletMarketRow | undefined {
+  const [row] = rows;
+  return row ? (JSON.parse(row.wallet_row) as WalletMarketRow) : undefined;
+}
 
 /**
  * Point lookups by primary key, as one bundle of plain parts (projections/bundle.ts): the wallet's row of
  * the market and, unless they are at hand, the market's names (its metadata).
  */
 export const MARKET_NAMES_PART = marketMetaPart('title, outcome1, outcome2, title_start_ts');
-const READ_MARKET_HEADER = bundle<{ tm: TraderMarketHeaderRow; names: MarketNames }>({
-  tm: TRADER_MARKET_HEADER_PART,
+const READ_MARKET_HEADER = bundle<{ tm: SerializedTraderMarketRow; names: MarketNames }>({
+  tm: TRADER_MARKET_ROW_PART,
   names: MARKET_NAMES_PART,
 });
-const READ_MARKET_HEADER_NAMED = bundle<{ tm: TraderMarketHeaderRow }>({ tm: TRADER_MARKET_HEADER_PART });
+const READ_MARKET_HEADER_NAMED = bundle<{ tm: SerializedTraderMarketRow }>({ tm: TRADER_MARKET_ROW_PART });
 
 export interface TraderMarketHeaderRow {
   condition_id: string;
@@ -75,6 +89,6 @@ export async function readMarketHeader(
     READ_MARKET_HEADER_NAMED,
     { wallet, condition_id: conditionId },
   );
-  const [tm] = parts.tm;
+  const tm = traderMarketRowOf(parts.tm);
   return tm ? toHeader({ ...tm, ...names }) : null;
 }

@@ -5,10 +5,11 @@
  */
 import { bundle } from './bundle.ts';
 import {
-  HEADER_COLUMNS,
   MARKET_NAMES_PART,
-  newestTraderMarket,
   toHeader,
+  TRADER_MARKET_ROW_PART,
+  traderMarketRowOf,
+  type SerializedTraderMarketRow,
   type TraderMarketHeaderRow,
 } from './market-header.ts';
 import {
@@ -27,11 +28,7 @@ import type { MarketSummary, TraderMarketDetail } from './market-schemas.ts';
 import { NO_MARKET_NAMES, type MarketNames } from './market-names.ts';
 import { plainSources, readBundleNamed, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
-import { TRADE_BREAKDOWN_COLUMNS, type TradeBreakdown } from './wallet-markets.ts';
-
-const SUMMARY_COLUMNS = `${HEADER_COLUMNS},
-        fills_count, buy_usd, sell_usd, buy_tokens, net_tokens1, net_tokens2,
-        ${TRADE_BREAKDOWN_COLUMNS}`;
+import type { TradeBreakdown } from './wallet-markets.ts';
 
 /**
  * Everything a summary needs, every part a point lookup by primary key, in one bundle: the wallet's
@@ -51,9 +48,9 @@ interface SummaryMarketParts {
   fills: Pick<TraderMarketFillRow, 'fill_id' | 'ts' | 'usd'>;
 }
 interface SummaryParts extends SummaryMarketParts {
-  tm: SummaryTraderMarketRow;
+  tm: SerializedTraderMarketRow;
 }
-const summaryParts = { tm: newestTraderMarket(SUMMARY_COLUMNS), ...summaryMarketParts };
+const summaryParts = { tm: TRADER_MARKET_ROW_PART, ...summaryMarketParts };
 const READ_MARKET_SUMMARY = bundle<SummaryParts & { names: MarketNames }>({
   ...summaryParts,
   names: MARKET_NAMES_PART,
@@ -266,7 +263,7 @@ async function readSummaryParts(
     READ_MARKET_SUMMARY_NAMED,
     params,
   );
-  return { tm: parts.tm[0], parts, names };
+  return { tm: traderMarketRowOf(parts.tm), parts, names };
 }
 
 /**

@@ -22,7 +22,12 @@ import {
   type TraderMarket,
   type TraderMarketFillRowSerialized,
 } from './market-parts.ts';
-import { toHeader, TRADER_MARKET_HEADER_PART, type TraderMarketHeaderRow } from './market-header.ts';
+import {
+  toHeader,
+  TRADER_MARKET_ROW_PART,
+  traderMarketRowOf,
+  type SerializedTraderMarketRow,
+} from './market-header.ts';
 import { clampEpochSeconds, clampUInt32, epochLowerBound } from './params.ts';
 import type { Store } from './store.ts';
 
@@ -124,9 +129,9 @@ interface MarketTimesParts {
   resolution: MarketResolutionRow;
 }
 /** The trader's row of the market with the market's times: everything a chart or tape needs to start, in one statement. */
-const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: TraderMarketHeaderRow }>({
+const READ_TRADER_MARKET = bundle<MarketTimesParts & { tm: SerializedTraderMarketRow }>({
   ...marketTimesParts,
-  tm: TRADER_MARKET_HEADER_PART,
+  tm: TRADER_MARKET_ROW_PART,
 });
 
 /**
@@ -307,7 +312,7 @@ export async function readTraderMarket(
   conditionId: string,
 ): Promise<TraderMarket | null> {
   const parts = await readBundle(store, READ_TRADER_MARKET, { wallet, condition_id: conditionId });
-  const [tm] = parts.tm;
+  const tm = traderMarketRowOf(parts.tm);
   const times = marketTimesOf(conditionId, parts.meta[0], parts.trades[0], parts.resolution[0]);
   if (!tm || !times) return null;
   const [meta] = parts.meta;

@@ -39,11 +39,6 @@ export interface TradeBreakdown {
   side2_buy_tokens: number;
 }
 
-/** TradeBreakdown's columns, for a summary that reads its own row (the wallet's rows carry them in `wallet_row`). */
-export const TRADE_BREAKDOWN_COLUMNS = `buy_count, sell_count, buy_up_price_tokens,
-           side1_buy_count, side1_sell_count, side1_buy_usd, side1_sell_usd, side1_buy_tokens,
-           side2_buy_count, side2_sell_count, side2_buy_usd, side2_sell_usd, side2_buy_tokens`;
-
 /** A wallet's newest row of one market: the columns its readers fold (the era filters the card's statistics). */
 export interface WalletMarketRow extends TradeBreakdown {
   condition_id: string;

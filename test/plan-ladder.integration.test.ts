@@ -1,6 +1,6 @@
 /**
  * The plan ladder as the contract states it (../shared/spec/read-api.md, "Plan ladder", "Identity and
- * budget" and "The four gates"), written here as literals and never read from config.ts: a change to the
+ * budget" and "The four gates"), written here as literals and never read from config-plans.ts: a change to the
  * plan table that the contract does not make fails here. `/me` states every limit of every plan, and the
  * gates enforce them: the burst at once, the rolling minute, Basic's daily quota and distinct wallets.
  * Library storage: the contract's MB and GB are read as binary units (MiB, GiB), as docs/live.md states them.

@@ -194,14 +194,15 @@ describe('an answer that does not match its response schema', () => {
           options?: { timeoutSeconds?: number | undefined },
         ) => {
           const rows = await store.query<Row>(sql, params, options);
-          // The summary's bundle (projections/bundle.ts): its trader-market part carries fills_count.
-          if (!/side2_buy_tokens/.test(sql)) return rows;
+          // The summary's bundle (projections/bundle.ts): the trader's fills and its row of the market,
+          // whose serialized `wallet_row` carries fills_count.
+          if (!(/wallet_row/.test(sql) && /fills_v2/.test(sql))) return rows;
           return rows.map((row) => {
             const part = row as { part: number; row: string };
             const values = JSON.parse(part.row) as Record<string, unknown>;
-            return (
-              'fills_count' in values ? { ...part, row: JSON.stringify({ ...values, fills_count: 2.5 }) } : row
-            ) as Row;
+            if (typeof values.wallet_row !== 'string') return row;
+            const walletRow = { ...(JSON.parse(values.wallet_row) as Record<string, unknown>), fills_count: 2.5 };
+            return { ...part, row: JSON.stringify({ wallet_row: JSON.stringify(walletRow) }) } as Row;
           });
         },
       }),

@@ -3,7 +3,7 @@
  * read caches (operations/reads.ts), inside a slot of the store's work (gates/in-flight.ts, taken at the
  * command's first store read, so an answer from the caches takes none), and drawing on a budget: a user's
  * commands that read the store share one token bucket per instance, `liveLookupsPerHour` of the plan
- * (config.ts), refilled continuously. A command past the budget, or shed by the in-flight limit, is
+ * (config-plans.ts), refilled continuously. A command past the budget, or shed by the in-flight limit, is
  * refused with a message and reads nothing.
  */
 import { LRUCache } from 'lru-cache';

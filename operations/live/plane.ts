@@ -34,7 +34,8 @@ import type { StoreSlot } from '../gates/store-slot.ts';
 import { CommandRate } from './connection-bounds.ts';
 import { LiveRefusal, LookupBudget, lookupSlot } from './lookups.ts';
 import { Recorder, type Recording, type RecordingRefusal, type RecordingSink } from './recording.ts';
-import { ProvisionalLedger, type MarkState, type ProvisionalTag } from './provisional.ts';
+import { ProvisionalLedger } from './provisional.ts';
+import type { LiveInput, MarkState } from '../../live-input.ts';
 import { blockKeyOf, refBlockOf, ResumeBook } from './resume.ts';
 import { readHeadBlockEnds } from '../../projections/head-blocks.ts';
 import { parseConditionId } from '../parameters.ts';
@@ -58,41 +59,6 @@ import {
   type ServerMessage,
   type StreamEvent,
 } from './messages.ts';
-
-/**
- * What the log brings, prices already in UP space (ingest/live-feed.ts builds these, typed by this one
- * definition). A fill or trade carries `key`, the identity its copies share (the topic's event id), and a
- * `provisional` tag when it comes from a block above the chain's final one; a `mark` ends such a block.
- */
-export type LiveInput =
-  | { kind: 'book'; market: string; ts: number; bid: number | null; ask: number | null }
-  | {
-      kind: 'trade';
-      market: string;
-      ts: number;
-      price: number;
-      size_tokens: number;
-      usd: number;
-      token_side: 1 | 2;
-      key?: string;
-      provisional?: ProvisionalTag;
-    }
-  | {
-      kind: 'fill';
-      market: string;
-      wallet: string;
-      ts: number;
-      side: 'BUY' | 'SELL';
-      price: number;
-      token_side: 1 | 2;
-      size_tokens: number;
-      usd: number;
-      key?: string;
-      provisional?: ProvisionalTag;
-    }
-  | { kind: 'resolution'; market: string; ts: number; winnerTokenSide: 1 | 2 | null }
-  | { kind: 'names'; market: string; outcome1: string; outcome2: string; title: string }
-  | { kind: 'mark'; block: number; hash: string; state: MarkState; blockTs: number };
 
 /** One client connection as the plane sees it. */
 export interface LiveTransport {

@@ -15,17 +15,8 @@
  * Memory is bounded: open events are those of the blocks above the final one; the rest are LRU caches.
  */
 import { LRUCache } from 'lru-cache';
+import type { MarkState, ProvisionalTag } from '../../live-input.ts';
 import { blockKeyOf, refBlockOf } from './resume.ts';
-
-/** Where a provisional event comes from: its block, and its name until resolved. */
-export interface ProvisionalTag {
-  ref: string;
-  block: number;
-  hash: string;
-  /** The block's time (epoch s) and when the archive saw it (epoch ms): freshness is measured from them. */
-  blockTs: number;
-  seenMs: number;
-}
 
 interface OpenEvent<S> {
   key: string;
@@ -33,8 +24,6 @@ interface OpenEvent<S> {
   /** The subscriptions it was sent to, still waiting for its end. */
   sentTo: Set<S>;
 }
-
-export type MarkState = 'final' | 'retracted';
 
 const blockKey = (block: number, hash: string) => `${block}:${hash}`;
 

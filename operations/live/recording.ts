@@ -22,6 +22,7 @@ import { TapeTally, type TapeSummary } from '../../projections/tape-tally.ts';
 import type { Store } from '../../projections/store.ts';
 import { liveRecordingBytes, liveRecordings } from '../../metrics/registry.ts';
 import type { StreamEvent } from './messages.ts';
+import type { RecordingSink as RecordingSinkOf } from '../../live-input.ts';
 
 /** A recording's metadata as the `tapes` topic carries it. */
 interface TapeMetadata extends TapeSummary {
@@ -40,11 +41,11 @@ interface TapeMetadata extends TapeSummary {
 /** One event of a recording as the `tape.events` topic carries it: the StreamEvent, its tape and its position. */
 export type TapeEventRecord = StreamEvent & { tape_id: string; account_id: string; seq: number };
 
-/** Where recordings go (the role publishes them on the log). */
-export interface RecordingSink {
-  /** Puts a recording's next events, then its metadata so far, on the log; resolves once both are. */
-  publish(tape: TapeMetadata, events: readonly TapeEventRecord[]): Promise<void>;
-}
+/**
+ * Where recordings go (the role publishes them on the log): `publish` puts a recording's next events, then
+ * its metadata so far, on the log, and resolves once both are.
+ */
+export type RecordingSink = RecordingSinkOf<TapeMetadata, TapeEventRecord>;
 
 export interface RecordingSettings {
   flushEvents: number;

@@ -13,12 +13,12 @@ import {
   knownEventOf,
   LogDecodeError,
   withPosition,
-  type Decoded,
   type Decoding,
   type LogDecodeFailure,
   type LogPosition,
   type RawLog,
 } from './decode.ts';
+import type { Decoded } from './decode-rules.ts';
 
 /** A batch to a worker: the topics and data of logs of our events whose positions are checked. */
 export interface DecodeRequest {
