@@ -56,7 +56,7 @@ export interface TraderMarketHeaderRow {
   /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
   up_payout: number | null;
   pnl_usd: number;
-  /** Who said it resolved ('' while open); absent from a serialized row written before migration 0025. */
+  /** Who said it resolved ('' while open); absent from a serialized row written before migration 0026. */
   resolution_source?: string;
 }
 

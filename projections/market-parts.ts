@@ -42,7 +42,7 @@ export interface MarketTradeSpanRow {
   last_ts: number;
 }
 
-/** The market's resolution (`MarketResolutionRow`): a stated one before an inferred one (migration 0025), then the latest. */
+/** The market's resolution (`MarketResolutionRow`): a stated one before an inferred one (migration 0026), then the latest. */
 export const marketResolutionPart = (columns = 'winner_token_side, ts, payout1, payout2', asOf = false) => `
     SELECT ${columns}
     FROM {db:Identifier}.market_resolutions_v2

@@ -4,7 +4,7 @@
  * loser's, tokens paid 0.50 each a split payout's. Where no stated resolution is stored (the chain, Gamma,
  * the CLOB feed), the rollup refresh infers one from the redemptions of the pairs it recomputes and lands
  * it with source `redemptions`; every source (an import, a replay, the upstream poller, the archive) passes
- * through that refresh. A stated resolution supersedes it (migration 0025).
+ * through that refresh. A stated resolution supersedes it (migration 0026).
  *
  * A market whose redemptions disagree (one wallet's paid 1.00 for token 1, another's for token 2; or a
  * split against a winner; or against the resolution inferred earlier) gets no inference: the disagreement

@@ -24,7 +24,7 @@ export const TOP_FILL_SOURCE_RANK: number = Math.max(...Object.values(FILL_SOURC
 /**
  * Who says a market resolved: the stated sources (the chain's ConditionResolution, Gamma's closed market, the
  * CLOB feed's market_resolved, the simulator) and the one inference, from the market's redemptions (the
- * rollup refresh makes it where no resolution is stored; migration 0025). A stated resolution supersedes
+ * rollup refresh makes it where no resolution is stored; migration 0026). A stated resolution supersedes
  * an inferred one.
  */
 export const RESOLUTION_SOURCES = ['chain', 'gamma', 'clob', 'simulator', 'redemptions'] as const;

@@ -62,7 +62,7 @@ export interface WalletMarketRow extends TradeBreakdown {
   era: string;
   /** Tokens redeemed (any side); absent from a row stored before migration 0019 until it is rewritten. */
   redeem_tokens?: number;
-  /** Who said it resolved ('' while open, 'stated' when the source was not named); absent before migration 0025 rewrote the row. */
+  /** Who said it resolved ('' while open, 'stated' when the source was not named); absent before migration 0026 rewrote the row. */
   resolution_source?: string;
 }
 
@@ -78,7 +78,7 @@ export interface WalletMarkets {
 }
 
 /**
- * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016, 0019, 0025);
+ * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016, 0019, 0026);
  * test/reads-shape.integration.test.ts checks the stored rows against this list and the columns it names.
  */
 export const WALLET_MARKET_FIELDS = [

@@ -118,8 +118,8 @@ describe('tables shaped for their reads', () => {
     for (const statement of migrations.find((migration) => migration.version === 13)!.statements) {
       await before.command(statement.replaceAll('fills_v2', 'fills'));
     }
-    // Resolutions are kept by source since 0025: the old landing table gets the columns from the same migration.
-    const sourced = migrations.find((migration) => migration.version === 25)!.statements;
+    // Resolutions are kept by source since 0026: the old landing table gets the columns from the same migration.
+    const sourced = migrations.find((migration) => migration.version === 26)!.statements;
     for (const statement of sourced.filter((statement) => statement.includes('.market_resolutions ADD')))
       await before.command(statement);
     for (const table of [
@@ -150,7 +150,7 @@ describe('tables shaped for their reads', () => {
       burst_gap_s: config.whales.burstGapSeconds,
       exact_above_usd: config.whales.exactAboveUsd,
     });
-    // A market row names who resolved it since 0025 (and serializes it); in a simulated world the simulator
+    // A market row names who resolved it since 0026 (and serializes it); in a simulated world the simulator
     // states every resolution.
     await before.command(
       `ALTER TABLE {db:Identifier}.trader_markets ADD COLUMN resolution_source LowCardinality(String) DEFAULT if(resolved, 'simulator', '')`,
@@ -404,7 +404,7 @@ describe('tables shaped for their reads', () => {
 
   it('carries old-shape rows over when a store is migrated (0010’s backfill), and runs again to no change', async () => {
     const log = createLogger('silent');
-    // An old-shape store's rows name no resolution source (0025 adds the column, after 0010 carried the rows over).
+    // An old-shape store's rows name no resolution source (0026 adds the column, after 0010 carried the rows over).
     const migrations = await loadMigrations();
     const statementsOf = (version: number) => migrations.find((migration) => migration.version === version)!.statements;
     for (const statement of statementsOf(19).filter((statement) => statement.includes('MODIFY COLUMN wallet_row')))
@@ -435,7 +435,7 @@ describe('tables shaped for their reads', () => {
     for (const statement of statementsOf(11)) await before.command(statement);
     expect(await snapshot(before, '_v2')).toEqual(old);
     for (const [table, allColumns, key] of READ_COPIES) {
-      // 0010 copies the columns an old-shape store has; this one's landing rows name their source (0025) already.
+      // 0010 copies the columns an old-shape store has; this one's landing rows name their source (0026) already.
       const columns = allColumns.replace(', inferred, source', '');
       expect(
         await before.query(`SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ORDER BY ${key}`),

@@ -147,7 +147,7 @@ export const TOPICS = {
               payout1: event.payout_numerators?.[0] ?? null,
               payout2: event.payout_numerators?.[1] ?? null,
               ts: event.ts,
-              // Stated resolutions outrank an inferred one (migration 0025).
+              // Stated resolutions outrank an inferred one (migration 0026).
               inferred: event.source === INFERRED_RESOLUTION_SOURCE ? 1 : 0,
               source: event.source ?? '',
             },

@@ -62,7 +62,7 @@ SELECT
         + 72057594037927936 AS version,
     m.fee_usd AS fee_usd,
     r.up_level AS up_payout,
-    -- who said it resolved (migration 0025); a stated resolution that named no source reads 'stated'
+    -- who said it resolved (migration 0026); a stated resolution that named no source reads 'stated'
     if(resolved, if(r.source = '', 'stated', r.source), '') AS resolution_source
 FROM
 (
@@ -162,7 +162,7 @@ LEFT JOIN
                    NULL) AS up_level
     FROM
     (
-        -- Each market's resolution: a stated one before an inferred one, then the latest (migration 0025), without FINAL.
+        -- Each market's resolution: a stated one before an inferred one, then the latest (migration 0026), without FINAL.
         SELECT condition_id, winner_token_side, payout1, payout2, inferred, source
         FROM {db:Identifier}.market_resolutions_v2
         WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
