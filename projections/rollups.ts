@@ -162,12 +162,12 @@ export async function refreshRollups(
     const refresh = randomUUID();
     const now = Number(staged.now);
     const newest = Number(staged.newest_from) || now;
-    const fills = {
+    await store.command(STAGE_REFRESH_PAIRS, {
       batches,
       refresh,
       recent_from: Math.max(newest - RECENT_LOOKBACK_SECONDS, now - RECENT_MAX_AGE_SECONDS),
-    };
-    await store.command(STAGE_REFRESH_PAIRS, fills);
+    });
+    const fills = { batches, refresh };
     await store.command(REFRESH_TRADER_MARKETS, fills);
     // The skill sums read the rows just written (migration 0020).
     await store.command(REFRESH_TRADER_SKILL_MARKETS, fills);
@@ -217,7 +217,7 @@ export interface RefreshFillsRead {
 }
 
 const NEWEST_REFRESH = `
-SELECT refresh, any(recent_from) AS recent_from, count() AS pairs, countIf(recent) AS recent_pairs
+SELECT refresh, count() AS pairs, countIf(recent) AS recent_pairs
 FROM {db:Identifier}.rollup_refresh_pairs
 GROUP BY refresh
 ORDER BY max(made_at) DESC, pairs DESC
@@ -229,13 +229,13 @@ WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_refresh_pairs WHERE r
 
 /** For benchmarks: how much the newest refresh's read of fills selected, beside what its pairs hold. */
 export async function readNewestRefreshFills(store: Store): Promise<RefreshFillsRead | null> {
-  const [newest] = await store.query<{ refresh: string; recent_from: number; pairs: number; recent_pairs: number }>(
+  const [newest] = await store.query<{ refresh: string; pairs: number; recent_pairs: number }>(
     NEWEST_REFRESH,
     {},
     BACKGROUND_READ,
   );
   if (!newest) return null;
-  const params = { refresh: newest.refresh, recent_from: Number(newest.recent_from) };
+  const params = { refresh: newest.refresh };
   const selected = async (sql: string) =>
     (await store.query<{ rows: number }>(`EXPLAIN ESTIMATE SELECT count() ${sql}`, params, BACKGROUND_READ)).reduce(
       (sum, row) => sum + Number(row.rows),

@@ -14,7 +14,8 @@
 --
 -- rollup_keys gains from_ts, the earliest time of the staged copies of each pair (0 for rows staged before:
 -- read as old, by key), so that a refresh knows how far back its pairs reach. rollup_refresh_pairs holds, per
--- refresh, which of its pairs are recent: computed once, read by each of the refresh's statements.
+-- refresh, which of its pairs are recent and how far back each reaches: computed once, read by each of the
+-- refresh's statements.
 --
 -- Idempotent: tables and views are created once; the backfill, if repeated, inserts copies the reads choose
 -- among as among any copies (each fill's highest source_rank); the views' queries are replaced by the same.
@@ -70,7 +71,7 @@ CREATE TABLE IF NOT EXISTS {db:Identifier}.rollup_refresh_pairs
     wallet       String,
     condition_id String,
     recent       Bool,
-    recent_from  UInt32,
+    from_ts      UInt32,
     made_at      DateTime('UTC') DEFAULT now()
 )
 ENGINE = MergeTree

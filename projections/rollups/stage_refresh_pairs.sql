@@ -3,13 +3,13 @@
 -- be read from fills_recent by time (staged_fills.sql). A pair without a row yet is as recent as its staged
 -- copies; a key staged without a time (0) is old. Parameters: batches Array(String), refresh String,
 -- recent_from UInt32.
-INSERT INTO {db:Identifier}.rollup_refresh_pairs (refresh, wallet, condition_id, recent, recent_from)
+INSERT INTO {db:Identifier}.rollup_refresh_pairs (refresh, wallet, condition_id, from_ts, recent)
 SELECT
     {refresh:String},
     k.wallet,
     k.condition_id,
-    if(t.known, least(k.staged_from, t.first_ts), k.staged_from) >= {recent_from:UInt32},
-    {recent_from:UInt32}
+    if(t.known, least(k.staged_from, t.first_ts), k.staged_from) AS pair_from,
+    pair_from >= {recent_from:UInt32} AS recent
 FROM
 (
     SELECT wallet, condition_id, min(from_ts) AS staged_from
