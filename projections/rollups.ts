@@ -4,9 +4,9 @@
  * change-only tapes (tape_changes) are recomputed for the keys that ingested events touched, from the deduplicated landing tables. This is what makes a fill that
  * arrives twice (replayed, or from both the archive and the upstream) change nothing: a sum view would
  * count it twice, a recomputation from each fill's kept copy (the highest source_rank, as FINAL keeps)
- * cannot. Recomputation is idempotent. A pair whose events are all recent is read from fills_recent, a range
- * of its wallet's fills by time (migration 0025); an older one from fills_v2 by its key: a refresh reads
- * what changed and not the wallets' whole histories.
+ * cannot. Recomputation is idempotent. The fills are read by the staged (wallet, market) pairs from
+ * fills_by_pair, whose small granules hold few pairs each (migration 0025), so a refresh reads the touched
+ * pairs' fills and not the wallets' whole histories.
  *
  * Two steps, so that the ingest worker can commit offsets early and recompute in bulk:
  *   staging            — in the same write as the events, under the insert's deduplication token:
@@ -18,7 +18,6 @@
  *                        staged tape keys), reading the keys by subquery (small SQL whatever their
  *                        count), and mark the batches done.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,57 +27,37 @@ import { BACKGROUND_READ, type Store } from './store.ts';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sqlFile = (name: string) => readFileSync(path.join(here, 'rollups', name), 'utf8');
 
-/** The fills of the staged pairs as each refresh file reads them (one definition, kept readable as it is). */
+/**
+ * The read of the staged pairs' fills in each refresh file: fills_v2, the fills as the reads use them, keeps
+ * the files the one definition of a row (projections/as-of.ts derives its rows from them).
+ */
 const STAGED_PAIRS_FILLS =
-  /FROM \{db:Identifier\}\.fills_v2\s+WHERE wallet IN \(SELECT wallet FROM \{db:Identifier\}\.rollup_keys WHERE batch IN \{batches:Array\(String\)\}\)\s+AND \(wallet, condition_id\) IN \(SELECT wallet, condition_id FROM \{db:Identifier\}\.rollup_keys WHERE batch IN \{batches:Array\(String\)\}\)/g;
-const STAGED_FILLS = sqlFile('staged_fills.sql')
-  .split('\n')
-  .filter((line) => !line.startsWith('--'))
-  .join('\n')
-  .trim();
+  /FROM \{db:Identifier\}\.fills_v2(\s+WHERE wallet IN \(SELECT wallet FROM \{db:Identifier\}\.rollup_keys WHERE batch IN \{batches:Array\(String\)\}\)\s+AND \(wallet, condition_id\) IN \(SELECT wallet, condition_id FROM \{db:Identifier\}\.rollup_keys WHERE batch IN \{batches:Array\(String\)\}\))/g;
 
-/** A refresh file with its read of the staged pairs' fills replaced by staged_fills.sql (exactly one per file). */
+/** A refresh file reading the staged pairs' fills from fills_by_pair (the same rows in granules of few pairs). */
 function refreshStatement(name: string): string {
   const sql = sqlFile(name);
   const found = sql.match(STAGED_PAIRS_FILLS)?.length ?? 0;
   if (found !== 1) throw new Error(`rollups/${name}: ${found} reads of the staged pairs' fills, expected 1`);
-  return sql.replace(STAGED_PAIRS_FILLS, () => STAGED_FILLS);
+  return sql.replace(STAGED_PAIRS_FILLS, (_read, filter: string) => `FROM {db:Identifier}.fills_by_pair${filter}`);
 }
 
 const REFRESH_TRADER_MARKETS = refreshStatement('refresh_trader_markets.sql');
 const REFRESH_TRADER_SKILL_MARKETS = refreshStatement('refresh_trader_skill_markets.sql');
 const REFRESH_WHALE_ACCUMULATIONS = refreshStatement('refresh_whale_accumulations.sql');
 const REFRESH_TAPE_CHANGES = sqlFile('refresh_tape_changes.sql');
-const STAGE_REFRESH_PAIRS = sqlFile('stage_refresh_pairs.sql');
 
-/**
- * How far before the newest staged fill a refresh reads the touched wallets' recent fills: a pair whose
- * first event is older is read by its key instead (long-lived markets, late copies of old fills).
- */
-const RECENT_LOOKBACK_SECONDS = 3600;
-/**
- * The oldest fill time the refresh reads from fills_recent, as an age: fills_recent's view writes the fills
- * of the last day (migration 0025); an hour inside it, so that every copy at or after it has landed there.
- */
-const RECENT_MAX_AGE_SECONDS = 23 * 3600;
-
-/**
- * Every wallet with a position in a market that just resolved: their results changed. Staged without a fill
- * (from_ts the largest UInt32), so the pair reaches back to the first event its row holds.
- */
+/** Every wallet with a position in a market that just resolved: their results changed. */
 const STAGE_WALLETS_OF_MARKETS = `
-INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id, from_ts)
-SELECT {batch:String}, wallet, condition_id, 4294967295
+INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id)
+SELECT {batch:String}, wallet, condition_id
 FROM {db:Identifier}.market_wallets FINAL
 WHERE condition_id IN {condition_ids:Array(String)}`;
 
-/** What the batches staged, the newest staged event time among them (0: none) and the store's clock. */
 const COUNT_STAGED = `
 SELECT
     (SELECT count() FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)}) AS trader_keys,
-    (SELECT count() FROM {db:Identifier}.tape_keys WHERE batch IN {batches:Array(String)}) AS tape_keys,
-    (SELECT maxIf(from_ts, from_ts < 4294967295) FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)}) AS newest_from,
-    toUInt32(now()) AS now`;
+    (SELECT count() FROM {db:Identifier}.tape_keys WHERE batch IN {batches:Array(String)}) AS tape_keys`;
 
 /** Batches staged a while ago and never marked done: their worker stopped before refreshing them. */
 const ORPHAN_BATCHES = `
@@ -161,7 +140,7 @@ export async function refreshRollups(
   let holders: ReadonlySet<string> | 'everyone' = new Set();
   if (batches.length === 0) return { traderMarketsMs: 0, whalesMs: 0, tapeMs: 0, inference, holders };
   // A batch stages trader keys (fills, legs, resolutions) or tape keys (trades): skip what has none.
-  const [staged] = await store.query<{ trader_keys: number; tape_keys: number; newest_from: number; now: number }>(
+  const [staged] = await store.query<{ trader_keys: number; tape_keys: number }>(
     COUNT_STAGED,
     { batches },
     BACKGROUND_READ,
@@ -171,12 +150,7 @@ export async function refreshRollups(
   // The batches this refresh recomputes, with the one that stages the holders of markets it resolves by inference.
   const refreshed = [...batches];
   if (staged?.trader_keys) {
-    const now = Number(staged.now);
-    const newest = Number(staged.newest_from) || now;
-    const recentFrom = Math.max(newest - RECENT_LOOKBACK_SECONDS, now - RECENT_MAX_AGE_SECONDS);
-    const fills = { batches, refresh: randomUUID(), recent_from: recentFrom };
-    await store.command(STAGE_REFRESH_PAIRS, fills);
-    await store.command(REFRESH_TRADER_MARKETS, fills);
+    await store.command(REFRESH_TRADER_MARKETS, { batches });
     // The redemptions just counted may resolve their markets; then every holder's row changes, as when a
     // stated resolution lands (ingest/pipeline.ts). Those rows have no redemption of a market without a
     // stated resolution that they did not already have: the second pass infers nothing new.
@@ -184,23 +158,18 @@ export async function refreshRollups(
     inference = await inferStagedResolutions(store, batches, async (conditionIds) => {
       holders = await stageResolvedMarkets(store, batch, conditionIds);
     });
-    const passes = [fills];
     if (inference.resolved.length > 0) {
-      const holdersPass = { batches: [batch], refresh: randomUUID(), recent_from: recentFrom };
-      await store.command(STAGE_REFRESH_PAIRS, holdersPass);
-      await store.command(REFRESH_TRADER_MARKETS, holdersPass);
+      await store.command(REFRESH_TRADER_MARKETS, { batches: [batch] });
       refreshed.push(batch);
-      passes.push(holdersPass);
     }
     // The skill sums read the rows just written (migration 0020).
-    for (const pass of passes) await store.command(REFRESH_TRADER_SKILL_MARKETS, pass);
+    await store.command(REFRESH_TRADER_SKILL_MARKETS, { batches: refreshed });
     traderMarketsDone = performance.now();
-    for (const pass of passes)
-      await store.command(REFRESH_WHALE_ACCUMULATIONS, {
-        ...pass,
-        burst_gap_s: settings.burstGapSeconds,
-        exact_above_usd: settings.exactAboveUsd,
-      });
+    await store.command(REFRESH_WHALE_ACCUMULATIONS, {
+      batches: refreshed,
+      burst_gap_s: settings.burstGapSeconds,
+      exact_above_usd: settings.exactAboveUsd,
+    });
   }
   const whalesDone = performance.now();
   if (staged?.tape_keys) {
@@ -230,53 +199,52 @@ export async function orphanRollupBatches(store: Store, olderThanSeconds: number
   return rows.map((row) => row.batch);
 }
 
-/** What the newest refresh read its fills from: its pairs, those read as recent, and the rows of each read. */
+/** What a refresh's read of fills selects, beside what its pairs hold. */
 export interface RefreshFillsRead {
+  batches: number;
   pairs: number;
-  recentPairs: number;
-  /** The kept and other copies of the pairs' fills: what a recomputation has to fold. */
+  /** Every copy of the pairs' fills: what a recomputation has to fold. */
   pairFills: number;
-  /** Rows the primary indexes select for the refresh's read of the fills (EXPLAIN ESTIMATE). */
+  /** Rows the primary index selects for the refresh's read (fills_by_pair; EXPLAIN ESTIMATE). */
   selectedRows: number;
-  /** The same for a read of every pair by its key from fills_v2 alone, as before fills_recent. */
-  byKeyRows: number;
+  /** The same for the read of fills_v2 it replaced. */
+  fillsV2Rows: number;
 }
 
-const NEWEST_REFRESH = `
-SELECT refresh, any(recent_from) AS recent_from, count() AS pairs, countIf(recent) AS recent_pairs
-FROM {db:Identifier}.rollup_refresh_pairs
-GROUP BY refresh
-ORDER BY max(made_at) DESC, pairs DESC
-LIMIT 1`;
+const NEWEST_REFRESHED_BATCHES = `
+SELECT batch FROM {db:Identifier}.rollup_batches_done
+WHERE done_at = (SELECT max(done_at) FROM {db:Identifier}.rollup_batches_done)`;
 
-const REFRESH_PAIRS_BY_KEY = `FROM {db:Identifier}.fills_v2
-WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_refresh_pairs WHERE refresh = {refresh:String})
-  AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_refresh_pairs WHERE refresh = {refresh:String})`;
+const STAGED_PAIRS = `
+SELECT count() AS pairs FROM
+(
+    SELECT DISTINCT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)}
+)`;
 
-/** For benchmarks: how much the newest refresh's read of fills selected, beside what its pairs hold. */
+/** The read of the staged pairs' fills, from one table or the other (EXPLAIN ESTIMATE of each). */
+const PAIR_FILLS_READ = (table: 'fills_by_pair' | 'fills_v2') => `
+SELECT count() AS n
+FROM {db:Identifier}.${table}
+WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+  AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})`;
+
+/** For benchmarks: what the newest refresh's read of fills selected (rows, not time: the machine's load does not move it). */
 export async function readNewestRefreshFills(store: Store): Promise<RefreshFillsRead | null> {
-  const [newest] = await store.query<{ refresh: string; recent_from: number; pairs: number; recent_pairs: number }>(
-    NEWEST_REFRESH,
-    {},
-    BACKGROUND_READ,
+  const batches = (await store.query<{ batch: string }>(NEWEST_REFRESHED_BATCHES, {}, BACKGROUND_READ)).map(
+    (row) => row.batch,
   );
-  if (!newest) return null;
-  const params = { refresh: newest.refresh, recent_from: Number(newest.recent_from) };
-  const selected = async (sql: string) =>
-    (await store.query<{ rows: number }>(`EXPLAIN ESTIMATE SELECT count() ${sql}`, params, BACKGROUND_READ)).reduce(
-      (sum, row) => sum + Number(row.rows),
-      0,
-    );
-  const [fills] = await store.query<{ n: number }>(
-    `SELECT count() AS n ${REFRESH_PAIRS_BY_KEY}`,
-    params,
-    BACKGROUND_READ,
-  );
+  if (batches.length === 0) return null;
+  const selected = async (table: 'fills_by_pair' | 'fills_v2') =>
+    (
+      await store.query<{ rows: number }>(`EXPLAIN ESTIMATE ${PAIR_FILLS_READ(table)}`, { batches }, BACKGROUND_READ)
+    ).reduce((sum, row) => sum + Number(row.rows), 0);
+  const [pairs] = await store.query<{ pairs: number }>(STAGED_PAIRS, { batches }, BACKGROUND_READ);
+  const [fills] = await store.query<{ n: number }>(PAIR_FILLS_READ('fills_by_pair'), { batches }, BACKGROUND_READ);
   return {
-    pairs: Number(newest.pairs),
-    recentPairs: Number(newest.recent_pairs),
+    batches: batches.length,
+    pairs: Number(pairs?.pairs ?? 0),
     pairFills: Number(fills?.n ?? 0),
-    selectedRows: await selected(STAGED_FILLS),
-    byKeyRows: await selected(REFRESH_PAIRS_BY_KEY),
+    selectedRows: await selected('fills_by_pair'),
+    fillsV2Rows: await selected('fills_v2'),
   };
 }

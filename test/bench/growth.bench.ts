@@ -504,11 +504,9 @@ function report(size: SizeFigures, graceMs: number): void {
   );
   // Independent of the machine's load: what the refreshes' read of fills selects as the store grows.
   console.log(
-    `  newest refresh's read of fills at each tenth's end (pairs, recent; their fills; rows selected, by key alone): ${size.tenths
+    `  newest refresh's read of fills at each tenth's end (pairs; their fills; rows selected, from fills_v2 before): ${size.tenths
       .map(({ refreshRead: read }) =>
-        read
-          ? `${read.pairs}, ${read.recentPairs}; ${read.pairFills}; ${read.selectedRows}, ${read.byKeyRows}`
-          : 'none',
+        read ? `${read.pairs}; ${read.pairFills}; ${read.selectedRows}, ${read.fillsV2Rows}` : 'none',
       )
       .join(' | ')}`,
   );

@@ -1,14 +1,14 @@
 /**
- * The rollup refresh reads a pair whose events are all recent from fills_recent (a range of its wallet's
- * fills by time, migration 0025) and an older pair from fills_v2 by its key. Both must give the rows a
- * recomputation of every pair from fills_v2 gives: the same kept copy of each fill (the highest source rank,
- * whatever its time), the late copy of an old fill, a pair reaching back past the refresh's look-back, legs,
- * a resolution's restaging. The fixtures elsewhere are dated in the past (old pairs only); these are dated
- * from now, as live ingest is.
+ * The rollup refresh reads the staged pairs' fills from fills_by_pair (the fills in granules of few pairs,
+ * migration 0025) instead of fills_v2. Its rows must be the ones the refresh files define, run as written
+ * (reading fills_v2): the same kept copy of each fill (the highest source rank, whatever its time), a late
+ * copy of an old fill, a pair reaching back days, legs, a resolution's restaging, fills dated from now as
+ * live ingest lands them.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
-import { refreshRollups } from '../projections/rollups.ts';
 import { openStore, type Store } from '../projections/store.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeLeg, makeMarket, makeResolution, makeWallet } from './factories.ts';
@@ -55,23 +55,23 @@ function expectSame(actual: unknown, expected: unknown, at = ''): void {
   }
 }
 
-describe('rollups of recent pairs', () => {
+describe('rollups read from fills_by_pair', () => {
   let store: Store | undefined;
   afterAll(async () => {
     await store?.command('DROP DATABASE IF EXISTS {db:Identifier}');
     await store?.close();
   });
 
-  it('equal a recomputation of every pair from fills_v2', async () => {
-    const config = inProcessConfig('rolluprecent');
+  it('equal the refresh files run as written, reading fills_v2', async () => {
+    const config = inProcessConfig('rollupbypair');
     const log = createLogger('error');
     const now = Math.floor(Date.now() / 1000);
-    const maker = makeWallet('recent-maker');
-    const whale = makeWallet('recent-whale');
-    const [quick, resolved, spanning, lateOld, beyondLookback] = [0, 1, 2, 3, 4].map((index) =>
-      makeConditionId(`recent-${index}`),
+    const maker = makeWallet('by-pair-maker');
+    const whale = makeWallet('by-pair-whale');
+    const [quick, resolved, spanning, lateOld, eightHours] = [0, 1, 2, 3, 4].map((index) =>
+      makeConditionId(`by-pair-${index}`),
     );
-    const markets = [quick!, resolved!, spanning!, lateOld!, beyondLookback!];
+    const markets = [quick!, resolved!, spanning!, lateOld!, eightHours!];
     const fill = (wallet: string, conditionId: string, ts: number, size = 100, side: 'BUY' | 'SELL' = 'BUY') =>
       makeFill({ wallet, condition_id: conditionId, ts, side, price: 0.4, size_tokens: size });
     const archiveOf = (copy: ReturnType<typeof makeFill>, shift: number) => ({
@@ -82,7 +82,7 @@ describe('rollups of recent pairs', () => {
       role: 'maker' as const,
     });
 
-    // The upstream's copies first: recent pairs, a pair that began three days ago, a pair eight hours old.
+    // The upstream's copies first: pairs of the last hours, a pair that began three days ago, one eight hours old.
     const upstream = [
       fill(maker, quick!, now - 2 * HOUR),
       fill(maker, quick!, now - HOUR, 40, 'SELL'),
@@ -90,7 +90,7 @@ describe('rollups of recent pairs', () => {
       fill(maker, resolved!, now - 3 * HOUR),
       fill(maker, spanning!, now - 72 * HOUR),
       fill(maker, spanning!, now - HOUR),
-      fill(whale, beyondLookback!, now - 8 * HOUR, 20_000),
+      fill(whale, eightHours!, now - 8 * HOUR, 20_000),
     ];
     const oldFill = fill(maker, lateOld!, now - 60 * HOUR, 70);
     // Then the chain's copies: one a second later (the kept copy moves in time), one a second earlier, the
@@ -102,7 +102,7 @@ describe('rollups of recent pairs', () => {
       archiveOf(oldFill, 0),
       fill(maker, quick!, now - 60, 10),
       fill(maker, lateOld!, now - 30, 5, 'SELL'),
-      fill(whale, beyondLookback!, now - 120, 15_000),
+      fill(whale, eightHours!, now - 120, 15_000),
     ];
 
     await withPublisher(config, log, async ({ publisher }) => {
@@ -125,12 +125,14 @@ describe('rollups of recent pairs', () => {
 
     store = await openStore(config.clickhouse);
     const wallets = [maker, whale];
-    const [paths] = await store.query<{ recent_pairs: number; old_pairs: number }>(
-      'SELECT countIf(recent) AS recent_pairs, countIf(NOT recent) AS old_pairs FROM {db:Identifier}.rollup_refresh_pairs',
-    );
-    // Both paths were taken.
-    expect(Number(paths!.recent_pairs)).toBeGreaterThan(0);
-    expect(Number(paths!.old_pairs)).toBeGreaterThan(0);
+    // The refresher's copy of the fills holds what fills_v2 holds.
+    const count = async (table: string) =>
+      Number(
+        (
+          await store!.query<{ n: number }>('SELECT count() AS n FROM {db:Identifier}.{table:Identifier}', { table })
+        )[0]!.n,
+      );
+    expect(await count('fills_by_pair')).toBe(await count('fills_v2'));
     const incremental = await rollupRows(store, wallets);
     // The archive's copy is kept: the quick market's first buy pays its fee.
     const quickRow = incremental.trader_markets_v2!.find(
@@ -140,19 +142,26 @@ describe('rollups of recent pairs', () => {
     expect(quickRow.fee_usd).toBeCloseTo(0.75, 9);
     expect(quickRow.first_ts).toBe(now - 2 * HOUR + 1);
 
-    // Every pair recomputed again from fills_v2 alone: staged without a time, so no pair is recent.
+    // Every pair recomputed again by the refresh files as written (fills from fills_v2), in their order.
     for (const table of ['trader_markets_v2', 'trader_skill_markets', 'whale_accumulations_v2', 'whale_recent'])
       await store.command('TRUNCATE TABLE {db:Identifier}.{table:Identifier}', { table });
     await store.command(
-      `INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id, from_ts)
-       SELECT 'recent-test-all', wallet, condition_id, 0 FROM {db:Identifier}.market_wallets FINAL`,
+      `INSERT INTO {db:Identifier}.rollup_keys (batch, wallet, condition_id)
+       SELECT 'by-pair-test-all', wallet, condition_id FROM {db:Identifier}.market_wallets FINAL`,
     );
-    await refreshRollups(store, ['recent-test-all'], config.whales);
-    const [pathsAfter] = await store.query<{ recent_pairs: number; old_pairs: number }>(
-      'SELECT countIf(recent) AS recent_pairs, countIf(NOT recent) AS old_pairs FROM {db:Identifier}.rollup_refresh_pairs',
-    );
-    expect(Number(pathsAfter!.recent_pairs)).toBe(Number(paths!.recent_pairs));
-    expect(Number(pathsAfter!.old_pairs)).toBe(Number(paths!.old_pairs) + 6);
+    for (const file of [
+      'refresh_trader_markets.sql',
+      'refresh_trader_skill_markets.sql',
+      'refresh_whale_accumulations.sql',
+    ]) {
+      const sql = readFileSync(path.join(import.meta.dirname, '..', 'projections', 'rollups', file), 'utf8');
+      expect(sql).toContain('{db:Identifier}.fills_v2');
+      await store.command(sql, {
+        batches: ['by-pair-test-all'],
+        burst_gap_s: config.whales.burstGapSeconds,
+        exact_above_usd: config.whales.exactAboveUsd,
+      });
+    }
     const fromScratch = await rollupRows(store, wallets);
     expect(fromScratch.trader_markets_v2).toHaveLength(6);
     expect(fromScratch.whale_accumulations_v2!.length).toBeGreaterThan(0);
