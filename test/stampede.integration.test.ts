@@ -17,7 +17,7 @@ import { contractWorld } from './harness/contract-world.ts';
 const config = inProcessConfig('stampede');
 const NOW = BASE_TS + 86_400;
 const CALLERS = 100;
-const { alpha, won, markets, alphaFills } = contractWorld('stampede');
+const { alpha, won, markets, alphaFills } = contractWorld('stampede', NOW);
 let keys: Record<PlanId, string>;
 
 beforeAll(async () => {
