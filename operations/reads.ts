@@ -30,7 +30,13 @@ import type { ReadSources } from '../projections/sources.ts';
 import type { Store } from '../projections/store.ts';
 import { readTraderName } from '../projections/traders.ts';
 import { readUpstreamHistory, readUpstreamReport, type UpstreamHistory } from '../projections/upstream-history.ts';
-import { readMarks, readWalletMarketRows, type WalletMark, type WalletMarkets } from '../projections/wallet-markets.ts';
+import {
+  readMarks,
+  readWalletMarketRows,
+  type WalletMark,
+  type WalletMarketRow,
+  type WalletMarkets,
+} from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
 import { readUpstreamHistoryAsOf, readWalletMarketsAsOf } from '../projections/as-of.ts';
@@ -202,7 +208,7 @@ export class Reader {
       readArchiveRanges(this.store),
     );
     this.sources = {
-      walletMarkets: (wallet) => this.walletMarkets(wallet),
+      walletMarkets: (wallet, onRows) => this.walletMarkets(wallet, onRows),
       walletMarketsAtHand: (wallet) => this.cache.peek(this.#policies.walletMarkets, [wallet]),
       marketNames: (conditionIds) => this.marketNames(conditionIds),
       marketNamesAtHand: (conditionId) => this.#marketNamesAtHand(conditionId),
@@ -335,14 +341,18 @@ export class Reader {
   }
 
   /** Every market of the wallet and its open markets' marks (the card, top-markets; the list and a summary when at hand). */
-  walletMarkets(wallet: string): Promise<WalletMarkets> {
-    return this.cache.through(this.#policies.walletMarkets, [wallet], () => this.#walletMarketsMarked(wallet));
+  walletMarkets(wallet: string, onRows?: (rows: readonly WalletMarketRow[]) => void): Promise<WalletMarkets> {
+    return this.cache.through(this.#policies.walletMarkets, [wallet], () => this.#walletMarketsMarked(wallet, onRows));
   }
 
-  /** The rows alone, then the open markets' marks: the kept ones, the rest in one more read. */
-  async #walletMarketsMarked(wallet: string): Promise<WalletMarkets> {
+  /** The rows alone (told to `onRows`), then the open markets' marks: the kept ones, the rest in one more read. */
+  async #walletMarketsMarked(
+    wallet: string,
+    onRows?: (rows: readonly WalletMarketRow[]) => void,
+  ): Promise<WalletMarkets> {
     const policy = this.#policies.marks;
     const markets = await readWalletMarketRows(this.store, wallet);
+    onRows?.(markets);
     const marks: WalletMark[] = [];
     const missing: string[] = [];
     for (const row of markets) {

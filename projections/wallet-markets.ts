@@ -172,9 +172,15 @@ GROUP BY condition_id`;
  * Every market of the wallet and its open markets' marks: the rows, then the marks of the open ones by
  * primary key (none when every market is resolved). Two point reads cost less than one statement of both
  * on the embedded engine: its marks part has to find the open markets by reading trader_markets_v2 again.
+ * `onRows` is told the rows before the marks are read.
  */
-export async function readWalletMarkets(store: Store, wallet: string): Promise<WalletMarkets> {
+export async function readWalletMarkets(
+  store: Store,
+  wallet: string,
+  onRows?: (rows: readonly WalletMarketRow[]) => void,
+): Promise<WalletMarkets> {
   const markets = await readWalletMarketRows(store, wallet);
+  onRows?.(markets);
   const marks = await readMarks(
     store,
     markets.filter((row) => !row.resolved).map((row) => row.condition_id),
