@@ -17,8 +17,7 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Readiness } from '../api/app.ts';
-import { buildHttpServerWithPlane } from './http-server.ts';
-import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
+import { buildRoleServer } from './http-server.ts';
 import { readStoredRowCount } from '../projections/landed.ts';
 import { EPOCH_MAX, EPOCH_MIN } from '../ingest/contract/primitives.ts';
 import { MemoryLog } from '../ingest/bus/memory.ts';
@@ -208,8 +207,6 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     world.resumeFromTs >= world.backfillUntilTs ? 'catching_up' : 'backfill';
   let ready = false;
   let rollupsSettled = false;
-  const gates = openGateStore(config, log);
-  const slots = openSlotStore(config, log);
   // With POLYGON_RPC_URL the archive is the source, and its progress is the readiness.
   let archiveReadiness: Readiness | undefined;
   const readiness = async (): Promise<Readiness> => {
@@ -235,15 +232,7 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
       },
     };
   };
-  const app = await buildHttpServerWithPlane({
-    log,
-    store,
-    readiness,
-    config,
-    gates,
-    slots,
-    plane: { eventLog, topics, publisher },
-  });
+  const app = await buildRoleServer({ log, store, readiness, config, plane: { eventLog, topics, publisher } });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   const publicAddress = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   log.info({ address: publicAddress, store: store.kind, log: eventLog.kind, demoKeysFile: demo.file }, 'listening');
@@ -306,8 +295,6 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
     } else if (!signal.aborted)
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await app.close();
-    await gates.close();
-    await slots.close();
     await worker.stop();
     await producer.close();
     await eventLog.close();
@@ -415,8 +402,6 @@ export async function runAll(config: Config, log: Logger): Promise<number> {
   // Shutdown order: stop producing, close HTTP, drain the consumer's batch, then the store. The resume
   // point is saved last, when the rounds the worker finished have moved it.
   await app.close();
-  await gates.close();
-  await slots.close();
   await worker.stop();
   await new Promise((resolve) => setImmediate(resolve));
   await saveState();

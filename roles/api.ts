@@ -5,10 +5,8 @@
  * when no other process holds the same data directory.
  */
 import type { Config } from '../config.ts';
-import { storeAnswers } from '../projections/store.ts';
 import type { Logger } from '../log.ts';
-import { buildHttpServer } from './http-server.ts';
-import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
+import { buildRoleServer } from './http-server.ts';
 import { openMigratedStore, shutdownSignal, warnIfThreadPoolShort } from './runtime.ts';
 import { openWalletRequestLog } from '../operations/wallet-requests.ts';
 
@@ -16,23 +14,21 @@ export async function runApi(config: Config, log: Logger): Promise<number> {
   const signal = shutdownSignal(log, config.shutdown.graceMs);
   warnIfThreadPoolShort(config, log);
   const store = await openMigratedStore(config, log);
-  const gates = openGateStore(config, log);
-  // No log here, so no live plane; `/me` still reports the slots the live plane holds (shared in Redis).
-  const slots = openSlotStore(config, log);
   const walletRequests = openWalletRequestLog(config, log);
-  const app = await buildHttpServer({
+  // No log here, so no live plane; `/me` still reports the slots the live plane holds (shared in Redis).
+  const app = await buildRoleServer({
     log,
-    storeAlive: () => storeAnswers(store),
+    store,
     readiness: () => ({ ready: true, detail: {} }),
-    api: { config, store, gates, slots, ...(walletRequests ? { walletRequests } : {}) },
+    config,
+    walletRequests,
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   log.info({ address, store: store.kind, prefix: config.api.prefix }, 'listening');
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-  // Stop taking requests, finish those in flight, then release the store.
+  // Stop taking requests, finish those in flight (the gate and slot stores close with the server), then
+  // release the store.
   await app.close();
-  await gates.close();
-  await slots.close();
   await walletRequests?.close();
   await store.close();
   return 0;

@@ -16,8 +16,8 @@ import type { TopicNames } from '../ingest/contract/topics.ts';
 import { livePlaneOn } from '../ingest/live-feed.ts';
 import type { EventSink } from '../ingest/publisher.ts';
 import type { Logger } from '../log.ts';
-import type { GateStore } from '../operations/gates/store.ts';
-import type { SlotStore } from '../operations/gates/slots.ts';
+import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
+import type { WalletRequestLog } from '../operations/wallet-requests.ts';
 import { storeAnswers, type Store } from '../projections/store.ts';
 
 /** `buildApp` with MCP mounted when the read API is served (without it, the app only answers the probes). */
@@ -28,25 +28,47 @@ export async function buildHttpServer(options: AppOptions): Promise<FastifyInsta
 }
 
 /**
- * The HTTP server of a role that serves the live plane beside the read API (`all` in process, `live` on
- * Kafka): the plane streams what the role's log carries, and its recordings go back on the same log.
+ * The HTTP server of a role (`api`, `live`, `all`) with its deployment's gate and slot stores (Redis with
+ * REDIS_URL, else process memory). The server owns them: it closes them when it closes, after the live
+ * plane has told its clients goodbye. With `plane`, the role serves the live plane beside the read API
+ * (`all` in process, `live` on Kafka): the plane streams what the role's log carries, and its recordings go
+ * back on the same log.
  */
-export function buildHttpServerWithPlane(options: {
+export async function buildRoleServer(options: {
   log: Logger;
   store: Store;
   readiness: AppOptions['readiness'];
   config: Config;
-  gates: GateStore;
-  slots: SlotStore;
-  plane: { eventLog: EventLog; topics: TopicNames; publisher: EventSink };
+  walletRequests?: WalletRequestLog | undefined;
+  plane?: { eventLog: EventLog; topics: TopicNames; publisher: EventSink };
 }): Promise<FastifyInstance> {
-  const { log, store, readiness, config, gates, slots, plane } = options;
-  return buildHttpServer({
-    log,
-    storeAlive: () => storeAnswers(store),
-    readiness,
-    api: { config, store, gates, slots, ...livePlaneOn({ config, ...plane, log }) },
-  });
+  const { log, store, readiness, config, walletRequests, plane } = options;
+  const gates = openGateStore(config, log);
+  const slots = openSlotStore(config, log);
+  const closeStores = async () => {
+    await gates.close();
+    await slots.close();
+  };
+  try {
+    const app = await buildHttpServer({
+      log,
+      storeAlive: () => storeAnswers(store),
+      readiness,
+      api: {
+        config,
+        store,
+        gates,
+        slots,
+        ...(walletRequests ? { walletRequests } : {}),
+        ...(plane ? livePlaneOn({ config, ...plane, log }) : {}),
+      },
+    });
+    app.addHook('onClose', closeStores);
+    return app;
+  } catch (error) {
+    await closeStores();
+    throw error;
+  }
 }
 
 /** A live connection's caller: an API key or an OAuth access token, exactly as on /mcp (failures counted there). */

@@ -12,8 +12,7 @@ import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog } from '../ingest/worker.ts';
 import type { Logger } from '../log.ts';
-import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
-import { buildHttpServerWithPlane } from './http-server.ts';
+import { buildRoleServer } from './http-server.ts';
 import { openMigratedStore, shutdownSignal } from './runtime.ts';
 
 export async function runLive(config: Config, log: Logger): Promise<number> {
@@ -25,30 +24,25 @@ export async function runLive(config: Config, log: Logger): Promise<number> {
   }
   const signal = shutdownSignal(log, config.shutdown.graceMs);
   const store = await openMigratedStore(config, log);
-  const gates = openGateStore(config, log);
-  const slots = openSlotStore(config, log);
   const eventLog = openEventLog(config, log);
   const topics = new TopicNames(config.kafka.topicPrefix);
   const producer = await eventLog.producer();
   const publisher = new EventPublisher(producer, topics);
-  const app = await buildHttpServerWithPlane({
+  const app = await buildRoleServer({
     log,
     store,
     readiness: () => ({ ready: true, detail: {} }),
     config,
-    gates,
-    slots,
     plane: { eventLog, topics, publisher },
   });
   const address = await app.listen({ host: config.http.host, port: config.http.port });
   log.info({ address, store: store.kind, prefix: config.api.prefix }, 'live plane listening');
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-  // The plane tells its clients why they are disconnected and stops its feed before the server closes.
+  // The plane tells its clients why they are disconnected and stops its feed before the server closes (and
+  // with it the gate and slot stores).
   await app.close();
   await producer.close();
   await eventLog.close();
-  await gates.close();
-  await slots.close();
   await store.close();
   return 0;
 }

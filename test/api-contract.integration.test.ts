@@ -48,7 +48,9 @@ const {
   openMarked,
   markets: sharedMarkets,
   alphaFills: sharedAlphaFills,
-} = contractWorld('contract');
+  trades: sharedTrades,
+  alphaEquity,
+} = contractWorld('contract', NOW);
 const bravo = makeWallet('contract-bravo');
 const stranger = makeWallet('contract-never-seen');
 // On the chain (archive fills) but never reported on by the upstream provider.
@@ -143,35 +145,21 @@ const whaleFills: Fill[] = [
   }),
 ];
 
-let seq = 0;
+// The shared prints (contract-world.ts) and more, in time order: in `won` a third print in the same
+// 5-second bucket as the first two, and runs of prints a second apart.
+let seq = sharedTrades.length;
 const trade = (conditionId: string, ts: number, tokenSide: 1 | 2, price: number): Trade =>
   makeTrade({ condition_id: conditionId, ts, token_side: tokenSide, price, seq: ++seq });
 const trades: Trade[] = [
-  // The won market: several prints, some in the same second and the same 5-second bucket, both sides.
-  trade(won, band.won + 12, 1, 0.41),
-  trade(won, band.won + 12, 2, 0.62), // Up at 0.38
+  ...sharedTrades,
   trade(won, band.won + 13, 1, 0.45),
-  trade(won, band.won + 100, 1, 0.4),
   trade(won, band.won + 101, 1, 0.4),
   trade(won, band.won + 102, 1, 0.4),
-  trade(won, band.won + 300, 1, 0.52),
-  trade(won, band.won + 640, 2, 0.1), // Up at 0.9
   trade(won, band.won + 641, 1, 0.93),
-  // The lost market's whole traded window is [band.lost, band.lost + 1000].
-  trade(lost, band.lost, 1, 0.7),
-  trade(lost, band.lost + 1000, 1, 0.9),
-  // The marked market's last print is Up at 0.60 (a token-2 print at 0.40).
-  trade(openMarked, band.marked + 5, 1, 0.55),
-  trade(openMarked, band.marked + 20, 2, 0.4),
-];
+].sort((a, b) => a.ts - b.ts || a.seq - b.seq);
 
-const equity: EventInputOf<'upstreamEquity'>[] = [
-  { wallet: alpha, ts: NOW - 40 * DAY, pnl_usd: 10 },
-  { wallet: alpha, ts: NOW - 10 * DAY, pnl_usd: 50 },
-  { wallet: alpha, ts: NOW - 3 * DAY, pnl_usd: 30 },
-  { wallet: alpha, ts: NOW - 12 * 3600, pnl_usd: 80 },
-  { wallet: alpha, ts: NOW - 3600, pnl_usd: 60 },
-];
+// Alpha's equity: the shared points and a peak half a day ago.
+const equity = [...alphaEquity, { wallet: alpha, ts: NOW - 12 * 3600, pnl_usd: 80 }].sort((a, b) => a.ts - b.ts);
 const alphaProfile: EventInputOf<'upstreamProfiles'> = {
   wallet: alpha,
   name: 'AlphaWhale',

@@ -1,7 +1,7 @@
 /**
  * The embedded default's in-process log stays within its bound and never stops its producers on a reader
  * that does not read a topic. Wired as the `all` role wires it (roles/all.ts: `openEventLog`'s 64 MiB log,
- * an ingest worker, `buildHttpServerWithPlane` with the live plane fed from the same log, a client
+ * an ingest worker, `buildRoleServer` with the live plane fed from the same log, a client
  * watching a market), the test publishes twice the bound on a topic the live feed does not read
  * (upstream heartbeats, as large as the contract allows) beside fills it does read. Before, the feed's
  * group held the heartbeats back as if it sat at their start: the producer waited for good once 64 MiB
@@ -17,9 +17,8 @@ import { TopicNames } from '../ingest/contract/topics.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { openEventLog, startIngestWorker, type IngestWorker } from '../ingest/worker.ts';
 import { createLogger } from '../log.ts';
-import { openGateStore, openSlotStore } from '../operations/gates/open.ts';
 import type { Store } from '../projections/store.ts';
-import { buildHttpServerWithPlane } from '../roles/http-server.ts';
+import { buildRoleServer } from '../roles/http-server.ts';
 import { openMigratedStore } from '../roles/runtime.ts';
 import { makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from './factories.ts';
 import { inProcessConfig, publishTestAccounts } from './harness/api.ts';
@@ -51,22 +50,16 @@ it('publishes twice the log’s bound with the live feed running: never blocked,
   const worker: IngestWorker = await startIngestWorker({ config, eventLog, store, log });
   const producer = await eventLog.producer();
   const publisher = new EventPublisher(producer, topics);
-  const gates = openGateStore(config, log);
-  const slots = openSlotStore(config, log);
-  const app = await buildHttpServerWithPlane({
+  const app = await buildRoleServer({
     log,
     store,
     readiness: () => ({ ready: true, detail: {} }),
     config,
-    gates,
-    slots,
     plane: { eventLog, topics, publisher },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   closing.push(async () => {
     await app.close();
-    await gates.close();
-    await slots.close();
     await worker.stop();
     await producer.close();
     await eventLog.close();

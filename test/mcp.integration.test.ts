@@ -17,7 +17,7 @@ import type { Config, PlanId } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
 import { withPublisher } from '../roles/runtime.ts';
 import { createLogger } from '../log.ts';
-import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeTrade, makeWallet } from './factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeMarket, makeResolution, makeWallet } from './factories.ts';
 import {
   API,
   bodyOf,
@@ -61,18 +61,19 @@ const TOOLS: Record<string, { properties: string[]; required: string[] }> = {
   get_tape_events: { properties: ['tape_id', 'cursor', 'types', 'limit'], required: ['tape_id'] },
 };
 
-const { alpha, won, lost, openMarked, markets: sharedMarkets, alphaFills } = contractWorld('mcp');
+const world = contractWorld('mcp', NOW);
+const { alpha, won, lost, openMarked } = world;
 const bravo = makeWallet('mcp-bravo');
 const deep = makeWallet('mcp-deep');
 const strangers = [makeWallet('mcp-stranger-1'), makeWallet('mcp-stranger-2')] as const;
 const neverTraded = makeConditionId('mcp-never-traded');
 const band = CONTRACT_BANDS;
 const markets = [
-  ...sharedMarkets,
+  ...world.markets,
   makeMarket({ condition_id: neverTraded, title: 'Nobody traded this', title_start_ts: band.marked }),
 ];
 const fills = [
-  ...alphaFills,
+  ...world.alphaFills,
   makeFill({
     wallet: bravo,
     condition_id: openMarked,
@@ -100,26 +101,6 @@ const deepFills = deepMarkets.map((conditionId, index) =>
     ts: BASE_TS + 10_000 + index * 100,
   }),
 );
-let seq = 0;
-const trade = (conditionId: string, ts: number, tokenSide: 1 | 2, price: number) =>
-  makeTrade({ condition_id: conditionId, ts, token_side: tokenSide, price, seq: ++seq });
-const trades = [
-  trade(won, band.won + 12, 1, 0.41),
-  trade(won, band.won + 12, 2, 0.62),
-  trade(won, band.won + 100, 1, 0.4),
-  trade(won, band.won + 300, 1, 0.52),
-  trade(won, band.won + 640, 2, 0.1),
-  trade(lost, band.lost, 1, 0.7),
-  trade(lost, band.lost + 1000, 1, 0.9),
-  trade(openMarked, band.marked + 5, 1, 0.55),
-  trade(openMarked, band.marked + 20, 2, 0.4),
-];
-const equity: EventInputOf<'upstreamEquity'>[] = [
-  { wallet: alpha, ts: NOW - 40 * DAY, pnl_usd: 10 },
-  { wallet: alpha, ts: NOW - 10 * DAY, pnl_usd: 50 },
-  { wallet: alpha, ts: NOW - 3 * DAY, pnl_usd: 30 },
-  { wallet: alpha, ts: NOW - 3600, pnl_usd: 60 },
-];
 const profile = (wallet: string, name: string, pnl: number): EventInputOf<'upstreamProfiles'> => ({
   wallet,
   name,
@@ -165,13 +146,13 @@ beforeAll(async () => {
   await withPublisher(config, createLogger('error'), async ({ publisher }) => {
     await publisher.publish('markets', markets);
     await publisher.publish('fillsArchive', [...fills, ...deepFills]);
-    await publisher.publish('trades', trades);
+    await publisher.publish('trades', world.trades);
     await publisher.publish('markets', [
       makeResolution(won, 1, band.won + 900),
       makeResolution(lost, 1, band.lost + 1200),
     ]);
     await publisher.publish('upstreamProfiles', [profile(alpha, 'AlphaWhale', 123.45), profile(bravo, 'Bravo', 1)]);
-    await publisher.publish('upstreamEquity', equity);
+    await publisher.publish('upstreamEquity', world.alphaEquity);
     await publisher.publish('upstreamStatus', [{ ts: NOW - 60, state: 'online', detail: '' }]);
   });
   // Live sessions watching alpha and bravo: the shelf both protocols answer carries their counts.

@@ -95,6 +95,21 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** The counters at start and after `resetCounters`: everything counted since is zero. */
+function zeroedCounters() {
+  return {
+    started: 0,
+    startedAfterQueueing: 0,
+    refusedOnArrival: 0,
+    refusedAfterWaiting: 0,
+    overloads: 0,
+    committed: 0,
+    maxQueueWaitMs: 0,
+    released: 0,
+    heldMs: 0,
+  };
+}
+
 /** Weight of the latest hold time in the average (about the last 10 calls dominate). */
 const HOLD_SMOOTHING = 0.1;
 
@@ -120,17 +135,7 @@ export class InFlightLimiter {
   #countedAt = 0;
   #averageHoldMs = 0;
   #holdMeasured = false;
-  readonly #stats = {
-    started: 0,
-    startedAfterQueueing: 0,
-    refusedOnArrival: 0,
-    refusedAfterWaiting: 0,
-    overloads: 0,
-    committed: 0,
-    maxQueueWaitMs: 0,
-    released: 0,
-    heldMs: 0,
-  };
+  readonly #stats = zeroedCounters();
 
   constructor(
     readonly limits: InFlightLimits,
@@ -244,17 +249,7 @@ export class InFlightLimiter {
 
   /** Zeroes the counters (not the slots, the queue or the limit): a benchmark measures each phase apart. */
   resetCounters(): void {
-    Object.assign(this.#stats, {
-      started: 0,
-      startedAfterQueueing: 0,
-      refusedOnArrival: 0,
-      refusedAfterWaiting: 0,
-      overloads: 0,
-      committed: 0,
-      maxQueueWaitMs: 0,
-      released: 0,
-      heldMs: 0,
-    });
+    Object.assign(this.#stats, zeroedCounters());
   }
 
   #refuseOnArrival(now: number): Promise<null> {

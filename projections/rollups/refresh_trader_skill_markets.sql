@@ -39,14 +39,15 @@ FROM
                least(9, toUInt8(floor(price * 10))) AS bucket
         FROM
         (
-            SELECT wallet, condition_id, fill_id, token_side, size_tokens, usd
+            -- Each fill's kept copy, as the market row counts it; its buys.
+            SELECT wallet, condition_id, fill_id, side, token_side, size_tokens, usd
             FROM {db:Identifier}.fills_v2
-            WHERE side = 'BUY'
-              AND wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+            WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
               AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
             ORDER BY source_rank DESC
             LIMIT 1 BY wallet, condition_id, fill_id
         )
+        WHERE side = 'BUY'
     ) AS f
     INNER JOIN
     (

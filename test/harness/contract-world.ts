@@ -1,13 +1,14 @@
 /**
  * The small hand-built world the REST and MCP contract tests share: three markets in three time bands (one
- * won by token 1, one lost by token 2, one open and marked) and one trader's fills in them, whose figures
- * the tests work by hand. Each test names its own wallets and markets (a prefix), so that both can run in
+ * won by token 1, one lost by token 2, one open and marked), one trader's fills in them, the markets' prints
+ * and the trader's equity from the provider, whose figures the tests work by hand. Each test names its own wallets and markets (a prefix), so that both can run in
  * one store, and adds what only it needs.
  */
 import type { EventInputOf } from '../../ingest/contract/topics.ts';
-import { BASE_TS, makeConditionId, makeFill, makeMarket, makeWallet } from '../factories.ts';
+import { BASE_TS, makeConditionId, makeFill, makeMarket, makeTrade, makeWallet } from '../factories.ts';
 
 type Fill = EventInputOf<'fillsArchive'>;
+type Trade = EventInputOf<'trades'>;
 type Market = ReturnType<typeof makeMarket>;
 
 /** The bands the markets' titles start in, 2,000 s apart: the trader's activity orders them marked, lost, won. */
@@ -25,9 +26,21 @@ export interface ContractWorld {
    * sold at 0.30; 80 token-1 at 0.50 in `openMarked`.
    */
   alphaFills: Fill[];
+  /**
+   * The markets' prints, `seq` 1 to 9 (a test's own prints go on from 10). `won`: Up at 0.41 and, in the
+   * same second, a token-2 print at 0.62 (Up at 0.38); then Up at 0.40 and 0.52, and a token-2 print at 0.10
+   * (Up at 0.90). `lost`: Up at 0.70 at its band's start and 0.90 a thousand seconds later. `openMarked`:
+   * its last print is Up at 0.60 (a token-2 print at 0.40).
+   */
+  trades: Trade[];
+  /** Alpha's equity from the provider, in time order: 10, 50, 30 and 60 USD, 40, 10 and 3 days and one hour before `now`. */
+  alphaEquity: EventInputOf<'upstreamEquity'>[];
 }
 
-export function contractWorld(prefix: string): ContractWorld {
+const DAY = 86_400;
+
+/** The world of the tests whose prefix is `prefix`, its equity dated back from `now` (epoch s). */
+export function contractWorld(prefix: string, now: number): ContractWorld {
   const band = CONTRACT_BANDS;
   const alpha = makeWallet(`${prefix}-alpha`);
   const [won, lost, openMarked] = ['won', 'lost', 'marked'].map((label) => makeConditionId(`${prefix}-${label}`)) as [
@@ -74,5 +87,25 @@ export function contractWorld(prefix: string): ContractWorld {
     fill(lost, 'SELL', 2, 0.3, 50, 15, band.lost + 950),
     fill(openMarked, 'BUY', 1, 0.5, 80, 40, band.marked + 10),
   ];
-  return { alpha, won, lost, openMarked, markets, alphaFills };
+  let seq = 0;
+  const trade = (conditionId: string, ts: number, tokenSide: 1 | 2, price: number): Trade =>
+    makeTrade({ condition_id: conditionId, ts, token_side: tokenSide, price, seq: ++seq });
+  const trades = [
+    trade(won, band.won + 12, 1, 0.41),
+    trade(won, band.won + 12, 2, 0.62),
+    trade(won, band.won + 100, 1, 0.4),
+    trade(won, band.won + 300, 1, 0.52),
+    trade(won, band.won + 640, 2, 0.1),
+    trade(lost, band.lost, 1, 0.7),
+    trade(lost, band.lost + 1000, 1, 0.9),
+    trade(openMarked, band.marked + 5, 1, 0.55),
+    trade(openMarked, band.marked + 20, 2, 0.4),
+  ];
+  const alphaEquity = [
+    { wallet: alpha, ts: now - 40 * DAY, pnl_usd: 10 },
+    { wallet: alpha, ts: now - 10 * DAY, pnl_usd: 50 },
+    { wallet: alpha, ts: now - 3 * DAY, pnl_usd: 30 },
+    { wallet: alpha, ts: now - 3600, pnl_usd: 60 },
+  ];
+  return { alpha, won, lost, openMarked, markets, alphaFills, trades, alphaEquity };
 }
