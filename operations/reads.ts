@@ -323,6 +323,21 @@ export class Reader {
     return names;
   }
 
+  /**
+   * A market's names if kept, without reading or counting (the live plane's fan-out, which must not wait):
+   * undefined when not kept, null when kept as "no metadata".
+   */
+  marketNamesKept(conditionId: string): MarketNames | null | undefined {
+    const kept = this.cache.lookup(this.#policies.marketNames, [conditionId]);
+    if (!kept) return undefined;
+    return kept.value === NO_MARKET_NAMES ? null : kept.value;
+  }
+
+  /** Names a feed brought (the live plane reads the markets topic): kept as a read of them now would be. */
+  keepMarketNames(conditionId: string, names: MarketNames): void {
+    this.#keepMarketNames(conditionId, names, this.cache.begin(this.#policies.marketNames));
+  }
+
   #marketNamesAtHand(conditionId: string): { names: MarketNames } | { keep(names: MarketNames | null): void } {
     const kept = this.cache.lookup(this.#policies.marketNames, [conditionId]);
     if (kept) return { names: kept.value };
