@@ -310,8 +310,6 @@ export function configOf(env: Environment) {
       maxSubscriptions: 50,
       /** Connections of one user at once, on every instance (counted and leased like slots). */
       maxConnectionsPerUser: 10,
-      /** Market names looked up for fills of followed traders, kept for the next fill. */
-      marketNamesCached: 10_000,
       /** The live plane reads the log in a consumer group of its own per instance: this prefix plus an instance id. */
       groupPrefix: `${env.KAFKA_GROUP_ID}-live-`,
       /** A watch ends (and its recording is saved) after this long: watch again for a new tape. */

@@ -54,6 +54,7 @@ describe('decodeBatch', () => {
     const decoded = decodeBatch('positions', 'positions', 0, [
       message(0, JSON.stringify(redemption)),
       message(1, JSON.stringify({ ...redemption, log_index: 2, tokens: 10, usd: 7 })),
+      message(2, JSON.stringify({ ...redemption, log_index: 3, tokens: 3, usd: 1 })),
     ]);
     expect(decoded.validCount).toBe(1);
     expect(decoded.rowsByTable.get('position_legs')?.lines).toHaveLength(1);
@@ -62,6 +63,11 @@ describe('decodeBatch', () => {
         '1',
         'schema',
         'schema positions: usd: a redemption of 10 tokens for 7 USD pays 0.700000 per token, not 0 (the losing side), 0.5 (a split payout) or 1 (the winner): its side cannot be told',
+      ],
+      [
+        '2',
+        'schema',
+        'schema positions: usd: a redemption of 3 tokens for 1 USD pays 0.333333 per token, not 0 (the losing side), 0.5 (a split payout) or 1 (the winner): its side cannot be told',
       ],
     ]);
   });

@@ -25,7 +25,8 @@ import {
 import type { Store } from '../projections/store.ts';
 import { EVERYTHING_CHANGED, type ChangeListener } from '../projections/changes.ts';
 import { retryDelayMs } from './bus/accumulator.ts';
-import { rollupPendingBatches, rollupRefreshDuration } from '../metrics/registry.ts';
+import { deadLetters, rollupPendingBatches, rollupRefreshDuration } from '../metrics/registry.ts';
+import { CONTRADICTION_TOPIC } from '../projections/resolution-inference.ts';
 
 /** Refreshing may take one part in this many of the store's time while writes keep coming. */
 const REFRESH_SHARE_DIVISOR = 5;
@@ -118,8 +119,18 @@ export class RollupRefresher {
       const batches = [...this.pending.keys()];
       this.busy = true;
       try {
-        const timings = await refreshRollups(this.options.store, batches, this.options.settings);
-        this.tellChanged(batches);
+        const { inference, holders, ...timings } = await refreshRollups(
+          this.options.store,
+          batches,
+          this.options.settings,
+        );
+        this.tellChanged(batches, holders);
+        for (const { condition_id: market, reason } of inference.contradictions) {
+          deadLetters.inc({ topic: CONTRADICTION_TOPIC, reason: 'contradiction' });
+          log.warn({ market, reason }, 'redemptions dead-lettered');
+        }
+        if (inference.resolved.length > 0)
+          log.info({ markets: inference.resolved.length }, 'resolutions inferred from redemptions');
         for (const batch of batches) this.pending.delete(batch);
         rollupRefreshDuration.observe({ outcome: 'ok' }, (Date.now() - started) / 1000);
         rollupPendingBatches.set(this.pending.size);
@@ -160,11 +171,12 @@ export class RollupRefresher {
     }
   }
 
-  /** Tells whose rollups these batches recomputed. */
-  private tellChanged(batches: readonly string[]): void {
+  /** Tells whose rollups these batches recomputed (and the holders of markets the refresh resolved by inference). */
+  private tellChanged(batches: readonly string[], holders: BatchWallets): void {
     const changes = this.options.changes;
     if (!changes) return;
-    const wallets = new Set<string>();
+    if (holders === 'everyone') return changes.changed(EVERYTHING_CHANGED);
+    const wallets = new Set<string>(holders);
     for (const batch of batches) {
       const touched = this.pending.get(batch) ?? 'everyone';
       if (touched === 'everyone') return changes.changed(EVERYTHING_CHANGED);

@@ -30,7 +30,13 @@ import type { ReadSources } from '../projections/sources.ts';
 import type { Store } from '../projections/store.ts';
 import { readTraderName } from '../projections/traders.ts';
 import { readUpstreamHistory, readUpstreamReport, type UpstreamHistory } from '../projections/upstream-history.ts';
-import { readMarks, readWalletMarketRows, type WalletMark, type WalletMarkets } from '../projections/wallet-markets.ts';
+import {
+  readMarks,
+  readWalletMarketRows,
+  type WalletMark,
+  type WalletMarketRow,
+  type WalletMarkets,
+} from '../projections/wallet-markets.ts';
 import { readWhaleFlow, type WhaleFlow, type WhaleFlowRequest } from '../projections/whales.ts';
 import { changeFeedOf } from '../projections/changes.ts';
 import { readUpstreamHistoryAsOf, readWalletMarketsAsOf } from '../projections/as-of.ts';
@@ -202,7 +208,7 @@ export class Reader {
       readArchiveRanges(this.store),
     );
     this.sources = {
-      walletMarkets: (wallet) => this.walletMarkets(wallet),
+      walletMarkets: (wallet, onRows) => this.walletMarkets(wallet, onRows),
       walletMarketsAtHand: (wallet) => this.cache.peek(this.#policies.walletMarkets, [wallet]),
       marketNames: (conditionIds) => this.marketNames(conditionIds),
       marketNamesAtHand: (conditionId) => this.#marketNamesAtHand(conditionId),
@@ -317,6 +323,21 @@ export class Reader {
     return names;
   }
 
+  /**
+   * A market's names if kept, without reading or counting (the live plane's fan-out, which must not wait):
+   * undefined when not kept, null when kept as "no metadata".
+   */
+  marketNamesKept(conditionId: string): MarketNames | null | undefined {
+    const kept = this.cache.lookup(this.#policies.marketNames, [conditionId]);
+    if (!kept) return undefined;
+    return kept.value === NO_MARKET_NAMES ? null : kept.value;
+  }
+
+  /** Names a feed brought (the live plane reads the markets topic): kept as a read of them now would be. */
+  keepMarketNames(conditionId: string, names: MarketNames): void {
+    this.#keepMarketNames(conditionId, names, this.cache.begin(this.#policies.marketNames));
+  }
+
   #marketNamesAtHand(conditionId: string): { names: MarketNames } | { keep(names: MarketNames | null): void } {
     const kept = this.cache.lookup(this.#policies.marketNames, [conditionId]);
     if (kept) return { names: kept.value };
@@ -335,14 +356,18 @@ export class Reader {
   }
 
   /** Every market of the wallet and its open markets' marks (the card, top-markets; the list and a summary when at hand). */
-  walletMarkets(wallet: string): Promise<WalletMarkets> {
-    return this.cache.through(this.#policies.walletMarkets, [wallet], () => this.#walletMarketsMarked(wallet));
+  walletMarkets(wallet: string, onRows?: (rows: readonly WalletMarketRow[]) => void): Promise<WalletMarkets> {
+    return this.cache.through(this.#policies.walletMarkets, [wallet], () => this.#walletMarketsMarked(wallet, onRows));
   }
 
-  /** The rows alone, then the open markets' marks: the kept ones, the rest in one more read. */
-  async #walletMarketsMarked(wallet: string): Promise<WalletMarkets> {
+  /** The rows alone (told to `onRows`), then the open markets' marks: the kept ones, the rest in one more read. */
+  async #walletMarketsMarked(
+    wallet: string,
+    onRows?: (rows: readonly WalletMarketRow[]) => void,
+  ): Promise<WalletMarkets> {
     const policy = this.#policies.marks;
     const markets = await readWalletMarketRows(this.store, wallet);
+    onRows?.(markets);
     const marks: WalletMark[] = [];
     const missing: string[] = [];
     for (const row of markets) {

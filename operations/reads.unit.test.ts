@@ -169,3 +169,65 @@ describe("a wallet's markets while a worker reports", () => {
     stop();
   });
 });
+
+describe('the markets list, read cold', () => {
+  it("reads its page's market names while the marks are being read, and pages with both", async () => {
+    const sent: string[] = [];
+    let releaseMarks = () => {};
+    let holdMarks = true;
+    let namesAsked = () => {};
+    const namesSent = new Promise<void>((resolve) => (namesAsked = resolve));
+    const walletRow = (id: string, lastTs: number) => ({
+      condition_id: id,
+      version: '1',
+      wallet_row: JSON.stringify({
+        condition_id: id,
+        resolved: false,
+        last_ts: lastTs,
+        net_tokens1: 10,
+        net_tokens2: 0,
+      }),
+    });
+    const store = {
+      database: 'd',
+      kind: 'server',
+      async query<Row>(sql: string, params?: Record<string, unknown>): Promise<Row[]> {
+        if (sql.includes('wallet_row')) {
+          sent.push('rows');
+          return [walletRow('0xm1', 100), walletRow('0xm2', 200)] as Row[];
+        }
+        if (sql.includes('market_marks_v2')) {
+          sent.push('marks');
+          if (holdMarks) await new Promise<void>((resolve) => (releaseMarks = resolve));
+          return [{ condition_id: '0xm1', mark: 0.4, marked_at: 7 }] as Row[];
+        }
+        sent.push('names');
+        namesAsked();
+        return (params?.names_of as string[]).map((id) => ({
+          condition_id: id,
+          title: `Market ${id}`,
+          outcome1: 'Yes',
+          outcome2: 'No',
+          title_start_ts: null,
+        })) as Row[];
+      },
+    } as unknown as Store;
+    const { reader } = readerOf(store);
+    const page = reader.marketsPage('0xa', { limit: 1 });
+    // The names statement is sent while the marks' statement is still held (the rows came first).
+    await namesSent;
+    expect(sent[0]).toBe('rows');
+    expect([...sent].sort()).toEqual(['marks', 'names', 'rows']);
+    releaseMarks();
+    const answer = await page;
+    // The most recently traded first: 0xm2 (no mark: unmarked), then the next page at 0xm1.
+    expect(answer.markets.map((row) => [row.condition_id, row.title, row.market_value_usd])).toEqual([
+      ['0xm2', 'Market 0xm2', null],
+    ]);
+    expect(answer.next).toEqual({ lastTradedAt: 200, conditionId: '0xm2' });
+    // The second page: the wallet's markets are not kept without a feed, so they are read again.
+    holdMarks = false;
+    const second = reader.marketsPage('0xa', { limit: 1, after: answer.next! });
+    expect((await second).markets.map((row) => [row.condition_id, row.market_value_usd])).toEqual([['0xm1', 4]]);
+  });
+});

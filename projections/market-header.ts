@@ -6,7 +6,7 @@
 import { bundle } from './bundle.ts';
 import { marketMetaPart } from './market-parts.ts';
 import { winnerName } from './market-rows.ts';
-import type { MarketHeader } from './market-schemas.ts';
+import { resolutionSourceOf, type MarketHeader } from './market-schemas.ts';
 import type { MarketNames } from './market-names.ts';
 import { plainSources, readBundleNamed, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
@@ -56,13 +56,15 @@ export interface TraderMarketHeaderRow {
   /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
   up_payout: number | null;
   pnl_usd: number;
+  /** Who said it resolved ('' while open); absent from a serialized row written before migration 0026. */
+  resolution_source?: string;
 }
 
 /** A header's row: the wallet's row of the market and the market's names. */
 type HeaderRow = TraderMarketHeaderRow & Pick<MarketNames, 'title' | 'outcome1' | 'outcome2'>;
 
 export function toHeader(row: HeaderRow): MarketHeader {
-  return {
+  const header: MarketHeader = {
     condition_id: row.condition_id,
     title: row.title,
     outcome: row.outcome1,
@@ -72,6 +74,8 @@ export function toHeader(row: HeaderRow): MarketHeader {
     pnl_usd: row.pnl_usd,
     open: !row.resolved,
   };
+  if (row.resolved) header.resolution_source = resolutionSourceOf(row);
+  return header;
 }
 
 /** The header alone (sampled chart, tape): null when the trader never traded the market. */

@@ -14,7 +14,7 @@ import {
 import type { MarketListPosition, MarketRow } from './market-schemas.ts';
 import { plainSources, type ReadSources } from './sources.ts';
 import type { Store } from './store.ts';
-import type { WalletMarkets } from './wallet-markets.ts';
+import type { MarketNames } from './market-names.ts';
 
 type MarketsPageRequest = { after?: MarketListPosition | undefined; limit: number } & DepthOption;
 
@@ -38,17 +38,28 @@ export async function readTraderMarkets(
   // The wallet's every market, at hand (the card or top-markets just read it) or read now, paged in
   // memory: the page's own statement reads every row of the wallet too (its order needs them all), and
   // its marks part reads them again to find the open markets.
-  const walletMarkets = sources.walletMarketsAtHand(wallet) ?? sources.walletMarkets(wallet);
-  return pageOfWalletMarkets(sources, await walletMarkets, page);
+  const atHand = sources.walletMarketsAtHand(wallet);
+  if (atHand) {
+    const kept = await atHand;
+    return pageOf(sources, pageRowsOf(kept.markets, page), kept.marks);
+  }
+  // Read now: the page is cut from the rows alone, so its market names are read beside the marks.
+  let names: Promise<Map<string, MarketNames>> | undefined;
+  const walletMarkets = await sources.walletMarkets(wallet, (rows) => {
+    names = sources.marketNames(pageRowsOf(rows, page).pageRows.map((row) => row.condition_id));
+    // Awaited in pageOf; a failure meanwhile (the marks' read failing first) is not left unhandled.
+    names.catch(() => {});
+  });
+  return pageOf(sources, pageRowsOf(walletMarkets.markets, page), walletMarkets.marks, names);
 }
 
-async function pageOfWalletMarkets(
-  sources: ReadSources,
-  walletMarkets: WalletMarkets,
+/** The rows of the list after the page's position (in list order), and the page's first `limit` of them. */
+function pageRowsOf(
+  markets: readonly TraderMarketRow[],
   page: MarketsPageRequest,
-): Promise<MarketsPage> {
+): { rows: readonly TraderMarketRow[]; pageRows: readonly TraderMarketRow[] } {
   const limit = Math.max(1, Math.trunc(page.limit));
-  const visible = visibleInListOrder(walletMarkets.markets, page.historyDepth ?? -1);
+  const visible = visibleInListOrder(markets, page.historyDepth ?? -1);
   const after = page.after;
   const afterTs = clampUInt32(after?.lastTradedAt ?? 0);
   const afterId = after?.conditionId ?? '';
@@ -58,24 +69,23 @@ async function pageOfWalletMarkets(
           lastTradedAt(row) < afterTs || (lastTradedAt(row) === afterTs && compareIds(row.condition_id, afterId) < 0),
       )
     : visible;
-  return pageOf(sources, rows, limit, walletMarkets.marks);
+  return { rows, pageRows: rows.slice(0, limit) };
 }
 
-/** The first `limit` of `rows` (in list order, after the position) as list rows with names and marks, and where the next page starts. */
+/** The page's rows as list rows with names and marks (the names read now unless already being read), and where the next page starts. */
 async function pageOf(
   sources: ReadSources,
-  rows: readonly TraderMarketRow[],
-  limit: number,
+  { rows, pageRows }: { rows: readonly TraderMarketRow[]; pageRows: readonly TraderMarketRow[] },
   markRows: readonly { condition_id: string; mark: number }[],
+  namesReading?: Promise<Map<string, MarketNames>>,
 ): Promise<MarketsPage> {
-  const pageRows = rows.slice(0, limit);
   const lastRow = pageRows[pageRows.length - 1];
   const marks = new Map(markRows.map((row) => [row.condition_id, row.mark]));
-  const names = await sources.marketNames(pageRows.map((row) => row.condition_id));
+  const names = await (namesReading ?? sources.marketNames(pageRows.map((row) => row.condition_id)));
   return {
     markets: pageRows.map((row) => toMarketRow(row, names, marks)),
     next:
-      rows.length > limit && lastRow
+      rows.length > pageRows.length && lastRow
         ? { lastTradedAt: lastTradedAt(lastRow), conditionId: lastRow.condition_id }
         : null,
   };

@@ -42,12 +42,12 @@ export interface MarketTradeSpanRow {
   last_ts: number;
 }
 
-/** The market's latest resolution (`MarketResolutionRow`). */
+/** The market's resolution (`MarketResolutionRow`): a stated one before an inferred one (migration 0026), then the latest. */
 export const marketResolutionPart = (columns = 'winner_token_side, ts, payout1, payout2', asOf = false) => `
     SELECT ${columns}
     FROM {db:Identifier}.market_resolutions_v2
     WHERE condition_id = {condition_id:String}${asOf ? ' AND ts <= {as_of:UInt32}' : ''}
-    ORDER BY ts DESC
+    ORDER BY inferred, ts DESC
     LIMIT 1`;
 
 export interface MarketResolutionRow {

@@ -5,13 +5,13 @@
  */
 import { clampUInt32 } from './params.ts';
 import { compareIds } from './market-parts.ts';
-import type { MarketRow } from './market-schemas.ts';
+import { resolutionSourceOf, type MarketRow } from './market-schemas.ts';
 import { NO_MARKET_NAMES, type MarketNames } from './market-names.ts';
 
 /** The trader_markets_v2 columns a market row is built from (each market's newest version: the latest recomputation). */
 const ROW_COLUMNS = `
         condition_id, last_ts, last_fill_ts, last_action, last_price, fills_count, buy_usd, sell_usd,
-        net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, up_payout, pnl_usd`;
+        net_tokens1, net_tokens2, cash_flow_usd, resolved, winner_token_side, up_payout, pnl_usd, resolution_source`;
 
 /**
  * A row's place in the recency order, in SQL: its last fill; a market the trader only split, merged or
@@ -80,6 +80,8 @@ export interface TraderMarketRow {
   /** What one token 1 paid at the resolution (1, 0, or a split's share); null while open. */
   up_payout: number | null;
   pnl_usd: number;
+  /** Who said it resolved ('' while open); absent from a serialized row written before migration 0026. */
+  resolution_source?: string;
 }
 
 /**
@@ -131,6 +133,7 @@ export function toMarketRow(
     open: !row.resolved,
     volume_usd: row.buy_usd + row.sell_usd,
   };
+  if (row.resolved) market.resolution_source = resolutionSourceOf(row);
   if (!row.resolved) {
     // Open rows only: unmarked (no trade yet) is null, never zero.
     const mark = marks.get(row.condition_id);

@@ -4,9 +4,31 @@
  * shapes: the REST routes and MCP tools derive their response schemas (and so OpenAPI) from them.
  */
 import { z } from 'zod';
+import { RESOLUTION_SOURCES } from './vocabulary.ts';
 
 const epochSeconds = z.int().min(0).meta({ description: 'Epoch seconds (UTC).' });
 const upPrice = z.number().meta({ description: 'UP-normalized price, 0 to 1: the probability of token 1.' });
+
+/** Who said the market resolved: on resolved rows only. */
+const resolutionSource = z
+  .enum([...RESOLUTION_SOURCES, 'stated'])
+  .optional()
+  .meta({
+    description:
+      'Resolved rows only: who says the market resolved. A stated source: "chain" (the condition\'s resolution on chain), "gamma" (the provider\'s market), "clob" (the provider\'s market feed), "simulator", or "stated" (a resolution that named no source); or "redemptions": inferred from the market\'s redemptions (a token paid 1.00 won, one paid nothing lost, 0.50 each a split payout) where no stated resolution is known. A stated resolution, once known, supersedes an inferred one.',
+  });
+
+/** The source as a row states it: '' while open; a row written before sources were recorded (no field) was stated. */
+export function resolutionSourceOf(row: {
+  resolved: boolean;
+  resolution_source?: string;
+}): z.infer<typeof resolutionSource> {
+  if (!row.resolved) return undefined;
+  const source = row.resolution_source;
+  return (RESOLUTION_SOURCES as readonly string[]).includes(source ?? '')
+    ? (source as (typeof RESOLUTION_SOURCES)[number])
+    : 'stated';
+}
 
 export const marketRowSchema = z.object({
   condition_id: z.string().meta({ description: 'Market id: 0x + 64 hex.' }),
@@ -17,6 +39,7 @@ export const marketRowSchema = z.object({
     description:
       'Name of the winning token; after a split payout (no winner, e.g. 50/50) the percent each token paid, token 1 first: "50/50"; null while the market is open.',
   }),
+  resolution_source: resolutionSource,
   last_traded_at: epochSeconds.meta({
     description:
       "Time of the trader's last fill in this market (epoch seconds); splits, merges, redemptions and conversions never move it. A market the trader only split, merged or redeemed has no fill: its last such leg. The list is ordered by it.",
@@ -63,6 +86,7 @@ export const marketHeaderSchema = z.object({
     description:
       'Name of the winning token; "50/50" (percent paid per token, token 1 first) after a split payout; null while open.',
   }),
+  resolution_source: resolutionSource,
   pnl_usd: z.number().meta({ description: "The trader's result (resolved) or cash flow (open) in this market." }),
   open: z.boolean(),
 });

@@ -109,7 +109,7 @@ const SKILL_BUYS = bundle<{
     FROM {db:Identifier}.market_resolutions_v2
     WHERE ts <= {as_of:UInt32}
       AND condition_id IN (SELECT condition_id FROM {db:Identifier}.trader_markets_v2 WHERE wallet = {wallet:String})
-    ORDER BY ts DESC
+    ORDER BY inferred, ts DESC
     LIMIT 1 BY condition_id`,
 });
 

@@ -13,10 +13,15 @@ import {
   type UpstreamHistory,
   type UpstreamReport,
 } from './upstream-history.ts';
-import { readWalletMarkets, type WalletMarkets } from './wallet-markets.ts';
+import { readWalletMarkets, type WalletMarketRow, type WalletMarkets } from './wallet-markets.ts';
 
 export interface ReadSources {
-  walletMarkets(wallet: string): Promise<WalletMarkets>;
+  /**
+   * The wallet's markets and their marks. `onRows` is told the rows as soon as they are read, before the
+   * marks (the markets list reads its page's names beside them); not told when they are kept or being read
+   * by another call.
+   */
+  walletMarkets(wallet: string, onRows?: (rows: readonly WalletMarketRow[]) => void): Promise<WalletMarkets>;
   /** The wallet's markets when at hand (kept, or being read by another call), without reading them. */
   walletMarketsAtHand(wallet: string): Promise<WalletMarkets> | undefined;
   marketNames(conditionIds: readonly string[]): Promise<Map<string, MarketNames>>;
@@ -36,7 +41,7 @@ const NOTHING_AT_HAND = Object.freeze({ keep: () => {} });
 /** Every source read from the store, nothing at hand. */
 export function plainSources(store: Store): ReadSources {
   return {
-    walletMarkets: (wallet) => readWalletMarkets(store, wallet),
+    walletMarkets: (wallet, onRows) => readWalletMarkets(store, wallet, onRows),
     walletMarketsAtHand: () => undefined,
     marketNames: (conditionIds) => readMarketNames(store, conditionIds),
     marketNamesAtHand: () => NOTHING_AT_HAND,

@@ -20,3 +20,15 @@ export const FILL_SOURCE_RANK = { 'fills.archive': 2, 'fills.upstream': 1 } as c
 
 /** No copy outranks one of this rank: a copy of it is its fill's kept copy without looking for others. */
 export const TOP_FILL_SOURCE_RANK: number = Math.max(...Object.values(FILL_SOURCE_RANK));
+
+/**
+ * Who says a market resolved: the stated sources (the chain's ConditionResolution, Gamma's closed market, the
+ * CLOB feed's market_resolved, the simulator) and the one inference, from the market's redemptions (the
+ * rollup refresh makes it where no resolution is stored; migration 0026). A stated resolution supersedes
+ * an inferred one.
+ */
+export const RESOLUTION_SOURCES = ['chain', 'gamma', 'clob', 'simulator', 'redemptions'] as const;
+export type ResolutionSource = (typeof RESOLUTION_SOURCES)[number];
+
+/** The source of the resolutions inferred from redemptions. */
+export const INFERRED_RESOLUTION_SOURCE = 'redemptions' satisfies ResolutionSource;

@@ -62,6 +62,8 @@ export interface WalletMarketRow extends TradeBreakdown {
   era: string;
   /** Tokens redeemed (any side); absent from a row stored before migration 0019 until it is rewritten. */
   redeem_tokens?: number;
+  /** Who said it resolved ('' while open, 'stated' when the source was not named); absent before migration 0026 rewrote the row. */
+  resolution_source?: string;
 }
 
 /** An open market's mark (its last trade in UP space, and when it was), by market. */
@@ -76,7 +78,7 @@ export interface WalletMarkets {
 }
 
 /**
- * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016, 0019);
+ * WalletMarketRow's fields, in the order of the `wallet_row` column that serializes them (migrations 0012, 0016, 0019, 0026);
  * test/reads-shape.integration.test.ts checks the stored rows against this list and the columns it names.
  */
 export const WALLET_MARKET_FIELDS = [
@@ -112,6 +114,7 @@ export const WALLET_MARKET_FIELDS = [
   'side2_buy_tokens',
   'last_fill_ts',
   'redeem_tokens',
+  'resolution_source',
 ] as const satisfies readonly (keyof WalletMarketRow)[];
 // Compile-time: every field of WalletMarketRow is in the list (a field added to one and not the other fails here).
 const everyFieldListed: [Exclude<keyof WalletMarketRow, (typeof WALLET_MARKET_FIELDS)[number]>] extends [never]
@@ -169,9 +172,15 @@ GROUP BY condition_id`;
  * Every market of the wallet and its open markets' marks: the rows, then the marks of the open ones by
  * primary key (none when every market is resolved). Two point reads cost less than one statement of both
  * on the embedded engine: its marks part has to find the open markets by reading trader_markets_v2 again.
+ * `onRows` is told the rows before the marks are read.
  */
-export async function readWalletMarkets(store: Store, wallet: string): Promise<WalletMarkets> {
+export async function readWalletMarkets(
+  store: Store,
+  wallet: string,
+  onRows?: (rows: readonly WalletMarketRow[]) => void,
+): Promise<WalletMarkets> {
   const markets = await readWalletMarketRows(store, wallet);
+  onRows?.(markets);
   const marks = await readMarks(
     store,
     markets.filter((row) => !row.resolved).map((row) => row.condition_id),

@@ -208,8 +208,8 @@ beforeAll(async () => {
     await publisher.publish('fillsArchive', [...alphaFills, ...whaleFills, ...charlieFills]);
     await publisher.publish('trades', trades);
     await publisher.publish('markets', [
-      makeResolution(won, 1, resolutions.won),
-      makeResolution(lost, 1, resolutions.lost),
+      makeResolution(won, 1, resolutions.won, 'chain'),
+      makeResolution(lost, 1, resolutions.lost, 'gamma'),
       makeResolution(charlieMarket, 1, resolutions.won),
     ]);
     await publisher.publish('upstreamProfiles', [
@@ -304,6 +304,7 @@ const rowWon = {
   outcome: 'Up',
   resolved: true,
   winner: 'Up',
+  resolution_source: 'chain',
   last_traded_at: band.won + 300,
   trader_last_action: 'BUY',
   last_price: 0.52,
@@ -318,6 +319,7 @@ const rowLost = {
   outcome: 'Yes',
   resolved: true,
   winner: 'Yes',
+  resolution_source: 'gamma',
   last_traded_at: band.lost + 950,
   trader_last_action: 'SELL',
   last_price: 0.7,
@@ -652,6 +654,7 @@ describe('markets', () => {
           outcome2: 'No',
           resolved: true,
           winner: 'Yes',
+          resolution_source: 'gamma',
           pnl_usd: lostPnl,
           open: false,
         },

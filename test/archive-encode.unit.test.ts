@@ -12,7 +12,7 @@ import { parseConfig } from '../config.ts';
 import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
 import { encodeEvent } from '../ingest/publisher.ts';
 import { negRiskAdapterAbi } from '../ingest/sources/archive/abi.ts';
-import { contractsOf } from '../ingest/sources/archive/archive.ts';
+import { contractsOf } from '../ingest/sources/archive/contracts.ts';
 import { decodeLog, type RawLog } from '../ingest/sources/archive/decode.ts';
 import { encodeArchiveEvent } from '../ingest/sources/archive/encode.ts';
 import { factsOf } from '../ingest/sources/archive/facts.ts';

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import type { EventInputOf, TopicId } from '../ingest/contract/topics.ts';
 import { ArchiveReorgError, readCheckpoint, runArchiveSource } from '../ingest/sources/archive/index.ts';
-import { UNSETTLED_READS } from '../ingest/sources/archive/archive.ts';
+import { UNSETTLED_READS } from '../ingest/sources/archive/reorg.ts';
 import { archiveReorgs } from '../metrics/registry.ts';
 import type { Store } from '../projections/store.ts';
 import { EXIT_REORG, runArchive } from '../roles/archive.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import WebSocket from 'ws';
 import type { Config } from '../config.ts';
 import { archiveSink, runArchiveSource } from '../ingest/sources/archive/index.ts';
-import type { ArchiveSink } from '../ingest/sources/archive/archive.ts';
+import type { ArchiveSink } from '../ingest/sources/archive/fact-publisher.ts';
 import type { MemoryLog } from '../ingest/bus/memory.ts';
 import { EventPublisher } from '../ingest/publisher.ts';
 import { TopicNames } from '../ingest/contract/topics.ts';

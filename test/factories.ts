@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
+import type { ResolutionSource } from '../projections/vocabulary.ts';
 
 let counter = 0;
 const next = () => ++counter;
@@ -41,8 +42,13 @@ export function makeMarket(
   };
 }
 
-export function makeResolution(conditionId: string, winner: 1 | 2, ts = BASE_TS + 900): EventInputOf<'markets'> {
-  return { type: 'resolution', condition_id: conditionId, winner_token_side: winner, ts };
+export function makeResolution(
+  conditionId: string,
+  winner: 1 | 2,
+  ts = BASE_TS + 900,
+  source?: ResolutionSource,
+): EventInputOf<'markets'> {
+  return { type: 'resolution', condition_id: conditionId, winner_token_side: winner, ts, ...(source && { source }) };
 }
 
 export function makeFill(overrides: Partial<EventInputOf<'fillsArchive'>> = {}): EventInputOf<'fillsArchive'> {

@@ -57,7 +57,11 @@ const READ_COPIES: [string, string, string][] = [
     'condition_id, title, slug, outcome1, outcome2, category, title_start_ts, end_ts, icon, version',
     'condition_id',
   ],
-  ['market_resolutions', 'condition_id, winner_token_side, payout1, payout2, ts', 'condition_id'],
+  [
+    'market_resolutions',
+    'condition_id, winner_token_side, payout1, payout2, ts, inferred, source',
+    'condition_id, inferred',
+  ],
 ];
 
 /** The same store, every statement sent with the old table names (the "before" database). */
@@ -114,6 +118,10 @@ describe('tables shaped for their reads', () => {
     for (const statement of migrations.find((migration) => migration.version === 13)!.statements) {
       await before.command(statement.replaceAll('fills_v2', 'fills'));
     }
+    // Resolutions are kept by source since 0026: the old landing table gets the columns from the same migration.
+    const sourced = migrations.find((migration) => migration.version === 26)!.statements;
+    for (const statement of sourced.filter((statement) => statement.includes('.market_resolutions ADD')))
+      await before.command(statement);
     for (const table of [
       'markets_meta',
       'market_resolutions',
@@ -142,6 +150,16 @@ describe('tables shaped for their reads', () => {
       burst_gap_s: config.whales.burstGapSeconds,
       exact_above_usd: config.whales.exactAboveUsd,
     });
+    // A market row names who resolved it since 0026 (and serializes it); in a simulated world the simulator
+    // states every resolution.
+    await before.command(
+      `ALTER TABLE {db:Identifier}.trader_markets ADD COLUMN resolution_source LowCardinality(String) DEFAULT if(resolved, 'simulator', '')`,
+    );
+    for (const statement of sourced.filter((statement) => statement.includes('MODIFY COLUMN wallet_row')))
+      await before.command(statement.replaceAll('trader_markets_v2', 'trader_markets'));
+    await before.command(
+      'ALTER TABLE {db:Identifier}.trader_markets MATERIALIZE COLUMN wallet_row SETTINGS mutations_sync = 2',
+    );
     wallets = (
       await after.query<{ wallet: string }>(
         'SELECT DISTINCT wallet FROM {db:Identifier}.trader_markets_v2 ORDER BY wallet',
@@ -213,7 +231,11 @@ describe('tables shaped for their reads', () => {
     }
     // The read copies of the landing tables hold what the landing tables hold, deduplicated alike.
     for (const [table, columns, key] of READ_COPIES) {
-      const copy = await after.query(`SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ORDER BY ${key}`);
+      // The resolutions' copy also holds those the rollup refresh inferred from redemptions (never landed: derived).
+      const landed = table === 'market_resolutions' ? 'WHERE inferred = 0' : '';
+      const copy = await after.query(
+        `SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ${landed} ORDER BY ${key}`,
+      );
       expect(copy.length, table).toBeGreaterThan(0);
       expect(copy, table).toEqual(
         await after.query(`SELECT ${columns} FROM {db:Identifier}.${table} FINAL ORDER BY ${key}`),
@@ -382,10 +404,18 @@ describe('tables shaped for their reads', () => {
 
   it('carries old-shape rows over when a store is migrated (0010’s backfill), and runs again to no change', async () => {
     const log = createLogger('silent');
+    // An old-shape store's rows name no resolution source (0026 adds the column, after 0010 carried the rows over).
+    const migrations = await loadMigrations();
+    const statementsOf = (version: number) => migrations.find((migration) => migration.version === version)!.statements;
+    for (const statement of statementsOf(19).filter((statement) => statement.includes('MODIFY COLUMN wallet_row')))
+      await before.command(statement.replaceAll('trader_markets_v2', 'trader_markets'));
+    await before.command('ALTER TABLE {db:Identifier}.trader_markets DROP COLUMN resolution_source');
     const snapshot = async (store: Store, suffix: string) => ({
-      trader_markets: await store.query(
-        `SELECT * FROM {db:Identifier}.trader_markets${suffix} FINAL ORDER BY wallet, condition_id`,
-      ),
+      trader_markets: (
+        await store.query<Record<string, unknown>>(
+          `SELECT * FROM {db:Identifier}.trader_markets${suffix} FINAL ORDER BY wallet, condition_id`,
+        )
+      ).map(({ resolution_source: _source, ...row }) => row),
       whales: await store.query(
         `SELECT * FROM {db:Identifier}.whale_accumulations${suffix} FINAL ORDER BY wallet, condition_id, token_side`,
       ),
@@ -396,8 +426,6 @@ describe('tables shaped for their reads', () => {
     });
     const old = await snapshot(before, '');
     expect(old.trader_markets.length).toBeGreaterThan(0);
-    const migrations = await loadMigrations();
-    const statementsOf = (version: number) => migrations.find((migration) => migration.version === version)!.statements;
     // 0010 half-applied (a crash before its ledger row), then migrate: without a ledger (an earlier release's
     // store whose migrations are all idempotent) it applies every migration again, 0010 a second time, then 0011.
     for (const statement of statementsOf(10)) await before.command(statement);
@@ -406,7 +434,9 @@ describe('tables shaped for their reads', () => {
     // 0011 again: nothing left to drop, nothing changes.
     for (const statement of statementsOf(11)) await before.command(statement);
     expect(await snapshot(before, '_v2')).toEqual(old);
-    for (const [table, columns, key] of READ_COPIES) {
+    for (const [table, allColumns, key] of READ_COPIES) {
+      // 0010 copies the columns an old-shape store has; this one's landing rows name their source (0026) already.
+      const columns = allColumns.replace(', inferred, source', '');
       expect(
         await before.query(`SELECT ${columns} FROM {db:Identifier}.${table}_v2 FINAL ORDER BY ${key}`),
         table,

@@ -172,33 +172,37 @@ describe('a losing side redeemed for nothing', () => {
       volume_usd: close(after.volume),
     };
 
-    // No resolution stored yet: the redemption of Ducks for nothing says Ducks lost; the Oilers are held.
-    const open = await readTraderMarkets(store, wallet, { limit: 10 });
-    expect(open.markets).toStrictEqual([
+    // The result: the cash flow plus the Oilers at 1.00. Booked against the winner, the Ducks would have
+    // taken their count off the Oilers instead.
+    const pnl = after.cashFlow + net1;
+    expect(pnl).toBeLessThan(0);
+    // No resolution stored: the redemption of Ducks for nothing says Ducks lost, so Oilers (token 1) won
+    // (issue 47: inferred from the redemptions); the Oilers are valued at 1.00.
+    const inferred = await readTraderMarkets(store, wallet, { limit: 10 });
+    expect(inferred.markets).toStrictEqual([
       {
         ...rowBase,
-        resolved: false,
-        winner: null,
-        pnl_usd: close(after.cashFlow),
-        open: true,
-        market_value_usd: close(net1 * mark),
-        pnl_marked_usd: close(after.cashFlow + net1 * mark),
+        resolved: true,
+        winner: 'Oilers',
+        resolution_source: 'redemptions',
+        pnl_usd: close(pnl),
+        open: false,
       },
     ]);
-    const openSummary = await readMarketSummary(store, wallet, conditionId);
-    expect(openSummary!.summary.sides.map((side) => side.net_tokens)).toEqual([close(net1), close(0)]);
+    const inferredSummary = await readMarketSummary(store, wallet, conditionId);
+    expect(inferredSummary!.summary.sides.map((side) => side.net_tokens)).toEqual([close(net1), close(0)]);
     expect(await readCareer(store, wallet, true)).toMatchObject({
       markets_total: 1,
-      resolved_total: 0,
-      winrate: null,
-      open_markets: 1,
-      open_value_usd: close(net1 * mark),
+      resolved_total: 1,
+      winrate: 0,
+      open_markets: 0,
+      career_pnl_usd: close(pnl),
       first_seen: after.firstTs,
       // the card's last_seen is the trader's last act of any kind: here the redemption
       last_seen: redeemTs,
     });
 
-    // The resolution the redemption implies: Oilers (token 1) won.
+    // The resolution stated (its source unnamed): Oilers (token 1) won, as inferred.
     await withPublisher(config, log, ({ publisher }) =>
       publisher.publish('markets', [
         {
@@ -210,11 +214,14 @@ describe('a losing side redeemed for nothing', () => {
         },
       ]),
     );
-    // The result: the cash flow plus the Oilers at 1.00. Booked against the winner, the Ducks would have
-    // taken their count off the Oilers instead.
-    const pnl = after.cashFlow + net1;
-    expect(pnl).toBeLessThan(0);
-    const row = { ...rowBase, resolved: true, winner: 'Oilers', pnl_usd: close(pnl), open: false };
+    const row = {
+      ...rowBase,
+      resolved: true,
+      winner: 'Oilers',
+      resolution_source: 'stated',
+      pnl_usd: close(pnl),
+      open: false,
+    };
     const resolved = await readTraderMarkets(store, wallet, { limit: 10 });
     expect(resolved.markets).toStrictEqual([row]);
     const top = await readTopMarkets(store, wallet, 5);
@@ -489,18 +496,34 @@ describe('the side a redemption redeemed, told without the source naming it', ()
     const sidesOf = async (conditionId: string) =>
       (await readMarketSummary(store, wallet, conditionId))!.summary.sides.map((side) => side.net_tokens);
 
-    // told: cash flow 100 − 65; 30 Down left at 1 − 0.6
+    // told: Up won, as the redemption says (no resolution is stored: it is inferred from it, issue 47); cash
+    // flow 100 − 65, and the 30 Down left pay nothing
     expect(await sidesOf(told)).toEqual([close(0), close(30)]);
-    expect(rowOf(told)).toMatchObject({ open: true, market_value_usd: close(12), pnl_marked_usd: close(47) });
+    expect(rowOf(told)).toMatchObject({
+      resolved: true,
+      winner: 'Up',
+      resolution_source: 'redemptions',
+      pnl_usd: close(35),
+    });
     // untold: the position is closed; its standing is its cash flow, 100 − 100
     expect(await sidesOf(untold)).toEqual([0, 0]);
     expect(rowOf(untold)).toMatchObject({ open: true, market_value_usd: 0, pnl_marked_usd: close(0) });
-    // split: 60 Up and 30 Down left, at 0.6 and 0.4; cash flow 30 − 75
+    // split: a split payout, as the redemption says (inferred); 60 Up and 30 Down left, at 0.50 each; cash flow 30 − 75
     expect(await sidesOf(split)).toEqual([close(60), close(30)]);
-    expect(rowOf(split)).toMatchObject({ open: true, market_value_usd: close(48), pnl_marked_usd: close(3) });
+    expect(rowOf(split)).toMatchObject({
+      resolved: true,
+      winner: '50/50',
+      resolution_source: 'redemptions',
+      pnl_usd: close(30 - 75 + 60 * 0.5 + 30 * 0.5),
+    });
     // mixed: nothing left; the result is the cash flow, 100 − 100
     expect(await sidesOf(mixed)).toEqual([close(0), close(0)]);
-    expect(rowOf(mixed)).toMatchObject({ resolved: true, winner: 'Up', pnl_usd: close(0) });
+    expect(rowOf(mixed)).toMatchObject({
+      resolved: true,
+      winner: 'Up',
+      resolution_source: 'stated',
+      pnl_usd: close(0),
+    });
     // every row last traded at its last fill, not at the redemption
     expect(markets.map((row) => row.last_traded_at)).toEqual([
       1_780_000_020, 1_780_000_020, 1_780_000_020, 1_780_000_020,

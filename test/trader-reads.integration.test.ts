@@ -289,6 +289,8 @@ function expectedRow(conditionId: string) {
     outcome: r.meta?.outcome1 ?? '',
     resolved: !open,
     winner: r.resolution ? ((r.resolution.winner === 1 ? r.meta?.outcome1 : r.meta?.outcome2) ?? '') : null,
+    // the world's resolutions name no source
+    ...(open ? {} : { resolution_source: 'stated' }),
     last_traded_at: r.lastTs,
     trader_last_action: r.lastFill?.side ?? null,
     last_price: r.lastFill ? close(upPrice(r.lastFill.token_side, r.lastFill.price)) : null,
@@ -381,6 +383,7 @@ function expectedSummary(conditionId: string) {
       outcome2: r.meta?.outcome2 ?? '',
       resolved: Boolean(r.resolution),
       winner: r.resolution ? ((r.resolution.winner === 1 ? r.meta?.outcome1 : r.meta?.outcome2) ?? '') : null,
+      ...(r.resolution ? { resolution_source: 'stated' } : {}),
       pnl_usd: close(r.pnl),
       open: !r.resolution,
     },
@@ -494,6 +497,7 @@ describe('trader markets list', () => {
       outcome: 'Up',
       resolved: true,
       winner: 'Up',
+      resolution_source: 'stated',
       last_traded_at: B + 900,
       trader_last_action: 'SELL',
       last_price: 0.7,
@@ -633,6 +637,7 @@ describe('market summary and header', () => {
       outcome2: 'Down',
       resolved: true,
       winner: 'Up',
+      resolution_source: 'stated',
       pnl_usd: close(76),
       open: false,
     });

@@ -16,7 +16,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../config.ts';
 import type { EventInputOf } from '../ingest/contract/topics.ts';
-import { contractsOf } from '../ingest/sources/archive/archive.ts';
+import { contractsOf } from '../ingest/sources/archive/contracts.ts';
 import { decodeLog, type RawLog } from '../ingest/sources/archive/decode.ts';
 import { factsOf } from '../ingest/sources/archive/facts.ts';
 import { TokenDirectory } from '../ingest/sources/archive/tokens.ts';

@@ -20,7 +20,7 @@ import {
   txHashSchema,
   walletSchema,
 } from './primitives.ts';
-import { TAPE_GRADES } from '../../projections/vocabulary.ts';
+import { RESOLUTION_SOURCES, TAPE_GRADES } from '../../projections/vocabulary.ts';
 
 const payoutNumeratorSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const outcomeNameSchema = z.string().trim().min(1).max(200);
@@ -61,6 +61,11 @@ const marketResolutionSchema = z.object({
   /** The payout numerators of token 1 and token 2 as reported on chain (or by the upstream), when known. */
   payout_numerators: z.tuple([payoutNumeratorSchema, payoutNumeratorSchema]).optional(),
   ts: epochSecondsSchema,
+  /**
+   * Who says so: a stated source (chain, gamma, clob, simulator) or `redemptions`, a resolution inferred
+   * from the market's redemptions, which any stated one supersedes. Absent: stated, source not named.
+   */
+  source: z.enum(RESOLUTION_SOURCES).optional(),
 });
 
 /** Decimal ERC-1155 position id of an outcome token (uint256). */

@@ -21,7 +21,7 @@ import {
   watcherCountSchema,
 } from './events.ts';
 import { fillId, legId, printId, upNormalizedPrice } from './primitives.ts';
-import { FILL_SOURCE_RANK } from '../../projections/vocabulary.ts';
+import { FILL_SOURCE_RANK, INFERRED_RESOLUTION_SOURCE } from '../../projections/vocabulary.ts';
 
 /** Tables that events land in (the raw projections; derived ones are fed from these). */
 export type LandingTable =
@@ -147,6 +147,9 @@ export const TOPICS = {
               payout1: event.payout_numerators?.[0] ?? null,
               payout2: event.payout_numerators?.[1] ?? null,
               ts: event.ts,
+              // Stated resolutions outrank an inferred one (migration 0026).
+              inferred: event.source === INFERRED_RESOLUTION_SOURCE ? 1 : 0,
+              source: event.source ?? '',
             },
           };
         case 'tokens':

@@ -51,15 +51,19 @@ SELECT
     if(resolved, cash_flow_usd + net_tokens1 * assumeNotNull(r.up_level) + net_tokens2 * (1 - assumeNotNull(r.up_level)),
        cash_flow_usd) AS pnl_usd,
     m.market_era AS era,
-    -- Every recomputation outranks the one before: a fill or leg more, the resolution, or a fill's copy
-    -- replaced by one of a higher source rank (the archive's for the upstream's: same count, higher rank
+    -- Every recomputation outranks the one before: a fill or leg more, the resolution, a stated resolution
+    -- superseding an inferred one (the bit of 2^55: no row goes back from stated to inferred), or a fill's
+    -- copy replaced by one of a higher source rank (the archive's for the upstream's: same count, higher rank
     -- sum). Ranks sum below 2^24 for any realistic market; rows of the older formula (count × 2 + resolved)
     -- are all below the new ones. The last term is the formula's generation (redemptions by their payout):
     -- a row it recomputes outranks the earlier formula's row of the same events.
     ((toUInt64(m.fills_count) + m.legs_count) * 2 + toUInt8(resolved)) * 16777216 + m.source_ranks
+        + toUInt64(resolved AND r.inferred = 0) * 36028797018963968
         + 72057594037927936 AS version,
     m.fee_usd AS fee_usd,
-    r.up_level AS up_payout
+    r.up_level AS up_payout,
+    -- who said it resolved (migration 0026); a stated resolution that named no source reads 'stated'
+    if(resolved, if(r.source = '', 'stated', r.source), '') AS resolution_source
 FROM
 (
     SELECT
@@ -151,18 +155,18 @@ FROM
 ) AS m
 LEFT JOIN
 (
-    SELECT condition_id, winner_token_side,
+    SELECT condition_id, winner_token_side, inferred, source,
            -- what one token 1 pays: 1 or 0 with a winner, its numerator's share in a split payout; NULL: not resolved
            multiIf(winner_token_side = 1, 1., winner_token_side = 2, 0.,
                    coalesce(payout1, 0) + coalesce(payout2, 0) > 0, coalesce(payout1, 0) / (coalesce(payout1, 0) + coalesce(payout2, 0)),
                    NULL) AS up_level
     FROM
     (
-        -- Each market's latest resolution (ReplacingMergeTree(ts)'s rule, without FINAL).
-        SELECT condition_id, winner_token_side, payout1, payout2
+        -- Each market's resolution: a stated one before an inferred one, then the latest (migration 0026), without FINAL.
+        SELECT condition_id, winner_token_side, payout1, payout2, inferred, source
         FROM {db:Identifier}.market_resolutions_v2
         WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
-        ORDER BY ts DESC
+        ORDER BY inferred, ts DESC
         LIMIT 1 BY condition_id
     )
 ) AS r ON r.condition_id = m.condition_id

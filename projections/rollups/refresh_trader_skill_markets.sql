@@ -39,14 +39,15 @@ FROM
                least(9, toUInt8(floor(price * 10))) AS bucket
         FROM
         (
-            SELECT wallet, condition_id, fill_id, token_side, size_tokens, usd
+            -- Each fill's kept copy, as the market row counts it; its buys.
+            SELECT wallet, condition_id, fill_id, side, token_side, size_tokens, usd
             FROM {db:Identifier}.fills_v2
-            WHERE side = 'BUY'
-              AND wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
+            WHERE wallet IN (SELECT wallet FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
               AND (wallet, condition_id) IN (SELECT wallet, condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
             ORDER BY source_rank DESC
             LIMIT 1 BY wallet, condition_id, fill_id
         )
+        WHERE side = 'BUY'
     ) AS f
     INNER JOIN
     (
@@ -60,11 +61,11 @@ FROM
     ) AS m ON m.wallet = f.wallet AND m.condition_id = f.condition_id
     INNER JOIN
     (
-        -- Each market's latest resolution (ReplacingMergeTree(ts)'s rule, without FINAL).
+        -- Each market's resolution: a stated one before an inferred one, then the latest (migration 0026), without FINAL.
         SELECT condition_id, ts
         FROM {db:Identifier}.market_resolutions_v2
         WHERE condition_id IN (SELECT condition_id FROM {db:Identifier}.rollup_keys WHERE batch IN {batches:Array(String)})
-        ORDER BY ts DESC
+        ORDER BY inferred, ts DESC
         LIMIT 1 BY condition_id
     ) AS r ON r.condition_id = f.condition_id
     WHERE m.resolved AND m.buy_usd > 0 AND m.up_payout IS NOT NULL

@@ -48,6 +48,8 @@
  * --rate N (300), --duration S (4), --connections N (10), --repeat N (3), --static (no live ingest),
  * --in-flight N (API_MAX_IN_FLIGHT), --read-pool N (CLICKHOUSE_READ_POOL_SIZE), --trader-cache S
  * (api.readCache.traderAnswerSeconds; 0 turns the cache of answers about traders off: every call reads the store),
+ * --cold (every answer read cold over --cold-wallets distinct wallets beside the store's floor, then stop:
+ * test/bench/api-cold.ts), --cold-wallets N (40),
  * --trace-refusals (prints every answer of a mixed run sent within 120 ms of a refusal: endpoint, status,
  * latency, trader and its fills; what a burst of refusals was made of).
  *
@@ -63,6 +65,7 @@ import { monitorEventLoopDelay, performance as nodePerformance } from 'node:perf
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ForkedRunner, LoadDriver as PacedLoadDriver } from './load.ts';
+import { coldReads } from './api-cold.ts';
 import { median, percentile, runBenchmark, probeFilesystem } from './support.ts';
 import { recordingCalls, type StoreCall } from '../harness/recorded-store.ts';
 import {
@@ -83,6 +86,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     repeat: { type: 'string', default: '3' },
     static: { type: 'boolean', default: false },
+    cold: { type: 'boolean', default: false },
+    'cold-wallets': { type: 'string', default: '40' },
     'trace-refusals': { type: 'boolean', default: false },
     // Settings of the service under test, as their environment variables would set them (default: the service's defaults).
     'in-flight': { type: 'string' },
@@ -622,6 +627,60 @@ async function main(): Promise<void> {
     skill: (pair) => `${prefix}/traders/${pair.wallet}/skill`,
     leaderboard: () => `${prefix}/leaderboard`,
   };
+
+  if (values.cold) {
+    const onePerWallet = [...new Map(pairs.map((pair) => [pair.wallet, pair])).values()];
+    await coldReads({
+      store,
+      pairs: onePerWallet,
+      wallets: Number(values['cold-wallets']),
+      rounds: REPEAT,
+      authorization,
+      urls,
+      freshApp: async () => {
+        const fresh = await buildHttpServer({
+          log: createLogger('silent'),
+          storeAlive: async () => true,
+          readiness: () => ({ ready: true, detail: {} }),
+          api: { config, store, now: nowSeconds, inFlight: new InFlightLimiter(config.api.inFlight) },
+        });
+        const freshAddress = await fresh.listen({ port: 0, host: '127.0.0.1' });
+        return { address: freshAddress, close: () => fresh.close() };
+      },
+      freshReads: async (recorded) => {
+        const timed = withQueryTimeout(recorded, config.clickhouse.queryTimeoutSeconds);
+        const fresh = new Reader(timed, readCacheOf(config, store), config.api.readCache);
+        const named = <T>(wallet: string, read: Promise<T>) => Promise.all([fresh.traderName(wallet), read]);
+        return {
+          card: ({ wallet }) =>
+            readTraderCard(
+              timed,
+              { wallet, name: fresh.traderName(wallet) },
+              cardSettingsOf(config),
+              nowSeconds(),
+              fresh.sources,
+            ),
+          markets: ({ wallet }) => named(wallet, fresh.marketsPage(wallet, { limit: 50 })),
+          fills: ({ wallet }) => named(wallet, fresh.fillsPage(wallet, { limit: 100 })),
+          summary: ({ wallet, conditionId }) => named(wallet, fresh.marketSummary(wallet, conditionId)),
+          chart: ({ wallet, conditionId }) =>
+            named(
+              wallet,
+              fresh.traderMarket(wallet, conditionId).then((market) => {
+                if (!market) throw new Error(`no market ${conditionId} for ${wallet}`);
+                return fresh.sampledChart(wallet, market, {}, config.charts, nowSeconds());
+              }),
+            ),
+        };
+      },
+    });
+    console.log(`load average at the end ${loadAverage()}`);
+    await app.close();
+    await stopLive();
+    await store.close();
+    await rm(dataDir, { recursive: true, force: true });
+    return;
+  }
 
   // Every endpoint answers 200 on a sample of pairs (and how large the answers are).
   const sizes: string[] = [];

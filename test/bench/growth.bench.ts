@@ -41,7 +41,13 @@ import { encodeEvent, type EventSink } from '../../ingest/publisher.ts';
 import { TopicNames, type EventInputOf, type TopicId } from '../../ingest/contract/topics.ts';
 import { rangeOf, type LogMessage, type PartitionSlice } from '../../ingest/bus/types.ts';
 import type { DecodedBatch } from '../../ingest/decode.ts';
-import { orphanRollupBatches, refreshRollups, type RefreshTimings } from '../../projections/rollups.ts';
+import {
+  orphanRollupBatches,
+  readNewestRefreshFills,
+  refreshRollups,
+  type RefreshFillsRead,
+  type RefreshTimings,
+} from '../../projections/rollups.ts';
 import { readRecentArchiveWallets } from '../../projections/upstream.ts';
 import { readSkillPopulation } from '../../projections/skill.ts';
 import { rederivedBatches, rederiveViewsSince } from '../../projections/rederive.ts';
@@ -148,6 +154,8 @@ interface Tenth {
   parts: number;
   merges: number;
   pendingBatches: number;
+  /** The newest refresh's read of fills at the tenth's end (rows the indexes select, not wall time). */
+  refreshRead: RefreshFillsRead | null;
 }
 
 interface Refresh extends RefreshTimings {
@@ -270,6 +278,7 @@ async function measure(dataDir: string, size: number, index: number): Promise<Si
       parts: shape.parts,
       merges: shape.merges,
       pendingBatches: refreshes.length,
+      refreshRead: await readNewestRefreshFills(store),
     };
     tenths.push(figures);
     console.log(
@@ -483,6 +492,23 @@ function report(size: SizeFigures, graceMs: number): void {
     `  rollup refreshes: ${totals.length}, median ${ms(median(totals))} ms, worst ${ms(Math.max(...totals))} ms; ` +
       `median in the first tenth ${ms(median(inTenth(0)))} ms, in the last ${ms(median(inTenth(TENTHS - 1)))} ms; ` +
       `parts (median ms): trader_markets ${ms(median(size.refreshes.map((r) => r.traderMarketsMs)))}, whales ${ms(median(size.refreshes.map((r) => r.whalesMs)))}, tape ${ms(median(size.refreshes.map((r) => r.tapeMs)))}`,
+  );
+  // The refreshes' cost per thousand fills written, per tenth: flat when a refresh costs what changed.
+  const perThousand = size.tenths.map((tenth, index) => {
+    const took = size.refreshes.filter((refresh) => refresh.tenth === index).reduce((sum, r) => sum + r.totalMs, 0);
+    return took / (tenth.fills / 1000);
+  });
+  console.log(
+    `  refresh ms per thousand fills, per tenth: ${perThousand.map((value) => value.toFixed(0)).join(', ')}; ` +
+      `last/first ${(perThousand.at(-1)! / perThousand[0]!).toFixed(2)}`,
+  );
+  // Independent of the machine's load: what the refreshes' read of fills selects as the store grows.
+  console.log(
+    `  newest refresh's read of fills at each tenth's end (pairs; their fills; rows selected, from fills_v2 before): ${size.tenths
+      .map(({ refreshRead: read }) =>
+        read ? `${read.pairs}; ${read.pairFills}; ${read.selectedRows}, ${read.fillsV2Rows}` : 'none',
+      )
+      .join(' | ')}`,
   );
   const floor = (name: (typeof FLOORS)[number]) => median(size.floors[name]);
   console.log(

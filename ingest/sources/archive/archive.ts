@@ -18,54 +18,23 @@
  * archive reads again from the block after it. Events between the checkpoint and the crash are published a
  * second time with the same ids (`txHash:logIndex`), which ingest deduplicates.
  */
-import { pad, type Hex } from 'viem';
 import type { ArchiveConfig } from '../../../config.ts';
 import type { Logger } from '../../../log.ts';
-import { BACKGROUND_READ, type Store } from '../../../projections/store.ts';
-import type { EventInputOf, TopicId } from '../../contract/topics.ts';
-import { INDEXED_TOPIC0S } from './abi.ts';
-import type { DecodedLog, Decoding, RawLog } from './decode.ts';
+import type { Store } from '../../../projections/store.ts';
+import type { Decoding, RawLog } from './decode.ts';
 import { createLogDecoder, type LogDecoder } from './decode-pool.ts';
-import { factsOf, principalsOf, SEQ_PER_BLOCK, type ArchiveContracts, type SkipReason } from './facts.ts';
+import type { ArchiveContracts } from './facts.ts';
 import { AbortedError, RangeTooLargeError, type BlockHeader, type PolygonRpc } from './rpc.ts';
-import { TokenDirectory } from './tokens.ts';
 import { Finality } from './finality.ts';
-import { HeadStage, type HeadSink } from './head.ts';
+import { HeadStage } from './head.ts';
+import { readCheckpoint, writeCheckpoint, type BlockRef, type Checkpoint } from './checkpoint.ts';
+import { contractsOf, intermediaryTransfersFilter, logsFilter } from './contracts.ts';
+import { FactPublisher, type ArchiveCounters, type ArchiveSink } from './fact-publisher.ts';
+import { ArchiveReorgError, disagreementOf, UNSETTLED_READS, type Disagreement } from './reorg.ts';
 import { sleepUnlessAborted } from '../../sleep.ts';
 import { MAX_RETRY_AFTER_MS } from '../../retry-after.ts';
 import { watchLoop } from '../../../metrics/progress.ts';
 import { recordArchiveProgress, recordArchiveReorg, recordFinalizedLag } from '../../../metrics/registry.ts';
-
-export interface ArchiveDeadLetter {
-  /** Stable position of the log (block × 100000 + log index): a dead letter written twice is one row. */
-  position: number;
-  key: string;
-  value: string;
-  reason: string;
-}
-
-/** Where the archive's events go. */
-export interface ArchiveSink {
-  publish<T extends TopicId>(topicId: T, events: readonly EventInputOf<T>[]): Promise<void>;
-  deadLetter(letters: readonly ArchiveDeadLetter[]): Promise<void>;
-  /** Resolves once everything published so far is durable (Kafka: acknowledged; in process: ingested). */
-  durable(): Promise<void>;
-  /** The head stage's provisional events and marks (head.ts); without it, no head stage runs. */
-  publishHead?: HeadSink['publishHead'];
-}
-
-export interface ArchiveCounters {
-  blocks: number;
-  logs: number;
-  fills: number;
-  trades: number;
-  legs: number;
-  resolutions: number;
-  tokens: number;
-  pending: number;
-  deadLettered: number;
-  skipped: Partial<Record<SkipReason | 'decode_error', number>>;
-}
 
 export interface ArchiveProgress {
   nextBlock: number;
@@ -97,9 +66,6 @@ export interface ArchiveOptions {
 
 /** A quiet range (fewer logs than this) lets the next one grow. */
 const QUIET_RANGE_LOGS = 5_000;
-/** How often, at most, the token directory is reloaded from the store while fills wait for their market. */
-const DIRECTORY_RELOAD_MS = 2_000;
-const BLOCK_TIMESTAMP_CACHE = 10_000;
 /**
  * A backfill checkpoints at most once a second (and always at the safe head, at the end and after a stop):
  * each checkpoint waits for everything before it to be durable (in process: ingested) and writes a row, which
@@ -108,142 +74,6 @@ const BLOCK_TIMESTAMP_CACHE = 10_000;
 const CHECKPOINT_INTERVAL_MS = 1_000;
 /** Recent (block, hash) pairs kept in the checkpoint: how far back a reorg's common ancestor can be found. */
 const RECENT_HASHES = 32;
-/** Conditions this archive saw resolve YES, kept to tell a derived NO from a settled YES (bounded: the store also knows). */
-const RESOLVED_YES_KEPT = 100_000;
-
-export function contractsOf(config: ArchiveConfig): ArchiveContracts {
-  const c = config.contracts;
-  const v2 = config.protocolV2;
-  const exchanges = new Set<string>([
-    c.ctfExchange,
-    c.negRiskExchange,
-    c.ctfExchangeV2,
-    c.negRiskExchangeV2,
-    v2.exchangeV3,
-  ]);
-  const intermediaries = new Set<string>([...config.collateralAdapters, v2.router, v2.autoRedeemer]);
-  return {
-    exchanges,
-    exchangesV3: new Set([v2.exchangeV3]),
-    intermediaries,
-    negRiskExchanges: new Set([c.negRiskExchange, c.negRiskExchangeV2]),
-    all: new Set([...exchanges, ...intermediaries, ...Object.values(v2), c.conditionalTokens, c.negRiskAdapter]),
-    collaterals: config.collaterals,
-    negRiskAdapter: c.negRiskAdapter,
-    v2StartTs: config.v2StartTs,
-  };
-}
-
-/** A block the archive published, by number and hash (and its time, while the archive still holds it). */
-export interface BlockRef {
-  block: number;
-  hash: string;
-  ts?: number;
-}
-
-/** The durable checkpoint: the last block whose events are all durable, its hash, and recent range ends. */
-export interface Checkpoint extends BlockRef {
-  /** Oldest first; the checkpoint block itself is the last entry when its hash is known. */
-  recent: BlockRef[];
-  /**
-   * The block this source started from, and the checkpoint block's time: what it has indexed, for the card's
-   * coverage (projections/coverage.ts). Null when not known (a checkpoint written before they were kept).
-   */
-  startBlock: number | null;
-  blockTs: number | null;
-}
-
-export async function readCheckpoint(store: Store, source: string): Promise<Checkpoint | null> {
-  const [row] = await store.query<{
-    block: string | number;
-    block_hash: string;
-    recent_blocks: Array<string | number>;
-    recent_hashes: string[];
-    start_block: string | number | null;
-    block_ts: number | null;
-  }>(
-    'SELECT block, block_hash, recent_blocks, recent_hashes, start_block, block_ts FROM {db:Identifier}.archive_checkpoints FINAL WHERE source = {source:String} ORDER BY block DESC LIMIT 1',
-    { source },
-    BACKGROUND_READ,
-  );
-  if (row === undefined) return null;
-  const recent = row.recent_blocks
-    .map((block, index) => ({ block: Number(block), hash: row.recent_hashes[index] ?? '' }))
-    .filter((ref) => ref.hash !== '');
-  return {
-    block: Number(row.block),
-    hash: row.block_hash,
-    recent,
-    startBlock: row.start_block === null ? null : Number(row.start_block),
-    blockTs: row.block_ts,
-  };
-}
-
-async function writeCheckpoint(store: Store, source: string, checkpoint: Checkpoint): Promise<void> {
-  await store.insert(
-    'archive_checkpoints',
-    [
-      {
-        source,
-        block: checkpoint.block,
-        block_hash: checkpoint.hash,
-        recent_blocks: checkpoint.recent.map((ref) => ref.block),
-        recent_hashes: checkpoint.recent.map((ref) => ref.hash),
-        start_block: checkpoint.startBlock,
-        block_ts: checkpoint.blockTs,
-      },
-    ],
-    `archive-checkpoint-${source}-${checkpoint.block}-${checkpoint.hash}`,
-  );
-}
-
-/**
- * Blocks the archive published were replaced on chain (a reorg deeper than ARCHIVE_CONFIRMATIONS). The
- * archive stops: their events are already ingested, and publishing the new chain's on top would count both.
- */
-export class ArchiveReorgError extends Error {
-  constructor(
-    /** The published block whose hash the node no longer has (unsettled: the block the node names two hashes for). */
-    readonly block: number,
-    /** The hash the archive published the block with (unsettled: the hash the node's logs name). */
-    readonly publishedHash: string,
-    /** The block's hash in the node's header. */
-    readonly nodeHash: string,
-    /** The newest published block the node still agrees with (null: none in the window). */
-    readonly commonAncestor: number | null,
-    /**
-     * replaced: a published block has a new hash. unsettled: below the safe head, the node's logs and headers
-     * kept naming different hashes for a block over several reads of its range (nothing of it was published).
-     */
-    readonly kind: 'replaced' | 'unsettled' = 'replaced',
-    reads = 0,
-  ) {
-    const agree =
-      commonAncestor === null
-        ? 'no common block within the checkpoint window'
-        : `the chains agree up to block ${commonAncestor} at least`;
-    super(
-      kind === 'replaced'
-        ? `reorg deeper than the confirmations: block ${block} was published with hash ${publishedHash}, the node now has ${nodeHash}; ${agree}` +
-            `. Events of blocks after ${commonAncestor ?? '(unknown)'} up to ${block} may be from the replaced chain and are already ingested; the archive stops.`
-        : `reorg deeper than the confirmations: block ${block} is below the safe head, yet over ${reads} reads the node's logs name its hash ${publishedHash} and its header ${nodeHash}; ${agree}` +
-            `. Nothing of block ${block} was published; the chain is still being replaced there, and the archive stops rather than guess which side stays.`,
-    );
-  }
-}
-
-/** Reads of one range whose logs and headers disagree on a block hash, before the archive treats it as a reorg. */
-export const UNSETTLED_READS = 4;
-
-interface Waiting {
-  log: DecodedLog;
-  ts: number;
-  waitingFor: string;
-  sinceMs: number;
-  raw: RawLog;
-  /** The user its transaction acts for, when an intermediary's logs named one. */
-  principal: string | undefined;
-}
 
 /** One range as the node answered it: its logs and the headers of its first and last block. */
 interface Fetched {
@@ -266,25 +96,10 @@ interface Ahead {
 }
 
 export class Archive {
-  private readonly directory = new TokenDirectory();
   private readonly contracts: ArchiveContracts;
-  private readonly counters: ArchiveCounters = {
-    blocks: 0,
-    logs: 0,
-    fills: 0,
-    trades: 0,
-    legs: 0,
-    resolutions: 0,
-    tokens: 0,
-    pending: 0,
-    deadLettered: 0,
-    skipped: {},
-  };
-  private readonly timestamps = new Map<number, number>();
-  private readonly resolvedYes = new Set<string>();
+  /** The ranges' facts to topics, and the fills and legs waiting for their market. */
+  private readonly facts: FactPublisher;
   private decoder: LogDecoder | null = null;
-  private waiting: Waiting[] = [];
-  private lastDirectoryLoad = 0;
   private range: number;
   private head = 0;
   private safeHead = 0;
@@ -312,6 +127,15 @@ export class Archive {
 
   constructor(private readonly options: ArchiveOptions) {
     this.contracts = contractsOf(options.config);
+    this.facts = new FactPublisher({
+      config: options.config,
+      rpc: options.rpc,
+      sink: options.sink,
+      store: options.store,
+      log: options.log,
+      contracts: this.contracts,
+      now: () => this.now(),
+    });
     this.range = options.config.range.initial;
     this.finality = new Finality(options.config, options.rpc, options.log);
   }
@@ -326,55 +150,7 @@ export class Archive {
       head: this.head,
       safeHead: this.safeHead,
       range: this.range,
-      counters: { ...this.counters, skipped: { ...this.counters.skipped } },
-    };
-  }
-
-  /** The logs the archive reads: every event of ours from the protocol's contracts. */
-  private filter(fromBlock: number, toBlock: number) {
-    const c = this.options.config.contracts;
-    const v2 = this.options.config.protocolV2;
-    return {
-      fromBlock,
-      toBlock,
-      address: [
-        c.ctfExchange,
-        c.negRiskExchange,
-        c.ctfExchangeV2,
-        c.negRiskExchangeV2,
-        c.conditionalTokens,
-        c.negRiskAdapter,
-        v2.exchangeV3,
-        v2.binaryModule,
-        v2.negRiskModule,
-        v2.router,
-      ] as Hex[],
-      topics: [
-        [
-          ...INDEXED_TOPIC0S.exchange,
-          ...INDEXED_TOPIC0S.conditionalTokens,
-          ...INDEXED_TOPIC0S.negRiskAdapter,
-          ...INDEXED_TOPIC0S.v2Modules,
-          ...INDEXED_TOPIC0S.v2Router,
-        ],
-      ] as Hex[][],
-    };
-  }
-
-  /**
-   * The ERC-1155 transfers a collateral adapter makes (it is their operator): the other side of them is the
-   * user the adapter's split, merge, redemption or conversion in the same transaction is for.
-   */
-  private intermediaryTransfersFilter(fromBlock: number, toBlock: number) {
-    const { contracts, collateralAdapters } = this.options.config;
-    return {
-      fromBlock,
-      toBlock,
-      address: [contracts.conditionalTokens] as Hex[],
-      topics: [
-        [...INDEXED_TOPIC0S.transfers],
-        collateralAdapters.map((adapter) => pad(adapter, { size: 32 })),
-      ] as Hex[][],
+      counters: { ...this.facts.counters, skipped: { ...this.facts.counters.skipped } },
     };
   }
 
@@ -394,8 +170,8 @@ export class Archive {
     const { rpc } = this.options;
     // Decoding starts as soon as the logs arrive, while the headers are read and earlier ranges published.
     const logs = Promise.all([
-      rpc.getLogs(this.filter(from, to)),
-      rpc.getLogs(this.intermediaryTransfersFilter(from, to)),
+      rpc.getLogs(logsFilter(this.options.config, from, to)),
+      rpc.getLogs(intermediaryTransfersFilter(this.options.config, from, to)),
     ]).then(([ours, transfers]) => {
       const logs = transfers.length === 0 ? ours : ours.concat(transfers);
       return { logs, ...this.startDecoding(logs) };
@@ -449,13 +225,13 @@ export class Archive {
           rpc: this.options.rpc,
           finality: this.finality,
           decoder,
-          directory: this.directory,
+          directory: this.facts.directory,
           contracts: this.contracts,
           store: this.options.store,
           sink: { publishHead },
           log: log.child({ stage: 'head' }),
           signal: stopHead.signal,
-          filters: (from, to) => [this.filter(from, to), this.intermediaryTransfersFilter(from, to)],
+          filters: (from, to) => [logsFilter(config, from, to), intermediaryTransfersFilter(config, from, to)],
           onFinal: (block) => {
             if (block <= this.safeHead) return;
             this.newerFinal = true;
@@ -481,8 +257,7 @@ export class Archive {
     this.nextBlock = checkpoint === null ? config.startBlock : checkpoint.block + 1;
     // Only a first run knows where the source starts; a resumed one carries what its checkpoint says.
     this.startBlock = checkpoint === null ? config.startBlock : checkpoint.startBlock;
-    const known = await this.directory.load(store);
-    this.lastDirectoryLoad = this.now();
+    const known = await this.facts.loadDirectory();
     log.info(
       {
         source: config.source,
@@ -524,11 +299,11 @@ export class Archive {
           blocksPerSecond: Math.round(blocksPerSecond * 10) / 10,
           etaSeconds: blocksPerSecond > 0 ? Math.round(lag / blocksPerSecond) : null,
           range: this.range,
-          logs: this.counters.logs,
-          fills: this.counters.fills,
-          legs: this.counters.legs,
-          pending: this.waiting.length,
-          deadLettered: this.counters.deadLettered,
+          logs: this.facts.counters.logs,
+          fills: this.facts.counters.fills,
+          legs: this.facts.counters.legs,
+          pending: this.facts.pending,
+          deadLettered: this.facts.counters.deadLettered,
           requests: this.options.rpc.stats.requests,
         },
         'archive progress',
@@ -559,7 +334,7 @@ export class Archive {
             this.options.onCaughtUp?.(this.progress);
           }
           // Waiting fills may find their market meanwhile; then the checkpoint can move on.
-          if (this.waiting.length > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
+          if (this.facts.pending > 0) lastCheckpoint = await this.settle(this.nextBlock - 1, lastCheckpoint, true);
           // The head stage wakes the final stage as soon as it learns of a newer final block (also when it
           // learned it while the final stage was busy: then the final stage does not sleep at all).
           if (!this.newerFinal)
@@ -627,16 +402,16 @@ export class Archive {
         }
         inconsistentAnswers = 0;
         this.seedTimestamps(fetched);
-        await this.process(fetched);
+        await this.facts.process(fetched);
         this.nextBlock = fetched.to + 1;
-        this.counters.blocks += fetched.to - fetched.from + 1;
+        this.facts.counters.blocks += fetched.to - fetched.from + 1;
         this.published({ block: fetched.to, hash: fetched.last.hash, ts: fetched.last.timestamp });
         lastCheckpoint = await this.settle(fetched.to, lastCheckpoint, fetched.to >= target);
         report();
       }
-      if (!signal.aborted && this.waiting.length > 0) {
+      if (!signal.aborted && this.facts.pending > 0) {
         // A bounded run ends: what still waits is dead-lettered with its reason, never dropped.
-        await this.expireWaiting(true);
+        await this.facts.expireWaiting(true);
       }
     } catch (error) {
       progress.stop();
@@ -655,7 +430,7 @@ export class Archive {
     }
     report(true);
     log.info(
-      { checkpoint: lastCheckpoint, counters: this.counters, head: this.headStage?.counters ?? null },
+      { checkpoint: lastCheckpoint, counters: this.facts.counters, head: this.headStage?.counters ?? null },
       'archive stopped',
     );
     return lastCheckpoint;
@@ -744,165 +519,22 @@ export class Archive {
 
   /** Block timestamps the headers of the range already told. */
   private seedTimestamps(fetched: Fetched): void {
-    this.timestamps.set(fetched.first.number, fetched.first.timestamp);
-    this.timestamps.set(fetched.last.number, fetched.last.timestamp);
-  }
-
-  /** Publishes one range's decoded logs, in chain order. */
-  private async process(fetched: Fetched): Promise<void> {
-    const { live } = fetched;
-    const decodings = await fetched.decodings;
-    const decoded: DecodedLog[] = [];
-    const raws: RawLog[] = [];
-    const deadLetters: ArchiveDeadLetter[] = [];
-    let ordered = true;
-    for (let index = 0; index < live.length; index++) {
-      const raw = live[index]!;
-      const log = decodings[index]!;
-      this.counters.logs++;
-      if (log === null) {
-        this.skip('not_indexed');
-        continue;
-      }
-      if (log.kind === 'decodeError') {
-        this.skip('decode_error');
-        deadLetters.push(letterOf(raw, log.reason));
-        continue;
-      }
-      const previous = decoded.at(-1);
-      if (
-        previous !== undefined &&
-        (previous.blockNumber > log.blockNumber ||
-          (previous.blockNumber === log.blockNumber && previous.logIndex > log.logIndex))
-      )
-        ordered = false;
-      decoded.push(log);
-      raws.push(raw);
-    }
-    // Nodes answer in chain order; sort only when one did not.
-    const order = decoded.map((_, index) => index);
-    if (!ordered)
-      order.sort(
-        (a, b) => decoded[a]!.blockNumber - decoded[b]!.blockNumber || decoded[a]!.logIndex - decoded[b]!.logIndex,
-      );
-    await this.fillTimestamps(decoded);
-
-    const principals = principalsOf(decoded, this.contracts);
-    const batch = emptyBatch();
-    for (const index of order) {
-      const log = decoded[index]!;
-      this.apply(log, raws[index]!, this.timestamps.get(log.blockNumber)!, batch, principals.get(log.txHash));
-    }
-    // Registrations of this range may be what earlier waiting fills needed.
-    this.retryWaiting(batch);
-    await this.publish(batch);
-    if (deadLetters.length > 0) await this.deadLetter(deadLetters);
-  }
-
-  private apply(
-    log: DecodedLog,
-    raw: RawLog,
-    ts: number,
-    batch: Batch,
-    principal: string | undefined,
-    waitingSince = this.now(),
-  ): boolean {
-    const outcome = factsOf(log, ts, this.directory, this.contracts, principal);
-    switch (outcome.kind) {
-      case 'skipped':
-        this.skip(outcome.reason);
-        return true;
-      case 'pending':
-        this.waiting.push({ log, ts, waitingFor: outcome.waitingFor, sinceMs: waitingSince, raw, principal });
-        return false;
-      case 'events':
-        for (const event of outcome.markets) {
-          batch.markets.push(event);
-          if (event.type === 'resolution' && event.winner_token_side === 1) this.resolvedYes.add(event.condition_id);
-        }
-        for (const event of outcome.fills) batch.fills.push(event);
-        for (const event of outcome.trades) batch.trades.push(event);
-        for (const event of outcome.legs) batch.legs.push(event);
-        if (outcome.derivedNo) batch.derivedNo.push(outcome.derivedNo);
-        return true;
-    }
-  }
-  private retryWaiting(batch: Batch): void {
-    if (this.waiting.length === 0) return;
-    const still = this.waiting;
-    this.waiting = [];
-    for (const entry of still) this.apply(entry.log, entry.raw, entry.ts, batch, entry.principal, entry.sinceMs);
+    this.facts.timestamps.set(fetched.first.number, fetched.first.timestamp);
+    this.facts.timestamps.set(fetched.last.number, fetched.last.timestamp);
   }
 
   /**
-   * A derived neg-risk result: each condition of the event resolves NO unless it resolved YES (in this
-   * archive's history, or in the store: another source's or an earlier run's).
-   */
-  private async resolveDerivedNo(batch: Batch): Promise<void> {
-    if (batch.derivedNo.length === 0) return;
-    const candidates = [...new Set(batch.derivedNo.flatMap((derived) => derived.conditionIds))];
-    const stored = await this.options.store.query<{ condition_id: string }>(
-      'SELECT condition_id FROM {db:Identifier}.market_resolutions FINAL WHERE condition_id IN {ids:Array(String)} AND winner_token_side = 1',
-      { ids: candidates },
-      BACKGROUND_READ,
-    );
-    for (const row of stored) this.resolvedYes.add(row.condition_id);
-    for (const derived of batch.derivedNo)
-      for (const conditionId of derived.conditionIds)
-        if (!this.resolvedYes.has(conditionId))
-          batch.markets.push({
-            type: 'resolution',
-            condition_id: conditionId,
-            winner_token_side: 2,
-            payout_numerators: [0, 1_000_000],
-            ts: derived.ts,
-          });
-    batch.derivedNo = [];
-    if (this.resolvedYes.size > RESOLVED_YES_KEPT) this.resolvedYes.clear();
-  }
-
-  private async publish(batch: Batch): Promise<void> {
-    const { sink } = this.options;
-    await this.resolveDerivedNo(batch);
-    // Markets first: a fill's market (tokens) and resolution land with or before it.
-    if (batch.markets.length > 0) await sink.publish('markets', batch.markets);
-    if (batch.fills.length > 0) await sink.publish('fillsArchive', batch.fills);
-    if (batch.trades.length > 0) await sink.publish('trades', batch.trades);
-    if (batch.legs.length > 0) await sink.publish('positions', batch.legs);
-    this.counters.fills += batch.fills.length;
-    this.counters.trades += batch.trades.length;
-    this.counters.legs += batch.legs.length;
-    for (const event of batch.markets) {
-      if (event.type === 'tokens') this.counters.tokens++;
-      else if (event.type === 'resolution') this.counters.resolutions++;
-    }
-  }
-
-  /**
-   * After a range: resolves what waits if it can (the directory reloaded from the store, where other sources'
-   * `tokens` events land), dead-letters what waited too long, makes everything durable, and checkpoints up
-   * to the block before the oldest fill still waiting.
+   * After a range: settles what waits (fact-publisher.ts), makes everything durable, and checkpoints up to
+   * the block before the oldest fill still waiting.
    */
   private async settle(toBlock: number, lastCheckpoint: number | null, force: boolean): Promise<number | null> {
-    if (this.waiting.length > 0 && this.now() - this.lastDirectoryLoad >= DIRECTORY_RELOAD_MS) {
-      await this.directory.load(this.options.store);
-      this.lastDirectoryLoad = this.now();
-      const batch = emptyBatch();
-      this.retryWaiting(batch);
-      await this.publish(batch);
-    }
-    await this.expireWaiting(false);
-    this.counters.pending = this.waiting.length;
+    await this.facts.settleWaiting();
     if (!force && this.now() - this.checkpointedAt < (this.options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS))
       return lastCheckpoint;
     this.checkpointedAt = this.now();
     // One checkpoint at a time; a failed one fails the archive here.
     await this.checkpointing;
-    const oldestWaiting = this.waiting.reduce(
-      (oldest, entry) => Math.min(oldest, entry.log.blockNumber),
-      Number.POSITIVE_INFINITY,
-    );
-    const checkpoint = Math.min(toBlock, oldestWaiting - 1);
+    const checkpoint = Math.min(toBlock, this.facts.oldestWaitingBlock - 1);
     if (lastCheckpoint !== null && checkpoint <= lastCheckpoint) return lastCheckpoint;
     const { hash, ts } = await this.headerOf(checkpoint);
     const recent = this.recent.filter((ref) => ref.block <= checkpoint).map(({ block, hash }) => ({ block, hash }));
@@ -930,103 +562,10 @@ export class Archive {
   private async headerOf(block: number): Promise<{ hash: string; ts: number | null }> {
     for (let index = this.recent.length - 1; index >= 0; index--) {
       const ref = this.recent[index]!;
-      if (ref.block === block) return { hash: ref.hash, ts: ref.ts ?? this.timestamps.get(block) ?? null };
+      if (ref.block === block) return { hash: ref.hash, ts: ref.ts ?? this.facts.timestamps.get(block) ?? null };
     }
     if (block < this.options.config.startBlock) return { hash: '', ts: null };
     const header = await this.options.rpc.blockHeader(block);
     return { hash: header.hash, ts: header.timestamp };
   }
-
-  private async expireWaiting(all: boolean): Promise<void> {
-    const { unknownTokenWaitSeconds, pendingMax } = this.options.config;
-    const now = this.now();
-    const expired: Waiting[] = [];
-    const kept: Waiting[] = [];
-    for (const entry of this.waiting) {
-      if (all || now - entry.sinceMs >= unknownTokenWaitSeconds * 1000) expired.push(entry);
-      else kept.push(entry);
-    }
-    // Over the bound: the oldest go first.
-    while (kept.length > pendingMax) expired.push(kept.shift()!);
-    this.waiting = kept;
-    if (expired.length === 0) return;
-    await this.deadLetter(
-      expired.map((entry) =>
-        letterOf(
-          entry.raw,
-          `unknown ${entry.waitingFor}: no market claims it (no TokenRegistered, no tokens event) after ${Math.round((now - entry.sinceMs) / 1000)} s`,
-        ),
-      ),
-    );
-  }
-
-  private async deadLetter(letters: ArchiveDeadLetter[]): Promise<void> {
-    await this.options.sink.deadLetter(letters);
-    this.counters.deadLettered += letters.length;
-    for (const letter of letters.slice(0, 20))
-      this.options.log.warn({ log: letter.key, reason: letter.reason }, 'archive log dead-lettered');
-  }
-
-  private skip(reason: SkipReason | 'decode_error'): void {
-    this.counters.skipped[reason] = (this.counters.skipped[reason] ?? 0) + 1;
-  }
-
-  /** Block timestamps: from the logs when the node includes them, else from the block headers. */
-  private async fillTimestamps(logs: readonly DecodedLog[]): Promise<void> {
-    const missing = new Set<number>();
-    for (const log of logs) {
-      if (log.blockTimestamp !== null) this.timestamps.set(log.blockNumber, log.blockTimestamp);
-      else if (!this.timestamps.has(log.blockNumber)) missing.add(log.blockNumber);
-    }
-    for (const block of missing) this.timestamps.set(block, (await this.options.rpc.blockHeader(block)).timestamp);
-    if (this.timestamps.size > BLOCK_TIMESTAMP_CACHE) {
-      const keep = [...this.timestamps.entries()].slice(-BLOCK_TIMESTAMP_CACHE / 2);
-      this.timestamps.clear();
-      for (const [block, ts] of keep) this.timestamps.set(block, ts);
-    }
-  }
-}
-
-interface Batch {
-  markets: EventInputOf<'markets'>[];
-  fills: EventInputOf<'fillsArchive'>[];
-  trades: EventInputOf<'trades'>[];
-  legs: EventInputOf<'positions'>[];
-  derivedNo: { conditionIds: string[]; ts: number }[];
-}
-
-function emptyBatch(): Batch {
-  return { markets: [], fills: [], trades: [], legs: [], derivedNo: [] };
-}
-
-interface Disagreement {
-  block: number;
-  logsHash: string;
-  headerHash: string;
-}
-
-/** A log that names its block's hash and disagrees with the header read for that block (the range's ends). */
-function disagreementOf(fetched: Fetched): Disagreement | null {
-  for (const log of fetched.logs) {
-    if (log.blockHash === undefined) continue;
-    const block = Number(log.blockNumber);
-    const header = block === fetched.first.number ? fetched.first : block === fetched.last.number ? fetched.last : null;
-    if (header !== null && log.blockHash.toLowerCase() !== header.hash.toLowerCase())
-      return { block, logsHash: log.blockHash.toLowerCase(), headerHash: header.hash.toLowerCase() };
-  }
-  return null;
-}
-
-function letterOf(raw: RawLog, reason: string): ArchiveDeadLetter {
-  // A log that failed at its position fields still gets a letter (position 0 when unreadable).
-  const number = (value: unknown) =>
-    typeof value === 'string' && /^0x[0-9a-fA-F]{1,15}$/.test(value) ? Number(value) : 0;
-  const block = number(raw.blockNumber);
-  const logIndex = number(raw.logIndex);
-  return {
-    position: block * SEQ_PER_BLOCK + logIndex,
-    key: `${String(raw.transactionHash).toLowerCase()}:${logIndex}`,
-    value: JSON.stringify(raw),
-    reason,
-  };
 }

@@ -186,6 +186,7 @@ export function factsOf(
             winner_token_side: winner,
             payout_numerators: [Number(one), Number(two)],
             ts,
+            source: 'chain',
           },
         ],
       };
@@ -359,6 +360,7 @@ function v2Resolution(
     winner_token_side: winnerOf(one, two),
     payout_numerators: [Number(one), Number(two)],
     ts,
+    source: 'chain',
   };
 }
 

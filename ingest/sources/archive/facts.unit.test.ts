@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { negRiskAdapterAbi } from './abi.ts';
 import { decodeLog, type RawLog } from './decode.ts';
 import { parseConfig } from '../../../config.ts';
-import { contractsOf } from './archive.ts';
+import { contractsOf } from './contracts.ts';
 import type { DecodedLog } from './decode.ts';
 import { exchangeEraAt } from '../../contract/primitives.ts';
 import { factsOf } from './facts.ts';

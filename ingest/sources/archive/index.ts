@@ -9,13 +9,15 @@ import type { Store } from '../../../projections/store.ts';
 import type { LogProducer } from '../../bus/types.ts';
 import type { TopicNames } from '../../contract/topics.ts';
 import type { EventPublisher } from '../../publisher.ts';
-import { Archive, type ArchiveDeadLetter, type ArchiveProgress, type ArchiveSink } from './archive.ts';
+import { Archive, type ArchiveProgress } from './archive.ts';
+import type { ArchiveDeadLetter, ArchiveSink } from './fact-publisher.ts';
 import { encodeArchiveEvents } from './encode.ts';
 import { HEAD_TOPIC } from '../../contract/head.ts';
 import { sourceEventsPublished } from '../../../metrics/registry.ts';
 import { PolygonRpc } from './rpc.ts';
 
-export { ArchiveReorgError, readCheckpoint } from './archive.ts';
+export { readCheckpoint } from './checkpoint.ts';
+export { ArchiveReorgError } from './reorg.ts';
 
 /** The pseudo-topic the archive's dead letters name as their origin (the node, not a Kafka topic). */
 const ARCHIVE_DEAD_LETTER_ORIGIN = 'archive';

@@ -17,7 +17,7 @@ import {
   v2PositionId,
 } from '../../contract/positions-v2.ts';
 import { v2ModuleAbi, v2RouterAbi, EVENTS_BY_TOPIC0 } from './abi.ts';
-import { contractsOf } from './archive.ts';
+import { contractsOf } from './contracts.ts';
 import { decodeLog, LogDecodeError, type DecodedLog } from './decode.ts';
 import { factsOf } from './facts.ts';
 import { TokenDirectory } from './tokens.ts';

@@ -274,7 +274,13 @@ export class ClobTranslator {
     }
     translation.outputs.push({
       topic: 'markets',
-      event: { type: 'resolution', condition_id: conditionId, winner_token_side: side, ts: seconds(message.timestamp) },
+      event: {
+        type: 'resolution',
+        condition_id: conditionId,
+        winner_token_side: side,
+        ts: seconds(message.timestamp),
+        source: 'clob',
+      },
     });
   }
 }

@@ -243,6 +243,7 @@ describe('frames', () => {
           condition_id: '0x311d0c4b6671ab54af4970c06fcf58662516f5168997bdda209ec3db5aa6b0c1',
           winner_token_side: 1,
           ts: 1766790415,
+          source: 'clob',
         },
       },
     ]);

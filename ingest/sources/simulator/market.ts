@@ -387,7 +387,13 @@ export class MarketRuntime implements MarketMark {
   private resolve(ts: number, out: EventOutput): void {
     const winner = this.path.winner;
     this.winner = winner;
-    out.market({ type: 'resolution', condition_id: this.spec.conditionId, winner_token_side: winner, ts });
+    out.market({
+      type: 'resolution',
+      condition_id: this.spec.conditionId,
+      winner_token_side: winner,
+      ts,
+      source: 'simulator',
+    });
     const redemptions: Redemption[] = [];
     for (const [trader, position] of this.positions) {
       const settled = applyResolution(this.context.ledgers[trader]!, position, winner);

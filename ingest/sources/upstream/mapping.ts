@@ -233,6 +233,7 @@ export function mapGammaMarket(market: unknown, given: GammaContext = {}): Mappe
           winner_token_side: payout.winner,
           payout_numerators: payout.numerators,
           ts,
+          source: 'gamma',
         },
         what,
         market,

@@ -114,6 +114,7 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
         winner_token_side: 1,
         payout_numerators: [1, 0],
         ts: Date.UTC(2026, 4, 9, 2, 7, 1) / 1000,
+        source: 'gamma',
       },
     ]);
   });
@@ -129,6 +130,7 @@ describe('Gamma markets → markets topic (metadata, tokens, resolution)', () =>
         winner_token_side: 1,
         payout_numerators: [1, 0],
         ts: Date.UTC(2026, 3, 5, 19, 37, 33) / 1000,
+        source: 'gamma',
       },
     ]);
   });
